@@ -1,0 +1,191 @@
+package artifact
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Format is how a file's bytes are parsed.
+type Format int
+
+const (
+	// FormatYAML is a YAML document (also used for PACE .md files, whose body
+	// is plain YAML).
+	FormatYAML Format = iota
+	// FormatJSON is one JSON value.
+	FormatJSON
+	// FormatJSONL is one JSON object per line.
+	FormatJSONL
+	// FormatLearnings is the Autopilot learnings.md heading structure.
+	FormatLearnings
+)
+
+// Decode parses data as the given format into a Document. It never panics
+// and never returns an error: whatever is wrong with the bytes is a Problem
+// in the result.
+func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document) {
+	limits = limits.withDefaults()
+	doc = &Document{Path: path, Kind: kind}
+	defer func() {
+		if r := recover(); r != nil {
+			doc.Decoded, doc.Value, doc.root = false, nil, nil
+			doc.Problems = append(doc.Problems, Problem{Pos: Pos{1, 1}, Rule: RuleSyntax, Message: fmt.Sprintf("the parser could not read this file: %v", r)})
+		}
+	}()
+	if int64(len(data)) > limits.MaxFileSize {
+		doc.Problems = append(doc.Problems, SizeProblem(int64(len(data)), limits.MaxFileSize))
+		return doc
+	}
+	if p := encodingProblem(data); p != nil {
+		doc.Problems = append(doc.Problems, *p)
+		return doc
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+
+	format := FormatOf(kind, path)
+	var root *yaml.Node
+	var probs []Problem
+	switch format {
+	case FormatJSON:
+		n, p := parseJSON(data, limits.MaxDepth, 0)
+		if p != nil {
+			probs = append(probs, *p)
+		}
+		root = n
+	case FormatJSONL:
+		root, probs = parseJSONL(data, limits.MaxDepth)
+	case FormatLearnings:
+		root = parseLearnings(data)
+	default:
+		root, probs = parseYAML(data)
+	}
+	doc.Problems = append(doc.Problems, probs...)
+	if root == nil && len(probs) > 0 {
+		return doc
+	}
+	c := &converter{limits: limits}
+	v := c.convert(root, 0, false)
+	doc.Problems = append(doc.Problems, c.problems...)
+	doc.root = root
+	if c.stop {
+		return doc
+	}
+	doc.Value, doc.Decoded = v, true
+	return doc
+}
+
+// SizeProblem is the problem of a file larger than the limit.
+func SizeProblem(size, max int64) Problem {
+	return Problem{Pos: Pos{1, 1}, Rule: RuleFileSize, Message: fmt.Sprintf("file is %d bytes, over the %d-byte limit (raise limits.max_file_size in .github/phasegate.yml if it is meant to be this big)", size, max)}
+}
+
+// encodingProblem refuses binary files and invalid UTF-8 before any parser
+// sees them.
+func encodingProblem(data []byte) *Problem {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return &Problem{Pos: offsetPos(data, i), Rule: RuleEncoding, Message: "file contains a NUL byte: it looks binary, not a text artifact"}
+	}
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		return &Problem{Pos: offsetPos(data, i), Rule: RuleEncoding, Message: fmt.Sprintf("file is not valid UTF-8 (byte 0x%02x at offset %d)", data[i], i)}
+	}
+	return nil
+}
+
+func offsetPos(data []byte, off int) Pos {
+	line, col := 1, 1
+	for _, b := range data[:off] {
+		switch {
+		case b == '\n':
+			line, col = line+1, 1
+		case b&0xC0 != 0x80:
+			col++
+		}
+	}
+	return Pos{Line: line, Column: col}
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func parseYAML(data []byte) (*yaml.Node, []Problem) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first yaml.Node
+	if err := dec.Decode(&first); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &yaml.Node{Kind: yaml.DocumentNode, Line: 1, Column: 1}, nil
+		}
+		return nil, []Problem{yamlProblem(err)}
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return &first, []Problem{{Pos: nodePos(&next), Rule: RuleMultiDocument, Message: "file holds more than one YAML document ('---'); an artifact is exactly one document"}}
+	case errors.Is(err, io.EOF):
+		return &first, nil
+	default:
+		return &first, []Problem{yamlProblem(err)}
+	}
+}
+
+func yamlProblem(err error) Problem {
+	msg := err.Error()
+	pos := Pos{Line: 1, Column: 1}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if l, e := strconv.Atoi(m[1]); e == nil && l > 0 {
+			pos.Line = l
+		}
+	}
+	return Problem{Pos: pos, Rule: RuleSyntax, Message: "invalid YAML: " + trimYAMLPrefix(msg)}
+}
+
+var yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
+
+func trimYAMLPrefix(s string) string { return yamlPrefix.ReplaceAllString(s, "") }
+
+// parseJSONL parses one JSON value per line into a sequence node. Blank lines
+// are problems (the format has none), and every bad line is reported.
+func parseJSONL(data []byte, maxDepth int) (*yaml.Node, []Problem) {
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: 1, Column: 1}
+	var probs []Problem
+	lineNo := 0
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		lineNo++
+		if len(bytes.TrimSpace(line)) == 0 {
+			if len(data) == 0 && len(line) == 0 {
+				break // the newline that ends the last line
+			}
+			probs = append(probs, Problem{Pos: Pos{lineNo, 1}, Rule: RuleSyntax, Message: "blank line: every line of a JSONL file must be one JSON object"})
+			continue
+		}
+		n, p := parseJSON(line, maxDepth, lineNo-1)
+		if p != nil {
+			// Reported once here; the line is left out of the value so the
+			// schema does not report it again. Positions come from the nodes,
+			// so the other lines keep their own line numbers.
+			probs = append(probs, *p)
+			continue
+		}
+		seq.Content = append(seq.Content, n)
+	}
+	return seq, probs
+}

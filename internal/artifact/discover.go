@@ -1,0 +1,150 @@
+package artifact
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// DiscoverOptions tune discovery.
+type DiscoverOptions struct {
+	// Globs maps a kind ID to extra globs (relative to the root, doublestar
+	// syntax) whose files are of that kind, whatever the conventions say.
+	Globs map[string][]string
+	// Ignore are globs of files and directories never read.
+	Ignore []string
+}
+
+// File is a discovered file: classified by path (Kind set), or a candidate to
+// classify by content (Kind nil, Sniff true).
+type File struct {
+	// Rel is the path relative to the root, with '/'.
+	Rel string
+	// Abs is the path to open.
+	Abs string
+	// Kind is the kind by path or config glob; nil for a content candidate.
+	Kind *Kind
+	// Sniff means: read the head and classify by content.
+	Sniff bool
+	// Problem, when set, is reported instead of reading the file (a symlink
+	// that leaves the root).
+	Problem *Problem
+}
+
+// skippedDirs are never descended into.
+var skippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
+
+// Discover walks root (a directory, or a single file) and returns the files
+// to check, in lexical order. Directories named .git, node_modules and vendor
+// are skipped, symlinked directories are not followed, and a symlinked file
+// is read only when its target stays inside the root. The error is for a root
+// that cannot be walked at all; unreadable entries below it are skipped.
+func Discover(root string, opts DiscoverOptions) ([]File, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", root, err)
+	}
+	if !info.IsDir() {
+		rel := filepath.ToSlash(filepath.Clean(root))
+		f := classify(rel, root, opts)
+		if f.Kind == nil {
+			f.Sniff = true
+		}
+		return []File{f}, nil
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", root, err)
+	}
+	if realRoot, err = filepath.Abs(realRoot); err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", root, err)
+	}
+	var files []File
+	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // an unreadable entry below the root: skip it
+		}
+		rel, rerr := filepath.Rel(root, p)
+		if rerr != nil || rel == "." {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if skippedDirs[d.Name()] || ignored(rel+"/", opts.Ignore) || ignored(rel, opts.Ignore) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ignored(rel, opts.Ignore) {
+			return nil
+		}
+		f := classify(rel, p, opts)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return nil // dangling link: nothing to read
+			}
+			if abs, err := filepath.Abs(target); err != nil || !inside(realRoot, abs) {
+				if f.Kind == nil && !Sniffable(rel) {
+					return nil
+				}
+				f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
+				files = append(files, f)
+				return nil
+			}
+			if ti, err := os.Stat(target); err != nil || !ti.Mode().IsRegular() {
+				return nil // a link to a directory is not followed
+			}
+		case !d.Type().IsRegular():
+			return nil
+		}
+		if f.Kind == nil {
+			if !Sniffable(rel) {
+				return nil
+			}
+			f.Sniff = true
+		}
+		files = append(files, f)
+		return nil
+	})
+	if walkErr != nil {
+		return nil, fmt.Errorf("walking %s: %w", root, walkErr)
+	}
+	return files, nil
+}
+
+func classify(rel, abs string, opts DiscoverOptions) File {
+	f := File{Rel: rel, Abs: abs}
+	for _, k := range kinds {
+		for _, g := range opts.Globs[k.ID] {
+			if ok, _ := doublestar.Match(g, rel); ok {
+				f.Kind = k
+				return f
+			}
+		}
+	}
+	f.Kind = ClassifyPath(rel)
+	return f
+}
+
+func ignored(rel string, globs []string) bool {
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func inside(root, p string) bool {
+	r, err := filepath.Rel(root, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}

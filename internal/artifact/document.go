@@ -1,0 +1,147 @@
+// Package artifact discovers pipeline artifacts, classifies them into kinds
+// and decodes them into JSON values while keeping the position of every node,
+// so that a JSON pointer into the value maps back to a line and column.
+//
+// It is pure apart from reading the files it is asked to read: it never
+// prints and never talks to GitHub.
+package artifact
+
+import (
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Pos is a 1-based line and column (columns count characters, not bytes).
+type Pos struct {
+	Line   int
+	Column int
+}
+
+// Problem is something wrong with a file that stopped it from being decoded
+// or that the decoder refuses by policy (limits, duplicate keys, tags). It is
+// data about the file, not a failure to run.
+type Problem struct {
+	Pos     Pos
+	Rule    string
+	Message string
+}
+
+// Document is one decoded artifact.
+type Document struct {
+	// Path is the artifact's path relative to the checked root, with '/'.
+	Path string
+	// Kind is the artifact kind; never nil for a classified file.
+	Kind *Kind
+	// Value is the JSON data model of the file: map[string]any, []any,
+	// string, int64, float64, json.Number, bool or nil. For a per-line kind
+	// (JSONL) it is a []any with one element per line.
+	Value any
+	// Decoded reports whether Value is usable. When false, Problems says why.
+	Decoded bool
+	// Problems found while reading and decoding.
+	Problems []Problem
+
+	root *yaml.Node
+}
+
+// Locate maps a JSON pointer (as tokens) to a position in the file. When the
+// pointer ends at a mapping key's value it returns the position of the key,
+// which is where a person looks for "the field"; for array elements it returns
+// the element's position. A pointer that does not resolve fully returns the
+// position of the deepest node that exists; the empty pointer returns the
+// document start.
+func (d *Document) Locate(tokens []string) Pos {
+	if d == nil || d.root == nil {
+		return Pos{Line: 1, Column: 1}
+	}
+	return locate(d.root, tokens)
+}
+
+// LocatePointer is Locate for a pointer in its string form ("/a/0/b").
+func (d *Document) LocatePointer(ptr string) Pos {
+	return d.Locate(SplitPointer(ptr))
+}
+
+func locate(root *yaml.Node, tokens []string) Pos {
+	n := deref(root)
+	if n == nil {
+		return Pos{Line: 1, Column: 1}
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = deref(n.Content[0])
+	}
+	best := nodePos(n)
+	for _, tok := range tokens {
+		switch n.Kind {
+		case yaml.MappingNode:
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == tok {
+					best = nodePos(n.Content[i])
+					next = deref(n.Content[i+1])
+					break
+				}
+			}
+			if next == nil {
+				return best
+			}
+			n = next
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return best
+			}
+			n = deref(n.Content[i])
+			best = nodePos(n)
+		default:
+			return best
+		}
+	}
+	return best
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 64; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func nodePos(n *yaml.Node) Pos {
+	if n == nil || n.Line < 1 {
+		return Pos{Line: 1, Column: 1}
+	}
+	c := n.Column
+	if c < 1 {
+		c = 1
+	}
+	return Pos{Line: n.Line, Column: c}
+}
+
+// SplitPointer splits an RFC 6901 JSON pointer into unescaped tokens.
+func SplitPointer(ptr string) []string {
+	if ptr == "" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, p := range parts {
+		if strings.Contains(p, "~") {
+			p = strings.ReplaceAll(p, "~1", "/")
+			parts[i] = strings.ReplaceAll(p, "~0", "~")
+		}
+	}
+	return parts
+}
+
+// JoinPointer is the inverse of SplitPointer.
+func JoinPointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		t = strings.ReplaceAll(t, "~", "~0")
+		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+	}
+	return b.String()
+}

@@ -1,0 +1,378 @@
+package artifact
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// jsonParser is a strict RFC 8259 parser that builds a yaml.Node tree, so that
+// JSON and YAML artifacts share one converter and one pointer→position map.
+// encoding/json cannot report the position of every value, and its Decoder
+// token API is both slower and blind to duplicate keys.
+type jsonParser struct {
+	data     []byte
+	off      int
+	line     int
+	lineOff  int // offset of the first byte of the current line
+	colOff   int // offset up to which colChars counts (monotonic within a line)
+	colChars int // characters between lineOff and colOff
+	maxDepth int
+	err      *Problem
+}
+
+// parseJSON parses one JSON document. lineBase is added to every line number
+// (for JSONL, where each line is its own document).
+func parseJSON(data []byte, maxDepth int, lineBase int) (*yaml.Node, *Problem) {
+	p := &jsonParser{data: data, line: 1 + lineBase, maxDepth: maxDepth}
+	p.skipSpace()
+	n := p.value(0)
+	if p.err != nil {
+		return nil, p.err
+	}
+	p.skipSpace()
+	if p.off < len(p.data) {
+		p.fail("unexpected %s after the end of the JSON value", p.describe())
+		return nil, p.err
+	}
+	return n, nil
+}
+
+// pos is the position of p.off. Columns count characters; the count is kept
+// incrementally so that a long minified line costs O(n), not O(n²).
+func (p *jsonParser) pos() Pos {
+	if p.colOff < p.lineOff || p.colOff > p.off {
+		p.colOff, p.colChars = p.lineOff, 0
+	}
+	for _, b := range p.data[p.colOff:p.off] {
+		if b&0xC0 != 0x80 {
+			p.colChars++
+		}
+	}
+	p.colOff = p.off
+	return Pos{Line: p.line, Column: p.colChars + 1}
+}
+
+func (p *jsonParser) fail(format string, args ...any) {
+	if p.err == nil {
+		p.err = &Problem{Pos: p.pos(), Rule: RuleSyntax, Message: "invalid JSON: " + fmt.Sprintf(format, args...)}
+	}
+}
+
+func (p *jsonParser) describe() string {
+	if p.off >= len(p.data) {
+		return "end of file"
+	}
+	r, _ := utf8.DecodeRune(p.data[p.off:])
+	return strconv.QuoteRune(r)
+}
+
+func (p *jsonParser) skipSpace() {
+	for p.off < len(p.data) {
+		switch p.data[p.off] {
+		case ' ', '\t', '\r':
+			p.off++
+		case '\n':
+			p.off++
+			p.line++
+			p.lineOff = p.off
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) node(kind yaml.Kind, tag string, pos Pos) *yaml.Node {
+	return &yaml.Node{Kind: kind, Tag: tag, Line: pos.Line, Column: pos.Column}
+}
+
+func (p *jsonParser) value(depth int) *yaml.Node {
+	if p.off >= len(p.data) {
+		p.fail("unexpected end of file, expected a value")
+		return nil
+	}
+	start := p.pos()
+	switch c := p.data[p.off]; {
+	case c == '{':
+		if depth >= p.maxDepth {
+			p.err = &Problem{Pos: start, Rule: RuleDepth, Message: fmt.Sprintf("nesting is deeper than %d levels", p.maxDepth)}
+			return nil
+		}
+		return p.object(depth, start)
+	case c == '[':
+		if depth >= p.maxDepth {
+			p.err = &Problem{Pos: start, Rule: RuleDepth, Message: fmt.Sprintf("nesting is deeper than %d levels", p.maxDepth)}
+			return nil
+		}
+		return p.array(depth, start)
+	case c == '"':
+		s, ok := p.str()
+		if !ok {
+			return nil
+		}
+		n := p.node(yaml.ScalarNode, "!!str", start)
+		n.Value, n.Style = s, yaml.DoubleQuotedStyle
+		return n
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number(start)
+	case c == 't':
+		return p.literal("true", "!!bool", start)
+	case c == 'f':
+		return p.literal("false", "!!bool", start)
+	case c == 'n':
+		return p.literal("null", "!!null", start)
+	}
+	p.fail("unexpected %s, expected a value", p.describe())
+	return nil
+}
+
+func (p *jsonParser) literal(word, tag string, start Pos) *yaml.Node {
+	if !strings.HasPrefix(string(p.data[p.off:min(len(p.data), p.off+len(word))]), word) {
+		p.fail("unexpected %s, expected a value", p.describe())
+		return nil
+	}
+	p.off += len(word)
+	n := p.node(yaml.ScalarNode, tag, start)
+	n.Value = word
+	return n
+}
+
+func (p *jsonParser) object(depth int, start Pos) *yaml.Node {
+	n := p.node(yaml.MappingNode, "!!map", start)
+	n.Style = yaml.FlowStyle
+	p.off++ // {
+	p.skipSpace()
+	if p.off < len(p.data) && p.data[p.off] == '}' {
+		p.off++
+		return n
+	}
+	for {
+		p.skipSpace()
+		if p.off >= len(p.data) || p.data[p.off] != '"' {
+			p.fail("unexpected %s, expected a string key", p.describe())
+			return nil
+		}
+		kpos := p.pos()
+		k, ok := p.str()
+		if !ok {
+			return nil
+		}
+		key := p.node(yaml.ScalarNode, "!!str", kpos)
+		key.Value, key.Style = k, yaml.DoubleQuotedStyle
+		p.skipSpace()
+		if p.off >= len(p.data) || p.data[p.off] != ':' {
+			p.fail("unexpected %s, expected ':' after key %q", p.describe(), k)
+			return nil
+		}
+		p.off++
+		p.skipSpace()
+		v := p.value(depth + 1)
+		if p.err != nil {
+			return nil
+		}
+		n.Content = append(n.Content, key, v)
+		p.skipSpace()
+		if p.off >= len(p.data) {
+			p.fail("unexpected end of file, expected ',' or '}'")
+			return nil
+		}
+		switch p.data[p.off] {
+		case ',':
+			p.off++
+		case '}':
+			p.off++
+			return n
+		default:
+			p.fail("unexpected %s, expected ',' or '}'", p.describe())
+			return nil
+		}
+	}
+}
+
+func (p *jsonParser) array(depth int, start Pos) *yaml.Node {
+	n := p.node(yaml.SequenceNode, "!!seq", start)
+	n.Style = yaml.FlowStyle
+	p.off++ // [
+	p.skipSpace()
+	if p.off < len(p.data) && p.data[p.off] == ']' {
+		p.off++
+		return n
+	}
+	for {
+		p.skipSpace()
+		v := p.value(depth + 1)
+		if p.err != nil {
+			return nil
+		}
+		n.Content = append(n.Content, v)
+		p.skipSpace()
+		if p.off >= len(p.data) {
+			p.fail("unexpected end of file, expected ',' or ']'")
+			return nil
+		}
+		switch p.data[p.off] {
+		case ',':
+			p.off++
+		case ']':
+			p.off++
+			return n
+		default:
+			p.fail("unexpected %s, expected ',' or ']'", p.describe())
+			return nil
+		}
+	}
+}
+
+func (p *jsonParser) number(start Pos) *yaml.Node {
+	s := p.off
+	d := p.data
+	i := p.off
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	default:
+		p.off = i
+		p.fail("invalid number")
+		return nil
+	}
+	tag := "!!int"
+	if i < len(d) && d[i] == '.' {
+		tag = "!!float"
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			p.off = i
+			p.fail("invalid number: expected a digit after '.'")
+			return nil
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		tag = "!!float"
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			p.off = i
+			p.fail("invalid number: expected a digit in the exponent")
+			return nil
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	p.off = i
+	n := p.node(yaml.ScalarNode, tag, start)
+	n.Value = string(d[s:i])
+	return n
+}
+
+// str parses a string at p.off (which is '"') and returns its value.
+func (p *jsonParser) str() (string, bool) {
+	p.off++ // opening quote
+	d := p.data
+	start := p.off
+	// Fast path: no escapes.
+	for i := p.off; i < len(d); i++ {
+		c := d[i]
+		if c == '"' {
+			p.off = i + 1
+			return string(d[start:i]), true
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	var b strings.Builder
+	for p.off < len(d) {
+		c := d[p.off]
+		switch {
+		case c == '"':
+			p.off++
+			return b.String(), true
+		case c < 0x20:
+			p.fail("control character %s in string (escape it)", strconv.QuoteRune(rune(c)))
+			return "", false
+		case c == '\\':
+			if p.off+1 >= len(d) {
+				p.off++
+				p.fail("unexpected end of file in string escape")
+				return "", false
+			}
+			e := d[p.off+1]
+			p.off += 2
+			switch e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r, ok := p.hex4()
+				if !ok {
+					return "", false
+				}
+				if utf16.IsSurrogate(r) {
+					r2 := utf8.RuneError
+					if p.off+1 < len(d) && d[p.off] == '\\' && d[p.off+1] == 'u' {
+						save := p.off
+						p.off += 2
+						if lo, ok := p.hex4(); ok {
+							r2 = utf16.DecodeRune(r, lo)
+							if r2 == utf8.RuneError {
+								p.off = save
+							}
+						} else {
+							return "", false
+						}
+					}
+					r = r2
+				}
+				b.WriteRune(r)
+			default:
+				p.off--
+				p.fail("invalid escape \\%c in string", e)
+				return "", false
+			}
+		default:
+			b.WriteByte(c)
+			p.off++
+		}
+	}
+	p.fail("unexpected end of file in string")
+	return "", false
+}
+
+func (p *jsonParser) hex4() (rune, bool) {
+	if p.off+4 > len(p.data) {
+		p.fail("invalid \\u escape in string")
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(p.data[p.off:p.off+4]), 16, 32)
+	if err != nil {
+		p.fail("invalid \\u escape in string")
+		return 0, false
+	}
+	p.off += 4
+	return rune(v), true
+}

@@ -1,0 +1,249 @@
+package artifact
+
+import (
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Kind is an artifact kind: one schema, one set of path conventions.
+type Kind struct {
+	// ID is "<family>.<name>", e.g. "pace.gate-report". Stable: it appears in
+	// findings, config keys and the schema file name.
+	ID string
+	// Family is "pace", "jg", "scc", "autopilot" or "outcome".
+	Family string
+	// Name is the kind within its family.
+	Name string
+	// Title is a human name for reports.
+	Title string
+	// Paths documents where the kind is found (for `phasegate schema` and docs).
+	Paths string
+	// PerItem kinds are JSONL: the schema describes one line.
+	PerItem bool
+}
+
+// SchemaPath is the kind's schema file, relative to the schemas directory.
+func (k *Kind) SchemaPath() string { return k.Family + "/" + k.Name + ".schema.json" }
+
+var kinds = []*Kind{
+	{Family: "pace", Name: "story-card", Title: "PACE story card", Paths: ".pace/day-N/story-card.yaml, .pace/day-N/story.md"},
+	{Family: "pace", Name: "handoff", Title: "PACE handoff", Paths: ".pace/day-N/handoff.yaml, .pace/day-N/handoff.md"},
+	{Family: "pace", Name: "gate-report", Title: "PACE gate report", Paths: ".pace/day-N/gate-report.yaml, .pace/day-N/gate.md"},
+	{Family: "pace", Name: "sentinel-report", Title: "PACE sentinel report", Paths: ".pace/day-N/sentinel-report.yaml, .pace/day-N/sentinel.md"},
+	{Family: "pace", Name: "conduit-report", Title: "PACE conduit report", Paths: ".pace/day-N/conduit-report.yaml, .pace/day-N/conduit.md"},
+	{Family: "pace", Name: "cycle", Title: "PACE cycle record", Paths: ".pace/day-N/cycle.md"},
+	{Family: "pace", Name: "attempts", Title: "PACE run attempts", Paths: ".pace/day-N/attempts.yaml"},
+	{Family: "pace", Name: "plan", Title: "PACE plan", Paths: ".pace/plan.yaml, pace/plan.yaml"},
+	{Family: "pace", Name: "advisory-backlog", Title: "PACE advisory backlog", Paths: ".pace/advisory_backlog.yaml"},
+	{Family: "pace", Name: "deferred-scope", Title: "PACE deferred scope", Paths: ".pace/day-N/deferred_scope.yaml"},
+
+	{Family: "jg", Name: "plan", Title: "JG plan", Paths: ".pipeline/<issue>/plan.json"},
+	{Family: "jg", Name: "worker-result", Title: "JG worker result", Paths: ".pipeline/<issue>/worker-result[-fast|-high].json"},
+	{Family: "jg", Name: "test-result", Title: "JG test result", Paths: ".pipeline/<issue>/test-result[-pass|-fail|-fast].json"},
+	{Family: "jg", Name: "review-result", Title: "JG review result", Paths: ".pipeline/<issue>/review-result[-fast|-high].json"},
+	{Family: "jg", Name: "debug-diagnosis", Title: "JG debug diagnosis", Paths: ".pipeline/<issue>/debug-diagnosis[-high].json"},
+	{Family: "jg", Name: "git-result", Title: "JG git result", Paths: ".pipeline/<issue>/git-result.json"},
+	{Family: "jg", Name: "state", Title: "JG planner state", Paths: ".pipeline/<issue>/state.yaml"},
+	{Family: "jg", Name: "lessons", Title: "JG lessons", Paths: ".pipeline/lessons.yaml"},
+
+	{Family: "scc", Name: "task", Title: "SCC task input", Paths: "artifacts/<task_id>/task.json, *.task.json"},
+	{Family: "scc", Name: "submit", Title: "SCC submit", Paths: "artifacts/<task_id>/submit.json, or any file with schema_version scc.submit.v1"},
+	{Family: "scc", Name: "verdict", Title: "SCC verdict", Paths: "artifacts/<task_id>/verdict.json, or any file with schema_version scc.verdict.v1"},
+
+	{Family: "autopilot", Name: "state", Title: "Autopilot run state", Paths: ".autopilot/state.json, .autopilot/archive/run-*.json"},
+	{Family: "autopilot", Name: "circuit-breaker-config", Title: "Autopilot circuit-breaker config", Paths: ".autopilot/config.json, or any JSON file with a top-level circuit_breaker_config"},
+	{Family: "autopilot", Name: "trace", Title: "Autopilot trace", Paths: ".planning/phases/<id>/TRACE.jsonl, .planning/phases/<id>/<step>-trace.jsonl", PerItem: true},
+	{Family: "autopilot", Name: "postmortem", Title: "Autopilot post-mortem", Paths: ".autopilot/diagnostics/phase-N-postmortem.json"},
+	{Family: "autopilot", Name: "learnings", Title: "Autopilot learnings", Paths: ".autopilot/learnings.md"},
+
+	{Family: "outcome", Name: "phase-outcome", Title: "Phase Outcome", Paths: "**/*.outcome.yaml, or any YAML file with top-level phase and pending_decisions (e.g. under .devwork/ or outcomes/)"},
+}
+
+var byID = func() map[string]*Kind {
+	m := make(map[string]*Kind, len(kinds))
+	for _, k := range kinds {
+		k.ID = k.Family + "." + k.Name
+		m[k.ID] = k
+	}
+	return m
+}()
+
+// Kinds returns every known kind, sorted by ID.
+func Kinds() []*Kind {
+	out := append([]*Kind(nil), kinds...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// KindByID returns the kind with that ID, or nil.
+func KindByID(id string) *Kind { return byID[id] }
+
+// FormatOf is how a file of that kind at that path is parsed: by extension,
+// except that learnings.md is Markdown headings and PACE .md files are YAML.
+func FormatOf(k *Kind, p string) Format {
+	if k != nil && k.ID == "autopilot.learnings" {
+		return FormatLearnings
+	}
+	switch strings.ToLower(path.Ext(p)) {
+	case ".json":
+		return FormatJSON
+	case ".jsonl":
+		return FormatJSONL
+	}
+	return FormatYAML
+}
+
+var (
+	dayDir        = regexp.MustCompile(`^day-[0-9]+$`)
+	jgFile        = regexp.MustCompile(`^(plan|worker-result|test-result|review-result|debug-diagnosis|git-result)(-(fast|standard|high|pass|fail))?\.json$`)
+	postmortem    = regexp.MustCompile(`^phase-[^/]+-postmortem\.json$`)
+	archivedRun   = regexp.MustCompile(`^run-.+\.json$`)
+	stepTrace     = regexp.MustCompile(`^(TRACE|[a-z_]+-trace)\.jsonl$`)
+	outcomeSuffix = regexp.MustCompile(`\.outcome\.ya?ml$`)
+)
+
+var paceDayFiles = map[string]string{
+	"story-card.yaml": "pace.story-card", "story.md": "pace.story-card",
+	"handoff.yaml": "pace.handoff", "handoff.md": "pace.handoff",
+	"gate-report.yaml": "pace.gate-report", "gate.md": "pace.gate-report",
+	"sentinel-report.yaml": "pace.sentinel-report", "sentinel.md": "pace.sentinel-report",
+	"conduit-report.yaml": "pace.conduit-report", "conduit.md": "pace.conduit-report",
+	"cycle.md": "pace.cycle", "attempts.yaml": "pace.attempts",
+	"deferred_scope.yaml": "pace.deferred-scope",
+}
+
+// ClassifyPath maps a slash-separated path (relative to the checked root) to a
+// kind by the families' path conventions. The conventions match at any depth,
+// so a monorepo's sub/project/.pace/day-1/gate.md is found too. It returns nil
+// when the path says nothing.
+func ClassifyPath(rel string) *Kind {
+	segs := strings.Split(rel, "/")
+	name := segs[len(segs)-1]
+	dirs := segs[:len(segs)-1]
+	after := func(marker string) []string {
+		for i := len(dirs) - 1; i >= 0; i-- {
+			if dirs[i] == marker {
+				return dirs[i+1:]
+			}
+		}
+		return nil
+	}
+	has := func(marker string) bool {
+		for _, d := range dirs {
+			if d == marker {
+				return true
+			}
+		}
+		return false
+	}
+
+	if outcomeSuffix.MatchString(name) {
+		return byID["outcome.phase-outcome"]
+	}
+	if has(".pace") {
+		rest := after(".pace")
+		switch {
+		case len(rest) == 0 && name == "plan.yaml":
+			return byID["pace.plan"]
+		case len(rest) == 0 && name == "advisory_backlog.yaml":
+			return byID["pace.advisory-backlog"]
+		case len(rest) == 1 && dayDir.MatchString(rest[0]):
+			if id, ok := paceDayFiles[name]; ok {
+				return byID[id]
+			}
+		}
+	}
+	if len(dirs) > 0 && dirs[len(dirs)-1] == "pace" && name == "plan.yaml" {
+		return byID["pace.plan"]
+	}
+	if has(".pipeline") {
+		rest := after(".pipeline")
+		switch {
+		case len(rest) == 0 && name == "lessons.yaml":
+			return byID["jg.lessons"]
+		case len(rest) == 1 || (len(rest) == 2 && rest[0] == "completed"):
+			if m := jgFile.FindStringSubmatch(name); m != nil {
+				return byID["jg."+m[1]]
+			}
+			if name == "state.yaml" {
+				return byID["jg.state"]
+			}
+		}
+	}
+	if has("artifacts") {
+		if rest := after("artifacts"); len(rest) == 1 {
+			switch name {
+			case "submit.json":
+				return byID["scc.submit"]
+			case "verdict.json":
+				return byID["scc.verdict"]
+			case "task.json":
+				return byID["scc.task"]
+			}
+		}
+	}
+	if strings.HasSuffix(name, ".task.json") {
+		return byID["scc.task"]
+	}
+	if has(".autopilot") {
+		rest := after(".autopilot")
+		switch {
+		case len(rest) == 0 && name == "state.json":
+			return byID["autopilot.state"]
+		case len(rest) == 0 && name == "learnings.md":
+			return byID["autopilot.learnings"]
+		case len(rest) == 0 && (name == "config.json" || name == "circuit-breaker.json"):
+			return byID["autopilot.circuit-breaker-config"]
+		case len(rest) == 1 && rest[0] == "archive" && archivedRun.MatchString(name):
+			return byID["autopilot.state"]
+		case len(rest) == 1 && rest[0] == "diagnostics" && postmortem.MatchString(name):
+			return byID["autopilot.postmortem"]
+		}
+	}
+	if has(".planning") {
+		if rest := after(".planning"); len(rest) == 2 && rest[0] == "phases" && stepTrace.MatchString(name) {
+			return byID["autopilot.trace"]
+		}
+	}
+	return nil
+}
+
+// Sniffable reports whether a file that its path did not classify may still be
+// an artifact by content, so discovery reads its head.
+func Sniffable(rel string) bool {
+	switch strings.ToLower(path.Ext(rel)) {
+	case ".json", ".yaml", ".yml":
+		return true
+	}
+	return false
+}
+
+var (
+	sccSubmitMark = regexp.MustCompile(`(?m)^\s*"?schema_version"?\s*:\s*["']?scc\.submit\.v1\b`)
+	sccVerdictMrk = regexp.MustCompile(`(?m)^\s*"?schema_version"?\s*:\s*["']?scc\.verdict\.v1\b`)
+	cbConfigMark  = regexp.MustCompile(`(?m)^\s{0,4}"circuit_breaker_config"\s*:`)
+	phaseKey      = regexp.MustCompile(`(?m)^phase:`)
+	pendingKey    = regexp.MustCompile(`(?m)^pending_decisions:`)
+)
+
+// Sniff classifies a file by content when its path says nothing. head is the
+// beginning of the file (discovery passes at most 64 KiB). The markers are
+// textual so that sniffing costs no parse: `schema_version: scc.submit.v1`
+// (YAML or JSON), a top-level "circuit_breaker_config" (JSON), or top-level
+// `phase:` and `pending_decisions:` keys (a Phase Outcome in YAML).
+func Sniff(rel string, head []byte) *Kind {
+	ext := strings.ToLower(path.Ext(rel))
+	switch {
+	case sccSubmitMark.Match(head):
+		return byID["scc.submit"]
+	case sccVerdictMrk.Match(head):
+		return byID["scc.verdict"]
+	case ext == ".json" && cbConfigMark.Match(head):
+		return byID["autopilot.circuit-breaker-config"]
+	case ext != ".json" && phaseKey.Match(head) && pendingKey.Match(head):
+		return byID["outcome.phase-outcome"]
+	}
+	return nil
+}

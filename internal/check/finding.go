@@ -1,0 +1,72 @@
+// Package check turns artifacts into findings: the schema layer (one JSON
+// Schema per kind, draft 2020-12) and, later, the rule layer. It is pure: it
+// reads the files it checks, never prints and never talks to GitHub. Output
+// is deterministic.
+package check
+
+import (
+	"sort"
+)
+
+// Severity of a finding.
+type Severity string
+
+const (
+	// SeverityError fails the check.
+	SeverityError Severity = "error"
+	// SeverityWarning annotates only.
+	SeverityWarning Severity = "warning"
+)
+
+// Finding is one located problem. Its JSON form is a public interface
+// (design §2): keep the field names stable.
+type Finding struct {
+	// File is relative to the checked root, with '/' separators.
+	File string `json:"file"`
+	// Line and Column are 1-based and point at the offending key or value.
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	// Kind is the artifact kind, e.g. "pace.gate-report".
+	Kind string `json:"kind"`
+	// Rule is a stable ID: "schema" for JSON Schema violations, a dotted ID
+	// for everything else.
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+}
+
+// RuleSchema is the rule ID of every JSON Schema violation.
+const RuleSchema = "schema"
+
+// Sort orders findings by file, line, column, rule and message, so output is
+// the same on every run whatever the order of work.
+func Sort(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		return a.Message < b.Message
+	})
+}
+
+// Count returns the number of error and warning findings.
+func Count(fs []Finding) (errors, warnings int) {
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			errors++
+		} else {
+			warnings++
+		}
+	}
+	return errors, warnings
+}

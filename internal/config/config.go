@@ -1,0 +1,171 @@
+// Package config decodes .github/phasegate.yml. It is pure: the caller reads
+// the file (from the default branch, in the action and the App) and passes the
+// bytes. Decoding is strict: an unknown key, a wrong type or an unknown kind
+// is a problem with its line, and the whole file then falls back to the
+// defaults — never to "allow everything".
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+)
+
+// DefaultPath is where the config lives in a repository.
+const DefaultPath = ".github/phasegate.yml"
+
+// Config is the repository configuration.
+type Config struct {
+	// Artifacts maps a kind ID to extra globs of files of that kind.
+	Artifacts map[string][]string `yaml:"artifacts"`
+	// Ignore lists globs of files and directories never read.
+	Ignore []string `yaml:"ignore"`
+	// Limits bound the work per file.
+	Limits Limits `yaml:"limits"`
+}
+
+// Limits is the limits section; zero means the default.
+type Limits struct {
+	MaxFileSize   int64 `yaml:"max_file_size"`
+	MaxDepth      int   `yaml:"max_depth"`
+	MaxAliasNodes int   `yaml:"max_alias_nodes"`
+}
+
+// ArtifactLimits converts the section to decoder limits, defaults filled in.
+func (l Limits) ArtifactLimits() artifact.Limits {
+	out := artifact.DefaultLimits
+	if l.MaxFileSize > 0 {
+		out.MaxFileSize = l.MaxFileSize
+	}
+	if l.MaxDepth > 0 {
+		out.MaxDepth = l.MaxDepth
+	}
+	if l.MaxAliasNodes > 0 {
+		out.MaxAliasNodes = l.MaxAliasNodes
+	}
+	return out
+}
+
+// Problem is something wrong in the config file.
+type Problem struct {
+	Line, Column int
+	Message      string
+}
+
+// Default is the configuration used without a file or with an invalid one.
+func Default() Config { return Config{} }
+
+var lineRE = regexp.MustCompile(`line (\d+)`)
+
+// Parse decodes the config. With problems, the returned Config is Default().
+func Parse(data []byte) (Config, []Problem) {
+	var cfg Config
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Default(), nil
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Default(), []Problem{fromYAMLError(err)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			var probs []Problem
+			for _, e := range te.Errors {
+				probs = append(probs, fromMessage(e))
+			}
+			return Default(), probs
+		}
+		return Default(), []Problem{fromYAMLError(err)}
+	}
+	if probs := validate(cfg, &root); len(probs) > 0 {
+		return Default(), probs
+	}
+	return cfg, nil
+}
+
+func fromYAMLError(err error) Problem { return fromMessage(err.Error()) }
+
+func fromMessage(msg string) Problem {
+	p := Problem{Line: 1, Column: 1, Message: msg}
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		p.Line, _ = strconv.Atoi(m[1])
+	}
+	return p
+}
+
+func validate(cfg Config, root *yaml.Node) []Problem {
+	var probs []Problem
+	at := func(path ...string) (int, int) {
+		n := find(root, path...)
+		if n == nil {
+			return 1, 1
+		}
+		return n.Line, n.Column
+	}
+	ids := make([]string, 0, len(cfg.Artifacts))
+	for id := range cfg.Artifacts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if artifact.KindByID(id) == nil {
+			l, c := at("artifacts", id)
+			probs = append(probs, Problem{l, c, fmt.Sprintf("artifacts: unknown kind %q (run `phasegate schema` to list the kinds)", id)})
+			continue
+		}
+		for _, g := range cfg.Artifacts[id] {
+			if !doublestar.ValidatePattern(g) {
+				l, c := at("artifacts", id)
+				probs = append(probs, Problem{l, c, fmt.Sprintf("artifacts.%s: invalid glob %q", id, g)})
+			}
+		}
+	}
+	for _, g := range cfg.Ignore {
+		if !doublestar.ValidatePattern(g) {
+			l, c := at("ignore")
+			probs = append(probs, Problem{l, c, fmt.Sprintf("ignore: invalid glob %q", g)})
+		}
+	}
+	if cfg.Limits.MaxFileSize < 0 || cfg.Limits.MaxDepth < 0 || cfg.Limits.MaxAliasNodes < 0 {
+		l, c := at("limits")
+		probs = append(probs, Problem{l, c, "limits: values must be positive (0 or absent means the default)"})
+	}
+	return probs
+}
+
+// find returns the key node at a path of mapping keys.
+func find(n *yaml.Node, path ...string) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	var key *yaml.Node
+	for _, p := range path {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return key
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == p {
+				key, next = n.Content[i], n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return key
+		}
+		n = next
+	}
+	return key
+}

@@ -1,0 +1,98 @@
+// Package report renders a run's findings and verdict: text for people,
+// JSON (the public shape of design §2), SARIF 2.1.0 for code scanning, and
+// GitHub workflow-command annotations. It is pure: it writes to the writer it
+// is given and nothing else. Everything an agent wrote is escaped for the
+// medium it lands in.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/gate"
+)
+
+// Report is what every format renders.
+type Report struct {
+	Verdict   gate.Result
+	Artifacts int
+	Findings  []check.Finding
+	// Version of phasegate, for formats that name the tool.
+	Version string
+}
+
+// Formats are the names accepted by --format.
+var Formats = []string{"text", "json", "sarif", "github"}
+
+// Write renders r in the named format.
+func Write(w io.Writer, format string, r Report) error {
+	switch format {
+	case "text":
+		return Text(w, r)
+	case "json":
+		return JSON(w, r)
+	case "sarif":
+		return SARIF(w, r)
+	case "github":
+		return GitHub(w, r)
+	}
+	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+}
+
+type jsonReport struct {
+	Verdict   gate.Verdict    `json:"verdict"`
+	Reasons   []string        `json:"reasons"`
+	Artifacts int             `json:"artifacts"`
+	Findings  []check.Finding `json:"findings"`
+}
+
+// JSON writes the one-object shape of design §2. Lists are never null.
+func JSON(w io.Writer, r Report) error {
+	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings}
+	if out.Reasons == nil {
+		out.Reasons = []string{}
+	}
+	if out.Findings == nil {
+		out.Findings = []check.Finding{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("writing json report: %w", err)
+	}
+	return nil
+}
+
+// Text writes `file:line:col: severity rule: message`, one line per finding,
+// a blank line between files, then a one-line summary.
+func Text(w io.Writer, r Report) error {
+	var b strings.Builder
+	prev := ""
+	for i, f := range r.Findings {
+		if i > 0 && f.File != prev {
+			b.WriteByte('\n')
+		}
+		prev = f.File
+		fmt.Fprintf(&b, "%s:%d:%d: %s %s: %s\n", Terminal(f.File), f.Line, f.Column, f.Severity, Terminal(f.Rule), Terminal(f.Message))
+	}
+	if len(r.Findings) > 0 {
+		b.WriteByte('\n')
+	}
+	errs, warns := check.Count(r.Findings)
+	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), r.Verdict.Verdict)
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("writing text report: %w", err)
+	}
+	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
