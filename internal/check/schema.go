@@ -214,7 +214,7 @@ func (v *Validator) describe(doc *artifact.Document, value any, prefix []string,
 		}
 		return out
 	case *kind.Dependency, *kind.DependentRequired:
-		return []Finding{v.finding(doc, loc, fmt.Sprintf("%s: %s", field, e.ErrorKind.LocalizedString(printer)) + hint)}
+		return []Finding{v.finding(doc, loc, fmt.Sprintf("%s: %s", field, e.ErrorKind.LocalizedString(printer))+hint)}
 	}
 	return []Finding{v.finding(doc, loc, v.message(e, field, valueAt(value, e.InstanceLocation))+hint)}
 }
@@ -237,6 +237,9 @@ func (v *Validator) message(e *jsonschema.ValidationError, field string, got any
 	case *kind.Const:
 		return fmt.Sprintf("%s must be %s; got %s", field, display(k.Want), display(k.Got))
 	case *kind.Pattern:
+		if k.Want == `\S` {
+			return fmt.Sprintf("%s must not be empty or blank", field)
+		}
 		return fmt.Sprintf("%s is %s, which does not match the pattern %s", field, display(k.Got), code(k.Want))
 	case *kind.Format:
 		return fmt.Sprintf("%s is %s, which is not a valid %s", field, display(k.Got), k.Want)
@@ -467,4 +470,3 @@ func ratString(r *big.Rat) string {
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
-
