@@ -1,0 +1,41 @@
+package check
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/config"
+)
+
+// sharedDir is the project's shared/ folder, beside the repository in CI and
+// on developer machines.
+var sharedDir = filepath.Join("..", "..", "..", "shared")
+
+func requireShared(t *testing.T, sub string) string {
+	t.Helper()
+	dir := filepath.Join(sharedDir, sub)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("%s is not present beside the repository: %v", dir, err)
+	}
+	return dir
+}
+
+// TestRealWorldArtifactsAccepted: the artifacts the upstream projects wrote
+// themselves must pass with no error finding.
+func TestRealWorldArtifactsAccepted(t *testing.T) {
+	dir := requireShared(t, "realworld")
+	res, err := sharedValidator.Run(context.Background(), dir, Options{Config: config.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Artifacts < 40 {
+		t.Errorf("discovered %d artifacts in %s, want at least 40 (every file there is an artifact)", res.Artifacts, dir)
+	}
+	for _, f := range res.Findings {
+		if f.Severity == SeverityError {
+			t.Errorf("upstream artifact rejected: %s", formatFinding(f))
+		}
+	}
+}
