@@ -20,8 +20,12 @@ type Options struct {
 	// Prefix is prepended to every finding's file (used when several roots
 	// are checked at once, so that paths stay unambiguous).
 	Prefix string
-	// Workers is the number of files checked in parallel; 0 means GOMAXPROCS.
+	// Workers is the number of units checked in parallel; 0 means GOMAXPROCS.
 	Workers int
+	// Changed is the set of files (relative to the root, '/') changed since
+	// the base revision; nil when there is no base, and commit-aware rules
+	// are then skipped.
+	Changed map[string]bool
 }
 
 // Result of a run.
@@ -30,11 +34,14 @@ type Result struct {
 	Artifacts int
 	// Findings, sorted.
 	Findings []Finding
+	// Statuses say where each pipeline unit stands.
+	Statuses []Status
 }
 
 // Run discovers the artifacts under root (a directory or one file), decodes
-// them and checks each against its schema. Files are read and checked in
-// parallel, one at a time per worker, so memory stays flat in the number of
+// them, checks each against its schema, and applies the rule layer to each
+// unit of related artifacts (see artifact.GroupKey). Units are checked in
+// parallel and dropped once checked, so memory stays flat in the number of
 // files. The error is for a root that cannot be read at all or a cancelled
 // context; everything wrong with a file is a finding.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
@@ -42,17 +49,12 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	if err != nil {
 		return Result{}, err
 	}
-	limits := opts.Config.Limits.ArtifactLimits()
+	groups := groupFiles(files)
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-
-	type outcome struct {
-		artifact bool
-		findings []Finding
-	}
-	results := make([]outcome, len(files))
+	results := make([]groupResult, len(groups))
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -65,11 +67,10 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 				i := next
 				next++
 				mu.Unlock()
-				if i >= len(files) {
+				if i >= len(groups) {
 					return
 				}
-				ok, fs := v.checkFile(files[i], limits, opts.Prefix)
-				results[i] = outcome{ok, fs}
+				results[i] = v.checkGroup(groups[i], &opts)
 			}
 		}()
 	}
@@ -79,21 +80,96 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	}
 	var res Result
 	for _, r := range results {
-		if r.artifact {
-			res.Artifacts++
-		}
+		res.Artifacts += r.artifacts
 		res.Findings = append(res.Findings, r.findings...)
+		res.Statuses = append(res.Statuses, r.statuses...)
 	}
 	Sort(res.Findings)
 	return res, nil
+}
+
+// fileGroup is the discovered files of one unit.
+type fileGroup struct {
+	key   string
+	files []artifact.File
+}
+
+// groupFiles groups files by unit, in discovery order. Files classified by
+// content are not known yet: each is its own unit (content-classified kinds
+// are single-file kinds).
+func groupFiles(files []artifact.File) []fileGroup {
+	index := map[string]int{}
+	var groups []fileGroup
+	for _, f := range files {
+		key := f.Rel
+		if f.Kind != nil {
+			key = artifact.GroupKey(f.Rel, f.Kind)
+		}
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, fileGroup{key: key})
+		}
+		groups[i].files = append(groups[i].files, f)
+	}
+	return groups
+}
+
+type groupResult struct {
+	artifacts int
+	findings  []Finding
+	statuses  []Status
+}
+
+// checkGroup decodes and schema-checks every file of a unit, then applies
+// the family's rules to the decoded artifacts.
+func (v *Validator) checkGroup(fg fileGroup, opts *Options) groupResult {
+	limits := opts.Config.Limits.ArtifactLimits()
+	var res groupResult
+	g := &Group{Key: opts.Prefix + fg.key}
+	for _, f := range fg.files {
+		doc, fs := v.checkFile(f, limits, opts.Prefix)
+		if doc == nil && fs == nil {
+			continue // not an artifact
+		}
+		res.artifacts++
+		res.findings = append(res.findings, fs...)
+		if doc != nil && doc.Decoded {
+			g.Docs = append(g.Docs, doc)
+		}
+	}
+	if len(g.Docs) == 0 {
+		return res
+	}
+	fam := familyOf(g.Docs[0].Kind.Family)
+	if fam == nil {
+		return res
+	}
+	c := &ruleCtx{opts: opts, changed: opts.Changed}
+	fam.check(c, g)
+	res.findings = append(res.findings, c.findings...)
+	res.statuses = append(res.statuses, c.statuses...)
+	return res
+}
+
+func familyOf(name string) *family {
+	for _, f := range families {
+		if f.name == name {
+			return f
+		}
+	}
+	return nil
 }
 
 // sniffSize is how much of an unclassified file is read to classify it.
 const sniffSize = 64 << 10
 
 // checkFile reads, classifies (if needed), decodes and validates one file.
-// It reports whether the file is an artifact.
-func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix string) (bool, []Finding) {
+// It returns the decoded document (nil when the file could not be decoded or
+// is not an artifact) and the file's findings; both nil means the file is not
+// an artifact.
+func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix string) (*artifact.Document, []Finding) {
 	rel := prefix + f.Rel
 	problem := func(k *artifact.Kind, p artifact.Problem) []Finding {
 		id := ""
@@ -103,24 +179,24 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix st
 		return []Finding{{File: rel, Line: p.Pos.Line, Column: p.Pos.Column, Kind: id, Rule: p.Rule, Severity: SeverityError, Message: p.Message}}
 	}
 	if f.Problem != nil {
-		return true, problem(f.Kind, *f.Problem)
+		return nil, problem(f.Kind, *f.Problem)
 	}
 	data, size, err := readLimited(f.Abs, limits.MaxFileSize)
 	if err != nil {
 		if f.Kind == nil {
-			return false, nil // an unreadable file that might not even be an artifact
+			return nil, nil // an unreadable file that might not even be an artifact
 		}
-		return true, problem(f.Kind, artifact.Problem{Pos: artifact.Pos{Line: 1, Column: 1}, Rule: artifact.RuleRead, Message: fmt.Sprintf("could not read the file: %v", errors.Unwrap(err))})
+		return nil, problem(f.Kind, artifact.Problem{Pos: artifact.Pos{Line: 1, Column: 1}, Rule: artifact.RuleRead, Message: fmt.Sprintf("could not read the file: %v", errors.Unwrap(err))})
 	}
 	k := f.Kind
 	if k == nil {
 		k = artifact.Sniff(f.Rel, data[:min(len(data), sniffSize)])
 		if k == nil {
-			return false, nil
+			return nil, nil
 		}
 	}
 	if size > limits.MaxFileSize {
-		return true, problem(k, artifact.SizeProblem(size, limits.MaxFileSize))
+		return nil, problem(k, artifact.SizeProblem(size, limits.MaxFileSize))
 	}
 	doc := artifact.Decode(rel, k, data, limits)
 	var out []Finding
@@ -128,7 +204,10 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix st
 		out = append(out, problem(k, p)...)
 	}
 	out = append(out, v.Validate(doc)...)
-	return true, out
+	if out == nil {
+		out = []Finding{}
+	}
+	return doc, out
 }
 
 // readLimited reads at most max bytes of the file and returns its real size.

@@ -110,8 +110,8 @@ func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, va
 		return []Finding{v.finding(doc, prefix, fmt.Sprintf("could not validate: %v", err))}
 	}
 	var out []Finding
-	for _, leaf := range leaves(ve) {
-		out = append(out, v.describe(doc, value, prefix, leaf)...)
+	for _, l := range v.leaves(ve, "") {
+		out = append(out, v.describe(doc, value, prefix, l)...)
 	}
 	return dedupe(out)
 }
@@ -121,27 +121,41 @@ func (v *Validator) finding(doc *artifact.Document, loc []string, msg string) Fi
 	return Finding{File: doc.Path, Line: p.Line, Column: p.Column, Kind: doc.Kind.ID, Rule: RuleSchema, Severity: SeverityError, Message: msg}
 }
 
+// leaf is one violation to report, with the schema author's hint that
+// applies to it (its own x-hint, or one placed beside the $ref it came through).
+type leaf struct {
+	err  *jsonschema.ValidationError
+	hint string
+}
+
 // leaves walks the validator's error tree down to the violations a person can
 // act on. The top-level "validation failed" and the $ref wrappers carry no
 // information. Where anyOf/oneOf failed in every branch, only the branch that
 // got furthest into the document is kept: its errors are the ones that
-// describe what the author meant to write.
-func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+// describe what the author meant to write. A failed `contains` is one
+// violation, not one per array element.
+func (v *Validator) leaves(e *jsonschema.ValidationError, inherited string) []leaf {
 	switch e.ErrorKind.(type) {
+	case *kind.Reference:
+		if h := v.ownHint(e); h != "" {
+			inherited = h
+		}
+	case *kind.Contains, *kind.MinContains, *kind.MaxContains:
+		return []leaf{{e, v.hintFor(e, inherited)}}
 	case *kind.AnyOf, *kind.OneOf:
 		if len(e.Causes) == 0 {
-			return []*jsonschema.ValidationError{e}
+			return []leaf{{e, v.hintFor(e, inherited)}}
 		}
-		if merged := mergeTypeBranches(e); merged != nil {
-			return []*jsonschema.ValidationError{merged}
+		if merged := v.mergeTypeBranches(e); merged != nil {
+			return []leaf{{merged, v.hintFor(e, inherited)}}
 		}
-		var best []*jsonschema.ValidationError
+		var best []leaf
 		bestDepth := -1
 		for _, c := range e.Causes {
-			ls := leaves(c)
+			ls := v.leaves(c, inherited)
 			d := 0
 			for _, l := range ls {
-				d = max(d, len(l.InstanceLocation))
+				d = max(d, len(l.err.InstanceLocation))
 			}
 			if d > bestDepth || (d == bestDepth && len(ls) < len(best)) {
 				best, bestDepth = ls, d
@@ -150,33 +164,40 @@ func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 		return best
 	}
 	if len(e.Causes) == 0 {
-		return []*jsonschema.ValidationError{e}
+		return []leaf{{e, v.hintFor(e, inherited)}}
 	}
-	var out []*jsonschema.ValidationError
+	var out []leaf
 	for _, c := range e.Causes {
-		out = append(out, leaves(c)...)
+		out = append(out, v.leaves(c, inherited)...)
 	}
 	return out
 }
 
+func (v *Validator) hintFor(e *jsonschema.ValidationError, inherited string) string {
+	if h := v.ownHint(e); h != "" {
+		return h
+	}
+	return inherited
+}
+
 // mergeTypeBranches turns "anyOf: [{type: string}, {type: integer}]" failing
 // at one place into a single type error wanting "string or integer".
-func mergeTypeBranches(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+func (v *Validator) mergeTypeBranches(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 	merged := &kind.Type{}
 	var loc []string
 	for i, c := range e.Causes {
-		ls := leaves(c)
+		ls := v.leaves(c, "")
 		if len(ls) != 1 {
 			return nil
 		}
-		t, ok := ls[0].ErrorKind.(*kind.Type)
+		t, ok := ls[0].err.ErrorKind.(*kind.Type)
 		if !ok {
 			return nil
 		}
-		if i > 0 && strings.Join(ls[0].InstanceLocation, "/") != strings.Join(loc, "/") {
+		if i > 0 && strings.Join(ls[0].err.InstanceLocation, "/") != strings.Join(loc, "/") {
 			return nil
 		}
-		loc = ls[0].InstanceLocation
+		loc = ls[0].err.InstanceLocation
 		merged.Got = t.Got
 		merged.Want = append(merged.Want, t.Want...)
 	}
@@ -196,38 +217,68 @@ func dedupe(fs []Finding) []Finding {
 }
 
 // describe turns one leaf into findings with messages a person can act on.
-func (v *Validator) describe(doc *artifact.Document, value any, prefix []string, e *jsonschema.ValidationError) []Finding {
+func (v *Validator) describe(doc *artifact.Document, value any, prefix []string, l leaf) []Finding {
+	e := l.err
 	loc := append(append([]string(nil), prefix...), e.InstanceLocation...)
 	field := fieldName(e.InstanceLocation)
-	hint := v.hint(e)
+	if doc.Kind.ID == "autopilot.learnings" {
+		field = learningsField(e.InstanceLocation)
+	}
+	hint := ""
+	if l.hint != "" {
+		hint = " — " + l.hint
+	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
-		var out []Finding
-		for _, m := range k.Missing {
-			out = append(out, v.finding(doc, loc, fmt.Sprintf("missing required field %s", code(joinField(e.InstanceLocation, m)))+hint))
+		if len(k.Missing) == 1 {
+			return []Finding{v.finding(doc, loc, fmt.Sprintf("missing required field %s", fieldName(appendTok(e.InstanceLocation, k.Missing[0])))+hint)}
 		}
-		return out
+		names := make([]string, len(k.Missing))
+		for i, m := range k.Missing {
+			names[i] = fieldName(appendTok(e.InstanceLocation, m))
+		}
+		return []Finding{v.finding(doc, loc, fmt.Sprintf("missing required fields %s", strings.Join(names, ", "))+hint)}
 	case *kind.AdditionalProperties:
 		var out []Finding
 		for _, p := range k.Properties {
-			out = append(out, v.finding(doc, append(loc, p), fmt.Sprintf("unknown field %s: it is not part of this artifact's contract (check the spelling)", code(joinField(e.InstanceLocation, p)))+hint))
+			out = append(out, v.finding(doc, append(loc, p), fmt.Sprintf("unknown field %s: it is not part of this artifact's contract (check the spelling)", fieldName(appendTok(e.InstanceLocation, p)))+hint))
 		}
 		return out
 	case *kind.Dependency, *kind.DependentRequired:
 		return []Finding{v.finding(doc, loc, fmt.Sprintf("%s: %s", field, e.ErrorKind.LocalizedString(printer))+hint)}
 	}
-	return []Finding{v.finding(doc, loc, v.message(e, field, valueAt(value, e.InstanceLocation))+hint)}
+	msg := v.message(e, field, valueAt(value, e.InstanceLocation), l.hint != "", artifact.FormatOf(doc.Kind, doc.Path) == artifact.FormatYAML)
+	if hint != "" && strings.Contains(msg, " — ") {
+		hint = ";" + strings.TrimPrefix(hint, " —")
+	}
+	if doc.Kind.ID == "autopilot.learnings" {
+		msg = strings.Replace(msg, " has no entry of the required form", " lacks a required line", 1)
+	}
+	return []Finding{v.finding(doc, loc, msg+hint)}
 }
 
-func (v *Validator) message(e *jsonschema.ValidationError, field string, got any) string {
+// message words one violation. hinted says the schema author's hint will
+// follow (so the raw pattern need not be shown); yaml says the file is YAML
+// (so YAML advice applies).
+func (v *Validator) message(e *jsonschema.ValidationError, field string, got any, hinted, yaml bool) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
 		want := v.wantTypes(e, k.Want)
-		msg := fmt.Sprintf("%s must be %s, got %s", field, want, typeWord(k.Got))
-		if k.Got == "string" && contains(k.Want, "array") {
+		gotWord := typeWord(k.Got)
+		if k.Got == "number" {
+			gotWord = display(got)
+		}
+		msg := fmt.Sprintf("%s must be %s, got %s", field, want, gotWord)
+		if k.Got == "string" && len(k.Want) == 1 && k.Want[0] == "array" && yaml {
 			msg += " — write each entry as its own `- item` line"
 		}
 		return msg
+	case *kind.Contains:
+		return fmt.Sprintf("%s has no entry of the required form", field)
+	case *kind.MinContains:
+		return fmt.Sprintf("%s must have at least %d entries of the required form, has %d", field, k.Want, len(k.Got))
+	case *kind.MaxContains:
+		return fmt.Sprintf("%s must have at most %d entries of this form, has %d", field, k.Want, len(k.Got))
 	case *kind.Enum:
 		var want []string
 		for _, w := range k.Want {
@@ -240,8 +291,17 @@ func (v *Validator) message(e *jsonschema.ValidationError, field string, got any
 		if k.Want == `\S` {
 			return fmt.Sprintf("%s must not be empty or blank", field)
 		}
+		if hinted {
+			return fmt.Sprintf("%s is %s, which is not of the expected form", field, display(k.Got))
+		}
 		return fmt.Sprintf("%s is %s, which does not match the pattern %s", field, display(k.Got), code(k.Want))
 	case *kind.Format:
+		switch k.Want {
+		case "uri":
+			return fmt.Sprintf("%s is %s, which is not a full URL (with a scheme such as https://)", field, display(k.Got))
+		case "date":
+			return fmt.Sprintf("%s is %s, which is not a date (YYYY-MM-DD)", field, display(k.Got))
+		}
 		return fmt.Sprintf("%s is %s, which is not a valid %s", field, display(k.Got), k.Want)
 	case *kind.MinItems:
 		if k.Want == 1 {
@@ -302,17 +362,15 @@ func (v *Validator) wantTypes(e *jsonschema.ValidationError, want []string) stri
 	return strings.Join(words, " or ")
 }
 
-// hint returns " — <x-hint>" when the schema object that failed carries an
-// "x-hint" annotation: a schema author's advice for the fix.
-func (v *Validator) hint(e *jsonschema.ValidationError) string {
+// ownHint returns the "x-hint" annotation of the schema object that failed:
+// a schema author's advice for the fix.
+func (v *Validator) ownHint(e *jsonschema.ValidationError) string {
 	obj, ok := v.schemaObject(e).(map[string]any)
 	if !ok {
 		return ""
 	}
-	if h, ok := obj["x-hint"].(string); ok && h != "" {
-		return " — " + h
-	}
-	return ""
+	h, _ := obj["x-hint"].(string)
+	return h
 }
 
 // schemaObject resolves the error's schema location in the raw schema docs.
@@ -364,7 +422,33 @@ func fieldName(loc []string) string {
 	if len(loc) == 0 {
 		return "the document"
 	}
+	if i, err := strconv.Atoi(loc[0]); err == nil {
+		// A top-level list: people count entries from 1.
+		entry := fmt.Sprintf("entry %d", i+1)
+		if len(loc) == 1 {
+			return entry
+		}
+		return code(joinField(loc[1:], "")) + " of " + entry
+	}
 	return code(joinField(loc, ""))
+}
+
+// learningsField names a place in learnings.md the way its author sees it:
+// the file is Markdown, its JSON shape is phasegate's own.
+func learningsField(loc []string) string {
+	switch {
+	case len(loc) == 1 && loc[0] == "title":
+		return "the first line"
+	case len(loc) >= 3 && loc[0] == "entries" && loc[2] == "heading":
+		return "the heading"
+	case len(loc) >= 3 && loc[0] == "entries" && loc[2] == "lines":
+		return "the entry under this heading"
+	}
+	return fieldName(loc)
+}
+
+func appendTok(loc []string, tok string) []string {
+	return append(append([]string(nil), loc...), tok)
 }
 
 func joinField(loc []string, last string) string {

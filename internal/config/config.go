@@ -31,6 +31,19 @@ type Config struct {
 	Ignore []string `yaml:"ignore"`
 	// Limits bound the work per file.
 	Limits Limits `yaml:"limits"`
+	// Rules sets rule severities by rule ID: error, warning or off.
+	Rules map[string]string `yaml:"rules"`
+	// Pace holds the settings of PACE rules.
+	Pace Pace `yaml:"pace"`
+}
+
+// Pace settings mirror the PACE repository's own configuration.
+type Pace struct {
+	// TDDEnforcement is forge.tdd_enforcement: when set, handoffs must
+	// (true) or must not (false) confirm a TDD red phase.
+	TDDEnforcement *bool `yaml:"tdd_enforcement"`
+	// MaxIterations is forge.max_iterations: the most LLM calls FORGE may use.
+	MaxIterations int `yaml:"max_iterations"`
 }
 
 // Limits is the limits section; zero means the default.
@@ -60,6 +73,11 @@ type Problem struct {
 	Line, Column int
 	Message      string
 }
+
+// KnownRule, when set, reports whether a rule ID exists; the config refuses
+// unknown IDs so a misspelt rule is not silently ignored. The check package
+// sets it (config cannot import check: check imports config).
+var KnownRule func(id string) bool
 
 // Default is the configuration used without a file or with an invalid one.
 func Default() Config { return Config{} }
@@ -136,6 +154,23 @@ func validate(cfg Config, root *yaml.Node) []Problem {
 		if !doublestar.ValidatePattern(g) {
 			l, c := at("ignore")
 			probs = append(probs, Problem{l, c, fmt.Sprintf("ignore: invalid glob %q", g)})
+		}
+	}
+	rules := make([]string, 0, len(cfg.Rules))
+	for id := range cfg.Rules {
+		rules = append(rules, id)
+	}
+	sort.Strings(rules)
+	for _, id := range rules {
+		switch cfg.Rules[id] {
+		case "error", "warning", "off":
+		default:
+			l, c := at("rules", id)
+			probs = append(probs, Problem{l, c, fmt.Sprintf("rules.%s: severity %q must be error, warning or off", id, cfg.Rules[id])})
+		}
+		if KnownRule != nil && !KnownRule(id) {
+			l, c := at("rules", id)
+			probs = append(probs, Problem{l, c, fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id)})
 		}
 	}
 	if cfg.Limits.MaxFileSize < 0 || cfg.Limits.MaxDepth < 0 || cfg.Limits.MaxAliasNodes < 0 {

@@ -1,0 +1,167 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+)
+
+// Rule is one invariant of the rule layer: what a schema cannot say, across
+// fields of one artifact or across the artifacts of one unit (a PACE day, a
+// JG issue folder, an SCC task, an Autopilot run).
+type Rule struct {
+	// ID is stable: users configure rules by it and findings carry it.
+	ID string
+	// Severity is the default; .github/phasegate.yml can override it
+	// (rules: {ID: error|warning|off}).
+	Severity Severity
+	// Summary says in one line what the rule requires.
+	Summary string
+	// Basis is where the invariant comes from, in contracts.md's legend:
+	// "S" stated in the source document, "R" confirmed in upstream code or
+	// schemas, "I" inferred (a judgement call: a warning or off by default).
+	Basis string
+}
+
+// SeverityOff switches a rule off in the config.
+const SeverityOff Severity = "off"
+
+// Rules returns the catalogue of every rule, sorted by ID.
+func Rules() []Rule {
+	var out []Rule
+	for _, fam := range families {
+		out = append(out, fam.rules...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// KnownRule reports whether id is a rule of the catalogue (the config uses
+// it to refuse misspelt rule IDs).
+func KnownRule(id string) bool {
+	_, ok := ruleIndex[id]
+	return ok
+}
+
+// family is one pipeline family's rules and the function that applies them
+// to a group of its artifacts.
+type family struct {
+	name  string
+	rules []Rule
+	check func(c *ruleCtx, g *Group)
+}
+
+// families is filled by the family files (pace.go, jg.go, …) through
+// registerFamily, called from package-level var initialisers.
+var families []*family
+
+var ruleIndex = map[string]*Rule{}
+
+func registerFamily(f *family) *family {
+	for i := range f.rules {
+		r := &f.rules[i]
+		if _, dup := ruleIndex[r.ID]; dup {
+			panic("check: duplicate rule " + r.ID)
+		}
+		if !strings.HasPrefix(r.ID, f.name+".") {
+			panic("check: rule " + r.ID + " outside family " + f.name)
+		}
+		ruleIndex[r.ID] = r
+	}
+	families = append(families, f)
+	return f
+}
+
+// Group is a unit of artifacts checked together.
+type Group struct {
+	// Key identifies the unit (see artifact.GroupKey).
+	Key string
+	// Docs are the group's artifacts that decoded, sorted by path.
+	Docs []*artifact.Document
+}
+
+// Of returns the group's documents of a kind.
+func (g *Group) Of(kindID string) []*artifact.Document {
+	var out []*artifact.Document
+	for _, d := range g.Docs {
+		if d.Kind.ID == kindID {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// One returns the group's first document of a kind, or nil.
+func (g *Group) One(kindID string) *artifact.Document {
+	for _, d := range g.Docs {
+		if d.Kind.ID == kindID {
+			return d
+		}
+	}
+	return nil
+}
+
+// Status is where one pipeline unit stands, for the gate and the pipeline
+// table: what its latest artifacts decided.
+type Status struct {
+	// Family is "pace", "jg", "scc", "autopilot" or "outcome".
+	Family string `json:"family"`
+	// Unit names the unit for people: "PACE day 3", "JG ISSUE-42", …
+	Unit string `json:"unit"`
+	// State is a compact description: "GATE SHIP, SENTINEL ADVISORY, CONDUIT SHIP".
+	State string `json:"state"`
+	// Decisions are the recorded decisions that count for the gate.
+	Decisions []Decision `json:"decisions,omitempty"`
+}
+
+// Decision is one recorded decision of a pipeline artifact.
+type Decision struct {
+	// File is the artifact that records it.
+	File string `json:"file"`
+	// Line of the decision field.
+	Line int `json:"line"`
+	// Effect is HOLD, ADVISORY or SHIP: what it means for the gate.
+	Effect string `json:"effect"`
+	// Reason says who decided what, for the gate's reasons.
+	Reason string `json:"reason"`
+}
+
+// ruleCtx collects findings and statuses while rules run on one group.
+type ruleCtx struct {
+	opts     *Options
+	findings []Finding
+	statuses []Status
+	// changed is the set of files changed since the base revision, nil when
+	// no base was given (commit-aware rules are then skipped).
+	changed map[string]bool
+}
+
+// severity is the configured severity of a rule.
+func (c *ruleCtx) severity(id string) Severity {
+	if s, ok := c.opts.Config.Rules[id]; ok {
+		return Severity(s)
+	}
+	if r := ruleIndex[id]; r != nil {
+		return r.Severity
+	}
+	return SeverityError
+}
+
+// report records a finding of rule id on doc at the JSON pointer ptr (the
+// field the finding is about). It is a no-op when the rule is off.
+func (c *ruleCtx) report(id string, doc *artifact.Document, ptr []string, format string, args ...any) {
+	if _, ok := ruleIndex[id]; !ok {
+		panic("check: unregistered rule " + id)
+	}
+	sev := c.severity(id)
+	if sev == SeverityOff {
+		return
+	}
+	pos := doc.Locate(ptr)
+	c.findings = append(c.findings, Finding{File: doc.Path, Line: pos.Line, Column: pos.Column, Kind: doc.Kind.ID, Rule: id, Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
+// status records where a unit stands.
+func (c *ruleCtx) status(s Status) { c.statuses = append(c.statuses, s) }
