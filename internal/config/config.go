@@ -35,6 +35,41 @@ type Config struct {
 	Rules map[string]string `yaml:"rules"`
 	// Pace holds the settings of PACE rules.
 	Pace Pace `yaml:"pace"`
+	// SCC holds the settings of SCC rules.
+	SCC SCC `yaml:"scc"`
+	// Autopilot holds the settings of Autopilot rules.
+	Autopilot Autopilot `yaml:"autopilot"`
+	// Outcome holds the settings of Phase Outcome rules.
+	Outcome Outcome `yaml:"outcome"`
+}
+
+// SCC settings. Upstream's enums drift (executors were renamed, the role
+// registry has 27 roles where the seed lists 7), so they are configurable.
+type SCC struct {
+	// RequireUUIDTaskID enforces the L8 doc's "task_id MUST be a UUID"
+	// (upstream's own examples use "example-task-id", so it is off by default).
+	RequireUUIDTaskID bool `yaml:"require_uuid_task_id"`
+	// Executors allowed in a task's allowedExecutors (default: codex, opencodecli).
+	Executors []string `yaml:"executors"`
+	// Roles allowed in a task's role (default: any).
+	Roles []string `yaml:"roles"`
+}
+
+// Autopilot settings: upstream changed its thresholds between versions.
+type Autopilot struct {
+	// DeferRate is the human-deferral rate above which the run must log a
+	// high_defer_rate_warning (default 0.50, the seed's; HEAD uses 0.05).
+	DeferRate *float64 `yaml:"defer_rate"`
+	// PassScore is the judge alignment a completed phase needs (default 7,
+	// the seed's; HEAD uses 9).
+	PassScore *float64 `yaml:"pass_score"`
+}
+
+// Outcome settings.
+type Outcome struct {
+	// ApprovalPhases must carry an approval decision (default:
+	// requirements, technical-plan, develop — the three approval gates).
+	ApprovalPhases []string `yaml:"approval_phases"`
 }
 
 // Pace settings mirror the PACE repository's own configuration.
@@ -172,6 +207,18 @@ func validate(cfg Config, root *yaml.Node) []Problem {
 			l, c := at("rules", id)
 			probs = append(probs, Problem{l, c, fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id)})
 		}
+	}
+	if r := cfg.Autopilot.DeferRate; r != nil && (*r < 0 || *r > 1) {
+		l, c := at("autopilot", "defer_rate")
+		probs = append(probs, Problem{l, c, "autopilot.defer_rate must be between 0 and 1"})
+	}
+	if p := cfg.Autopilot.PassScore; p != nil && (*p < 1 || *p > 10) {
+		l, c := at("autopilot", "pass_score")
+		probs = append(probs, Problem{l, c, "autopilot.pass_score must be between 1 and 10"})
+	}
+	if cfg.Pace.MaxIterations < 0 {
+		l, c := at("pace", "max_iterations")
+		probs = append(probs, Problem{l, c, "pace.max_iterations must be positive"})
 	}
 	if cfg.Limits.MaxFileSize < 0 || cfg.Limits.MaxDepth < 0 || cfg.Limits.MaxAliasNodes < 0 {
 		l, c := at("limits")
