@@ -133,9 +133,10 @@ type ruleCtx struct {
 	opts     *Options
 	findings []Finding
 	statuses []Status
-	// changed is the set of files changed since the base revision, nil when
-	// no base was given (commit-aware rules are then skipped).
-	changed map[string]bool
+	// changed maps files changed since the base revision (relative to the
+	// root, without the run's Prefix) to how; nil when no base was given, and
+	// commit-aware rules are then skipped.
+	changed map[string]Change
 }
 
 // severity is the configured severity of a rule.

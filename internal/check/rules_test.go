@@ -27,7 +27,7 @@ type ruleCase struct {
 	// config is an optional .github/phasegate.yml-style config.
 	config *config.Config
 	// changed, when non-nil, is the set of files changed since a base.
-	changed map[string]bool
+	changed map[string]Change
 }
 
 // ruleCases holds every family's cases, keyed by family; each family's
@@ -53,7 +53,7 @@ func writeTree(t *testing.T, tree map[string]string) string {
 	return root
 }
 
-func runTree(t *testing.T, tree map[string]string, cfg *config.Config, changed map[string]bool) Result {
+func runTree(t *testing.T, tree map[string]string, cfg *config.Config, changed map[string]Change) Result {
 	t.Helper()
 	root := writeTree(t, tree)
 	opts := Options{Config: config.Default(), Changed: changed}

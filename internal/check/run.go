@@ -22,11 +22,20 @@ type Options struct {
 	Prefix string
 	// Workers is the number of units checked in parallel; 0 means GOMAXPROCS.
 	Workers int
-	// Changed is the set of files (relative to the root, '/') changed since
-	// the base revision; nil when there is no base, and commit-aware rules
-	// are then skipped.
-	Changed map[string]bool
+	// Changed maps the files (relative to the root, '/') changed since the
+	// base revision to how they changed; nil when there is no base, and the
+	// commit-aware rules are then skipped.
+	Changed map[string]Change
 }
+
+// Change is how a file changed since the base revision.
+type Change string
+
+const (
+	Added    Change = "added"
+	Modified Change = "modified"
+	Deleted  Change = "deleted"
+)
 
 // Result of a run.
 type Result struct {
