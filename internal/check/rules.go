@@ -2,6 +2,9 @@ package check
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path"
 	"sort"
 	"strings"
 
@@ -76,10 +79,57 @@ func registerFamily(f *family) *family {
 
 // Group is a unit of artifacts checked together.
 type Group struct {
-	// Key identifies the unit (see artifact.GroupKey).
+	// Key identifies the unit (see artifact.GroupKey), with the run's prefix.
 	Key string
 	// Docs are the group's artifacts that decoded, sorted by path.
 	Docs []*artifact.Document
+
+	prefix string
+	files  *os.Root // the checked directory; nil when a single file is checked
+	limit  int64
+}
+
+// Rel is a document path without the run's prefix: relative to the root.
+func (g *Group) Rel(docPath string) string { return strings.TrimPrefix(docPath, g.prefix) }
+
+// ReadFile reads a file of the checked tree that is not an artifact (a
+// selftest.log, a patch.diff) by its root-relative path. Paths come from
+// agent-written artifacts, so the read is confined to the root (os.Root: no
+// "..", no absolute paths, no symlink out) and to the file-size limit.
+func (g *Group) ReadFile(rel string) ([]byte, error) {
+	if g.files == nil {
+		return nil, fmt.Errorf("reading %s: no directory is being checked", rel)
+	}
+	f, err := g.files.Open(path.Clean(rel))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading %s: not a regular file", rel)
+	}
+	if info.Size() > g.limit {
+		return nil, fmt.Errorf("reading %s: %d bytes, over the %d-byte limit", rel, info.Size(), g.limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, g.limit))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	return data, nil
+}
+
+// Exists reports whether a root-relative path names a file or directory
+// inside the checked tree (confined like ReadFile).
+func (g *Group) Exists(rel string) bool {
+	if g.files == nil {
+		return false
+	}
+	_, err := g.files.Stat(path.Clean(strings.TrimSuffix(rel, "/")))
+	return err == nil
 }
 
 // Of returns the group's documents of a kind.

@@ -59,6 +59,13 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 		return Result{}, err
 	}
 	groups := groupFiles(files)
+	var tree *os.Root
+	if info, err := os.Stat(root); err == nil && info.IsDir() {
+		if tree, err = os.OpenRoot(root); err != nil {
+			return Result{}, fmt.Errorf("opening %s: %w", root, err)
+		}
+		defer tree.Close()
+	}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -79,7 +86,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 				if i >= len(groups) {
 					return
 				}
-				results[i] = v.checkGroup(groups[i], &opts)
+				results[i] = v.checkGroup(groups[i], &opts, tree)
 			}
 		}()
 	}
@@ -133,10 +140,10 @@ type groupResult struct {
 
 // checkGroup decodes and schema-checks every file of a unit, then applies
 // the family's rules to the decoded artifacts.
-func (v *Validator) checkGroup(fg fileGroup, opts *Options) groupResult {
+func (v *Validator) checkGroup(fg fileGroup, opts *Options, tree *os.Root) groupResult {
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
-	g := &Group{Key: opts.Prefix + fg.key}
+	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: tree, limit: limits.MaxFileSize}
 	for _, f := range fg.files {
 		doc, fs := v.checkFile(f, limits, opts.Prefix)
 		if doc == nil && fs == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,33 +24,67 @@ type validateFlags struct {
 	paths  []string
 }
 
+// parseValidateFlags parses the flags and paths of validate. Flags may come
+// before or after the paths (as in most tools); "--" ends the flags. With -h
+// the usage goes to stdout and flag.ErrHelp is returned; with a bad flag the
+// error and the usage go to stderr and a usageError is returned, so that the
+// caller does not print the error a second time.
 func parseValidateFlags(name string, args []string, e *environment) (validateFlags, error) {
 	var f validateFlags
 	fset := flag.NewFlagSet("phasegate "+name, flag.ContinueOnError)
-	fset.SetOutput(e.stderr)
+	fset.SetOutput(io.Discard)
 	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", "))
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
-	fset.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: phasegate %s [flags] [PATH...]\n\nChecks every artifact under each PATH (default .). Flags:\n", name)
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: phasegate %s [flags] [PATH...]\n\nChecks every artifact under each PATH (default .). Flags:\n", name)
+		fset.SetOutput(w)
 		fset.PrintDefaults()
+		fset.SetOutput(io.Discard)
 	}
-	if err := fset.Parse(args); err != nil {
-		return f, err
+	for {
+		err := fset.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			usage(e.stdout)
+			return f, err
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "phasegate: %v\n\n", err)
+			usage(e.stderr)
+			return f, usageError{err}
+		}
+		rest := fset.Args()
+		// Parse stops at the first non-flag argument; keep it as a path
+		// and parse what follows, unless the flags were ended by "--".
+		if len(rest) == 0 || len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			f.paths = append(f.paths, rest...)
+			break
+		}
+		f.paths = append(f.paths, rest[0])
+		args = rest[1:]
 	}
 	if !slices.Contains(report.Formats, f.format) {
 		return f, fmt.Errorf("unknown --format %q (want one of %s)", f.format, strings.Join(report.Formats, ", "))
 	}
-	f.paths = fset.Args()
 	if len(f.paths) == 0 {
 		f.paths = []string{"."}
 	}
 	return f, nil
 }
 
+// usageError is a command-line error that has already been reported.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
 func (e *environment) validate(args []string) int {
 	f, err := parseValidateFlags("validate", args, e)
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
+	}
+	var reported usageError
+	if errors.As(err, &reported) {
+		return ExitUsage
 	}
 	if err != nil {
 		return e.failf("%v", err)

@@ -1,10 +1,11 @@
-// Package gate turns findings (and, with the rule layer, the decisions the
-// artifacts record) into one verdict per commit: SHIP, ADVISORY or HOLD, with
-// one human-readable reason per cause. It is pure.
+// Package gate turns findings and the decisions the artifacts record into one
+// verdict per commit — SHIP, ADVISORY or HOLD — with one human-readable
+// reason per cause (design §4). It is pure.
 package gate
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/phasegate/phasegate/internal/check"
 )
@@ -13,29 +14,41 @@ import (
 type Verdict string
 
 const (
-	Ship     Verdict = "SHIP"
+	// Ship: no error or warning finding, and no pipeline holds or advises.
+	Ship Verdict = "SHIP"
+	// Advisory: warnings or ADVISORY decisions, and nothing holds.
 	Advisory Verdict = "ADVISORY"
-	Hold     Verdict = "HOLD"
+	// Hold: an error finding, or a pipeline's latest decision holds.
+	Hold Verdict = "HOLD"
 )
 
 // Result is a verdict and why.
 type Result struct {
 	Verdict Verdict
+	// Reasons has one entry per cause, most severe first, each naming its
+	// file: "HOLD: .pace/day-3/sentinel-report.yaml — SENTINEL decided HOLD: …".
 	Reasons []string
 }
 
-// FromFindings computes the contract verdict: HOLD when any error finding
-// exists, ADVISORY when there are warnings only, SHIP otherwise. There is one
-// reason per file with findings, naming its first (most severe) finding.
-func FromFindings(fs []check.Finding) Result {
+// FromFindings is the contract verdict of findings alone (phasegate validate).
+func FromFindings(fs []check.Finding) Result { return Compute(fs, nil) }
+
+// Compute is the verdict of design §4: HOLD when any error finding exists or
+// any pipeline unit's latest decision holds (a PACE agent's HOLD, a JG
+// tester's or reviewer's FAIL, an SCC REJECT/ESCALATE, a failed Autopilot run
+// or an open circuit breaker); ADVISORY when there are warnings or ADVISORY
+// decisions and nothing holds; SHIP otherwise. Findings give one reason per
+// file, naming the file's first error (or warning); decisions one reason each.
+func Compute(fs []check.Finding, statuses []check.Status) Result {
+	var holds, advisories []string
 	type perFile struct {
 		errors, warnings int
-		first            check.Finding
-		firstErr         *check.Finding
+		firstErr, first  *check.Finding
 	}
 	var order []string
 	files := map[string]*perFile{}
-	for i, f := range fs {
+	for i := range fs {
+		f := &fs[i]
 		pf := files[f.File]
 		if pf == nil {
 			pf = &perFile{first: f}
@@ -45,22 +58,35 @@ func FromFindings(fs []check.Finding) Result {
 		if f.Severity == check.SeverityError {
 			pf.errors++
 			if pf.firstErr == nil {
-				pf.firstErr = &fs[i]
+				pf.firstErr = f
 			}
 		} else {
 			pf.warnings++
 		}
 	}
-	var holds, advisories []string
 	for _, name := range order {
 		pf := files[name]
 		if pf.errors > 0 {
-			f := *pf.firstErr
-			holds = append(holds, fmt.Sprintf("HOLD: %s — %s, first at line %d: %s", name, count(pf.errors, "error"), f.Line, f.Message))
+			holds = append(holds, fmt.Sprintf("HOLD: %s — %s, first at line %d: %s", name, count(pf.errors, "error"), pf.firstErr.Line, pf.firstErr.Message))
 		} else {
 			advisories = append(advisories, fmt.Sprintf("ADVISORY: %s — %s, first at line %d: %s", name, count(pf.warnings, "warning"), pf.first.Line, pf.first.Message))
 		}
 	}
+	var decHolds, decAdvisories []string
+	for _, st := range statuses {
+		for _, d := range st.Decisions {
+			switch d.Effect {
+			case "HOLD":
+				decHolds = append(decHolds, fmt.Sprintf("HOLD: %s — %s", d.File, d.Reason))
+			case "ADVISORY":
+				decAdvisories = append(decAdvisories, fmt.Sprintf("ADVISORY: %s — %s", d.File, d.Reason))
+			}
+		}
+	}
+	sort.Strings(decHolds)
+	sort.Strings(decAdvisories)
+	holds = append(decHolds, holds...)
+	advisories = append(decAdvisories, advisories...)
 	switch {
 	case len(holds) > 0:
 		return Result{Verdict: Hold, Reasons: append(holds, advisories...)}
@@ -72,7 +98,7 @@ func FromFindings(fs []check.Finding) Result {
 
 func count(n int, word string) string {
 	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
+		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }

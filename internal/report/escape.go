@@ -3,47 +3,93 @@ package report
 import (
 	"fmt"
 	"strings"
-	"unicode"
+	"unicode/utf8"
 )
 
 // Terminal makes text safe to print on a terminal or in a log: control
-// characters (including ESC, so no ANSI sequences), C1 controls and the
-// Unicode bidirectional overrides that can make text read differently from
-// what it is are replaced by visible \u escapes.
+// characters (including ESC, so no ANSI sequences), C1 controls, the Unicode
+// line and paragraph separators and the bidirectional controls that can make
+// text read differently from what it is are replaced by visible \u escapes;
+// bytes that are not valid UTF-8 (a lone 0x9b is CSI on some terminals) are
+// replaced by visible \x escapes.
 func Terminal(s string) string {
 	if !needsEscape(s) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if unsafeRune(r) {
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case unsafeRune(r):
 			fmt.Fprintf(&b, "\\u%04x", r)
-			continue
+		default:
+			b.WriteString(s[i : i+size])
 		}
-		b.WriteRune(r)
+		i += size
 	}
 	return b.String()
 }
 
 func needsEscape(s string) bool {
-	for _, r := range s {
-		if unsafeRune(r) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || unsafeRune(r) {
 			return true
 		}
+		i += size
 	}
 	return false
 }
 
+// unsafeRune reports whether r must not reach a terminal, a log or a review
+// UI as itself.
 func unsafeRune(r rune) bool {
 	switch {
-	case r < 0x20 || r == 0x7f:
+	case r < 0x20 || r == 0x7f: // C0 controls and DEL
 		return true
-	case r >= 0x80 && r <= 0x9f:
+	case r >= 0x80 && r <= 0x9f: // C1 controls
 		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+	case r == 0x2028 || r == 0x2029: // line and paragraph separators
 		return true
-	case r == unicode.ReplacementChar:
-		return false
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c: // bidi controls
+		return true
 	}
 	return false
+}
+
+// jsonSafe rewrites encoded JSON so that no character of the unsafeRune set
+// appears raw: encoding/json already escapes C0 controls and U+2028/U+2029,
+// but not C1 controls or bidirectional overrides. The replacements are JSON
+// \u escapes, so the decoded value is unchanged; only what a person sees when
+// the JSON is printed changes. Structural whitespace is ASCII and untouched.
+func jsonSafe(data []byte) []byte {
+	clean := true
+	for _, c := range data {
+		if c >= 0x80 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return data
+	}
+	out := make([]byte, 0, len(data)+16)
+	for i := 0; i < len(data); {
+		if data[i] < 0x80 {
+			out = append(out, data[i])
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r >= 0x80 && unsafeRune(r) {
+			out = fmt.Appendf(out, "\\u%04x", r)
+		} else {
+			out = append(out, data[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }

@@ -6,6 +6,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,6 +51,8 @@ type jsonReport struct {
 }
 
 // JSON writes the one-object shape of design §2. Lists are never null.
+// Bidirectional controls and C1 controls in strings are written as \u
+// escapes (the decoded values are unchanged), so the JSON is safe to print.
 func JSON(w io.Writer, r Report) error {
 	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings}
 	if out.Reasons == nil {
@@ -58,9 +61,13 @@ func JSON(w io.Writer, r Report) error {
 	if out.Findings == nil {
 		out.Findings = []check.Finding{}
 	}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("encoding json report: %w", err)
+	}
+	if _, err := w.Write(jsonSafe(buf.Bytes())); err != nil {
 		return fmt.Errorf("writing json report: %w", err)
 	}
 	return nil

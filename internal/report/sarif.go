@@ -1,11 +1,339 @@
 package report
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/check"
 )
 
-// SARIF writes a SARIF 2.1.0 log for GitHub code scanning.
-func SARIF(w io.Writer, r Report) error {
-	return fmt.Errorf("sarif: not implemented yet")
+// SARIF constants. GitHub code scanning accepts SARIF 2.1.0; the schema URI
+// is the one GitHub's documentation uses.
+const (
+	sarifSchema    = "https://json.schemastore.org/sarif-2.1.0.json"
+	sarifVersion   = "2.1.0"
+	toolName       = "phasegate"
+	toolInfoURI    = "https://github.com/phasegate/phasegate"
+	srcRoot        = "%SRCROOT%"
+	automationID   = "phasegate/"
+	fingerprintKey = "phasegateFindingHash/v1"
+)
+
+// MaxSARIFResults is the most results one run may hold: GitHub code scanning
+// rejects a SARIF file whose run has more. Past it, error findings are kept
+// before warnings and the log says how many were left out.
+const MaxSARIFResults = 25_000
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool               sarifTool                        `json:"tool"`
+	Invocations        []sarifInvocation                `json:"invocations"`
+	OriginalURIBaseIDs map[string]sarifArtifactLocation `json:"originalUriBaseIds"`
+	AutomationDetails  sarifAutomationDetails           `json:"automationDetails"`
+	ColumnKind         string                           `json:"columnKind"`
+	Results            []sarifResult                    `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string            `json:"name"`
+	Version        string            `json:"version,omitempty"`
+	InformationURI string            `json:"informationUri"`
+	Rules          []sarifDescriptor `json:"rules"`
+}
+
+type sarifDescriptor struct {
+	ID                   string             `json:"id"`
+	Name                 string             `json:"name"`
+	ShortDescription     sarifText          `json:"shortDescription"`
+	FullDescription      sarifText          `json:"fullDescription"`
+	Help                 sarifHelp          `json:"help"`
+	HelpURI              string             `json:"helpUri"`
+	DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
+	Properties           sarifRuleProps     `json:"properties"`
+}
+
+type sarifText struct {
+	Text string `json:"text"`
+}
+
+type sarifHelp struct {
+	Text     string `json:"text"`
+	Markdown string `json:"markdown"`
+}
+
+type sarifConfiguration struct {
+	Level string `json:"level"`
+}
+
+type sarifRuleProps struct {
+	Tags      []string `json:"tags"`
+	Precision string   `json:"precision"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful bool                `json:"executionSuccessful"`
+	Notifications       []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Level   string    `json:"level"`
+	Message sarifText `json:"message"`
+}
+
+type sarifAutomationDetails struct {
+	ID string `json:"id"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifText         `json:"message"`
+	Locations           []sarifLocation   `json:"locations,omitempty"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	Properties          *sarifResultProps `json:"properties,omitempty"`
+}
+
+type sarifResultProps struct {
+	ArtifactKind string `json:"artifactKind"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysicalLocation `json:"physicalLocation"`
+}
+
+type sarifPhysicalLocation struct {
+	ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
+	Region           sarifRegion           `json:"region"`
+}
+
+type sarifArtifactLocation struct {
+	URI         string     `json:"uri,omitempty"`
+	URIBaseID   string     `json:"uriBaseId,omitempty"`
+	Description *sarifText `json:"description,omitempty"`
+}
+
+type sarifRegion struct {
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn"`
+}
+
+// SARIF writes a SARIF 2.1.0 log for GitHub code scanning: one run, the rules
+// that the findings use (sorted by ID), and one result per finding with its
+// location relative to %SRCROOT% (the checked root) and a fingerprint that
+// survives the finding moving to another line. The output is deterministic.
+func SARIF(w io.Writer, r Report) error { return writeSARIF(w, r, MaxSARIFResults) }
+
+// writeSARIF writes the log with at most limit results.
+func writeSARIF(w io.Writer, r Report, limit int) error {
+	findings, omitted := capFindings(r.Findings, limit)
+
+	// Rules: one descriptor per distinct rule ID, sorted.
+	seen := map[string]check.Severity{}
+	for _, f := range findings {
+		if prev, ok := seen[f.Rule]; !ok || (prev != check.SeverityError && f.Severity == check.SeverityError) {
+			seen[f.Rule] = f.Severity
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	index := make(map[string]int, len(ids))
+	rules := make([]sarifDescriptor, 0, len(ids))
+	for i, id := range ids {
+		index[id] = i
+		rules = append(rules, descriptor(id, seen[id]))
+	}
+
+	results := make([]sarifResult, 0, len(findings))
+	occurrences := map[string]int{}
+	for _, f := range findings {
+		res := sarifResult{
+			RuleID:    f.Rule,
+			RuleIndex: index[f.Rule],
+			Level:     sarifLevel(f.Severity),
+			Message:   sarifText{Text: sarifMessage(f)},
+		}
+		if f.File != "" {
+			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{
+				ArtifactLocation: sarifArtifactLocation{URI: fileURI(f.File), URIBaseID: srcRoot},
+				Region:           sarifRegion{StartLine: max(1, f.Line), StartColumn: max(1, f.Column)},
+			}}}
+		}
+		hash := findingHash(f)
+		occurrences[hash]++
+		res.PartialFingerprints = map[string]string{fingerprintKey: fmt.Sprintf("%s:%d", hash, occurrences[hash])}
+		if f.Kind != "" {
+			res.Properties = &sarifResultProps{ArtifactKind: f.Kind}
+		}
+		results = append(results, res)
+	}
+
+	inv := sarifInvocation{ExecutionSuccessful: true}
+	if omitted > 0 {
+		inv.Notifications = []sarifNotification{{Level: "warning", Message: sarifText{Text: fmt.Sprintf(
+			"%d of %d findings are not in this log: GitHub code scanning accepts at most %d results per run (errors were kept first). Run phasegate validate for the full list.",
+			omitted, len(r.Findings), limit)}}}
+	}
+
+	log := sarifLog{
+		Schema:  sarifSchema,
+		Version: sarifVersion,
+		Runs: []sarifRun{{
+			Tool:        sarifTool{Driver: sarifDriver{Name: toolName, Version: r.Version, InformationURI: toolInfoURI, Rules: rules}},
+			Invocations: []sarifInvocation{inv},
+			OriginalURIBaseIDs: map[string]sarifArtifactLocation{
+				// The absolute root is left out on purpose: it differs from
+				// machine to machine and can name a user (SARIF §3.14.14).
+				srcRoot: {Description: &sarifText{Text: "The root of the tree phasegate checked (the repository root in CI)."}},
+			},
+			AutomationDetails: sarifAutomationDetails{ID: automationID},
+			ColumnKind:        "unicodeCodePoints",
+			Results:           results,
+		}},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(log); err != nil {
+		return fmt.Errorf("encoding sarif log: %w", err)
+	}
+	if _, err := w.Write(jsonSafe(buf.Bytes())); err != nil {
+		return fmt.Errorf("writing sarif log: %w", err)
+	}
+	return nil
+}
+
+// descriptor documents a rule. Its text is phasegate's own (never an
+// agent's), and descriptions are not message strings, so they are not
+// escaped.
+func descriptor(id string, seen check.Severity) sarifDescriptor {
+	doc := describeRule(id, seen)
+	tags := []string{"phasegate"}
+	if family, _, ok := strings.Cut(id, "."); ok {
+		tags = append(tags, family)
+	}
+	help := RuleHelpURI(id)
+	return sarifDescriptor{
+		ID:                   id,
+		Name:                 ruleName(id),
+		ShortDescription:     sarifText{Text: doc.Short},
+		FullDescription:      sarifText{Text: doc.Full},
+		Help:                 sarifHelp{Text: doc.Full + "\n\nDocumentation: " + help, Markdown: doc.Full + "\n\n[Documentation of " + id + "](" + help + ")"},
+		HelpURI:              help,
+		DefaultConfiguration: sarifConfiguration{Level: sarifLevel(doc.Level)},
+		Properties:           sarifRuleProps{Tags: tags, Precision: "very-high"},
+	}
+}
+
+func sarifLevel(s check.Severity) string {
+	if s == check.SeverityError {
+		return "error"
+	}
+	return "warning"
+}
+
+// sarifMessage is the result message: the finding's message made safe for a
+// SARIF plain-text message (see escapeSARIFText), never empty.
+func sarifMessage(f check.Finding) string {
+	msg := f.Message
+	if strings.TrimSpace(msg) == "" {
+		msg = describeRule(f.Rule, f.Severity).Short
+	}
+	return escapeSARIFText(Terminal(msg))
+}
+
+// escapeSARIFText escapes a SARIF plain-text message (SARIF 2.1.0 §3.11):
+// '{' and '}' are doubled, since single braces are placeholders; and when
+// the text holds "](", which starts an embedded link, every '\', '[' and ']'
+// is escaped with a backslash so that no link syntax is left for a viewer to
+// turn into a link that an agent chose.
+func escapeSARIFText(s string) string {
+	if strings.ContainsAny(s, "{}") {
+		s = strings.NewReplacer("{", "{{", "}", "}}").Replace(s)
+	}
+	if strings.Contains(s, "](") {
+		s = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(s)
+	}
+	return s
+}
+
+// fileURI turns a finding's file (relative, '/'-separated) into a relative
+// URI reference: every byte other than an unreserved character (RFC 3986
+// §2.3) or a '/' is percent-encoded, so spaces, '#', '?', '%', ':' (which
+// would read as a scheme in the first segment), backslashes and non-ASCII
+// characters all survive.
+func fileURI(p string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		}
+	}
+	return b.String()
+}
+
+// findingHash identifies a finding across runs by its rule, file and
+// message, and not by its line, so that the alert stays the same alert when
+// lines are added above it.
+func findingHash(f check.Finding) string {
+	h := sha256.New()
+	for _, part := range []string{f.Rule, f.File, f.Message} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// capFindings keeps at most limit findings, errors first, in their original
+// order, and returns how many were left out.
+func capFindings(fs []check.Finding, limit int) ([]check.Finding, int) {
+	if len(fs) <= limit {
+		return fs, 0
+	}
+	keep := make([]bool, len(fs))
+	n := 0
+	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
+		for i, f := range fs {
+			if n == limit {
+				break
+			}
+			isErr := f.Severity == check.SeverityError
+			if (sev == check.SeverityError) == isErr {
+				keep[i] = true
+				n++
+			}
+		}
+	}
+	out := make([]check.Finding, 0, limit)
+	for i, f := range fs {
+		if keep[i] {
+			out = append(out, f)
+		}
+	}
+	return out, len(fs) - len(out)
 }

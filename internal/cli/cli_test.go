@@ -1,0 +1,436 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+)
+
+// validGateReport is a PACE gate report that satisfies its schema and its
+// rules on its own.
+const validGateReport = `day: 1
+agent: GATE
+criteria_results:
+  - criterion: "User.create() stores bcrypt-hashed password"
+    result: PASS
+    evidence: "tests/test_user_model.py::test_create_hashes_password PASSED"
+blockers: []
+deferred: []
+gate_decision: SHIP
+hold_reason: ""
+`
+
+// brokenYAML is not YAML at all: a decode problem, whatever the kind.
+const brokenYAML = "day: 1\nagent: [\n"
+
+// wrongTypes breaks the gate report's schema.
+const wrongTypes = `day: "one"
+agent: GATE
+criteria_results: []
+blockers: []
+deferred: []
+gate_decision: MAYBE
+hold_reason: ""
+`
+
+// writeTree writes files (slash-separated paths relative to a new temporary
+// directory) and returns the directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run calls Main the way cmd/phasegate does, with an empty environment.
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	env := map[string]string{}
+	var stdout, stderr bytes.Buffer
+	code := Main(args, func(k string) string { return env[k] }, &stdout, &stderr)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func TestExitCodesAndStreams(t *testing.T) {
+	clean := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
+	empty := t.TempDir()
+	broken := writeTree(t, map[string]string{
+		".pace/day-1/gate-report.yaml": validGateReport,
+		".pace/day-2/gate-report.yaml": brokenYAML,
+	})
+	schemaErr := writeTree(t, map[string]string{".pace/day-3/gate-report.yaml": wrongTypes})
+	badConfig := writeTree(t, map[string]string{
+		".pace/day-1/gate-report.yaml": validGateReport,
+		".github/phasegate.yml":        "rules: [\n",
+	})
+	missing := filepath.Join(empty, "does-not-exist")
+
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout []string // substrings; nil means stdout must be empty
+		wantStderr []string // substrings; nil means stderr must be empty
+	}{
+		{name: "clean tree", args: []string{"validate", clean}, wantCode: ExitOK,
+			wantStdout: []string{"1 artifact checked: 0 errors, 0 warnings — SHIP"}},
+		{name: "empty tree", args: []string{"validate", empty}, wantCode: ExitOK,
+			wantStdout: []string{"0 artifacts checked: 0 errors, 0 warnings — SHIP"}},
+		{name: "one file", args: []string{"validate", filepath.Join(clean, ".pace", "day-1", "gate-report.yaml")}, wantCode: ExitOK,
+			wantStdout: []string{"1 artifact checked"}},
+		{name: "invalid YAML", args: []string{"validate", broken}, wantCode: ExitFindings,
+			wantStdout: []string{".pace/day-2/gate-report.yaml:2:", "error syntax:", "2 artifacts checked: 1 error, 0 warnings — HOLD"}},
+		{name: "schema violation", args: []string{"validate", schemaErr}, wantCode: ExitFindings,
+			wantStdout: []string{".pace/day-3/gate-report.yaml:1:", "error schema:", "HOLD"}},
+		{name: "flags after the path", args: []string{"validate", broken, "--format", "github"}, wantCode: ExitFindings,
+			wantStdout: []string{"::error file=.pace/day-2/gate-report.yaml,"}},
+		{name: "double dash ends flags", args: []string{"validate", "--", clean}, wantCode: ExitOK,
+			wantStdout: []string{"SHIP"}},
+		{name: "invalid config file is a finding", args: []string{"validate", badConfig}, wantCode: ExitFindings,
+			wantStdout: []string{".github/phasegate.yml:", "error config:"}},
+		{name: "no arguments", args: nil, wantCode: ExitUsage,
+			wantStderr: []string{"Usage:", "phasegate validate"}},
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: ExitUsage,
+			wantStderr: []string{`unknown command "frobnicate"`, "Usage:"}},
+		{name: "unknown flag", args: []string{"validate", "--bogus", clean}, wantCode: ExitUsage,
+			wantStderr: []string{"flag provided but not defined: -bogus", "Usage: phasegate validate"}},
+		{name: "flag without value", args: []string{"validate", clean, "--format"}, wantCode: ExitUsage,
+			wantStderr: []string{"flag needs an argument: -format"}},
+		{name: "bad format", args: []string{"validate", "--format", "xml", clean}, wantCode: ExitUsage,
+			wantStderr: []string{`unknown --format "xml"`, "text, json, sarif, github"}},
+		{name: "nonexistent path", args: []string{"validate", missing}, wantCode: ExitUsage,
+			wantStderr: []string{missing}},
+		{name: "nonexistent config", args: []string{"validate", "--config", missing, clean}, wantCode: ExitUsage,
+			wantStderr: []string{"reading config", missing}},
+		{name: "config is a directory", args: []string{"validate", "--config", empty, clean}, wantCode: ExitUsage,
+			wantStderr: []string{"reading config", empty}},
+		{name: "validate -h", args: []string{"validate", "-h"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate validate", "-format", "-config"}},
+		{name: "validate --help", args: []string{"validate", "--help"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate validate"}},
+		{name: "help", args: []string{"help"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage:", "phasegate validate", "Exit codes"}},
+		{name: "-h", args: []string{"-h"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage:"}},
+		{name: "version", args: []string{"version"}, wantCode: ExitOK,
+			wantStdout: []string{"phasegate " + Version() + "\n"}},
+		{name: "--version", args: []string{"--version"}, wantCode: ExitOK,
+			wantStdout: []string{"phasegate " + Version() + "\n"}},
+		{name: "schema lists kinds", args: []string{"schema"}, wantCode: ExitOK,
+			wantStdout: []string{"KIND", "pace.gate-report"}},
+		{name: "schema -h", args: []string{"schema", "-h"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate schema"}},
+		{name: "schema unknown kind", args: []string{"schema", "nope"}, wantCode: ExitUsage,
+			wantStderr: []string{`unknown kind "nope"`}},
+		{name: "schema two kinds", args: []string{"schema", "pace.gate-report", "pace.handoff"}, wantCode: ExitUsage,
+			wantStderr: []string{"usage: phasegate schema [KIND]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, tt.args...)
+			if got.code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", got.code, tt.wantCode, got.stdout, got.stderr)
+			}
+			checkStream(t, "stdout", got.stdout, tt.wantStdout)
+			checkStream(t, "stderr", got.stderr, tt.wantStderr)
+		})
+	}
+}
+
+func checkStream(t *testing.T, name, got string, want []string) {
+	t.Helper()
+	if want == nil {
+		if got != "" {
+			t.Errorf("%s = %q, want it empty", name, got)
+		}
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s does not contain %q:\n%s", name, w, got)
+		}
+	}
+}
+
+// TestErrorsAreReportedOnce checks that a usage error is printed once, not
+// by the flag package and again by phasegate.
+func TestErrorsAreReportedOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{name: "unknown flag", args: []string{"validate", "--bogus"}, msg: "flag provided but not defined"},
+		{name: "bad format", args: []string{"validate", "--format=xml"}, msg: "unknown --format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, tt.args...)
+			if n := strings.Count(got.stderr, tt.msg); n != 1 {
+				t.Errorf("%q appears %d times on stderr, want once:\n%s", tt.msg, n, got.stderr)
+			}
+		})
+	}
+}
+
+// jsonReport is the design §2 shape of --format json.
+type jsonReport struct {
+	Verdict   string        `json:"verdict"`
+	Reasons   []string      `json:"reasons"`
+	Artifacts int           `json:"artifacts"`
+	Findings  []jsonFinding `json:"findings"`
+}
+
+type jsonFinding struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Kind     string `json:"kind"`
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// decodeStrict decodes the whole of out into v, refusing unknown fields and
+// trailing data.
+func decodeStrict(t *testing.T, out string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("stdout is not the expected JSON: %v\n%s", err, out)
+	}
+	if dec.More() {
+		t.Fatalf("stdout has more than one JSON value:\n%s", out)
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	tests := []struct {
+		name         string
+		files        map[string]string
+		wantCode     int
+		wantVerdict  string
+		wantArtifact int
+		wantFindings []jsonFinding // Message is matched as a substring
+	}{
+		{
+			name:         "clean",
+			files:        map[string]string{".pace/day-1/gate-report.yaml": validGateReport},
+			wantCode:     ExitOK,
+			wantVerdict:  "SHIP",
+			wantArtifact: 1,
+		},
+		{
+			name:         "empty",
+			files:        map[string]string{"README.md": "# not an artifact\n"},
+			wantCode:     ExitOK,
+			wantVerdict:  "SHIP",
+			wantArtifact: 0,
+		},
+		{
+			name: "invalid YAML",
+			files: map[string]string{
+				".pace/day-1/gate-report.yaml": validGateReport,
+				".pace/day-2/gate-report.yaml": brokenYAML,
+			},
+			wantCode:     ExitFindings,
+			wantVerdict:  "HOLD",
+			wantArtifact: 2,
+			wantFindings: []jsonFinding{{File: ".pace/day-2/gate-report.yaml", Line: 2, Kind: "pace.gate-report", Rule: "syntax", Severity: "error", Message: "invalid YAML"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := writeTree(t, tt.files)
+			got := run(t, "validate", "--format", "json", root)
+			if got.code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d; stderr: %s", got.code, tt.wantCode, got.stderr)
+			}
+			if got.stderr != "" {
+				t.Errorf("stderr = %q, want it empty", got.stderr)
+			}
+			// Lists are [] and never null.
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(got.stdout), &raw); err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"reasons", "findings"} {
+				if s := string(raw[key]); s == "" || s == "null" {
+					t.Errorf("%s = %q, want a list", key, s)
+				}
+			}
+			var rep jsonReport
+			decodeStrict(t, got.stdout, &rep)
+			if rep.Verdict != tt.wantVerdict || rep.Artifacts != tt.wantArtifact {
+				t.Errorf("verdict, artifacts = %s, %d; want %s, %d", rep.Verdict, rep.Artifacts, tt.wantVerdict, tt.wantArtifact)
+			}
+			if (rep.Verdict == "SHIP") != (len(rep.Reasons) == 0) {
+				t.Errorf("verdict %s with reasons %q", rep.Verdict, rep.Reasons)
+			}
+			if len(rep.Findings) != len(tt.wantFindings) {
+				t.Fatalf("findings = %+v, want %d", rep.Findings, len(tt.wantFindings))
+			}
+			for i, want := range tt.wantFindings {
+				f := rep.Findings[i]
+				if f.File != want.File || f.Line != want.Line || f.Column < 1 || f.Kind != want.Kind || f.Rule != want.Rule || f.Severity != want.Severity || !strings.Contains(f.Message, want.Message) {
+					t.Errorf("finding %d = %+v, want %+v", i, f, want)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateOtherFormats runs the machine formats end to end.
+func TestValidateOtherFormats(t *testing.T) {
+	root := writeTree(t, map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
+	t.Run("sarif", func(t *testing.T) {
+		got := run(t, "validate", "--format", "sarif", root)
+		if got.code != ExitFindings || got.stderr != "" {
+			t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+		}
+		var log struct {
+			Version string `json:"version"`
+			Runs    []struct {
+				Tool struct {
+					Driver struct {
+						Version string `json:"version"`
+					} `json:"driver"`
+				} `json:"tool"`
+				Results []struct {
+					RuleID    string `json:"ruleId"`
+					Locations []struct {
+						PhysicalLocation struct {
+							ArtifactLocation struct {
+								URI string `json:"uri"`
+							} `json:"artifactLocation"`
+						} `json:"physicalLocation"`
+					} `json:"locations"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(got.stdout), &log); err != nil {
+			t.Fatal(err)
+		}
+		if log.Version != "2.1.0" || len(log.Runs) != 1 || log.Runs[0].Tool.Driver.Version != Version() {
+			t.Fatalf("log = %+v", log)
+		}
+		res := log.Runs[0].Results
+		if len(res) != 1 || res[0].RuleID != "syntax" || res[0].Locations[0].PhysicalLocation.ArtifactLocation.URI != ".pace/day-2/gate-report.yaml" {
+			t.Errorf("results = %+v", res)
+		}
+	})
+	t.Run("github", func(t *testing.T) {
+		got := run(t, "validate", "--format", "github", root)
+		if got.code != ExitFindings || got.stderr != "" {
+			t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(got.stdout, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "::error file=.pace/day-2/gate-report.yaml,line=2,") || !strings.HasPrefix(lines[1], "::notice ") {
+			t.Errorf("output:\n%s", got.stdout)
+		}
+	})
+}
+
+func TestValidateSeveralPaths(t *testing.T) {
+	a := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": brokenYAML})
+	b := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
+	got := run(t, "validate", "--format", "json", a, b)
+	if got.code != ExitFindings {
+		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+	}
+	var rep jsonReport
+	decodeStrict(t, got.stdout, &rep)
+	if rep.Artifacts != 2 || len(rep.Findings) != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	// With several roots, a file is named with its root so it is unambiguous.
+	if want := filepath.ToSlash(a) + "/.pace/day-1/gate-report.yaml"; rep.Findings[0].File != want {
+		t.Errorf("file = %q, want %q", rep.Findings[0].File, want)
+	}
+}
+
+// TestValidateDefaultsToCurrentDirectory runs validate without a PATH.
+func TestValidateDefaultsToCurrentDirectory(t *testing.T) {
+	root := writeTree(t, map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
+	t.Chdir(root)
+	got := run(t, "validate")
+	if got.code != ExitFindings || !strings.Contains(got.stdout, ".pace/day-2/gate-report.yaml:2:") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", got.code, got.stdout, got.stderr)
+	}
+}
+
+func TestSchemaCommand(t *testing.T) {
+	t.Run("lists every kind", func(t *testing.T) {
+		got := run(t, "schema")
+		if got.code != ExitOK || got.stderr != "" {
+			t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+		}
+		kinds := artifact.Kinds()
+		if len(kinds) == 0 {
+			t.Fatal("no kinds")
+		}
+		for _, k := range kinds {
+			if !strings.Contains(got.stdout, k.ID) {
+				t.Errorf("schema output does not list %s", k.ID)
+			}
+		}
+	})
+	t.Run("prints one kind's JSON Schema", func(t *testing.T) {
+		got := run(t, "schema", "pace.gate-report")
+		if got.code != ExitOK || got.stderr != "" {
+			t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+		}
+		var s map[string]any
+		if err := json.Unmarshal([]byte(got.stdout), &s); err != nil {
+			t.Fatalf("output is not JSON: %v\n%s", err, got.stdout)
+		}
+		if s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+			t.Errorf("$schema = %v", s["$schema"])
+		}
+		props, _ := s["properties"].(map[string]any)
+		for _, field := range []string{"day", "agent", "criteria_results", "gate_decision"} {
+			if _, ok := props[field]; !ok {
+				t.Errorf("schema has no property %q", field)
+			}
+		}
+		if req, _ := s["required"].([]any); !slices.Contains(req, any("gate_decision")) {
+			t.Errorf("required = %v, want it to include gate_decision", s["required"])
+		}
+	})
+}
+
+// TestMainRecoversFromPanics: Main never panics, whatever happens below it.
+func TestMainRecoversFromPanics(t *testing.T) {
+	var stderr bytes.Buffer
+	code := Main([]string{"validate", t.TempDir()}, func(string) string { return "" }, panickingWriter{}, &stderr)
+	if code != ExitUsage {
+		t.Errorf("exit code = %d, want %d", code, ExitUsage)
+	}
+	if !strings.Contains(stderr.String(), "internal error") {
+		t.Errorf("stderr = %q, want an internal error report", stderr.String())
+	}
+}
+
+type panickingWriter struct{}
+
+func (panickingWriter) Write([]byte) (int, error) { panic("writer exploded") }
