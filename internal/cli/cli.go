@@ -39,6 +39,7 @@ const usage = `phasegate checks the artifacts that AI coding-agent pipelines com
 
 Usage:
   phasegate validate [flags] [PATH...]   check artifacts; print findings
+  phasegate gate [flags] [PATH...]       validate, then compute the verdict (SHIP, ADVISORY, HOLD)
   phasegate schema [KIND]                list the kinds, or print one kind's JSON Schema
   phasegate version                      print the version
   phasegate help                         print this help
@@ -66,6 +67,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "validate":
 		return env.validate(rest)
+	case "gate":
+		return env.gate(rest)
 	case "schema":
 		return env.schema(rest)
 	case "version", "--version":

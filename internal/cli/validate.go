@@ -15,12 +15,14 @@ import (
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/history"
 	"github.com/phasegate/phasegate/internal/report"
 )
 
 type validateFlags struct {
 	format string
 	config string
+	base   string
 	paths  []string
 }
 
@@ -35,6 +37,7 @@ func parseValidateFlags(name string, args []string, e *environment) (validateFla
 	fset.SetOutput(io.Discard)
 	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", "))
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
+	fset.StringVar(&f.base, "base", "", "base revision (commit, branch or tag) for the commit-aware checks: outcomes modified since it, JG scope against the files changed since it")
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: phasegate %s [flags] [PATH...]\n\nChecks every artifact under each PATH (default .). Flags:\n", name)
 		fset.SetOutput(w)
@@ -94,6 +97,38 @@ func (e *environment) validate(args []string) int {
 		return e.failf("%v", err)
 	}
 	rep.Verdict = gate.FromFindings(rep.Findings)
+	rep.Pipeline = nil
+	if err := report.Write(e.stdout, f.format, rep); err != nil {
+		return e.failf("%v", err)
+	}
+	if rep.Verdict.Verdict == gate.Hold {
+		return ExitFindings
+	}
+	return ExitOK
+}
+
+// gate validates, then computes the verdict of design §4 from the findings
+// and the decisions the latest artifacts of each pipeline record.
+func (e *environment) gate(args []string) int {
+	f, err := parseValidateFlags("gate", args, e)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	var reported usageError
+	if errors.As(err, &reported) {
+		return ExitUsage
+	}
+	if err != nil {
+		return e.failf("%v", err)
+	}
+	rep, err := e.runChecks(context.Background(), f)
+	if err != nil {
+		return e.failf("%v", err)
+	}
+	rep.Verdict = gate.Compute(rep.Findings, rep.Pipeline)
+	if rep.Pipeline == nil {
+		rep.Pipeline = []check.Status{}
+	}
 	if err := report.Write(e.stdout, f.format, rep); err != nil {
 		return e.failf("%v", err)
 	}
@@ -123,15 +158,46 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 				prefix = ""
 			}
 		}
-		res, err := v.Run(ctx, p, check.Options{Config: cfg, Prefix: prefix})
+		opts := check.Options{Config: cfg, Prefix: prefix}
+		if f.base != "" {
+			if opts.Changed, err = changedSince(ctx, p, f.base); err != nil {
+				return rep, err
+			}
+		}
+		res, err := v.Run(ctx, p, opts)
 		if err != nil {
 			return rep, err
 		}
 		rep.Artifacts += res.Artifacts
 		rep.Findings = append(rep.Findings, res.Findings...)
+		rep.Pipeline = append(rep.Pipeline, res.Statuses...)
 	}
 	check.Sort(rep.Findings)
 	return rep, nil
+}
+
+// changedSince reads which files under PATH changed since base. For a file
+// PATH, the history of its directory is read and only that file kept.
+func changedSince(ctx context.Context, p, base string) (map[string]check.Change, error) {
+	dir, only := p, ""
+	if info, err := os.Stat(p); err == nil && !info.IsDir() {
+		dir, only = filepath.Dir(p), filepath.Base(p)
+	}
+	changed, err := history.Changed(ctx, dir, base)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]check.Change, len(changed))
+	for name, c := range changed {
+		if only != "" {
+			if name != only {
+				continue
+			}
+			name = filepath.ToSlash(filepath.Clean(p))
+		}
+		out[name] = check.Change(c)
+	}
+	return out, nil
 }
 
 // loadConfig reads --config, or <first directory PATH>/.github/phasegate.yml

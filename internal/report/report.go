@@ -23,6 +23,10 @@ type Report struct {
 	Findings  []check.Finding
 	// Version of phasegate, for formats that name the tool.
 	Version string
+	// Pipeline, when not nil, is where each pipeline unit stands
+	// (phasegate gate): the text format prints it as a table with the
+	// verdict's reasons, the JSON format as "pipeline".
+	Pipeline []check.Status
 }
 
 // Formats are the names accepted by --format.
@@ -48,13 +52,19 @@ type jsonReport struct {
 	Reasons   []string        `json:"reasons"`
 	Artifacts int             `json:"artifacts"`
 	Findings  []check.Finding `json:"findings"`
+	// Pipeline is present for phasegate gate only; an addition to the
+	// design §2 shape that leaves its four keys as they are.
+	Pipeline []check.Status `json:"pipeline,omitempty"`
 }
 
 // JSON writes the one-object shape of design §2. Lists are never null.
 // Bidirectional controls and C1 controls in strings are written as \u
 // escapes (the decoded values are unchanged), so the JSON is safe to print.
 func JSON(w io.Writer, r Report) error {
-	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings}
+	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings, Pipeline: r.Pipeline}
+	if r.Pipeline != nil && len(r.Pipeline) == 0 {
+		out.Pipeline = nil
+	}
 	if out.Reasons == nil {
 		out.Reasons = []string{}
 	}
@@ -88,6 +98,16 @@ func Text(w io.Writer, r Report) error {
 	if len(r.Findings) > 0 {
 		b.WriteByte('\n')
 	}
+	if r.Pipeline != nil {
+		writePipeline(&b, r.Pipeline)
+		if len(r.Verdict.Reasons) > 0 {
+			fmt.Fprintf(&b, "Verdict %s because:\n", r.Verdict.Verdict)
+			for _, reason := range r.Verdict.Reasons {
+				fmt.Fprintf(&b, "  %s\n", Terminal(reason))
+			}
+			b.WriteByte('\n')
+		}
+	}
 	errs, warns := check.Count(r.Findings)
 	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), r.Verdict.Verdict)
 	_, err := io.WriteString(w, b.String())
@@ -102,4 +122,32 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// familyNames are the families in the order the pipeline table lists them.
+var familyNames = []struct{ id, title string }{
+	{"pace", "PACE"}, {"jg", "JG pipeline"}, {"scc", "SCC"}, {"autopilot", "Autopilot"}, {"outcome", "Phase Outcomes"},
+}
+
+// writePipeline prints one compact line per unit, grouped by family.
+func writePipeline(b *strings.Builder, statuses []check.Status) {
+	if len(statuses) == 0 {
+		b.WriteString("Pipeline: no pipeline artifacts found\n\n")
+		return
+	}
+	width := 0
+	for _, st := range statuses {
+		width = max(width, len([]rune(Terminal(st.Unit))))
+	}
+	b.WriteString("Pipeline:\n")
+	for _, fam := range familyNames {
+		for _, st := range statuses {
+			if st.Family != fam.id {
+				continue
+			}
+			unit := Terminal(st.Unit)
+			fmt.Fprintf(b, "  %s%s  %s\n", unit, strings.Repeat(" ", width-len([]rune(unit))), Terminal(st.State))
+		}
+	}
+	b.WriteByte('\n')
 }
