@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -101,7 +102,29 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 		res.Statuses = append(res.Statuses, r.statuses...)
 	}
 	Sort(res.Findings)
+	SortStatuses(res.Statuses)
 	return res, nil
+}
+
+// FamilyOrder is the order in which families are listed.
+var FamilyOrder = []string{"pace", "jg", "scc", "autopilot", "outcome"}
+
+// SortStatuses orders statuses by family (FamilyOrder), then unit.
+func SortStatuses(sts []Status) {
+	rank := func(f string) int {
+		for i, x := range FamilyOrder {
+			if x == f {
+				return i
+			}
+		}
+		return len(FamilyOrder)
+	}
+	sort.SliceStable(sts, func(i, j int) bool {
+		if a, b := rank(sts[i].Family), rank(sts[j].Family); a != b {
+			return a < b
+		}
+		return sts[i].Unit < sts[j].Unit
+	})
 }
 
 // fileGroup is the discovered files of one unit.

@@ -173,6 +173,7 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 		rep.Pipeline = append(rep.Pipeline, res.Statuses...)
 	}
 	check.Sort(rep.Findings)
+	check.SortStatuses(rep.Pipeline)
 	return rep, nil
 }
 

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestGateGolden runs `phasegate gate` in every format over a tree of all
+// five families (testdata/gate/repo: a PACE day whose SENTINEL holds, a JG
+// review that fails, a consistent SCC task, an Autopilot run, a Phase Outcome
+// and one schema error) and compares the output with golden files.
+func TestGateGolden(t *testing.T) {
+	repo := filepath.Join("testdata", "gate", "repo")
+	tests := []struct {
+		format, golden string
+	}{
+		{format: "text", golden: "gate.txt"},
+		{format: "json", golden: "gate.json"},
+		{format: "sarif", golden: "gate.sarif"},
+		{format: "github", golden: "gate.github.txt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format, func(t *testing.T) {
+			r := run(t, "gate", "--format", tc.format, repo)
+			if r.code != ExitFindings {
+				t.Errorf("exit code = %d, want %d (a SENTINEL HOLD holds); stderr:\n%s", r.code, ExitFindings, r.stderr)
+			}
+			if r.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", r.stderr)
+			}
+			golden := filepath.Join("testdata", "gate", tc.golden)
+			if *update {
+				if err := os.WriteFile(golden, []byte(r.stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("missing golden (go test ./internal/cli -run TestGateGolden -update): %v", err)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("output differs from %s\n--- got\n%s\n--- want\n%s", golden, r.stdout, want)
+			}
+		})
+	}
+}
