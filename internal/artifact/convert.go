@@ -6,6 +6,8 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -15,7 +17,9 @@ import (
 type Limits struct {
 	// MaxFileSize is the largest file read, in bytes.
 	MaxFileSize int64
-	// MaxDepth is the deepest nesting of mappings and sequences.
+	// MaxDepth is the deepest nesting of mappings and sequences. It is
+	// capped at MaxDepthCeiling whatever the caller asks, so that no input
+	// can exhaust the stack.
 	MaxDepth int
 	// MaxAliasNodes is how many nodes YAML alias expansion may produce in one
 	// file (the "billion laughs" budget).
@@ -32,12 +36,19 @@ var DefaultLimits = Limits{
 	MaxNodes:      1_000_000,
 }
 
+// MaxDepthCeiling is the deepest nesting any configuration may allow (the
+// YAML parser's own limit).
+const MaxDepthCeiling = 10_000
+
 func (l Limits) withDefaults() Limits {
 	if l.MaxFileSize <= 0 {
 		l.MaxFileSize = DefaultLimits.MaxFileSize
 	}
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultLimits.MaxDepth
+	}
+	if l.MaxDepth > MaxDepthCeiling {
+		l.MaxDepth = MaxDepthCeiling
 	}
 	if l.MaxAliasNodes <= 0 {
 		l.MaxAliasNodes = DefaultLimits.MaxAliasNodes
@@ -66,6 +77,9 @@ const (
 )
 
 var (
+	// octalLooking integers (0755) are octal in YAML 1.1 and decimal in
+	// YAML 1.2: ambiguous, so they stay strings.
+	octalLooking = regexp.MustCompile(`^[-+]?0[0-9]+$`)
 	decimalInt   = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
 	decimalFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 )
@@ -78,16 +92,62 @@ var allowedTags = map[string]bool{
 	"!!null": true, "!!map": true, "!!seq": true, "!!timestamp": true, "!!binary": true,
 }
 
+// maxProblems is the most problems one file lists: a hostile file (a
+// million blank JSONL lines, a million duplicate keys) must not flood the
+// report. The first problem past the limit stands for the rest.
+const maxProblems = 100
+
+// problemList collects a file's problems up to maxProblems.
+type problemList struct {
+	list    []Problem
+	omitted int
+}
+
+// full reports whether the list holds maxProblems and one more, so that
+// further problems are only counted.
+func (l *problemList) full() bool { return len(l.list) > maxProblems }
+
+func (l *problemList) add(p Problem) {
+	if l.full() {
+		l.omitted++
+		return
+	}
+	l.list = append(l.list, p)
+}
+
+// result is the list, its last entry (the first past the limit) saying how
+// many more were left out.
+func (l *problemList) result() []Problem {
+	if l.omitted == 0 {
+		return l.list
+	}
+	last := &l.list[maxProblems]
+	last.Message = fmt.Sprintf("%s (and %d more problems in this file, not listed)", last.Message, l.omitted)
+	return l.list
+}
+
 type converter struct {
 	limits     Limits
 	aliasNodes int
 	nodes      int
-	problems   []Problem
+	problems   *problemList
+	failures   int // problems found, listed or not
 	stop       bool
+	// expanding holds the anchored nodes whose alias is being expanded, to
+	// catch an alias inside its own anchor (which would expand forever).
+	expanding map[*yaml.Node]bool
+	// outerAlias is the outermost alias being expanded: where a budget
+	// breach is reported (the nodes inside are at the anchor's position).
+	outerAlias *yaml.Node
 }
 
 func (c *converter) fail(n *yaml.Node, rule, format string, args ...any) {
-	c.problems = append(c.problems, Problem{Pos: nodePos(n), Rule: rule, Message: fmt.Sprintf(format, args...)})
+	c.failures++
+	if c.problems.full() {
+		c.problems.omitted++
+		return
+	}
+	c.problems.add(Problem{Pos: nodePos(n), Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
 // convert turns a node tree into the JSON data model. It reports duplicate
@@ -102,7 +162,7 @@ func (c *converter) convert(n *yaml.Node, depth int, aliased bool) any {
 	if aliased {
 		c.aliasNodes++
 		if c.aliasNodes > c.limits.MaxAliasNodes {
-			c.fail(n, RuleAliasBudget, "YAML aliases expand to more than %d nodes; write the values out instead of using anchors and aliases", c.limits.MaxAliasNodes)
+			c.fail(c.outerAlias, RuleAliasBudget, "YAML aliases expand to more than %d nodes; write the values out instead of using anchors and aliases", c.limits.MaxAliasNodes)
 			c.stop = true
 			return nil
 		}
@@ -111,6 +171,9 @@ func (c *converter) convert(n *yaml.Node, depth int, aliased bool) any {
 		c.fail(n, RuleNodeCount, "file has more than %d values", c.limits.MaxNodes)
 		c.stop = true
 		return nil
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!merge" && n.Style&yaml.TaggedStyle == 0 {
+		return n.Value // a plain "<<" that is not a key is just a string
 	}
 	if !allowedTags[n.Tag] && n.Kind != yaml.AliasNode && n.Kind != yaml.DocumentNode {
 		c.fail(n, RuleTag, "YAML tag %s is not allowed: artifacts are plain data (tags can construct objects in other tools)", quoteTag(n.Tag))
@@ -126,7 +189,21 @@ func (c *converter) convert(n *yaml.Node, depth int, aliased bool) any {
 		if n.Alias == nil {
 			return nil
 		}
-		return c.convert(n.Alias, depth, true)
+		if c.expanding[n.Alias] {
+			c.fail(n, RuleAliasBudget, "YAML alias *%s is inside its own anchor: it would expand forever", truncate(n.Value))
+			c.stop = true
+			return nil
+		}
+		if c.expanding == nil {
+			c.expanding = map[*yaml.Node]bool{}
+		}
+		c.expanding[n.Alias] = true
+		if !aliased {
+			c.outerAlias = n
+		}
+		v := c.convert(n.Alias, depth, true)
+		delete(c.expanding, n.Alias)
+		return v
 	case yaml.MappingNode:
 		if depth >= c.limits.MaxDepth {
 			c.fail(n, RuleDepth, "nesting is deeper than %d levels", c.limits.MaxDepth)
@@ -181,11 +258,41 @@ func (c *converter) convert(n *yaml.Node, depth int, aliased bool) any {
 	return nil
 }
 
-func quoteTag(t string) string {
-	if len(t) > 60 {
-		t = t[:60] + "…"
+// convertLines converts the lines of a JSONL file one by one. A line with a
+// problem (a duplicate key, say) is left out of both the value and the node
+// tree, like a line that does not parse, so that the other lines are still
+// checked and item i of the value is node i of the tree.
+func (c *converter) convertLines(seq *yaml.Node) []any {
+	out := make([]any, 0, len(seq.Content))
+	kept := seq.Content[:0]
+	for _, n := range seq.Content {
+		before := c.failures
+		v := c.convert(n, 0, false)
+		if c.stop {
+			return nil
+		}
+		if c.failures > before {
+			continue
+		}
+		kept = append(kept, n)
+		out = append(out, v)
 	}
-	return strconv.Quote(t)
+	seq.Content = kept
+	return out
+}
+
+func quoteTag(t string) string { return strconv.Quote(truncate(t)) }
+
+// truncate shortens s to at most 60 bytes without splitting a character.
+func truncate(s string) string {
+	if len(s) <= 60 {
+		return s
+	}
+	i := 60
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // scalar resolves a scalar node. Only what is unambiguous becomes a number,
@@ -195,9 +302,23 @@ func scalar(n *yaml.Node) any {
 	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
 		return n.Value
 	}
+	if octalLooking.MatchString(n.Value) {
+		return n.Value
+	}
 	switch n.Tag {
+	case "!!str":
+		// The YAML parser leaves a plain decimal float out of float64's
+		// range (1e400) as a string; it is a number, kept exactly.
+		if n.Style&yaml.TaggedStyle == 0 && decimalFloat.MatchString(n.Value) {
+			return jsonNumber(n.Value)
+		}
+		return n.Value
 	case "!!null":
-		return nil
+		switch n.Value {
+		case "", "~", "null", "Null", "NULL":
+			return nil
+		}
+		return n.Value // an explicit !!null on a non-null spelling
 	case "!!bool":
 		switch n.Value {
 		case "true", "True", "TRUE":
@@ -213,16 +334,49 @@ func scalar(n *yaml.Node) any {
 		if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
 			return i
 		}
-		return json.Number(n.Value)
+		return jsonNumber(n.Value)
 	case "!!float":
 		if !decimalFloat.MatchString(n.Value) {
 			return n.Value
 		}
+		if decimalInt.MatchString(n.Value) {
+			// YAML resolves an integer too big for 64 bits as a float;
+			// keep every digit instead.
+			if _, err := strconv.ParseInt(n.Value, 10, 64); err != nil {
+				return jsonNumber(n.Value)
+			}
+		}
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if err != nil || math.IsInf(f, 0) {
-			return json.Number(n.Value)
+			return jsonNumber(n.Value)
 		}
 		return f
 	}
 	return n.Value
+}
+
+// jsonNumber spells a YAML decimal number (which matched decimalInt or
+// decimalFloat) as a JSON number: no leading '+', no leading zeros, no bare
+// '.'.
+func jsonNumber(s string) json.Number {
+	s = strings.TrimPrefix(s, "+")
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i:]
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	whole = strings.TrimLeft(whole, "0")
+	if whole == "" {
+		whole = "0"
+	}
+	mant = whole
+	if frac != "" {
+		mant += "." + frac
+	}
+	if neg {
+		mant = "-" + mant
+	}
+	return json.Number(mant + exp)
 }

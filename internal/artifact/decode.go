@@ -50,31 +50,46 @@ func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document)
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 
 	format := FormatOf(kind, path)
+	probs := &problemList{}
+	defer func() { doc.Problems = append(doc.Problems, probs.result()...) }()
 	var root *yaml.Node
-	var probs []Problem
 	switch format {
 	case FormatJSON:
 		n, p := parseJSON(data, limits.MaxDepth, 0)
 		if p != nil {
-			probs = append(probs, *p)
+			probs.add(*p)
 		}
 		root = n
 	case FormatJSONL:
-		root, probs = parseJSONL(data, limits.MaxDepth)
+		root = parseJSONL(data, limits.MaxDepth, probs)
 	case FormatLearnings:
 		root = parseLearnings(data)
 	default:
-		root, probs = parseYAML(data)
+		var ps []Problem
+		root, ps = parseYAML(data)
+		for _, p := range ps {
+			probs.add(p)
+		}
 	}
-	doc.Problems = append(doc.Problems, probs...)
-	if root == nil && len(probs) > 0 {
+	if root == nil {
+		if len(probs.list) == 0 {
+			probs.add(Problem{Pos: Pos{1, 1}, Rule: RuleSyntax, Message: "the parser could not read this file"})
+		}
 		return doc
 	}
-	c := &converter{limits: limits}
-	v := c.convert(root, 0, false)
-	doc.Problems = append(doc.Problems, c.problems...)
+	c := &converter{limits: limits, problems: probs}
+	var v any
+	if format == FormatJSONL {
+		v = c.convertLines(root)
+	} else {
+		v = c.convert(root, 0, false)
+	}
 	doc.root = root
-	if c.stop {
+	// A value with a refused construct in it (a duplicate key, a tag, a
+	// merge key) is ambiguous: other tools read it differently. It is not
+	// handed on to the schema, which would only add noise about the
+	// placeholder. JSONL lines with problems were already left out.
+	if c.stop || (format != FormatJSONL && c.failures > 0) {
 		return doc
 	}
 	doc.Value, doc.Decoded = v, true
@@ -122,31 +137,34 @@ func offsetPos(data []byte, off int) Pos {
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 func parseYAML(data []byte) (*yaml.Node, []Problem) {
+	lines := newLineMap(data)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var first yaml.Node
 	if err := dec.Decode(&first); err != nil {
 		if errors.Is(err, io.EOF) {
 			return &yaml.Node{Kind: yaml.DocumentNode, Line: 1, Column: 1}, nil
 		}
-		return nil, []Problem{yamlProblem(err)}
+		return nil, []Problem{yamlProblem(err, lines)}
 	}
+	lines.fix(&first)
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
+		lines.fix(&next)
 		return &first, []Problem{{Pos: nodePos(&next), Rule: RuleMultiDocument, Message: "file holds more than one YAML document ('---'); an artifact is exactly one document"}}
 	case errors.Is(err, io.EOF):
 		return &first, nil
 	default:
-		return &first, []Problem{yamlProblem(err)}
+		return &first, []Problem{yamlProblem(err, lines)}
 	}
 }
 
-func yamlProblem(err error) Problem {
+func yamlProblem(err error, lines *lineMap) Problem {
 	msg := err.Error()
 	pos := Pos{Line: 1, Column: 1}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		if l, e := strconv.Atoi(m[1]); e == nil && l > 0 {
-			pos.Line = l
+			pos.Line = lines.line(l)
 		}
 	}
 	return Problem{Pos: pos, Rule: RuleSyntax, Message: "invalid YAML: " + trimYAMLPrefix(msg)}
@@ -158,9 +176,8 @@ func trimYAMLPrefix(s string) string { return yamlPrefix.ReplaceAllString(s, "")
 
 // parseJSONL parses one JSON value per line into a sequence node. Blank lines
 // are problems (the format has none), and every bad line is reported.
-func parseJSONL(data []byte, maxDepth int) (*yaml.Node, []Problem) {
+func parseJSONL(data []byte, maxDepth int, probs *problemList) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: 1, Column: 1}
-	var probs []Problem
 	lineNo := 0
 	for len(data) > 0 {
 		line := data
@@ -171,10 +188,7 @@ func parseJSONL(data []byte, maxDepth int) (*yaml.Node, []Problem) {
 		}
 		lineNo++
 		if len(bytes.TrimSpace(line)) == 0 {
-			if len(data) == 0 && len(line) == 0 {
-				break // the newline that ends the last line
-			}
-			probs = append(probs, Problem{Pos: Pos{lineNo, 1}, Rule: RuleSyntax, Message: "blank line: every line of a JSONL file must be one JSON object"})
+			probs.add(Problem{Pos: Pos{lineNo, 1}, Rule: RuleSyntax, Message: "blank line: every line of a JSONL file must be one JSON object"})
 			continue
 		}
 		n, p := parseJSON(line, maxDepth, lineNo-1)
@@ -182,10 +196,10 @@ func parseJSONL(data []byte, maxDepth int) (*yaml.Node, []Problem) {
 			// Reported once here; the line is left out of the value so the
 			// schema does not report it again. Positions come from the nodes,
 			// so the other lines keep their own line numbers.
-			probs = append(probs, *p)
+			probs.add(*p)
 			continue
 		}
 		seq.Content = append(seq.Content, n)
 	}
-	return seq, probs
+	return seq
 }

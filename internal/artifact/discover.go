@@ -63,6 +63,11 @@ func Discover(root string, opts DiscoverOptions) ([]File, error) {
 	if realRoot, err = filepath.Abs(realRoot); err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", root, err)
 	}
+	// WalkDir does not descend into a root that is itself a symlink (to a
+	// directory): walk its target instead, under the same relative paths.
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		root = realRoot
+	}
 	var files []File
 	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -39,6 +39,9 @@ type Document struct {
 	// (JSONL) it is a []any with one element per line.
 	Value any
 	// Decoded reports whether Value is usable. When false, Problems says why.
+	// A document with a refused construct (a duplicate key, a disallowed
+	// tag, a merge key, a limit breach) is not decoded: its value would be
+	// ambiguous. A JSONL document is decoded without its bad lines.
 	Decoded bool
 	// Problems found while reading and decoding.
 	Problems []Problem
@@ -78,7 +81,7 @@ func locate(root *yaml.Node, tokens []string) Pos {
 		case yaml.MappingNode:
 			var next *yaml.Node
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == tok {
+				if k := deref(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == tok {
 					best = nodePos(n.Content[i])
 					next = deref(n.Content[i+1])
 					break
@@ -89,8 +92,8 @@ func locate(root *yaml.Node, tokens []string) Pos {
 			}
 			n = next
 		case yaml.SequenceNode:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(n.Content) {
+			i, ok := arrayIndex(tok)
+			if !ok || i >= len(n.Content) {
 				return best
 			}
 			n = deref(n.Content[i])
@@ -100,6 +103,21 @@ func locate(root *yaml.Node, tokens []string) Pos {
 		}
 	}
 	return best
+}
+
+// arrayIndex parses an RFC 6901 array index: "0" or a decimal without
+// leading zeros.
+func arrayIndex(tok string) (int, bool) {
+	if tok == "" || len(tok) > 9 || (tok[0] == '0' && len(tok) > 1) {
+		return 0, false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return 0, false
+		}
+	}
+	i, err := strconv.Atoi(tok)
+	return i, err == nil
 }
 
 func deref(n *yaml.Node) *yaml.Node {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -350,8 +351,12 @@ func (p *jsonParser) str() (string, bool) {
 				}
 				b.WriteRune(r)
 			default:
-				p.off--
-				p.fail("invalid escape \\%c in string", e)
+				p.off -= 2 // report at the backslash
+				if r, _ := utf8.DecodeRune(d[p.off+1:]); unicode.IsPrint(r) {
+					p.fail("invalid escape \\%c in string", r)
+				} else {
+					p.fail("invalid escape in string: a backslash before %U", r)
+				}
 				return "", false
 			}
 		default:
@@ -363,13 +368,16 @@ func (p *jsonParser) str() (string, bool) {
 	return "", false
 }
 
+// hex4 reads the four hex digits after \u (p.off is at the first).
 func (p *jsonParser) hex4() (rune, bool) {
 	if p.off+4 > len(p.data) {
+		p.off -= 2 // report at the backslash
 		p.fail("invalid \\u escape in string")
 		return 0, false
 	}
 	v, err := strconv.ParseUint(string(p.data[p.off:p.off+4]), 16, 32)
 	if err != nil {
+		p.off -= 2
 		p.fail("invalid \\u escape in string")
 		return 0, false
 	}

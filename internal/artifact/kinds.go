@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"bytes"
 	"path"
 	"regexp"
 	"sort"
@@ -221,9 +222,10 @@ func Sniffable(rel string) bool {
 }
 
 var (
-	sccSubmitMark = regexp.MustCompile(`(?m)^\s*"?schema_version"?\s*:\s*["']?scc\.submit\.v1\b`)
-	sccVerdictMrk = regexp.MustCompile(`(?m)^\s*"?schema_version"?\s*:\s*["']?scc\.verdict\.v1\b`)
-	cbConfigMark  = regexp.MustCompile(`(?m)^\s{0,4}"circuit_breaker_config"\s*:`)
+	// A key at the start of a line, or first in a minified JSON object.
+	sccSubmitMark = regexp.MustCompile(`(?m)^\{?\s*"?schema_version"?\s*:\s*["']?scc\.submit\.v1\b`)
+	sccVerdictMrk = regexp.MustCompile(`(?m)^\{?\s*"?schema_version"?\s*:\s*["']?scc\.verdict\.v1\b`)
+	cbConfigMark  = regexp.MustCompile(`(?m)^\{?\s{0,4}"circuit_breaker_config"\s*:`)
 	phaseKey      = regexp.MustCompile(`(?m)^phase:`)
 	pendingKey    = regexp.MustCompile(`(?m)^pending_decisions:`)
 )
@@ -235,6 +237,7 @@ var (
 // `phase:` and `pending_decisions:` keys (a Phase Outcome in YAML).
 func Sniff(rel string, head []byte) *Kind {
 	ext := strings.ToLower(path.Ext(rel))
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	switch {
 	case sccSubmitMark.Match(head):
 		return byID["scc.submit"]

@@ -14,11 +14,13 @@ import (
 //
 // Every ATX heading after the first line starts an entry; the non-blank lines
 // up to the next heading are its lines. Each value keeps its line number.
+// A '#' line inside a fenced code block is not a heading, and neither is
+// "#tag" (CommonMark needs a space after the '#'s).
 func parseLearnings(data []byte) *yaml.Node {
 	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
 	entries := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: 1, Column: 1}
 	var cur, curLines *yaml.Node
-	inFence := false
+	var fence string // the open fence's marker ("```", "~~~~", …), or ""
 	lineNo := 0
 	for len(data) > 0 {
 		var line []byte
@@ -34,10 +36,14 @@ func parseLearnings(data []byte) *yaml.Node {
 			continue
 		}
 		trimmed := strings.TrimSpace(text)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			inFence = !inFence
-		}
-		if !inFence && strings.HasPrefix(text, "#") {
+		if m := fenceMarker(text); m != "" {
+			switch {
+			case fence == "":
+				fence = m
+			case m[0] == fence[0] && len(m) >= len(fence) && strings.TrimLeft(trimmed, m[:1]) == "":
+				fence = ""
+			}
+		} else if fence == "" && atxHeading(text) {
 			cur = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: lineNo, Column: 1}
 			curLines = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: lineNo, Column: 1}
 			cur.Content = append(cur.Content,
@@ -55,6 +61,48 @@ func parseLearnings(data []byte) *yaml.Node {
 	}
 	root.Content = append(root.Content, str("entries", 1, 1), entries)
 	return root
+}
+
+// indent strips up to three leading spaces, or reports false when there are
+// more (an indented code block in Markdown).
+func indent(line string) (string, bool) {
+	for i := 0; i < 4; i++ {
+		if i == len(line) || line[i] != ' ' {
+			return line[i:], true
+		}
+	}
+	return "", false
+}
+
+// fenceMarker returns the run of three or more backticks or tildes that
+// opens or closes a fenced code block on this line, or "".
+func fenceMarker(line string) string {
+	rest, ok := indent(line)
+	if !ok || len(rest) < 3 || (rest[0] != '`' && rest[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(rest) && rest[n] == rest[0] {
+		n++
+	}
+	if n < 3 {
+		return ""
+	}
+	return rest[:n]
+}
+
+// atxHeading reports whether a line is a Markdown ATX heading: up to three
+// spaces, one to six '#', then a space, a tab or the end of the line.
+func atxHeading(line string) bool {
+	rest, ok := indent(line)
+	if !ok {
+		return false
+	}
+	n := 0
+	for n < len(rest) && rest[n] == '#' {
+		n++
+	}
+	return n >= 1 && n <= 6 && (n == len(rest) || rest[n] == ' ' || rest[n] == '\t')
 }
 
 func str(v string, line, col int) *yaml.Node {

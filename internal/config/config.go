@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
@@ -81,7 +83,8 @@ type Pace struct {
 	MaxIterations int `yaml:"max_iterations"`
 }
 
-// Limits is the limits section; zero means the default.
+// Limits is the limits section; zero means the default. max_depth is at
+// most artifact.MaxDepthCeiling.
 type Limits struct {
 	MaxFileSize   int64 `yaml:"max_file_size"`
 	MaxDepth      int   `yaml:"max_depth"`
@@ -117,51 +120,237 @@ var KnownRule func(id string) bool
 // Default is the configuration used without a file or with an invalid one.
 func Default() Config { return Config{} }
 
-var lineRE = regexp.MustCompile(`line (\d+)`)
+var (
+	lineRE     = regexp.MustCompile(`line (\d+)`)
+	unknownKey = regexp.MustCompile(`^line \d+: field (\S+) not found in type (\S+)$`)
+	wrongType  = regexp.MustCompile(`^line \d+: cannot unmarshal (!!\w+)(?: (` + "`" + `.*` + "`" + `))? into (\S+)$`)
+	goTypes    = map[string]string{
+		"[]string":            "a list of strings",
+		"int":                 "an integer",
+		"int64":               "an integer",
+		"float64":             "a number",
+		"bool":                "true or false",
+		"string":              "a string",
+		"map[string][]string": "a mapping of kind IDs to lists of globs",
+		"map[string]string":   "a mapping of rule IDs to severities",
+	}
+	yamlTypes = map[string]string{
+		"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean",
+		"!!null": "null", "!!seq": "a list", "!!map": "a mapping", "!!binary": "binary data", "!!timestamp": "a timestamp",
+	}
+)
+
+// keysOf lists the YAML keys of each section's Go type, by the name the
+// YAML decoder's messages use ("config.Limits").
+var keysOf = func() map[string][]string {
+	out := map[string][]string{}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		name := t.String()
+		if _, done := out[name]; done {
+			return
+		}
+		out[name] = []string{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if key == "" || key == "-" {
+				continue
+			}
+			out[name] = append(out[name], key)
+			if ft := f.Type; ft.Kind() == reflect.Struct {
+				add(ft)
+			}
+		}
+	}
+	add(reflect.TypeOf(Config{}))
+	return out
+}()
+
+// maxSize is the largest config file read, and maxKeys the most entries one
+// mapping may have: the YAML decoder compares every key of a mapping with
+// every other, so an unbounded mapping would cost quadratic time.
+const (
+	maxSize     = 1 << 20
+	maxKeys     = 10_000
+	maxProblems = 100
+)
 
 // Parse decodes the config. With problems, the returned Config is Default().
-func Parse(data []byte) (Config, []Problem) {
-	var cfg Config
+// It never panics: whatever is wrong with the bytes is a problem.
+func Parse(data []byte) (cfg Config, probs []Problem) {
+	defer func() {
+		if r := recover(); r != nil {
+			cfg, probs = Default(), []Problem{{Line: 1, Column: 1, Message: fmt.Sprintf("the config could not be read: %v", r)}}
+		}
+		probs = clamp(probs, data)
+	}()
+	if len(data) > maxSize {
+		return Default(), []Problem{{Line: 1, Column: 1, Message: fmt.Sprintf("the config is %d bytes, over the %d-byte limit", len(data), maxSize)}}
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Default(), nil
 	}
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return Default(), []Problem{fromYAMLError(err)}
-	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Default(), nil // comments only
+		}
+		return Default(), []Problem{fromMessage(err.Error(), nil)}
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return Default(), []Problem{{Line: max(extra.Line, 1), Column: 1, Message: "the config holds more than one YAML document ('---'); write it as one"}}
+	case !errors.Is(err, io.EOF):
+		return Default(), []Problem{fromMessage(err.Error(), nil)}
+	}
+	if probs := checkKeys(&root); len(probs) > 0 {
+		return Default(), probs
+	}
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	if err := strict.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		cols := columns(&root)
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			var probs []Problem
 			for _, e := range te.Errors {
-				probs = append(probs, fromMessage(e))
+				probs = append(probs, fromMessage(e, cols))
 			}
-			return Default(), probs
+			return Default(), capProblems(probs)
 		}
-		return Default(), []Problem{fromYAMLError(err)}
+		return Default(), []Problem{fromMessage(err.Error(), cols)}
 	}
 	if probs := validate(cfg, &root); len(probs) > 0 {
-		return Default(), probs
+		return Default(), capProblems(probs)
 	}
 	return cfg, nil
 }
 
-func fromYAMLError(err error) Problem { return fromMessage(err.Error()) }
+// checkKeys reports duplicate keys (once each, in linear time) and
+// mappings over maxKeys, before the YAML decoder sees them.
+func checkKeys(root *yaml.Node) []Problem {
+	var probs []Problem
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if len(probs) > maxProblems {
+			return
+		}
+		if n.Kind == yaml.MappingNode {
+			if len(n.Content)/2 > maxKeys {
+				probs = append(probs, Problem{n.Line, n.Column, fmt.Sprintf("mapping has %d keys, more than the %d a config may have", len(n.Content)/2, maxKeys)})
+				return
+			}
+			seen := make(map[string]*yaml.Node, len(n.Content)/2)
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.Kind != yaml.ScalarNode {
+					continue // the decoder reports it
+				}
+				if first, dup := seen[k.Value]; dup {
+					probs = append(probs, Problem{k.Line, k.Column, fmt.Sprintf("duplicate key %q (first at line %d)", k.Value, first.Line)})
+					continue
+				}
+				seen[k.Value] = k
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	return capProblems(probs)
+}
 
-func fromMessage(msg string) Problem {
-	p := Problem{Line: 1, Column: 1, Message: msg}
+// capProblems keeps the first maxProblems problems and says how many more
+// there are.
+func capProblems(probs []Problem) []Problem {
+	if len(probs) <= maxProblems {
+		return probs
+	}
+	more := len(probs) - maxProblems
+	probs = probs[:maxProblems:maxProblems]
+	last := probs[maxProblems-1]
+	return append(probs, Problem{last.Line, last.Column, fmt.Sprintf("and %d more problems", more)})
+}
+
+// clamp keeps problem positions inside the file: the YAML parser reports
+// errors at the end of a file on the line after the last one.
+func clamp(probs []Problem, data []byte) []Problem {
+	lines := bytes.Count(data, []byte("\n")) + 1
+	for i := range probs {
+		if probs[i].Line > lines {
+			probs[i].Line, probs[i].Column = lines, 1
+		}
+		probs[i].Line = max(probs[i].Line, 1)
+		probs[i].Column = max(probs[i].Column, 1)
+	}
+	return probs
+}
+
+// fromMessage turns a YAML error message into a problem at its line (and,
+// when known, the column of the first node on that line), in words that
+// name YAML and config types rather than Go ones.
+func fromMessage(msg string, cols map[int]int) Problem {
+	p := Problem{Line: 1, Column: 1, Message: strings.TrimPrefix(msg, "yaml: ")}
 	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		p.Line, _ = strconv.Atoi(m[1])
+		if l, err := strconv.Atoi(m[1]); err == nil && l > 0 {
+			p.Line = l
+			if c := cols[l]; c > 0 {
+				p.Column = c
+			}
+		}
+	}
+	if m := unknownKey.FindStringSubmatch(msg); m != nil {
+		p.Message = fmt.Sprintf("unknown key %q", m[1])
+		if keys := keysOf[m[2]]; len(keys) > 0 {
+			p.Message += " (known keys here: " + strings.Join(keys, ", ") + ")"
+		}
+	} else if m := wrongType.FindStringSubmatch(msg); m != nil {
+		got := yamlTypes[m[1]]
+		if got == "" {
+			got = m[1]
+		}
+		if m[2] != "" {
+			got += " " + m[2]
+		}
+		want := goTypes[m[3]]
+		switch {
+		case want != "":
+		case keysOf[m[3]] != nil:
+			want = "a mapping"
+		default:
+			want = m[3]
+		}
+		p.Message = fmt.Sprintf("wrong type: got %s, want %s", got, want)
+	} else {
+		p.Message = strings.TrimPrefix(p.Message, fmt.Sprintf("line %d: ", p.Line))
 	}
 	return p
 }
 
+// columns maps each line to the column of its leftmost node.
+func columns(root *yaml.Node) map[int]int {
+	cols := map[int]int{}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind != yaml.DocumentNode && n.Line > 0 {
+			if c, ok := cols[n.Line]; !ok || n.Column < c {
+				cols[n.Line] = n.Column
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	return cols
+}
+
 func validate(cfg Config, root *yaml.Node) []Problem {
 	var probs []Problem
-	at := func(path ...string) (int, int) {
-		n := find(root, path...)
+	at := func(n *yaml.Node) (int, int) {
 		if n == nil {
 			return 1, 1
 		}
@@ -174,20 +363,20 @@ func validate(cfg Config, root *yaml.Node) []Problem {
 	sort.Strings(ids)
 	for _, id := range ids {
 		if artifact.KindByID(id) == nil {
-			l, c := at("artifacts", id)
+			l, c := at(find(root, "artifacts", id))
 			probs = append(probs, Problem{l, c, fmt.Sprintf("artifacts: unknown kind %q (run `phasegate schema` to list the kinds)", id)})
 			continue
 		}
-		for _, g := range cfg.Artifacts[id] {
+		for i, g := range cfg.Artifacts[id] {
 			if !doublestar.ValidatePattern(g) {
-				l, c := at("artifacts", id)
+				l, c := at(item(root, i, "artifacts", id))
 				probs = append(probs, Problem{l, c, fmt.Sprintf("artifacts.%s: invalid glob %q", id, g)})
 			}
 		}
 	}
-	for _, g := range cfg.Ignore {
+	for i, g := range cfg.Ignore {
 		if !doublestar.ValidatePattern(g) {
-			l, c := at("ignore")
+			l, c := at(item(root, i, "ignore"))
 			probs = append(probs, Problem{l, c, fmt.Sprintf("ignore: invalid glob %q", g)})
 		}
 	}
@@ -200,42 +389,77 @@ func validate(cfg Config, root *yaml.Node) []Problem {
 		switch cfg.Rules[id] {
 		case "error", "warning", "off":
 		default:
-			l, c := at("rules", id)
+			l, c := at(find(root, "rules", id))
 			probs = append(probs, Problem{l, c, fmt.Sprintf("rules.%s: severity %q must be error, warning or off", id, cfg.Rules[id])})
 		}
 		if KnownRule != nil && !KnownRule(id) {
-			l, c := at("rules", id)
+			l, c := at(find(root, "rules", id))
 			probs = append(probs, Problem{l, c, fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id)})
 		}
 	}
 	if r := cfg.Autopilot.DeferRate; r != nil && (*r < 0 || *r > 1) {
-		l, c := at("autopilot", "defer_rate")
+		l, c := at(find(root, "autopilot", "defer_rate"))
 		probs = append(probs, Problem{l, c, "autopilot.defer_rate must be between 0 and 1"})
 	}
 	if p := cfg.Autopilot.PassScore; p != nil && (*p < 1 || *p > 10) {
-		l, c := at("autopilot", "pass_score")
+		l, c := at(find(root, "autopilot", "pass_score"))
 		probs = append(probs, Problem{l, c, "autopilot.pass_score must be between 1 and 10"})
 	}
 	if cfg.Pace.MaxIterations < 0 {
-		l, c := at("pace", "max_iterations")
+		l, c := at(find(root, "pace", "max_iterations"))
 		probs = append(probs, Problem{l, c, "pace.max_iterations must be positive"})
 	}
-	if cfg.Limits.MaxFileSize < 0 || cfg.Limits.MaxDepth < 0 || cfg.Limits.MaxAliasNodes < 0 {
-		l, c := at("limits")
-		probs = append(probs, Problem{l, c, "limits: values must be positive (0 or absent means the default)"})
+	limit := func(key string, v int64, ceiling int64) {
+		switch {
+		case v < 0:
+			l, c := at(find(root, "limits", key))
+			probs = append(probs, Problem{l, c, fmt.Sprintf("limits.%s: %d is negative; use a positive number (0 or absent means the default)", key, v)})
+		case ceiling > 0 && v > ceiling:
+			l, c := at(find(root, "limits", key))
+			probs = append(probs, Problem{l, c, fmt.Sprintf("limits.%s: %d is over the most phasegate allows, %d", key, v, ceiling)})
+		}
 	}
+	limit("max_file_size", cfg.Limits.MaxFileSize, 0)
+	limit("max_depth", int64(cfg.Limits.MaxDepth), artifact.MaxDepthCeiling)
+	limit("max_alias_nodes", int64(cfg.Limits.MaxAliasNodes), 0)
 	return probs
 }
 
-// find returns the key node at a path of mapping keys.
+// find returns the key node at a path of mapping keys: the deepest that
+// exists.
 func find(n *yaml.Node, path ...string) *yaml.Node {
+	key, _ := lookup(n, path...)
+	return key
+}
+
+// item returns the i-th element of the sequence at a path of mapping keys,
+// or the deepest key on the path when there is none.
+func item(n *yaml.Node, i int, path ...string) *yaml.Node {
+	key, v := lookup(n, path...)
+	if v != nil && v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
+	if v != nil && v.Kind == yaml.SequenceNode && i < len(v.Content) {
+		return v.Content[i]
+	}
+	return key
+}
+
+// lookup follows a path of mapping keys and returns the deepest key found
+// and, when the whole path exists, its value.
+func lookup(n *yaml.Node, path ...string) (key, value *yaml.Node) {
+	if n == nil {
+		return nil, nil
+	}
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
-	var key *yaml.Node
 	for _, p := range path {
+		if n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
 		if n == nil || n.Kind != yaml.MappingNode {
-			return key
+			return key, nil
 		}
 		var next *yaml.Node
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -245,9 +469,9 @@ func find(n *yaml.Node, path ...string) *yaml.Node {
 			}
 		}
 		if next == nil {
-			return key
+			return key, nil
 		}
 		n = next
 	}
-	return key
+	return key, n
 }

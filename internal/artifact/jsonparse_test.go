@@ -1,0 +1,158 @@
+package artifact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestJSONAgreesWithEncodingJSON: for every document, our parser accepts
+// exactly what json.Valid accepts, and decodes to what json.Unmarshal (with
+// UseNumber, mapped to int64/float64) decodes to. The table is both valid
+// and invalid JSON; the comparison itself is differentialJSON, shared with
+// FuzzDecodeJSON.
+func TestJSONAgreesWithEncodingJSON(t *testing.T) {
+	docs := []struct {
+		name string
+		doc  string
+	}{
+		// Valid.
+		{"object", `{"a":1,"b":"x","c":[true,false,null]}`},
+		{"pretty", "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {}\n}\n"},
+		{"scalars at top level", `"just a string"`},
+		{"number", `-12.5e-3`},
+		{"zero", `0`},
+		{"negative zero float", `-0.0`},
+		{"big int", `12345678901234567890`},
+		{"max int64", `9223372036854775807`},
+		{"min int64", `-9223372036854775808`},
+		{"int64 overflow by one", `-9223372036854775809`},
+		{"big exponent", `1e308`},
+		{"overflowing exponent", `1e309`},
+		{"tiny", `5e-324`},
+		{"underflow", `1e-400`},
+		{"exponent with plus", `1E+2`},
+		{"many digits", `0.10000000000000000000000000000000000000001`},
+		{"escapes", `"\"\\\/\b\f\n\r\t\u0041\u00e9\u20ac"`},
+		{"surrogate pair", `"\ud834\udd1e"`},
+		{"lone surrogates", `["\ud800", "\udc00", "\ud800\u0041", "\udc00\ud800"]`},
+		{"empty key", `{"":1}`},
+		{"nested empty", `[[],{},[{}],{"a":[]}]`},
+		{"whitespace", " \t\n\r [ 1 , 2 ] \r\n\t "},
+		{"raw unicode", `{"ключ":"значение","emoji":"😀"}`},
+		{"DEL character", "\"\x7f\""},
+		{"deep", strings.Repeat("[", 500) + strings.Repeat("]", 500)},
+		// Invalid.
+		{"empty", ``},
+		{"whitespace only", "  \n"},
+		{"trailing comma in array", `[1,]`},
+		{"trailing comma in object", `{"a":1,}`},
+		{"leading comma", `[,1]`},
+		{"missing colon", `{"a" 1}`},
+		{"missing value", `{"a":}`},
+		{"unquoted key", `{a:1}`},
+		{"single quotes", `['a']`},
+		{"leading zero", `01`},
+		{"negative leading zero", `-01`},
+		{"plus sign", `+1`},
+		{"bare dot", `.5`},
+		{"trailing dot", `1.`},
+		{"exponent without digits", `1e`},
+		{"exponent sign without digits", `1e+`},
+		{"minus alone", `-`},
+		{"hex", `0x10`},
+		{"Infinity", `Infinity`},
+		{"NaN", `NaN`},
+		{"True", `True`},
+		{"truncated true", `tru`},
+		{"truex", `truex`},
+		{"nulll", `nulll`},
+		{"unterminated string", `"abc`},
+		{"unterminated array", `[1,2`},
+		{"unterminated object", `{"a":1`},
+		{"unterminated escape", `"\`},
+		{"bad escape", `"\a"`},
+		{"short unicode escape", `"\u12"`},
+		{"bad hex", `"\u12g4"`},
+		{"raw tab in string", "\"a\tb\""},
+		{"raw newline in string", "\"a\nb\""},
+		{"raw NUL-free control", "\"\x1f\""},
+		{"two values", `1 2`},
+		{"object then garbage", `{}x`},
+		{"comment", `/* c */ 1`},
+		{"close without open", `]`},
+		{"mismatched brackets", `[1}`},
+		{"colon in array", `[1:2]`},
+		{"key not a string", `{1:2}`},
+		{"array as key", `{[]:1}`},
+		{"vertical tab whitespace", "\v1"},
+		{"form feed whitespace", "\f1"},
+		{"non-breaking space", "\u00a01"},
+	}
+	for _, tc := range docs {
+		t.Run(tc.name, func(t *testing.T) {
+			differentialJSON(t, []byte(tc.doc))
+		})
+	}
+	// The table must exercise both sides of the comparison.
+	var valid, invalid int
+	for _, tc := range docs {
+		if json.Valid([]byte(tc.doc)) {
+			valid++
+		} else {
+			invalid++
+		}
+	}
+	if valid < 20 || invalid < 20 {
+		t.Errorf("table has %d valid and %d invalid documents; want at least 20 of each", valid, invalid)
+	}
+}
+
+// TestJSONDuplicateKeysDifferFromEncodingJSON documents the one intended
+// difference: encoding/json keeps the last of duplicate keys silently; we
+// report them, and do not hand the ambiguous value on.
+func TestJSONDuplicateKeysDifferFromEncodingJSON(t *testing.T) {
+	doc := []byte(`{"verdict":"FAIL","verdict":"PASS"}`)
+	var std map[string]any
+	if err := json.Unmarshal(doc, &std); err != nil || std["verdict"] != "PASS" {
+		t.Fatalf("encoding/json: %v %v", std, err)
+	}
+	d := Decode("x.json", nil, doc, DefaultLimits)
+	if d.Decoded || len(d.Problems) != 1 || d.Problems[0].Rule != RuleDuplicateKey {
+		t.Errorf("decoded %v, problems %v; want not decoded, one duplicate-key problem", d.Decoded, d.Problems)
+	}
+}
+
+// TestJSONColumnsOnLongLines: columns count characters on minified files,
+// and the incremental count gives the same answer as counting from the
+// start of the line.
+func TestJSONColumnsOnLongLines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"pad":"`)
+	b.WriteString(strings.Repeat("é", 3000))
+	b.WriteString(`","items":[`)
+	for i := 0; i < 200; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"k":"ü"}`)
+	}
+	b.WriteString(`]}`)
+	data := b.String()
+	d := Decode("x.json", nil, []byte(data), DefaultLimits)
+	if !d.Decoded {
+		t.Fatalf("problems: %v", d.Problems)
+	}
+	for _, i := range []int{0, 1, 99, 199} {
+		got := d.Locate([]string{"items", itoa(i), "k"})
+		// Expected: count the characters before the i-th `"k"` key.
+		off := 0
+		for n := 0; n <= i; n++ {
+			off += strings.Index(data[off:], `"k"`) + 1
+		}
+		want := Pos{1, len([]rune(data[:off-1])) + 1}
+		if got != want {
+			t.Errorf("items/%d/k at %+v, want %+v", i, got, want)
+		}
+	}
+}
