@@ -1,0 +1,108 @@
+package main
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// maxBinary keeps the container image under 20 MB: the distroless/static
+// base is about 2 MB.
+const maxBinary = 17 << 20
+
+// TestDockerfileBuild runs the Dockerfile's own `go build` line (no Docker
+// engine is needed) and checks that it produces a static, stripped binary
+// small enough for the image budget, which prints its version.
+func TestDockerfileBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the release binary")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the image is linux")
+	}
+	df, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^RUN (CGO_ENABLED=0 GOOS=linux go build .*) -o /out/phasegate (\./cmd/phasegate)$`).FindStringSubmatch(string(df))
+	if m == nil {
+		t.Fatal("Dockerfile has no `RUN CGO_ENABLED=0 GOOS=linux go build … -o /out/phasegate ./cmd/phasegate` line")
+	}
+	out := filepath.Join(t.TempDir(), "phasegate")
+	line := strings.ReplaceAll(m[1], "${VERSION}", "v0.0.0-test")
+	// The line is: ENV=… ENV=… go build ARGS…; split off the environment.
+	fields := shellWords(line)
+	var env []string
+	for len(fields) > 0 && strings.Contains(fields[0], "=") && !strings.HasPrefix(fields[0], "-") {
+		env = append(env, fields[0])
+		fields = fields[1:]
+	}
+	args := append(fields[2:], "-o", out, m[2]) // fields[:2] is "go build"
+	cmd := exec.Command("go", append([]string{"build"}, args...)...)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %v: %v\n%s", args, err, b)
+	}
+	info, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("release binary: %d bytes (%.1f MiB)", info.Size(), float64(info.Size())/(1<<20))
+	if info.Size() > maxBinary {
+		t.Errorf("binary is %d bytes, over the %d-byte budget that keeps the image under 20 MB", info.Size(), maxBinary)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Errorf("binary is dynamically linked (%v): the distroless/static image has no libc", p.Type)
+		}
+	}
+	if f.Section(".symtab") != nil {
+		t.Error("binary is not stripped (-s -w)")
+	}
+	v, err := exec.Command(out, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(v)); got != "phasegate v0.0.0-test" {
+		t.Errorf("version = %q, want the stamped version", got)
+	}
+}
+
+// shellWords splits a command line as a POSIX shell would for the simple
+// forms a Dockerfile RUN line uses: blanks separate words, double quotes
+// group them.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
