@@ -4,8 +4,11 @@ go 1.24.0
 
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.0
+	github.com/bradleyfalzon/ghinstallation/v2 v2.10.0
 	github.com/go-git/go-git/v5 v5.16.2
+	github.com/google/go-github/v60 v60.0.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/text v0.24.0
 )
@@ -19,7 +22,9 @@ require (
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
 	github.com/go-git/go-billy/v5 v5.6.2 // indirect
+	github.com/golang-jwt/jwt/v4 v4.5.0 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
+	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/kevinburke/ssh_config v1.2.0 // indirect
 	github.com/pjbgf/sha1cd v0.3.2 // indirect

@@ -1,0 +1,405 @@
+// Package ghclient is the only package of phasegate that talks to GitHub.
+//
+// It wraps go-github (v60) behind plain structs and small methods, and puts a
+// transport stack under it that makes every caller a well-behaved API
+// client:
+//
+//	go-github
+//	  └ auth          Authorization: token … (token auth only)
+//	    └ etag cache  If-None-Match on repeated GETs; a 304 becomes the cached 200
+//	      └ writes    non-GET requests one at a time per Client
+//	        └ retry   backoff with jitter on 5xx, network errors and timeouts;
+//	                  Retry-After and x-ratelimit-reset honoured, bounded;
+//	                  the per-attempt hook (metrics) and the rate-limit gauge
+//	          └ base  http.Transport, or the caller's (ghinstallation for the App)
+//
+// One Client stands for one GitHub identity (a token, or one App
+// installation): its cache, write queue and rate-limit state are per Client,
+// so create one per identity and reuse it.
+//
+// Writes and retries. GET, HEAD, PUT and DELETE are retried on 5xx, network
+// errors and per-attempt timeouts. A POST is retried by the transport only
+// when it is idempotent in effect (setting a commit status, adding labels,
+// adding a reaction: repeating them changes nothing) or when it surely never
+// reached GitHub (dial and DNS errors, an installation token that could not
+// be minted, a rate-limit refusal). The two POSTs that create something —
+// CreateIssueComment and CreateIssue — are not blindly repeated: after an
+// ambiguous failure (a 5xx or a connection lost after the request was sent)
+// they first look for the comment or issue they were creating and return it
+// if it exists (an idempotency guard), and post again only if it does not.
+// phasegate's own writes are also idempotent at the application level (it
+// re-reads the issue before it writes), so the guard is a second line.
+package ghclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/google/go-github/v60/github"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxAttempts      = 8
+	DefaultBackoffBase      = 500 * time.Millisecond
+	DefaultBackoffMax       = 8 * time.Second
+	DefaultMaxRetryWait     = time.Minute
+	DefaultMaxRateLimitWait = 2 * time.Minute
+	DefaultAttemptTimeout   = 30 * time.Second
+	DefaultCacheEntries     = 1024
+	DefaultCacheBytes       = 32 << 20
+	DefaultMaxResponseBytes = 64 << 20
+	// secondaryDefaultWait is GitHub's guidance for a secondary rate limit
+	// that names no wait: at least one minute, growing exponentially.
+	secondaryDefaultWait = time.Minute
+)
+
+// Options configures a Client. The zero value talks to api.github.com
+// without authentication.
+type Options struct {
+	// Token authenticates as a user or as the workflow (GITHUB_TOKEN).
+	Token string
+	// Transport is the base transport under the stack: the App passes the
+	// RoundTripper of NewInstallationTransport. Default: a clone of
+	// http.DefaultTransport.
+	Transport http.RoundTripper
+	// HTTPClient, if set, supplies the base transport (its Transport) and
+	// its other settings (Timeout, Jar, CheckRedirect). A Timeout there
+	// bounds a whole call including retries and rate-limit waits.
+	HTTPClient *http.Client
+	// BaseURL is the REST API root: empty for api.github.com, or a GitHub
+	// Enterprise Server URL such as https://ghe.example.com/api/v3/ (the
+	// /api/v3/ suffix is added when missing). The upload URL is derived.
+	BaseURL string
+	// Version is phasegate's version, sent as User-Agent phasegate/<Version>.
+	Version string
+
+	// CacheIdentity names the identity in ETag cache keys when it cannot be
+	// derived (token auth and NewInstallationTransport derive it).
+	CacheIdentity string
+	// CacheEntries bounds the ETag cache (default 1024 responses; negative
+	// disables it). CacheBytes bounds its size (default 32 MiB).
+	CacheEntries int
+	CacheBytes   int64
+
+	// MaxAttempts bounds the attempts of one request (default 8).
+	MaxAttempts int
+	// BackoffBase and BackoffMax shape the exponential backoff between
+	// retries (defaults 500ms and 8s per wait, with jitter).
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// MaxRetryWait bounds the backoff one request may spend (default 1m).
+	MaxRetryWait time.Duration
+	// MaxRateLimitWait bounds the time one request may wait for a rate
+	// limit (Retry-After or x-ratelimit-reset; default 2m). A longer wait is
+	// not slept: the request fails at once with a *RateLimitError.
+	MaxRateLimitWait time.Duration
+	// AttemptTimeout bounds one attempt, headers and body (default 30s).
+	AttemptTimeout time.Duration
+	// MinWriteInterval spaces writes (default 0; GitHub suggests 1s for
+	// clients that make many writes).
+	MinWriteInterval time.Duration
+	// MaxResponseBytes bounds a response body (default 64 MiB).
+	MaxResponseBytes int64
+
+	// Now and Sleep replace the clock (tests). Sleep must return ctx.Err()
+	// when ctx ends first.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// OnCall, if set, is called after every HTTP attempt (metrics: API
+	// calls by operation, method and status). It must be fast and safe for
+	// concurrent use.
+	OnCall func(Call)
+}
+
+// Call describes one HTTP attempt, for OnCall.
+type Call struct {
+	Op       string // the Client method, e.g. "ListIssueComments"; empty outside them
+	Method   string
+	Status   int // 0 when no response arrived
+	Attempt  int // 1 for the first try of a request
+	Duration time.Duration
+	Err      error
+}
+
+// Stats are a Client's counters since it was created.
+type Stats struct {
+	Requests       int64         // HTTP attempts sent
+	NotModified    int64         // 304 answers served from the ETag cache
+	Retries        int64         // attempts after the first
+	RateLimitWaits int64         // waits for a rate limit
+	RateLimitWait  time.Duration // total time waited for rate limits
+	GuardHits      int64         // creates found already applied after an ambiguous failure
+}
+
+// Rate is the primary rate limit as last reported by GitHub.
+type Rate struct {
+	Limit     int
+	Remaining int
+	Used      int
+	Reset     time.Time
+	Resource  string
+}
+
+// Client is a GitHub API client for one identity. It is safe for
+// concurrent use.
+type Client struct {
+	gh    *github.Client
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+	pol   policy
+	gate  *rateGate
+	ctr   *counters
+
+	actorMu sync.Mutex
+	actor   string // login of this identity, learnt from created comments
+}
+
+type counters struct {
+	requests, notModified, retries, rateWaits, rateWaitNanos, guardHits atomic.Int64
+}
+
+type policy struct {
+	maxAttempts    int
+	backoffBase    time.Duration
+	backoffMax     time.Duration
+	maxRetryWait   time.Duration
+	maxRateWait    time.Duration
+	attemptTimeout time.Duration
+	maxBody        int64
+}
+
+// New builds a Client.
+func New(opts Options) (*Client, error) {
+	base, err := apiBaseURL(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		now:   opts.Now,
+		sleep: opts.Sleep,
+		gate:  &rateGate{},
+		ctr:   &counters{},
+		pol: policy{
+			maxAttempts:    positive(opts.MaxAttempts, DefaultMaxAttempts),
+			backoffBase:    positive(opts.BackoffBase, DefaultBackoffBase),
+			backoffMax:     positive(opts.BackoffMax, DefaultBackoffMax),
+			maxRetryWait:   positive(opts.MaxRetryWait, DefaultMaxRetryWait),
+			maxRateWait:    positive(opts.MaxRateLimitWait, DefaultMaxRateLimitWait),
+			attemptTimeout: positive(opts.AttemptTimeout, DefaultAttemptTimeout),
+			maxBody:        positive(opts.MaxResponseBytes, DefaultMaxResponseBytes),
+		},
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+
+	hc := &http.Client{}
+	if opts.HTTPClient != nil {
+		*hc = *opts.HTTPClient
+	}
+	baseRT := opts.Transport
+	if baseRT == nil {
+		baseRT = hc.Transport
+	}
+	if baseRT == nil {
+		baseRT = defaultTransport()
+	}
+
+	identity := opts.CacheIdentity
+	if it, ok := baseRT.(*ghinstallation.Transport); ok && identity == "" {
+		identity = fmt.Sprintf("app-%d/installation-%d", it.AppID(), it.InstallationID())
+	}
+	if opts.Token != "" && identity == "" {
+		sum := sha256.Sum256([]byte(opts.Token))
+		identity = "token-" + hex.EncodeToString(sum[:8])
+	}
+
+	var rt http.RoundTripper = &retryTransport{next: baseRT, c: c, onCall: opts.OnCall}
+	rt = &serialTransport{next: rt, c: c, sem: make(chan struct{}, 1), minInterval: opts.MinWriteInterval}
+	if opts.CacheEntries >= 0 {
+		cache := newETagCache(positive(opts.CacheEntries, DefaultCacheEntries), positive(opts.CacheBytes, DefaultCacheBytes))
+		rt = &cacheTransport{next: rt, cache: cache, identity: identity, c: c}
+	}
+	if opts.Token != "" {
+		rt = &authTransport{next: rt, header: "token " + opts.Token}
+	}
+	hc.Transport = rt
+
+	gh := github.NewClient(hc)
+	if base != nil {
+		// Set the URLs directly: go-github's WithEnterpriseURLs would append
+		// /api/uploads/ to the uploads host of a ghe.com tenant.
+		gh.BaseURL = base
+		if gh.UploadURL, err = url.Parse(uploadURL(base)); err != nil {
+			return nil, fmt.Errorf("derive github upload url from %q: %w", opts.BaseURL, err)
+		}
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	gh.UserAgent = "phasegate/" + version
+	c.gh = gh
+	return c, nil
+}
+
+func positive[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// apiBaseURL parses the API root; nil means api.github.com.
+func apiBaseURL(s string) (*url.URL, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("parse github api url %q: %w", s, err)
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("github api url %q: want an absolute http(s) url", s)
+	}
+	if u.Host == "api.github.com" && strings.Trim(u.Path, "/") == "" {
+		return nil, nil
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	if !strings.HasSuffix(u.Path, "/api/v3/") && !strings.HasPrefix(u.Host, "api.") && !strings.Contains(u.Host, ".api.") {
+		u.Path += "api/v3/"
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}
+
+// uploadURL derives the upload root from the API root: …/api/v3/ becomes
+// …/api/uploads/; an api.<host> root becomes uploads.<host>.
+func uploadURL(base *url.URL) string {
+	u := *base
+	switch {
+	case strings.HasSuffix(u.Path, "/api/v3/"):
+		u.Path = strings.TrimSuffix(u.Path, "/api/v3/") + "/api/uploads/"
+	case strings.HasPrefix(u.Host, "api."):
+		u.Host = "uploads." + strings.TrimPrefix(u.Host, "api.")
+	}
+	return u.String()
+}
+
+// BaseURL is the REST API root the Client calls.
+func (c *Client) BaseURL() string { return c.gh.BaseURL.String() }
+
+// UploadURL is the upload root derived from the API root.
+func (c *Client) UploadURL() string { return c.gh.UploadURL.String() }
+
+// Stats returns the Client's counters.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Requests:       c.ctr.requests.Load(),
+		NotModified:    c.ctr.notModified.Load(),
+		Retries:        c.ctr.retries.Load(),
+		RateLimitWaits: c.ctr.rateWaits.Load(),
+		RateLimitWait:  time.Duration(c.ctr.rateWaitNanos.Load()),
+		GuardHits:      c.ctr.guardHits.Load(),
+	}
+}
+
+// RateLimit returns the primary rate limit from the last response that
+// reported one; ok is false before any did.
+func (c *Client) RateLimit() (r Rate, ok bool) { return c.gate.last() }
+
+// RateLimitError is returned when GitHub rate-limits a request and the wait
+// it asks for exceeds Options.MaxRateLimitWait, or the attempts ran out.
+type RateLimitError struct {
+	Secondary bool      // a secondary (abuse) limit rather than the hourly quota
+	Status    int       // 403 or 429; 0 when refused before sending
+	Until     time.Time // when GitHub allows requests again
+	MaxWait   time.Duration
+	Message   string // GitHub's message, if any
+}
+
+func (e *RateLimitError) Error() string {
+	kind := "primary rate limit exhausted"
+	if e.Secondary {
+		kind = "secondary rate limit hit"
+	}
+	msg := fmt.Sprintf("github %s until %s (waiting is allowed up to %s)", kind, e.Until.UTC().Format(time.RFC3339), e.MaxWait)
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg
+}
+
+// ErrTruncated is returned (wrapped, with the partial result) when GitHub
+// caps a list: a comparison lists at most 300 files, a pull request 3000.
+var ErrTruncated = errors.New("github truncated the list")
+
+// StatusCode returns the HTTP status of a GitHub API error in err's chain,
+// or 0.
+func StatusCode(err error) int {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	var rl *RateLimitError
+	if errors.As(err, &rl) {
+		return rl.Status
+	}
+	return 0
+}
+
+// IsNotFound reports whether err is GitHub's 404.
+func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func defaultTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 16
+	t.ResponseHeaderTimeout = 0 // the retry layer bounds each attempt
+	return t
+}
+
+func (c *Client) setActor(login string) {
+	if login == "" {
+		return
+	}
+	c.actorMu.Lock()
+	c.actor = login
+	c.actorMu.Unlock()
+}
+
+func (c *Client) actorLogin() string {
+	c.actorMu.Lock()
+	defer c.actorMu.Unlock()
+	return c.actor
+}

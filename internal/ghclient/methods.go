@@ -1,0 +1,652 @@
+package ghclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// perPage is the page size of every list: GitHub's maximum.
+const perPage = 100
+
+// maxPages bounds a listing (100,000 items), in case a server's Link headers
+// never end.
+const maxPages = 1000
+
+// MaxStatusDescription is GitHub's limit on a commit status description.
+const MaxStatusDescription = 140
+
+// MaxBodyChars is GitHub's limit on an issue or comment body, in characters.
+const MaxBodyChars = 65536
+
+// guardWindow is how far back the idempotency guard looks for a create whose
+// response was lost, allowing for clock skew between us and GitHub.
+const guardWindow = 2 * time.Minute
+
+// Status is a commit status.
+type Status struct {
+	State       string // error, failure, pending or success
+	Context     string // e.g. "phasegate/contracts"
+	Description string // truncated to 140 characters
+	TargetURL   string // optional
+}
+
+// Comment is an issue or pull request comment.
+type Comment struct {
+	ID        int64
+	Body      string
+	User      string // login of the author
+	UserType  string // "User", "Bot" or "Organization"
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	HTMLURL   string
+}
+
+// IsBot reports whether a bot account wrote the comment.
+func (c Comment) IsBot() bool { return c.UserType == "Bot" }
+
+// PR is a pull request.
+type PR struct {
+	Number  int
+	State   string // open or closed
+	Author  string
+	HeadSHA string
+	HeadRef string
+	BaseSHA string
+	BaseRef string
+	Merged  bool
+	HTMLURL string
+}
+
+// Issue is an issue or a pull request, as listed.
+type Issue struct {
+	Number        int
+	Title         string
+	State         string
+	Author        string
+	Labels        []string
+	IsPullRequest bool
+	HTMLURL       string
+}
+
+func repoName(owner, repo string) string { return owner + "/" + repo }
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// paginate collects every page of a list, 100 at a time.
+func paginate[T any](ctx context.Context, fetch func(context.Context, github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
+	var all []T
+	opts := github.ListOptions{PerPage: perPage, Page: 1}
+	for pages := 0; pages < maxPages; pages++ {
+		items, resp, err := fetch(ctx, opts)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, items...)
+		if resp == nil || resp.NextPage <= opts.Page {
+			return all, nil
+		}
+		opts.Page = resp.NextPage
+	}
+	return all, fmt.Errorf("more than %d pages", maxPages)
+}
+
+// CreateStatus sets a commit status on sha. The description is cut to 140
+// characters on a character boundary, with an ellipsis.
+func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s Status) error {
+	ctx = idempotent(withOp(ctx, "CreateStatus"))
+	switch s.State {
+	case "error", "failure", "pending", "success":
+	default:
+		return fmt.Errorf("set status %q on %s@%s: state %q is not error, failure, pending or success",
+			s.Context, repoName(owner, repo), short(sha), s.State)
+	}
+	if sha == "" {
+		return fmt.Errorf("set status %q on %s: no commit sha", s.Context, repoName(owner, repo))
+	}
+	st := &github.RepoStatus{State: github.String(s.State)}
+	if s.Context != "" {
+		st.Context = github.String(s.Context)
+	}
+	if d := truncateDescription(s.Description); d != "" {
+		st.Description = github.String(d)
+	}
+	if s.TargetURL != "" {
+		st.TargetURL = github.String(s.TargetURL)
+	}
+	if _, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st); err != nil {
+		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), short(sha), err)
+	}
+	return nil
+}
+
+// truncateDescription makes a status description fit GitHub's 140
+// characters: control characters become spaces, runs of space collapse, and
+// a longer text is cut on a rune boundary with "…".
+func truncateDescription(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if utf8.RuneCountInString(s) <= MaxStatusDescription {
+		return s
+	}
+	runes := []rune(s)[:MaxStatusDescription-1]
+	// Do not leave a combining mark without its base, nor a trailing space.
+	for len(runes) > 0 && (unicode.Is(unicode.Mn, runes[len(runes)-1]) || unicode.IsSpace(runes[len(runes)-1])) {
+		runes = runes[:len(runes)-1]
+	}
+	return string(runes) + "…"
+}
+
+func toComment(ic *github.IssueComment) Comment {
+	return Comment{
+		ID:        ic.GetID(),
+		Body:      ic.GetBody(),
+		User:      ic.GetUser().GetLogin(),
+		UserType:  ic.GetUser().GetType(),
+		CreatedAt: ic.GetCreatedAt().Time,
+		UpdatedAt: ic.GetUpdatedAt().Time,
+		HTMLURL:   ic.GetHTMLURL(),
+	}
+}
+
+// ListIssueComments returns every comment on an issue or pull request, oldest
+// first. Repeated listings of an unchanged issue cost only 304s.
+func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
+	ctx = withOp(ctx, "ListIssueComments")
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
+		return c.gh.Issues.ListComments(ctx, owner, repo, number, &github.IssueListCommentsOptions{ListOptions: lo})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list comments on %s#%d: %w", repoName(owner, repo), number, err)
+	}
+	out := make([]Comment, 0, len(list))
+	for _, ic := range list {
+		out = append(out, toComment(ic))
+	}
+	return out, nil
+}
+
+// CreateIssueComment posts a new comment on an issue or pull request. After
+// an ambiguous failure it looks for the comment among the issue's recent
+// comments (same body, by this identity when known) before posting again,
+// so a lost response does not produce a duplicate.
+func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, number int, body string) (Comment, error) {
+	ctx = withOp(ctx, "CreateIssueComment")
+	if body == "" {
+		return Comment{}, fmt.Errorf("comment on %s#%d: empty body", repoName(owner, repo), number)
+	}
+	if n := utf8.RuneCountInString(body); n > MaxBodyChars {
+		return Comment{}, fmt.Errorf("comment on %s#%d: body has %d characters, github allows %d",
+			repoName(owner, repo), number, n, MaxBodyChars)
+	}
+	since := c.now().Add(-guardWindow)
+	var out Comment
+	err := c.createOnce(ctx, func(ctx context.Context) error {
+		ic, _, err := c.gh.Issues.CreateComment(ctx, owner, repo, number, &github.IssueComment{Body: github.String(body)})
+		if err != nil {
+			return err
+		}
+		out = toComment(ic)
+		c.setActor(out.User)
+		return nil
+	}, func(ctx context.Context) (bool, error) {
+		ctx = withOp(ctx, "CreateIssueComment.guard")
+		list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
+			return c.gh.Issues.ListComments(ctx, owner, repo, number,
+				&github.IssueListCommentsOptions{Since: &since, ListOptions: lo})
+		})
+		if err != nil {
+			return false, err
+		}
+		actor := c.actorLogin()
+		for i := len(list) - 1; i >= 0; i-- {
+			cm := toComment(list[i])
+			if sameText(cm.Body, body) && (actor == "" || strings.EqualFold(cm.User, actor)) {
+				out = cm
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return Comment{}, fmt.Errorf("comment on %s#%d: %w", repoName(owner, repo), number, err)
+	}
+	return out, nil
+}
+
+// sameText compares bodies as GitHub stores them (it normalises CRLF).
+func sameText(a, b string) bool {
+	return strings.ReplaceAll(a, "\r\n", "\n") == strings.ReplaceAll(b, "\r\n", "\n")
+}
+
+// createOnce runs create; when the failure is ambiguous (the request may
+// have been applied), it asks find whether it was before trying again.
+func (c *Client) createOnce(ctx context.Context, create func(context.Context) error, find func(context.Context) (bool, error)) error {
+	for attempt := 1; ; attempt++ {
+		err := create(ctx)
+		if err == nil || !ambiguous(ctx, err) {
+			return err
+		}
+		found, ferr := find(ctx)
+		if ferr != nil {
+			return fmt.Errorf("%w (and checking whether it was applied failed: %v)", err, ferr)
+		}
+		if found {
+			c.ctr.guardHits.Add(1)
+			return nil
+		}
+		if attempt >= c.pol.maxAttempts {
+			return err
+		}
+		if serr := c.sleep(ctx, c.backoff(attempt)); serr != nil {
+			return serr
+		}
+	}
+}
+
+// ambiguous reports whether a failed write may nevertheless have been
+// applied: a 5xx, or a connection that failed after the request was sent.
+func ambiguous(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if s := StatusCode(err); s >= 500 {
+		return true
+	}
+	var rl *RateLimitError
+	if errors.As(err, &rl) || errors.Is(err, errBodyTooLarge) {
+		return false
+	}
+	var ue *url.Error
+	var ne net.Error
+	return (errors.As(err, &ue) || errors.As(err, &ne)) && !notSent(err)
+}
+
+// AddLabels adds labels to an issue; labels it already has stay.
+func (c *Client) AddLabels(ctx context.Context, owner, repo string, number int, labels []string) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	ctx = idempotent(withOp(ctx, "AddLabels"))
+	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, owner, repo, number, labels); err != nil {
+		return fmt.Errorf("add labels %q to %s#%d: %w", labels, repoName(owner, repo), number, err)
+	}
+	return nil
+}
+
+// RemoveLabel removes a label from an issue. A label the issue does not
+// have (404) is not an error.
+func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int, label string) error {
+	ctx = withOp(ctx, "RemoveLabel")
+	// go-github puts the name into the path unescaped.
+	_, err := c.gh.Issues.RemoveLabelForIssue(ctx, owner, repo, number, url.PathEscape(label))
+	if err != nil && !IsNotFound(err) {
+		return fmt.Errorf("remove label %q from %s#%d: %w", label, repoName(owner, repo), number, err)
+	}
+	return nil
+}
+
+// ListLabels returns the names of an issue's labels.
+func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
+	ctx = withOp(ctx, "ListLabels")
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list labels of %s#%d: %w", repoName(owner, repo), number, err)
+	}
+	out := make([]string, 0, len(list))
+	for _, l := range list {
+		out = append(out, l.GetName())
+	}
+	return out, nil
+}
+
+// CreateIssue opens an issue and returns its number and web URL. Like
+// CreateIssueComment it checks for the issue before creating it again after
+// an ambiguous failure.
+func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body string, labels []string) (number int, htmlURL string, err error) {
+	ctx = withOp(ctx, "CreateIssue")
+	if strings.TrimSpace(title) == "" {
+		return 0, "", fmt.Errorf("create issue in %s: empty title", repoName(owner, repo))
+	}
+	if n := utf8.RuneCountInString(body); n > MaxBodyChars {
+		return 0, "", fmt.Errorf("create issue %q in %s: body has %d characters, github allows %d",
+			title, repoName(owner, repo), n, MaxBodyChars)
+	}
+	since := c.now().Add(-guardWindow)
+	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
+	if len(labels) > 0 {
+		req.Labels = &labels
+	}
+	err = c.createOnce(ctx, func(ctx context.Context) error {
+		is, _, err := c.gh.Issues.Create(ctx, owner, repo, req)
+		if err != nil {
+			return err
+		}
+		number, htmlURL = is.GetNumber(), is.GetHTMLURL()
+		return nil
+	}, func(ctx context.Context) (bool, error) {
+		ctx = withOp(ctx, "CreateIssue.guard")
+		list, _, err := c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
+			State: "all", Sort: "created", Direction: "desc", Since: since,
+			ListOptions: github.ListOptions{PerPage: perPage},
+		})
+		if err != nil {
+			return false, err
+		}
+		actor := c.actorLogin()
+		for _, is := range list {
+			if is.GetTitle() == title && sameText(is.GetBody(), body) &&
+				(actor == "" || strings.EqualFold(is.GetUser().GetLogin(), actor)) {
+				number, htmlURL = is.GetNumber(), is.GetHTMLURL()
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("create issue %q in %s: %w", title, repoName(owner, repo), err)
+	}
+	return number, htmlURL, nil
+}
+
+// ListOpenIssues lists open issues and pull requests carrying all of labels
+// (for reconcile: every open issue labelled phasegate:pending).
+func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
+	ctx = withOp(ctx, "ListOpenIssues")
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
+			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list open issues of %s labelled %q: %w", repoName(owner, repo), labels, err)
+	}
+	out := make([]Issue, 0, len(list))
+	for _, is := range list {
+		it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), State: is.GetState(), Author: is.GetUser().GetLogin(),
+			IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL()}
+		for _, l := range is.Labels {
+			it.Labels = append(it.Labels, l.GetName())
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true,
+	"hooray": true, "rocket": true, "eyes": true}
+
+// CreateCommentReaction adds a reaction (+1, -1, laugh, confused, heart,
+// hooray, rocket, eyes) to an issue comment. Reacting twice is fine: GitHub
+// answers 200 with the existing reaction.
+func (c *Client) CreateCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
+	if !reactions[content] {
+		return fmt.Errorf("react to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
+	}
+	ctx = idempotent(withOp(ctx, "CreateCommentReaction"))
+	if _, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, commentID, content); err != nil {
+		return fmt.Errorf("react %q to comment %d in %s: %w", content, commentID, repoName(owner, repo), err)
+	}
+	return nil
+}
+
+// Permission levels, lowest first.
+var permissionLevels = map[string]bool{"none": true, "read": true, "triage": true, "write": true, "maintain": true, "admin": true}
+
+// CollaboratorPermission returns user's role on the repository: admin,
+// maintain, write, triage, read or none. It reads role_name, which tells
+// maintain and triage apart (the legacy permission field folds them into
+// write and read); a custom role falls back to its base permission. A user
+// GitHub does not know (404) has none.
+func (c *Client) CollaboratorPermission(ctx context.Context, owner, repo, user string) (string, error) {
+	ctx = withOp(ctx, "CollaboratorPermission")
+	u := fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", url.PathEscape(owner), url.PathEscape(repo), url.PathEscape(user))
+	req, err := c.gh.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return "", fmt.Errorf("read permission of %s on %s: %w", user, repoName(owner, repo), err)
+	}
+	var out struct {
+		Permission string `json:"permission"`
+		RoleName   string `json:"role_name"`
+	}
+	if _, err := c.gh.Do(ctx, req, &out); err != nil {
+		if IsNotFound(err) {
+			return "none", nil
+		}
+		return "", fmt.Errorf("read permission of %s on %s: %w", user, repoName(owner, repo), err)
+	}
+	if permissionLevels[out.RoleName] {
+		return out.RoleName, nil
+	}
+	if permissionLevels[out.Permission] {
+		return out.Permission, nil
+	}
+	return "none", nil
+}
+
+// TeamMember reports whether user is an active member of org/teamSlug (a
+// pending invitation is not membership).
+func (c *Client) TeamMember(ctx context.Context, org, teamSlug, user string) (bool, error) {
+	ctx = withOp(ctx, "TeamMember")
+	m, _, err := c.gh.Teams.GetTeamMembershipBySlug(ctx, org, teamSlug, user)
+	if err != nil {
+		if IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("read membership of %s in team %s/%s: %w", user, org, teamSlug, err)
+	}
+	return m.GetState() == "active", nil
+}
+
+// DefaultBranch returns the repository's default branch.
+func (c *Client) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
+	ctx = withOp(ctx, "DefaultBranch")
+	r, _, err := c.gh.Repositories.Get(ctx, owner, repo)
+	if err != nil {
+		return "", fmt.Errorf("read default branch of %s: %w", repoName(owner, repo), err)
+	}
+	if r.GetDefaultBranch() == "" {
+		return "", fmt.Errorf("read default branch of %s: github named none", repoName(owner, repo))
+	}
+	return r.GetDefaultBranch(), nil
+}
+
+// FileContent returns a file's content at ref (empty: the default branch).
+// found is false when GitHub answers 404 (no such file, ref or repository).
+// Files over 1 MB, which the contents API does not inline, are read as git
+// blobs.
+func (c *Client) FileContent(ctx context.Context, owner, repo, path, ref string) ([]byte, bool, error) {
+	ctx = withOp(ctx, "FileContent")
+	where := fmt.Sprintf("%s:%s", repoName(owner, repo), path)
+	if ref != "" {
+		where += "@" + ref
+	}
+	var opts *github.RepositoryContentGetOptions
+	if ref != "" {
+		opts = &github.RepositoryContentGetOptions{Ref: ref}
+	}
+	fc, dir, _, err := c.gh.Repositories.GetContents(ctx, owner, repo, path, opts)
+	if err != nil {
+		if IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("read %s: %w", where, err)
+	}
+	if fc == nil || dir != nil {
+		return nil, false, fmt.Errorf("read %s: a directory, not a file", where)
+	}
+	if fc.GetType() != "file" {
+		return nil, false, fmt.Errorf("read %s: a %s, not a file", where, fc.GetType())
+	}
+	if fc.GetEncoding() == "none" || (fc.Content == nil && fc.GetSize() > 0) {
+		b, _, err := c.gh.Git.GetBlobRaw(ctx, owner, repo, fc.GetSHA())
+		if err != nil {
+			return nil, false, fmt.Errorf("read %s (blob %s): %w", where, short(fc.GetSHA()), err)
+		}
+		return b, true, nil
+	}
+	s, err := fc.GetContent()
+	if err != nil {
+		return nil, false, fmt.Errorf("decode %s: %w", where, err)
+	}
+	return []byte(s), true, nil
+}
+
+func toPR(p *github.PullRequest) PR {
+	return PR{
+		Number:  p.GetNumber(),
+		State:   p.GetState(),
+		Author:  p.GetUser().GetLogin(),
+		HeadSHA: p.GetHead().GetSHA(),
+		HeadRef: p.GetHead().GetRef(),
+		BaseSHA: p.GetBase().GetSHA(),
+		BaseRef: p.GetBase().GetRef(),
+		Merged:  p.GetMerged(),
+		HTMLURL: p.GetHTMLURL(),
+	}
+}
+
+// PullRequest returns one pull request.
+func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int) (PR, error) {
+	ctx = withOp(ctx, "PullRequest")
+	p, _, err := c.gh.PullRequests.Get(ctx, owner, repo, number)
+	if err != nil {
+		return PR{}, fmt.Errorf("read pull request %s#%d: %w", repoName(owner, repo), number, err)
+	}
+	return toPR(p), nil
+}
+
+// ListOpenPullRequests returns every open pull request, newest first.
+func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
+	ctx = withOp(ctx, "ListOpenPullRequests")
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list open pull requests of %s: %w", repoName(owner, repo), err)
+	}
+	return toPRs(list), nil
+}
+
+func toPRs(list []*github.PullRequest) []PR {
+	out := make([]PR, 0, len(list))
+	for _, p := range list {
+		out = append(out, toPR(p))
+	}
+	return out
+}
+
+// PullRequestsForCommit returns the pull requests that contain sha (open
+// ones, or the merged one that brought it to the default branch).
+func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
+	ctx = withOp(ctx, "PullRequestsForCommit")
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list pull requests of %s@%s: %w", repoName(owner, repo), short(sha), err)
+	}
+	return toPRs(list), nil
+}
+
+// maxCompareFiles and maxPullFiles are GitHub's caps on changed files.
+const (
+	maxCompareFiles = 300
+	maxPullFiles    = 3000
+)
+
+// CompareFiles maps each file changed between base and head to its status:
+// added, modified, removed, renamed (under the new name), copied, changed or
+// unchanged. GitHub lists at most 300 files; at that count the map comes
+// with an error wrapping ErrTruncated.
+func (c *Client) CompareFiles(ctx context.Context, owner, repo, base, head string) (map[string]string, error) {
+	ctx = withOp(ctx, "CompareFiles")
+	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)
+	}
+	out := filesMap(cmp.Files)
+	if len(cmp.Files) >= maxCompareFiles {
+		return out, fmt.Errorf("compare %s %s...%s: %d files: %w", repoName(owner, repo), short(base), short(head), len(cmp.Files), ErrTruncated)
+	}
+	return out, nil
+}
+
+// PullRequestFiles maps each file a pull request changes to its status, as
+// CompareFiles does. GitHub lists at most 3000 files.
+func (c *Client) PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error) {
+	ctx = withOp(ctx, "PullRequestFiles")
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
+		return c.gh.PullRequests.ListFiles(ctx, owner, repo, number, &lo)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list files of pull request %s#%d: %w", repoName(owner, repo), number, err)
+	}
+	out := filesMap(list)
+	if len(list) >= maxPullFiles {
+		return out, fmt.Errorf("list files of pull request %s#%d: %d files: %w", repoName(owner, repo), number, len(list), ErrTruncated)
+	}
+	return out, nil
+}
+
+func filesMap(files []*github.CommitFile) map[string]string {
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		out[f.GetFilename()] = f.GetStatus()
+	}
+	return out
+}
+
+// CommitAuthor returns the GitHub logins of a commit's author and committer;
+// either is empty when the commit's e-mail address belongs to no account.
+func (c *Client) CommitAuthor(ctx context.Context, owner, repo, sha string) (author, committer string, err error) {
+	ctx = withOp(ctx, "CommitAuthor")
+	// One file per page: only the commit's people are wanted, not its diff.
+	rc, _, err := c.gh.Repositories.GetCommit(ctx, owner, repo, sha, &github.ListOptions{PerPage: 1})
+	if err != nil {
+		return "", "", fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
+	}
+	return rc.GetAuthor().GetLogin(), rc.GetCommitter().GetLogin(), nil
+}
+
+// FileAddedBy finds the commit that added path, as of ref: the oldest
+// commit in ref's history that touches the path. It returns that commit's
+// author login (empty when the e-mail belongs to no account) and SHA. Only
+// the first and the last page of the history are read.
+func (c *Client) FileAddedBy(ctx context.Context, owner, repo, path, ref string) (login string, sha string, err error) {
+	ctx = withOp(ctx, "FileAddedBy")
+	where := fmt.Sprintf("%s:%s", repoName(owner, repo), path)
+	opts := &github.CommitsListOptions{SHA: ref, Path: path, ListOptions: github.ListOptions{PerPage: perPage, Page: 1}}
+	list, resp, err := c.gh.Repositories.ListCommits(ctx, owner, repo, opts)
+	if err != nil {
+		return "", "", fmt.Errorf("find the commit that added %s: %w", where, err)
+	}
+	if resp != nil && resp.LastPage > 1 {
+		opts.Page = resp.LastPage
+		list, _, err = c.gh.Repositories.ListCommits(ctx, owner, repo, opts)
+		if err != nil {
+			return "", "", fmt.Errorf("find the commit that added %s: %w", where, err)
+		}
+	}
+	if len(list) == 0 {
+		return "", "", fmt.Errorf("find the commit that added %s: no commit touches it", where)
+	}
+	oldest := list[len(list)-1]
+	return oldest.GetAuthor().GetLogin(), oldest.GetSHA(), nil
+}

@@ -1,0 +1,507 @@
+package ghclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+)
+
+type ctxKey int
+
+const (
+	opKey ctxKey = iota
+	idempotentKey
+)
+
+// withOp names the Client method a request belongs to (for OnCall).
+func withOp(ctx context.Context, op string) context.Context {
+	return context.WithValue(ctx, opKey, op)
+}
+
+// idempotent marks a POST that may be repeated safely: doing it twice has the
+// effect of doing it once.
+func idempotent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idempotentKey, true)
+}
+
+func opOf(ctx context.Context) string {
+	op, _ := ctx.Value(opKey).(string)
+	return op
+}
+
+// repeatable reports whether a request may be sent again after an ambiguous
+// failure.
+func repeatable(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	v, _ := r.Context().Value(idempotentKey).(bool)
+	return v
+}
+
+func isRead(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
+}
+
+// ---- auth ----
+
+type authTransport struct {
+	next   http.RoundTripper
+	header string
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", t.header)
+	return t.next.RoundTrip(r)
+}
+
+// ---- conditional requests ----
+
+// cacheTransport sends If-None-Match for GETs it has an ETag for and turns a
+// 304 into the cached 200, so go-github sees a normal response. GitHub does
+// not count a 304 against the primary rate limit.
+type cacheTransport struct {
+	next     http.RoundTripper
+	cache    *etagCache
+	identity string
+	c        *Client
+}
+
+func (t *cacheTransport) key(req *http.Request) string {
+	id := t.identity
+	if a := req.Header.Get("Authorization"); a != "" {
+		sum := sha256.Sum256([]byte(a))
+		id += "|" + hex.EncodeToString(sum[:8])
+	}
+	return id + "\n" + req.Header.Get("Accept") + "\n" + req.URL.String()
+}
+
+func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet || req.Header.Get("If-None-Match") != "" || req.Header.Get("Range") != "" {
+		return t.next.RoundTrip(req)
+	}
+	k := t.key(req)
+	ent, cached := t.cache.get(k)
+	out := req
+	if cached {
+		out = req.Clone(req.Context())
+		out.Header.Set("If-None-Match", ent.etag)
+	}
+	resp, err := t.next.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotModified && cached:
+		drain(resp.Body)
+		t.c.ctr.notModified.Add(1)
+		return ent.response(req, resp.Header), nil
+	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		t.cache.put(&cacheEntry{key: k, etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: body})
+	case cached:
+		t.cache.remove(k)
+	}
+	return resp, nil
+}
+
+// ---- serialised writes ----
+
+// serialTransport sends a Client's writes one at a time: GitHub's guidance
+// for staying clear of secondary rate limits. A write holds the slot through
+// its retries and rate-limit waits.
+type serialTransport struct {
+	next        http.RoundTripper
+	c           *Client
+	sem         chan struct{}
+	minInterval time.Duration
+	last        time.Time // guarded by sem
+}
+
+func (t *serialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isRead(req.Method) {
+		return t.next.RoundTrip(req)
+	}
+	ctx := req.Context()
+	select {
+	case t.sem <- struct{}{}:
+	case <-ctx.Done():
+		closeBody(req)
+		return nil, ctx.Err()
+	}
+	defer func() { <-t.sem }()
+	if t.minInterval > 0 && !t.last.IsZero() {
+		if d := t.minInterval - t.c.now().Sub(t.last); d > 0 {
+			if err := t.c.sleep(ctx, d); err != nil {
+				closeBody(req)
+				return nil, err
+			}
+		}
+	}
+	resp, err := t.next.RoundTrip(req)
+	t.last = t.c.now()
+	return resp, err
+}
+
+// ---- retries and rate limits ----
+
+// rateGate holds the client-wide "do not send before" time set by a rate
+// limit, and the last rate-limit headers seen.
+type rateGate struct {
+	mu        sync.Mutex
+	until     time.Time
+	secondary bool
+	rate      Rate
+	known     bool
+}
+
+func (g *rateGate) block(until time.Time, secondary bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until.After(g.until) {
+		g.until, g.secondary = until, secondary
+	}
+}
+
+func (g *rateGate) blockedUntil() (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.until, g.secondary
+}
+
+func (g *rateGate) last() (Rate, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.rate, g.known
+}
+
+// observe records the rate-limit headers of a response; a quota used up
+// (remaining 0) closes the gate until the reset.
+func (g *rateGate) observe(h http.Header, now time.Time) {
+	rem := h.Get("X-RateLimit-Remaining")
+	if rem == "" {
+		return
+	}
+	var r Rate
+	r.Remaining, _ = strconv.Atoi(rem)
+	r.Limit, _ = strconv.Atoi(h.Get("X-RateLimit-Limit"))
+	r.Used, _ = strconv.Atoi(h.Get("X-RateLimit-Used"))
+	r.Resource = h.Get("X-RateLimit-Resource")
+	if v, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+		r.Reset = time.Unix(v, 0)
+	}
+	g.mu.Lock()
+	g.rate, g.known = r, true
+	g.mu.Unlock()
+	if r.Remaining == 0 && (r.Resource == "" || r.Resource == "core") && r.Reset.After(now) {
+		g.block(r.Reset.Add(time.Second), false)
+	}
+}
+
+type retryTransport struct {
+	next   http.RoundTripper
+	c      *Client
+	onCall func(Call)
+}
+
+// errBodyTooLarge ends a request whose response exceeds MaxResponseBytes.
+var errBodyTooLarge = errors.New("github response body too large")
+
+type timeoutError struct{ after time.Duration }
+
+func (e *timeoutError) Error() string   { return fmt.Sprintf("no answer from github within %s", e.after) }
+func (e *timeoutError) Timeout() bool   { return true }
+func (e *timeoutError) Temporary() bool { return true }
+
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	p := t.c.pol
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		// Keep a copy so that the body can be sent again.
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(ctx)
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	} else if req.Body != nil {
+		defer req.Body.Close()
+	}
+	repeat := repeatable(req)
+	var backoffWaited, rateWaited time.Duration
+	secondaryStreak := 0
+	for attempt := 1; ; attempt++ {
+		if until, secondary := t.c.gate.blockedUntil(); until.After(t.c.now()) {
+			d := until.Sub(t.c.now())
+			if rateWaited+d > p.maxRateWait {
+				return nil, &RateLimitError{Secondary: secondary, Until: until, MaxWait: p.maxRateWait}
+			}
+			t.c.ctr.rateWaits.Add(1)
+			t.c.ctr.rateWaitNanos.Add(int64(d))
+			if err := t.c.sleep(ctx, d); err != nil {
+				return nil, err
+			}
+			rateWaited += d
+		}
+		if attempt > 1 {
+			t.c.ctr.retries.Add(1)
+		}
+		resp, body, err := t.attempt(req, attempt)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if !retryableErr(err) || (!repeat && !notSent(err)) || attempt >= p.maxAttempts {
+				return nil, err
+			}
+			d := t.c.backoff(attempt)
+			if backoffWaited+d > p.maxRetryWait {
+				return nil, err
+			}
+			if err := t.c.sleep(ctx, d); err != nil {
+				return nil, err
+			}
+			backoffWaited += d
+			continue
+		}
+		now := t.c.now()
+		t.c.gate.observe(resp.Header, now)
+		switch kind, wait, secondary := classify(resp, body, now, secondaryStreak); kind {
+		case rateLimited:
+			if secondary {
+				secondaryStreak++
+			}
+			until := now.Add(wait)
+			t.c.gate.block(until, secondary)
+			if attempt >= p.maxAttempts || rateWaited+wait > p.maxRateWait {
+				return nil, &RateLimitError{Secondary: secondary, Status: resp.StatusCode, Until: until,
+					MaxWait: p.maxRateWait, Message: errorMessage(body)}
+			}
+			continue // the gate makes the next attempt wait
+		case serverError:
+			if !repeat || attempt >= p.maxAttempts {
+				return t.deliver(resp), nil
+			}
+			d := max(t.c.backoff(attempt), retryAfter(resp.Header, now))
+			if backoffWaited+d > p.maxRetryWait {
+				return t.deliver(resp), nil
+			}
+			if err := t.c.sleep(ctx, d); err != nil {
+				return nil, err
+			}
+			backoffWaited += d
+			continue
+		default:
+			return t.deliver(resp), nil
+		}
+	}
+}
+
+// deliver hands a response up to go-github. When the quota is used up the
+// reset header is withheld: the gate already makes the next request wait for
+// it, on the injectable clock and within MaxRateLimitWait, and go-github's
+// own check would instead fail that request at once.
+func (t *retryTransport) deliver(resp *http.Response) *http.Response {
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		resp.Header.Del("X-RateLimit-Reset")
+	}
+	return resp
+}
+
+// attempt sends one try with its own timeout and reads the whole body under
+// it, so that a connection dropped mid-body is retried like any other.
+func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []byte, error) {
+	ctx := req.Context()
+	actx, cancel := context.WithTimeout(ctx, t.c.pol.attemptTimeout)
+	defer cancel()
+	r := req.Clone(actx)
+	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+		b, err := req.GetBody()
+		if err != nil {
+			return nil, nil, err
+		}
+		r.Body = b
+	}
+	start := time.Now()
+	resp, err := t.next.RoundTrip(r)
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.pol.maxBody+1))
+		resp.Body.Close()
+		if err == nil && int64(len(body)) > t.c.pol.maxBody {
+			err = fmt.Errorf("%w: over %d bytes", errBodyTooLarge, t.c.pol.maxBody)
+		}
+		if err != nil {
+			resp = nil
+		} else {
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.ContentLength = int64(len(body))
+		}
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		err = &timeoutError{after: t.c.pol.attemptTimeout}
+	}
+	t.c.ctr.requests.Add(1)
+	if t.onCall != nil {
+		call := Call{Op: opOf(ctx), Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
+		if resp != nil {
+			call.Status = resp.StatusCode
+		}
+		t.onCall(call)
+	}
+	return resp, body, err
+}
+
+const (
+	done = iota
+	rateLimited
+	serverError
+)
+
+// classify sorts a response: a rate limit with the wait GitHub asks for, a
+// server error worth retrying, or a final answer.
+//
+// GitHub's rules: a 403 or 429 with x-ratelimit-remaining 0 is the primary
+// limit (wait until x-ratelimit-reset); with Retry-After it is a secondary
+// limit (wait that long); a 429, or a 403 whose message names a secondary
+// rate limit, without either header waits at least a minute, growing
+// exponentially. Any other 403 is a permission error.
+func classify(resp *http.Response, body []byte, now time.Time, secondaryStreak int) (kind int, wait time.Duration, secondary bool) {
+	switch s := resp.StatusCode; {
+	case s == http.StatusForbidden || s == http.StatusTooManyRequests:
+		if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+			if v, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+				return rateLimited, max(time.Unix(v, 0).Sub(now)+time.Second, time.Second), false
+			}
+			return rateLimited, secondaryDefaultWait, false
+		}
+		if ra := retryAfter(resp.Header, now); ra > 0 {
+			return rateLimited, ra, true
+		}
+		msg, doc := apiError(body)
+		msg = strings.ToLower(msg)
+		if s == http.StatusTooManyRequests || strings.Contains(msg, "secondary rate limit") || strings.Contains(msg, "abuse") ||
+			strings.HasSuffix(doc, "secondary-rate-limits") || strings.HasSuffix(doc, "#abuse-rate-limits") {
+			return rateLimited, secondaryDefaultWait << min(secondaryStreak, 4), true
+		}
+		return done, 0, false
+	case s >= 500 && s != http.StatusNotImplemented && s != http.StatusHTTPVersionNotSupported:
+		return serverError, 0, false
+	}
+	return done, 0, false
+}
+
+// retryAfter parses Retry-After (seconds or an HTTP date); 0 when absent.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// apiError reads GitHub's error JSON: message and documentation_url.
+func apiError(body []byte) (message, docURL string) {
+	var e struct {
+		Message string `json:"message"`
+		DocURL  string `json:"documentation_url"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		return e.Message, e.DocURL
+	}
+	return "", ""
+}
+
+func errorMessage(body []byte) string {
+	msg, _ := apiError(body)
+	return msg
+}
+
+// backoff is the wait before retry number attempt: exponential from
+// BackoffBase, capped at BackoffMax, with "equal jitter" (half fixed, half
+// random) so that clients that failed together do not retry together.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.pol.backoffBase << min(attempt-1, 20)
+	if d <= 0 || d > c.pol.backoffMax {
+		d = c.pol.backoffMax
+	}
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(half)+1))
+}
+
+// retryableErr reports whether a transport error may go away on retry.
+func retryableErr(err error) bool {
+	var rl *RateLimitError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var certErr x509.CertificateInvalidError
+	switch {
+	case errors.Is(err, errBodyTooLarge), errors.As(err, &rl),
+		errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &certErr):
+		return false
+	}
+	var ie *ghinstallation.HTTPError
+	if errors.As(err, &ie) && ie.Response != nil && ie.Response.StatusCode < 500 {
+		return false // the App's key or installation is wrong: retrying will not help
+	}
+	return true
+}
+
+// notSent reports whether a failed request surely never reached GitHub, so
+// that even a non-idempotent request may be sent again.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return true
+	}
+	var ie *ghinstallation.HTTPError
+	return errors.As(err, &ie) // the installation token could not be minted
+}
+
+func drain(rc io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 1<<16))
+	rc.Close()
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

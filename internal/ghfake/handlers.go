@@ -1,0 +1,1086 @@
+package ghfake
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// route is one endpoint: a method and a path pattern whose ":name" segments
+// capture a parameter and whose final "*name" captures the rest of the path.
+type route struct {
+	method  string
+	pattern []string
+	handle  func(*Server, *req) reply
+}
+
+func r(method, pattern string, h func(*Server, *req) reply) route {
+	return route{method: method, pattern: strings.Split(strings.Trim(pattern, "/"), "/"), handle: h}
+}
+
+var routes = []route{
+	r("GET", "rate_limit", (*Server).getRateLimit),
+	r("POST", "app/installations/:id/access_tokens", (*Server).accessToken),
+	r("GET", "repos/:owner/:repo", (*Server).getRepo),
+	r("GET", "repos/:owner/:repo/contents/*path", (*Server).getContents),
+	r("GET", "repos/:owner/:repo/git/blobs/:sha", (*Server).getBlob),
+	r("GET", "repos/:owner/:repo/issues", (*Server).listIssues),
+	r("POST", "repos/:owner/:repo/issues", (*Server).createIssue),
+	r("GET", "repos/:owner/:repo/issues/comments/:id", (*Server).getComment),
+	r("PATCH", "repos/:owner/:repo/issues/comments/:id", (*Server).editComment),
+	r("DELETE", "repos/:owner/:repo/issues/comments/:id", (*Server).deleteComment),
+	r("GET", "repos/:owner/:repo/issues/comments/:id/reactions", (*Server).listReactions),
+	r("POST", "repos/:owner/:repo/issues/comments/:id/reactions", (*Server).createReaction),
+	r("GET", "repos/:owner/:repo/issues/:number", (*Server).getIssue),
+	r("GET", "repos/:owner/:repo/issues/:number/comments", (*Server).listComments),
+	r("POST", "repos/:owner/:repo/issues/:number/comments", (*Server).createComment),
+	r("GET", "repos/:owner/:repo/issues/:number/labels", (*Server).listLabels),
+	r("POST", "repos/:owner/:repo/issues/:number/labels", (*Server).addLabels),
+	r("DELETE", "repos/:owner/:repo/issues/:number/labels/:name", (*Server).removeLabel),
+	r("GET", "repos/:owner/:repo/collaborators/:user/permission", (*Server).getPermission),
+	r("GET", "orgs/:org/teams/:slug/memberships/:user", (*Server).getMembership),
+	r("POST", "repos/:owner/:repo/statuses/:sha", (*Server).createStatus),
+	r("GET", "repos/:owner/:repo/commits/:ref/statuses", (*Server).listStatuses),
+	r("GET", "repos/:owner/:repo/commits/:ref/status", (*Server).combinedStatus),
+	r("GET", "repos/:owner/:repo/commits", (*Server).listCommits),
+	r("GET", "repos/:owner/:repo/commits/:sha", (*Server).getCommit),
+	r("GET", "repos/:owner/:repo/commits/:sha/pulls", (*Server).commitPulls),
+	r("GET", "repos/:owner/:repo/pulls", (*Server).listPulls),
+	r("GET", "repos/:owner/:repo/pulls/:number", (*Server).getPull),
+	r("GET", "repos/:owner/:repo/pulls/:number/files", (*Server).pullFiles),
+	r("GET", "repos/:owner/:repo/compare/:basehead", (*Server).compare),
+}
+
+func match(pattern, segs []string) (map[string]string, bool) {
+	params := map[string]string{}
+	for i, p := range pattern {
+		if strings.HasPrefix(p, "*") {
+			if i >= len(segs) {
+				return nil, false
+			}
+			params[p[1:]] = strings.Join(segs[i:], "/")
+			return params, true
+		}
+		if i >= len(segs) {
+			return nil, false
+		}
+		switch {
+		case strings.HasPrefix(p, ":"):
+			params[p[1:]] = segs[i]
+		case p != segs[i]:
+			return nil, false
+		}
+	}
+	return params, len(pattern) == len(segs)
+}
+
+func (s *Server) routeLocked(q *req) reply {
+	method := q.r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	for _, rt := range routes {
+		if rt.method != method {
+			continue
+		}
+		if params, ok := match(rt.pattern, q.segs); ok {
+			q.params = params
+			return rt.handle(s, q)
+		}
+	}
+	return notFound()
+}
+
+// ---- JSON shapes ----
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func (s *Server) userJSON(login string) any {
+	if login == "" {
+		return nil
+	}
+	u := s.userLocked(login)
+	return map[string]any{
+		"login": u.login, "id": u.id, "node_id": fmt.Sprintf("U_%d", u.id), "type": u.typ,
+		"site_admin": false, "html_url": s.webURL + "/" + u.login,
+		"avatar_url": fmt.Sprintf("https://avatars.githubusercontent.com/u/%d?v=4", u.id),
+	}
+}
+
+func (s *Server) repoJSON(q *req, rp *repo) map[string]any {
+	return map[string]any{
+		"id": rp.id, "node_id": fmt.Sprintf("R_%d", rp.id), "name": rp.name, "full_name": rp.owner + "/" + rp.name,
+		"owner": s.userJSON(rp.owner), "private": false, "html_url": s.webURL + "/" + rp.owner + "/" + rp.name,
+		"url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name, "default_branch": rp.defaultBranch,
+	}
+}
+
+func (s *Server) labelJSON(q *req, rp *repo, name string) any {
+	l := rp.labels[strings.ToLower(name)]
+	return map[string]any{
+		"id": l.id, "node_id": fmt.Sprintf("LA_%d", l.id), "name": l.name, "color": l.color, "default": false,
+		"description": nil, "url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/labels/" + l.name,
+	}
+}
+
+func (s *Server) association(rp *repo, login string) string {
+	if strings.EqualFold(login, rp.owner) {
+		return "OWNER"
+	}
+	if p, ok := rp.perms[strings.ToLower(login)]; ok && p.base != "none" {
+		return "COLLABORATOR"
+	}
+	return "NONE"
+}
+
+func (s *Server) issueJSON(q *req, rp *repo, is *issue) map[string]any {
+	labels := []any{}
+	for _, l := range is.labels {
+		labels = append(labels, s.labelJSON(q, rp, l))
+	}
+	kind := "issues"
+	if is.pr != nil {
+		kind = "pull"
+	}
+	base := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
+	m := map[string]any{
+		"id": int64(is.number) + rp.id*100000, "node_id": fmt.Sprintf("I_%d_%d", rp.id, is.number),
+		"number": is.number, "title": is.title, "body": is.body, "state": is.state, "user": s.userJSON(is.author),
+		"labels": labels, "comments": len(is.comments), "created_at": ts(is.createdAt), "updated_at": ts(is.updatedAt),
+		"closed_at": nil, "locked": false, "author_association": s.association(rp, is.author),
+		"url":      base + "/issues/" + strconv.Itoa(is.number),
+		"html_url": fmt.Sprintf("%s/%s/%s/%s/%d", s.webURL, rp.owner, rp.name, kind, is.number),
+	}
+	if is.pr != nil {
+		m["pull_request"] = map[string]any{
+			"url":      base + "/pulls/" + strconv.Itoa(is.number),
+			"html_url": fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number),
+		}
+	}
+	return m
+}
+
+func (s *Server) commentJSON(q *req, rp *repo, c *comment) map[string]any {
+	base := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
+	kind := "issues"
+	if is := rp.issues[c.number]; is != nil && is.pr != nil {
+		kind = "pull"
+	}
+	return map[string]any{
+		"id": c.id, "node_id": fmt.Sprintf("IC_%d", c.id), "body": c.body, "user": s.userJSON(c.author),
+		"created_at": ts(c.createdAt), "updated_at": ts(c.updatedAt),
+		"author_association": s.association(rp, c.author),
+		"url":                base + "/issues/comments/" + strconv.FormatInt(c.id, 10),
+		"issue_url":          base + "/issues/" + strconv.Itoa(c.number),
+		"html_url":           fmt.Sprintf("%s/%s/%s/%s/%d#issuecomment-%d", s.webURL, rp.owner, rp.name, kind, c.number, c.id),
+	}
+}
+
+func (s *Server) statusJSON(q *req, rp *repo, st *status) map[string]any {
+	var desc, target any
+	if st.desc != "" {
+		desc = st.desc
+	}
+	if st.targetURL != "" {
+		target = st.targetURL
+	}
+	return map[string]any{
+		"id": st.id, "node_id": fmt.Sprintf("SC_%d", st.id), "state": st.state, "context": st.context,
+		"description": desc, "target_url": target, "created_at": ts(st.createdAt), "updated_at": ts(st.createdAt),
+		"creator": s.userJSON(st.creator),
+		"url":     q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/statuses/" + st.sha,
+	}
+}
+
+func fileJSON(q *req, rp *repo, f File) map[string]any {
+	m := map[string]any{
+		"sha": blobSHA([]byte(f.Filename + f.Status)), "filename": f.Filename, "status": f.Status,
+		"additions": 1, "deletions": 0, "changes": 1,
+		"contents_url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/contents/" + f.Filename,
+	}
+	if f.PreviousFilename != "" {
+		m["previous_filename"] = f.PreviousFilename
+	}
+	return m
+}
+
+func (s *Server) prJSON(q *req, rp *repo, is *issue) map[string]any {
+	pr := is.pr
+	branch := func(ref, sha string) map[string]any {
+		return map[string]any{"label": rp.owner + ":" + ref, "ref": ref, "sha": sha, "user": s.userJSON(rp.owner),
+			"repo": s.repoJSON(q, rp)}
+	}
+	var mergeSHA any
+	if pr.MergeCommitSHA != "" {
+		mergeSHA = pr.MergeCommitSHA
+	}
+	return map[string]any{
+		"id": int64(is.number) + rp.id*100000, "node_id": fmt.Sprintf("PR_%d_%d", rp.id, is.number),
+		"number": is.number, "state": pr.State, "title": is.title, "body": is.body, "user": s.userJSON(is.author),
+		"draft": pr.Draft, "merged": pr.Merged, "merge_commit_sha": mergeSHA,
+		"created_at": ts(is.createdAt), "updated_at": ts(is.updatedAt),
+		"head": branch(pr.HeadRef, pr.HeadSHA), "base": branch(pr.BaseRef, pr.BaseSHA),
+		"url":      q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/pulls/" + strconv.Itoa(is.number),
+		"html_url": fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number),
+	}
+}
+
+func (s *Server) commitJSON(q *req, rp *repo, c *commitRec, withFiles bool) map[string]any {
+	person := func(name, email, login string) map[string]any {
+		if name == "" {
+			name = login
+		}
+		if email == "" && login != "" {
+			email = login + "@users.noreply.github.com"
+		}
+		return map[string]any{"name": name, "email": email, "date": ts(c.Date)}
+	}
+	m := map[string]any{
+		"sha": c.SHA, "node_id": "C_" + c.SHA,
+		"url":      q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/commits/" + c.SHA,
+		"html_url": s.webURL + "/" + rp.owner + "/" + rp.name + "/commit/" + c.SHA,
+		"commit": map[string]any{
+			"author":    person(c.AuthorName, c.AuthorEmail, c.Author),
+			"committer": person("", "", c.Committer),
+			"message":   c.Message,
+			"tree":      map[string]any{"sha": blobSHA([]byte("tree " + c.SHA))},
+		},
+		"author": s.userJSON(c.Author), "committer": s.userJSON(c.Committer), "parents": []any{},
+	}
+	if withFiles {
+		files := []any{}
+		for _, f := range c.Files {
+			files = append(files, fileJSON(q, rp, f))
+		}
+		m["files"] = files
+	}
+	return m
+}
+
+// blobSHA is git's blob id of content.
+func blobSHA(content []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ---- helpers ----
+
+func (s *Server) repoOf(q *req) (*repo, bool) {
+	rp, ok := s.repos[key(q.params["owner"], q.params["repo"])]
+	return rp, ok
+}
+
+func (s *Server) issueOf(q *req) (*repo, *issue, bool) {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return nil, nil, false
+	}
+	n, err := strconv.Atoi(q.params["number"])
+	if err != nil {
+		return nil, nil, false
+	}
+	is, ok := rp.issues[n]
+	return rp, is, ok
+}
+
+func (s *Server) commentOf(q *req) (*repo, *comment, bool) {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return nil, nil, false
+	}
+	id, err := strconv.ParseInt(q.params["id"], 10, 64)
+	if err != nil {
+		return nil, nil, false
+	}
+	c, ok := s.comment[id]
+	if !ok || c.deleted || !strings.EqualFold(c.owner, rp.owner) || !strings.EqualFold(c.repo, rp.name) {
+		return nil, nil, false
+	}
+	return rp, c, true
+}
+
+func (s *Server) labelIssueLocked(rp *repo, is *issue, name string) {
+	k := strings.ToLower(name)
+	l, ok := rp.labels[k]
+	if !ok {
+		l = &label{id: s.nextID(), name: name, color: "ededed"}
+		rp.labels[k] = l
+	}
+	for _, have := range is.labels {
+		if strings.EqualFold(have, name) {
+			return
+		}
+	}
+	is.labels = append(is.labels, l.name)
+	sort.Slice(is.labels, func(i, j int) bool { return strings.ToLower(is.labels[i]) < strings.ToLower(is.labels[j]) })
+}
+
+// resolveRef maps a branch name to its SHA; anything else is returned as is.
+func resolveRef(rp *repo, ref string) string {
+	if sha, ok := rp.branches[ref]; ok {
+		return sha
+	}
+	return ref
+}
+
+func permissionRank(p string) int {
+	switch p {
+	case "admin":
+		return 5
+	case "maintain":
+		return 4
+	case "write":
+		return 3
+	case "triage":
+		return 2
+	case "read":
+		return 1
+	}
+	return 0
+}
+
+// ---- handlers ----
+
+func (s *Server) getRateLimit(q *req) reply {
+	st := s.rateLocked(identityOf(q.login))
+	core := map[string]any{"limit": st.limit, "remaining": max(0, st.limit-st.used), "used": st.used, "reset": st.reset.Unix()}
+	return reply{status: 200, body: map[string]any{"resources": map[string]any{"core": core}, "rate": core}}
+}
+
+func (s *Server) getRepo(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	return reply{status: 200, body: s.repoJSON(q, rp)}
+}
+
+// largeFile is the size above which the contents API answers encoding
+// "none" with no content, as GitHub does for files over 1 MB.
+const largeFile = 1 << 20
+
+func (s *Server) getContents(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	ref := q.query("ref")
+	if ref == "" {
+		ref = rp.defaultBranch
+	}
+	files := rp.files[ref]
+	if files == nil {
+		if sha := resolveRef(rp, ref); sha != ref {
+			files = rp.files[sha]
+		}
+	}
+	if files == nil {
+		if _, isBranch := rp.branches[ref]; !isBranch && ref != rp.defaultBranch && !s.knownCommit(rp, ref) {
+			return errReply(404, "No commit found for the ref "+ref)
+		}
+		return notFound()
+	}
+	path := strings.Trim(q.params["path"], "/")
+	base := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
+	if content, ok := files[path]; ok {
+		name := path[strings.LastIndex(path, "/")+1:]
+		m := map[string]any{
+			"type": "file", "name": name, "path": path, "size": len(content), "sha": blobSHA(content),
+			"url":          base + "/contents/" + path + "?ref=" + ref,
+			"git_url":      base + "/git/blobs/" + blobSHA(content),
+			"html_url":     s.webURL + "/" + rp.owner + "/" + rp.name + "/blob/" + ref + "/" + path,
+			"download_url": "https://raw.githubusercontent.com/" + rp.owner + "/" + rp.name + "/" + ref + "/" + path,
+		}
+		if len(content) > largeFile {
+			m["encoding"], m["content"] = "none", ""
+		} else {
+			m["encoding"], m["content"] = "base64", wrap60(base64.StdEncoding.EncodeToString(content))
+		}
+		return reply{status: 200, body: m}
+	}
+	var entries []any
+	seen := map[string]bool{}
+	names := make([]string, 0, len(files))
+	for p := range files {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		rest, ok := strings.CutPrefix(p, path+"/")
+		if path == "" {
+			rest, ok = p, true
+		}
+		if !ok {
+			continue
+		}
+		child, _, isDir := strings.Cut(rest, "/")
+		if seen[child] {
+			continue
+		}
+		seen[child] = true
+		typ, full := "file", strings.TrimPrefix(path+"/"+child, "/")
+		if isDir {
+			typ = "dir"
+		}
+		entries = append(entries, map[string]any{"type": typ, "name": child, "path": full,
+			"sha": blobSHA([]byte(full)), "size": 0})
+	}
+	if entries == nil {
+		return notFound()
+	}
+	return reply{status: 200, body: entries}
+}
+
+func (s *Server) knownCommit(rp *repo, sha string) bool {
+	for _, c := range rp.commits {
+		if c.SHA == sha {
+			return true
+		}
+	}
+	return false
+}
+
+func wrap60(b64 string) string {
+	var sb strings.Builder
+	for len(b64) > 60 {
+		sb.WriteString(b64[:60])
+		sb.WriteByte('\n')
+		b64 = b64[60:]
+	}
+	sb.WriteString(b64)
+	sb.WriteByte('\n')
+	return sb.String()
+}
+
+func (s *Server) getBlob(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	sha := q.params["sha"]
+	for _, files := range rp.files {
+		for _, content := range files {
+			if blobSHA(content) != sha {
+				continue
+			}
+			if strings.Contains(q.r.Header.Get("Accept"), "raw") {
+				return reply{status: 200, raw: append([]byte{}, content...), ctype: "application/vnd.github.raw"}
+			}
+			return reply{status: 200, body: map[string]any{"sha": sha, "size": len(content), "encoding": "base64",
+				"content": wrap60(base64.StdEncoding.EncodeToString(content))}}
+		}
+	}
+	return notFound()
+}
+
+func (s *Server) listIssues(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	state := q.query("state")
+	if state == "" {
+		state = "open"
+	}
+	var want []string
+	if l := q.query("labels"); l != "" {
+		want = strings.Split(l, ",")
+	}
+	var since time.Time
+	if v := q.query("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return validationFailed("Issue", "since", "invalid", "")
+		}
+		since = t
+	}
+	creator := q.query("creator")
+	var list []*issue
+	for _, is := range rp.issues {
+		if state != "all" && is.state != state {
+			continue
+		}
+		if creator != "" && !strings.EqualFold(is.author, creator) {
+			continue
+		}
+		if !since.IsZero() && is.updatedAt.Before(since) {
+			continue
+		}
+		if !hasAllLabels(is.labels, want) {
+			continue
+		}
+		list = append(list, is)
+	}
+	sortKey := q.query("sort")
+	asc := q.query("direction") == "asc"
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		var less bool
+		switch sortKey {
+		case "updated":
+			less = a.updatedAt.Before(b.updatedAt) || (a.updatedAt.Equal(b.updatedAt) && a.number < b.number)
+		case "comments":
+			less = len(a.comments) < len(b.comments) || (len(a.comments) == len(b.comments) && a.number < b.number)
+		default:
+			less = a.number < b.number
+		}
+		if asc {
+			return less
+		}
+		return !less
+	})
+	out := []any{}
+	for _, is := range list {
+		out = append(out, s.issueJSON(q, rp, is))
+	}
+	return reply{status: 200, list: out}
+}
+
+func hasAllLabels(have, want []string) bool {
+	for _, w := range want {
+		w = strings.TrimSpace(w)
+		found := false
+		for _, h := range have {
+			if strings.EqualFold(h, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) createIssue(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	var in struct {
+		Title  *string  `json:"title"`
+		Body   string   `json:"body"`
+		Labels []string `json:"labels"`
+	}
+	if err := q.decode(&in); err != nil {
+		return errReply(400, "Problems parsing JSON")
+	}
+	if in.Title == nil || strings.TrimSpace(*in.Title) == "" {
+		return validationFailed("Issue", "title", "missing_field", "")
+	}
+	if utf8.RuneCountInString(in.Body) > MaxBodyChars {
+		return validationFailed("Issue", "body", "custom", fmt.Sprintf("body is too long (maximum is %d characters)", MaxBodyChars))
+	}
+	is := s.addIssueLocked(rp, *in.Title, in.Body, q.login, in.Labels)
+	return reply{status: 201, body: s.issueJSON(q, rp, is)}
+}
+
+func (s *Server) getIssue(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok {
+		return notFound()
+	}
+	return reply{status: 200, body: s.issueJSON(q, rp, is)}
+}
+
+// MaxBodyChars is GitHub's limit on the length of an issue or comment body.
+const MaxBodyChars = 65536
+
+func (s *Server) listComments(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok {
+		return notFound()
+	}
+	var since time.Time
+	if v := q.query("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return validationFailed("IssueComment", "since", "invalid", "")
+		}
+		since = t
+	}
+	out := []any{}
+	for _, id := range is.comments {
+		c := s.comment[id]
+		if c == nil || c.deleted || (!since.IsZero() && c.updatedAt.Before(since)) {
+			continue
+		}
+		out = append(out, s.commentJSON(q, rp, c))
+	}
+	return reply{status: 200, list: out}
+}
+
+func (s *Server) commentBody(q *req) (string, *reply) {
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := q.decode(&in); err != nil {
+		rep := errReply(400, "Problems parsing JSON")
+		return "", &rep
+	}
+	if in.Body == nil || *in.Body == "" {
+		rep := validationFailed("IssueComment", "body", "missing_field", "")
+		return "", &rep
+	}
+	if utf8.RuneCountInString(*in.Body) > MaxBodyChars {
+		rep := validationFailed("IssueComment", "body", "custom",
+			fmt.Sprintf("Body is too long (maximum is %d characters)", MaxBodyChars))
+		return "", &rep
+	}
+	return *in.Body, nil
+}
+
+func (s *Server) createComment(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok {
+		return notFound()
+	}
+	body, bad := s.commentBody(q)
+	if bad != nil {
+		return *bad
+	}
+	c := s.addCommentLocked(rp, is, q.login, body)
+	return reply{status: 201, body: s.commentJSON(q, rp, c)}
+}
+
+func (s *Server) getComment(q *req) reply {
+	rp, c, ok := s.commentOf(q)
+	if !ok {
+		return notFound()
+	}
+	return reply{status: 200, body: s.commentJSON(q, rp, c)}
+}
+
+func (s *Server) mayModerate(rp *repo, login string, author string) bool {
+	if strings.EqualFold(login, author) || strings.EqualFold(login, rp.owner) {
+		return true
+	}
+	return permissionRank(rp.perms[strings.ToLower(login)].role) >= permissionRank("write")
+}
+
+func (s *Server) editComment(q *req) reply {
+	rp, c, ok := s.commentOf(q)
+	if !ok {
+		return notFound()
+	}
+	if !s.mayModerate(rp, q.login, c.author) {
+		return errReply(403, "Must have admin rights to Repository.")
+	}
+	body, bad := s.commentBody(q)
+	if bad != nil {
+		return *bad
+	}
+	c.body = body
+	c.updatedAt = s.now().UTC()
+	return reply{status: 200, body: s.commentJSON(q, rp, c)}
+}
+
+func (s *Server) deleteComment(q *req) reply {
+	rp, c, ok := s.commentOf(q)
+	if !ok {
+		return notFound()
+	}
+	if !s.mayModerate(rp, q.login, c.author) {
+		return errReply(403, "Must have admin rights to Repository.")
+	}
+	c.deleted = true
+	return reply{status: 204}
+}
+
+var reactionContents = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true,
+	"hooray": true, "rocket": true, "eyes": true}
+
+func (s *Server) reactionJSON(rc Reaction, at time.Time) map[string]any {
+	return map[string]any{"id": rc.ID, "node_id": fmt.Sprintf("REA_%d", rc.ID), "user": s.userJSON(rc.User),
+		"content": rc.Content, "created_at": ts(at)}
+}
+
+func (s *Server) listReactions(q *req) reply {
+	_, c, ok := s.commentOf(q)
+	if !ok {
+		return notFound()
+	}
+	out := []any{}
+	for _, rc := range c.reactions {
+		if want := q.query("content"); want != "" && rc.Content != want {
+			continue
+		}
+		out = append(out, s.reactionJSON(rc, c.createdAt))
+	}
+	return reply{status: 200, list: out}
+}
+
+func (s *Server) createReaction(q *req) reply {
+	_, c, ok := s.commentOf(q)
+	if !ok {
+		return notFound()
+	}
+	var in struct {
+		Content string `json:"content"`
+	}
+	if err := q.decode(&in); err != nil {
+		return errReply(400, "Problems parsing JSON")
+	}
+	if !reactionContents[in.Content] {
+		return validationFailed("Reaction", "content", "invalid", "")
+	}
+	for _, rc := range c.reactions {
+		if strings.EqualFold(rc.User, q.login) && rc.Content == in.Content {
+			return reply{status: 200, body: s.reactionJSON(rc, s.now())}
+		}
+	}
+	rc := Reaction{ID: s.nextID(), User: q.login, Content: in.Content}
+	c.reactions = append(c.reactions, rc)
+	return reply{status: 201, body: s.reactionJSON(rc, s.now())}
+}
+
+func (s *Server) issueLabels(q *req, rp *repo, is *issue) []any {
+	out := []any{}
+	for _, l := range is.labels {
+		out = append(out, s.labelJSON(q, rp, l))
+	}
+	return out
+}
+
+func (s *Server) listLabels(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok {
+		return notFound()
+	}
+	return reply{status: 200, list: s.issueLabels(q, rp, is)}
+}
+
+func (s *Server) addLabels(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok {
+		return notFound()
+	}
+	var names []string
+	if err := q.decode(&names); err != nil {
+		var in struct {
+			Labels []string `json:"labels"`
+		}
+		if err := q.decode(&in); err != nil {
+			return errReply(400, "Problems parsing JSON")
+		}
+		names = in.Labels
+	}
+	for _, n := range names {
+		if strings.TrimSpace(n) == "" || utf8.RuneCountInString(n) > 50 {
+			return validationFailed("Label", "name", "invalid", "")
+		}
+	}
+	for _, n := range names {
+		s.labelIssueLocked(rp, is, n)
+	}
+	is.updatedAt = s.now().UTC()
+	return reply{status: 200, body: s.issueLabels(q, rp, is)}
+}
+
+func (s *Server) removeLabel(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok {
+		return notFound()
+	}
+	name := q.params["name"]
+	for i, l := range is.labels {
+		if strings.EqualFold(l, name) {
+			is.labels = append(is.labels[:i:i], is.labels[i+1:]...)
+			is.updatedAt = s.now().UTC()
+			return reply{status: 200, body: s.issueLabels(q, rp, is)}
+		}
+	}
+	return errReply(404, "Label does not exist")
+}
+
+func (s *Server) getPermission(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	login := q.params["user"]
+	u, known := s.users[strings.ToLower(login)]
+	if !known {
+		return errReply(404, login+" is not a user")
+	}
+	p, ok := rp.perms[strings.ToLower(login)]
+	switch {
+	case ok:
+	case strings.EqualFold(login, rp.owner):
+		p = perm{role: "admin", base: "admin"}
+	default:
+		p = perm{role: "none", base: "none"}
+	}
+	return reply{status: 200, body: map[string]any{"permission": p.base, "role_name": p.role, "user": s.userJSON(u.login)}}
+}
+
+func (s *Server) getMembership(q *req) reply {
+	members := s.teams[strings.ToLower(q.params["org"]+"/"+q.params["slug"])]
+	state, ok := members[strings.ToLower(q.params["user"])]
+	if !ok {
+		return notFound()
+	}
+	return reply{status: 200, body: map[string]any{
+		"url":  q.apiBase + "/orgs/" + q.params["org"] + "/teams/" + q.params["slug"] + "/memberships/" + q.params["user"],
+		"role": "member", "state": state,
+	}}
+}
+
+var statusStates = map[string]bool{"error": true, "failure": true, "pending": true, "success": true}
+
+func (s *Server) createStatus(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	var in struct {
+		State       string `json:"state"`
+		TargetURL   string `json:"target_url"`
+		Description string `json:"description"`
+		Context     string `json:"context"`
+	}
+	if err := q.decode(&in); err != nil {
+		return errReply(400, "Problems parsing JSON")
+	}
+	if !statusStates[in.State] {
+		return validationFailed("Status", "state", "custom", "state is not included in the list")
+	}
+	if utf8.RuneCountInString(in.Description) > 140 {
+		return validationFailed("Status", "description", "custom", "description is too long (maximum is 140 characters)")
+	}
+	if in.Context == "" {
+		in.Context = "default"
+	}
+	sha := q.params["sha"]
+	st := &status{id: s.nextID(), sha: sha, state: in.State, context: in.Context, desc: in.Description,
+		targetURL: in.TargetURL, creator: q.login, createdAt: s.now().UTC()}
+	rp.statuses[sha] = append(rp.statuses[sha], st)
+	return reply{status: 201, body: s.statusJSON(q, rp, st)}
+}
+
+func (s *Server) listStatuses(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	list := rp.statuses[resolveRef(rp, q.params["ref"])]
+	out := []any{}
+	for i := len(list) - 1; i >= 0; i-- {
+		out = append(out, s.statusJSON(q, rp, list[i]))
+	}
+	return reply{status: 200, list: out}
+}
+
+func (s *Server) combinedStatus(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	sha := resolveRef(rp, q.params["ref"])
+	list := rp.statuses[sha]
+	latest := map[string]*status{}
+	var order []string
+	for i := len(list) - 1; i >= 0; i-- {
+		if _, ok := latest[list[i].context]; !ok {
+			latest[list[i].context] = list[i]
+			order = append(order, list[i].context)
+		}
+	}
+	state := "success"
+	if len(order) == 0 {
+		state = "pending"
+	}
+	statuses := []any{}
+	for _, c := range order {
+		st := latest[c]
+		switch {
+		case st.state == "error" || st.state == "failure":
+			state = "failure"
+		case st.state == "pending" && state != "failure":
+			state = "pending"
+		}
+		statuses = append(statuses, s.statusJSON(q, rp, st))
+	}
+	return reply{status: 200, body: map[string]any{
+		"state": state, "sha": sha, "total_count": len(order), "statuses": statuses,
+		"repository": s.repoJSON(q, rp),
+		"commit_url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/commits/" + sha,
+	}}
+}
+
+func (s *Server) sortedCommits(rp *repo) []*commitRec {
+	list := append([]*commitRec(nil), rp.commits...)
+	sort.SliceStable(list, func(i, j int) bool {
+		if !list[i].Date.Equal(list[j].Date) {
+			return list[i].Date.After(list[j].Date)
+		}
+		return list[i].order > list[j].order
+	})
+	return list
+}
+
+func (s *Server) listCommits(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	if ref := q.query("sha"); ref != "" {
+		if _, isBranch := rp.branches[ref]; !isBranch && ref != rp.defaultBranch && !s.knownCommit(rp, ref) {
+			return errReply(404, "No commit found for SHA: "+ref)
+		}
+	}
+	path := strings.Trim(q.query("path"), "/")
+	out := []any{}
+	for _, c := range s.sortedCommits(rp) {
+		if path != "" && !touches(c.Files, path) {
+			continue
+		}
+		out = append(out, s.commitJSON(q, rp, c, false))
+	}
+	return reply{status: 200, list: out}
+}
+
+func touches(files []File, path string) bool {
+	for _, f := range files {
+		if f.Filename == path || f.PreviousFilename == path || strings.HasPrefix(f.Filename, path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) getCommit(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	sha := resolveRef(rp, q.params["sha"])
+	for _, c := range rp.commits {
+		if c.SHA == sha {
+			return reply{status: 200, body: s.commitJSON(q, rp, c, true)}
+		}
+	}
+	return validationFailed("Commit", "sha", "invalid", "No commit found for SHA: "+sha)
+}
+
+func (s *Server) pulls(rp *repo) []*issue {
+	var out []*issue
+	for _, is := range rp.issues {
+		if is.pr != nil {
+			out = append(out, is)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].number > out[j].number })
+	return out
+}
+
+func (s *Server) commitPulls(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	sha := q.params["sha"]
+	out := []any{}
+	for _, is := range s.pulls(rp) {
+		pr := is.pr
+		hit := pr.HeadSHA == sha || (pr.MergeCommitSHA != "" && pr.MergeCommitSHA == sha)
+		for _, c := range pr.Commits {
+			hit = hit || c == sha
+		}
+		if hit {
+			out = append(out, s.prJSON(q, rp, is))
+		}
+	}
+	return reply{status: 200, list: out}
+}
+
+func (s *Server) listPulls(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	state := q.query("state")
+	if state == "" {
+		state = "open"
+	}
+	out := []any{}
+	for _, is := range s.pulls(rp) {
+		if state != "all" && is.pr.State != state {
+			continue
+		}
+		if b := q.query("base"); b != "" && is.pr.BaseRef != b {
+			continue
+		}
+		out = append(out, s.prJSON(q, rp, is))
+	}
+	return reply{status: 200, list: out}
+}
+
+func (s *Server) getPull(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok || is.pr == nil {
+		return notFound()
+	}
+	return reply{status: 200, body: s.prJSON(q, rp, is)}
+}
+
+// maxPullFiles is GitHub's cap on the files listed for a pull request.
+const maxPullFiles = 3000
+
+func (s *Server) pullFiles(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok || is.pr == nil {
+		return notFound()
+	}
+	out := []any{}
+	for i, f := range rp.prFiles[is.number] {
+		if i >= maxPullFiles {
+			break
+		}
+		out = append(out, fileJSON(q, rp, f))
+	}
+	return reply{status: 200, list: out}
+}
+
+// maxCompareFiles is GitHub's cap on the files of a comparison.
+const maxCompareFiles = 300
+
+func (s *Server) compare(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	base, head, ok := strings.Cut(q.params["basehead"], "...")
+	if !ok {
+		return notFound()
+	}
+	files, ok := rp.compares[base+"..."+head]
+	if !ok {
+		return notFound()
+	}
+	out := []any{}
+	for i, f := range files {
+		if i >= maxCompareFiles {
+			break
+		}
+		out = append(out, fileJSON(q, rp, f))
+	}
+	return reply{status: 200, body: map[string]any{
+		"url":      q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/compare/" + base + "..." + head,
+		"html_url": s.webURL + "/" + rp.owner + "/" + rp.name + "/compare/" + base + "..." + head,
+		"status":   "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
+		"base_commit":       map[string]any{"sha": resolveRef(rp, base)},
+		"merge_base_commit": map[string]any{"sha": resolveRef(rp, base)},
+		"commits":           []any{}, "files": out,
+	}}
+}

@@ -1,0 +1,583 @@
+package ghfake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Faults configures injected failures. A zero Faults injects nothing.
+type Faults struct {
+	// Seed seeds the generator that decides which requests fail, so that a
+	// run with the same sequence of requests fails the same requests.
+	Seed uint64
+	// ServerErrorRate is the fraction of requests answered 500, 502, 503 or
+	// 504 before they are processed (nothing changes on the server).
+	ServerErrorRate float64
+	// LostResponseRate is the fraction of successful writes answered 502
+	// after they were processed: the change happened, the client cannot
+	// know (a gateway timeout after the backend committed).
+	LostResponseRate float64
+	// SecondaryRate is the fraction of requests answered 403 with a
+	// secondary rate limit message and Retry-After (see RetryAfter).
+	SecondaryRate float64
+	// RetryAfter is the Retry-After of injected secondary limits, rounded up
+	// to whole seconds (default 1s).
+	RetryAfter time.Duration
+	// HangRate is the fraction of requests that hang for HangFor (or until
+	// the client gives up) before they are processed.
+	HangRate float64
+	HangFor  time.Duration
+	// Latency is added to every request; for writes it is spent inside the
+	// window the overlapping-writes detector watches.
+	Latency time.Duration
+	// PathContains limits the random faults to requests whose API path
+	// contains this string (empty: all requests).
+	PathContains string
+	// WritesOnly limits the random faults to writes (non-GET requests).
+	WritesOnly bool
+}
+
+// SetFaults replaces the fault configuration and reseeds the generator.
+func (s *Server) SetFaults(f Faults) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = f
+	s.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
+}
+
+type scripted struct {
+	status       int
+	pathContains string
+}
+
+// FailNext makes the next n requests whose path contains pathContains (any
+// path when empty) answer status (for example 502) before they are
+// processed.
+func (s *Server) FailNext(n, status int, pathContains string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < n; i++ {
+		s.failNext = append(s.failNext, scripted{status: status, pathContains: pathContains})
+	}
+}
+
+// SecondaryLimit makes every request answer status (403 or 429) with a
+// secondary rate limit message and a Retry-After counting down to now+d.
+func (s *Server) SecondaryLimit(d time.Duration, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.secUntil = s.now().Add(d)
+	s.secStatus = status
+}
+
+// ExhaustPrimary uses up login's primary rate limit until now+resetIn:
+// requests answer 403 (or the status set by SetPrimaryLimitStatus) with
+// x-ratelimit-remaining 0 and x-ratelimit-reset at the reset time.
+func (s *Server) ExhaustPrimary(login string, resetIn time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.rateLocked(identityOf(login))
+	st.used = st.limit
+	st.reset = s.now().Add(resetIn)
+}
+
+// SetPrimaryLimitStatus sets the status of primary rate limit answers: 403
+// (default) or 429; GitHub uses both.
+func (s *Server) SetPrimaryLimitStatus(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.primaryCode = status
+}
+
+func identityOf(login string) string {
+	if login == "" {
+		return "anonymous"
+	}
+	return strings.ToLower(login)
+}
+
+// Call is one request the fake answered.
+type Call struct {
+	Method      string
+	Path        string // API path, unescaped, without the /api/v3 prefix
+	Query       string // raw query
+	Status      int
+	Login       string // acting identity; empty when anonymous
+	Conditional bool   // an If-None-Match was sent
+	Enterprise  bool   // the request came under /api/v3
+	Fault       string // "", "5xx", "lost-response", "secondary", "primary", "hang", "scripted"
+	UserAgent   string
+}
+
+const maxCallLog = 200000
+
+// Calls returns the call log, oldest first.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// CountCalls counts logged calls with this method (any when empty) whose
+// path starts with pathPrefix.
+func (s *Server) CountCalls(method, pathPrefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		if (method == "" || c.Method == method) && strings.HasPrefix(c.Path, pathPrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// ResetCalls empties the call log.
+func (s *Server) ResetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = nil
+}
+
+// MaxConcurrentWrites is the largest number of writes (non-GET requests) one
+// identity ever had in flight at once.
+func (s *Server) MaxConcurrentWrites() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := 0
+	for _, v := range s.maxInflight {
+		m = max(m, v)
+	}
+	return m
+}
+
+// MaxConcurrentRequests is the largest number of requests (reads and
+// writes, all identities) the fake ever handled at once.
+func (s *Server) MaxConcurrentRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxActive
+}
+
+// OverlappingWrites counts writes that started while another write by the
+// same identity was in flight.
+func (s *Server) OverlappingWrites() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overlaps
+}
+
+// reply is what a handler answers; serve turns it into HTTP.
+type reply struct {
+	status int
+	body   any   // JSON-encoded
+	list   []any // a paginated JSON array
+	raw    []byte
+	ctype  string
+}
+
+func errReply(status int, msg string) reply {
+	return reply{status: status, body: map[string]any{
+		"message":           msg,
+		"documentation_url": "https://docs.github.com/rest",
+		"status":            strconv.Itoa(status),
+	}}
+}
+
+func notFound() reply { return errReply(http.StatusNotFound, "Not Found") }
+
+func validationFailed(resource, field, code, msg string) reply {
+	e := map[string]any{"resource": resource, "field": field, "code": code}
+	if msg != "" {
+		e["message"] = msg
+	}
+	return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+		"message":           "Validation Failed",
+		"errors":            []any{e},
+		"documentation_url": "https://docs.github.com/rest",
+		"status":            "422",
+	}}
+}
+
+// req is a request being handled.
+type req struct {
+	r       *http.Request
+	segs    []string
+	params  map[string]string
+	login   string
+	apiBase string // scheme://host[/api/v3] without trailing slash
+	body    []byte
+}
+
+func (q *req) query(name string) string { return q.r.URL.Query().Get(name) }
+
+func (q *req) decode(v any) error {
+	if len(q.body) == 0 {
+		return fmt.Errorf("empty body")
+	}
+	return json.Unmarshal(q.body, v)
+}
+
+// splitPath splits the escaped path into unescaped segments and strips the
+// GitHub Enterprise /api/v3 prefix.
+func splitPath(r *http.Request) (segs []string, enterprise bool) {
+	raw := strings.Trim(r.URL.EscapedPath(), "/")
+	if raw == "" {
+		return nil, false
+	}
+	for _, p := range strings.Split(raw, "/") {
+		u, err := url.PathUnescape(p)
+		if err != nil {
+			u = p
+		}
+		segs = append(segs, u)
+	}
+	if len(segs) >= 2 && segs[0] == "api" && segs[1] == "v3" {
+		return segs[2:], true
+	}
+	return segs, false
+}
+
+func isWrite(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	segs, enterprise := splitPath(r)
+	call := Call{Method: r.Method, Path: "/" + strings.Join(segs, "/"), Query: r.URL.RawQuery,
+		Conditional: r.Header.Get("If-None-Match") != "", Enterprise: enterprise, UserAgent: r.UserAgent()}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+	if err != nil {
+		s.finish(w, r, &call, "anonymous", errReply(http.StatusBadRequest, "Problems parsing JSON"), nil, false)
+		return
+	}
+	prefix := ""
+	if enterprise {
+		prefix = "/api/v3"
+	}
+	q := &req{r: r, segs: segs, apiBase: "http://" + r.Host + prefix, body: body}
+
+	s.mu.Lock()
+	login, authFail := s.authenticateLocked(r, segs)
+	q.login, call.Login = login, login
+	identity := identityOf(login)
+	if authFail != "" {
+		s.mu.Unlock()
+		s.finish(w, r, &call, identity, errReply(http.StatusUnauthorized, authFail), nil, false)
+		return
+	}
+	s.active++
+	s.maxActive = max(s.maxActive, s.active)
+	defer func() {
+		s.mu.Lock()
+		s.active--
+		s.mu.Unlock()
+	}()
+	write := isWrite(r.Method)
+	fault, hang := s.drawFaultLocked(call.Path, write)
+	latency := s.faults.Latency
+	if write {
+		s.inflight[identity]++
+		if s.inflight[identity] > 1 {
+			s.overlaps++
+		}
+		s.maxInflight[identity] = max(s.maxInflight[identity], s.inflight[identity])
+	}
+	s.mu.Unlock()
+	if write {
+		defer func() {
+			s.mu.Lock()
+			s.inflight[identity]--
+			s.mu.Unlock()
+		}()
+	}
+
+	if !sleepCtx(r.Context(), latency) {
+		return
+	}
+	if fault == "hang" {
+		call.Fault = "hang"
+		if !sleepCtx(r.Context(), hang) {
+			s.mu.Lock()
+			call.Status = 0
+			s.logLocked(call)
+			s.mu.Unlock()
+			return
+		}
+		fault = ""
+	}
+
+	s.mu.Lock()
+	now := s.now()
+	var rep reply
+	count := false
+	extra := http.Header{}
+	st := s.rateLocked(identity)
+	switch {
+	case now.Before(s.secUntil):
+		call.Fault = "secondary"
+		rep = secondaryReply(s.secStatus)
+		extra.Set("Retry-After", strconv.Itoa(ceilSeconds(s.secUntil.Sub(now))))
+	case st.used >= st.limit && !isRateLimitPath(segs):
+		call.Fault = "primary"
+		rep = errReply(s.primaryCode, fmt.Sprintf("API rate limit exceeded for %s.", identity))
+		rep.body.(map[string]any)["documentation_url"] = "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"
+	case fault == "secondary":
+		call.Fault = "secondary"
+		rep = secondaryReply(http.StatusForbidden)
+		ra := s.faults.RetryAfter
+		if ra <= 0 {
+			ra = time.Second
+		}
+		extra.Set("Retry-After", strconv.Itoa(ceilSeconds(ra)))
+	case strings.HasPrefix(fault, "status:"):
+		code, _ := strconv.Atoi(strings.TrimPrefix(fault, "status:"))
+		call.Fault = "scripted"
+		rep = errReply(code, http.StatusText(code))
+	case fault == "5xx":
+		call.Fault = "5xx"
+		codes := []int{500, 502, 503, 504}
+		rep = errReply(codes[s.rng.IntN(len(codes))], "Server Error")
+	case write && s.deny[identity]:
+		rep = errReply(http.StatusForbidden, "Resource not accessible by integration")
+	default:
+		rep = s.routeLocked(q)
+		count = !isRateLimitPath(segs)
+		if fault == "lost-response" && rep.status < 300 {
+			call.Fault = "lost-response"
+			rep = errReply(http.StatusBadGateway, "Server Error")
+		}
+	}
+	s.mu.Unlock()
+	s.finish(w, r, &call, identity, rep, extra, count)
+}
+
+func isRateLimitPath(segs []string) bool { return len(segs) == 1 && segs[0] == "rate_limit" }
+
+func secondaryReply(status int) reply {
+	rep := errReply(status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
+	rep.body.(map[string]any)["documentation_url"] = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+	return rep
+}
+
+func ceilSeconds(d time.Duration) int {
+	n := int((d + time.Second - 1) / time.Second)
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+// drawFaultLocked decides the fault of one request: a scripted failure
+// first, then the random ones.
+func (s *Server) drawFaultLocked(path string, write bool) (fault string, hang time.Duration) {
+	for i, sc := range s.failNext {
+		if strings.Contains(path, sc.pathContains) {
+			s.failNext = append(s.failNext[:i:i], s.failNext[i+1:]...)
+			return "status:" + strconv.Itoa(sc.status), 0
+		}
+	}
+	f := s.faults
+	if (f.PathContains != "" && !strings.Contains(path, f.PathContains)) || (f.WritesOnly && !write) {
+		return "", 0
+	}
+	if f.HangRate > 0 && s.rng.Float64() < f.HangRate {
+		return "hang", f.HangFor
+	}
+	if f.SecondaryRate > 0 && s.rng.Float64() < f.SecondaryRate {
+		return "secondary", 0
+	}
+	if f.ServerErrorRate > 0 && s.rng.Float64() < f.ServerErrorRate {
+		return "5xx", 0
+	}
+	if write && f.LostResponseRate > 0 && s.rng.Float64() < f.LostResponseRate {
+		return "lost-response", 0
+	}
+	return "", 0
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// finish encodes a reply: pagination, ETag and 304, rate-limit headers, and
+// logs the call. count says whether the answer counts against the primary
+// rate limit; an answer of 304 Not Modified never does.
+func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, identity string, rep reply, extra http.Header, count bool) {
+	h := w.Header()
+	for k, v := range extra {
+		h[k] = v
+	}
+	var payload []byte
+	ctype := "application/json; charset=utf-8"
+	switch {
+	case rep.raw != nil:
+		payload, ctype = rep.raw, rep.ctype
+	case rep.list != nil:
+		page, perPage := pageParams(r)
+		total := len(rep.list)
+		last := max(1, (total+perPage-1)/perPage)
+		lo := min((page-1)*perPage, total)
+		hi := min(lo+perPage, total)
+		payload, _ = json.Marshal(rep.list[lo:hi])
+		if l := linkHeader(r, page, perPage, last); l != "" {
+			h.Set("Link", l)
+		}
+	case rep.body != nil:
+		payload, _ = json.Marshal(rep.body)
+	}
+	status := rep.status
+	notModified := false
+	if r.Method == http.MethodGet && status == http.StatusOK {
+		sum := sha256.Sum256(append([]byte(ctype+"\n"+h.Get("Link")+"\n"), payload...))
+		etag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
+		h.Set("ETag", etag)
+		h.Set("Cache-Control", "private, max-age=60, s-maxage=60")
+		if etagMatch(r.Header.Get("If-None-Match"), etag) {
+			notModified = true
+		}
+	}
+	h.Set("Vary", "Accept, Authorization, Cookie, X-GitHub-OTP")
+	h.Set("X-GitHub-Media-Type", "github.v3; format=json")
+	h.Set("X-GitHub-Api-Version-Selected", "2022-11-28")
+
+	s.mu.Lock()
+	st := s.rateLocked(identity)
+	if count && !notModified {
+		st.used++
+	}
+	h.Set("X-RateLimit-Limit", strconv.Itoa(st.limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(0, st.limit-st.used)))
+	h.Set("X-RateLimit-Used", strconv.Itoa(st.used))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(st.reset.Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
+	h.Set("X-GitHub-Request-Id", fmt.Sprintf("FAKE:%d", len(s.calls)+1))
+	if notModified {
+		status = http.StatusNotModified
+	}
+	call.Status = status
+	s.logLocked(*call)
+	s.mu.Unlock()
+
+	if notModified {
+		h.Del("Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if status == http.StatusNoContent {
+		w.WriteHeader(status)
+		return
+	}
+	h.Set("Content-Type", ctype)
+	h.Set("Content-Length", strconv.Itoa(len(payload)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(payload)
+	}
+}
+
+func (s *Server) logLocked(c Call) {
+	if len(s.calls) >= maxCallLog {
+		s.calls = append([]Call(nil), s.calls[len(s.calls)/2:]...)
+	}
+	s.calls = append(s.calls, c)
+}
+
+func etagMatch(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	weak := func(t string) string { return strings.TrimPrefix(strings.TrimSpace(t), "W/") }
+	for _, t := range strings.Split(header, ",") {
+		if strings.TrimSpace(t) == "*" || weak(t) == weak(etag) {
+			return true
+		}
+	}
+	return false
+}
+
+func pageParams(r *http.Request) (page, perPage int) {
+	page, perPage = 1, 30
+	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 0 {
+		page = v
+	}
+	if v, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && v > 0 {
+		perPage = min(v, 100)
+	}
+	return page, perPage
+}
+
+// linkHeader builds GitHub's Link header: next and last while there are
+// further pages, first and prev after the first.
+func linkHeader(r *http.Request, page, perPage, last int) string {
+	mk := func(p int, rel string) string {
+		q := r.URL.Query()
+		q.Set("page", strconv.Itoa(p))
+		q.Set("per_page", strconv.Itoa(perPage))
+		u := url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
+		return "<" + u.String() + `>; rel="` + rel + `"`
+	}
+	var parts []string
+	if page > 1 {
+		parts = append(parts, mk(min(page-1, last), "prev"))
+	}
+	if page < last {
+		parts = append(parts, mk(page+1, "next"), mk(last, "last"))
+	}
+	if page > 1 {
+		parts = append(parts, mk(1, "first"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// authenticateLocked maps the Authorization header to a login. A JWT is
+// accepted only on /app endpoints and acts as "app:<id>".
+func (s *Server) authenticateLocked(r *http.Request, segs []string) (login, fail string) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		if isWrite(r.Method) {
+			return "", "Requires authentication"
+		}
+		return "", ""
+	}
+	scheme, cred, ok := strings.Cut(h, " ")
+	scheme = strings.ToLower(scheme)
+	if !ok || (scheme != "token" && scheme != "bearer") || cred == "" {
+		return "", "Bad credentials"
+	}
+	if strings.Count(cred, ".") == 2 {
+		if len(segs) == 0 || segs[0] != "app" {
+			return "", "A JSON web token could not be decoded"
+		}
+		a, err := verifyJWT(cred, s.apps, s.now())
+		if err != nil {
+			return "", "A JSON web token could not be decoded: " + err.Error()
+		}
+		return fmt.Sprintf("app:%d", a.id), ""
+	}
+	t, ok := s.tokens[cred]
+	if !ok || (!t.expires.IsZero() && !s.now().Before(t.expires)) {
+		return "", "Bad credentials"
+	}
+	return t.login, ""
+}
