@@ -46,6 +46,9 @@ type Result struct {
 	Findings []Finding
 	// Statuses say where each pipeline unit stands.
 	Statuses []Status
+	// Outcomes are the decoded Phase Outcome documents (to post them on
+	// their issues), sorted by path.
+	Outcomes []*artifact.Document
 }
 
 // Run discovers the artifacts under root (a directory or one file), decodes
@@ -100,6 +103,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 		res.Artifacts += r.artifacts
 		res.Findings = append(res.Findings, r.findings...)
 		res.Statuses = append(res.Statuses, r.statuses...)
+		res.Outcomes = append(res.Outcomes, r.outcomes...)
 	}
 	Sort(res.Findings)
 	SortStatuses(res.Statuses)
@@ -159,6 +163,7 @@ type groupResult struct {
 	artifacts int
 	findings  []Finding
 	statuses  []Status
+	outcomes  []*artifact.Document
 }
 
 // checkGroup decodes and schema-checks every file of a unit, then applies
@@ -176,6 +181,9 @@ func (v *Validator) checkGroup(fg fileGroup, opts *Options, tree *os.Root) group
 		res.findings = append(res.findings, fs...)
 		if doc != nil && doc.Decoded {
 			g.Docs = append(g.Docs, doc)
+			if doc.Kind.ID == "outcome.phase-outcome" {
+				res.outcomes = append(res.outcomes, doc)
+			}
 		}
 	}
 	if len(g.Docs) == 0 {

@@ -3,10 +3,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"strings"
+
+	"github.com/phasegate/phasegate/internal/action"
 )
 
 // Exit codes (design §2).
@@ -40,6 +43,7 @@ const usage = `phasegate checks the artifacts that AI coding-agent pipelines com
 Usage:
   phasegate validate [flags] [PATH...]   check artifacts; print findings
   phasegate gate [flags] [PATH...]       validate, then compute the verdict (SHIP, ADVISORY, HOLD)
+  phasegate action                       the GitHub Action's entrypoint (reads the workflow's environment)
   phasegate schema [KIND]                list the kinds, or print one kind's JSON Schema
   phasegate version                      print the version
   phasegate help                         print this help
@@ -70,6 +74,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 		return env.validate(rest)
 	case "gate":
 		return env.gate(rest)
+	case "action":
+		return action.Main(context.Background(), getenv, stdout, action.Options{Version: Version()})
 	case "schema":
 		return env.schema(rest)
 	case "version", "--version":

@@ -43,6 +43,30 @@ type Config struct {
 	Autopilot Autopilot `yaml:"autopilot"`
 	// Outcome holds the settings of Phase Outcome rules.
 	Outcome Outcome `yaml:"outcome"`
+	// Identity is the login phasegate posts as: only its comments count as
+	// outcomes and resolutions (default github-actions[bot], the identity
+	// of a workflow's GITHUB_TOKEN; the App's is <app-slug>[bot]).
+	Identity string `yaml:"identity"`
+	// Decisions configures how decisions are resolved.
+	Decisions Decisions `yaml:"decisions"`
+}
+
+// DefaultIdentity is the login of a workflow's GITHUB_TOKEN.
+const DefaultIdentity = "github-actions[bot]"
+
+// IdentityOrDefault is the configured identity, or DefaultIdentity.
+func (c Config) IdentityOrDefault() string {
+	if c.Identity != "" {
+		return c.Identity
+	}
+	return DefaultIdentity
+}
+
+// Decisions settings.
+type Decisions struct {
+	// NegativeOptions resolve a blocking decision negatively: the decision
+	// status fails (default: reject, request-changes).
+	NegativeOptions []string `yaml:"negative_options"`
 }
 
 // SCC settings. Upstream's enums drift (executors were renamed, the role

@@ -1,0 +1,478 @@
+// Package action is the container GitHub Action adapter (`phasegate
+// action`). It reads the event exactly as GitHub provides it, checks the
+// workspace, annotates findings, writes the job summary and the step
+// outputs, publishes the commit statuses and posts new Phase Outcomes. It is
+// the only package that imports go-githubactions; everything it does on
+// GitHub goes through internal/ghclient.
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	githubactions "github.com/sethvargo/go-githubactions"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/history"
+	"github.com/phasegate/phasegate/internal/report"
+)
+
+// Commit status contexts (design §4): kept apart so neither depends on itself.
+const (
+	ContextContracts = "phasegate/contracts"
+	ContextDecisions = "phasegate/decisions"
+)
+
+// Exit codes, as the CLI's.
+const (
+	exitOK       = 0
+	exitFindings = 1
+	exitCouldNot = 2
+)
+
+// maxEvent bounds the event file read (GitHub's webhook payload cap).
+const maxEvent = 25 << 20
+
+// Options are what the CLI passes in.
+type Options struct {
+	// Version of phasegate, for the User-Agent and reports.
+	Version string
+	// Client, when set, adjusts the GitHub client's options (tests inject a
+	// clock so that retries and rate-limit waits cost no real time).
+	Client func(*ghclient.Options)
+}
+
+// inputs of action.yml, with their defaults when a variable is unset (a run
+// outside a workflow).
+type inputs struct {
+	path         string
+	token        string
+	format       string
+	postOutcomes bool
+	failOn       string
+	config       string
+}
+
+func readInputs(a *githubactions.Action) (inputs, error) {
+	in := inputs{
+		path:   strings.TrimSpace(a.GetInput("path")),
+		token:  strings.TrimSpace(a.GetInput("token")),
+		format: strings.TrimSpace(a.GetInput("format")),
+		failOn: strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
+		config: strings.TrimSpace(a.GetInput("config")),
+	}
+	if in.path == "" {
+		in.path = "."
+	}
+	if in.format == "" {
+		in.format = "text"
+	}
+	if in.failOn == "" {
+		in.failOn = "hold"
+	}
+	if in.config == "" {
+		in.config = config.DefaultPath
+	}
+	switch in.format {
+	case "text", "json", "sarif", "github":
+	default:
+		return in, fmt.Errorf("input format: %q is not one of text, json, sarif, github", in.format)
+	}
+	switch in.failOn {
+	case "hold", "error", "warning", "never":
+	default:
+		return in, fmt.Errorf("input fail-on: %q is not one of hold, error, warning, never", in.failOn)
+	}
+	switch v := strings.ToLower(strings.TrimSpace(a.GetInput("post-outcomes"))); v {
+	case "", "true", "yes", "1":
+		in.postOutcomes = true
+	case "false", "no", "0":
+	default:
+		return in, fmt.Errorf("input post-outcomes: %q is not true or false", v)
+	}
+	if filepath.IsAbs(in.path) || strings.HasPrefix(path.Clean(filepath.ToSlash(in.path)), "../") {
+		return in, fmt.Errorf("input path: %q must be relative to the workspace and inside it", in.path)
+	}
+	return in, nil
+}
+
+// event is the part of a GitHub event payload phasegate reads.
+type event struct {
+	Before      string `json:"before"`
+	After       string `json:"after"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		Head   struct {
+			SHA string `json:"sha"`
+		} `json:"head"`
+		Base struct {
+			SHA string `json:"sha"`
+		} `json:"base"`
+	} `json:"pull_request"`
+	MergeGroup *struct {
+		HeadSHA string `json:"head_sha"`
+		BaseSHA string `json:"base_sha"`
+	} `json:"merge_group"`
+	Repository struct {
+		DefaultBranch string `json:"default_branch"`
+	} `json:"repository"`
+}
+
+func readEvent(p string) (event, error) {
+	var ev event
+	if p == "" {
+		return ev, errors.New("GITHUB_EVENT_PATH is not set")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ev, fmt.Errorf("reading the event %s: %w", p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEvent+1))
+	if err != nil {
+		return ev, fmt.Errorf("reading the event %s: %w", p, err)
+	}
+	if len(data) > maxEvent {
+		return ev, fmt.Errorf("reading the event %s: larger than %d bytes", p, maxEvent)
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return ev, fmt.Errorf("decoding the event %s: %w", p, err)
+	}
+	return ev, nil
+}
+
+// zeroSHA is the "before" of a push that created a branch.
+func zeroSHA(s string) bool { return strings.Trim(s, "0") == "" }
+
+// Main runs `phasegate action` and returns the exit code. getenv is
+// os.Getenv in production; stdout is the step's log, where workflow commands
+// go too.
+func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opts Options) int {
+	a := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
+	r := &run{a: a, getenv: getenv, out: stdout, opts: opts}
+	switch name := getenv("GITHUB_EVENT_NAME"); name {
+	case "push", "pull_request", "pull_request_target", "merge_group":
+		return r.checkCommit(ctx, name)
+	case "":
+		a.Errorf("%s", "phasegate action runs inside a GitHub Actions workflow: GITHUB_EVENT_NAME is not set (use `phasegate validate` elsewhere)")
+		return exitCouldNot
+	default:
+		a.Noticef("phasegate: nothing to do for the %s event", name)
+		return exitOK
+	}
+}
+
+// run is one action run.
+type run struct {
+	a      *githubactions.Action
+	getenv func(string) string
+	out    io.Writer
+	opts   Options
+
+	owner, repo string
+	gh          *ghclient.Client
+	failed      bool // an API call failed: exit 2 after reporting
+}
+
+// apiError reports a failed GitHub call as an error annotation; the run
+// goes on so that validation results are still reported.
+func (r *run) apiError(what string, err error) {
+	r.failed = true
+	r.a.Errorf("phasegate could not %s: %s", what, oneLine(err.Error()))
+}
+
+func oneLine(s string) string { return report.Terminal(strings.ReplaceAll(s, "\n", " ")) }
+
+// commitRun holds what one check of a commit knows.
+type commitRun struct {
+	in       inputs
+	ev       event
+	event    string
+	head     string
+	base     string
+	pr       int
+	root     string // the checked directory
+	prefix   string // the checked directory relative to the repository, "" or "sub/"
+	cfg      config.Config
+	findings []check.Finding
+	changed  map[string]check.Change
+}
+
+func (r *run) checkCommit(ctx context.Context, eventName string) int {
+	in, err := readInputs(r.a)
+	if err != nil {
+		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		return exitCouldNot
+	}
+	ev, err := readEvent(r.getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		return exitCouldNot
+	}
+	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
+	if !ok || owner == "" || repo == "" {
+		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
+		return exitCouldNot
+	}
+	r.owner, r.repo = owner, repo
+	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA")}
+	switch {
+	case ev.PullRequest != nil:
+		cr.head, cr.base, cr.pr = ev.PullRequest.Head.SHA, ev.PullRequest.Base.SHA, ev.PullRequest.Number
+	case ev.MergeGroup != nil:
+		cr.head, cr.base = ev.MergeGroup.HeadSHA, ev.MergeGroup.BaseSHA
+	default:
+		if ev.After != "" {
+			cr.head = ev.After
+		}
+		if !zeroSHA(ev.Before) {
+			cr.base = ev.Before
+		}
+	}
+	workspace := r.getenv("GITHUB_WORKSPACE")
+	if workspace == "" {
+		workspace = "."
+	}
+	cr.root = filepath.Join(workspace, filepath.FromSlash(in.path))
+	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
+		cr.prefix = p + "/"
+	}
+
+	if in.token == "" {
+		r.failed = true
+		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
+	} else {
+		o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
+		if r.opts.Client != nil {
+			r.opts.Client(&o)
+		}
+		r.gh, err = ghclient.New(o)
+		if err != nil {
+			r.apiError("create a GitHub client", err)
+		}
+	}
+
+	r.loadConfig(ctx, cr)
+	r.loadChanges(ctx, cr)
+
+	v, err := check.NewValidator()
+	if err != nil {
+		r.a.Errorf("phasegate: loading schemas: %s", oneLine(err.Error()))
+		return exitCouldNot
+	}
+	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg, Changed: cr.changed})
+	if err != nil {
+		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		return exitCouldNot
+	}
+	res.Findings = append(res.Findings, cr.findings...)
+	check.Sort(res.Findings)
+	rep := report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses, Version: r.opts.Version}
+	if rep.Pipeline == nil {
+		rep.Pipeline = []check.Status{}
+	}
+	rep.Verdict = gate.Compute(res.Findings, res.Statuses)
+
+	// The log, the annotations, the summary.
+	if in.format != "github" {
+		if err := report.Write(r.out, in.format, rep); err != nil {
+			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		}
+	}
+	r.annotate(rep.Findings)
+	r.summary(rep, cr)
+
+	posted := 0
+	if r.gh != nil {
+		posted = r.publish(ctx, cr, rep, res)
+	}
+
+	errs, warns := check.Count(rep.Findings)
+	r.a.SetOutput("verdict", string(rep.Verdict.Verdict))
+	r.a.SetOutput("errors", strconv.Itoa(errs))
+	r.a.SetOutput("warnings", strconv.Itoa(warns))
+	r.a.SetOutput("outcomes-posted", strconv.Itoa(posted))
+
+	code := exitOK
+	switch in.failOn {
+	case "hold":
+		if rep.Verdict.Verdict == gate.Hold {
+			code = exitFindings
+		}
+	case "error":
+		if errs > 0 {
+			code = exitFindings
+		}
+	case "warning":
+		if errs+warns > 0 {
+			code = exitFindings
+		}
+	}
+	if r.failed {
+		return exitCouldNot
+	}
+	return code
+}
+
+// loadConfig reads the configuration from the default branch, never from
+// the commit under check (a pull request must not loosen its own gate). An
+// invalid file is a finding and the defaults apply.
+func (r *run) loadConfig(ctx context.Context, cr *commitRun) {
+	cr.cfg = config.Default()
+	if r.gh == nil {
+		r.a.Warningf("%s", "phasegate: without a token the configuration cannot be read from the default branch; the defaults apply")
+		return
+	}
+	branch := cr.ev.Repository.DefaultBranch
+	if branch == "" {
+		b, err := r.gh.DefaultBranch(ctx, r.owner, r.repo)
+		if err != nil {
+			r.apiError("read the default branch", err)
+			return
+		}
+		branch = b
+	}
+	data, found, err := r.gh.FileContent(ctx, r.owner, r.repo, cr.in.config, branch)
+	if err != nil {
+		r.apiError("read "+cr.in.config+" from "+branch, err)
+		return
+	}
+	if !found {
+		return
+	}
+	cfg, probs := config.Parse(data)
+	cr.cfg = cfg
+	for _, p := range probs {
+		cr.findings = append(cr.findings, check.Finding{File: cr.in.config, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config",
+			Severity: check.SeverityError, Message: p.Message + " (read from " + branch + "; phasegate uses the defaults until this is fixed)"})
+	}
+}
+
+// loadChanges finds the files changed since the event's base: from the
+// checkout's history when it has the base commit, else from the API.
+func (r *run) loadChanges(ctx context.Context, cr *commitRun) {
+	if cr.base == "" {
+		r.a.Noticef("%s", "phasegate: this event has no base commit (a new branch): the commit-aware checks are skipped and no outcome is posted")
+		return
+	}
+	changed, err := history.Changed(ctx, cr.root, cr.base)
+	if err == nil {
+		cr.changed = make(map[string]check.Change, len(changed))
+		for p, c := range changed {
+			cr.changed[p] = check.Change(c)
+		}
+		return
+	}
+	if r.gh == nil {
+		r.a.Warningf("phasegate: the commit-aware checks are skipped: %s", oneLine(err.Error()))
+		return
+	}
+	var files map[string]string
+	if cr.pr > 0 {
+		files, err = r.gh.PullRequestFiles(ctx, r.owner, r.repo, cr.pr)
+	} else {
+		files, err = r.gh.CompareFiles(ctx, r.owner, r.repo, cr.base, cr.head)
+	}
+	if err != nil && !errors.Is(err, ghclient.ErrTruncated) {
+		r.apiError("list the files changed since "+cr.base, err)
+		return
+	}
+	if err != nil {
+		r.a.Warningf("phasegate: %s", oneLine(err.Error()))
+	}
+	cr.changed = map[string]check.Change{}
+	for name, status := range files {
+		if cr.prefix != "" {
+			if !strings.HasPrefix(name, cr.prefix) {
+				continue
+			}
+			name = strings.TrimPrefix(name, cr.prefix)
+		}
+		switch status {
+		case "added", "renamed", "copied":
+			cr.changed[name] = check.Added
+		case "removed":
+			cr.changed[name] = check.Deleted
+		default:
+			cr.changed[name] = check.Modified
+		}
+	}
+}
+
+// maxAnnotations per severity: GitHub shows 10 of each type per step; a few
+// more make the log useful, the job summary lists them all.
+const maxAnnotations = 25
+
+// annotate emits one annotation per finding, errors first, at file, line and
+// column, with the rule as title.
+func (r *run) annotate(fs []check.Finding) {
+	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
+		n, total := 0, 0
+		for _, f := range fs {
+			if f.Severity != sev {
+				continue
+			}
+			total++
+			if n == maxAnnotations {
+				continue
+			}
+			n++
+			title := "phasegate " + f.Rule
+			if f.Kind != "" {
+				title += " (" + f.Kind + ")"
+			}
+			fields := map[string]string{"title": report.Terminal(title)}
+			if f.File != "" {
+				fields["file"] = report.Terminal(f.File)
+				fields["line"] = strconv.Itoa(max(f.Line, 1))
+				fields["col"] = strconv.Itoa(max(f.Column, 1))
+			}
+			a := r.a.WithFieldsMap(fields)
+			if sev == check.SeverityError {
+				a.Errorf("%s", report.Terminal(f.Message))
+			} else {
+				a.Warningf("%s", report.Terminal(f.Message))
+			}
+		}
+		if total > n {
+			r.a.Noticef("phasegate: %d more %s findings are in the job summary and the log", total-n, sev)
+		}
+	}
+}
+
+// summary writes the job summary.
+func (r *run) summary(rep report.Report, cr *commitRun) {
+	if r.getenv("GITHUB_STEP_SUMMARY") == "" {
+		return
+	}
+	links := report.SummaryLinks{Commit: cr.head}
+	if server := r.getenv("GITHUB_SERVER_URL"); server != "" && cr.head != "" {
+		links.BlobBase = strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/blob/" + cr.head + "/" + cr.prefix
+	}
+	var b strings.Builder
+	if err := report.Markdown(&b, rep, links); err != nil {
+		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		return
+	}
+	r.a.AddStepSummary(b.String())
+}
+
+// runURL links a status to this workflow run.
+func (r *run) runURL() string {
+	server, id := r.getenv("GITHUB_SERVER_URL"), r.getenv("GITHUB_RUN_ID")
+	if server == "" || id == "" {
+		return ""
+	}
+	return strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/actions/runs/" + id
+}

@@ -1,0 +1,352 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+const seedOutcome = `phase: requirements
+feature: feature-001
+produced:
+  - artifact: PREQ
+    location: issue body
+findings:
+  - type: out-of-scope-item
+    title: "User avatar upload sizing"
+    reasoning: "Mentioned by user, not part of this feature's user stories"
+    proposed_category: out-of-scope
+pending_decisions:
+  - id: D-001
+    type: approval
+    question: "Approve PREQ for technical planning?"
+    options: [approve, request-changes, reject]
+    blocking: true
+  - id: D-002
+    type: capture-out-of-scope
+    question: "Capture 'User avatar upload sizing' as separate issue?"
+    options: [capture, discard]
+    recommended: capture
+    blocking: false
+`
+
+const goodGate = `day: 1
+agent: GATE
+criteria_results:
+  - criterion: "Passwords are hashed"
+    result: PASS
+    evidence: "test_hash PASSED"
+blockers: []
+deferred: []
+gate_decision: SHIP
+hold_reason: ""
+`
+
+// repoFixture is a workspace with git history and a fake GitHub that knows
+// the same repository.
+type repoFixture struct {
+	t         *testing.T
+	dir       string
+	repo      *git.Repository
+	fake      *ghfake.Server
+	clock     *ghfake.ManualClock
+	issue     int
+	shas      []string
+	outputs   string
+	summary   string
+	eventPath string
+}
+
+func newRepoFixture(t *testing.T) *repoFixture {
+	t.Helper()
+	f := &repoFixture{t: t, dir: t.TempDir()}
+	var err error
+	if f.repo, err = git.PlainInit(f.dir, false); err != nil {
+		t.Fatal(err)
+	}
+	f.fake = ghfake.New()
+	t.Cleanup(f.fake.Close)
+	f.clock = ghfake.NewManualClock(time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC))
+	f.fake.SetClock(f.clock.Now)
+	f.fake.AddToken("tok", "github-actions[bot]")
+	f.fake.AddRepo("acme", "shop", "main")
+	f.issue = f.fake.AddIssue("acme", "shop", "Feature 1: accounts", "", "alice")
+	if f.issue != 1 {
+		t.Fatalf("first issue is #%d, want #1", f.issue)
+	}
+	side := t.TempDir()
+	f.outputs = filepath.Join(side, "output")
+	f.summary = filepath.Join(side, "summary")
+	f.eventPath = filepath.Join(side, "event.json")
+	return f
+}
+
+// commit writes files ("" deletes) and commits them; it returns the sha.
+func (f *repoFixture) commit(files map[string]string) string {
+	f.t.Helper()
+	wt, err := f.repo.Worktree()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for name, content := range files {
+		p := filepath.Join(f.dir, filepath.FromSlash(name))
+		if content == "" {
+			if _, err := wt.Remove(name); err != nil {
+				f.t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			f.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+		if _, err := wt.Add(name); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	h, err := wt.Commit("change", &git.CommitOptions{Author: &object.Signature{Name: "agent", Email: "a@example.com", When: time.Unix(1700000000+int64(len(f.shas)), 0)}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.shas = append(f.shas, h.String())
+	return h.String()
+}
+
+func (f *repoFixture) env(eventName string, event any, extra map[string]string) func(string) string {
+	f.t.Helper()
+	data, err := json.Marshal(event)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(f.eventPath, data, 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, p := range []string{f.outputs, f.summary} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	env := map[string]string{
+		"GITHUB_EVENT_NAME":   eventName,
+		"GITHUB_EVENT_PATH":   f.eventPath,
+		"GITHUB_REPOSITORY":   "acme/shop",
+		"GITHUB_SHA":          f.shas[len(f.shas)-1],
+		"GITHUB_API_URL":      f.fake.URL(),
+		"GITHUB_SERVER_URL":   "https://github.com",
+		"GITHUB_RUN_ID":       "77",
+		"GITHUB_WORKSPACE":    f.dir,
+		"GITHUB_OUTPUT":       f.outputs,
+		"GITHUB_STEP_SUMMARY": f.summary,
+		"INPUT_TOKEN":         "tok",
+		"INPUT_PATH":          ".",
+		"INPUT_FORMAT":        "text",
+		"INPUT_POST-OUTCOMES": "true",
+		"INPUT_FAIL-ON":       "hold",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return func(k string) string { return env[k] }
+}
+
+func pushEvent(before, after string) map[string]any {
+	return map[string]any{"before": before, "after": after, "repository": map[string]any{"default_branch": "main"}}
+}
+
+// runAction runs the action with an injected clock (retries and rate-limit
+// waits cost no real time) and returns its exit code and log.
+func (f *repoFixture) runAction(getenv func(string) string) (int, string) {
+	f.t.Helper()
+	for _, p := range []string{f.outputs, f.summary} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	var log bytes.Buffer
+	code := Main(context.Background(), getenv, &log, Options{Version: "test", Client: func(o *ghclient.Options) {
+		o.Now, o.Sleep = f.clock.Now, f.clock.Sleep
+	}})
+	return code, log.String()
+}
+
+func (f *repoFixture) output(name string) string {
+	f.t.Helper()
+	data, err := os.ReadFile(f.outputs)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	// name<<DELIM\nvalue\nDELIM
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, name+"<<") && i+1 < len(lines) {
+			return lines[i+1]
+		}
+	}
+	return ""
+}
+
+func TestPushPostsOutcomeOnceAndSetsStatuses(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"README.md": "shop\n"})
+	head := f.commit(map[string]string{
+		"outcomes/feature-001-requirements.outcome.yaml": seedOutcome,
+		".pace/day-1/gate-report.yaml":                   goodGate,
+	})
+	getenv := f.env("push", pushEvent(base, head), nil)
+
+	for run := 1; run <= 2; run++ {
+		code, log := f.runAction(getenv)
+		if code != exitOK {
+			t.Fatalf("run %d: exit %d, log:\n%s", run, code, log)
+		}
+		comments := f.fake.Comments("acme", "shop", f.issue)
+		if len(comments) != 1 {
+			t.Fatalf("run %d: %d comments on the issue, want exactly 1", run, len(comments))
+		}
+		v, err := outcome.VerifyOutcomeComment(comments[0].Body, nil)
+		if err != nil {
+			t.Fatalf("run %d: the posted comment does not verify: %v", run, err)
+		}
+		if v.Source != "outcomes/feature-001-requirements.outcome.yaml" || v.Commit != head {
+			t.Errorf("marker provenance = %s@%s, want the file at %s", v.Source, v.Commit, head)
+		}
+		if got := f.output("outcomes-posted"); (run == 1 && got != "1") || (run == 2 && got != "0") {
+			t.Errorf("run %d: outcomes-posted = %q", run, got)
+		}
+	}
+	labels := strings.Join(f.fake.Labels("acme", "shop", f.issue), ",")
+	if labels != "phase:requirements,phasegate:pending" && labels != "phasegate:pending,phase:requirements" {
+		t.Errorf("labels = %s, want phasegate:pending and phase:requirements", labels)
+	}
+	contracts, ok := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+	if !ok || contracts.State != "success" {
+		t.Errorf("%s = %+v, want success", ContextContracts, contracts)
+	}
+	if contracts.TargetURL != "https://github.com/acme/shop/actions/runs/77" {
+		t.Errorf("target URL = %q", contracts.TargetURL)
+	}
+	decisions, ok := f.fake.LatestStatus("acme", "shop", head, ContextDecisions)
+	if !ok || decisions.State != "pending" || !strings.Contains(decisions.Description, "D-001") {
+		t.Errorf("%s = %+v, want pending on D-001", ContextDecisions, decisions)
+	}
+	if got := f.output("verdict"); got != "ADVISORY" && got != "SHIP" {
+		t.Errorf("verdict output = %q", got)
+	}
+	summary, _ := os.ReadFile(f.summary)
+	if !strings.Contains(string(summary), "phasegate:") || !strings.Contains(string(summary), "```mermaid") {
+		t.Errorf("job summary lacks the verdict or the diagram:\n%s", summary)
+	}
+}
+
+func TestModifiedOutcomeFailsTheCheck(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
+	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": strings.Replace(seedOutcome, "blocking: true", "blocking: false", 1)})
+	code, log := f.runAction(f.env("push", pushEvent(base, head), nil))
+	if code != exitFindings {
+		t.Fatalf("exit %d, want %d; log:\n%s", code, exitFindings, log)
+	}
+	if !strings.Contains(log, "outcome.immutable") {
+		t.Errorf("log does not report outcome.immutable:\n%s", log)
+	}
+	if st, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts); st.State != "failure" {
+		t.Errorf("%s = %q, want failure", ContextContracts, st.State)
+	}
+	if n := len(f.fake.Comments("acme", "shop", f.issue)); n != 0 {
+		t.Errorf("a modified outcome was posted (%d comments)", n)
+	}
+}
+
+func TestFlakyGitHubGivesTheSameResult(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"README.md": "shop\n"})
+	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
+	f.fake.SetFaults(ghfake.Faults{Seed: 7, ServerErrorRate: 0.3})
+	getenv := f.env("push", pushEvent(base, head), nil)
+	for run := 1; run <= 2; run++ {
+		if code, log := f.runAction(getenv); code != exitOK {
+			t.Fatalf("run %d under 30%% 5xx: exit %d; log:\n%s", run, code, log)
+		}
+	}
+	if n := len(f.fake.Comments("acme", "shop", f.issue)); n != 1 {
+		t.Errorf("%d comments under 30%% 5xx, want exactly 1", n)
+	}
+	if st, ok := f.fake.LatestStatus("acme", "shop", head, ContextDecisions); !ok || st.State != "pending" {
+		t.Errorf("%s = %+v, want pending", ContextDecisions, st)
+	}
+}
+
+func TestPullRequestWithoutHistoryUsesTheAPI(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"README.md": "shop\n"})
+	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
+	// A shallow checkout: no .git, so the changed files come from the API.
+	if err := os.RemoveAll(filepath.Join(f.dir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	pr := f.fake.AddPullRequest("acme", "shop", ghfake.PullRequest{HeadSHA: head, BaseSHA: base, Author: "agent-bot"})
+	f.fake.SetPullRequestFiles("acme", "shop", pr, []ghfake.File{{Filename: "outcomes/feature-001-requirements.outcome.yaml", Status: "added"}})
+	ev := map[string]any{"pull_request": map[string]any{"number": pr, "head": map[string]any{"sha": head}, "base": map[string]any{"sha": base}}, "repository": map[string]any{"default_branch": "main"}}
+	if code, log := f.runAction(f.env("pull_request", ev, nil)); code != exitOK {
+		t.Fatalf("exit %d; log:\n%s", code, log)
+	}
+	comments := f.fake.Comments("acme", "shop", f.issue)
+	if len(comments) != 1 {
+		t.Fatalf("%d comments, want 1", len(comments))
+	}
+	if v, err := outcome.VerifyOutcomeComment(comments[0].Body, nil); err != nil || v.PR != pr {
+		t.Errorf("verify = %+v, %v; want the marker to name PR #%d", v, err, pr)
+	}
+	if _, ok := f.fake.LatestStatus("acme", "shop", head, ContextContracts); !ok {
+		t.Error("no status on the pull request's head commit")
+	}
+}
+
+func TestMissingTokenStillReports(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"README.md": "x\n"})
+	head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": "day: one\n"})
+	code, log := f.runAction(f.env("push", pushEvent(base, head), map[string]string{"INPUT_TOKEN": ""}))
+	if code != exitCouldNot {
+		t.Errorf("exit %d, want %d", code, exitCouldNot)
+	}
+	if !strings.Contains(log, "::error::phasegate has no GitHub token") {
+		t.Errorf("no error annotation about the token:\n%s", log)
+	}
+	if !strings.Contains(log, "gate-report.yaml") {
+		t.Errorf("validation results were not printed:\n%s", log)
+	}
+	if got := f.output("verdict"); got != "HOLD" {
+		t.Errorf("verdict output = %q, want HOLD", got)
+	}
+}
+
+func TestOutputsCannotBeInjected(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"README.md": "x\n"})
+	evil := "day: 1\nagent: GATE\ncriteria_results: []\nblockers: []\ndeferred: []\ngate_decision: \"SHIP\\nverdict<<EOF\\nSHIP\\nEOF\\n::error::pwned\"\nhold_reason: \"\"\n"
+	head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": evil})
+	_, log := f.runAction(f.env("push", pushEvent(base, head), nil))
+	if got := f.output("verdict"); got != "HOLD" {
+		t.Errorf("verdict output = %q, want HOLD", got)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.HasPrefix(line, "::error::pwned") {
+			t.Errorf("an artifact injected a workflow command: %q", line)
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
+	"github.com/phasegate/phasegate/internal/report"
+)
+
+// Labels phasegate manages (design §7).
+const (
+	LabelPending = "phasegate:pending"
+	labelPhase   = "phase:"
+)
+
+// carried is an outcome file that this push or pull request adds (or changes:
+// a changed outcome is also an error finding, but its decisions still
+// count for the decision status).
+type carried struct {
+	doc       *artifact.Document
+	o         *outcome.Outcome
+	canonical []byte
+	id        string
+	issue     int
+	added     bool
+}
+
+// publish posts new outcomes and sets both commit statuses. It returns how
+// many outcome comments it posted.
+func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, res check.Result) int {
+	outs := r.carriedOutcomes(cr, res.Outcomes)
+	posted := 0
+	threads := map[int]*ledger.State{}
+	for _, c := range outs {
+		if c.issue == 0 {
+			continue
+		}
+		st, err := r.thread(ctx, cr, c.issue, threads)
+		if err != nil {
+			r.apiError(fmt.Sprintf("read the comments of issue #%d", c.issue), err)
+			continue
+		}
+		if !c.added || !cr.in.postOutcomes || st.Outcome(c.id) != nil {
+			continue // already posted (idempotent by content hash), or not to post
+		}
+		body, err := outcome.Render(c.o, c.canonical, outcome.Meta{Source: cr.prefix + c.doc.Path, Commit: cr.head, PR: cr.pr, Key: r.signingKey()})
+		if err != nil {
+			r.a.Errorf("phasegate could not render the outcome %s: %s", report.Terminal(c.doc.Path), oneLine(err.Error()))
+			r.failed = true
+			continue
+		}
+		if _, err := r.gh.CreateIssueComment(ctx, r.owner, r.repo, c.issue, body); err != nil {
+			r.apiError(fmt.Sprintf("post the outcome %s on issue #%d", c.doc.Path, c.issue), err)
+			continue
+		}
+		posted++
+		delete(threads, c.issue) // re-read: the new comment is part of the thread now
+		if hasBlocking(c.o) {
+			labels := []string{LabelPending}
+			if p := phaseLabel(c.o.Phase); p != "" {
+				labels = append(labels, p)
+			}
+			if err := r.gh.AddLabels(ctx, r.owner, r.repo, c.issue, labels); err != nil {
+				r.apiError(fmt.Sprintf("label issue #%d", c.issue), err)
+			}
+		}
+	}
+	r.setStatuses(ctx, cr, rep, outs, threads)
+	return posted
+}
+
+// carriedOutcomes are the decoded outcomes that this push or pull request
+// added or changed, with the issue each belongs to.
+func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document) []carried {
+	var out []carried
+	for _, d := range docs {
+		change, ok := cr.changed[d.Path]
+		if !ok || change == check.Deleted {
+			continue
+		}
+		o, err := outcome.Parse(d.Value)
+		if err != nil {
+			continue // the schema and rule layers report why
+		}
+		canonical, err := outcome.Canonical(d.Value)
+		if err != nil {
+			continue
+		}
+		issue, ok := check.OutcomeIssue(d.Value, cr.pr)
+		if !ok {
+			r.a.WithFieldsMap(map[string]string{"file": report.Terminal(cr.prefix + d.Path), "line": "1", "title": "phasegate outcome.issue"}).
+				Errorf("%s", "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the run has no pull request: it cannot be posted")
+			r.failed = true
+			continue
+		}
+		out = append(out, carried{doc: d, o: o, canonical: canonical, id: outcome.ID(canonical), issue: issue, added: change == check.Added})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].doc.Path < out[j].doc.Path })
+	return out
+}
+
+// thread folds an issue's comments, once per run per issue.
+func (r *run) thread(ctx context.Context, cr *commitRun, issue int, cache map[int]*ledger.State) (*ledger.State, error) {
+	if st, ok := cache[issue]; ok {
+		return st, nil
+	}
+	comments, err := r.gh.ListIssueComments(ctx, r.owner, r.repo, issue)
+	if err != nil {
+		return nil, err
+	}
+	st := ledger.Fold(toLedger(comments), ledger.Options{Identity: cr.cfg.IdentityOrDefault(), Key: r.signingKey()})
+	for _, t := range st.Tampered {
+		r.a.Warningf("phasegate: comment %d on issue #%d is a phasegate %s comment that was edited (%s): it no longer counts", t.CommentID, issue, t.Kind, report.Terminal(t.Reason))
+	}
+	cache[issue] = st
+	return st, nil
+}
+
+func toLedger(cs []ghclient.Comment) []ledger.Comment {
+	out := make([]ledger.Comment, len(cs))
+	for i, c := range cs {
+		out[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt}
+	}
+	return out
+}
+
+func (r *run) signingKey() []byte {
+	if k := r.getenv("PHASEGATE_SIGNING_KEY"); k != "" {
+		return []byte(k)
+	}
+	return nil
+}
+
+// setStatuses publishes phasegate/contracts (the verdict of this commit's
+// artifacts) and phasegate/decisions (the blocking decisions of the
+// outcomes this commit carries) on the head commit.
+func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, outs []carried, threads map[int]*ledger.State) {
+	if cr.head == "" {
+		r.apiError("publish statuses", fmt.Errorf("the event names no head commit"))
+		return
+	}
+	contracts := ghclient.Status{State: "success", Context: ContextContracts, TargetURL: r.runURL()}
+	switch rep.Verdict.Verdict {
+	case gate.Hold:
+		contracts.State = "failure"
+	}
+	contracts.Description = string(rep.Verdict.Verdict)
+	if len(rep.Verdict.Reasons) > 0 {
+		contracts.Description += ": " + rep.Verdict.Reasons[0]
+	} else {
+		errs, warns := check.Count(rep.Findings)
+		contracts.Description += fmt.Sprintf(": %d artifacts, %d errors, %d warnings", rep.Artifacts, errs, warns)
+	}
+	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
+		r.apiError("set the "+ContextContracts+" status", err)
+	}
+
+	var states []*ledger.Outcome
+	for _, c := range outs {
+		var on *ledger.Outcome
+		if c.issue > 0 {
+			if st, err := r.thread(ctx, cr, c.issue, threads); err == nil {
+				on = st.Outcome(c.id)
+			}
+		}
+		if on == nil {
+			// Not on its issue (not posted, or unreadable): nothing resolved it.
+			on = &ledger.Outcome{ID: c.id, Outcome: c.o}
+			for _, d := range c.o.Decisions {
+				on.Decisions = append(on.Decisions, &ledger.Decision{Decision: d})
+			}
+		}
+		states = append(states, on)
+	}
+	v := ledger.Decisions(states, cr.cfg.Decisions.NegativeOptions)
+	desc := v.Description
+	if len(outs) == 0 {
+		desc = "no Phase Outcome in this change"
+	}
+	decisions := ghclient.Status{State: v.State, Context: ContextDecisions, Description: desc, TargetURL: r.runURL()}
+	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, decisions); err != nil {
+		r.apiError("set the "+ContextDecisions+" status", err)
+	}
+}
+
+func hasBlocking(o *outcome.Outcome) bool {
+	for _, d := range o.Decisions {
+		if d.Blocking {
+			return true
+		}
+	}
+	return false
+}
+
+// phaseAliases map skill names to the pipeline's status labels (design §7:
+// requirements → planning → developing → qa → integrating → uat → deployed).
+var phaseAliases = map[string]string{
+	"requirements": "requirements", "technical-plan": "planning", "plan": "planning", "planning": "planning",
+	"develop": "developing", "developing": "developing", "qa": "qa", "integrate": "integrating",
+	"integrating": "integrating", "uat": "uat", "closeout": "deployed", "deployed": "deployed",
+}
+
+// phaseLabel is the phase:<name> label of an outcome's phase, "" when the
+// phase is not a pipeline stage (or not safe as a label).
+func phaseLabel(phase string) string {
+	p := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(phase, "/")))
+	if alias, ok := phaseAliases[p]; ok {
+		return labelPhase + alias
+	}
+	return ""
+}

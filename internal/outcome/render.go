@@ -1,0 +1,345 @@
+package outcome
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+)
+
+// Meta is where an outcome comes from and how its comment is signed.
+type Meta struct {
+	// Source is the outcome file's path relative to the repository root,
+	// with '/' separators.
+	Source string
+	// Commit is the commit that added the file (7 to 64 lower-case hex).
+	Commit string
+	// PR is the pull request of the run; 0 when there is none.
+	PR int
+	// Key is the signing key (PHASEGATE_SIGNING_KEY); empty for none, and
+	// then the marker's sig is "-".
+	Key []byte
+}
+
+// MaxCommentLength is the longest comment body GitHub accepts, in
+// characters.
+const MaxCommentLength = 65536
+
+// ErrTooLong is the error of a comment longer than MaxCommentLength.
+var ErrTooLong = errors.New("comment is longer than GitHub's 65536 characters")
+
+// Headers that every version 1 comment of a kind starts with. They are part
+// of the rendering that Verify* reproduce, and they let a verifier tell an
+// edited phasegate comment (tampered) from someone else's (not phasegate)
+// even when the edit broke the marker.
+const (
+	outcomeHeader    = "### Phase Outcome: "
+	resolutionHeader = "Resolved: **"
+)
+
+// Render renders an outcome's issue comment (design §5): a readable
+// summary of the outcome, its canonical YAML in a collapsed fenced block,
+// and the marker as the last line. canonical must be Canonical of the value
+// o was parsed from (Render checks: the comment's summary and YAML can never
+// disagree). Every agent-written string in the summary goes through Inline.
+//
+// The output is final: it has no trailing white space on any line and no
+// line break after the marker, so it is its own normal form (Normalize) and
+// VerifyOutcomeComment reproduces it byte for byte. The layout is frozen
+// for marker version 1: changing it means a new version, with the old
+// renderer kept for verification.
+func Render(o *Outcome, canonical []byte, m Meta) (string, error) {
+	if o == nil {
+		return "", errors.New("render outcome: no outcome")
+	}
+	_, parsed, err := decodeCanonical(canonical)
+	if err != nil {
+		return "", fmt.Errorf("render outcome: %w", err)
+	}
+	if !reflect.DeepEqual(parsed, o) {
+		return "", errors.New("render outcome: the outcome is not the one its canonical YAML holds")
+	}
+	if err := checkSourcePath(m.Source); err != nil {
+		return "", fmt.Errorf("render outcome: %w", err)
+	}
+	if !isCommit(m.Commit) {
+		return "", errors.New("render outcome: commit is not 7 to 64 lower-case hex digits")
+	}
+	if m.PR < 0 {
+		return "", errors.New("render outcome: pull request number is negative")
+	}
+	mk := Marker{Kind: KindOutcome, Version: Version, ID: ID(canonical), Source: m.Source, Commit: m.Commit, PR: m.PR}
+	if err := mk.validate(); err != nil {
+		return "", fmt.Errorf("render outcome: %w", err)
+	}
+	above := renderOutcomeAbove(o, canonical, mk)
+	mk.Sig = sign(m.Key, mk, above)
+	body := above + mk.String()
+	if utf8.RuneCountInString(body) > MaxCommentLength {
+		return "", fmt.Errorf("render outcome: %w", ErrTooLong)
+	}
+	return body, nil
+}
+
+// decodeCanonical decodes canonical YAML and checks that it is canonical
+// and a usable outcome.
+func decodeCanonical(canonical []byte) (any, *Outcome, error) {
+	doc := artifact.Decode("outcome.yaml", nil, canonical, artifact.DefaultLimits)
+	if !doc.Decoded {
+		msg := "it does not decode"
+		if len(doc.Problems) > 0 {
+			msg = doc.Problems[0].Message
+		}
+		return nil, nil, fmt.Errorf("canonical yaml: %s", msg)
+	}
+	again, err := Canonical(doc.Value)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !bytes.Equal(again, canonical) {
+		return nil, nil, errors.New("canonical yaml: the YAML is not in canonical form")
+	}
+	o, err := Parse(doc.Value)
+	if err != nil {
+		return nil, nil, fmt.Errorf("canonical yaml: %w", err)
+	}
+	return doc.Value, o, nil
+}
+
+// renderOutcomeAbove renders everything of an outcome comment above the
+// marker line, including the blank line before it.
+func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
+	var b strings.Builder
+	b.Grow(2*len(canonical) + 1024)
+	b.WriteString(outcomeHeader + Inline(o.Phase))
+	if o.Feature != "" {
+		b.WriteString(" · " + Inline(o.Feature))
+	}
+	b.WriteString("\n\n")
+
+	// The commit is written in full (as is every other marker field
+	// somewhere in the body), so that without a signing key an edit of the
+	// marker still shows as a difference from the rendering.
+	b.WriteString("**Source:** " + Inline(mk.Source) + " at `" + mk.Commit + "`")
+	if mk.PR > 0 {
+		b.WriteString(" · **Pull request:** #" + strconv.Itoa(mk.PR))
+	}
+	b.WriteString("\n\n")
+
+	b.WriteString("#### Produced\n\n")
+	if len(o.Produced) == 0 {
+		b.WriteString("_Nothing listed._\n\n")
+	} else {
+		b.WriteString("| Artifact | Location |\n| --- | --- |\n")
+		for _, p := range o.Produced {
+			row(&b, Inline(p.Artifact), Inline(p.Location))
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("#### Findings\n\n")
+	if len(o.Findings) == 0 {
+		b.WriteString("_No findings._\n\n")
+	} else {
+		b.WriteString("| Type | Title | Category | Reasoning |\n| --- | --- | --- | --- |\n")
+		for _, f := range o.Findings {
+			row(&b, Inline(f.Type), Inline(f.Title), category(f), Inline(f.Reasoning))
+		}
+		b.WriteString("\n")
+	}
+
+	blocking := 0
+	for _, d := range o.Decisions {
+		if d.Blocking {
+			blocking++
+		}
+	}
+	fmt.Fprintf(&b, "#### Pending decisions: %d (%d blocking)\n\n", len(o.Decisions), blocking)
+	if len(o.Decisions) == 0 {
+		b.WriteString("_No decisions to make._\n\n")
+	} else {
+		b.WriteString("| ID | Type | Question | Blocking | Options | Command to resolve |\n| --- | --- | --- | --- | --- | --- |\n")
+		for _, d := range o.Decisions {
+			question := Inline(d.Question)
+			if d.Reasoning != "" {
+				question += "<br>**Reasoning:** " + Inline(d.Reasoning)
+			}
+			block := "no"
+			if d.Blocking {
+				block = "**yes**"
+			}
+			row(&b, Inline(d.ID), Inline(d.Type), question, block, options(d), commands(d))
+		}
+		b.WriteString("\n")
+		b.WriteString("To decide, comment a command on this issue, one per line; your reasons may follow the option. " +
+			"`/resolve <id> recommended` takes the recommended option. The first valid resolution of a decision is final.\n\n")
+	}
+
+	// The fence is longer than any run of backticks in the YAML, so no line
+	// of it can close the block (canonical YAML has no line that starts
+	// with a backtick anyway: such strings are quoted).
+	fence := strings.Repeat("`", max(3, longestRun(canonical, '`')+1))
+	summary := trimLines(b.String())
+	var out strings.Builder
+	out.Grow(len(summary) + len(canonical) + 128)
+	out.WriteString(summary)
+	out.WriteString("<details>\n<summary>Phase Outcome YAML · id " + short(mk.ID) + "</summary>\n\n")
+	out.WriteString(fence + "yaml\n")
+	out.Write(canonical)
+	out.WriteString(fence + "\n\n</details>\n\n")
+	return out.String()
+}
+
+// row writes one table row of already escaped cells.
+func row(b *strings.Builder, cells ...string) {
+	b.WriteString("|")
+	for _, c := range cells {
+		if c == "" {
+			c = "—"
+		}
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString("\n")
+}
+
+func category(f Finding) string {
+	switch {
+	case !f.Defaulted():
+		return Inline(f.Category)
+	case strings.TrimSpace(f.ProposedCategory) == "":
+		return Inline(f.Category) + " (default: no category proposed)"
+	default:
+		return Inline(f.Category) + " (default; proposed: " + Inline(f.ProposedCategory) + ")"
+	}
+}
+
+func options(d Decision) string {
+	parts := make([]string, len(d.Options))
+	for i, o := range d.Options {
+		parts[i] = Inline(o)
+		if o == d.Recommended {
+			parts[i] += " (recommended)"
+		}
+	}
+	s := strings.Join(parts, " · ")
+	if _, ok := d.RecommendedOption(); d.Recommended != "" && !ok {
+		s += "<br>recommended: " + Inline(d.Recommended) + " (not one of the options)"
+	}
+	return s
+}
+
+// commands is the cell with the exact command for each option. An id or
+// option that cannot be typed (see Token) gets none: it would not survive a
+// code span or the command parser.
+func commands(d Decision) string {
+	if !Token(d.ID) {
+		return "none: this id cannot be typed in a command"
+	}
+	parts := make([]string, len(d.Options))
+	for i, o := range d.Options {
+		if !Token(o) {
+			parts[i] = fmt.Sprintf("option %d cannot be typed in a command", i+1)
+			continue
+		}
+		parts[i] = "`/resolve " + d.ID + " " + o + "`"
+		if o == d.Recommended {
+			parts[i] += " (recommended)"
+		}
+	}
+	return strings.Join(parts, "<br>")
+}
+
+// short is the first 12 characters of a hex id or commit.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// longestRun is the length of the longest run of c in data.
+func longestRun(data []byte, c byte) int {
+	best, cur := 0, 0
+	for _, x := range data {
+		if x == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
+
+// trimLines drops trailing spaces and tabs from every line.
+func trimLines(s string) string {
+	if !strings.Contains(s, " \n") && !strings.Contains(s, "\t\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Resolution is a decision's resolution, as its comment records it.
+type Resolution struct {
+	// Outcome is the ID of the resolved outcome.
+	Outcome string
+	// Decision is the decision's id, e.g. D-001.
+	Decision string
+	// Option is the chosen option, e.g. approve.
+	Option string
+	// By is the login of the person who resolved it; the comment mentions
+	// them (the one intended @mention).
+	By string
+	// Command is the id of the comment holding the /resolve command.
+	Command int64
+	// Captured is the issue a capture-out-of-scope resolution opened; 0 for
+	// none.
+	Captured int
+}
+
+func (r Resolution) marker() Marker {
+	return Marker{Kind: KindResolution, Version: Version, Outcome: r.Outcome, Decision: r.Decision, Option: r.Option, By: r.By, Command: r.Command, Captured: r.Captured}
+}
+
+// RenderResolution renders a resolution comment (design §6): the visible
+// line "D-001 → approve, by @user" with a link to the command comment,
+// "Captured as #N." when a capture opened an issue, and the marker as the
+// last line. The link is the fragment #issuecomment-<id>, which GitHub's
+// issue page resolves to the command comment on the same page, so the body
+// depends on nothing but the marker's fields (and works on GitHub
+// Enterprise). Decision, option and login must be within the marker
+// grammar (Token, Login); key signs it when not empty.
+func RenderResolution(r Resolution, key []byte) (string, error) {
+	mk := r.marker()
+	if r.Captured < 0 {
+		return "", errors.New("render resolution: captured issue number is negative")
+	}
+	if err := mk.validate(); err != nil {
+		return "", fmt.Errorf("render resolution: %w", err)
+	}
+	above := renderResolutionAbove(mk)
+	mk.Sig = sign(key, mk, above)
+	return above + mk.String(), nil
+}
+
+func renderResolutionAbove(mk Marker) string {
+	var b strings.Builder
+	// Decision, option and login are tokens of the marker grammar; Inline
+	// still escapes them ("_"), and the login's "@" is written here, outside
+	// Inline, because this mention is meant.
+	fmt.Fprintf(&b, "%s%s → %s**, by @%s ([command](#issuecomment-%d)) · outcome `%s`\n\n",
+		resolutionHeader, Inline(mk.Decision), Inline(mk.Option), Inline(mk.By), mk.Command, mk.Outcome)
+	if mk.Captured > 0 {
+		fmt.Fprintf(&b, "Captured as #%d.\n\n", mk.Captured)
+	}
+	return b.String()
+}

@@ -1,0 +1,222 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+// SummaryLinks tell the job summary where findings live on GitHub.
+type SummaryLinks struct {
+	// BlobBase is the URL a finding's file path is appended to, e.g.
+	// "https://github.com/o/r/blob/<sha>/" (with the checked subdirectory,
+	// if any). Empty: no links.
+	BlobBase string
+	// Commit is the checked commit, shown in the heading line.
+	Commit string
+}
+
+// maxSummary keeps the job summary under GitHub's 1 MiB limit per step, with
+// room for the other steps' summaries in the same job.
+const maxSummary = 900 << 10
+
+// Bounds on the parts before the findings, so that the findings table always
+// has room: a diagram of more units than this is unreadable anyway.
+const (
+	maxReasons      = 50
+	maxPipelineRows = 200
+	maxDiagramUnits = 60
+)
+
+// Markdown writes the job summary: the verdict, its reasons, where each
+// pipeline stands (a Mermaid diagram and a table), and the findings with
+// links to their lines. Everything an artifact contains is escaped with
+// outcome.Inline, so it renders as text: no mention, no link, no HTML. When
+// the findings would not fit GitHub's limit, the table stops and says how
+// many more are in the log.
+func Markdown(w io.Writer, r Report, links SummaryLinks) error {
+	var b strings.Builder
+	icon := map[gate.Verdict]string{gate.Ship: "✅", gate.Advisory: "⚠️", gate.Hold: "⛔"}[r.Verdict.Verdict]
+	fmt.Fprintf(&b, "## %s phasegate: %s\n\n", icon, r.Verdict.Verdict)
+	errs, warns := check.Count(r.Findings)
+	at := ""
+	if links.Commit != "" {
+		at = " at `" + short(links.Commit) + "`"
+	}
+	fmt.Fprintf(&b, "**%s** checked%s: **%s**, **%s**.\n\n", plural(r.Artifacts, "artifact"), at, plural(errs, "error"), plural(warns, "warning"))
+	if len(r.Verdict.Reasons) > 0 {
+		b.WriteString("### Why\n\n")
+		for i, reason := range r.Verdict.Reasons {
+			if i == maxReasons {
+				fmt.Fprintf(&b, "- … and %d more (see the findings and the log)\n", len(r.Verdict.Reasons)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s\n", outcome.Inline(reason))
+		}
+		b.WriteByte('\n')
+	}
+	if len(r.Pipeline) > 0 {
+		b.WriteString("### Pipelines\n\n")
+		if len(r.Pipeline) <= maxDiagramUnits {
+			writeMermaid(&b, r.Pipeline)
+		}
+		b.WriteString("| pipeline | where it stands | gate |\n| --- | --- | --- |\n")
+		for i, st := range r.Pipeline {
+			if i == maxPipelineRows {
+				fmt.Fprintf(&b, "\n… and %d more pipeline units (see the log).\n", len(r.Pipeline)-i)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", outcome.Inline(st.Unit), outcome.Inline(st.State), effectIcon(worstEffect(st)))
+		}
+		b.WriteByte('\n')
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("### Findings\n\n| | file | rule | message |\n| --- | --- | --- | --- |\n")
+		ordered := bySeverity(r.Findings)
+		for i, f := range ordered {
+			row := fmt.Sprintf("| %s | %s | `%s` | %s |\n", severityIcon(f.Severity), fileLink(f, links), codeSafe(f.Rule), outcome.Inline(f.Message))
+			if b.Len()+len(row) > maxSummary {
+				fmt.Fprintf(&b, "\n%d more findings are not listed here (GitHub limits a job summary to 1 MiB): see the step's log.\n", len(ordered)-i)
+				break
+			}
+			b.WriteString(row)
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing job summary: %w", err)
+	}
+	return nil
+}
+
+// bySeverity lists errors before warnings, each in the usual order.
+func bySeverity(fs []check.Finding) []check.Finding {
+	out := make([]check.Finding, 0, len(fs))
+	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
+		for _, f := range fs {
+			if f.Severity == sev {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func severityIcon(s check.Severity) string {
+	if s == check.SeverityError {
+		return "❌ error"
+	}
+	return "⚠️ warning"
+}
+
+func effectIcon(e string) string {
+	switch e {
+	case "HOLD":
+		return "⛔ HOLD"
+	case "ADVISORY":
+		return "⚠️ ADVISORY"
+	case "SHIP":
+		return "✅ SHIP"
+	}
+	return "—"
+}
+
+// worstEffect is the most severe decision of a unit: HOLD, ADVISORY, SHIP or "".
+func worstEffect(st check.Status) string {
+	rank := map[string]int{"": 0, "SHIP": 1, "ADVISORY": 2, "HOLD": 3}
+	worst := ""
+	for _, d := range st.Decisions {
+		if rank[d.Effect] > rank[worst] {
+			worst = d.Effect
+		}
+	}
+	return worst
+}
+
+// fileLink renders "file:line" as a link to the line at the checked commit.
+func fileLink(f check.Finding, links SummaryLinks) string {
+	text := outcome.Inline(fmt.Sprintf("%s:%d", f.File, f.Line))
+	if links.BlobBase == "" || f.File == "" {
+		return text
+	}
+	var segs []string
+	for _, s := range strings.Split(f.File, "/") {
+		segs = append(segs, url.PathEscape(s))
+	}
+	return fmt.Sprintf("[%s](%s%s#L%d)", text, links.BlobBase, strings.Join(segs, "/"), max(f.Line, 1))
+}
+
+// codeSafe keeps a rule ID inside backquotes: IDs are phasegate's own, but
+// drop anything that could end the code span.
+func codeSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '`' || r == '|' || r < 0x20 {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// writeMermaid draws one node per pipeline unit, grouped by family and
+// coloured by its most severe decision. GitHub renders ```mermaid blocks.
+func writeMermaid(b *strings.Builder, statuses []check.Status) {
+	b.WriteString("```mermaid\nflowchart LR\n")
+	n := 0
+	for _, fam := range familyNames {
+		var units []check.Status
+		for _, st := range statuses {
+			if st.Family == fam.id {
+				units = append(units, st)
+			}
+		}
+		if len(units) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "  subgraph %s[\"%s\"]\n", fam.id, fam.title)
+		for _, st := range units {
+			n++
+			class := map[string]string{"HOLD": "hold", "ADVISORY": "advisory", "SHIP": "ship", "": "none"}[worstEffect(st)]
+			fmt.Fprintf(b, "    u%d[\"%s<br/>%s\"]:::%s\n", n, mermaidText(st.Unit), mermaidText(st.State), class)
+		}
+		b.WriteString("  end\n")
+	}
+	b.WriteString("  classDef ship fill:#dafbe1,stroke:#1a7f37\n")
+	b.WriteString("  classDef advisory fill:#fff8c5,stroke:#9a6700\n")
+	b.WriteString("  classDef hold fill:#ffebe9,stroke:#cf222e\n")
+	b.WriteString("  classDef none fill:#f6f8fa,stroke:#8c959f\n")
+	b.WriteString("```\n\n")
+}
+
+// mermaidText keeps a label to characters that cannot end it, inject markup
+// or spell a Mermaid entity: letters, digits, spaces and plain punctuation;
+// the rest becomes a space. Labels are at most 80 characters.
+func mermaidText(s string) string {
+	var out []rune
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune(" .,:/()+-_—–", r): // no '#' or ';': Mermaid reads #60; as '<'
+
+		case r > 0x7f && r != '\u2028' && r != '\u2029' && !strings.ContainsRune("\u200b\u200c\u200d\u2060\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069", r):
+		default:
+			r = ' '
+		}
+		out = append(out, r)
+		if len(out) >= 80 {
+			out = append(out, '…')
+			break
+		}
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/gate"
+)
+
+func pipelineReport() Report {
+	r := realisticReport()
+	r.Pipeline = []check.Status{
+		{Family: "pace", Unit: "PACE day 3", State: "GATE SHIP, SENTINEL HOLD, CONDUIT —", Decisions: []check.Decision{
+			{File: ".pace/day-3/gate.md", Line: 12, Effect: "SHIP", Reason: "GATE decided SHIP"},
+			{File: ".pace/day-3/sentinel.md", Line: 10, Effect: "HOLD", Reason: "SENTINEL decided HOLD: rotate the key"},
+		}},
+		{Family: "jg", Unit: "JG ISSUE-42 \"]:::x\n<script>", State: "stage review, FAIL #60; @org/team", Decisions: []check.Decision{
+			{File: ".pipeline/ISSUE-42/review-result.json", Line: 2, Effect: "HOLD", Reason: "reviewer FAIL: 1 blocker"},
+		}},
+		{Family: "outcome", Unit: "Outcome feature-42 requirements", State: "2 decisions pending (1 blocking)"},
+	}
+	r.Verdict = gate.Compute(r.Findings, r.Pipeline)
+	return r
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	withFixedCatalogue(t)
+	tests := []struct {
+		name   string
+		report Report
+		links  SummaryLinks
+	}{
+		{name: "summary-realistic", report: pipelineReport(), links: SummaryLinks{BlobBase: "https://github.com/acme/shop/blob/0123456789abcdef0123456789abcdef01234567/", Commit: "0123456789abcdef0123456789abcdef01234567"}},
+		{name: "summary-empty", report: emptyReport()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Markdown(&buf, tc.report, tc.links); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, tc.name+".md", buf.Bytes())
+		})
+	}
+}
+
+// TestMarkdownStaysUnderTheLimit: with far more findings than fit, the
+// summary stays under GitHub's 1 MiB and says how many were left out.
+func TestMarkdownStaysUnderTheLimit(t *testing.T) {
+	var fs []check.Finding
+	for i := 0; i < 20000; i++ {
+		fs = append(fs, check.Finding{File: fmt.Sprintf("a/b/c/%05d.yaml", i), Line: i + 1, Column: 1, Kind: "pace.gate-report", Rule: "schema", Severity: check.SeverityError, Message: strings.Repeat("long message ", 8)})
+	}
+	r := Report{Artifacts: len(fs), Findings: fs, Verdict: gate.FromFindings(fs)}
+	var buf bytes.Buffer
+	if err := Markdown(&buf, r, SummaryLinks{BlobBase: "https://github.com/o/r/blob/sha/"}); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() > 1<<20 {
+		t.Fatalf("summary is %d bytes, over 1 MiB", buf.Len())
+	}
+	if !strings.Contains(buf.String(), "more findings are not listed here") {
+		t.Error("the summary does not say that findings were left out")
+	}
+}
+
+// TestMarkdownEscapesAgentText: unit names and states (from artifacts) cannot
+// break the Mermaid block or the tables.
+func TestMarkdownEscapesAgentText(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Markdown(&buf, pipelineReport(), SummaryLinks{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	mermaid := out[strings.Index(out, "```mermaid"):]
+	mermaid = mermaid[:strings.Index(mermaid[3:], "```")+6]
+	for _, bad := range []string{"<script>", "#60;", "\"]:::x"} {
+		if strings.Contains(mermaid, bad) {
+			t.Errorf("mermaid block contains %q:\n%s", bad, mermaid)
+		}
+	}
+	if strings.Contains(out, "@org/team") {
+		t.Error("a mention survived outside the Mermaid block")
+	}
+}
