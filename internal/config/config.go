@@ -12,6 +12,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,59 @@ type Config struct {
 	Identity string `yaml:"identity"`
 	// Decisions configures how decisions are resolved.
 	Decisions Decisions `yaml:"decisions"`
+	// Resolvers says who may resolve decisions.
+	Resolvers Resolvers `yaml:"resolvers"`
+	// Phases is the pipeline's phase sequence, for the phase:<name> labels.
+	Phases Phases `yaml:"phases"`
+}
+
+// Resolvers: who may resolve a decision (design §6). A commenter qualifies
+// by repository permission at least Permission, or by being listed in Users
+// or in one of Teams; accounts in Exclude (agent machine users) never do,
+// and neither do bots.
+type Resolvers struct {
+	// Permission is the least repository permission: admin, maintain,
+	// write (default), triage or read.
+	Permission string `yaml:"permission"`
+	// Users may resolve whatever their permission.
+	Users []string `yaml:"users"`
+	// Teams ("org/team-slug") whose members may resolve.
+	Teams []string `yaml:"teams"`
+	// Exclude never resolve, whatever their permission.
+	Exclude []string `yaml:"exclude"`
+}
+
+// PermissionOrDefault is the configured permission, or write.
+func (r Resolvers) PermissionOrDefault() string {
+	if r.Permission != "" {
+		return r.Permission
+	}
+	return "write"
+}
+
+// Phases configures the phase:<name> labels (design §7).
+type Phases struct {
+	// Sequence of phases; an approval moves the issue to the next one.
+	Sequence []string `yaml:"sequence"`
+	// Aliases map outcome phase names (skill names) to sequence entries.
+	Aliases map[string]string `yaml:"aliases"`
+}
+
+// DefaultPhases is the source pipeline's sequence and its skills' names.
+var DefaultPhases = Phases{
+	Sequence: []string{"requirements", "planning", "developing", "qa", "integrating", "uat", "deployed"},
+	Aliases: map[string]string{
+		"technical-plan": "planning", "plan": "planning", "develop": "developing",
+		"simplify": "developing", "code-validate": "qa", "qa-fix": "qa", "integrate": "integrating", "closeout": "deployed",
+	},
+}
+
+// PhasesOrDefault is the configured phases, or DefaultPhases.
+func (c Config) PhasesOrDefault() Phases {
+	if len(c.Phases.Sequence) > 0 {
+		return c.Phases
+	}
+	return DefaultPhases
 }
 
 // DefaultIdentity is the login of a workflow's GITHUB_TOKEN.
@@ -419,6 +473,30 @@ func validate(cfg Config, root *yaml.Node) []Problem {
 		if KnownRule != nil && !KnownRule(id) {
 			l, c := at(find(root, "rules", id))
 			probs = append(probs, Problem{l, c, fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id)})
+		}
+	}
+	switch cfg.Resolvers.Permission {
+	case "", "admin", "maintain", "write", "triage", "read":
+	default:
+		l, c := at(find(root, "resolvers", "permission"))
+		probs = append(probs, Problem{l, c, fmt.Sprintf("resolvers.permission %q must be admin, maintain, write, triage or read", cfg.Resolvers.Permission)})
+	}
+	for _, team := range cfg.Resolvers.Teams {
+		if org, slug, ok := strings.Cut(team, "/"); !ok || org == "" || slug == "" {
+			l, c := at(find(root, "resolvers", "teams"))
+			probs = append(probs, Problem{l, c, fmt.Sprintf("resolvers.teams: %q must be org/team-slug", team)})
+		}
+	}
+	aliases := make([]string, 0, len(cfg.Phases.Aliases))
+	for alias := range cfg.Phases.Aliases {
+		aliases = append(aliases, alias)
+	}
+	sort.Strings(aliases)
+	for _, alias := range aliases {
+		target := cfg.Phases.Aliases[alias]
+		if len(cfg.Phases.Sequence) > 0 && !slices.Contains(cfg.Phases.Sequence, target) {
+			l, c := at(find(root, "phases", "aliases"))
+			probs = append(probs, Problem{l, c, fmt.Sprintf("phases.aliases: %q maps to %q, which is not in phases.sequence", alias, target)})
 		}
 	}
 	if r := cfg.Autopilot.DeferRate; r != nil && (*r < 0 || *r > 1) {

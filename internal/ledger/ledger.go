@@ -81,7 +81,7 @@ type Ignored struct {
 }
 
 // Fold folds comments (in any order: they are sorted by creation time, then
-// id) into the state.
+// id, and a comment listed twice counts once) into the state.
 func Fold(comments []Comment, opts Options) *State {
 	cs := append([]Comment(nil), comments...)
 	sort.SliceStable(cs, func(i, j int) bool {
@@ -90,50 +90,77 @@ func Fold(comments []Comment, opts Options) *State {
 		}
 		return cs[i].ID < cs[j].ID
 	})
-	st := &State{}
-	byID := map[string]*Outcome{}
+	l := New(opts)
 	for _, c := range cs {
-		if !strings.EqualFold(c.Author, opts.Identity) || opts.Identity == "" {
-			continue // anyone else's marker is not phasegate's (design §8)
-		}
-		marks := outcome.ParseMarkers(c.Body)
-		kind := outcome.KindOutcome
-		if len(marks) > 0 {
-			kind = marks[0].Kind
-		}
-		switch kind {
-		case outcome.KindOutcome:
-			v, err := outcome.VerifyOutcomeComment(c.Body, opts.Key)
-			if err != nil {
-				st.noteTamper(c, outcome.KindOutcome, err)
-				if len(marks) > 0 || errors.Is(err, outcome.ErrTampered) {
-					continue
-				}
-				// Not an outcome comment: maybe a resolution whose marker broke.
-				if _, rerr := outcome.VerifyResolutionComment(c.Body, opts.Key); rerr != nil {
-					st.noteTamper(c, outcome.KindResolution, rerr)
-				}
-				continue
-			}
-			if byID[v.ID] != nil {
-				continue
-			}
-			o := &Outcome{CommentID: c.ID, ID: v.ID, Outcome: v.Outcome, Source: v.Source, Commit: v.Commit, PR: v.PR}
-			for _, d := range v.Outcome.Decisions {
-				o.Decisions = append(o.Decisions, &Decision{Decision: d})
-			}
-			byID[v.ID] = o
-			st.Outcomes = append(st.Outcomes, o)
-		case outcome.KindResolution:
-			r, err := outcome.VerifyResolutionComment(c.Body, opts.Key)
-			if err != nil {
-				st.noteTamper(c, outcome.KindResolution, err)
-				continue
-			}
-			st.apply(c.ID, byID, r.Resolution)
-		}
+		l.Add(c)
 	}
-	return st
+	return l.State()
+}
+
+// Ledger folds comments one at a time, in thread order. Folding a prefix of
+// a thread and then the rest gives the state folding it all at once does.
+type Ledger struct {
+	opts Options
+	st   State
+	byID map[string]*Outcome
+	seen map[int64]bool
+}
+
+// New starts an empty ledger.
+func New(opts Options) *Ledger {
+	return &Ledger{opts: opts, byID: map[string]*Outcome{}, seen: map[int64]bool{}}
+}
+
+// State is the state so far. It shares memory with the ledger: adding more
+// comments updates it.
+func (l *Ledger) State() *State { return &l.st }
+
+// Add folds the next comment of the thread.
+func (l *Ledger) Add(c Comment) {
+	if l.seen[c.ID] {
+		return
+	}
+	l.seen[c.ID] = true
+	st := &l.st
+	if l.opts.Identity == "" || !strings.EqualFold(c.Author, l.opts.Identity) {
+		return // anyone else's marker is not phasegate's (design §8)
+	}
+	marks := outcome.ParseMarkers(c.Body)
+	kind := outcome.KindOutcome
+	if len(marks) > 0 {
+		kind = marks[0].Kind
+	}
+	switch kind {
+	case outcome.KindOutcome:
+		v, err := outcome.VerifyOutcomeComment(c.Body, l.opts.Key)
+		if err != nil {
+			if len(marks) > 0 || errors.Is(err, outcome.ErrTampered) {
+				st.noteTamper(c, outcome.KindOutcome, err)
+				return
+			}
+			// Not an outcome comment: maybe a resolution whose marker broke.
+			if _, rerr := outcome.VerifyResolutionComment(c.Body, l.opts.Key); rerr != nil {
+				st.noteTamper(c, outcome.KindResolution, rerr)
+			}
+			return
+		}
+		if l.byID[v.ID] != nil {
+			return
+		}
+		o := &Outcome{CommentID: c.ID, ID: v.ID, Outcome: v.Outcome, Source: v.Source, Commit: v.Commit, PR: v.PR}
+		for _, d := range v.Outcome.Decisions {
+			o.Decisions = append(o.Decisions, &Decision{Decision: d})
+		}
+		l.byID[v.ID] = o
+		st.Outcomes = append(st.Outcomes, o)
+	case outcome.KindResolution:
+		r, err := outcome.VerifyResolutionComment(c.Body, l.opts.Key)
+		if err != nil {
+			st.noteTamper(c, outcome.KindResolution, err)
+			return
+		}
+		st.apply(c.ID, l.byID, r.Resolution)
+	}
 }
 
 func (st *State) noteTamper(c Comment, k outcome.Kind, err error) {

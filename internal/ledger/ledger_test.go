@@ -1,0 +1,256 @@
+package ledger
+
+import (
+	"bytes"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+const bot = "github-actions[bot]"
+
+const seed = `phase: requirements
+feature: feature-042
+produced:
+  - artifact: PREQ
+    location: issue body
+findings:
+  - type: out-of-scope-item
+    title: "User avatar upload sizing"
+    reasoning: "Mentioned by user, not part of this feature's user stories"
+    proposed_category: out-of-scope
+pending_decisions:
+  - id: D-001
+    type: approval
+    question: "Approve PREQ for technical planning?"
+    options: [approve, request-changes, reject]
+    blocking: true
+  - id: D-002
+    type: capture-out-of-scope
+    question: "Capture 'User avatar upload sizing' as separate issue?"
+    options: [capture, discard]
+    recommended: capture
+    blocking: false
+`
+
+// posted renders an outcome comment from YAML source.
+func posted(t testing.TB, src string, key []byte) (body, id string) {
+	t.Helper()
+	doc := artifact.Decode("o.outcome.yaml", artifact.KindByID("outcome.phase-outcome"), []byte(src), artifact.DefaultLimits)
+	if !doc.Decoded {
+		t.Fatalf("decode: %v", doc.Problems)
+	}
+	o, err := outcome.Parse(doc.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, err := outcome.Canonical(doc.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err = outcome.Render(o, canonical, outcome.Meta{Source: "outcomes/o.outcome.yaml", Commit: "0123456789abcdef0123456789abcdef01234567", PR: 7, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, outcome.ID(canonical)
+}
+
+func resolution(t testing.TB, id, decision, option, by string, command int64, key []byte) string {
+	t.Helper()
+	body, err := outcome.RenderResolution(outcome.Resolution{Outcome: id, Decision: decision, Option: option, By: by, Command: command}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+var t0 = time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)
+
+func at(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+
+func TestFold(t *testing.T) {
+	key := []byte("s3cret")
+	out, id := posted(t, seed, nil)
+	signedOut, signedID := posted(t, seed, key)
+	approve := resolution(t, id, "D-001", "approve", "alice", 101, nil)
+	reject := resolution(t, id, "D-001", "reject", "bob", 102, nil)
+	capture := resolution(t, id, "D-002", "capture", "alice", 103, nil)
+	bogusOption := resolution(t, id, "D-002", "maybe", "alice", 104, nil)
+	unknownOutcome := resolution(t, strings.Repeat("a", 64), "D-001", "approve", "alice", 105, nil)
+	tampered := strings.Replace(out, "Approve PREQ", "Approve NOW", 1)
+
+	tests := []struct {
+		name         string
+		comments     []Comment
+		key          []byte
+		wantOutcomes int
+		wantResolved map[string]string // decision → option
+		wantTampered int
+		wantIgnored  int
+	}{
+		{name: "an outcome", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}},
+			wantOutcomes: 1, wantResolved: map[string]string{}},
+		{name: "posted twice counts once", comments: []Comment{
+			{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}, {ID: 2, Author: bot, Body: out, CreatedAt: at(2)}},
+			wantOutcomes: 1, wantResolved: map[string]string{}},
+		{name: "forged by someone else", comments: []Comment{{ID: 1, Author: "mallory", Body: out, CreatedAt: at(1)}},
+			wantOutcomes: 0, wantResolved: map[string]string{}},
+		{name: "edited outcome is tampering", comments: []Comment{{ID: 1, Author: bot, Body: tampered, CreatedAt: at(1)}},
+			wantOutcomes: 0, wantTampered: 1, wantResolved: map[string]string{}},
+		{name: "first resolution wins", comments: []Comment{
+			{ID: 1, Author: bot, Body: out, CreatedAt: at(1)},
+			{ID: 2, Author: bot, Body: approve, CreatedAt: at(2)},
+			{ID: 3, Author: bot, Body: reject, CreatedAt: at(3)},
+			{ID: 4, Author: bot, Body: capture, CreatedAt: at(4)}},
+			wantOutcomes: 1, wantResolved: map[string]string{"D-001": "approve", "D-002": "capture"}, wantIgnored: 1},
+		{name: "resolution before its outcome does not count", comments: []Comment{
+			{ID: 2, Author: bot, Body: approve, CreatedAt: at(1)}, {ID: 3, Author: bot, Body: out, CreatedAt: at(2)}},
+			wantOutcomes: 1, wantResolved: map[string]string{}, wantIgnored: 1},
+		{name: "invalid resolutions are ignored", comments: []Comment{
+			{ID: 1, Author: bot, Body: out, CreatedAt: at(1)},
+			{ID: 2, Author: bot, Body: bogusOption, CreatedAt: at(2)},
+			{ID: 3, Author: bot, Body: unknownOutcome, CreatedAt: at(3)},
+			{ID: 4, Author: "mallory", Body: approve, CreatedAt: at(4)}},
+			wantOutcomes: 1, wantResolved: map[string]string{}, wantIgnored: 2},
+		{name: "with a key, an unsigned comment is tampering", key: key, comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}},
+			wantOutcomes: 0, wantTampered: 1, wantResolved: map[string]string{}},
+		{name: "with a key, a signed comment counts", key: key, comments: []Comment{
+			{ID: 1, Author: bot, Body: signedOut, CreatedAt: at(1)},
+			{ID: 2, Author: bot, Body: resolution(t, signedID, "D-001", "approve", "alice", 9, key), CreatedAt: at(2)}},
+			wantOutcomes: 1, wantResolved: map[string]string{"D-001": "approve"}},
+		{name: "identity is case-insensitive", comments: []Comment{{ID: 1, Author: "GitHub-Actions[bot]", Body: out, CreatedAt: at(1)}},
+			wantOutcomes: 1, wantResolved: map[string]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Fold(tc.comments, Options{Identity: bot, Key: tc.key})
+			if len(st.Outcomes) != tc.wantOutcomes {
+				t.Fatalf("outcomes = %d, want %d", len(st.Outcomes), tc.wantOutcomes)
+			}
+			got := map[string]string{}
+			for _, o := range st.Outcomes {
+				for _, d := range o.Decisions {
+					if d.Resolution != nil {
+						got[d.ID] = d.Resolution.Option
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, tc.wantResolved) {
+				t.Errorf("resolved = %v, want %v", got, tc.wantResolved)
+			}
+			if len(st.Tampered) != tc.wantTampered {
+				t.Errorf("tampered = %v, want %d", st.Tampered, tc.wantTampered)
+			}
+			if len(st.Ignored) != tc.wantIgnored {
+				t.Errorf("ignored = %v, want %d", st.Ignored, tc.wantIgnored)
+			}
+		})
+	}
+}
+
+func TestDecisions(t *testing.T) {
+	out, id := posted(t, seed, nil)
+	fold := func(extra ...string) []*Outcome {
+		cs := []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(0)}}
+		for i, b := range extra {
+			cs = append(cs, Comment{ID: int64(i + 2), Author: bot, Body: b, CreatedAt: at(i + 1)})
+		}
+		return Fold(cs, Options{Identity: bot}).Outcomes
+	}
+	tests := []struct {
+		name      string
+		outcomes  []*Outcome
+		wantState string
+	}{
+		{name: "no outcomes", wantState: "success"},
+		{name: "blocking decision unresolved", outcomes: fold(), wantState: "pending"},
+		{name: "only the non-blocking one resolved", outcomes: fold(resolution(t, id, "D-002", "capture", "a", 1, nil)), wantState: "pending"},
+		{name: "approved", outcomes: fold(resolution(t, id, "D-001", "approve", "a", 1, nil)), wantState: "success"},
+		{name: "rejected", outcomes: fold(resolution(t, id, "D-001", "reject", "a", 1, nil)), wantState: "failure"},
+		{name: "changes requested", outcomes: fold(resolution(t, id, "D-001", "request-changes", "a", 1, nil)), wantState: "failure"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decisions(tc.outcomes, nil); got.State != tc.wantState {
+				t.Errorf("Decisions = %+v, want %s", got, tc.wantState)
+			}
+		})
+	}
+}
+
+// TestFoldProperties: for random threads, folding a prefix and then the rest
+// equals folding everything; the order comments are listed in does not
+// matter; and a comment listed twice counts once.
+func TestFoldProperties(t *testing.T) {
+	out, id := posted(t, seed, nil)
+	other, otherID := posted(t, strings.Replace(seed, "feature-042", "feature-043", 1), nil)
+	pool := []struct{ author, body string }{
+		{bot, out}, {bot, other}, {"mallory", out},
+		{bot, strings.Replace(out, "PREQ", "XXXX", 1)},
+		{bot, resolution(t, id, "D-001", "approve", "alice", 1, nil)},
+		{bot, resolution(t, id, "D-001", "reject", "bob", 2, nil)},
+		{bot, resolution(t, id, "D-002", "discard", "alice", 3, nil)},
+		{bot, resolution(t, otherID, "D-001", "request-changes", "carol", 4, nil)},
+		{bot, resolution(t, id, "D-009", "approve", "alice", 5, nil)},
+		{"alice", "/resolve D-001 approve"},
+		{bot, "phasegate could not resolve D-001: not authorised"},
+	}
+	rng := rand.New(rand.NewSource(42))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.Intn(12)
+		cs := make([]Comment, n)
+		for i := range cs {
+			p := pool[rng.Intn(len(pool))]
+			cs[i] = Comment{ID: int64(i + 1), Author: p.author, Body: p.body, CreatedAt: at(i)}
+		}
+		all := Fold(cs, Options{Identity: bot})
+
+		cut := rng.Intn(n + 1)
+		l := New(Options{Identity: bot})
+		for _, c := range cs[:cut] {
+			l.Add(c)
+		}
+		for _, c := range cs[cut:] {
+			l.Add(c)
+		}
+		if !sameState(all, l.State()) {
+			t.Fatalf("trial %d: prefix %d then rest differs from folding all", trial, cut)
+		}
+		shuffled := append([]Comment(nil), cs...)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		shuffled = append(shuffled, shuffled[rng.Intn(len(shuffled))]) // a duplicate listing
+		if !sameState(all, Fold(shuffled, Options{Identity: bot})) {
+			t.Fatalf("trial %d: listing order or a duplicate changed the state", trial)
+		}
+	}
+}
+
+func sameState(a, b *State) bool {
+	return bytes.Equal([]byte(dump(a)), []byte(dump(b)))
+}
+
+func dump(st *State) string {
+	var b strings.Builder
+	for _, o := range st.Outcomes {
+		b.WriteString("O " + o.ID + "\n")
+		for _, d := range o.Decisions {
+			b.WriteString("  " + d.ID)
+			if d.Resolution != nil {
+				b.WriteString(" → " + d.Resolution.Option + " by " + d.Resolution.By)
+			}
+			b.WriteString("\n")
+		}
+	}
+	for _, tm := range st.Tampered {
+		b.WriteString("T " + string(tm.Kind) + "\n")
+	}
+	for _, ig := range st.Ignored {
+		b.WriteString("I " + ig.Reason + "\n")
+	}
+	return b.String()
+}
