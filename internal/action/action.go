@@ -8,11 +8,9 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -131,25 +129,8 @@ type event struct {
 
 func readEvent(p string) (event, error) {
 	var ev event
-	if p == "" {
-		return ev, errors.New("GITHUB_EVENT_PATH is not set")
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return ev, fmt.Errorf("reading the event %s: %w", p, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEvent+1))
-	if err != nil {
-		return ev, fmt.Errorf("reading the event %s: %w", p, err)
-	}
-	if len(data) > maxEvent {
-		return ev, fmt.Errorf("reading the event %s: larger than %d bytes", p, maxEvent)
-	}
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return ev, fmt.Errorf("decoding the event %s: %w", p, err)
-	}
-	return ev, nil
+	err := readJSON(p, &ev)
+	return ev, err
 }
 
 // zeroSHA is the "before" of a push that created a branch.
@@ -164,6 +145,10 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 	switch name := getenv("GITHUB_EVENT_NAME"); name {
 	case "push", "pull_request", "pull_request_target", "merge_group":
 		return r.checkCommit(ctx, name)
+	case "issue_comment":
+		return r.decide(ctx)
+	case "schedule", "workflow_dispatch":
+		return r.reconcile(ctx)
 	case "":
 		a.Errorf("%s", "phasegate action runs inside a GitHub Actions workflow: GITHUB_EVENT_NAME is not set (use `phasegate validate` elsewhere)")
 		return exitCouldNot

@@ -350,3 +350,52 @@ func TestOutputsCannotBeInjected(t *testing.T) {
 		}
 	}
 }
+
+// TestIssueCommentResolves: the outcome a push posted is resolved by an
+// issue_comment event as GitHub sends it, and a scheduled reconcile then has
+// nothing left to do.
+func TestIssueCommentResolves(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"README.md": "shop\n"})
+	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
+	if code, log := f.runAction(f.env("push", pushEvent(base, head), nil)); code != exitOK {
+		t.Fatalf("push: exit %d\n%s", code, log)
+	}
+	f.fake.SetPermission("acme", "shop", "alice", "write")
+	body := "LGTM\n/resolve D-001 approve"
+	id := f.fake.AddComment("acme", "shop", f.issue, "alice", body)
+	ev := map[string]any{
+		"action":     "created",
+		"issue":      map[string]any{"number": f.issue},
+		"comment":    map[string]any{"id": id, "body": body, "user": map[string]any{"login": "alice", "type": "User"}},
+		"repository": map[string]any{"default_branch": "main"},
+	}
+	if code, log := f.runAction(f.env("issue_comment", ev, nil)); code != exitOK {
+		t.Fatalf("issue_comment: exit %d\n%s", code, log)
+	}
+	resolutions := func() int {
+		n := 0
+		for _, c := range f.fake.Comments("acme", "shop", f.issue) {
+			if _, err := outcome.VerifyResolutionComment(c.Body, nil); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+	if n := resolutions(); n != 1 {
+		t.Fatalf("%d resolution comments, want 1", n)
+	}
+	if labels := strings.Join(f.fake.Labels("acme", "shop", f.issue), ","); labels != "phase:planning" {
+		t.Errorf("labels = %s, want phase:planning", labels)
+	}
+	if code, log := f.runAction(f.env("schedule", map[string]any{}, nil)); code != exitOK {
+		t.Fatalf("schedule: exit %d\n%s", code, log)
+	}
+	if n := resolutions(); n != 1 {
+		t.Errorf("reconcile added resolutions: %d", n)
+	}
+	edited := map[string]any{"action": "edited", "issue": map[string]any{"number": f.issue}, "comment": map[string]any{"id": id, "body": body, "user": map[string]any{"login": "alice", "type": "User"}}}
+	if code, _ := f.runAction(f.env("issue_comment", edited, nil)); code != exitOK {
+		t.Errorf("edited comment: exit %d", code)
+	}
+}

@@ -351,6 +351,10 @@ func (e *RateLimitError) Error() string {
 // caps a list: a comparison lists at most 300 files, a pull request 3000.
 var ErrTruncated = errors.New("github truncated the list")
 
+// ErrNoCommit is the error of FileAddedBy for a path no commit of the ref
+// touches.
+var ErrNoCommit = errors.New("no commit touches it")
+
 // StatusCode returns the HTTP status of a GitHub API error in err's chain,
 // or 0.
 func StatusCode(err error) int {

@@ -71,6 +71,7 @@ type PR struct {
 type Issue struct {
 	Number        int
 	Title         string
+	Body          string
 	State         string
 	Author        string
 	Labels        []string
@@ -379,7 +380,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels 
 	}
 	out := make([]Issue, 0, len(list))
 	for _, is := range list {
-		it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), State: is.GetState(), Author: is.GetUser().GetLogin(),
+		it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(), Author: is.GetUser().GetLogin(),
 			IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL()}
 		for _, l := range is.Labels {
 			it.Labels = append(it.Labels, l.GetName())
@@ -645,7 +646,7 @@ func (c *Client) FileAddedBy(ctx context.Context, owner, repo, path, ref string)
 		}
 	}
 	if len(list) == 0 {
-		return "", "", fmt.Errorf("find the commit that added %s: no commit touches it", where)
+		return "", "", fmt.Errorf("find the commit that added %s: %w", where, ErrNoCommit)
 	}
 	oldest := list[len(list)-1]
 	return oldest.GetAuthor().GetLogin(), oldest.GetSHA(), nil

@@ -1,0 +1,231 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+// Labels and statuses phasegate manages (design §4, §7).
+const (
+	LabelPending     = "phasegate:pending"
+	LabelCaptured    = "phasegate:captured"
+	labelPhasePrefix = "phase:"
+	// ContextDecisions is the commit status of decisions.
+	ContextDecisions = "phasegate/decisions"
+)
+
+// advance brings labels and statuses in line with the thread (design §7).
+func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
+	if err := h.syncLabels(ctx, gh, t); err != nil {
+		return err
+	}
+	return h.syncStatuses(ctx, gh, t)
+}
+
+// latestPerPhase are the newest trusted outcomes of each phase: an older
+// outcome of a phase is history once the skill ran again.
+func latestPerPhase(st *ledger.State) []*ledger.Outcome {
+	seen := map[string]bool{}
+	var out []*ledger.Outcome
+	for i := len(st.Outcomes) - 1; i >= 0; i-- {
+		o := st.Outcomes[i]
+		p := strings.ToLower(o.Outcome.Phase)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, o)
+	}
+	return out
+}
+
+func unresolvedBlocking(o *ledger.Outcome) bool {
+	for _, d := range o.Decisions {
+		if d.Blocking && d.Resolution == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// syncLabels: phasegate:pending exactly while the latest outcome of a phase
+// has an unresolved blocking decision; phase:<name> moves to the next phase
+// of the sequence when an approval resolved approve and nothing blocking
+// remains in its outcome.
+func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread) error {
+	have, err := gh.ListLabels(ctx, t.owner, t.repo, t.issue)
+	if err != nil {
+		return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+	}
+	want := map[string]bool{}
+	pending := false
+	for _, o := range latestPerPhase(t.st) {
+		if unresolvedBlocking(o) {
+			pending = true
+		}
+	}
+	phase := h.currentPhase(t)
+	var add []string
+	if pending && !containsFold(have, LabelPending) {
+		add = append(add, LabelPending)
+	}
+	if phase != "" {
+		want[labelPhasePrefix+phase] = true
+		if !containsFold(have, labelPhasePrefix+phase) {
+			add = append(add, labelPhasePrefix+phase)
+		}
+	}
+	if len(add) > 0 {
+		if err := gh.AddLabels(ctx, t.owner, t.repo, t.issue, add); err != nil {
+			return fmt.Errorf("labelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+		}
+	}
+	for _, l := range have {
+		lower := strings.ToLower(l)
+		remove := (lower == LabelPending && !pending) ||
+			(phase != "" && strings.HasPrefix(lower, labelPhasePrefix) && !want[lower])
+		if remove {
+			if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
+				return fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+			}
+		}
+	}
+	return nil
+}
+
+// currentPhase is the phase the thread has reached: the phase of the newest
+// outcome, moved on to the next phase of the sequence when its approval
+// resolved approve and no blocking decision of it remains. "" when the
+// newest outcome's phase is not in the sequence.
+func (h *Handler) currentPhase(t *thread) string {
+	if len(t.st.Outcomes) == 0 {
+		return ""
+	}
+	ph := t.cfg.PhasesOrDefault()
+	newest := t.st.Outcomes[len(t.st.Outcomes)-1]
+	name := strings.ToLower(strings.TrimPrefix(newest.Outcome.Phase, "/"))
+	if alias, ok := ph.Aliases[name]; ok {
+		name = alias
+	}
+	idx := -1
+	for i, p := range ph.Sequence {
+		if strings.EqualFold(p, name) {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return ""
+	}
+	approved := false
+	for _, d := range newest.Decisions {
+		if strings.EqualFold(d.Type, "approval") && d.Resolution != nil && strings.EqualFold(d.Resolution.Option, "approve") {
+			approved = true
+		}
+	}
+	if approved && !unresolvedBlocking(newest) && idx+1 < len(ph.Sequence) {
+		idx++
+	}
+	return strings.ToLower(ph.Sequence[idx])
+}
+
+// syncStatuses recomputes phasegate/decisions on the head commit of every
+// open pull request that carries an outcome of this issue (the marker's
+// pr=). An edited phasegate comment fails it.
+func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error {
+	byPR := map[int][]*ledger.Outcome{}
+	for _, o := range t.st.Outcomes {
+		if o.PR > 0 {
+			byPR[o.PR] = append(byPR[o.PR], o)
+		}
+	}
+	prs := make([]int, 0, len(byPR))
+	for pr := range byPR {
+		prs = append(prs, pr)
+	}
+	sort.Ints(prs)
+	for _, n := range prs {
+		pr, err := gh.PullRequest(ctx, t.owner, t.repo, n)
+		if err != nil {
+			if ghclient.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
+		}
+		if pr.State != "open" || pr.HeadSHA == "" {
+			continue
+		}
+		v := ledger.Decisions(byPR[n], t.cfg.Decisions.NegativeOptions)
+		if len(t.st.Tampered) > 0 {
+			v = ledger.Verdict{State: "failure", Description: fmt.Sprintf("a phasegate comment on #%d was edited (comment %d): it no longer counts", t.issue, t.st.Tampered[0].CommentID)}
+		}
+		s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description}
+		if err := gh.CreateStatus(ctx, t.owner, t.repo, pr.HeadSHA, s); err != nil {
+			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, pr.HeadSHA, err)
+		}
+	}
+	return nil
+}
+
+// capture opens the follow-up issue of a capture-out-of-scope decision
+// (design §7), or finds the one an earlier, interrupted attempt opened (its
+// body carries a hidden marker naming the outcome and decision).
+func (h *Handler) capture(ctx context.Context, gh GitHub, t *thread, tg *target, c Comment) (int, error) {
+	d := tg.decision
+	mark := fmt.Sprintf("<!-- phasegate:captured v1 outcome=%s decision=%s issue=%d -->", tg.outcome.ID, d.ID, t.issue)
+	existing, err := gh.ListOpenIssues(ctx, t.owner, t.repo, LabelCaptured)
+	if err != nil {
+		return 0, fmt.Errorf("listing captured issues of %s/%s: %w", t.owner, t.repo, err)
+	}
+	for _, is := range existing {
+		if strings.Contains(is.Body, mark) {
+			return is.Number, nil
+		}
+	}
+	f := findingFor(tg.outcome.Outcome, d)
+	title := d.Question
+	reasoning := ""
+	if f != nil {
+		title, reasoning = f.Title, f.Reasoning
+	}
+	title = strings.Join(strings.Fields(title), " ")
+	if len([]rune(title)) > 200 {
+		title = string([]rune(title)[:200]) + "…"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Captured from #%d: out of scope for %s (%s, decision `%s`), resolved `capture` by %s.\n\n",
+		t.issue, outcome.Inline(tg.outcome.Outcome.Feature), outcome.Inline(tg.outcome.Outcome.Phase), outcome.Inline(d.ID), mention(c.Author))
+	if reasoning != "" {
+		fmt.Fprintf(&b, "> %s\n\n", outcome.Inline(reasoning))
+	}
+	b.WriteString(mark)
+	n, _, err := gh.CreateIssue(ctx, t.owner, t.repo, outcome.Inline(title), b.String(), []string{LabelCaptured})
+	if err != nil {
+		return 0, fmt.Errorf("opening the captured issue for %s on %s/%s: %w", d.ID, t.owner, t.repo, err)
+	}
+	return n, nil
+}
+
+// findingFor is the finding a capture decision is about: the one whose title
+// its question quotes, else the only out-of-scope finding.
+func findingFor(o *outcome.Outcome, d *ledger.Decision) *outcome.Finding {
+	var oos []*outcome.Finding
+	for i := range o.Findings {
+		f := &o.Findings[i]
+		if f.Title != "" && strings.Contains(strings.ToLower(d.Question), strings.ToLower(f.Title)) {
+			return f
+		}
+		if strings.EqualFold(f.Category, "out-of-scope") {
+			oos = append(oos, f)
+		}
+	}
+	if len(oos) == 1 {
+		return oos[0]
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package decide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/command"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+// Reactions (GitHub reaction contents).
+const (
+	reactSeen     = "eyes"
+	reactDone     = "+1"
+	reactConfused = "confused"
+)
+
+// handle answers one command comment, with the issue locked and folded.
+func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, cmds []command.Command, log *slog.Logger) (Result, error) {
+	var res Result
+	if t.answered[c.ID] {
+		res.Skipped++
+		return res, nil
+	}
+	if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactSeen); err != nil {
+		return res, fmt.Errorf("reacting to comment %d: %w", c.ID, err)
+	}
+	var lines []string // the reply's lines, for refusals, lists and help
+	resolved, refused := 0, 0
+	for _, cmd := range cmds {
+		switch cmd.Kind {
+		case command.Help:
+			lines = append(lines, helpText)
+		case command.Decisions:
+			lines = append(lines, listPending(t))
+		case command.Invalid, command.Unknown:
+			lines = append(lines, cmd.Reason)
+			refused++
+		case command.Resolve:
+			msg, ok, err := h.resolve(ctx, gh, t, c, cmd, &res, log)
+			if err != nil {
+				return res, err
+			}
+			if ok {
+				resolved++
+			} else {
+				refused++
+				lines = append(lines, msg)
+			}
+		}
+	}
+	if len(lines) > 0 {
+		body := replyBody(c, lines)
+		if _, err := gh.CreateIssueComment(ctx, t.owner, t.repo, t.issue, body); err != nil {
+			return res, fmt.Errorf("replying on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+		}
+		res.Replies++
+		t.answered[c.ID] = true
+	}
+	if resolved > 0 {
+		if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactDone); err != nil {
+			return res, fmt.Errorf("reacting to comment %d: %w", c.ID, err)
+		}
+		if err := h.advance(ctx, gh, t); err != nil {
+			return res, err
+		}
+	}
+	if refused > 0 {
+		if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactConfused); err != nil {
+			return res, fmt.Errorf("reacting to comment %d: %w", c.ID, err)
+		}
+	}
+	log.Info("handled command comment", "resolved", resolved, "refused", refused, "replies", res.Replies)
+	return res, nil
+}
+
+// resolve carries out one /resolve. It returns the reply line when it is
+// refused; ok when a resolution was recorded.
+func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, cmd command.Command, res *Result, log *slog.Logger) (string, bool, error) {
+	target, already := findTarget(t.st, cmd)
+	who := mention(c.Author)
+	switch {
+	case target == nil && already != nil:
+		r := already.Resolution
+		return fmt.Sprintf("%s `%s` was already resolved: **%s**, by %s ([resolution](#issuecomment-%d)). Resolutions are final; to revisit it, post a new Phase Outcome.",
+			who, outcome.Inline(already.ID), outcome.Inline(r.Option), outcome.Inline("@"+r.By), already.ResolutionComment), false, nil
+	case target == nil:
+		return fmt.Sprintf("%s there is no pending decision `%s` on this issue. %s", who, safeToken(cmd.Target()), pendingSummary(t.st)), false, nil
+	}
+	d := target.decision
+	option := ""
+	switch {
+	case cmd.Recommended && d.Recommended == "":
+		return fmt.Sprintf("%s `%s` has no recommended option: choose one of %s.", who, outcome.Inline(d.ID), optionList(d.Options)), false, nil
+	case cmd.Recommended:
+		option = d.Recommended
+	default:
+		for _, o := range d.Options {
+			if strings.EqualFold(o, cmd.Option) {
+				option = o
+			}
+		}
+	}
+	if option == "" || !d.HasOption(option) {
+		msg := fmt.Sprintf("%s `%s` is not an option of `%s`: choose one of %s.", who, safeToken(cmd.Option), outcome.Inline(d.ID), optionList(d.Options))
+		if s, ok := command.Suggest(cmd.Option, d.Options); ok {
+			msg += fmt.Sprintf(" Did you mean `/resolve %s %s`?", outcome.Inline(d.ID), outcome.Inline(s))
+		}
+		return msg, false, nil
+	}
+	if why, err := h.authorise(ctx, gh, t, c, target.outcome); err != nil {
+		return "", false, err
+	} else if why != "" {
+		log.Info("refused: not authorised", "decision", d.ID, "user", c.Author, "why", why)
+		return fmt.Sprintf("%s you cannot resolve `%s`: %s.", who, outcome.Inline(d.ID), why), false, nil
+	}
+
+	r := outcome.Resolution{Outcome: target.outcome.ID, Decision: d.ID, Option: option, By: c.Author, Command: c.ID}
+	if !outcome.Token(r.Decision) || !outcome.Token(r.Option) || !outcome.Login(r.By) {
+		return fmt.Sprintf("%s `%s` cannot be recorded: its ID or option has characters a resolution cannot hold.", who, outcome.Inline(d.ID)), false, nil
+	}
+	if strings.EqualFold(d.Type, "capture-out-of-scope") && strings.EqualFold(option, "capture") {
+		n, err := h.capture(ctx, gh, t, target, c)
+		if err != nil {
+			return "", false, err
+		}
+		r.Captured = n
+		res.Captured++
+	}
+	body, err := outcome.RenderResolution(r, h.Key)
+	if err != nil {
+		return fmt.Sprintf("%s `%s` could not be recorded: %s.", who, outcome.Inline(d.ID), outcome.Inline(err.Error())), false, nil
+	}
+	posted, err := gh.CreateIssueComment(ctx, t.owner, t.repo, t.issue, body)
+	if err != nil {
+		return "", false, fmt.Errorf("recording the resolution of %s on %s/%s#%d: %w", d.ID, t.owner, t.repo, t.issue, err)
+	}
+	res.Resolutions++
+	log.Info("resolved", "decision", d.ID, "option", option, "by", c.Author)
+	// The thread now holds the resolution: fold it in, so that the next
+	// command and the state advance see it.
+	t.comments = append(t.comments, posted)
+	t.fold(h.Key)
+	return "", true, nil
+}
+
+// target is the decision a command resolves.
+type target struct {
+	outcome  *ledger.Outcome
+	decision *ledger.Decision
+}
+
+// findTarget picks the newest trusted outcome holding the decision
+// unresolved (design §6), filtered by the command's phase prefix. When every
+// outcome holding it has resolved it, already is the newest resolved one.
+func findTarget(st *ledger.State, cmd command.Command) (*target, *ledger.Decision) {
+	var already *ledger.Decision
+	for i := len(st.Outcomes) - 1; i >= 0; i-- {
+		o := st.Outcomes[i]
+		if cmd.Phase != "" && !strings.EqualFold(strings.TrimPrefix(o.Outcome.Phase, "/"), cmd.Phase) {
+			continue
+		}
+		d := o.Decision(cmd.ID)
+		if d == nil {
+			continue
+		}
+		if d.Resolution == nil {
+			return &target{o, d}, nil
+		}
+		if already == nil {
+			already = d
+		}
+	}
+	return nil, already
+}
+
+// authorise returns why the commenter may not resolve the decision, or "".
+// Bots never resolve; nor does phasegate's identity, an excluded account,
+// or the account that authored or pushed the commit that added the outcome
+// file (separation of duties: an agent must not approve its own work).
+// Everyone else needs the configured permission, or to be listed.
+func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment, o *ledger.Outcome) (string, error) {
+	login := c.Author
+	switch {
+	case c.Bot || strings.HasSuffix(strings.ToLower(login), "[bot]"):
+		return "bots never resolve decisions", nil
+	case strings.EqualFold(login, t.cfg.IdentityOrDefault()):
+		return "phasegate's own identity never resolves decisions", nil
+	case containsFold(t.cfg.Resolvers.Exclude, login):
+		return "this account is excluded from resolving (resolvers.exclude)", nil
+	}
+	if by, err := h.addedBy(ctx, gh, t, o); err != nil {
+		return "", err
+	} else if containsFold(by, login) {
+		return "you authored or pushed the commit that added this Phase Outcome; someone else must decide", nil
+	}
+	if containsFold(t.cfg.Resolvers.Users, login) {
+		return "", nil
+	}
+	for _, team := range t.cfg.Resolvers.Teams {
+		org, slug, _ := strings.Cut(team, "/")
+		ok, err := gh.TeamMember(ctx, org, slug, login)
+		if err != nil {
+			return "", fmt.Errorf("checking whether %s is in team %s: %w", login, team, err)
+		}
+		if ok {
+			return "", nil
+		}
+	}
+	perm, err := gh.CollaboratorPermission(ctx, t.owner, t.repo, login)
+	if err != nil {
+		return "", fmt.Errorf("reading the permission of %s on %s/%s: %w", login, t.owner, t.repo, err)
+	}
+	need := t.cfg.Resolvers.PermissionOrDefault()
+	if rank(perm) < rank(need) {
+		return fmt.Sprintf("resolving needs %s permission on this repository (you have %s)", need, outcome.Inline(perm)), nil
+	}
+	return "", nil
+}
+
+// addedBy are the accounts that authored, committed or (by the commit
+// history) added the outcome file. An outcome whose commit GitHub no longer
+// knows (force-pushed away) has no one on record.
+func (h *Handler) addedBy(ctx context.Context, gh GitHub, t *thread, o *ledger.Outcome) ([]string, error) {
+	var out []string
+	if o.Commit != "" {
+		author, committer, err := gh.CommitAuthor(ctx, t.owner, t.repo, o.Commit)
+		switch {
+		case err == nil:
+			out = append(out, author, committer)
+		case ghclient.IsNotFound(err), ghclient.StatusCode(err) == 422:
+		default:
+			return nil, fmt.Errorf("reading commit %s: %w", o.Commit, err)
+		}
+	}
+	if o.Source != "" && o.Commit != "" {
+		login, _, err := gh.FileAddedBy(ctx, t.owner, t.repo, o.Source, o.Commit)
+		switch {
+		case err == nil:
+			out = append(out, login)
+		case ghclient.IsNotFound(err), ghclient.StatusCode(err) == 422, errors.Is(err, ghclient.ErrNoCommit):
+		default:
+			return nil, fmt.Errorf("reading who added %s: %w", o.Source, err)
+		}
+	}
+	return out, nil
+}
+
+// rank orders repository permissions.
+func rank(p string) int {
+	switch strings.ToLower(p) {
+	case "admin":
+		return 5
+	case "maintain":
+		return 4
+	case "write":
+		return 3
+	case "triage":
+		return 2
+	case "read":
+		return 1
+	}
+	return 0
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if x != "" && strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+const helpText = "**phasegate commands** (one per line, outside code blocks and quotes):\n\n" +
+	"- `/resolve D-001 approve [rationale]`: choose an option of a pending decision\n" +
+	"- `/resolve D-002 recommended`: take the decision's recommended option\n" +
+	"- `/resolve requirements:D-001 approve`: pick the outcome of that phase when IDs repeat\n" +
+	"- `/decisions`: list what is pending on this issue\n" +
+	"- `/phasegate help`: this help\n\n" +
+	"Resolutions are final: to revisit one, post a new Phase Outcome."
+
+// replyBody is a reply to a command comment: it mentions only the commenter
+// (every line starts with the mention or is phasegate's own text), never
+// echoes their words unescaped, and ends with a marker naming the command
+// comment so that the command is not answered twice.
+func replyBody(c Comment, lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&b, "<!-- phasegate:reply v1 command=%d -->", c.ID)
+	return b.String()
+}
+
+// mention is @login for the commenter; a login that is not a valid GitHub
+// login is shown escaped, without a mention.
+func mention(login string) string {
+	if outcome.Login(login) {
+		return "@" + login
+	}
+	return outcome.Inline(login)
+}
+
+// safeToken shows a user-typed token inside a code span: only the
+// characters of an ID or option survive, at most 64.
+func safeToken(s string) string {
+	out := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ':':
+			return r
+		}
+		return -1
+	}, s)
+	if len(out) > 64 {
+		out = out[:64]
+	}
+	if out == "" {
+		return "?"
+	}
+	return out
+}
+
+func optionList(options []string) string {
+	q := make([]string, len(options))
+	for i, o := range options {
+		q[i] = "`" + outcome.Inline(o) + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+// pendingSummary says what can be resolved on the issue.
+func pendingSummary(st *ledger.State) string {
+	var ids []string
+	for _, o := range latestPerPhase(st) {
+		for _, d := range o.Decisions {
+			if d.Resolution == nil {
+				ids = append(ids, "`"+outcome.Inline(d.ID)+"`")
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return "Nothing is pending here."
+	}
+	return "Pending: " + strings.Join(ids, ", ") + " (`/decisions` lists them)."
+}
+
+// listPending answers /decisions: a table of unresolved decisions with the
+// command to type.
+func listPending(t *thread) string {
+	var b strings.Builder
+	b.WriteString("**Pending decisions**\n\n| decision | phase | question | options | blocking |\n| --- | --- | --- | --- | --- |\n")
+	n := 0
+	for _, o := range latestPerPhase(t.st) {
+		for _, d := range o.Decisions {
+			if d.Resolution != nil {
+				continue
+			}
+			n++
+			blocking := "no"
+			if d.Blocking {
+				blocking = "yes"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", outcome.Inline(d.ID), outcome.Inline(o.Outcome.Phase), outcome.Inline(d.Question), optionList(d.Options), blocking)
+		}
+	}
+	if n == 0 {
+		return "Nothing is pending on this issue."
+	}
+	return b.String()
+}
+
+// MemLocker is an in-memory per-key lock, for one process.
+type MemLocker struct {
+	mu    sync.Mutex
+	locks map[string]chan struct{}
+}
+
+// NewMemLocker returns an empty MemLocker.
+func NewMemLocker() *MemLocker { return &MemLocker{locks: map[string]chan struct{}{}} }
+
+// Lock blocks until key is free or ctx ends.
+func (m *MemLocker) Lock(ctx context.Context, key string) (func(), error) {
+	for {
+		m.mu.Lock()
+		ch, held := m.locks[key]
+		if !held {
+			ch = make(chan struct{})
+			m.locks[key] = ch
+			m.mu.Unlock()
+			return func() {
+				m.mu.Lock()
+				delete(m.locks, key)
+				m.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
