@@ -1,0 +1,144 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchBlock is about 2 KiB of comment text as people write it, with
+// commands that must not be read (fenced, quoted, indented, in HTML
+// comments, other bots') and no command that counts.
+const benchBlock = `Thanks for the write-up. I went through the PREQ and the plan with the team
+this morning; a few notes before we decide, in no particular order.
+
+> The avatar upload should be resized on the client.
+> /resolve D-002 capture
+> We can do that in a follow-up.
+
+I disagree a little: resizing on the server is simpler to test, see below.
+
+` + "```go" + `
+func resize(img image.Image, w, h int) image.Image {
+	// /resolve D-001 approve is what we'd type here
+	return imaging.Fit(img, w, h, imaging.Lanczos)
+}
+` + "```" + `
+
+1. The acceptance criteria for login are testable.
+2. The error states are listed, with copy.
+   - the empty state needs a design
+   - /usr/local/share/fonts is not on the CI image
+3. Performance budget: p99 < 200 ms on the dashboard.
+
+<!-- checklist for reviewers:
+/resolve D-001 approve
+/resolve D-001 reject
+-->
+
+| Story | Points | Owner |
+| --- | --- | --- |
+| login | 3 | @alice |
+| avatar | 5 | @bob |
+
+    $ phasegate validate .
+    /resolve D-001 approve   (indented code, not a command)
+
+/lgtm
+/assign @carol
+
+~~~text
+/decisions
+/phasegate help
+~~~
+
+Some **bold** text, some _emphasis_, a [link](https://example.com/a/b?c=d) and
+inline ` + "`/resolve D-003 discard`" + ` code; then a longer paragraph that wraps
+over several lines so that the scanner sees ordinary prose most of the time,
+which is what real comments are made of: sentences, names, numbers like 42
+and 3.14, emoji 🚀 and the occasional non-ASCII word such as café or Zürich.
+
+`
+
+// benchBody is about n bytes of comment text with commands, fewer than
+// MaxCommands of them, spread through it.
+func benchBody(n int) string {
+	var b strings.Builder
+	blocks := n / len(benchBlock)
+	every := max(1, (blocks+MaxCommands-3)/(MaxCommands-2))
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(benchBlock)
+		if i%every == every-1 {
+			fmt.Fprintf(&b, "/resolve D-%03d approve\nthe reason, on a second line\n\n", i%1000)
+		}
+	}
+	return b.String()[:n]
+}
+
+func benchmarkParse(b *testing.B, n int) {
+	body := benchBody(n)
+	res := ParseAll(body)
+	if len(res.Commands) == 0 || res.Truncated || res.TooDeep {
+		b.Fatalf("benchmark body: %d commands, truncated %v", len(res.Commands), res.Truncated)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res = ParseAll(body)
+	}
+	b.ReportMetric(float64(len(res.Commands)), "commands/op")
+}
+
+// BenchmarkParse1MiB parses 1 MiB of realistic comment text.
+func BenchmarkParse1MiB(b *testing.B) { benchmarkParse(b, 1<<20) }
+
+// BenchmarkParse64KiB parses the largest comment GitHub accepts.
+func BenchmarkParse64KiB(b *testing.B) { benchmarkParse(b, 65536) }
+
+// BenchmarkParseCommand parses a typical one-line command comment.
+func BenchmarkParseCommand(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		Parse("/resolve D-001 approve looks good")
+	}
+}
+
+// adversarialBodies are 1 MiB bodies built to be slow: the most open
+// blocks for the fewest bytes (every blank line then continues MaxDepth
+// list items), quote markers, long command-like lines, slash words,
+// comment markers, and near-miss command words (each costs a Suggest).
+func adversarialBodies() map[string]string {
+	parts := map[string][]string{
+		"nested-items-blank-lines": {strings.Repeat("- ", MaxDepth-1) + "x\n" + strings.Repeat("\n", 2000)},
+		"nested-quotes":            {strings.Repeat(">", MaxDepth) + "x\n"},
+		"long-lines":               {"/" + strings.Repeat("a", MaxLineLen) + "\n", "/resolve D-1 x " + strings.Repeat("é", MaxLineLen) + "\n"},
+		"slash-words":              {"/lgtm /x\n/approve\n/usr/bin\n/a/b/c\n"},
+		"comment-markers":          {strings.Repeat("<!--", 50) + strings.Repeat("-->", 50) + "\n"},
+		"near-misses":              {"/resolvx\n/decisionz\n/phasegatx\n/reslve\n"},
+	}
+	out := map[string]string{}
+	for name, ps := range parts {
+		var sb strings.Builder
+		for i := 0; sb.Len() < 1<<20; i++ {
+			sb.WriteString(ps[i%len(ps)])
+		}
+		out[name] = sb.String()
+	}
+	return out
+}
+
+func BenchmarkParseAdversarial(b *testing.B) {
+	for name, body := range adversarialBodies() {
+		b.Run(name, func(b *testing.B) {
+			if res := ParseAll(body); res.TooDeep {
+				b.Fatal("too deep")
+			}
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				ParseAll(body)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestAPICallsPerResolve counts the GitHub API calls of one /resolve on an
+// issue with 1,000 comments: the comment pages (10 at 100 per page) plus a
+// small constant. A second command on the unchanged thread re-reads the
+// pages with conditional requests only (ETag → 304, free of rate limit).
+func TestAPICallsPerResolve(t *testing.T) {
+	w := newWorld(t)
+	w.postOutcome(seed, source, bot)
+	// 995 + the outcome + two commands and a reply = 999 comments when the
+	// /resolve is handled: 10 pages of 100 (crossing a page boundary would
+	// change every page's Link header, and so its ETag).
+	for i := 0; i < 995; i++ {
+		w.fake.AddComment(owner, repo, w.issue, "chatter", fmt.Sprintf("comment %d: looks good so far", i))
+	}
+	ctx := context.Background()
+	// A first command warms the client's ETag cache, as a long-running
+	// server's would be; then the measured /resolve.
+	w.say("alice", "/decisions")
+	w.fake.ResetCalls()
+	w.say("alice", "/resolve D-001 approve")
+	calls := w.fake.Calls()
+	pages, conditional, others := 0, 0, map[string]int{}
+	for _, c := range calls {
+		if c.Method == "GET" && strings.HasSuffix(c.Path, fmt.Sprintf("/issues/%d/comments", w.issue)) {
+			pages++
+			if c.Status == 304 {
+				conditional++
+			}
+			continue
+		}
+		others[c.Method+" "+route(c.Path)]++
+	}
+	n := 0
+	var lines []string
+	for k, v := range others {
+		n += v
+		lines = append(lines, fmt.Sprintf("%s ×%d", k, v))
+	}
+	sort.Strings(lines)
+	t.Logf("/resolve on an issue with %d comments: %d calls = %d comment-page reads (%d answered 304) + %d others:\n  %s",
+		len(w.fake.Comments(owner, repo, w.issue)), len(calls), pages, conditional, n, strings.Join(lines, "\n  "))
+	if pages != 10 {
+		t.Errorf("%d comment-page reads, want 10 (999 comments at 100 per page)", pages)
+	}
+	if conditional < 9 {
+		t.Errorf("%d of the pages answered 304, want the 9 that did not change", conditional)
+	}
+	if n > 16 {
+		t.Errorf("%d calls besides the comment pages, want a small constant (at most 16)", n)
+	}
+
+	// An unchanged thread costs only conditional requests: the first
+	// reconcile reads the resolution the /resolve posted, the second finds
+	// nothing new.
+	for i := 0; i < 2; i++ {
+		w.fake.ResetCalls()
+		if _, err := w.h.ReconcileIssue(ctx, w.gh, owner, repo, w.issue); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refold := 0
+	for _, c := range w.fake.Calls() {
+		if c.Method == "GET" && strings.HasSuffix(c.Path, "/comments") && (!c.Conditional || c.Status != 304) {
+			t.Errorf("re-fold of an unchanged issue: %s %s?%s answered %d (conditional %v), want a 304", c.Method, c.Path, c.Query, c.Status, c.Conditional)
+		}
+		refold++
+	}
+	t.Logf("re-fold of the unchanged issue: %d calls, every read of comments and labels a conditional GET answered 304", refold)
+}
+
+// route folds ids out of a path, for counting calls by endpoint.
+func route(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			parts[i] = "N"
+		}
+	}
+	return strings.Join(parts, "/")
+}
