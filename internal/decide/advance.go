@@ -28,32 +28,6 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 	return h.syncStatuses(ctx, gh, t)
 }
 
-// latestPerPhase are the newest trusted outcomes of each phase: an older
-// outcome of a phase is history once the skill ran again.
-func latestPerPhase(st *ledger.State) []*ledger.Outcome {
-	seen := map[string]bool{}
-	var out []*ledger.Outcome
-	for i := len(st.Outcomes) - 1; i >= 0; i-- {
-		o := st.Outcomes[i]
-		p := strings.ToLower(o.Outcome.Phase)
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, o)
-	}
-	return out
-}
-
-func unresolvedBlocking(o *ledger.Outcome) bool {
-	for _, d := range o.Decisions {
-		if d.Blocking && d.Resolution == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // syncLabels: phasegate:pending exactly while the latest outcome of a phase
 // has an unresolved blocking decision; phase:<name> moves to the next phase
 // of the sequence when an approval resolved approve and nothing blocking
@@ -64,13 +38,8 @@ func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread) error {
 		return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 	}
 	want := map[string]bool{}
-	pending := false
-	for _, o := range latestPerPhase(t.st) {
-		if unresolvedBlocking(o) {
-			pending = true
-		}
-	}
-	phase := h.currentPhase(t)
+	pending := t.st.Pending()
+	phase := t.st.Phase
 	var add []string
 	if pending && !containsFold(have, LabelPending) {
 		add = append(add, LabelPending)
@@ -97,41 +66,6 @@ func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread) error {
 		}
 	}
 	return nil
-}
-
-// currentPhase is the phase the thread has reached: the phase of the newest
-// outcome, moved on to the next phase of the sequence when its approval
-// resolved approve and no blocking decision of it remains. "" when the
-// newest outcome's phase is not in the sequence.
-func (h *Handler) currentPhase(t *thread) string {
-	if len(t.st.Outcomes) == 0 {
-		return ""
-	}
-	ph := t.cfg.PhasesOrDefault()
-	newest := t.st.Outcomes[len(t.st.Outcomes)-1]
-	name := strings.ToLower(strings.TrimPrefix(newest.Outcome.Phase, "/"))
-	if alias, ok := ph.Aliases[name]; ok {
-		name = alias
-	}
-	idx := -1
-	for i, p := range ph.Sequence {
-		if strings.EqualFold(p, name) {
-			idx = i
-		}
-	}
-	if idx < 0 {
-		return ""
-	}
-	approved := false
-	for _, d := range newest.Decisions {
-		if strings.EqualFold(d.Type, "approval") && d.Resolution != nil && strings.EqualFold(d.Resolution.Option, "approve") {
-			approved = true
-		}
-	}
-	if approved && !unresolvedBlocking(newest) && idx+1 < len(ph.Sequence) {
-		idx++
-	}
-	return strings.ToLower(ph.Sequence[idx])
 }
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every

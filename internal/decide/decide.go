@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,7 +158,6 @@ type thread struct {
 	cfg         config.Config
 	comments    []ghclient.Comment
 	st          *ledger.State
-	answered    map[int64]bool // command comments already answered
 }
 
 // load reads the config from the default branch and folds the thread.
@@ -177,35 +175,13 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 	return t, nil
 }
 
-var replyMarker = regexp.MustCompile(`<!-- phasegate:reply v1 command=([0-9]{1,19}) -->\s*$`)
-
-// fold folds the comments and notes which command comments were answered:
-// by a resolution (its marker names the command) or a reply of phasegate's.
+// fold folds the comments (again, after phasegate added some).
 func (t *thread) fold(key []byte) {
-	identity := t.cfg.IdentityOrDefault()
 	lc := make([]ledger.Comment, len(t.comments))
 	for i, c := range t.comments {
 		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt}
 	}
-	t.st = ledger.Fold(lc, ledger.Options{Identity: identity, Key: key})
-	t.answered = map[int64]bool{}
-	for _, o := range t.st.Outcomes {
-		for _, d := range o.Decisions {
-			if d.Resolution != nil {
-				t.answered[d.Resolution.Command] = true
-			}
-		}
-	}
-	for _, c := range t.comments {
-		if !strings.EqualFold(c.User, identity) {
-			continue
-		}
-		if m := replyMarker.FindStringSubmatch(c.Body); m != nil {
-			if id, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-				t.answered[id] = true
-			}
-		}
-	}
+	t.st = ledger.Fold(lc, ledger.Options{Identity: t.cfg.IdentityOrDefault(), Key: key, Phases: t.cfg.PhasesOrDefault()})
 }
 
 // config reads the configuration from the default branch; an invalid file
@@ -247,16 +223,15 @@ func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	log := h.logger().With("repository", owner+"/"+repo, "issue", issue, "reconcile", true)
 	var total Result
 	total.Tampered = len(t.st.Tampered)
-	identity := t.cfg.IdentityOrDefault()
-	for _, c := range append([]ghclient.Comment(nil), t.comments...) {
-		if strings.EqualFold(c.User, identity) || t.answered[c.ID] {
+	bots := map[int64]bool{}
+	for _, c := range t.comments {
+		bots[c.ID] = c.IsBot()
+	}
+	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
+		if t.st.Answered(u.ID) { // answered while handling an earlier one
 			continue
 		}
-		cmds := command.Parse(c.Body)
-		if len(cmds) == 0 {
-			continue
-		}
-		r, err := h.handle(ctx, gh, t, Comment{ID: c.ID, Author: c.User, Bot: c.IsBot(), Body: c.Body}, cmds, log.With("comment", c.ID))
+		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("comment", u.ID))
 		total.add(r)
 		if err != nil {
 			return total, err

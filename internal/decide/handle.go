@@ -23,7 +23,7 @@ const (
 // handle answers one command comment, with the issue locked and folded.
 func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, cmds []command.Command, log *slog.Logger) (Result, error) {
 	var res Result
-	if t.answered[c.ID] {
+	if t.st.Answered(c.ID) {
 		res.Skipped++
 		return res, nil
 	}
@@ -60,7 +60,6 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 			return res, fmt.Errorf("replying on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 		}
 		res.Replies++
-		t.answered[c.ID] = true
 	}
 	if resolved > 0 {
 		if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactDone); err != nil {

@@ -28,7 +28,7 @@ func replyBody(c Comment, lines []string) string {
 		b.WriteString(l)
 		b.WriteString("\n\n")
 	}
-	fmt.Fprintf(&b, "<!-- phasegate:reply v1 command=%d -->", c.ID)
+	b.WriteString(ledger.ReplyMarker(c.ID))
 	return b.String()
 }
 
@@ -71,7 +71,7 @@ func optionList(options []string) string {
 // pendingSummary says what can be resolved on the issue.
 func pendingSummary(st *ledger.State) string {
 	var ids []string
-	for _, o := range latestPerPhase(st) {
+	for _, o := range st.LatestPerPhase() {
 		for _, d := range o.Decisions {
 			if d.Resolution == nil {
 				ids = append(ids, "`"+outcome.Inline(d.ID)+"`")
@@ -90,7 +90,7 @@ func listPending(t *thread) string {
 	var b strings.Builder
 	b.WriteString("**Pending decisions**\n\n| decision | phase | question | options | blocking |\n| --- | --- | --- | --- | --- |\n")
 	n := 0
-	for _, o := range latestPerPhase(t.st) {
+	for _, o := range t.st.LatestPerPhase() {
 		for _, d := range o.Decisions {
 			if d.Resolution != nil {
 				continue

@@ -10,10 +10,15 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/command"
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/outcome"
 )
 
@@ -27,6 +32,9 @@ type Comment struct {
 
 // Options of a fold.
 type Options struct {
+	// Phases is the phase sequence and its aliases, for State.Phase;
+	// zero means config.DefaultPhases.
+	Phases config.Phases
 	// Identity is the login phasegate comments as (e.g. github-actions[bot]
 	// in the action, <app-slug>[bot] for the App). Compared case-insensitively.
 	Identity string
@@ -45,7 +53,28 @@ type State struct {
 	// decision already resolved, or one naming an unknown outcome, decision
 	// or option).
 	Ignored []Ignored
+	// Unanswered are people's comments holding phasegate commands that no
+	// resolution and no reply of phasegate's answers yet, oldest first:
+	// what reconcile still has to apply.
+	Unanswered []CommandComment
+	// Phase is the phase the issue has reached (see Phase); "" when the
+	// newest outcome's phase is not in the sequence.
+	Phase string
+
+	answered map[int64]bool
+	pending  []CommandComment // commands seen, answered or not
+	phases   config.Phases
 }
+
+// CommandComment is a person's comment that holds phasegate commands.
+type CommandComment struct {
+	Comment
+	Commands []command.Command
+}
+
+// Answered reports whether a command comment was answered (a resolution
+// names it, or phasegate replied to it).
+func (st *State) Answered(commentID int64) bool { return st.answered[commentID] }
 
 // Outcome is a trusted outcome on the issue and the state of its decisions.
 type Outcome struct {
@@ -108,12 +137,113 @@ type Ledger struct {
 
 // New starts an empty ledger.
 func New(opts Options) *Ledger {
-	return &Ledger{opts: opts, byID: map[string]*Outcome{}, seen: map[int64]bool{}}
+	l := &Ledger{opts: opts, byID: map[string]*Outcome{}, seen: map[int64]bool{}}
+	l.st.phases = opts.Phases
+	if len(l.st.phases.Sequence) == 0 {
+		l.st.phases = config.DefaultPhases
+	}
+	l.st.answered = map[int64]bool{}
+	return l
 }
 
-// State is the state so far. It shares memory with the ledger: adding more
-// comments updates it.
-func (l *Ledger) State() *State { return &l.st }
+// ReplyMarker ends a reply of phasegate's to a command comment, so that the
+// command is not answered twice.
+func ReplyMarker(commandID int64) string {
+	return fmt.Sprintf("<!-- phasegate:reply v1 command=%d -->", commandID)
+}
+
+var replyMarker = regexp.MustCompile(`<!-- phasegate:reply v1 command=([0-9]{1,19}) -->\s*$`)
+
+func (st *State) answer(id int64) { st.answered[id] = true }
+
+// refresh recomputes what derives from the fold so far.
+func (st *State) refresh() {
+	st.Unanswered = st.Unanswered[:0]
+	for _, p := range st.pending {
+		if !st.answered[p.ID] {
+			st.Unanswered = append(st.Unanswered, p)
+		}
+	}
+	st.Phase = st.phase()
+}
+
+// LatestPerPhase are the newest trusted outcomes of each phase, newest
+// first: an older outcome of a phase is history once the skill ran again.
+func (st *State) LatestPerPhase() []*Outcome {
+	seen := map[string]bool{}
+	var out []*Outcome
+	for i := len(st.Outcomes) - 1; i >= 0; i-- {
+		o := st.Outcomes[i]
+		p := strings.ToLower(o.Outcome.Phase)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, o)
+	}
+	return out
+}
+
+// Pending reports whether the latest outcome of a phase has an unresolved
+// blocking decision (the phasegate:pending label).
+func (st *State) Pending() bool {
+	for _, o := range st.LatestPerPhase() {
+		if o.UnresolvedBlocking() {
+			return true
+		}
+	}
+	return false
+}
+
+// UnresolvedBlocking reports whether a blocking decision is unresolved.
+func (o *Outcome) UnresolvedBlocking() bool {
+	for _, d := range o.Decisions {
+		if d.Blocking && d.Resolution == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// phase is the phase the thread has reached (design §7): the phase of the
+// newest outcome, moved on to the next phase of the sequence when its
+// approval resolved approve and no blocking decision of it remains.
+func (st *State) phase() string {
+	if len(st.Outcomes) == 0 {
+		return ""
+	}
+	newest := st.Outcomes[len(st.Outcomes)-1]
+	name := strings.ToLower(strings.TrimPrefix(newest.Outcome.Phase, "/"))
+	if alias, ok := st.phases.Aliases[name]; ok {
+		name = alias
+	}
+	idx := -1
+	for i, p := range st.phases.Sequence {
+		if strings.EqualFold(p, name) {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return ""
+	}
+	approved := false
+	for _, d := range newest.Decisions {
+		if strings.EqualFold(d.Type, "approval") && d.Resolution != nil && strings.EqualFold(d.Resolution.Option, "approve") {
+			approved = true
+		}
+	}
+	if approved && !newest.UnresolvedBlocking() && idx+1 < len(st.phases.Sequence) {
+		idx++
+	}
+	return strings.ToLower(st.phases.Sequence[idx])
+}
+
+// State is the state so far. It shares memory with the ledger: call State
+// again after adding more comments.
+func (l *Ledger) State() *State {
+	l.st.refresh()
+	return &l.st
+}
 
 // Add folds the next comment of the thread.
 func (l *Ledger) Add(c Comment) {
@@ -123,7 +253,18 @@ func (l *Ledger) Add(c Comment) {
 	l.seen[c.ID] = true
 	st := &l.st
 	if l.opts.Identity == "" || !strings.EqualFold(c.Author, l.opts.Identity) {
-		return // anyone else's marker is not phasegate's (design §8)
+		// Anyone else's marker is not phasegate's (design §8); their
+		// commands are what phasegate answers.
+		if cmds := command.Parse(c.Body); len(cmds) > 0 {
+			st.pending = append(st.pending, CommandComment{Comment: c, Commands: cmds})
+		}
+		return
+	}
+	if m := replyMarker.FindStringSubmatch(c.Body); m != nil {
+		if id, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			st.answer(id)
+		}
+		return
 	}
 	marks := outcome.ParseMarkers(c.Body)
 	kind := outcome.KindOutcome
@@ -172,6 +313,8 @@ func (st *State) noteTamper(c Comment, k outcome.Kind, err error) {
 
 // apply records a resolution when it is the first valid one of its decision.
 func (st *State) apply(commentID int64, byID map[string]*Outcome, r outcome.Resolution) {
+	// Even a resolution that does not count answered its command.
+	st.answer(r.Command)
 	o := byID[r.Outcome]
 	if o == nil {
 		st.Ignored = append(st.Ignored, Ignored{commentID, "it names an outcome that is not (yet) on this issue"})

@@ -254,3 +254,50 @@ func dump(st *State) string {
 	}
 	return b.String()
 }
+
+func TestUnansweredAndPhase(t *testing.T) {
+	out, id := posted(t, seed, nil)
+	cmd := Comment{ID: 50, Author: "alice", Body: "ok\n/resolve D-001 approve", CreatedAt: at(5)}
+	chatter := Comment{ID: 51, Author: "bob", Body: "no commands here, just /lgtm", CreatedAt: at(6)}
+	tests := []struct {
+		name           string
+		comments       []Comment
+		wantUnanswered []int64
+		wantPhase      string
+		wantPending    bool
+	}{
+		{name: "outcome only", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}}, wantPhase: "requirements", wantPending: true},
+		{name: "a command without an answer", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}, cmd, chatter},
+			wantUnanswered: []int64{50}, wantPhase: "requirements", wantPending: true},
+		{name: "answered by a resolution", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}, cmd,
+			{ID: 52, Author: bot, Body: resolution(t, id, "D-001", "approve", "alice", 50, nil), CreatedAt: at(7)}},
+			wantPhase: "planning", wantPending: false},
+		{name: "answered by a reply", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}, cmd,
+			{ID: 52, Author: bot, Body: "@alice no.\n\n" + ReplyMarker(50), CreatedAt: at(7)}},
+			wantPhase: "requirements", wantPending: true},
+		{name: "a reply marker by someone else answers nothing", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}, cmd,
+			{ID: 52, Author: "mallory", Body: ReplyMarker(50), CreatedAt: at(7)}},
+			wantUnanswered: []int64{50}, wantPhase: "requirements", wantPending: true},
+		{name: "rejected stays in its phase", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)},
+			{ID: 52, Author: bot, Body: resolution(t, id, "D-001", "reject", "alice", 9, nil), CreatedAt: at(7)}},
+			wantPhase: "requirements", wantPending: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Fold(tc.comments, Options{Identity: bot})
+			var got []int64
+			for _, u := range st.Unanswered {
+				got = append(got, u.ID)
+			}
+			if !reflect.DeepEqual(got, tc.wantUnanswered) {
+				t.Errorf("unanswered = %v, want %v", got, tc.wantUnanswered)
+			}
+			if st.Phase != tc.wantPhase {
+				t.Errorf("phase = %q, want %q", st.Phase, tc.wantPhase)
+			}
+			if st.Pending() != tc.wantPending {
+				t.Errorf("pending = %v, want %v", st.Pending(), tc.wantPending)
+			}
+		})
+	}
+}
