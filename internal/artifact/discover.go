@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -44,9 +45,25 @@ var skippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": 
 // is read only when its target stays inside the root. The error is for a root
 // that cannot be walked at all; unreadable entries below it are skipped.
 func Discover(root string, opts DiscoverOptions) ([]File, error) {
+	var files []File
+	err := Walk(root, opts, func(f File) error {
+		files = append(files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// Walk is Discover as a stream: it calls fn for each file to check, in
+// lexical order (a depth-first walk, so the files under one directory come
+// one after the other), without holding the list. An error from fn stops the
+// walk and is returned.
+func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", root, err)
+		return fmt.Errorf("reading %s: %w", root, err)
 	}
 	if !info.IsDir() {
 		rel := filepath.ToSlash(filepath.Clean(root))
@@ -54,21 +71,21 @@ func Discover(root string, opts DiscoverOptions) ([]File, error) {
 		if f.Kind == nil {
 			f.Sniff = true
 		}
-		return []File{f}, nil
+		return fn(f)
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, fmt.Errorf("resolving %s: %w", root, err)
+		return fmt.Errorf("resolving %s: %w", root, err)
 	}
 	if realRoot, err = filepath.Abs(realRoot); err != nil {
-		return nil, fmt.Errorf("resolving %s: %w", root, err)
+		return fmt.Errorf("resolving %s: %w", root, err)
 	}
 	// WalkDir does not descend into a root that is itself a symlink (to a
 	// directory): walk its target instead, under the same relative paths.
 	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
 		root = realRoot
 	}
-	var files []File
+	var fnErr error
 	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -102,8 +119,7 @@ func Discover(root string, opts DiscoverOptions) ([]File, error) {
 					return nil
 				}
 				f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
-				files = append(files, f)
-				return nil
+				return emit(fn, f, &fnErr)
 			}
 			if ti, err := os.Stat(target); err != nil || !ti.Mode().IsRegular() {
 				return nil // a link to a directory is not followed
@@ -117,13 +133,26 @@ func Discover(root string, opts DiscoverOptions) ([]File, error) {
 			}
 			f.Sniff = true
 		}
-		files = append(files, f)
-		return nil
+		return emit(fn, f, &fnErr)
 	})
-	if walkErr != nil {
-		return nil, fmt.Errorf("walking %s: %w", root, walkErr)
+	if fnErr != nil {
+		return fnErr
 	}
-	return files, nil
+	if walkErr != nil {
+		return fmt.Errorf("walking %s: %w", root, walkErr)
+	}
+	return nil
+}
+
+// errStop stops WalkDir after fn failed; the failure is returned as is.
+var errStop = errors.New("stop")
+
+func emit(fn func(File) error, f File, fnErr *error) error {
+	if err := fn(f); err != nil {
+		*fnErr = err
+		return errStop
+	}
+	return nil
 }
 
 func classify(rel, abs string, opts DiscoverOptions) File {

@@ -69,3 +69,27 @@ func GroupKey(rel string, k *Kind) string {
 	}
 	return rel
 }
+
+// GroupScope is the directory (with a trailing '/', or "" for the whole
+// tree) outside which no file of the group key's unit lies. A depth-first
+// walk in lexical order that has left the scope will not see the unit again,
+// so the unit can be checked and dropped then: memory stays flat in the
+// number of files. A PACE or Autopilot unit's scope is the project directory
+// (pace/plan.yaml and .planning/ are siblings of .pace and .autopilot); a JG
+// or SCC unit's is its folder; a single-file unit's is the file itself.
+func GroupScope(key string, k *Kind) string {
+	if k == nil {
+		return key
+	}
+	switch {
+	case k.Family == "pace" && strings.HasSuffix(key, ".pace"),
+		k.Family == "autopilot" && strings.HasSuffix(key, ".autopilot"):
+		dir := key[:strings.LastIndex(key, ".")]
+		return dir // "" or "<project>/"
+	case k.Family == "jg" || k.Family == "scc":
+		if key != "" {
+			return key + "/"
+		}
+	}
+	return key
+}

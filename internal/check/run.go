@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -21,6 +22,10 @@ type Options struct {
 	// Prefix is prepended to every finding's file (used when several roots
 	// are checked at once, so that paths stay unambiguous).
 	Prefix string
+	// KeepOutcomes keeps the decoded Phase Outcomes in Result.Outcomes (the
+	// action posts them); off, nothing but findings and statuses outlives
+	// the unit being checked.
+	KeepOutcomes bool
 	// Workers is the number of units checked in parallel; 0 means GOMAXPROCS.
 	Workers int
 	// Changed maps the files (relative to the root, '/') changed since the
@@ -58,11 +63,6 @@ type Result struct {
 // files. The error is for a root that cannot be read at all or a cancelled
 // context; everything wrong with a file is a finding.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
-	files, err := artifact.Discover(root, artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore})
-	if err != nil {
-		return Result{}, err
-	}
-	groups := groupFiles(files)
 	var tree *os.Root
 	if info, err := os.Stat(root); err == nil && info.IsDir() {
 		if tree, err = os.OpenRoot(root); err != nil {
@@ -74,39 +74,49 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	results := make([]groupResult, len(groups))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	jobs := make(chan *fileGroup, workers)
+	var (
+		mu  sync.Mutex
+		res Result
+		wg  sync.WaitGroup
+	)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(groups) {
-					return
+			for g := range jobs {
+				if ctx.Err() != nil {
+					continue // drain
 				}
-				results[i] = v.checkGroup(groups[i], &opts, tree)
+				r := v.checkGroup(*g, &opts, tree)
+				mu.Lock()
+				res.Artifacts += r.artifacts
+				res.Findings = append(res.Findings, r.findings...)
+				res.Statuses = append(res.Statuses, r.statuses...)
+				res.Outcomes = append(res.Outcomes, r.outcomes...)
+				mu.Unlock()
 			}
 		}()
 	}
+	walkErr := streamGroups(root, opts, func(g *fileGroup) error {
+		select {
+		case jobs <- g:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(jobs)
 	wg.Wait()
+	if walkErr != nil {
+		return Result{}, walkErr
+	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("checking %s: %w", root, err)
 	}
-	var res Result
-	for _, r := range results {
-		res.Artifacts += r.artifacts
-		res.Findings = append(res.Findings, r.findings...)
-		res.Statuses = append(res.Statuses, r.statuses...)
-		res.Outcomes = append(res.Outcomes, r.outcomes...)
-	}
 	Sort(res.Findings)
 	SortStatuses(res.Statuses)
+	sort.Slice(res.Outcomes, func(i, j int) bool { return res.Outcomes[i].Path < res.Outcomes[j].Path })
 	return res, nil
 }
 
@@ -134,29 +144,57 @@ func SortStatuses(sts []Status) {
 // fileGroup is the discovered files of one unit.
 type fileGroup struct {
 	key   string
+	scope string
 	files []artifact.File
 }
 
-// groupFiles groups files by unit, in discovery order. Files classified by
-// content are not known yet: each is its own unit (content-classified kinds
-// are single-file kinds).
-func groupFiles(files []artifact.File) []fileGroup {
-	index := map[string]int{}
-	var groups []fileGroup
-	for _, f := range files {
-		key := f.Rel
+// streamGroups walks root and hands each unit to emit as soon as the walk
+// has left the unit's scope (artifact.GroupScope): the walk is depth-first
+// in lexical order, so no later file can belong to it. Only the units under
+// the directories being walked are held at any time, so memory does not
+// grow with the number of files. Files classified by content are not known
+// yet: each is its own unit (content-classified kinds are single-file kinds).
+func streamGroups(root string, opts Options, emit func(*fileGroup) error) error {
+	open := map[string]*fileGroup{}
+	var order []string // open keys, oldest first
+	flush := func(next string, all bool) error {
+		kept := order[:0]
+		for _, k := range order {
+			g := open[k]
+			if all || !strings.HasPrefix(next, g.scope) {
+				delete(open, k)
+				if err := emit(g); err != nil {
+					return err
+				}
+				continue
+			}
+			kept = append(kept, k)
+		}
+		order = kept
+		return nil
+	}
+	err := artifact.Walk(root, artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore}, func(f artifact.File) error {
+		if err := flush(f.Rel, false); err != nil {
+			return err
+		}
+		key, scope := f.Rel, f.Rel
 		if f.Kind != nil {
 			key = artifact.GroupKey(f.Rel, f.Kind)
+			scope = artifact.GroupScope(key, f.Kind)
 		}
-		i, ok := index[key]
-		if !ok {
-			i = len(groups)
-			index[key] = i
-			groups = append(groups, fileGroup{key: key})
+		g := open[key]
+		if g == nil {
+			g = &fileGroup{key: key, scope: scope}
+			open[key] = g
+			order = append(order, key)
 		}
-		groups[i].files = append(groups[i].files, f)
+		g.files = append(g.files, f)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return groups
+	return flush("", true)
 }
 
 type groupResult struct {
@@ -181,8 +219,8 @@ func (v *Validator) checkGroup(fg fileGroup, opts *Options, tree *os.Root) group
 		res.findings = append(res.findings, fs...)
 		if doc != nil && doc.Decoded {
 			g.Docs = append(g.Docs, doc)
-			if doc.Kind.ID == "outcome.phase-outcome" {
-				res.outcomes = append(res.outcomes, doc)
+			if opts.KeepOutcomes && doc.Kind.ID == "outcome.phase-outcome" {
+				res.outcomes = append(res.outcomes, doc.WithoutPositions())
 			}
 		}
 	}
