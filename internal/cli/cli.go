@@ -43,6 +43,7 @@ const usage = `phasegate checks the artifacts that AI coding-agent pipelines com
 Usage:
   phasegate validate [flags] [PATH...]   check artifacts; print findings
   phasegate gate [flags] [PATH...]       validate, then compute the verdict (SHIP, ADVISORY, HOLD)
+  phasegate reconcile [--repo OWNER/NAME] apply /resolve commands that have no answer yet
   phasegate action                       the GitHub Action's entrypoint (reads the workflow's environment)
   phasegate schema [KIND]                list the kinds, or print one kind's JSON Schema
   phasegate version                      print the version
@@ -74,6 +75,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 		return env.validate(rest)
 	case "gate":
 		return env.gate(rest)
+	case "reconcile":
+		return env.reconcile(rest)
 	case "action":
 		return action.Main(context.Background(), getenv, stdout, action.Options{Version: Version()})
 	case "schema":

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 // validGateReport is a PACE gate report that satisfies its schema and its
@@ -434,3 +435,34 @@ func TestMainRecoversFromPanics(t *testing.T) {
 type panickingWriter struct{}
 
 func (panickingWriter) Write([]byte) (int, error) { panic("writer exploded") }
+
+func TestReconcileCommand(t *testing.T) {
+	f := ghfake.New()
+	defer f.Close()
+	f.AddToken("tok", "github-actions[bot]")
+	f.AddRepo("acme", "shop", "main")
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{name: "no token", env: map[string]string{"GITHUB_REPOSITORY": "acme/shop"}, wantCode: ExitUsage, want: "no token"},
+		{name: "no repository", env: map[string]string{"GITHUB_TOKEN": "tok"}, wantCode: ExitUsage, want: "owner/name"},
+		{name: "nothing pending", env: map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": f.URL()}, args: []string{"--repo", "acme/shop"}, wantCode: ExitOK, want: "0 resolutions"},
+		{name: "help", args: []string{"-h"}, wantCode: ExitOK, want: "Usage: phasegate reconcile"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Main(append([]string{"reconcile"}, tc.args...), func(k string) string { return tc.env[k] }, &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d; stderr %s", code, tc.wantCode, stderr.String())
+			}
+			if !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+				t.Errorf("output lacks %q:\n%s%s", tc.want, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
