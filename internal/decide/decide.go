@@ -48,6 +48,7 @@ type GitHub interface {
 	CreateStatus(ctx context.Context, owner, repo, sha string, s ghclient.Status) error
 	FileAddedBy(ctx context.Context, owner, repo, path, ref string) (login, sha string, err error)
 	CommitAuthor(ctx context.Context, owner, repo, sha string) (author, committer string, err error)
+	PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error)
 }
 
 // Locker serialises the handling of one issue (in memory in one process;
@@ -64,6 +65,10 @@ type Handler struct {
 	// ConfigPath is the config file on the default branch (default
 	// .github/phasegate.yml).
 	ConfigPath string
+	// Identity, when set, is the login phasegate comments as, whatever the
+	// repository's config says: the App's <slug>[bot]. Empty: the config's
+	// identity (default github-actions[bot], the action's).
+	Identity string
 	// Locks serialises per issue; nil means an in-memory lock.
 	Locks Locker
 	// Logger; nil means slog.Default().
@@ -165,6 +170,9 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 	cfg, err := h.config(ctx, gh, owner, repo)
 	if err != nil {
 		return nil, err
+	}
+	if h.Identity != "" {
+		cfg.Identity = h.Identity
 	}
 	comments, err := gh.ListIssueComments(ctx, owner, repo, issue)
 	if err != nil {
