@@ -142,3 +142,32 @@ func BenchmarkParseAdversarial(b *testing.B) {
 		})
 	}
 }
+
+// TestAllocationsBounded: the allocations of Parse do not grow with the
+// body when the body holds no more phasegate commands: lines of other
+// bots' commands (in upper case, with comments and invisible characters),
+// comment-laden rationale past the cap, and deep nesting cost nothing.
+func TestAllocationsBounded(t *testing.T) {
+	unit := "/LGTM <!-- x --> ok\n/Usr/bin\n/x\u200by <!-- y -->\nplain <!-- z --> text\n\n"
+	small, large := strings.Repeat(unit, 10), strings.Repeat(unit, 10000)
+	rationale := func(n int) string {
+		return "/resolve D-001 approve\n" + strings.Repeat("why <!-- not --> so\n", n)
+	}
+	tests := []struct {
+		name         string
+		small, large string
+	}{
+		{name: "other slash words", small: small, large: large},
+		{name: "rationale lines", small: rationale(300), large: rationale(100000)},
+		{name: "nesting", small: strings.Repeat("> - ", MaxDepth/2-1) + "x\n", large: strings.Repeat(strings.Repeat("> - ", MaxDepth/2-1)+"x\n\n", 10000)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := testing.AllocsPerRun(5, func() { ParseAll(tc.small) })
+			b := testing.AllocsPerRun(5, func() { ParseAll(tc.large) })
+			if b > a {
+				t.Errorf("%.0f allocations for %d bytes, %.0f for %d", a, len(tc.small), b, len(tc.large))
+			}
+		})
+	}
+}

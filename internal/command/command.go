@@ -2,6 +2,7 @@ package command
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits. A comment body from GitHub is at most 65,536 characters, but
@@ -45,8 +46,9 @@ const (
 	// written (Reason says why).
 	Invalid
 	// Unknown is a slash word that is not a phasegate command but is close
-	// to one (`/reslove`, `/decision`, `/phasegate hlp`); Suggestion holds
-	// the command meant.
+	// to one (`/reslove`, `/decision`), or `/phasegate` followed by a word
+	// other than help (`/phasegate hlp`); Suggestion holds the command
+	// meant.
 	Unknown
 )
 
@@ -148,8 +150,9 @@ type Result struct {
 	// than MaxDepth deep: the lines from the first such line on were not
 	// read.
 	TooDeep bool
-	// LongLines counts lines that start like a slash command but are
-	// longer than MaxLineLen bytes, and were skipped.
+	// LongLines counts lines that start with a phasegate command word (or
+	// one close to it) but are longer than MaxLineLen bytes, and were
+	// skipped.
 	LongLines int
 }
 
@@ -245,30 +248,29 @@ func (p *parser) line(n int, ln string) bool {
 
 func (p *parser) paragraphLine(n int, ln string, info lineInfo, hidden bool) bool {
 	text := ln[info.text:]
-	slash := !hidden && commandIndent(ln) == info.text && text != "" && text[0] == '/'
-	var vis string
-	var open bool
-	if slash || (p.collect >= 0 && info.para == p.collectPara) {
-		vis, open = visibleText(text, hidden)
-	} else {
-		open = skipComments(text, hidden)
+	verdict := notSlash
+	if !hidden && commandIndent(ln) == info.text {
+		verdict = classify(text)
 	}
-	p.comments.open = open
+	rationale := verdict == notSlash && p.collect >= 0 && info.para == p.collectPara && len(ln) <= MaxLineLen
+	var vis string
+	if verdict == slashOurs && len(ln) <= MaxLineLen || rationale && !p.ratCut {
+		vis, p.comments.open = visibleText(text, hidden)
+	} else {
+		p.comments.open = skipComments(text, hidden)
+	}
 
 	var cmd Command
-	verdict := notSlash
-	if slash {
+	if verdict == slashOurs {
 		if len(ln) > MaxLineLen {
-			if looksLikeSlashWord(vis) {
-				p.res.LongLines++
-				verdict = slashOther
-			}
+			p.res.LongLines++
+			verdict = slashOther
 		} else {
 			cmd, verdict = parseLine(vis)
 		}
 	}
 	if p.collect >= 0 {
-		if verdict == notSlash && info.para == p.collectPara && len(ln) <= MaxLineLen {
+		if rationale {
 			p.addRationale(vis)
 			return true
 		}
@@ -290,6 +292,83 @@ func (p *parser) paragraphLine(n int, ln string, info lineInfo, hidden bool) boo
 		p.addRationale(cmd.Rationale)
 	}
 	return true
+}
+
+// classify says whether text starts with a slash word, and whether that is
+// phasegate's (a command word or one close to it). It reads the raw text
+// and does not allocate: a line that is not phasegate's costs nothing
+// more. A comment inside the word makes it no word at all ('<' is not a
+// word character), so the visible text of a phasegate line starts with
+// the same word.
+func classify(text string) verdict {
+	var buf [MaxToken]byte
+	n, ok := slashWord(text, &buf)
+	if !ok {
+		return notSlash
+	}
+	w := buf[:n]
+	if string(w) == "resolve" || string(w) == "decisions" || string(w) == "phasegate" {
+		return slashOurs
+	}
+	if n > len("phasegate")+2 { // too far from all three
+		return slashOther
+	}
+	var fold [maxSuggestLen]rune
+	for i, c := range w {
+		fold[i] = rune(c)
+	}
+	limit := suggestLimit(n)
+	for _, v := range verbRunes {
+		if osaDistance(fold[:n], v, limit+1) <= limit {
+			if otherBots[string(w)] {
+				return slashOther
+			}
+			return slashOurs
+		}
+	}
+	return slashOther
+}
+
+// slashWord reads the slash word that starts text, lower-cased, into buf:
+// what parseLine reads as the command word (see nextToken, trimVerbPunct,
+// isWord), without allocating.
+func slashWord(text string, buf *[MaxToken]byte) (int, bool) {
+	if text == "" || text[0] != '/' {
+		return 0, false
+	}
+	n, tail := 0, false // tail: in the ':' and ',' after the word
+	for i := 1; i < len(text); {
+		c := text[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			switch {
+			case isSeparator(r):
+				return n, n > 0
+			case isInvisible(r):
+				continue
+			}
+			return 0, false
+		}
+		i++
+		switch {
+		case c == ' ' || c == '\t':
+			return n, n > 0
+		case c == ':' || c == ',':
+			tail = true
+		case tail || n == len(buf):
+			return 0, false
+		case isASCIILetter(c) || n > 0 && (isDigit(c) || c == '-' || c == '_'):
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[n] = c
+			n++
+		default:
+			return 0, false
+		}
+	}
+	return n, n > 0
 }
 
 // commandIndent returns the offset of the first character of ln after at
@@ -354,9 +433,10 @@ const (
 	slashOurs                 // a phasegate command, valid or not
 )
 
-// otherBots are slash commands of other bots (Prow, GitHub apps, AI
-// reviewers) that Parse never answers, even when they are close to one of
-// phasegate's words.
+// otherBots are slash words Parse never answers even when they are close
+// to one of phasegate's: other bots' commands (Prow, GitHub apps, AI
+// reviewers; `/remove` is within two edits of `/resolve`) and ordinary
+// words as close (`/reserve`, `/revolve`).
 var otherBots = map[string]bool{
 	"approve": true, "lgtm": true, "hold": true, "unhold": true, "assign": true, "unassign": true,
 	"cc": true, "uncc": true, "retest": true, "test": true, "ok-to-test": true, "kind": true,
@@ -370,13 +450,17 @@ var otherBots = map[string]bool{
 	"reserve": true, "revolve": true,
 }
 
-var verbs = []string{"resolve", "decisions", "phasegate"}
+var (
+	verbs     = []string{"resolve", "decisions", "phasegate"}
+	verbRunes = [][]rune{[]rune("resolve"), []rune("decisions"), []rune("phasegate")}
+)
 
-// looksLikeSlashWord reports whether s starts with "/" and a word.
-func looksLikeSlashWord(s string) bool {
-	tok, _ := nextToken(s)
-	tok = strings.TrimRight(tok, ":,")
-	return len(tok) > 1 && tok[0] == '/' && isWord(tok[1:])
+// trimVerbPunct removes a ':' or ',' that ends a command word.
+func trimVerbPunct(s string) string {
+	for s != "" && (s[len(s)-1] == ':' || s[len(s)-1] == ',') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // isWord: an ASCII letter, then letters, digits, '-' and '_'; at most
@@ -396,7 +480,7 @@ func isWord(s string) bool {
 // parseLine reads the visible text of a line that starts with "/".
 func parseLine(s string) (Command, verdict) {
 	tok, rest := nextToken(s)
-	tok = strings.TrimRight(tok, ":,") // `/resolve: D-001 approve`
+	tok = trimVerbPunct(tok) // `/resolve: D-001 approve`
 	if len(tok) < 2 || tok[0] != '/' || !isWord(tok[1:]) {
 		return Command{}, notSlash
 	}

@@ -36,6 +36,7 @@ func FuzzParse(f *testing.F) {
 		}
 		checkHidden(t, body)
 		checkOracle(t, body, res.Commands)
+		checkBlankShortcut(t, body)
 	})
 }
 
@@ -369,5 +370,36 @@ func FuzzParseMarkdown(f *testing.F) {
 		}
 		checkHidden(t, body)
 		checkOracle(t, body, res.Commands)
+		checkBlankShortcut(t, body)
 	})
+}
+
+// checkBlankShortcut: skipping a blank line after a blank line changes
+// nothing the scanner reports, nor what it holds open.
+func checkBlankShortcut(t *testing.T, body string) {
+	t.Helper()
+	fast, slow := newScanner(MaxDepth), newScanner(MaxDepth)
+	slow.noSkip = true
+	for i, ln := range splitLines(body) {
+		a, b := fast.line(ln), slow.line(ln)
+		if a.class != b.class || a.para != b.para || (a.class == lineParagraph && a.text != b.text) ||
+			fast.tooDeep != slow.tooDeep || !equalStacks(fast.stack, slow.stack) {
+			t.Fatalf("line %d %q: %+v (depth %d) with the shortcut, %+v (depth %d) without", i+1, ln, a, fast.depth(), b, slow.depth())
+		}
+		if fast.tooDeep {
+			return
+		}
+	}
+}
+
+func equalStacks(a, b []mdBlock) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

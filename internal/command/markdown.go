@@ -82,6 +82,10 @@ type mdScanner struct {
 
 	maxDepth int  // open blocks allowed below the document
 	tooDeep  bool // a line nested deeper than maxDepth: the scanner stopped
+
+	lastBlank bool     // the previous line was blank
+	lastInfo  lineInfo // and this is what it was
+	noSkip    bool     // tests: read blank lines in full
 }
 
 func newScanner(maxDepth int) *mdScanner {
@@ -387,6 +391,23 @@ func (s *mdScanner) listMarker(ck blockKind) (int, bool) {
 
 // line reads the next line (without its line ending) and says what it is.
 func (s *mdScanner) line(ln string) lineInfo {
+	blank := onlySpaceTab(ln)
+	if blank && s.lastBlank && !s.noSkip {
+		// A blank line after a blank line changes nothing: every block
+		// still open has continued through a blank line already (whether
+		// a block continues through one depends only on its kind), and a
+		// blank line opens no block. Skipping the work keeps the time per
+		// line independent of the nesting depth.
+		info := s.lastInfo
+		info.text = len(ln)
+		return info
+	}
+	info := s.read(ln)
+	s.lastBlank, s.lastInfo = blank && !s.tooDeep, info
+	return info
+}
+
+func (s *mdScanner) read(ln string) lineInfo {
 	s.ln = ln
 	s.offset, s.column = 0, 0
 	s.blank = false

@@ -1,9 +1,9 @@
 package command
 
-// seedBodies are the fuzz corpus seeds: every body of the table tests and
-// of the realistic comments.
+// seedBodies are the fuzz corpus seeds: Markdown corners, the realistic
+// comments and the benchmark's text.
 func seedBodies() []string {
-	return []string{
+	seeds := []string{
 		"/resolve D-001 approve",
 		"```\n/resolve D-001 approve\n```\n/resolve D-002 capture",
 		"> a\n/resolve D-001 approve\nbecause",
@@ -14,5 +14,12 @@ func seedBodies() []string {
 		"<div>\n```\n</div>\n/resolve D-001 approve\n```",
 		"\t- a\n\t\t/resolve D-001 approve",
 		"/resolve\u00a0d-001\u200b approve\r\nok\r\n",
+		"<div><!--\n</div>\n\n/resolve D-001 approve\n\n-->",
+		"* 1. \n\n  <div>\n/resolve D-001 approve",
+		benchBlock,
 	}
+	for _, c := range realisticComments {
+		seeds = append(seeds, c.body)
+	}
+	return seeds
 }

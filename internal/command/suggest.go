@@ -25,13 +25,7 @@ func Suggest(word string, candidates []string) (string, bool) {
 	if !ok || wn == 0 {
 		return "", false
 	}
-	limit := 2
-	switch {
-	case wn <= 2:
-		limit = 0
-	case wn <= 4:
-		limit = 1
-	}
+	limit := suggestLimit(wn)
 	best, bestD := -1, limit+1
 	var c [maxSuggestLen]rune
 	for i, cand := range candidates {
@@ -50,6 +44,18 @@ func Suggest(word string, candidates []string) (string, bool) {
 		return "", false
 	}
 	return candidates[best], true
+}
+
+// suggestLimit is the largest distance Suggest accepts for a word of n
+// characters.
+func suggestLimit(n int) int {
+	switch {
+	case n <= 2:
+		return 0
+	case n <= 4:
+		return 1
+	}
+	return 2
 }
 
 // foldRunes puts the case-folded characters of s into buf; ok is false when
@@ -75,16 +81,16 @@ func osaDistance(a, b []rune, bound int) int {
 	if d := len(a) - len(b); d >= bound || -d >= bound {
 		return bound
 	}
-	var rows [3][maxSuggestLen + 1]int
+	var rows [3][maxSuggestLen + 1]uint8 // distances are at most 64
 	prev2, prev, cur := &rows[0], &rows[1], &rows[2]
 	for j := 0; j <= len(b); j++ {
-		prev[j] = j
+		prev[j] = uint8(j)
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
+		cur[0] = uint8(i)
 		rowMin := cur[0]
 		for j := 1; j <= len(b); j++ {
-			cost := 1
+			cost := uint8(1)
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
@@ -95,10 +101,10 @@ func osaDistance(a, b []rune, bound int) int {
 			cur[j] = v
 			rowMin = min(rowMin, v)
 		}
-		if rowMin >= bound {
+		if int(rowMin) >= bound {
 			return bound
 		}
 		prev2, prev, cur = prev, cur, prev2
 	}
-	return prev[len(b)]
+	return int(prev[len(b)])
 }

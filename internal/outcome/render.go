@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/command"
 )
 
 // Meta is where an outcome comes from and how its comment is signed.
@@ -234,10 +235,11 @@ func options(d Decision) string {
 }
 
 // commands is the cell with the exact command for each option. An id or
-// option that cannot be typed (see Token) gets none: it would not survive a
+// option that cannot be typed (see Token), or an id the command parser would
+// not read as one (command.IsID: `D_1`), gets none: it would not survive a
 // code span or the command parser.
 func commands(d Decision) string {
-	if !Token(d.ID) {
+	if !Token(d.ID) || !command.IsID(d.ID) {
 		return "none: this id cannot be typed in a command"
 	}
 	parts := make([]string, len(d.Options))

@@ -1,0 +1,116 @@
+// Package command reads phasegate's slash commands from the body of an
+// issue comment (design §6): `/resolve`, `/decisions` and `/phasegate
+// help`.
+//
+// It is pure: no I/O, no GitHub, no printing, no clock. A comment body is
+// untrusted: Parse takes any string, never panics, runs in time linear in
+// the body, and allocates in proportion to the commands it returns (at
+// most MaxCommands), not to the body. Errors are data: a command that is
+// written wrong comes back as a Command of kind Invalid or Unknown, with a
+// reason that can be posted as it is.
+//
+// # Which lines are read
+//
+// The body is split into lines at LF, CR LF and CR; a byte order mark at
+// its start is dropped; lines are numbered from 1. A line is a command line
+// when all of these hold:
+//
+//  1. Markdown (CommonMark, as GitHub's cmark-gfm reads it) makes the line
+//     paragraph text: the first line of a paragraph, a continuation line,
+//     or a lazy continuation line. So a line is never a command when it is
+//     inside fenced code (``` or ~~~, three or more, indented up to three
+//     spaces; the fence closes only with a line of at least as many of the
+//     same character and nothing else; an unclosed fence runs to the end;
+//     fences inside list items and block quotes count), inside indented
+//     code, inside an HTML block (any of CommonMark's seven kinds: an HTML
+//     comment block, <script>/<pre>/<style>/<textarea>, <details> or
+//     <div> … up to a blank line, …), in a block quote (its text follows a
+//     ">"), on a list item's marker line, or is an ATX heading.
+//  2. After at most three columns of spaces and tabs, it starts with "/".
+//     Nothing else may come before the "/", not even a zero-width or
+//     no-break space: outcome.Inline puts a zero-width space before any
+//     "/" that starts a line of agent text precisely so that such text can
+//     never read as a command. A line indented four columns or more is
+//     never a command.
+//  3. Its start is not inside an HTML comment (see below).
+//  4. It is at most MaxLineLen bytes long.
+//
+// HTML comments are invisible on GitHub, so what they hide is not read:
+// text from "<!--" to the next "-->" within a paragraph (CommonMark raw
+// HTML; "<!-->" and "<!--->" are comments), and, when a raw HTML block
+// leaves a comment open, everything after it up to the next "-->" (a
+// browser hides all of that). A "<!--" inside a code span, or one that a
+// paragraph never closes, hides the rest of that paragraph all the same:
+// where the parser must guess, it guesses "hidden", so a command may be
+// missed but never read from text nobody sees. The text of a command line
+// is what remains once comments are removed ("/resolve D-001
+// app<!-- -->rove" reads as a reader sees it: approve).
+//
+// # Words
+//
+// Words are separated by runs of spaces, tabs, other Unicode space
+// separators (NO-BREAK SPACE, the en, em and ideographic spaces, …) and
+// LINE/PARAGRAPH SEPARATOR. Invisible characters (zero-width space and
+// joiners, word joiner, soft hyphen, byte order mark, direction marks and
+// overrides, variation selectors, tags, Hangul fillers) are removed from
+// the words wherever they occur, so "D-0\u200b01" is D-001. A command line
+// with a control character other than TAB is Invalid.
+//
+// # Grammar
+//
+// The command word is case-insensitive; it may be followed by ':' or ','.
+//
+//	/resolve TARGET OPTION [RATIONALE]
+//	/decisions [ignored…]
+//	/phasegate [help [ignored…]]
+//
+//	TARGET = [PHASE ":"] ID         a ',' or ';' after it is dropped, and a
+//	                                ':' after an ID without a phase
+//	ID     = letter (letter | digit)* ("-" (letter | digit)+)* "-" digit+
+//	                                at most 64 bytes; upper-cased: d-001 → D-001
+//	PHASE  = (letter | digit) (letter | digit | "." | "_" | "-")*
+//	                                at most 64 bytes; lower-cased
+//	OPTION = (letter | digit) (letter | digit | "." | "_" | "-")*
+//	                                at most 64 bytes, after dropping any of
+//	                                . , ; : ! ? that end the word; kept as
+//	                                written; the word `recommended` (any
+//	                                case) sets Recommended
+//
+// Letters and digits are ASCII: every ID and option for which the outcome
+// comment shows a command to copy has this form (outcome.Token), and
+// nothing that renders differently from how it is written (Markdown
+// emphasis, escapes, entities, look-alike letters) can be read as one.
+//
+// A `/resolve`, `/decisions` or `/phasegate` line that does not fit the
+// grammar is Invalid: no ID, no option, an ID that is not one (or an
+// option written before the ID), an empty phase before ':', more than one
+// ':', a phase or option of other characters, a control character.
+// `/phasegate` followed by a word other than help is Unknown.
+//
+// A slash word close to a command word — Damerau–Levenshtein distance at
+// most 2, see Suggest — is Unknown, with the command meant in Suggestion
+// (`/reslove`, `/resolv` → /resolve; `/decision` → /decisions; `/phasegat`
+// → /phasegate help). Every other slash word is ignored silently: other
+// bots' commands (`/lgtm`, `/assign`, `/approve`, `/hold`, …, also when
+// they are close to a phasegate word), paths, and anything else.
+//
+// # Rationale
+//
+// The rationale of a /resolve is the rest of its line after the option,
+// then the following lines of the same Markdown paragraph, each trimmed,
+// joined with "\n". It ends before the first line that starts with a slash
+// word (another command, phasegate's or another bot's), and with the
+// paragraph: at a blank line, a fence, a block quote, a list item, a
+// heading, an HTML block or a setext underline. HTML comments are left out;
+// control and direction-changing characters are removed, tabs become
+// spaces, invalid UTF-8 becomes U+FFFD; it is cut at MaxRationale
+// characters. (The outcome comment tells people that "your reasons may
+// follow the option"; a paragraph is what they see as one block of text.)
+//
+// # Limits
+//
+// At most MaxCommands commands are read (Result.Truncated); a line longer
+// than MaxLineLen bytes is never a command (Result.LongLines); Markdown
+// nested more than MaxDepth block quotes and list items deep stops the
+// reading (Result.TooDeep). Suggest compares at most 64 characters.
+package command
