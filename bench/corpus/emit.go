@@ -151,11 +151,11 @@ func writeJSON(b *bytes.Buffer, v any, ind int, pretty bool) {
 
 func allScalars(l []any) bool {
 	for _, e := range l {
-		switch e.(type) {
+		switch x := e.(type) {
 		case obj, []any, flow:
 			return false
 		case string:
-			if len(e.(string)) > 24 {
+			if len(x) > 24 {
 				return false
 			}
 		}
