@@ -1,0 +1,214 @@
+package redisx
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/phasegate/phasegate/internal/decide"
+)
+
+// DefaultLease is the lease used when Locker is given none: comfortably
+// longer than one handling, short enough that a dead replica's locks free
+// up quickly.
+const DefaultLease = 30 * time.Second
+
+// releaseTimeout bounds the compare-and-delete of an unlock, which has no
+// ctx of its own.
+const releaseTimeout = 2 * time.Second
+
+var (
+	// releaseScript deletes the lock only if it still holds our token: a
+	// lease that expired and was taken by another replica is left alone.
+	releaseScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("DEL", KEYS[1])
+end
+return 0`)
+	// renewScript extends the lease only if the lock still holds our token.
+	renewScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("PEXPIRE", KEYS[1], ARGV[2])
+end
+return 0`)
+)
+
+// Locker is a per-key lock shared by every process using the same Redis and
+// prefix. It implements decide.Locker. It is safe for concurrent use.
+type Locker struct {
+	rdb    *redis.Client
+	prefix string
+	lease  time.Duration
+	// Backoff between attempts on a held lock: jittered, doubling from
+	// minWait to maxWait.
+	minWait, maxWait time.Duration
+}
+
+var _ decide.Locker = (*Locker)(nil)
+
+// Locker returns a Locker whose Redis keys are prefix+key (for example
+// "phasegate:lock:"), with the given lease (DefaultLease when <= 0). A held
+// lock is renewed every lease/3 while its holder lives; when the holder's
+// process dies, the lock frees itself within one lease.
+func (s *Store) Locker(prefix string, lease time.Duration) *Locker {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	if lease < 3*time.Millisecond {
+		lease = 3 * time.Millisecond
+	}
+	maxWait := min(lease/4, 100*time.Millisecond)
+	return &Locker{rdb: s.rdb, prefix: prefix, lease: lease, minWait: min(2*time.Millisecond, maxWait), maxWait: maxWait}
+}
+
+// Lock blocks until key is held or ctx ends, retrying a held lock with
+// jittered backoff; unlock releases it (and may be called more than once).
+//
+// The error wraps ErrUnavailable when Redis fails: the caller must not act
+// (see the package doc). When ctx ends first, it wraps ctx.Err().
+//
+// decide.Locker's unlock cannot report a lease lost while held (Redis gone
+// for longer than the lease, or this process stalled). Callers that can
+// stop midway should use Acquire and watch Lease.Lost.
+func (l *Locker) Lock(ctx context.Context, key string) (func(), error) {
+	lease, err := l.Acquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = lease.Release() }, nil
+}
+
+// Acquire is Lock returning the Lease itself.
+func (l *Locker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	k := l.prefix + key
+	token := rand.Text()
+	wait := l.minWait
+	for {
+		start := time.Now()
+		ok, err := l.rdb.SetNX(ctx, k, token, l.lease).Result()
+		if err != nil {
+			// The SET may have landed before the reply was lost: give it
+			// back (best effort, in the background so that the caller
+			// hears of the failure now) rather than wait out the lease.
+			go l.releaseQuietly(k, token)
+			return nil, unavailable(ctx, "taking the lock "+k, err)
+		}
+		if ok {
+			return l.hold(k, token, start), nil
+		}
+		d := wait/2 + mrand.N(wait/2+1)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for the lock %s: %w", k, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, l.maxWait)
+	}
+}
+
+func (l *Locker) releaseQuietly(k, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	_ = releaseScript.Run(ctx, l.rdb, []string{k}, token).Err()
+}
+
+// Lease is a held lock. Its renewal runs until Release or until the lease
+// is lost.
+type Lease struct {
+	l     *Locker
+	key   string
+	token string
+
+	stop     chan struct{} // closed by Release: stop renewing
+	done     chan struct{} // closed when the renewal goroutine has returned
+	lost     chan struct{} // closed when the lease is known or feared lost
+	stopOnce sync.Once
+	lostOnce sync.Once
+	relOnce  sync.Once
+	relErr   error
+}
+
+func (l *Locker) hold(k, token string, start time.Time) *Lease {
+	ls := &Lease{
+		l: l, key: k, token: token,
+		stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{}),
+	}
+	go ls.renew(start.Add(l.lease))
+	return ls
+}
+
+// Key is the Redis key of the lock.
+func (ls *Lease) Key() string { return ls.key }
+
+// Lost is closed when the lease may no longer be ours: another holder has
+// the key, or no renewal succeeded before the lease ran out (Redis gone,
+// or this process stalled). Work guarded by the lock should stop; the
+// reconcile loop finishes it. It is not closed by Release.
+func (ls *Lease) Lost() <-chan struct{} { return ls.lost }
+
+func (ls *Lease) markLost() { ls.lostOnce.Do(func() { close(ls.lost) }) }
+
+// renew extends the lease every lease/3. deadline is when the lease runs
+// out by the local clock, counted from before the command that last set it
+// was sent, so it is never later than Redis's own expiry.
+func (ls *Lease) renew(deadline time.Time) {
+	defer close(ls.done)
+	every := ls.l.lease / 3
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ls.stop:
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), max(every, 10*time.Millisecond))
+		n, err := renewScript.Run(ctx, ls.l.rdb, []string{ls.key}, ls.token, ls.l.lease.Milliseconds()).Int64()
+		cancel()
+		switch {
+		case err == nil && n == 1:
+			deadline = start.Add(ls.l.lease)
+		case err == nil:
+			// Expired, and perhaps taken by another replica.
+			ls.markLost()
+			return
+		case !time.Now().Before(deadline):
+			// Redis has not answered for a whole lease.
+			ls.markLost()
+			return
+		}
+		t.Reset(every)
+	}
+}
+
+// Release stops the renewal and deletes the lock if it is still ours (an
+// expired lease taken by another holder is left alone). It may be called
+// more than once; only the first call does anything. An error (Redis gone)
+// needs no handling: the lease expires on its own.
+func (ls *Lease) Release() error {
+	ls.relOnce.Do(func() {
+		ls.stopRenewal()
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		if err := releaseScript.Run(ctx, ls.l.rdb, []string{ls.key}, ls.token).Err(); err != nil {
+			ls.relErr = unavailable(ctx, "releasing the lock "+ls.key, err)
+		}
+	})
+	return ls.relErr
+}
+
+// stopRenewal stops the renewal and waits for it to return. Without a
+// Release after it, it is what a frozen or killed process does (tests use
+// it to simulate one).
+func (ls *Lease) stopRenewal() {
+	ls.stopOnce.Do(func() { close(ls.stop) })
+	<-ls.done
+}
