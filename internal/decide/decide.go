@@ -245,7 +245,9 @@ func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 			return total, err
 		}
 	}
-	if err := h.syncLabels(ctx, gh, t); err != nil {
+	// Labels and statuses follow the thread even when nothing was applied:
+	// an edited phasegate comment fails phasegate/decisions.
+	if err := h.advance(ctx, gh, t); err != nil {
 		return total, err
 	}
 	return total, nil

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// Defaults of Config.
+const (
+	DefaultAddr             = ":8080"
+	DefaultMaxBody          = 25 << 20 // GitHub caps payloads at 25 MB
+	DefaultQueueSize        = 1024
+	DefaultWorkers          = 16
+	DefaultShutdownTimeout  = 25 * time.Second
+	DefaultJobTimeout       = 5 * time.Minute
+	DefaultMinRateRemaining = 500
+	DefaultRedeliverWindow  = time.Hour
+	DefaultReadyRetry       = 5 * time.Second
+	DefaultSeenTTL          = time.Hour
+	DefaultSeenMax          = 200_000
+)
+
+// Config configures a Server. The CLI fills it from flags and environment
+// variables; New checks it and applies the defaults.
+type Config struct {
+	// Addr is the listen address of Run (default ":8080").
+	Addr string
+	// Secrets are the webhook secrets: a delivery is accepted when its
+	// X-Hub-Signature-256 verifies under any of them (several during a
+	// rotation). At least one is required, and none may be empty.
+	Secrets [][]byte
+	// MaxBody caps a delivery's body (default 25 MiB, GitHub's cap).
+	MaxBody int64
+	// QueueSize bounds the deliveries accepted but not yet being handled
+	// (default 1024); beyond it a delivery is answered 503.
+	QueueSize int
+	// Workers handle deliveries concurrently (default 16).
+	Workers int
+	// ReconcileEvery is the period of the reconcile loop; 0 turns it off.
+	ReconcileEvery time.Duration
+	// ShutdownTimeout bounds the drain of the queue on shutdown (default
+	// 25s); work still running after it is cancelled.
+	ShutdownTimeout time.Duration
+	// JobTimeout bounds the handling of one delivery (default 5m).
+	JobTimeout time.Duration
+
+	// APIURL is the GitHub REST API root: empty for api.github.com, or a
+	// GitHub Enterprise Server URL.
+	APIURL string
+	// AppID and PrivateKeyPEM authenticate the GitHub App. The key is never
+	// logged (Config's String and LogValue leave it out).
+	AppID         int64
+	PrivateKeyPEM []byte
+	// Identity is the App's login, "<slug>[bot]": only its comments count as
+	// outcomes and resolutions, and a phasegate/decisions status set by
+	// anyone else is reset. Empty: learnt from GET /app at start.
+	Identity string
+	// SigningKey is PHASEGATE_SIGNING_KEY (marker signatures); empty for
+	// none.
+	SigningKey []byte
+	// ConfigPath is the repository config file on the default branch
+	// (default .github/phasegate.yml).
+	ConfigPath string
+
+	// Seen remembers delivery IDs so that replays are dropped (default an
+	// in-memory set: NewMemSeen(DefaultSeenTTL, DefaultSeenMax)). A shared
+	// one (Redis) lets replicas drop each other's replays.
+	Seen Seen
+	// Locker serialises the handling of one issue (default an in-memory
+	// decide.MemLocker; Redis across replicas).
+	Locker decide.Locker
+	// NewDecider builds the decision handler for one delivery or one
+	// reconcile pass (default: a *decide.Handler, see DefaultDecider). It is
+	// called often and must be cheap.
+	NewDecider func(DeciderOptions) Decider
+
+	// MinRateRemaining: the reconcile loop skips an installation with fewer
+	// primary rate-limit requests left than this (default 500).
+	MinRateRemaining int
+	// RedeliverWindow is how far back the reconcile loop looks for failed
+	// deliveries to redeliver (default 1h).
+	RedeliverWindow time.Duration
+	// ReadyRetry is the wait between readiness probes (GET /app) until one
+	// succeeds (default 5s).
+	ReadyRetry time.Duration
+
+	// Logger receives JSON logs (default slog.Default()).
+	Logger *slog.Logger
+	// Registry receives the metrics (default a new registry with the Go and
+	// process collectors); /metrics serves it.
+	Registry *prometheus.Registry
+	// Version is phasegate's version, for the User-Agent.
+	Version string
+	// Transport is the base HTTP transport to GitHub, shared by every
+	// installation (default a clone of http.DefaultTransport).
+	Transport http.RoundTripper
+	// GitHubOptions, if set, adjusts the options of every GitHub client
+	// (retry policy, clock) before it is built.
+	GitHubOptions func(*ghclient.Options)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// String describes the configuration without its secrets.
+func (c Config) String() string {
+	return fmt.Sprintf("server.Config{Addr:%q AppID:%d APIURL:%q Identity:%q Secrets:%d PrivateKey:%s SigningKey:%s QueueSize:%d Workers:%d ReconcileEvery:%s}",
+		c.Addr, c.AppID, c.APIURL, c.Identity, len(c.Secrets), redacted(c.PrivateKeyPEM), redacted(c.SigningKey), c.QueueSize, c.Workers, c.ReconcileEvery)
+}
+
+// GoString is String: %#v must not print the secrets either.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue logs the configuration without its secrets.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr), slog.Int64("app_id", c.AppID), slog.String("api_url", c.APIURL),
+		slog.String("identity", c.Identity), slog.Int("secrets", len(c.Secrets)),
+		slog.String("private_key", redacted(c.PrivateKeyPEM)), slog.String("signing_key", redacted(c.SigningKey)),
+		slog.Int("queue_size", c.QueueSize), slog.Int("workers", c.Workers), slog.Duration("reconcile_every", c.ReconcileEvery),
+	)
+}
+
+func redacted(b []byte) string {
+	if len(b) == 0 {
+		return "none"
+	}
+	return "set"
+}
+
+// withDefaults checks c and fills in the defaults.
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Secrets) == 0 {
+		return c, errors.New("no webhook secret: refusing to accept unsigned deliveries")
+	}
+	secrets := make([][]byte, len(c.Secrets))
+	for i, s := range c.Secrets {
+		if len(s) == 0 {
+			return c, fmt.Errorf("webhook secret %d of %d is empty", i+1, len(c.Secrets))
+		}
+		secrets[i] = append([]byte(nil), s...)
+	}
+	c.Secrets = secrets
+	if c.AppID <= 0 {
+		return c, fmt.Errorf("app id %d is not positive", c.AppID)
+	}
+	if len(c.PrivateKeyPEM) == 0 {
+		return c, errors.New("no private key for the github app")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"reconcile period", c.ReconcileEvery}, {"shutdown timeout", c.ShutdownTimeout}, {"job timeout", c.JobTimeout}} {
+		if d.v < 0 {
+			return c, fmt.Errorf("%s %s is negative", d.name, d.v)
+		}
+	}
+	if c.MaxBody < 0 || c.QueueSize < 0 || c.Workers < 0 {
+		return c, errors.New("max body, queue size and workers must not be negative")
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.JobTimeout == 0 {
+		c.JobTimeout = DefaultJobTimeout
+	}
+	if c.MinRateRemaining == 0 {
+		c.MinRateRemaining = DefaultMinRateRemaining
+	}
+	if c.RedeliverWindow <= 0 {
+		c.RedeliverWindow = DefaultRedeliverWindow
+	}
+	if c.ReadyRetry <= 0 {
+		c.ReadyRetry = DefaultReadyRetry
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Seen == nil {
+		c.Seen = NewMemSeen(DefaultSeenTTL, DefaultSeenMax)
+	}
+	if c.Locker == nil {
+		c.Locker = decide.NewMemLocker()
+	}
+	if c.NewDecider == nil {
+		c.NewDecider = DefaultDecider
+	}
+	return c, nil
+}

@@ -1,0 +1,44 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/phasegate/phasegate/internal/decide"
+)
+
+// Decider is what the server needs of the decision handler
+// (internal/decide.Handler): the same handler the action runs.
+type Decider interface {
+	// HandleComment handles the commands of a newly created comment.
+	HandleComment(ctx context.Context, gh decide.GitHub, ev decide.Event) (decide.Result, error)
+	// ReconcileIssue applies the commands of an issue that have no answer
+	// yet and brings its labels and statuses in line with its thread.
+	ReconcileIssue(ctx context.Context, gh decide.GitHub, owner, repo string, issue int) (decide.Result, error)
+	// ReconcileRepo reconciles every pending issue of a repository.
+	ReconcileRepo(ctx context.Context, gh decide.GitHub, owner, repo string) (decide.Result, error)
+	// SyncPullRequest recomputes phasegate/decisions on the pull request's
+	// head commit, and writes it even when it did not change, so that a
+	// status someone else set is overwritten.
+	SyncPullRequest(ctx context.Context, gh decide.GitHub, owner, repo string, number int) error
+}
+
+// DeciderOptions is what the server hands NewDecider.
+type DeciderOptions struct {
+	// Identity is the App's login, "<slug>[bot]".
+	Identity string
+	// Key is the signing key (Config.SigningKey).
+	Key []byte
+	// Locker serialises per issue (Config.Locker), shared by every call.
+	Locker decide.Locker
+	// ConfigPath is Config.ConfigPath.
+	ConfigPath string
+	// Logger carries the delivery, installation and repository.
+	Logger *slog.Logger
+}
+
+// DefaultDecider builds a *decide.Handler for the options: the App's
+// identity overrides each repository's configured one.
+func DefaultDecider(o DeciderOptions) Decider {
+	return &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity}
+}

@@ -1,0 +1,204 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// jobLogger is the logger of a job: delivery, event, installation,
+// repository and issue or pull request where known.
+func (s *Server) jobLogger(j *job) *slog.Logger {
+	attrs := []any{"delivery", j.delivery, "event", j.event}
+	if j.action != "" {
+		attrs = append(attrs, "action", j.action)
+	}
+	attrs = append(attrs, "installation", j.installation)
+	if r := j.repository(); r != "" {
+		attrs = append(attrs, "repository", r)
+	}
+	if j.issue > 0 {
+		attrs = append(attrs, "issue", j.issue)
+	}
+	if j.pr > 0 {
+		attrs = append(attrs, "pull_request", j.pr)
+	}
+	return s.log.With(attrs...)
+}
+
+// handle runs one job: a panic is recovered and logged, and the worker
+// goes on.
+func (s *Server) handle(ctx context.Context, j *job) {
+	start := time.Now()
+	log := s.jobLogger(j)
+	outcome := "ok"
+	defer func() {
+		if r := recover(); r != nil {
+			outcome = "panic"
+			s.metrics.panics.Inc()
+			log.Error("panic while handling a delivery: recovered (reconcile retries the work)", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+		s.metrics.handler.WithLabelValues(j.event, outcome).Observe(time.Since(start).Seconds())
+		if s.onJobDone != nil {
+			s.onJobDone(j, outcome)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.JobTimeout)
+	defer cancel()
+	if err := s.dispatch(ctx, j, log); err != nil {
+		outcome = "error"
+		log.Error("could not finish handling a delivery (reconcile will)", "error", err)
+	}
+}
+
+func (s *Server) decider(log *slog.Logger) Decider {
+	return s.cfg.NewDecider(DeciderOptions{
+		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
+	})
+}
+
+func logResult(log *slog.Logger, msg string, r decide.Result) {
+	log.Info(msg, "resolutions", r.Resolutions, "replies", r.Replies, "captured", r.Captured, "skipped", r.Skipped, "tampered", r.Tampered)
+}
+
+// dispatch hands a job to the decision handler.
+func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
+	if j.kind == kindUninstall {
+		return s.uninstalled(j, log)
+	}
+	gh, err := s.client(j.installation)
+	if err != nil {
+		return err
+	}
+	d := s.decider(log)
+	self := s.identity()
+	switch j.kind {
+	case kindComment:
+		res, err := d.HandleComment(ctx, gh, decide.Event{Owner: j.owner, Repo: j.repo, Issue: j.issue, Comment: j.comment, Delivery: j.delivery})
+		if err != nil {
+			return fmt.Errorf("handling comment %d: %w", j.comment.ID, err)
+		}
+		logResult(log.With("comment", j.comment.ID), "handled a command comment", res)
+	case kindTamper:
+		if !strings.EqualFold(j.comment.Author, self) {
+			log.Debug("edited comment is not phasegate's", "comment", j.comment.ID, "author", j.comment.Author)
+			return nil
+		}
+		s.metrics.tamper.WithLabelValues(j.action).Inc()
+		log.Warn("audit: a phasegate comment was "+j.action+": it no longer counts",
+			"audit", "tamper", "comment", j.comment.ID, "author", j.comment.Author, "sender", j.sender)
+		res, err := d.ReconcileIssue(ctx, gh, j.owner, j.repo, j.issue)
+		if err != nil {
+			return fmt.Errorf("reconciling after tampering: %w", err)
+		}
+		logResult(log, "reconciled after tampering", res)
+	case kindPullRequest:
+		if err := d.SyncPullRequest(ctx, gh, j.owner, j.repo, j.pr); err != nil {
+			return fmt.Errorf("syncing %s on pull request #%d: %w", decide.ContextDecisions, j.pr, err)
+		}
+		log.Info("synced "+decide.ContextDecisions, "head", j.sha)
+	case kindStatus:
+		if strings.EqualFold(j.sender, self) {
+			return nil
+		}
+		return s.resetStatus(ctx, gh, d, j, log)
+	case kindInstallRepos:
+		return s.installed(ctx, gh, d, j, log)
+	default:
+		return fmt.Errorf("unknown job kind %q", j.kind)
+	}
+	return nil
+}
+
+// resetStatus answers phasegate/decisions set by someone else: an audit
+// line, then the status recomputed on each open pull request whose head
+// the commit is.
+func (s *Server) resetStatus(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
+	s.metrics.statusResets.Inc()
+	log.Warn("audit: "+decide.ContextDecisions+" was set by someone other than phasegate: resetting it",
+		"audit", "status-overwrite", "sender", j.sender, "sender_type", j.senderType, "sha", j.sha, "state", j.state, "description", j.description)
+	prs, err := gh.PullRequestsForCommit(ctx, j.owner, j.repo, j.sha)
+	if err != nil {
+		return fmt.Errorf("finding the pull requests of %s: %w", j.sha, err)
+	}
+	var errs []error
+	reset := 0
+	for _, pr := range prs {
+		if pr.State != "open" || !strings.EqualFold(pr.HeadSHA, j.sha) {
+			continue
+		}
+		if err := d.SyncPullRequest(ctx, gh, j.owner, j.repo, pr.Number); err != nil {
+			errs = append(errs, fmt.Errorf("pull request #%d: %w", pr.Number, err))
+			continue
+		}
+		reset++
+		log.Info("reset "+decide.ContextDecisions, "pull_request", pr.Number, "sha", j.sha)
+	}
+	if reset == 0 && len(errs) == 0 {
+		log.Info("the commit is the head of no open pull request: nothing to reset", "sha", j.sha)
+	}
+	return errors.Join(errs...)
+}
+
+// installed reconciles the repositories an installation gained.
+func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
+	type ownerName struct{ owner, name string }
+	var repos []ownerName
+	for _, r := range j.repos {
+		if o, n, ok := r.ownerName(); ok {
+			repos = append(repos, ownerName{o, n})
+		} else if j.account != "" && r.Name != "" {
+			repos = append(repos, ownerName{j.account, r.Name})
+		}
+	}
+	if len(repos) == 0 {
+		list, err := gh.InstallationRepos(ctx)
+		if err != nil {
+			return fmt.Errorf("listing the installation's repositories: %w", err)
+		}
+		for _, r := range list {
+			if !r.Archived && !r.Disabled {
+				repos = append(repos, ownerName{r.Owner, r.Name})
+			}
+		}
+	}
+	log.Info("installation gained repositories: reconciling them", "account", j.account, "repositories", len(repos))
+	var errs []error
+	for _, r := range repos {
+		rlog := log.With("repository", r.owner+"/"+r.name)
+		res, err := d.ReconcileRepo(ctx, gh, r.owner, r.name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reconciling %s/%s: %w", r.owner, r.name, err))
+			continue
+		}
+		logResult(rlog, "reconciled a repository", res)
+	}
+	return errors.Join(errs...)
+}
+
+// uninstalled logs what an installation lost; an installation deleted or
+// suspended also loses its cached client.
+func (s *Server) uninstalled(j *job, log *slog.Logger) error {
+	names := make([]string, 0, len(j.repos))
+	for _, r := range j.repos {
+		if r.FullName != "" {
+			names = append(names, r.FullName)
+		} else {
+			names = append(names, r.Name)
+		}
+	}
+	if j.event == "installation" {
+		s.forget(j.installation)
+		log.Info("installation removed or suspended: its client is dropped", "account", j.account, "sender", j.sender)
+		return nil
+	}
+	log.Info("repositories removed from the installation", "account", j.account, "repositories", names, "sender", j.sender)
+	return nil
+}

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+const (
+	featureIssue = 42
+	prNumber     = 100
+	headSHA      = "feedfacefeedfacefeedfacefeedfacefeedface"
+	addedSHA     = "0123456789abcdef0123456789abcdef01234567"
+	source       = "outcomes/feature-042-requirements.outcome.yaml"
+)
+
+const seedOutcome = `phase: requirements
+feature: feature-042
+produced:
+  - artifact: PREQ
+    location: issue body
+findings:
+  - type: out-of-scope-item
+    title: "User avatar upload sizing"
+    reasoning: "Mentioned by user, not part of this feature's user stories"
+    proposed_category: out-of-scope
+pending_decisions:
+  - id: D-001
+    type: approval
+    question: "Approve PREQ for technical planning?"
+    options: [approve, request-changes, reject]
+    blocking: true
+  - id: D-002
+    type: capture-out-of-scope
+    question: "Capture 'User avatar upload sizing' as separate issue?"
+    options: [capture, discard]
+    recommended: capture
+    blocking: false
+`
+
+// postOutcome posts the seed outcome on the feature issue as the App, as
+// the action (or the App) would have.
+func postOutcome(t *testing.T, f *ghfake.Server) int64 {
+	t.Helper()
+	doc := artifact.Decode(source, artifact.KindByID("outcome.phase-outcome"), []byte(seedOutcome), artifact.DefaultLimits)
+	o, err := outcome.Parse(doc.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, err := outcome.Canonical(doc.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := outcome.Render(o, canonical, outcome.Meta{Source: source, Commit: addedSHA, PR: prNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.AddComment(owner, repo, featureIssue, appBot, body)
+}
+
+// TestCommandEndToEnd drives a /resolve through the webhook, the real
+// decision handler and the real GitHub client against the fake GitHub.
+func TestCommandEndToEnd(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.NewDecider = nil }) // the real decide.Handler
+	f := h.fake
+	// The repository's config names no identity: the App's own (learnt
+	// from GET /app) is the one whose comments count.
+	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
+	f.AddCommit(owner, repo, ghfake.Commit{SHA: addedSHA, Author: "agent-bot", Committer: "agent-bot", Files: []ghfake.File{{Filename: source, Status: "added"}}})
+	f.SetPermission(owner, repo, "alice", "write")
+	outcomeID := postOutcome(t, f)
+	const command = "Read it through.\n/resolve D-001 approve"
+	commentID := f.AddComment(owner, repo, featureIssue, "alice", command)
+
+	h.start()
+	h.waitReady()
+	payload := commentEvent("created", featureIssue, commentID, "alice", "alice", command)
+	const id = "e2e-delivery"
+	if code, body := h.send(delivery{event: "issue_comment", id: id, body: payload}); code != http.StatusAccepted {
+		t.Fatalf("answer %d %q", code, body)
+	}
+	if d := h.waitJobs(1)[0]; d.outcome != "ok" {
+		t.Fatalf("job %+v; logs:\n%s", d, h.logs.String())
+	}
+	if code, body := h.send(delivery{event: "issue_comment", id: id, body: payload}); code != http.StatusOK || body != "duplicate" {
+		t.Fatalf("replay: %d %q", code, body)
+	}
+
+	var resolutions []ghfake.Comment
+	for _, c := range f.Comments(owner, repo, featureIssue) {
+		if strings.Contains(c.Body, "phasegate:resolution v1") {
+			resolutions = append(resolutions, c)
+		}
+	}
+	if len(resolutions) != 1 {
+		t.Fatalf("%d resolution comments, want 1", len(resolutions))
+	}
+	r := resolutions[0]
+	if r.User != appBot || !strings.Contains(r.Body, "decision=D-001") || !strings.Contains(r.Body, "option=approve") || !strings.Contains(r.Body, "by=alice") {
+		t.Fatalf("resolution by %s:\n%s", r.User, r.Body)
+	}
+	var reactions []string
+	for _, re := range f.Reactions(commentID) {
+		reactions = append(reactions, re.Content+" by "+re.User)
+	}
+	if got := strings.Join(reactions, ","); got != "eyes by "+appBot+",+1 by "+appBot {
+		t.Fatalf("reactions %s", got)
+	}
+	if st, ok := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); !ok || st.State != "success" || st.Creator != appBot {
+		t.Fatalf("%s = %+v", decide.ContextDecisions, st)
+	}
+	logged := false
+	for _, l := range h.logs.lines("resolved") {
+		logged = logged || l["decision"] == "D-001" && l["delivery"] == id && l["installation"] == float64(installation) && l["repository"] == "acme/shop"
+	}
+	if !logged {
+		t.Fatalf("no log line with the delivery, installation, repository and decision:\n%s", h.logs.String())
+	}
+
+	// Someone edits the outcome comment: a tamper report.
+	f.EditComment(outcomeID, "nothing to see here")
+	if code, _ := h.send(delivery{event: "issue_comment", body: commentEvent("edited", featureIssue, outcomeID, appBot, "mallory", "nothing to see here")}); code != http.StatusAccepted {
+		t.Fatalf("tamper delivery: %d", code)
+	}
+	if d := h.waitJobs(1)[0]; d.kind != kindTamper || d.outcome != "ok" {
+		t.Fatalf("job %+v", d)
+	}
+	if _, m := h.get("/metrics"); !strings.Contains(m, `phasegate_tamper_reports_total{action="edited"} 1`) {
+		t.Fatal("tamper not counted")
+	}
+}

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"bytes"
+	"container/list"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/command"
+	"github.com/phasegate/phasegate/internal/decide"
+)
+
+// Kinds of work.
+const (
+	kindComment      = "comment"       // issue_comment created: commands
+	kindTamper       = "tamper"        // issue_comment edited or deleted on a phasegate comment
+	kindPullRequest  = "pull_request"  // pull_request opened, synchronize, reopened
+	kindInstallRepos = "install_repos" // installation created, installation_repositories added
+	kindUninstall    = "uninstall"     // installation deleted or suspended, repositories removed
+	kindStatus       = "status"        // phasegate/decisions set by someone else
+)
+
+// job is one accepted delivery, queued for a worker.
+type job struct {
+	kind         string
+	delivery     string
+	event        string
+	action       string
+	installation int64
+	account      string // installation events
+	owner, repo  string
+	issue        int
+	comment      decide.Comment
+	sender       string
+	senderType   string
+	pr           int
+	sha          string
+	state        string
+	description  string
+	repos        []repoRef
+
+	enqueued time.Time
+	elem     *list.Element
+}
+
+func (j *job) repository() string {
+	if j.owner == "" {
+		return ""
+	}
+	return j.owner + "/" + j.repo
+}
+
+type user struct {
+	Login string `json:"login"`
+	Type  string `json:"type"`
+}
+
+type repoRef struct {
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	FullName string `json:"full_name"`
+}
+
+// ownerName splits full_name.
+func (r repoRef) ownerName() (string, string, bool) {
+	o, n, ok := strings.Cut(r.FullName, "/")
+	return o, n, ok && o != "" && n != "" && !strings.Contains(n, "/")
+}
+
+// payload is the part of a webhook payload phasegate reads.
+type payload struct {
+	Action       string `json:"action"`
+	Installation *struct {
+		ID      int64 `json:"id"`
+		Account user  `json:"account"`
+	} `json:"installation"`
+	Repository *struct {
+		Name     string `json:"name"`
+		FullName string `json:"full_name"`
+		Owner    user   `json:"owner"`
+	} `json:"repository"`
+	Sender user `json:"sender"`
+	Issue  *struct {
+		Number int `json:"number"`
+	} `json:"issue"`
+	Comment *struct {
+		ID   int64  `json:"id"`
+		Body string `json:"body"`
+		User user   `json:"user"`
+	} `json:"comment"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		Head   struct {
+			SHA string `json:"sha"`
+		} `json:"head"`
+	} `json:"pull_request"`
+	Number int `json:"number"`
+	// status
+	SHA         string  `json:"sha"`
+	Context     string  `json:"context"`
+	State       string  `json:"state"`
+	Description *string `json:"description"`
+	// installation, installation_repositories
+	Repositories        []repoRef `json:"repositories"`
+	RepositoriesAdded   []repoRef `json:"repositories_added"`
+	RepositoriesRemoved []repoRef `json:"repositories_removed"`
+}
+
+// errMalformed marks a payload that lacks what its event must carry (400).
+var errMalformed = errors.New("malformed payload")
+
+// jsonObject reports whether body is one valid JSON object.
+func jsonObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// ignored is the reason a verified delivery is not acted on (200).
+type ignored string
+
+// classify maps a verified delivery to a job, or to the reason it is
+// ignored. identity is the App's login when known ("" before it is): with
+// it, phasegate's own comments and statuses are ignored here; without it,
+// the worker checks.
+func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
+	switch event {
+	case "issue_comment", "pull_request", "installation", "installation_repositories", "status":
+	case "ping":
+		return nil, "ping", nil
+	default:
+		if !jsonObject(body) {
+			return nil, "", fmt.Errorf("%w: not a JSON object", errMalformed)
+		}
+		return nil, ignored("event " + event + " is not handled"), nil
+	}
+	var p payload
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil, "", fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if p.Installation == nil || p.Installation.ID <= 0 {
+		return nil, "no installation: phasegate serve handles GitHub App deliveries", nil
+	}
+	j := &job{event: event, delivery: delivery, action: p.Action, installation: p.Installation.ID,
+		account: p.Installation.Account.Login, sender: p.Sender.Login, senderType: p.Sender.Type}
+	if p.Repository != nil {
+		j.owner, j.repo = p.Repository.Owner.Login, p.Repository.Name
+		if j.owner == "" || j.repo == "" {
+			if o, n, ok := (repoRef{FullName: p.Repository.FullName}).ownerName(); ok {
+				j.owner, j.repo = o, n
+			}
+		}
+	}
+	needRepo := func() error {
+		if j.owner == "" || j.repo == "" {
+			return fmt.Errorf("%w: %s without a repository", errMalformed, event)
+		}
+		return nil
+	}
+	self := func(login string) bool { return identity != "" && strings.EqualFold(login, identity) }
+
+	switch event {
+	case "issue_comment":
+		if err := needRepo(); err != nil {
+			return nil, "", err
+		}
+		if p.Issue == nil || p.Issue.Number <= 0 || p.Comment == nil || p.Comment.ID <= 0 {
+			return nil, "", fmt.Errorf("%w: issue_comment without an issue or a comment", errMalformed)
+		}
+		j.issue = p.Issue.Number
+		j.comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
+		switch p.Action {
+		case "created":
+			if self(j.comment.Author) {
+				return nil, "phasegate's own comment", nil
+			}
+			if len(command.Parse(j.comment.Body)) == 0 {
+				return nil, "no command in the comment", nil
+			}
+			j.kind = kindComment
+		case "edited", "deleted":
+			// Only phasegate's own comments matter; without the identity
+			// yet, any bot's comment is checked by the worker.
+			if identity != "" && !self(j.comment.Author) || identity == "" && !j.comment.Bot {
+				return nil, ignored("comment " + p.Action + ": not phasegate's"), nil
+			}
+			j.kind = kindTamper
+		default:
+			return nil, ignored("comment " + p.Action), nil
+		}
+	case "pull_request":
+		if err := needRepo(); err != nil {
+			return nil, "", err
+		}
+		switch p.Action {
+		case "opened", "synchronize", "reopened":
+		default:
+			return nil, ignored("pull request " + p.Action), nil
+		}
+		j.pr = p.Number
+		if p.PullRequest != nil {
+			if j.pr <= 0 {
+				j.pr = p.PullRequest.Number
+			}
+			j.sha = p.PullRequest.Head.SHA
+		}
+		if j.pr <= 0 {
+			return nil, "", fmt.Errorf("%w: pull_request without a number", errMalformed)
+		}
+		j.kind = kindPullRequest
+	case "status":
+		if err := needRepo(); err != nil {
+			return nil, "", err
+		}
+		if p.Context != decide.ContextDecisions {
+			return nil, ignored("status " + p.Context + " is not phasegate's"), nil
+		}
+		if self(p.Sender.Login) {
+			return nil, "phasegate's own status", nil
+		}
+		if p.SHA == "" {
+			return nil, "", fmt.Errorf("%w: status without a sha", errMalformed)
+		}
+		j.sha, j.state = p.SHA, p.State
+		if p.Description != nil {
+			j.description = *p.Description
+		}
+		j.kind = kindStatus
+	case "installation":
+		switch p.Action {
+		case "created", "unsuspend":
+			j.kind, j.repos = kindInstallRepos, p.Repositories
+		case "deleted", "suspend":
+			j.kind, j.repos = kindUninstall, p.Repositories
+		default:
+			return nil, ignored("installation " + p.Action), nil
+		}
+	case "installation_repositories":
+		switch p.Action {
+		case "added":
+			j.kind, j.repos = kindInstallRepos, p.RepositoriesAdded
+		case "removed":
+			j.kind, j.repos = kindUninstall, p.RepositoriesRemoved
+		default:
+			return nil, ignored("installation_repositories " + p.Action), nil
+		}
+	}
+	return j, "", nil
+}

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// metrics are the server's Prometheus metrics (all named phasegate_…).
+type metrics struct {
+	deliveries     *prometheus.CounterVec
+	ack            prometheus.Histogram
+	handler        *prometheus.HistogramVec
+	queueWait      prometheus.Histogram
+	apiCalls       *prometheus.CounterVec
+	tamper         *prometheus.CounterVec
+	statusResets   prometheus.Counter
+	panics         prometheus.Counter
+	dropped        prometheus.Counter
+	reconcileRuns  *prometheus.CounterVec
+	reconcileSkips prometheus.Counter
+	redeliveries   *prometheus.CounterVec
+	ready          prometheus.Gauge
+}
+
+func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
+	m := &metrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_webhook_deliveries_total",
+			Help: "Webhook deliveries by event and result (accepted, ignored, duplicate, unauthorized, bad_request, too_large, method_not_allowed, queue_full, unavailable).",
+		}, []string{"event", "result"}),
+		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "phasegate_webhook_ack_seconds",
+			Help:    "Time from receiving a delivery's headers to answering it.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
+		}),
+		handler: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "phasegate_handler_duration_seconds",
+			Help:    "Time spent handling a queued delivery, by event and outcome (ok, error, panic).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}, []string{"event", "outcome"}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "phasegate_queue_wait_seconds",
+			Help:    "Time a delivery waited in the queue for a worker.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_github_api_calls_total",
+			Help: "GitHub API requests (every attempt) by client operation and HTTP status (\"error\" when no answer arrived).",
+		}, []string{"op", "status"}),
+		tamper: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_tamper_reports_total",
+			Help: "phasegate comments edited or deleted by someone, by action.",
+		}, []string{"action"}),
+		statusResets: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "phasegate_status_overwrites_total",
+			Help: "phasegate/decisions statuses set by someone other than phasegate (and reset).",
+		}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "phasegate_handler_panics_total",
+			Help: "Panics recovered while handling a delivery.",
+		}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "phasegate_queue_dropped_total",
+			Help: "Queued deliveries dropped at shutdown (the reconcile loop recovers them).",
+		}),
+		reconcileRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_reconcile_runs_total",
+			Help: "Reconcile passes by result (ok, error).",
+		}, []string{"result"}),
+		reconcileSkips: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "phasegate_reconcile_skipped_installations_total",
+			Help: "Installations a reconcile pass skipped because little of their rate limit was left.",
+		}),
+		redeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_redeliveries_total",
+			Help: "Failed webhook deliveries asked to be redelivered, by result (ok, error).",
+		}, []string{"result"}),
+		ready: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "phasegate_ready",
+			Help: "1 once the App's key works and GitHub answered, 0 before and while shutting down.",
+		}),
+	}
+	queueGauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	cs := []prometheus.Collector{
+		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
+		m.reconcileRuns, m.reconcileSkips, m.redeliveries, m.ready,
+		queueGauge("phasegate_queue_depth", "Deliveries queued and not yet taken by a worker.", func() float64 {
+			n, _, _ := s.queue.stats(s.cfg.Now())
+			return float64(n)
+		}),
+		queueGauge("phasegate_queue_inflight", "Deliveries being handled.", func() float64 {
+			_, n, _ := s.queue.stats(s.cfg.Now())
+			return float64(n)
+		}),
+		queueGauge("phasegate_queue_oldest_age_seconds", "Age of the oldest queued delivery (0 when none).", func() float64 {
+			_, _, age := s.queue.stats(s.cfg.Now())
+			return age.Seconds()
+		}),
+		queueGauge("phasegate_queue_capacity", "Size of the queue.", func() float64 { return float64(s.cfg.QueueSize) }),
+		&rateCollector{s: s, desc: prometheus.NewDesc("phasegate_github_rate_limit_remaining",
+			"Primary rate-limit requests left, per installation (\"app\" for the App's own JWT client), as GitHub last reported.",
+			[]string{"installation"}, nil)},
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// newRegistry is the default registry: the server's metrics plus the Go
+// runtime and process collectors (goroutines, memory, file descriptors).
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// onCall counts a GitHub API attempt (ghclient's OnCall hook).
+func (m *metrics) onCall(c ghclient.Call) {
+	op := c.Op
+	if op == "" {
+		op = "other"
+	}
+	status := "error"
+	if c.Status > 0 {
+		status = strconv.Itoa(c.Status)
+	}
+	m.apiCalls.WithLabelValues(op, status).Inc()
+}
+
+// rateCollector reports each cached client's last known rate limit.
+type rateCollector struct {
+	s    *Server
+	desc *prometheus.Desc
+}
+
+func (c *rateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
+	emit := func(label string, gh *ghclient.Client) {
+		if r, ok := gh.RateLimit(); ok {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(r.Remaining), label)
+		}
+	}
+	if c.s.appGH != nil {
+		emit("app", c.s.appGH)
+	}
+	for id, gh := range c.s.cachedClients() {
+		emit(strconv.FormatInt(id, 10), gh)
+	}
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// maxRedeliveriesPerPass bounds the redeliveries one reconcile pass asks
+// for, so that a long outage does not end in a stampede.
+const maxRedeliveriesPerPass = 100
+
+// reconcileLoop runs a reconcile pass once the server is ready, then every
+// ReconcileEvery, until ctx ends.
+func (s *Server) reconcileLoop(ctx context.Context) {
+	if !s.waitReady(ctx) {
+		return
+	}
+	t := time.NewTicker(s.cfg.ReconcileEvery)
+	defer t.Stop()
+	for {
+		s.reconcileOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// reconcileOnce re-folds every pending issue of every repository of every
+// installation (design §8), skipping installations whose rate limit runs
+// low, then redelivers the App's recent failed deliveries.
+func (s *Server) reconcileOnce(ctx context.Context) {
+	start := time.Now()
+	log := s.log.With("reconcile", true)
+	failed := false
+	defer func() {
+		if r := recover(); r != nil {
+			s.metrics.panics.Inc()
+			s.metrics.reconcileRuns.WithLabelValues("panic").Inc()
+			log.Error("panic in a reconcile pass: recovered (the next pass retries)", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	installs, err := s.appGH.ListInstallations(ctx)
+	if err != nil {
+		failed = true
+		log.Error("reconcile: listing the App's installations failed", "error", err)
+	}
+	repos, resolutions := 0, 0
+	for _, in := range installs {
+		if ctx.Err() != nil {
+			break
+		}
+		ilog := log.With("installation", in.ID, "account", in.Account)
+		if in.Suspended {
+			ilog.Debug("reconcile: installation suspended: skipped")
+			continue
+		}
+		gh, err := s.client(in.ID)
+		if err != nil {
+			failed = true
+			ilog.Error("reconcile: no client for the installation", "error", err)
+			continue
+		}
+		if s.rateLow(gh, ilog, "before it") {
+			continue
+		}
+		list, err := gh.InstallationRepos(ctx)
+		if err != nil {
+			failed = true
+			ilog.Error("reconcile: listing the installation's repositories failed", "error", err)
+			continue
+		}
+		for _, r := range list {
+			if r.Archived || r.Disabled {
+				continue
+			}
+			if ctx.Err() != nil || s.rateLow(gh, ilog, "in the middle of it") {
+				break
+			}
+			rlog := ilog.With("repository", r.Owner+"/"+r.Name)
+			res, err := s.decider(rlog).ReconcileRepo(ctx, gh, r.Owner, r.Name)
+			repos++
+			resolutions += res.Resolutions
+			if err != nil {
+				failed = true
+				rlog.Error("reconcile: the repository could not be reconciled", "error", err)
+				continue
+			}
+			if res != (decide.Result{}) {
+				logResult(rlog, "reconcile: applied what was missing", res)
+			}
+		}
+	}
+	if ctx.Err() == nil {
+		if !s.redeliverFailed(ctx, log) {
+			failed = true
+		}
+	}
+	result := "ok"
+	if failed {
+		result = "error"
+	}
+	s.metrics.reconcileRuns.WithLabelValues(result).Inc()
+	log.Info("reconcile pass done", "installations", len(installs), "repositories", repos, "resolutions", resolutions,
+		"result", result, "took", time.Since(start).String())
+}
+
+// rateLow reports (and logs, and counts) an installation whose primary
+// rate limit, as GitHub last reported it, is below MinRateRemaining.
+func (s *Server) rateLow(gh *ghclient.Client, log *slog.Logger, when string) bool {
+	r, ok := gh.RateLimit()
+	if !ok || r.Remaining >= s.cfg.MinRateRemaining || !s.cfg.Now().Before(r.Reset) {
+		return false
+	}
+	s.metrics.reconcileSkips.Inc()
+	log.Warn("reconcile: installation skipped "+when+": its rate limit runs low", "remaining", r.Remaining,
+		"limit", r.Limit, "min_remaining", s.cfg.MinRateRemaining, "reset", r.Reset.UTC().Format(time.RFC3339))
+	return true
+}
+
+// redeliverFailed asks GitHub to redeliver each delivery of the last
+// RedeliverWindow that failed (status not OK) and has not been redelivered
+// yet. A redelivery keeps its GUID, so a replica that did get it drops it as
+// a duplicate. It returns false when GitHub could not be asked.
+func (s *Server) redeliverFailed(ctx context.Context, log *slog.Logger) bool {
+	now := s.cfg.Now()
+	since := now.Add(-s.cfg.RedeliverWindow)
+	for guid, at := range s.redelivered {
+		if at.Before(since) {
+			delete(s.redelivered, guid)
+		}
+	}
+	list, err := s.appGH.ListHookDeliveries(ctx, since)
+	if err != nil {
+		log.Error("reconcile: listing the App's webhook deliveries failed", "error", err)
+		return false
+	}
+	type attempts struct {
+		ok, redelivered bool
+		latest          ghclient.HookDelivery
+	}
+	byGUID := map[string]*attempts{}
+	var order []string
+	for _, d := range list { // newest first
+		a, seen := byGUID[d.GUID]
+		if !seen {
+			a = &attempts{latest: d}
+			byGUID[d.GUID] = a
+			order = append(order, d.GUID)
+		}
+		a.ok = a.ok || d.OK()
+		a.redelivered = a.redelivered || d.Redelivery
+	}
+	ok, sent := true, 0
+	for _, guid := range order {
+		a := byGUID[guid]
+		if _, done := s.redelivered[guid]; a.ok || a.redelivered || done || guid == "" {
+			continue
+		}
+		if sent >= maxRedeliveriesPerPass {
+			log.Info("reconcile: more failed deliveries than one pass redelivers: the rest next time")
+			break
+		}
+		d := a.latest
+		if err := s.appGH.RedeliverHookDelivery(ctx, d.ID); err != nil {
+			ok = false
+			s.metrics.redeliveries.WithLabelValues("error").Inc()
+			log.Error("reconcile: redelivery failed", "delivery", guid, "event", d.Event, "error", err)
+			continue
+		}
+		sent++
+		s.redelivered[guid] = now
+		s.metrics.redeliveries.WithLabelValues("ok").Inc()
+		log.Info("reconcile: redelivered a failed delivery", "delivery", guid, "event", d.Event, "action", d.Action,
+			"installation", d.InstallationID, "status", d.Status, "status_code", strconv.Itoa(d.StatusCode))
+	}
+	return ok
+}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Seen remembers webhook delivery IDs, so that a replayed delivery (the
+// same X-GitHub-Delivery) is not acted on twice.
+type Seen interface {
+	// SeenBefore records deliveryID and reports whether it was recorded
+	// before (an atomic check-and-set: of two concurrent calls with one ID,
+	// exactly one answers false).
+	SeenBefore(ctx context.Context, deliveryID string) (bool, error)
+}
+
+// MemSeen is an in-memory Seen for one process: IDs are forgotten after a
+// TTL, and the oldest first when more than a maximum are held, so its
+// memory is bounded whatever the delivery rate.
+type MemSeen struct {
+	ttl time.Duration
+	max int
+	now func() time.Time
+
+	mu    sync.Mutex
+	ids   map[string]time.Time // id → when it expires
+	order []seenEntry          // ring buffer, oldest first (the TTL is fixed)
+	head  int
+	n     int
+}
+
+type seenEntry struct {
+	id      string
+	expires time.Time
+}
+
+// NewMemSeen returns a MemSeen that remembers an ID for ttl, and at most
+// max IDs (defaults DefaultSeenTTL and DefaultSeenMax when not positive).
+func NewMemSeen(ttl time.Duration, max int) *MemSeen {
+	if ttl <= 0 {
+		ttl = DefaultSeenTTL
+	}
+	if max <= 0 {
+		max = DefaultSeenMax
+	}
+	return &MemSeen{ttl: ttl, max: max, now: time.Now, ids: map[string]time.Time{}, order: make([]seenEntry, 0, min(max, 1024))}
+}
+
+// SeenBefore implements Seen.
+func (m *MemSeen) SeenBefore(_ context.Context, id string) (bool, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expire(now)
+	if exp, ok := m.ids[id]; ok && now.Before(exp) {
+		return true, nil
+	}
+	if m.n == m.max {
+		m.evictOldest()
+	}
+	exp := now.Add(m.ttl)
+	m.ids[id] = exp
+	m.push(seenEntry{id: id, expires: exp})
+	return false, nil
+}
+
+// Len is the number of IDs remembered.
+func (m *MemSeen) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.ids)
+}
+
+func (m *MemSeen) expire(now time.Time) {
+	for m.n > 0 && !now.Before(m.order[m.head].expires) {
+		m.evictOldest()
+	}
+}
+
+func (m *MemSeen) evictOldest() {
+	e := m.order[m.head]
+	m.order[m.head] = seenEntry{}
+	m.head = (m.head + 1) % len(m.order)
+	m.n--
+	// An ID recorded again later has a later expiry: keep that record.
+	if exp, ok := m.ids[e.id]; ok && exp.Equal(e.expires) {
+		delete(m.ids, e.id)
+	}
+}
+
+// push appends to the ring, growing it (up to max) when full.
+func (m *MemSeen) push(e seenEntry) {
+	if m.n == len(m.order) {
+		grown := make([]seenEntry, min(max(2*len(m.order), 16), m.max))
+		for i := 0; i < m.n; i++ {
+			grown[i] = m.order[(m.head+i)%len(m.order)]
+		}
+		m.order, m.head = grown, 0
+	}
+	m.order[(m.head+m.n)%len(m.order)] = e
+	m.n++
+}

@@ -1,0 +1,374 @@
+// Package server is phasegate's GitHub App webhook server (phasegate
+// serve): the same decision handler as the action (internal/decide), for
+// every installation of the App.
+//
+// A delivery is verified and answered within milliseconds; the work is
+// queued for a pool of workers:
+//
+//	POST /webhook (or /)  405 unless POST; 413 over MaxBody; 400 without
+//	                      X-GitHub-Event or X-GitHub-Delivery; 401 unless
+//	                      X-Hub-Signature-256 verifies under one of the
+//	                      secrets (the SHA-1 header is never accepted); 400
+//	                      for a malformed payload; 200 "ignored" for what
+//	                      phasegate does not act on; 200 "duplicate" for a
+//	                      delivery ID seen before; 503 when the queue is
+//	                      full or the server is shutting down; else 202.
+//	GET /healthz          200 while the process runs.
+//	GET /readyz           200 once the App's key works and GitHub answered
+//	                      GET /app; 503 before, and while shutting down.
+//	GET /metrics          Prometheus metrics (phasegate_…, Go, process).
+//
+// Events: issue_comment created (commands) → Decider.HandleComment;
+// issue_comment edited or deleted on a phasegate comment → an audit log
+// line, phasegate_tamper_reports_total and Decider.ReconcileIssue;
+// pull_request opened, synchronize or reopened → Decider.SyncPullRequest;
+// installation created or unsuspended and installation_repositories added
+// → Decider.ReconcileRepo for those repositories; removals are logged;
+// status phasegate/decisions set by anyone but phasegate → an audit log
+// line and Decider.SyncPullRequest for the open pull requests whose head it
+// is (policy-bot does the same).
+//
+// Nothing is lost when a delivery is: the reconcile loop (ReconcileEvery)
+// re-folds every pending issue of every installation, and asks GitHub to
+// redeliver the App's recent failed deliveries.
+//
+// The App's identity ("<slug>[bot]") comes from Config.Identity or GET
+// /app and is handed to the Decider; it overrides the identity a
+// repository's .github/phasegate.yml names.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// Server is the webhook server. Build it with New; serve with Run or Serve
+// (once).
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	queue   *queue
+	metrics *metrics
+	mux     *http.ServeMux
+	base    http.RoundTripper
+	appGH   *ghclient.Client
+
+	mu      sync.Mutex
+	clients map[int64]*ghclient.Client // per installation
+
+	ident    atomic.Pointer[string]
+	ready    atomic.Bool
+	readyCh  chan struct{}
+	draining atomic.Bool
+	started  atomic.Bool
+
+	redelivered map[string]time.Time // GUIDs redelivered (the reconcile goroutine's)
+
+	// onJobDone, if set, is called after each job with its outcome (tests).
+	onJobDone func(j *job, outcome string)
+}
+
+// New checks cfg, loads the App's private key and builds the server. It
+// does no I/O: GitHub is first asked at Run.
+func New(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("server config: %w", err)
+	}
+	s := &Server{
+		cfg:         cfg,
+		log:         cfg.Logger,
+		queue:       newQueue(cfg.QueueSize),
+		clients:     map[int64]*ghclient.Client{},
+		readyCh:     make(chan struct{}),
+		redelivered: map[string]time.Time{},
+	}
+	if cfg.Identity != "" {
+		id := cfg.Identity
+		s.ident.Store(&id)
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = newRegistry()
+	}
+	if s.metrics, err = newMetrics(reg, s); err != nil {
+		return nil, err
+	}
+	s.base = cfg.Transport
+	if s.base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 32
+		s.base = t
+	}
+	atr, err := ghclient.NewAppTransport(cfg.AppID, cfg.PrivateKeyPEM, cfg.APIURL, s.base)
+	if err != nil {
+		return nil, fmt.Errorf("github app: %w", err)
+	}
+	o := s.ghOptions(atr)
+	o.CacheIdentity = "app-" + strconv.FormatInt(cfg.AppID, 10)
+	if s.appGH, err = ghclient.New(o); err != nil {
+		return nil, fmt.Errorf("github app client: %w", err)
+	}
+
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("/webhook", s.webhook)
+	s.mux.HandleFunc("/{$}", s.webhook)
+	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { text(w, http.StatusOK, "ok") })
+	s.mux.HandleFunc("/readyz", s.readyz)
+	s.mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError), Registry: reg,
+	}))
+	return s, nil
+}
+
+// Handler serves the webhook, /healthz, /readyz and /metrics.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Ready reports whether the server is ready (see /readyz).
+func (s *Server) Ready() bool { return s.ready.Load() && !s.draining.Load() }
+
+// Identity is the App's login, once known.
+func (s *Server) Identity() string { return s.identity() }
+
+func (s *Server) identity() string {
+	if p := s.ident.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case s.draining.Load():
+		text(w, http.StatusServiceUnavailable, "shutting down")
+	case !s.ready.Load():
+		text(w, http.StatusServiceUnavailable, "not ready: GitHub has not answered GET /app with the App's key yet")
+	default:
+		text(w, http.StatusOK, "ready")
+	}
+}
+
+func text(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// Run listens on Config.Addr and serves until ctx ends, then shuts down
+// gracefully (see Serve).
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends. Then it stops accepting deliveries
+// (503, and /readyz fails), lets the workers drain the queue for up to
+// ShutdownTimeout, cancels what still runs, and closes the listener. It
+// returns nil after a shutdown asked for by ctx.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if !s.started.CompareAndSwap(false, true) {
+		ln.Close()
+		return errors.New("server already started")
+	}
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+
+	var bg sync.WaitGroup
+	bg.Add(1)
+	go func() { defer bg.Done(); s.probe(workCtx) }()
+	if s.cfg.ReconcileEvery > 0 {
+		bg.Add(1)
+		go func() { defer bg.Done(); s.reconcileLoop(ctx) }()
+	}
+	var workers sync.WaitGroup
+	for i := 0; i < s.cfg.Workers; i++ {
+		workers.Add(1)
+		go func() { defer workers.Done(); s.work(workCtx) }()
+	}
+
+	hs := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String(), "app_id", s.cfg.AppID, "workers", s.cfg.Workers,
+		"queue", s.cfg.QueueSize, "reconcile_every", s.cfg.ReconcileEvery.String())
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+		s.log.Error("the listener failed: shutting down", "error", serveErr)
+	}
+
+	// Stop accepting, then drain.
+	s.draining.Store(true)
+	s.metrics.ready.Set(0)
+	waiting, inflight, _ := s.queue.stats(s.cfg.Now())
+	s.log.Info("shutting down: draining the queue", "queued", waiting, "running", inflight, "timeout", s.cfg.ShutdownTimeout.String())
+	s.queue.close()
+	drained := make(chan struct{})
+	go func() { workers.Wait(); close(drained) }()
+	timer := time.NewTimer(s.cfg.ShutdownTimeout)
+	select {
+	case <-drained:
+		timer.Stop()
+	case <-timer.C:
+		waiting, inflight, _ := s.queue.stats(s.cfg.Now())
+		s.log.Warn("shutdown timeout: cancelling the work left (reconcile recovers it)", "queued", waiting, "running", inflight)
+		cancelWork()
+		<-drained
+	}
+	cancelWork()
+	bg.Wait()
+
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutCtx); err != nil {
+		hs.Close()
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", serveErr)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+// probe asks GitHub for the App (GET /app with its JWT) until it answers;
+// then the server is ready and the identity known.
+func (s *Server) probe(ctx context.Context) {
+	for {
+		app, err := s.appGH.App(ctx)
+		if err == nil {
+			if id := s.identity(); id == "" {
+				login := app.BotLogin()
+				s.ident.Store(&login)
+			} else if !strings.EqualFold(id, app.BotLogin()) {
+				s.log.Warn("the configured identity is not the App's", "identity", id, "app", app.BotLogin())
+			}
+			s.ready.Store(true)
+			if !s.draining.Load() {
+				s.metrics.ready.Set(1)
+			}
+			close(s.readyCh)
+			s.log.Info("ready: GitHub answered", "app", app.Slug, "app_id", app.ID, "identity", s.identity())
+			return
+		}
+		s.log.Warn("not ready: GitHub did not answer GET /app with the App's key", "error", err, "retry_in", s.cfg.ReadyRetry.String())
+		t := time.NewTimer(s.cfg.ReadyRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// waitReady blocks until the server is ready; false when ctx ends first.
+func (s *Server) waitReady(ctx context.Context) bool {
+	select {
+	case <-s.readyCh:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// work is one worker: it handles queued jobs until the queue is closed and
+// drained. Once ctx ends, what is left is dropped (reconcile recovers it).
+func (s *Server) work(ctx context.Context) {
+	for j := range s.queue.ch {
+		s.queue.popped(j)
+		s.metrics.queueWait.Observe(s.cfg.Now().Sub(j.enqueued).Seconds())
+		if !s.waitReady(ctx) || ctx.Err() != nil {
+			s.metrics.dropped.Inc()
+			s.jobLogger(j).Warn("dropped at shutdown: not handled (reconcile recovers it)")
+			s.queue.done()
+			if s.onJobDone != nil {
+				s.onJobDone(j, "dropped")
+			}
+			continue
+		}
+		s.handle(ctx, j)
+		s.queue.done()
+	}
+}
+
+// ghOptions are the options of every GitHub client of the server.
+func (s *Server) ghOptions(transport http.RoundTripper) ghclient.Options {
+	o := ghclient.Options{Transport: transport, BaseURL: s.cfg.APIURL, Version: s.cfg.Version}
+	if s.cfg.GitHubOptions != nil {
+		s.cfg.GitHubOptions(&o)
+	}
+	o.Transport = transport
+	user := o.OnCall
+	o.OnCall = func(c ghclient.Call) {
+		s.metrics.onCall(c)
+		if user != nil {
+			user(c)
+		}
+	}
+	return o
+}
+
+// client returns the installation's client, building it on first use: its
+// token, ETag cache and rate-limit state are the installation's.
+func (s *Server) client(installation int64) (*ghclient.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[installation]; ok {
+		return c, nil
+	}
+	tr, err := ghclient.NewInstallationTransport(s.cfg.AppID, installation, s.cfg.PrivateKeyPEM, s.cfg.APIURL, s.base)
+	if err != nil {
+		return nil, fmt.Errorf("installation %d: %w", installation, err)
+	}
+	c, err := ghclient.New(s.ghOptions(tr))
+	if err != nil {
+		return nil, fmt.Errorf("installation %d: %w", installation, err)
+	}
+	s.clients[installation] = c
+	return c, nil
+}
+
+// forget drops an installation's client (uninstalled or suspended).
+func (s *Server) forget(installation int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.clients, installation)
+}
+
+func (s *Server) cachedClients() map[int64]*ghclient.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int64]*ghclient.Client, len(s.clients))
+	for k, v := range s.clients {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Results of a delivery (the result label of
+// phasegate_webhook_deliveries_total).
+const (
+	resultAccepted         = "accepted"           // 202: queued
+	resultIgnored          = "ignored"            // 200: an event or action phasegate does not act on
+	resultDuplicate        = "duplicate"          // 200: a delivery ID seen before
+	resultMethodNotAllowed = "method_not_allowed" // 405
+	resultTooLarge         = "too_large"          // 413
+	resultBadRequest       = "bad_request"        // 400: headers or JSON
+	resultUnauthorized     = "unauthorized"       // 401: signature missing or wrong
+	resultQueueFull        = "queue_full"         // 503
+	resultUnavailable      = "unavailable"        // 503: shutting down, or the seen store failed
+)
+
+const seenTimeout = 2 * time.Second
+
+// webhook answers POST /webhook (and POST /). Nothing is acted on, and no
+// delivery ID is recorded, unless the body's X-Hub-Signature-256 verifies.
+func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	event := r.Header.Get("X-GitHub-Event")
+	label := eventLabel(event)
+	answer := func(code int, result, msg string) {
+		s.metrics.deliveries.WithLabelValues(label, result).Inc()
+		s.metrics.ack.Observe(time.Since(start).Seconds())
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, msg+"\n")
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		answer(http.StatusMethodNotAllowed, resultMethodNotAllowed, "method not allowed: webhooks are POSTed")
+		return
+	}
+	if s.draining.Load() {
+		answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")
+		return
+	}
+	if r.ContentLength > s.cfg.MaxBody {
+		answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
+		return
+	}
+	delivery := r.Header.Get("X-GitHub-Delivery")
+	switch {
+	case event == "":
+		answer(http.StatusBadRequest, resultBadRequest, "missing X-GitHub-Event header")
+		return
+	case !validEvent(event):
+		answer(http.StatusBadRequest, resultBadRequest, "invalid X-GitHub-Event header")
+		return
+	case delivery == "":
+		answer(http.StatusBadRequest, resultBadRequest, "missing X-GitHub-Delivery header")
+		return
+	case !validDelivery(delivery):
+		answer(http.StatusBadRequest, resultBadRequest, "invalid X-GitHub-Delivery header")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
+			return
+		}
+		answer(http.StatusBadRequest, resultBadRequest, "could not read the payload")
+		return
+	}
+	sig := r.Header.Get("X-Hub-Signature-256")
+	if sig == "" {
+		msg := "missing X-Hub-Signature-256 header"
+		if r.Header.Get("X-Hub-Signature") != "" {
+			msg = "missing X-Hub-Signature-256 header (the SHA-1 X-Hub-Signature is not accepted)"
+		}
+		s.log.Warn("webhook refused: unsigned", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
+		answer(http.StatusUnauthorized, resultUnauthorized, msg)
+		return
+	}
+	if !verifySignature(s.cfg.Secrets, sig, body) {
+		s.log.Warn("webhook refused: the signature does not verify", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
+		answer(http.StatusUnauthorized, resultUnauthorized, "X-Hub-Signature-256 does not verify")
+		return
+	}
+	// Verified from here on.
+	data, err := jsonPayload(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		answer(http.StatusBadRequest, resultBadRequest, err.Error())
+		return
+	}
+	j, why, err := classify(event, delivery, data, s.identity())
+	if err != nil {
+		s.log.Warn("webhook refused: malformed payload", "delivery", delivery, "event", event, "error", err)
+		answer(http.StatusBadRequest, resultBadRequest, err.Error())
+		return
+	}
+	if j == nil {
+		if why == "ping" {
+			answer(http.StatusOK, resultIgnored, "pong")
+			return
+		}
+		s.log.Debug("webhook ignored", "delivery", delivery, "event", event, "why", string(why))
+		answer(http.StatusOK, resultIgnored, "ignored: "+string(why))
+		return
+	}
+	switch s.queue.reserve() {
+	case slotClosed:
+		answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")
+		return
+	case slotFull:
+		s.log.Warn("webhook refused: the queue is full (reconcile recovers it)", "delivery", delivery, "event", event,
+			"installation", j.installation, "repository", j.repository())
+		answer(http.StatusServiceUnavailable, resultQueueFull, "queue full")
+		return
+	}
+	pushed := false
+	defer func() {
+		if !pushed { // a refusal, or a panic in the seen store: give the slot back
+			s.queue.release()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), seenTimeout)
+	dup, err := s.cfg.Seen.SeenBefore(ctx, delivery)
+	cancel()
+	if err != nil {
+		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", delivery, "event", event, "error", err)
+		answer(http.StatusServiceUnavailable, resultUnavailable, "cannot check for replays now")
+		return
+	}
+	if dup {
+		s.log.Info("webhook dropped: delivery seen before", "delivery", delivery, "event", event)
+		answer(http.StatusOK, resultDuplicate, "duplicate")
+		return
+	}
+	s.queue.push(j, s.cfg.Now())
+	pushed = true
+	answer(http.StatusAccepted, resultAccepted, "accepted")
+}
+
+// verifySignature checks header ("sha256=<hex>") against the HMAC-SHA256 of
+// body under every secret, in constant time for each.
+func verifySignature(secrets [][]byte, header string, body []byte) bool {
+	hexSig, ok := strings.CutPrefix(header, "sha256=")
+	if !ok || len(hexSig) != 2*sha256.Size {
+		return false
+	}
+	want, err := hex.DecodeString(hexSig)
+	if err != nil {
+		return false
+	}
+	match := false
+	for _, secret := range secrets {
+		mac := hmac.New(sha256.New, secret)
+		mac.Write(body)
+		if hmac.Equal(mac.Sum(nil), want) {
+			match = true
+		}
+	}
+	return match
+}
+
+// jsonPayload returns the JSON of a delivery: the body, or the payload
+// field of a form-encoded one (a webhook configured for
+// application/x-www-form-urlencoded).
+func jsonPayload(contentType string, body []byte) ([]byte, error) {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt != "application/x-www-form-urlencoded" {
+		return body, nil
+	}
+	v, err := url.ParseQuery(string(body))
+	if err != nil || v.Get("payload") == "" {
+		return nil, errors.New("malformed payload: a form without a payload field")
+	}
+	return []byte(v.Get("payload")), nil
+}
+
+// handledEvents are the events phasegate acts on (the others are metric
+// label "other").
+var handledEvents = map[string]bool{
+	"issue_comment": true, "pull_request": true, "installation": true, "installation_repositories": true,
+	"status": true, "ping": true,
+}
+
+// eventLabel bounds the event label: the header is read before the
+// signature is.
+func eventLabel(event string) string {
+	if handledEvents[event] {
+		return event
+	}
+	if event == "" {
+		return "none"
+	}
+	return "other"
+}
+
+func validEvent(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func validDelivery(s string) bool {
+	if len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
