@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/redisx"
+)
+
+// serveSettings are `phasegate serve`'s settings: every flag has an
+// environment variable (issue 6's interface; operators script against it).
+type serveSettings struct {
+	cfg      Config
+	redisURL string
+}
+
+// parseServe builds the server config from args and the environment. Flags
+// win over variables. Secrets and the private key come from variables or
+// files so that they are not visible in ps; none of them is ever printed.
+func parseServe(args []string, getenv func(string) string, stdout, stderr io.Writer) (serveSettings, error) {
+	var s serveSettings
+	fset := flag.NewFlagSet("phasegate serve", flag.ContinueOnError)
+	fset.SetOutput(io.Discard)
+	addr := fset.String("addr", envOr(getenv, "PHASEGATE_ADDR", DefaultAddr), "listen address ($PHASEGATE_ADDR)")
+	secret := fset.String("webhook-secret", "", "webhook secret(s), comma-separated for rotation ($PHASEGATE_WEBHOOK_SECRET, or a file in $PHASEGATE_WEBHOOK_SECRET_FILE); prefer the variable or the file: a flag shows in ps")
+	appID := fset.String("app-id", getenv("PHASEGATE_APP_ID"), "GitHub App id ($PHASEGATE_APP_ID)")
+	keyFile := fset.String("private-key-file", getenv("PHASEGATE_PRIVATE_KEY_FILE"), "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)")
+	apiURL := fset.String("github-api-url", getenv("PHASEGATE_GITHUB_API_URL"), "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)")
+	redisURL := fset.String("redis-url", getenv("PHASEGATE_REDIS_URL"), "redis://… for several replicas: shared per-issue locks and delivery ids ($PHASEGATE_REDIS_URL)")
+	every := fset.String("reconcile-every", envOr(getenv, "PHASEGATE_RECONCILE_EVERY", "15m"), "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)")
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, "Usage: phasegate serve [flags]\n\nRuns the GitHub App webhook server. Every flag has an environment variable. Flags:\n")
+			fset.SetOutput(stdout)
+			fset.PrintDefaults()
+			fmt.Fprint(stdout, "\nAlso: PHASEGATE_SIGNING_KEY signs outcome and resolution comments.\n")
+			return s, err
+		}
+		return s, err
+	}
+	if fset.NArg() > 0 {
+		return s, fmt.Errorf("serve takes no arguments (got %q)", fset.Arg(0))
+	}
+	raw := *secret
+	if raw == "" {
+		raw = getenv("PHASEGATE_WEBHOOK_SECRET")
+	}
+	if raw == "" {
+		if p := getenv("PHASEGATE_WEBHOOK_SECRET_FILE"); p != "" {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return s, fmt.Errorf("reading the webhook secret file: %w", err)
+			}
+			raw = strings.TrimSpace(string(data))
+		}
+	}
+	for _, part := range strings.Split(raw, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			s.cfg.Secrets = append(s.cfg.Secrets, []byte(part))
+		}
+	}
+	if len(s.cfg.Secrets) == 0 {
+		return s, errors.New("no webhook secret: set PHASEGATE_WEBHOOK_SECRET or PHASEGATE_WEBHOOK_SECRET_FILE (GitHub signs every delivery with it; serve refuses to run without one)")
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(*appID), 10, 64)
+	if err != nil || id <= 0 {
+		return s, fmt.Errorf("--app-id / PHASEGATE_APP_ID must be the App's numeric id (got %q)", *appID)
+	}
+	s.cfg.AppID = id
+	if *keyFile == "" {
+		return s, errors.New("no private key: set --private-key-file or PHASEGATE_PRIVATE_KEY_FILE")
+	}
+	if s.cfg.PrivateKeyPEM, err = os.ReadFile(*keyFile); err != nil {
+		return s, fmt.Errorf("reading the private key file: %w", err)
+	}
+	d, err := time.ParseDuration(*every)
+	if err != nil || d < 0 {
+		return s, fmt.Errorf("--reconcile-every / PHASEGATE_RECONCILE_EVERY must be a duration such as 15m (got %q)", *every)
+	}
+	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery = *addr, *apiURL, d
+	if k := getenv("PHASEGATE_SIGNING_KEY"); k != "" {
+		s.cfg.SigningKey = []byte(k)
+	}
+	s.redisURL = *redisURL
+	return s, nil
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// Main is `phasegate serve`: it runs the GitHub App webhook server until
+// SIGINT or SIGTERM, then drains the queue. It returns the exit code (0, or
+// 2 when it could not start).
+func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, version string) int {
+	s, err := parseServe(args, getenv, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "phasegate: %v\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	s.cfg.Logger, s.cfg.Version = logger, version
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if s.redisURL != "" {
+		store, err := redisx.Open(ctx, s.redisURL)
+		if err != nil {
+			fmt.Fprintf(stderr, "phasegate: connecting to Redis: %v\n", err)
+			return 2
+		}
+		defer store.Close()
+		s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
+		s.cfg.Locker = store.Locker("phasegate:lock:", 30*time.Second)
+		logger.Info("using Redis for locks and delivery ids")
+	}
+	srv, err := New(s.cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "phasegate: %v\n", err)
+		return 2
+	}
+	if err := srv.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "phasegate: %v\n", err)
+		return 2
+	}
+	return 0
+}

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseServe(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(key, []byte("-----BEGIN RSA PRIVATE KEY-----\nnot checked here\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secretFile := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secretFile, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{"PHASEGATE_APP_ID": "42", "PHASEGATE_PRIVATE_KEY_FILE": key, "PHASEGATE_WEBHOOK_SECRET": "s1"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		name        string
+		env         map[string]string
+		args        []string
+		wantErr     string
+		wantSecrets []string
+		wantAddr    string
+		wantEvery   time.Duration
+		wantRedis   string
+	}{
+		{name: "defaults", env: base, wantSecrets: []string{"s1"}, wantAddr: ":8080", wantEvery: 15 * time.Minute},
+		{name: "rotation", env: with("PHASEGATE_WEBHOOK_SECRET", "new, old"), wantSecrets: []string{"new", "old"}, wantAddr: ":8080", wantEvery: 15 * time.Minute},
+		{name: "secret file", env: with("PHASEGATE_WEBHOOK_SECRET", "", "PHASEGATE_WEBHOOK_SECRET_FILE", secretFile), wantSecrets: []string{"from-file"}, wantAddr: ":8080", wantEvery: 15 * time.Minute},
+		{name: "flags win", env: with("PHASEGATE_ADDR", ":1", "PHASEGATE_RECONCILE_EVERY", "1h", "PHASEGATE_REDIS_URL", "redis://a:6379"),
+			args:        []string{"--addr", "127.0.0.1:9000", "--reconcile-every", "0", "--redis-url", "redis://b:6379"},
+			wantSecrets: []string{"s1"}, wantAddr: "127.0.0.1:9000", wantEvery: 0, wantRedis: "redis://b:6379"},
+		{name: "variables", env: with("PHASEGATE_ADDR", ":1", "PHASEGATE_RECONCILE_EVERY", "1h"), wantSecrets: []string{"s1"}, wantAddr: ":1", wantEvery: time.Hour},
+		{name: "no secret", env: with("PHASEGATE_WEBHOOK_SECRET", ""), wantErr: "no webhook secret"},
+		{name: "blank secrets only", env: with("PHASEGATE_WEBHOOK_SECRET", " , "), wantErr: "no webhook secret"},
+		{name: "bad app id", env: with("PHASEGATE_APP_ID", "x"), wantErr: "numeric id"},
+		{name: "no key", env: with("PHASEGATE_PRIVATE_KEY_FILE", ""), wantErr: "no private key"},
+		{name: "missing key file", env: with("PHASEGATE_PRIVATE_KEY_FILE", filepath.Join(dir, "nope")), wantErr: "reading the private key file"},
+		{name: "bad duration", env: with("PHASEGATE_RECONCILE_EVERY", "soon"), wantErr: "duration"},
+		{name: "stray argument", env: base, args: []string{"extra"}, wantErr: "no arguments"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			s, err := parseServe(tc.args, func(k string) string { return tc.env[k] }, &out, &errb)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				for _, secret := range []string{"s1", "from-file"} {
+					if strings.Contains(err.Error(), secret) {
+						t.Errorf("the error shows a secret: %v", err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, b := range s.cfg.Secrets {
+				got = append(got, string(b))
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantSecrets, ",") {
+				t.Errorf("secrets = %v, want %v", got, tc.wantSecrets)
+			}
+			if s.cfg.Addr != tc.wantAddr || s.cfg.ReconcileEvery != tc.wantEvery || s.redisURL != tc.wantRedis || s.cfg.AppID != 42 || len(s.cfg.PrivateKeyPEM) == 0 {
+				t.Errorf("config = addr %q every %v redis %q app %d", s.cfg.Addr, s.cfg.ReconcileEvery, s.redisURL, s.cfg.AppID)
+			}
+		})
+	}
+}
+
+func TestMainRefusesToStartWithoutSecret(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Main(nil, func(string) string { return "" }, &stdout, &stderr, "test")
+	if code != 2 || !strings.Contains(stderr.String(), "no webhook secret") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
