@@ -80,37 +80,16 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
-func (e *environment) validate(args []string) int {
-	f, err := parseValidateFlags("validate", args, e)
-	if errors.Is(err, flag.ErrHelp) {
-		return ExitOK
-	}
-	var reported usageError
-	if errors.As(err, &reported) {
-		return ExitUsage
-	}
-	if err != nil {
-		return e.failf("%v", err)
-	}
-	rep, err := e.runChecks(context.Background(), f)
-	if err != nil {
-		return e.failf("%v", err)
-	}
-	rep.Verdict = gate.FromFindings(rep.Findings)
-	rep.Pipeline = nil
-	if err := report.Write(e.stdout, f.format, rep); err != nil {
-		return e.failf("%v", err)
-	}
-	if rep.Verdict.Verdict == gate.Hold {
-		return ExitFindings
-	}
-	return ExitOK
-}
+func (e *environment) validate(args []string) int { return e.check("validate", args) }
 
 // gate validates, then computes the verdict of design §4 from the findings
 // and the decisions the latest artifacts of each pipeline record.
-func (e *environment) gate(args []string) int {
-	f, err := parseValidateFlags("gate", args, e)
+func (e *environment) gate(args []string) int { return e.check("gate", args) }
+
+// check is validate and gate: the same flags and checks; gate adds the
+// pipelines' decisions to the verdict and prints where each pipeline stands.
+func (e *environment) check(name string, args []string) int {
+	f, err := parseValidateFlags(name, args, e)
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
 	}
@@ -125,9 +104,14 @@ func (e *environment) gate(args []string) int {
 	if err != nil {
 		return e.failf("%v", err)
 	}
-	rep.Verdict = gate.Compute(rep.Findings, rep.Pipeline)
-	if rep.Pipeline == nil {
-		rep.Pipeline = []check.Status{}
+	if name == "gate" {
+		rep.Verdict = gate.Compute(rep.Findings, rep.Pipeline)
+		if rep.Pipeline == nil {
+			rep.Pipeline = []check.Status{}
+		}
+	} else {
+		rep.Verdict = gate.FromFindings(rep.Findings)
+		rep.Pipeline = nil
 	}
 	if err := report.Write(e.stdout, f.format, rep); err != nil {
 		return e.failf("%v", err)
