@@ -49,6 +49,9 @@ need npm
 need jq
 
 mkdir -p "$TOOLS/bin" "$OUT/bin"
+# A go.mod makes bench/out a module of its own, so `go test ./...` and
+# `go vet ./bench/...` do not walk the corpora.
+printf 'module phasegate.invalid/bench/out\n' >"$OUT/go.mod"
 
 # ---------------------------------------------------------------- tools --
 install_tools() {
