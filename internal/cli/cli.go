@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/action"
+	"github.com/phasegate/phasegate/internal/server"
 )
 
 // Exit codes (design §2).
@@ -45,6 +46,7 @@ Usage:
   phasegate gate [flags] [PATH...]       validate, then compute the verdict (SHIP, ADVISORY, HOLD)
   phasegate reconcile [--repo OWNER/NAME] apply /resolve commands that have no answer yet
   phasegate action                       the GitHub Action's entrypoint (reads the workflow's environment)
+  phasegate serve [flags]                the GitHub App webhook server (answers /resolve for every installation)
   phasegate schema [KIND]                list the kinds, or print one kind's JSON Schema
   phasegate version                      print the version
   phasegate help                         print this help
@@ -79,6 +81,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 		return env.reconcile(rest)
 	case "action":
 		return action.Main(context.Background(), getenv, stdout, action.Options{Version: Version()})
+	case "serve":
+		return server.Main(rest, getenv, stdout, stderr, Version())
 	case "schema":
 		return env.schema(rest)
 	case "version", "--version":

@@ -22,7 +22,12 @@ import (
 type serveSettings struct {
 	cfg      Config
 	redisURL string
+	lockTTL  time.Duration
 }
+
+// DefaultLockTTL is how long an issue's Redis lock outlives a replica that
+// died holding it; a live holder renews it.
+const DefaultLockTTL = 30 * time.Second
 
 // parseServe builds the server config from args and the environment. Flags
 // win over variables. Secrets and the private key come from variables or
@@ -37,6 +42,7 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	keyFile := fset.String("private-key-file", getenv("PHASEGATE_PRIVATE_KEY_FILE"), "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)")
 	apiURL := fset.String("github-api-url", getenv("PHASEGATE_GITHUB_API_URL"), "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)")
 	redisURL := fset.String("redis-url", getenv("PHASEGATE_REDIS_URL"), "redis://… for several replicas: shared per-issue locks and delivery ids ($PHASEGATE_REDIS_URL)")
+	lockTTL := fset.String("lock-ttl", envOr(getenv, "PHASEGATE_LOCK_TTL", DefaultLockTTL.String()), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)")
 	every := fset.String("reconcile-every", envOr(getenv, "PHASEGATE_RECONCILE_EVERY", "15m"), "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -87,7 +93,11 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	if err != nil || d < 0 {
 		return s, fmt.Errorf("--reconcile-every / PHASEGATE_RECONCILE_EVERY must be a duration such as 15m (got %q)", *every)
 	}
-	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery = *addr, *apiURL, d
+	ttl, err := time.ParseDuration(*lockTTL)
+	if err != nil || ttl < time.Second {
+		return s, fmt.Errorf("--lock-ttl / PHASEGATE_LOCK_TTL must be a duration of at least 1s such as 30s (got %q)", *lockTTL)
+	}
+	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery, s.lockTTL = *addr, *apiURL, d, ttl
 	if k := getenv("PHASEGATE_SIGNING_KEY"); k != "" {
 		s.cfg.SigningKey = []byte(k)
 	}
@@ -126,7 +136,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 		}
 		defer store.Close()
 		s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
-		s.cfg.Locker = store.Locker("phasegate:lock:", 30*time.Second)
+		s.cfg.Locker = store.Locker("phasegate:lock:", s.lockTTL)
 		logger.Info("using Redis for locks and delivery ids")
 	}
 	srv, err := New(s.cfg)

@@ -39,6 +39,7 @@ func TestParseServe(t *testing.T) {
 		wantAddr    string
 		wantEvery   time.Duration
 		wantRedis   string
+		wantLockTTL time.Duration
 	}{
 		{name: "defaults", env: base, wantSecrets: []string{"s1"}, wantAddr: ":8080", wantEvery: 15 * time.Minute},
 		{name: "rotation", env: with("PHASEGATE_WEBHOOK_SECRET", "new, old"), wantSecrets: []string{"new", "old"}, wantAddr: ":8080", wantEvery: 15 * time.Minute},
@@ -53,6 +54,10 @@ func TestParseServe(t *testing.T) {
 		{name: "no key", env: with("PHASEGATE_PRIVATE_KEY_FILE", ""), wantErr: "no private key"},
 		{name: "missing key file", env: with("PHASEGATE_PRIVATE_KEY_FILE", filepath.Join(dir, "nope")), wantErr: "reading the private key file"},
 		{name: "bad duration", env: with("PHASEGATE_RECONCILE_EVERY", "soon"), wantErr: "duration"},
+		{name: "lock ttl variable", env: with("PHASEGATE_LOCK_TTL", "5s"), wantSecrets: []string{"s1"}, wantAddr: ":8080", wantEvery: 15 * time.Minute, wantLockTTL: 5 * time.Second},
+		{name: "lock ttl flag wins", env: with("PHASEGATE_LOCK_TTL", "5s"), args: []string{"--lock-ttl", "2m"}, wantSecrets: []string{"s1"}, wantAddr: ":8080", wantEvery: 15 * time.Minute, wantLockTTL: 2 * time.Minute},
+		{name: "lock ttl too short", env: with("PHASEGATE_LOCK_TTL", "10ms"), wantErr: "at least 1s"},
+		{name: "lock ttl not a duration", env: with("PHASEGATE_LOCK_TTL", "long"), wantErr: "at least 1s"},
 		{name: "stray argument", env: base, args: []string{"extra"}, wantErr: "no arguments"},
 	}
 	for _, tc := range tests {
@@ -79,6 +84,12 @@ func TestParseServe(t *testing.T) {
 			}
 			if strings.Join(got, ",") != strings.Join(tc.wantSecrets, ",") {
 				t.Errorf("secrets = %v, want %v", got, tc.wantSecrets)
+			}
+			if tc.wantLockTTL == 0 {
+				tc.wantLockTTL = DefaultLockTTL
+			}
+			if s.lockTTL != tc.wantLockTTL {
+				t.Errorf("lock ttl = %v, want %v", s.lockTTL, tc.wantLockTTL)
 			}
 			if s.cfg.Addr != tc.wantAddr || s.cfg.ReconcileEvery != tc.wantEvery || s.redisURL != tc.wantRedis || s.cfg.AppID != 42 || len(s.cfg.PrivateKeyPEM) == 0 {
 				t.Errorf("config = addr %q every %v redis %q app %d", s.cfg.Addr, s.cfg.ReconcileEvery, s.redisURL, s.cfg.AppID)

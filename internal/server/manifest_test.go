@@ -1,0 +1,63 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestAppManifest keeps deploy/github-app-manifest.json least-privilege and
+// in step with the events the server acts on.
+func TestAppManifest(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "github-app-manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Name           string            `json:"name"`
+		Public         bool              `json:"public"`
+		HookAttributes map[string]any    `json:"hook_attributes"`
+		Permissions    map[string]string `json:"default_permissions"`
+		Events         []string          `json:"default_events"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	want := map[string]string{
+		"issues": "write", "pull_requests": "write", "statuses": "write",
+		"contents": "read", "metadata": "read", "members": "read",
+	}
+	if len(m.Permissions) != len(want) {
+		t.Errorf("permissions %v, want exactly %v", m.Permissions, want)
+	}
+	for k, v := range want {
+		if m.Permissions[k] != v {
+			t.Errorf("permission %s = %q, want %q", k, m.Permissions[k], v)
+		}
+	}
+	if m.Public {
+		t.Error("the manifest makes the App public")
+	}
+	if u, _ := m.HookAttributes["url"].(string); !strings.HasSuffix(u, "/webhook") {
+		t.Errorf("hook url %q does not end in /webhook, the server's path", u)
+	}
+	// installation and installation_repositories are sent to every App
+	// without subscribing; ping needs none either.
+	var acted []string
+	for e := range handledEvents {
+		if e != "installation" && e != "installation_repositories" && e != "ping" {
+			acted = append(acted, e)
+		}
+	}
+	sort.Strings(acted)
+	got := slices.Clone(m.Events)
+	sort.Strings(got)
+	if !slices.Equal(got, acted) {
+		t.Errorf("manifest events %v, want the events the server acts on %v", got, acted)
+	}
+}
