@@ -21,22 +21,38 @@ const (
 )
 
 // advance brings labels and statuses in line with the thread (design §7).
+//
+// phasegate:pending is the reconcile loop's work list, so it comes off
+// last: a replica that dies between two steps leaves the issue labelled,
+// and the next reconcile pass finishes the labels and the statuses.
 func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
-	if err := h.syncLabels(ctx, gh, t); err != nil {
-		return err
-	}
-	return h.syncStatuses(ctx, gh, t)
-}
-
-// syncLabels: phasegate:pending exactly while the latest outcome of a phase
-// has an unresolved blocking decision; phase:<name> moves to the next phase
-// of the sequence when an approval resolved approve and nothing blocking
-// remains in its outcome.
-func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread) error {
 	have, err := gh.ListLabels(ctx, t.owner, t.repo, t.issue)
 	if err != nil {
 		return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 	}
+	if err := h.syncLabels(ctx, gh, t, have); err != nil {
+		return err
+	}
+	if err := h.syncStatuses(ctx, gh, t); err != nil {
+		return err
+	}
+	if !t.st.Pending() {
+		for _, l := range have {
+			if strings.EqualFold(l, LabelPending) {
+				if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
+					return fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// syncLabels: phasegate:pending exactly while the latest outcome of a phase
+// has an unresolved blocking decision (added here, removed by advance after
+// the statuses); phase:<name> moves to the next phase of the sequence when
+// an approval resolved approve and nothing blocking remains in its outcome.
+func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []string) error {
 	want := map[string]bool{}
 	pending := t.st.Pending()
 	phase := t.st.Phase
@@ -57,8 +73,7 @@ func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread) error {
 	}
 	for _, l := range have {
 		lower := strings.ToLower(l)
-		remove := (lower == LabelPending && !pending) ||
-			(phase != "" && strings.HasPrefix(lower, labelPhasePrefix) && !want[lower])
+		remove := phase != "" && strings.HasPrefix(lower, labelPhasePrefix) && !want[lower]
 		if remove {
 			if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
 				return fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
@@ -99,9 +114,26 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 			v = ledger.Verdict{State: "failure", Description: fmt.Sprintf("a phasegate comment on #%d was edited (comment %d): it no longer counts", t.issue, t.st.Tampered[0].CommentID)}
 		}
 		s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description}
-		if err := gh.CreateStatus(ctx, t.owner, t.repo, pr.HeadSHA, s); err != nil {
-			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, pr.HeadSHA, err)
+		if err := setStatus(ctx, gh, t.owner, t.repo, pr.HeadSHA, t.cfg.IdentityOrDefault(), s); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// setStatus sets s on sha unless the newest status of its context already
+// says the same and identity set it: a re-fold of an unchanged issue writes
+// nothing, and a long-open pull request does not pile up statuses (GitHub
+// keeps at most 1,000 per context and commit). A status someone else set is
+// always overwritten. When the read fails, it writes.
+func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status) error {
+	if cur, ok, err := gh.LatestStatus(ctx, owner, repo, sha, s.Context); err == nil && ok && identity != "" &&
+		strings.EqualFold(cur.Creator, identity) && cur.State == s.State &&
+		cur.Description == ghclient.StatusDescription(s.Description) && cur.TargetURL == s.TargetURL {
+		return nil
+	}
+	if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
+		return fmt.Errorf("setting %s on %s: %w", s.Context, sha, err)
 	}
 	return nil
 }

@@ -69,12 +69,15 @@ func TestAPICallsPerResolve(t *testing.T) {
 	}
 	refold := 0
 	for _, c := range w.fake.Calls() {
+		if c.Method != "GET" {
+			t.Errorf("re-fold of an unchanged issue wrote: %s %s", c.Method, c.Path)
+		}
 		if c.Method == "GET" && strings.HasSuffix(c.Path, "/comments") && (!c.Conditional || c.Status != 304) {
 			t.Errorf("re-fold of an unchanged issue: %s %s?%s answered %d (conditional %v), want a 304", c.Method, c.Path, c.Query, c.Status, c.Conditional)
 		}
 		refold++
 	}
-	t.Logf("re-fold of the unchanged issue: %d calls, every read of comments and labels a conditional GET answered 304", refold)
+	t.Logf("re-fold of the unchanged issue: %d calls, no write, every read of comments and labels a conditional GET answered 304", refold)
 }
 
 // route folds ids out of a path, for counting calls by endpoint.

@@ -46,6 +46,7 @@ type GitHub interface {
 	ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]ghclient.Issue, error)
 	PullRequest(ctx context.Context, owner, repo string, number int) (ghclient.PR, error)
 	CreateStatus(ctx context.Context, owner, repo, sha string, s ghclient.Status) error
+	LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error)
 	FileAddedBy(ctx context.Context, owner, repo, path, ref string) (login, sha string, err error)
 	CommitAuthor(ctx context.Context, owner, repo, sha string) (author, committer string, err error)
 	PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error)

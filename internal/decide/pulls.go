@@ -116,9 +116,11 @@ func (h *Handler) SyncPullRequest(ctx context.Context, gh GitHub, owner, repo st
 	if len(carried) == 0 {
 		v.Description = "no Phase Outcome in this pull request"
 	}
-	s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description}
-	if err := gh.CreateStatus(ctx, owner, repo, pr.HeadSHA, s); err != nil {
-		return fmt.Errorf("setting %s on %s: %w", ContextDecisions, pr.HeadSHA, err)
+	identity := h.Identity
+	for _, t := range threads {
+		identity = t.cfg.IdentityOrDefault()
+		break
 	}
-	return nil
+	s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description}
+	return setStatus(ctx, gh, owner, repo, pr.HeadSHA, identity, s)
 }

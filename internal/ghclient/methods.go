@@ -38,7 +38,12 @@ type Status struct {
 	Context     string // e.g. "phasegate/contracts"
 	Description string // truncated to 140 characters
 	TargetURL   string // optional
+	Creator     string // login that set it (read only: LatestStatus fills it)
 }
+
+// StatusDescription is description as GitHub stores it after CreateStatus:
+// control characters and runs of space collapsed, cut to 140 characters.
+func StatusDescription(description string) string { return truncateDescription(description) }
 
 // Comment is an issue or pull request comment.
 type Comment struct {
@@ -133,6 +138,31 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), short(sha), err)
 	}
 	return nil
+}
+
+// LatestStatus returns the newest status of context on sha, and whether
+// there is one. GitHub lists a commit's statuses newest first; a repeated
+// read of an unchanged commit costs a 304.
+func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
+	ctx = withOp(ctx, "LatestStatus")
+	opts := &github.ListOptions{PerPage: 100}
+	for range 3 { // at most 300 statuses back: GitHub keeps 1,000 per context, and ours is recent
+		list, resp, err := c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, opts)
+		if err != nil {
+			return Status{}, false, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), short(sha), err)
+		}
+		for _, st := range list {
+			if st.GetContext() == context {
+				return Status{State: st.GetState(), Context: st.GetContext(), Description: st.GetDescription(),
+					TargetURL: st.GetTargetURL(), Creator: st.GetCreator().GetLogin()}, true, nil
+			}
+		}
+		if resp == nil || resp.NextPage <= opts.Page {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return Status{}, false, nil
 }
 
 // truncateDescription makes a status description fit GitHub's 140

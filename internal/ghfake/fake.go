@@ -73,6 +73,7 @@ type Server struct {
 	secUntil    time.Time
 	secStatus   int
 	primaryCode int
+	holds       []*Hold
 
 	calls       []Call
 	active      int // requests being handled
@@ -477,6 +478,21 @@ func (s *Server) addIssueLocked(r *repo, title, body, author string, labels []st
 	}
 	r.issues[is.number] = is
 	return is
+}
+
+// LabelIssue adds labels to an existing issue (creating the labels in the
+// repository when missing), as a person or an earlier run would have.
+func (s *Server) LabelIssue(owner, name string, number int, labels ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repoLocked(owner, name)
+	is, ok := r.issues[number]
+	if !ok {
+		panic(fmt.Sprintf("ghfake: LabelIssue: no issue %s/%s#%d", owner, name, number))
+	}
+	for _, l := range labels {
+		s.labelIssueLocked(r, is, l)
+	}
 }
 
 // AddPullRequest creates a pull request (which is also an issue) and returns

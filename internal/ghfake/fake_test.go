@@ -1,6 +1,7 @@
 package ghfake
 
 import (
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -348,4 +349,67 @@ func TestOverlappingWritesDetector(t *testing.T) {
 	if s.OverlappingWrites() != before {
 		t.Fatal("a read counted as a write")
 	}
+}
+
+func TestHold(t *testing.T) {
+	t.Run("released: processed", func(t *testing.T) {
+		s := newTestServer(t)
+		is := s.AddIssue("acme", "widgets", "t", "", "bot")
+		h := s.HoldNext("POST", "/comments")
+		done := make(chan answer, 1)
+		go func() {
+			done <- do(t, s, "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/comments", is), tok, `{"body":"hi"}`, "User-Agent", "replica-a")
+		}()
+		c := <-h.Arrived()
+		if c.UserAgent != "replica-a" || c.Method != "POST" {
+			t.Fatalf("held %+v", c)
+		}
+		if n := len(s.Comments("acme", "widgets", is)); n != 0 {
+			t.Fatalf("%d comments while held, want 0", n)
+		}
+		h.Release()
+		if a := <-done; a.status != http.StatusCreated {
+			t.Fatalf("status %d", a.status)
+		}
+		if n := len(s.Comments("acme", "widgets", is)); n != 1 {
+			t.Fatalf("%d comments, want 1", n)
+		}
+		// A hold catches one request only.
+		if a := do(t, s, "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/comments", is), tok, `{"body":"again"}`); a.status != http.StatusCreated {
+			t.Fatalf("second request: %d", a.status)
+		}
+	})
+	t.Run("client gone: not processed", func(t *testing.T) {
+		s := newTestServer(t)
+		is := s.AddIssue("acme", "widgets", "t", "", "bot")
+		h := s.HoldNext("POST", "/comments")
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+fmt.Sprintf("repos/acme/widgets/issues/%d/comments", is), strings.NewReader(`{"body":"hi"}`))
+			req.Header.Set("Authorization", "token "+tok)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			errc <- err
+		}()
+		<-h.Arrived()
+		cancel()
+		if err := <-errc; err == nil {
+			t.Fatal("the cancelled request got an answer")
+		}
+		select {
+		case <-h.Gone():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the fake never noticed the client went away")
+		}
+		if n := len(s.Comments("acme", "widgets", is)); n != 0 {
+			t.Fatalf("%d comments, want 0: a request whose client died was processed", n)
+		}
+		calls := s.Calls()
+		if last := calls[len(calls)-1]; last.Fault != "held" || last.Status != 0 {
+			t.Fatalf("last call %+v", last)
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -106,6 +107,64 @@ func identityOf(login string) string {
 	return strings.ToLower(login)
 }
 
+// Hold stops the first request that matches it before the fake processes
+// it, until the test releases it or the client goes away: a test can then
+// kill the client "mid-handling" at a known step. A request whose client
+// went away while held is not processed, as when a connection dies before
+// GitHub acted on it.
+type Hold struct {
+	method, path string
+	arrived      chan Call
+	release      chan struct{}
+	gone         chan struct{}
+	once         sync.Once
+}
+
+// HoldNext holds the next request with this method whose API path contains
+// pathContains.
+func (s *Server) HoldNext(method, pathContains string) *Hold {
+	h := &Hold{method: method, path: pathContains, arrived: make(chan Call, 1), release: make(chan struct{}), gone: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holds = append(s.holds, h)
+	return h
+}
+
+// Arrived receives the held request once it arrived (its User-Agent tells
+// which client sent it).
+func (h *Hold) Arrived() <-chan Call { return h.arrived }
+
+// Gone is closed when the held request's client went away.
+func (h *Hold) Gone() <-chan struct{} { return h.gone }
+
+// Release lets the held request (or the next one to match) go on.
+func (h *Hold) Release() { h.once.Do(func() { close(h.release) }) }
+
+func (s *Server) takeHold(method, path string) *Hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, h := range s.holds {
+		if h.method == method && strings.Contains(path, h.path) {
+			s.holds = append(s.holds[:i:i], s.holds[i+1:]...)
+			return h
+		}
+	}
+	return nil
+}
+
+// wait blocks the request until it is released (true) or its client went
+// away (false).
+func (h *Hold) wait(r *http.Request, c Call) bool {
+	h.arrived <- c
+	select {
+	case <-h.release:
+		return true
+	case <-r.Context().Done():
+		close(h.gone)
+		return false
+	}
+}
+
 // Call is one request the fake answered.
 type Call struct {
 	Method      string
@@ -115,7 +174,7 @@ type Call struct {
 	Login       string // acting identity; empty when anonymous
 	Conditional bool   // an If-None-Match was sent
 	Enterprise  bool   // the request came under /api/v3
-	Fault       string // "", "5xx", "lost-response", "secondary", "primary", "hang", "scripted"
+	Fault       string // "", "5xx", "lost-response", "secondary", "primary", "hang", "held", "scripted"
 	UserAgent   string
 }
 
@@ -304,6 +363,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	if !sleepCtx(r.Context(), latency) {
 		return
+	}
+	if h := s.takeHold(r.Method, call.Path); h != nil {
+		call.Fault = "held"
+		if !h.wait(r, call) {
+			s.mu.Lock()
+			call.Status = 0
+			s.logLocked(call)
+			s.mu.Unlock()
+			return
+		}
 	}
 	if fault == "hang" {
 		call.Fault = "hang"

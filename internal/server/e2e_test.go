@@ -43,9 +43,23 @@ pending_decisions:
     blocking: false
 `
 
+// seedFeature is a feature issue as the action leaves it after a push: the
+// pull request that added the outcome, the outcome comment posted by the
+// App, the issue labelled pending; alice may decide. It returns the
+// outcome comment's id.
+func seedFeature(t testing.TB, f *ghfake.Server) int64 {
+	t.Helper()
+	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
+	f.AddCommit(owner, repo, ghfake.Commit{SHA: addedSHA, Author: "agent-bot", Committer: "agent-bot", Files: []ghfake.File{{Filename: source, Status: "added"}}})
+	f.SetPermission(owner, repo, "alice", "write")
+	id := postOutcome(t, f)
+	f.LabelIssue(owner, repo, featureIssue, "phasegate:pending")
+	return id
+}
+
 // postOutcome posts the seed outcome on the feature issue as the App, as
 // the action (or the App) would have.
-func postOutcome(t *testing.T, f *ghfake.Server) int64 {
+func postOutcome(t testing.TB, f *ghfake.Server) int64 {
 	t.Helper()
 	doc := artifact.Decode(source, artifact.KindByID("outcome.phase-outcome"), []byte(seedOutcome), artifact.DefaultLimits)
 	o, err := outcome.Parse(doc.Value)
@@ -70,10 +84,7 @@ func TestCommandEndToEnd(t *testing.T) {
 	f := h.fake
 	// The repository's config names no identity: the App's own (learnt
 	// from GET /app) is the one whose comments count.
-	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
-	f.AddCommit(owner, repo, ghfake.Commit{SHA: addedSHA, Author: "agent-bot", Committer: "agent-bot", Files: []ghfake.File{{Filename: source, Status: "added"}}})
-	f.SetPermission(owner, repo, "alice", "write")
-	outcomeID := postOutcome(t, f)
+	outcomeID := seedFeature(t, f)
 	const command = "Read it through.\n/resolve D-001 approve"
 	commentID := f.AddComment(owner, repo, featureIssue, "alice", command)
 

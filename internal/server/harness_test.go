@@ -187,16 +187,23 @@ type harness struct {
 	seq     atomic.Int64
 }
 
+// newFake is a fake GitHub with the App installed on owner/repo.
+func newFake(t testing.TB) *ghfake.Server {
+	t.Helper()
+	f := ghfake.New() // real clock: ghinstallation signs JWTs with time.Now
+	t.Cleanup(f.Close)
+	f.AddApp(appID, appSlug, &appKey(t).PublicKey)
+	f.AddInstallation(appID, installation)
+	f.AddRepo(owner, repo, "main")
+	return f
+}
+
 // newHarness builds the server (not started) with a fakeDecider; opts
 // adjust the Config.
 func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 	t.Helper()
 	key := appKey(t)
-	f := ghfake.New() // real clock: ghinstallation signs JWTs with time.Now
-	t.Cleanup(f.Close)
-	f.AddApp(appID, appSlug, &key.PublicKey)
-	f.AddInstallation(appID, installation)
-	f.AddRepo(owner, repo, "main")
+	f := newFake(t)
 	h := &harness{t: t, fake: f, decider: &fakeDecider{}, logs: &syncBuffer{}, done: make(chan jobDone, 1000)}
 	cfg := Config{
 		Secrets:       [][]byte{testSecret},

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+// TestCommandsUnderFaults: GitHub misbehaves the whole time — 30% of
+// requests answer 5xx, some hang past the client's timeout, some hit a
+// secondary rate limit with Retry-After, some writes are committed but
+// answered 502 — while ten features each get their /resolve. Deliveries
+// fail, the reconcile loop takes over, and every command ends resolved
+// exactly once: one resolution comment per issue and nothing else, labels
+// and the pull request's status final.
+func TestCommandsUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for several seconds")
+	}
+	h := newHarness(t, func(c *Config) {
+		c.NewDecider = nil // the real decide.Handler
+		c.ReconcileEvery = 200 * time.Millisecond
+		c.GitHubOptions = func(o *ghclient.Options) {
+			o.BackoffBase, o.BackoffMax, o.MaxAttempts = time.Millisecond, 5*time.Millisecond, 3
+			o.AttemptTimeout = 250 * time.Millisecond
+			o.MaxRateLimitWait = 3 * time.Second
+		}
+	})
+	f := h.fake
+	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
+	f.SetPermission(owner, repo, "alice", "write")
+	const n = 10
+	type feature struct {
+		issue   int
+		comment int64
+	}
+	var features []feature
+	for i := range n {
+		issue := 50 + i
+		src := fmt.Sprintf("outcomes/feature-%03d-requirements.outcome.yaml", issue)
+		f.AddCommit(owner, repo, ghfake.Commit{SHA: fmt.Sprintf("%040x", issue), Author: "agent-bot", Committer: "agent-bot", Files: []ghfake.File{{Filename: src, Status: "added"}}})
+		postOutcomeOn(t, f, issue, src, fmt.Sprintf("%040x", issue))
+		f.LabelIssue(owner, repo, issue, "phasegate:pending")
+		features = append(features, feature{issue: issue})
+	}
+	h.start()
+	h.waitReady()
+
+	f.SetFaults(ghfake.Faults{
+		Seed:             7,
+		ServerErrorRate:  0.30,
+		HangRate:         0.03,
+		HangFor:          2 * time.Second,
+		SecondaryRate:    0.01,
+		RetryAfter:       time.Second,
+		LostResponseRate: 0.10,
+	})
+	const command = "/resolve D-001 approve"
+	for i := range features {
+		fe := &features[i]
+		fe.comment = f.AddComment(owner, repo, fe.issue, "alice", command)
+		payload := commentEvent("created", fe.issue, fe.comment, "alice", "alice", command)
+		if code, body := h.send(delivery{event: "issue_comment", body: payload}); code != http.StatusAccepted {
+			t.Fatalf("delivery for #%d: %d %q", fe.issue, code, body)
+		}
+	}
+	done := func() bool {
+		for _, fe := range features {
+			if countResolutions(f, fe.issue) < 1 || hasLabelOn(f, fe.issue, "phasegate:pending") {
+				return false
+			}
+		}
+		st, _ := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions)
+		return st.State == "success"
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !done() {
+		if time.Now().After(deadline) {
+			for _, fe := range features {
+				t.Logf("#%d: %d resolutions, labels %v", fe.issue, countResolutions(f, fe.issue), f.Labels(owner, repo, fe.issue))
+			}
+			t.Fatalf("the commands never all completed under faults; logs:\n%s", tail(h.logs.String(), 60))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// GitHub heals; two more reconcile passes change nothing.
+	f.SetFaults(ghfake.Faults{})
+	runs := metricValue(t, h, `phasegate_reconcile_runs_total{result="ok"}`)
+	h.until("two clean reconcile passes", func() bool {
+		return metricValue(t, h, `phasegate_reconcile_runs_total{result="ok"}`) >= runs+2
+	})
+
+	faults := map[string]int{}
+	notModified := 0
+	for _, c := range f.Calls() {
+		faults[c.Fault]++
+		if c.Status == http.StatusNotModified {
+			notModified++
+		}
+	}
+	t.Logf("calls by fault: %v; 304 answers: %d", faults, notModified)
+	for _, kind := range []string{"5xx", "hang", "secondary", "lost-response"} {
+		if faults[kind] == 0 {
+			t.Errorf("no %q fault was injected: the test did not exercise it", kind)
+		}
+	}
+	if notModified == 0 {
+		t.Error("no conditional read was answered 304")
+	}
+	for _, fe := range features {
+		var mine []string
+		for _, c := range f.Comments(owner, repo, fe.issue) {
+			if c.User == appBot {
+				mine = append(mine, firstLine(c.Body))
+			}
+		}
+		// The outcome and its one resolution; no second resolution, no
+		// error reply.
+		if len(mine) != 2 || countResolutions(f, fe.issue) != 1 {
+			t.Errorf("#%d: phasegate comments %q, want the outcome and one resolution", fe.issue, mine)
+		}
+		if got := f.Labels(owner, repo, fe.issue); strings.Contains(strings.Join(got, ","), "phasegate:pending") || !strings.Contains(strings.Join(got, ","), "phase:planning") {
+			t.Errorf("#%d labels %v, want phase:planning and no phasegate:pending", fe.issue, got)
+		}
+	}
+	if st, _ := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); st.State != "success" || st.Creator != appBot {
+		t.Errorf("%s = %+v", decide.ContextDecisions, st)
+	}
+}
+
+// postOutcomeOn posts the seed outcome for feature-<issue> on that issue,
+// as the App would have for a push of commit.
+func postOutcomeOn(t *testing.T, f *ghfake.Server, issue int, src, commit string) {
+	t.Helper()
+	text := strings.Replace(seedOutcome, "feature: feature-042", fmt.Sprintf("feature: feature-%03d", issue), 1)
+	doc := artifact.Decode(src, artifact.KindByID("outcome.phase-outcome"), []byte(text), artifact.DefaultLimits)
+	o, err := outcome.Parse(doc.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, err := outcome.Canonical(doc.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := outcome.Render(o, canonical, outcome.Meta{Source: src, Commit: commit, PR: prNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.AddComment(owner, repo, issue, appBot, body)
+}
+
+func countResolutions(f *ghfake.Server, issue int) int {
+	n := 0
+	for _, c := range f.Comments(owner, repo, issue) {
+		if c.User == appBot && strings.Contains(c.Body, "phasegate:resolution v1") {
+			n++
+		}
+	}
+	return n
+}
+
+func hasLabelOn(f *ghfake.Server, issue int, name string) bool {
+	for _, l := range f.Labels(owner, repo, issue) {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+// metricValue reads one series from the harness's /metrics.
+func metricValue(t *testing.T, h *harness, series string) float64 {
+	t.Helper()
+	_, body := h.get("/metrics")
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			var x float64
+			if _, err := fmt.Sscan(v, &x); err == nil {
+				return x
+			}
+		}
+	}
+	return 0
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,432 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/redisx/redistest"
+)
+
+// childEnv makes the test binary run `phasegate serve` (Main, configured by
+// the PHASEGATE_* variables) instead of the tests: a replica is a real
+// process, so that it can be killed as a crash would kill it. The
+// variable's value names the replica; it is the version in its User-Agent.
+const childEnv = "PHASEGATE_TEST_SERVE_REPLICA"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(childEnv); name != "" {
+		os.Exit(Main(nil, os.Getenv, os.Stdout, os.Stderr, name))
+	}
+	os.Exit(m.Run())
+}
+
+// replica is one `phasegate serve` process.
+type replica struct {
+	t      *testing.T
+	name   string
+	url    string // http://127.0.0.1:port
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan struct{}
+	code   int
+}
+
+// replicaEnv is the environment of every replica of a test.
+type replicaEnv struct {
+	fake           *ghfake.Server
+	redisURL       string
+	reconcileEvery string
+	lockTTL        string
+	keyFile        string
+}
+
+func newReplicaEnv(t *testing.T, f *ghfake.Server, redisURL string) replicaEnv {
+	key := filepath.Join(t.TempDir(), "app.pem")
+	if err := os.WriteFile(key, pemOf(appKey(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return replicaEnv{fake: f, redisURL: redisURL, reconcileEvery: "0", lockTTL: "2s", keyFile: key}
+}
+
+// start runs a replica and waits until /readyz answers 200.
+func (e replicaEnv) start(t *testing.T, name string) *replica {
+	t.Helper()
+	var last error
+	for range 5 { // a free port can be taken before the child binds it
+		r, err := e.tryStart(t, name)
+		if err == nil {
+			return r
+		}
+		last = err
+	}
+	t.Fatalf("starting replica %s: %v", name, last)
+	return nil
+}
+
+func (e replicaEnv) tryStart(t *testing.T, name string) (*replica, error) {
+	port, err := redistest.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(),
+		childEnv+"="+name,
+		"PHASEGATE_ADDR="+addr,
+		"PHASEGATE_WEBHOOK_SECRET="+string(testSecret),
+		"PHASEGATE_APP_ID="+strconv.Itoa(appID),
+		"PHASEGATE_PRIVATE_KEY_FILE="+e.keyFile,
+		"PHASEGATE_GITHUB_API_URL="+e.fake.URL(),
+		"PHASEGATE_REDIS_URL="+e.redisURL,
+		"PHASEGATE_RECONCILE_EVERY="+e.reconcileEvery,
+		"PHASEGATE_LOCK_TTL="+e.lockTTL,
+	)
+	r := &replica{t: t, name: name, url: "http://" + addr, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = r.logs, r.logs
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", os.Args[0], err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		r.code = cmd.ProcessState.ExitCode()
+		close(r.exited)
+	}()
+	t.Cleanup(func() {
+		r.stop()
+		if t.Failed() {
+			t.Logf("replica %s logs:\n%s", name, r.logs.String())
+		}
+		if strings.Contains(r.logs.String(), "PRIVATE KEY") || strings.Contains(r.logs.String(), string(testSecret)) {
+			t.Errorf("a secret reached replica %s's logs", name)
+		}
+	})
+	deadline := time.Now().Add(guard)
+	for {
+		select {
+		case <-r.exited:
+			return nil, fmt.Errorf("replica %s exited %d:\n%s", name, r.code, r.logs.String())
+		default:
+		}
+		if resp, err := http.Get(r.url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return r, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			r.kill()
+			return nil, fmt.Errorf("replica %s never ready:\n%s", name, r.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// kill ends the replica at once (SIGKILL): no drain, no unlock.
+func (r *replica) kill() {
+	_ = r.cmd.Process.Kill()
+	<-r.exited
+}
+
+// stop ends the replica gracefully (SIGTERM) and checks that it drained
+// and exited 0; a replica already killed is left alone.
+func (r *replica) stop() {
+	select {
+	case <-r.exited:
+		return
+	default:
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+		if r.code != 0 {
+			r.t.Errorf("replica %s exited %d after SIGTERM", r.name, r.code)
+		}
+	case <-time.After(guard):
+		r.kill()
+		r.t.Errorf("replica %s did not stop on SIGTERM", r.name)
+	}
+}
+
+// send posts a signed delivery and returns the status and body.
+func (r *replica) send(event, id string, body []byte) (int, string) {
+	req, err := http.NewRequest(http.MethodPost, r.url+"/webhook", bytes.NewReader(body))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", id)
+	req.Header.Set("X-Hub-Signature-256", sign(testSecret, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
+// metric sums the samples of one metric whose labels contain every one of
+// labels (`name="value"` pairs) on the replica's /metrics.
+func (r *replica) metric(name string, labels ...string) float64 {
+	resp, err := http.Get(r.url + "/metrics")
+	if err != nil {
+		r.t.Fatalf("GET /metrics on %s: %v", r.name, err)
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") || (series != name && !strings.HasPrefix(series, name+"{")) {
+			continue
+		}
+		match := true
+		for _, l := range labels {
+			match = match && strings.Contains(series, l)
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil && match {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// idle reports whether the replica has handled every delivery it accepted.
+func (r *replica) idle() bool {
+	accepted := r.metric("phasegate_webhook_deliveries_total", `result="accepted"`)
+	handled := r.metric("phasegate_handler_duration_seconds_count")
+	return handled == accepted && r.metric("phasegate_queue_depth") == 0 && r.metric("phasegate_queue_inflight") == 0
+}
+
+// until polls cond until it holds, within guard.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(guard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// resolutions are the resolution comments on the feature issue, by
+// decision id.
+func resolutions(f *ghfake.Server) map[string]int {
+	out := map[string]int{}
+	for _, c := range f.Comments(owner, repo, featureIssue) {
+		if c.User != appBot || !strings.Contains(c.Body, "phasegate:resolution v1") {
+			continue
+		}
+		for _, id := range []string{"D-001", "D-002"} {
+			if strings.Contains(c.Body, "decision="+id) {
+				out[id]++
+			}
+		}
+	}
+	return out
+}
+
+// captured counts the follow-up issues phasegate opened.
+func captured(f *ghfake.Server) int {
+	n := 0
+	for _, is := range f.Issues(owner, repo) {
+		for _, l := range is.Labels {
+			if l == "phasegate:captured" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func decisionsStatus(f *ghfake.Server) string {
+	st, _ := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions)
+	return st.State
+}
+
+func hasLabel(f *ghfake.Server, name string) bool {
+	for _, l := range f.Labels(owner, repo, featureIssue) {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReplicasShareRedis: two serve processes on one Redis. The same
+// delivery sent to both is accepted once; fifty copies of one command spread
+// over both give one resolution (and one follow-up issue).
+func TestReplicasShareRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs serve processes and redis-server")
+	}
+	rdb := redistest.Start(t)
+	f := newFake(t)
+	seedFeature(t, f)
+	env := newReplicaEnv(t, f, rdb.URL())
+	a, b := env.start(t, "replica-a"), env.start(t, "replica-b")
+	replicas := []*replica{a, b}
+
+	// 1. The same delivery to both replicas at once.
+	const approve = "/resolve D-001 approve"
+	approveID := f.AddComment(owner, repo, featureIssue, "alice", approve)
+	payload := commentEvent("created", featureIssue, approveID, "alice", "alice", approve)
+	codes := make([]int, 2)
+	var wg sync.WaitGroup
+	for i, r := range replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = r.send("issue_comment", "same-delivery", payload)
+		}()
+	}
+	wg.Wait()
+	if !(codes[0] == 202 && codes[1] == 200 || codes[0] == 200 && codes[1] == 202) {
+		t.Fatalf("answers %v, want one 202 (accepted) and one 200 (duplicate)", codes)
+	}
+
+	// 2. Fifty copies of one command (fifty delivery ids: a redelivery storm
+	// or a misbehaving proxy), spread over both, all at once.
+	const capture = "/resolve D-002 capture"
+	captureID := f.AddComment(owner, repo, featureIssue, "alice", capture)
+	payload = commentEvent("created", featureIssue, captureID, "alice", "alice", capture)
+	accepted := make([]int, 50)
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			accepted[i], _ = replicas[i%2].send("issue_comment", fmt.Sprintf("copy-%d", i), payload)
+		}()
+	}
+	wg.Wait()
+	for i, code := range accepted {
+		if code != http.StatusAccepted {
+			t.Fatalf("copy %d answered %d", i, code)
+		}
+	}
+	until(t, "both replicas handled every delivery", func() bool { return a.idle() && b.idle() })
+	handled := a.metric("phasegate_handler_duration_seconds_count") + b.metric("phasegate_handler_duration_seconds_count")
+	if handled != 51 {
+		t.Errorf("%v deliveries handled, want 51 (1 + 50)", handled)
+	}
+	if a.metric("phasegate_handler_duration_seconds_count") == 0 || b.metric("phasegate_handler_duration_seconds_count") == 0 {
+		t.Error("one replica handled nothing: the copies were not spread")
+	}
+
+	if got := resolutions(f); got["D-001"] != 1 || got["D-002"] != 1 {
+		t.Errorf("resolution comments %v, want exactly one per decision", got)
+	}
+	if n := captured(f); n != 1 {
+		t.Errorf("%d follow-up issues, want 1", n)
+	}
+	if s := decisionsStatus(f); s != "success" {
+		t.Errorf("%s = %q, want success", decide.ContextDecisions, s)
+	}
+	if hasLabel(f, "phasegate:pending") {
+		t.Errorf("labels %v still say pending", f.Labels(owner, repo, featureIssue))
+	}
+}
+
+// TestReplicaKilledMidHandling: the replica handling a command is killed at
+// a given step; the other replica's reconcile loop completes the work once
+// the dead replica's lock lease expired, and nothing is lost or doubled.
+func TestReplicaKilledMidHandling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs serve processes and redis-server")
+	}
+	tests := []struct {
+		name       string
+		holdMethod string
+		holdPath   string
+		// written: the resolution comment existed when the replica died.
+		written bool
+	}{
+		{name: "before the resolution comment", holdMethod: http.MethodPost, holdPath: fmt.Sprintf("/issues/%d/comments", featureIssue)},
+		{name: "after the resolution, before the labels", holdMethod: http.MethodPost, holdPath: fmt.Sprintf("/issues/%d/labels", featureIssue), written: true},
+		{name: "after the labels, before the status", holdMethod: http.MethodPost, holdPath: "/statuses/" + headSHA, written: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rdb := redistest.Start(t)
+			f := newFake(t)
+			seedFeature(t, f)
+			env := newReplicaEnv(t, f, rdb.URL())
+			env.reconcileEvery = "500ms"
+			byName := map[string]*replica{}
+			for _, n := range []string{"replica-a", "replica-b"} {
+				byName[n] = env.start(t, n)
+			}
+			// Each replica's first reconcile pass (at start) has brought the
+			// issue's labels and status up to date: from here on, the
+			// held write is the command's.
+			for _, r := range byName {
+				until(t, r.name+"'s first reconcile pass", func() bool { return r.metric("phasegate_reconcile_runs_total", `result="ok"`) >= 1 })
+			}
+			hold := f.HoldNext(tc.holdMethod, tc.holdPath)
+			const approve = "/resolve D-001 approve"
+			id := f.AddComment(owner, repo, featureIssue, "alice", approve)
+			if code, body := byName["replica-a"].send("issue_comment", "the-delivery", commentEvent("created", featureIssue, id, "alice", "alice", approve)); code != http.StatusAccepted {
+				t.Fatalf("answer %d %q", code, body)
+			}
+			// Whichever replica gets there first (the delivery's, or the
+			// other's reconcile pass) is the one that dies.
+			var held ghfake.Call
+			select {
+			case held = <-hold.Arrived():
+			case <-time.After(guard):
+				t.Fatal("no replica reached the held step")
+			}
+			victim := byName[strings.TrimPrefix(held.UserAgent, "phasegate/")]
+			if victim == nil {
+				t.Fatalf("held a request from %q", held.UserAgent)
+			}
+			if got := resolutions(f)["D-001"]; got != map[bool]int{true: 1, false: 0}[tc.written] {
+				t.Fatalf("%d resolution comments when the replica died", got)
+			}
+			victim.kill()
+			select {
+			case <-hold.Gone():
+			case <-time.After(guard):
+				t.Fatal("the fake never saw the dead replica's request end")
+			}
+			var survivor *replica
+			for _, r := range byName {
+				if r != victim {
+					survivor = r
+				}
+			}
+			until(t, "the survivor completed the command", func() bool {
+				return resolutions(f)["D-001"] == 1 && decisionsStatus(f) == "success" && !hasLabel(f, "phasegate:pending")
+			})
+			// A few more reconcile passes change nothing.
+			runs := survivor.metric("phasegate_reconcile_runs_total", `result="ok"`)
+			until(t, "two more reconcile passes", func() bool {
+				return survivor.metric("phasegate_reconcile_runs_total", `result="ok"`) >= runs+2
+			})
+			if got := resolutions(f); got["D-001"] != 1 || got["D-002"] != 0 {
+				t.Errorf("resolution comments %v, want D-001 once", got)
+			}
+			if s := decisionsStatus(f); s != "success" {
+				t.Errorf("%s = %q", decide.ContextDecisions, s)
+			}
+		})
+	}
+}
