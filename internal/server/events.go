@@ -64,10 +64,43 @@ type repoRef struct {
 	FullName string `json:"full_name"`
 }
 
+// validName reports whether s can be a GitHub owner or repository name
+// (letters, digits, '-', '_', '.'; not "." or ".."). The names go into API
+// paths, so a payload naming anything else is malformed.
+func validName(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 100 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// clip makes payload text safe to echo in an answer or a log: printable
+// ASCII only (anything else becomes '?'), at most 64 bytes.
+func clip(s string) string {
+	const max = 64
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= max {
+			b.WriteString("…")
+			break
+		}
+		if r < 0x20 || r > 0x7e {
+			r = '?'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // ownerName splits full_name.
 func (r repoRef) ownerName() (string, string, bool) {
 	o, n, ok := strings.Cut(r.FullName, "/")
-	return o, n, ok && o != "" && n != "" && !strings.Contains(n, "/")
+	return o, n, ok && validName(o) && validName(n)
 }
 
 // payload is the part of a webhook payload phasegate reads.
@@ -134,7 +167,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		if !jsonObject(body) {
 			return nil, "", fmt.Errorf("%w: not a JSON object", errMalformed)
 		}
-		return nil, ignored("event " + event + " is not handled"), nil
+		return nil, ignored("event " + clip(event) + " is not handled"), nil
 	}
 	var p payload
 	if err := json.Unmarshal(body, &p); err != nil {
@@ -156,6 +189,9 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 	needRepo := func() error {
 		if j.owner == "" || j.repo == "" {
 			return fmt.Errorf("%w: %s without a repository", errMalformed, event)
+		}
+		if !validName(j.owner) || !validName(j.repo) {
+			return fmt.Errorf("%w: %s names a repository that GitHub would not (%q)", errMalformed, event, clip(j.owner+"/"+j.repo))
 		}
 		return nil
 	}
@@ -184,11 +220,11 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 			// Only phasegate's own comments matter; without the identity
 			// yet, any bot's comment is checked by the worker.
 			if identity != "" && !self(j.comment.Author) || identity == "" && !j.comment.Bot {
-				return nil, ignored("comment " + p.Action + ": not phasegate's"), nil
+				return nil, ignored("comment " + clip(p.Action) + ": not phasegate's"), nil
 			}
 			j.kind = kindTamper
 		default:
-			return nil, ignored("comment " + p.Action), nil
+			return nil, ignored("comment " + clip(p.Action)), nil
 		}
 	case "pull_request":
 		if err := needRepo(); err != nil {
@@ -197,7 +233,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		switch p.Action {
 		case "opened", "synchronize", "reopened":
 		default:
-			return nil, ignored("pull request " + p.Action), nil
+			return nil, ignored("pull request " + clip(p.Action)), nil
 		}
 		j.pr = p.Number
 		if p.PullRequest != nil {
@@ -215,7 +251,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 			return nil, "", err
 		}
 		if p.Context != decide.ContextDecisions {
-			return nil, ignored("status " + p.Context + " is not phasegate's"), nil
+			return nil, ignored("status " + clip(p.Context) + " is not phasegate's"), nil
 		}
 		if self(p.Sender.Login) {
 			return nil, "phasegate's own status", nil
@@ -235,7 +271,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		case "deleted", "suspend":
 			j.kind, j.repos = kindUninstall, p.Repositories
 		default:
-			return nil, ignored("installation " + p.Action), nil
+			return nil, ignored("installation " + clip(p.Action)), nil
 		}
 	case "installation_repositories":
 		switch p.Action {
@@ -244,7 +280,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		case "removed":
 			j.kind, j.repos = kindUninstall, p.RepositoriesRemoved
 		default:
-			return nil, ignored("installation_repositories " + p.Action), nil
+			return nil, ignored("installation_repositories " + clip(p.Action)), nil
 		}
 	}
 	return j, "", nil

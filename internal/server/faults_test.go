@@ -59,7 +59,7 @@ func TestCommandsUnderFaults(t *testing.T) {
 		ServerErrorRate:  0.30,
 		HangRate:         0.03,
 		HangFor:          2 * time.Second,
-		SecondaryRate:    0.01,
+		SecondaryRate:    0.02,
 		RetryAfter:       time.Second,
 		LostResponseRate: 0.10,
 	})
@@ -72,6 +72,9 @@ func TestCommandsUnderFaults(t *testing.T) {
 			t.Fatalf("delivery for #%d: %d %q", fe.issue, code, body)
 		}
 	}
+	// And a burst of secondary rate limiting (429 with Retry-After) right
+	// as the deliveries are handled.
+	f.SecondaryLimit(time.Second, http.StatusTooManyRequests)
 	done := func() bool {
 		for _, fe := range features {
 			if countResolutions(f, fe.issue) < 1 || hasLabelOn(f, fe.issue, "phasegate:pending") {

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// seedPayloads are real-shaped deliveries of every event phasegate reads.
+func seedPayloads() map[string][]byte {
+	return map[string][]byte{
+		"issue_comment":             commentEvent("created", 42, 7, "alice", "alice", "/resolve D-001 approve"),
+		"pull_request":              pullRequestEvent("synchronize", 100, headSHA),
+		"status":                    statusEvent("phasegate/decisions", "mallory", headSHA, "success"),
+		"installation":              installationEvent("installation", "created", "acme/shop"),
+		"installation_repositories": installationEvent("installation_repositories", "added", "acme/shop"),
+	}
+}
+
+// FuzzClassify: any verified payload of any event is a job, a reason to
+// ignore it, or a malformed-payload error — never a panic; a job's
+// repository is one GitHub could name, and what is echoed is clipped.
+func FuzzClassify(f *testing.F) {
+	for event, body := range seedPayloads() {
+		f.Add(event, body, "")
+		f.Add(event, body, appBot)
+	}
+	f.Add("issue_comment", []byte(`{"action":"created","installation":{"id":1},"repository":{"full_name":"a/../b"},"issue":{"number":1},"comment":{"id":1,"body":"/resolve D-001 approve"}}`), "")
+	f.Add("status", []byte(`{"context":"phasegate/decisions","sha":"x","installation":{"id":1},"repository":{"name":"r\n","owner":{"login":"o"}}}`), "")
+	f.Fuzz(func(t *testing.T, event string, body []byte, identity string) {
+		j, why, err := classify(event, "fuzz", body, identity)
+		switch {
+		case err != nil:
+			if !errors.Is(err, errMalformed) {
+				t.Fatalf("error %v is not errMalformed", err)
+			}
+			if j != nil || why != "" {
+				t.Fatal("an error with a job or a reason")
+			}
+		case j != nil:
+			if why != "" || j.kind == "" || j.installation <= 0 {
+				t.Fatalf("job %+v, reason %q", j, why)
+			}
+			if j.owner != "" && (!validName(j.owner) || !validName(j.repo)) {
+				t.Fatalf("job for a repository GitHub could not name: %q/%q", j.owner, j.repo)
+			}
+			switch j.kind {
+			case kindComment, kindTamper:
+				if j.issue <= 0 || j.comment.ID <= 0 || j.owner == "" {
+					t.Fatalf("comment job %+v", j)
+				}
+			case kindPullRequest:
+				if j.pr <= 0 || j.owner == "" {
+					t.Fatalf("pull request job %+v", j)
+				}
+			case kindStatus:
+				if j.sha == "" || j.owner == "" {
+					t.Fatalf("status job %+v", j)
+				}
+			}
+			for _, r := range j.repos {
+				if o, n, ok := r.ownerName(); ok && (!validName(o) || !validName(n)) {
+					t.Fatalf("repository %q", r.FullName)
+				}
+			}
+		default:
+			if why == "" {
+				t.Fatal("neither a job, a reason nor an error")
+			}
+			if len(why) > 200 || strings.IndexFunc(string(why), func(r rune) bool { return r != '…' && (r > unicode.MaxASCII || !unicode.IsPrint(r)) }) >= 0 {
+				t.Fatalf("reason %q is not clipped", why)
+			}
+		}
+	})
+}
+
+// FuzzWebhook: any signed body under any event and content type gets one
+// of the documented answers from the HTTP handler, never a panic or a 5xx
+// other than 503.
+func FuzzWebhook(f *testing.F) {
+	for event, body := range seedPayloads() {
+		f.Add(event, body, false)
+		f.Add(event, []byte("payload="+url.QueryEscape(string(body))), true)
+	}
+	f.Add("issue_comment", []byte(`{"action":`), false)
+	f.Add("ping", []byte(`{"zen":"Keep it logically awesome."}`), false)
+	h := newHarness(f, func(c *Config) { c.QueueSize = 1 << 20 })
+	f.Fuzz(func(t *testing.T, event string, body []byte, form bool) {
+		req := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
+		if form {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("X-GitHub-Event", event)
+		req.Header.Set("X-GitHub-Delivery", h.newID())
+		req.Header.Set("X-Hub-Signature-256", sign(testSecret, body))
+		rec := httptest.NewRecorder()
+		h.srv.Handler().ServeHTTP(rec, req)
+		switch rec.Code {
+		case http.StatusOK, http.StatusAccepted, http.StatusBadRequest, http.StatusServiceUnavailable:
+		default:
+			t.Fatalf("answer %d %q", rec.Code, rec.Body.String())
+		}
+	})
+}
