@@ -430,3 +430,54 @@ func TestReplicaKilledMidHandling(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisGoesAway: with Redis gone, the replicas keep answering (503 to
+// a delivery they cannot check for replays, so GitHub records it as failed;
+// /healthz stays 200) and act on nothing; once Redis is back, the reconcile
+// loop applies the command, once.
+func TestRedisGoesAway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs serve processes and redis-server")
+	}
+	rdb := redistest.Start(t)
+	f := newFake(t)
+	seedFeature(t, f)
+	env := newReplicaEnv(t, f, rdb.URL())
+	env.reconcileEvery = "300ms"
+	a, b := env.start(t, "replica-a"), env.start(t, "replica-b")
+	for _, r := range []*replica{a, b} {
+		until(t, r.name+"'s first reconcile pass", func() bool { return r.metric("phasegate_reconcile_runs_total", `result="ok"`) >= 1 })
+	}
+
+	rdb.Kill()
+	const approve = "/resolve D-001 approve"
+	id := f.AddComment(owner, repo, featureIssue, "alice", approve)
+	if code, body := a.send("issue_comment", "while-redis-is-down", commentEvent("created", featureIssue, id, "alice", "alice", approve)); code != http.StatusServiceUnavailable {
+		t.Fatalf("delivery while Redis is down: %d %q, want 503", code, body)
+	}
+	for _, r := range []*replica{a, b} {
+		resp, err := http.Get(r.url + "/healthz")
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s /healthz while Redis is down: %v %v", r.name, resp, err)
+		}
+		resp.Body.Close()
+	}
+	// Reconcile passes run and fail to lock: nothing is acted on.
+	passes := a.metric("phasegate_reconcile_runs_total") + b.metric("phasegate_reconcile_runs_total")
+	until(t, "two reconcile passes without Redis", func() bool {
+		return a.metric("phasegate_reconcile_runs_total")+b.metric("phasegate_reconcile_runs_total") >= passes+2
+	})
+	if got := resolutions(f)["D-001"]; got != 0 {
+		t.Fatalf("%d resolutions while Redis was down: acted without a lock", got)
+	}
+
+	rdb.Restart()
+	until(t, "the command applied once Redis is back", func() bool {
+		return resolutions(f)["D-001"] == 1 && decisionsStatus(f) == "success"
+	})
+	runs := a.metric("phasegate_reconcile_runs_total", `result="ok"`)
+	until(t, "two more passes", func() bool { return a.metric("phasegate_reconcile_runs_total", `result="ok"`) >= runs+2 })
+	if got := resolutions(f); got["D-001"] != 1 {
+		t.Errorf("resolution comments %v, want D-001 once", got)
+	}
+}

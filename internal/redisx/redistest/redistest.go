@@ -26,11 +26,13 @@ const RequireEnv = "PHASEGATE_REQUIRE_REDIS"
 
 // Server is one private redis-server.
 type Server struct {
+	t    testing.TB
+	bin  string
 	addr string
-	cmd  *exec.Cmd
 	out  *lockedBuffer
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards cmd and exited, which Restart replaces
+	cmd    *exec.Cmd
 	exited chan struct{}
 }
 
@@ -64,10 +66,21 @@ func tryStart(t testing.TB, bin string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := t.TempDir()
-	out := &lockedBuffer{}
-	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port),
+	s := &Server{t: t, bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &lockedBuffer{}}
+	t.Cleanup(s.Kill)
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// run starts the process on s.addr and waits until it answers PING.
+func (s *Server) run() error {
+	_, port, _ := net.SplitHostPort(s.addr)
+	dir := s.t.TempDir()
+	out := s.out
+	cmd := exec.Command(s.bin,
+		"--port", port,
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
@@ -77,14 +90,16 @@ func tryStart(t testing.TB, bin string) (*Server, error) {
 	)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("running %s: %w", bin, err)
+		return fmt.Errorf("running %s: %w", s.bin, err)
 	}
-	s := &Server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, out: out, exited: make(chan struct{})}
+	exited := make(chan struct{})
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
-		close(s.exited)
+		close(exited)
 	}()
-	t.Cleanup(s.Kill)
 
 	c := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
@@ -94,16 +109,16 @@ func tryStart(t testing.TB, bin string) (*Server, error) {
 		err := c.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			return s, nil
+			return nil
 		}
 		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("redis-server exited: %s", out.String())
+		case <-exited:
+			return fmt.Errorf("redis-server exited: %s", out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
 			s.Kill()
-			return nil, fmt.Errorf("redis-server on %s did not answer PING: %w\n%s", s.addr, err, out.String())
+			return fmt.Errorf("redis-server on %s did not answer PING: %w\n%s", s.addr, err, out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -122,14 +137,33 @@ func (s *Server) Output() string { return s.out.String() }
 // it to exit. It may be called more than once.
 func (s *Server) Kill() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
 	select {
-	case <-s.exited:
+	case <-exited:
 		return
 	default:
 	}
-	_ = s.cmd.Process.Kill()
-	<-s.exited
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// Restart starts the server again on the same address, empty (it keeps
+// nothing: no persistence), after Kill; it fails the test when it cannot.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	var err error
+	for range 50 { // the port may linger for a moment
+		if err = s.run(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatalf("restarting redis-server on %s: %v", s.addr, err)
 }
 
 // Client is a plain client for inspecting the server's keys, closed in
