@@ -14,5 +14,7 @@ RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false -ldflags="-s -w 
 
 FROM gcr.io/distroless/static-debian12
 COPY --from=build /out/phasegate /phasegate
+# `phasegate serve` (the GitHub App) listens on 8080; the action ignores it.
+EXPOSE 8080
 ENTRYPOINT ["/phasegate"]
 CMD ["action"]

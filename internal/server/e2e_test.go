@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -61,7 +62,15 @@ func seedFeature(t testing.TB, f *ghfake.Server) int64 {
 // the action (or the App) would have.
 func postOutcome(t testing.TB, f *ghfake.Server) int64 {
 	t.Helper()
-	doc := artifact.Decode(source, artifact.KindByID("outcome.phase-outcome"), []byte(seedOutcome), artifact.DefaultLimits)
+	return postOutcomeOn(t, f, featureIssue, source, addedSHA)
+}
+
+// postOutcomeOn posts the seed outcome for feature-<issue> on that issue as
+// the App, for a push of commit that added src.
+func postOutcomeOn(t testing.TB, f *ghfake.Server, issue int, src, commit string) int64 {
+	t.Helper()
+	text := strings.Replace(seedOutcome, "feature: feature-042", fmt.Sprintf("feature: feature-%03d", issue), 1)
+	doc := artifact.Decode(src, artifact.KindByID("outcome.phase-outcome"), []byte(text), artifact.DefaultLimits)
 	o, err := outcome.Parse(doc.Value)
 	if err != nil {
 		t.Fatal(err)
@@ -70,11 +79,11 @@ func postOutcome(t testing.TB, f *ghfake.Server) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := outcome.Render(o, canonical, outcome.Meta{Source: source, Commit: addedSHA, PR: prNumber})
+	body, err := outcome.Render(o, canonical, outcome.Meta{Source: src, Commit: commit, PR: prNumber})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f.AddComment(owner, repo, featureIssue, appBot, body)
+	return f.AddComment(owner, repo, issue, appBot, body)
 }
 
 // TestCommandEndToEnd drives a /resolve through the webhook, the real

@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
-	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // TestCommandsUnderFaults: GitHub misbehaves the whole time — 30% of
@@ -138,27 +136,6 @@ func TestCommandsUnderFaults(t *testing.T) {
 	if st, _ := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); st.State != "success" || st.Creator != appBot {
 		t.Errorf("%s = %+v", decide.ContextDecisions, st)
 	}
-}
-
-// postOutcomeOn posts the seed outcome for feature-<issue> on that issue,
-// as the App would have for a push of commit.
-func postOutcomeOn(t *testing.T, f *ghfake.Server, issue int, src, commit string) {
-	t.Helper()
-	text := strings.Replace(seedOutcome, "feature: feature-042", fmt.Sprintf("feature: feature-%03d", issue), 1)
-	doc := artifact.Decode(src, artifact.KindByID("outcome.phase-outcome"), []byte(text), artifact.DefaultLimits)
-	o, err := outcome.Parse(doc.Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	canonical, err := outcome.Canonical(doc.Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := outcome.Render(o, canonical, outcome.Meta{Source: src, Commit: commit, PR: prNumber})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.AddComment(owner, repo, issue, appBot, body)
 }
 
 func countResolutions(f *ghfake.Server, issue int) int {

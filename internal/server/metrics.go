@@ -23,6 +23,7 @@ type metrics struct {
 	dropped        prometheus.Counter
 	reconcileRuns  *prometheus.CounterVec
 	reconcileSkips prometheus.Counter
+	passSkips      *prometheus.CounterVec
 	redeliveries   *prometheus.CounterVec
 	ready          prometheus.Gauge
 }
@@ -72,6 +73,10 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 			Name: "phasegate_reconcile_runs_total",
 			Help: "Reconcile passes by result (ok, error).",
 		}, []string{"result"}),
+		passSkips: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_reconcile_skipped_passes_total",
+			Help: "Reconcile passes not run, by reason (other_replica: another replica ran this period's pass; store_unavailable: Redis could not be asked).",
+		}, []string{"reason"}),
 		reconcileSkips: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "phasegate_reconcile_skipped_installations_total",
 			Help: "Installations a reconcile pass skipped because little of their rate limit was left.",
@@ -90,7 +95,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 	}
 	cs := []prometheus.Collector{
 		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
-		m.reconcileRuns, m.reconcileSkips, m.redeliveries, m.ready,
+		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.redeliveries, m.ready,
 		queueGauge("phasegate_queue_depth", "Deliveries queued and not yet taken by a worker.", func() float64 {
 			n, _, _ := s.queue.stats(s.cfg.Now())
 			return float64(n)

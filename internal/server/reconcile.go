@@ -25,13 +25,42 @@ func (s *Server) reconcileLoop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.ReconcileEvery)
 	defer t.Stop()
 	for {
-		s.reconcileOnce(ctx)
+		if s.claimPass(ctx) {
+			s.reconcileOnce(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// claimPass reports whether this replica runs the reconcile pass of the
+// current period. Periods are aligned to multiples of ReconcileEvery, and
+// the first replica to record the period's key in the shared seen set
+// (Redis: one SET NX) runs it; the others skip it, so N replicas spend the
+// rate limit of one. Alone, with the in-memory set, a replica claims every
+// period. When the set cannot be asked (Redis down), the pass is skipped:
+// no issue lock could be taken anyway.
+func (s *Server) claimPass(ctx context.Context) bool {
+	every := s.cfg.ReconcileEvery
+	slot := s.cfg.Now().Truncate(every)
+	key := "reconcile-pass:" + every.String() + ":" + strconv.FormatInt(slot.UnixMilli(), 10)
+	cctx, cancel := context.WithTimeout(ctx, seenTimeout)
+	taken, err := s.cfg.Seen.SeenBefore(cctx, key)
+	cancel()
+	switch {
+	case err != nil:
+		s.metrics.passSkips.WithLabelValues("store_unavailable").Inc()
+		s.log.Warn("reconcile: pass skipped: the shared store cannot be asked whether another replica runs it", "error", err)
+		return false
+	case taken:
+		s.metrics.passSkips.WithLabelValues("other_replica").Inc()
+		s.log.Debug("reconcile: pass skipped: another replica runs this period's", "period", slot)
+		return false
+	}
+	return true
 }
 
 // reconcileOnce re-folds every pending issue of every repository of every

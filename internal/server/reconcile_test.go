@@ -152,3 +152,42 @@ func TestReconcileLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClaimPass: one reconcile pass per period, whoever claims it first;
+// none while the shared store cannot be asked.
+func TestClaimPass(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 7, 0, 0, time.UTC) // 10:07, in the 10:00–10:15 period
+	shared := NewMemSeen(time.Hour, 1000)                 // stands for Redis, shared by two replicas
+	clock := func() time.Time { return now }
+	a := newHarness(t, func(c *Config) { c.Seen, c.Now, c.ReconcileEvery = shared, clock, 15*time.Minute })
+	b := newHarness(t, func(c *Config) { c.Seen, c.Now, c.ReconcileEvery = shared, clock, 15*time.Minute })
+	down := newHarness(t, func(c *Config) { c.Seen, c.Now, c.ReconcileEvery = brokenSeen{}, clock, 15*time.Minute })
+	ctx := context.Background()
+	steps := []struct {
+		name  string
+		h     *harness
+		at    time.Time
+		want  bool
+		label string
+	}{
+		{name: "a claims the period", h: a, at: now, want: true},
+		{name: "b finds it taken", h: b, at: now.Add(5 * time.Minute), want: false, label: `reason="other_replica"`},
+		{name: "a again in the same period", h: a, at: now.Add(7 * time.Minute), want: false, label: `reason="other_replica"`},
+		{name: "b claims the next period", h: b, at: now.Add(9 * time.Minute), want: true},
+		{name: "store down", h: down, at: now, want: false, label: `reason="store_unavailable"`},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			now = st.at
+			before := metricValue(t, st.h, `phasegate_reconcile_skipped_passes_total{`+st.label+`}`)
+			if got := st.h.srv.claimPass(ctx); got != st.want {
+				t.Fatalf("claimPass = %v, want %v", got, st.want)
+			}
+			if st.label != "" {
+				if after := metricValue(t, st.h, `phasegate_reconcile_skipped_passes_total{`+st.label+`}`); after != before+1 {
+					t.Errorf("skip counter %v → %v", before, after)
+				}
+			}
+		})
+	}
+}

@@ -54,12 +54,22 @@ type replicaEnv struct {
 	keyFile        string
 }
 
-func newReplicaEnv(t *testing.T, f *ghfake.Server, redisURL string) replicaEnv {
+// replicaWorld is a private Redis, the fake GitHub with the seed feature,
+// and the environment of replicas on them, reconciling every
+// reconcileEvery ("0": never) with a 2 s lock lease.
+func replicaWorld(t *testing.T, reconcileEvery string) (*redistest.Server, *ghfake.Server, replicaEnv) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs serve processes and redis-server")
+	}
+	rdb := redistest.Start(t)
+	f := newFake(t)
+	seedFeature(t, f)
 	key := filepath.Join(t.TempDir(), "app.pem")
 	if err := os.WriteFile(key, pemOf(appKey(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return replicaEnv{fake: f, redisURL: redisURL, reconcileEvery: "0", lockTTL: "2s", keyFile: key}
+	return rdb, f, replicaEnv{fake: f, redisURL: rdb.URL(), reconcileEvery: reconcileEvery, lockTTL: "2s", keyFile: key}
 }
 
 // start runs a replica and waits until /readyz answers 200.
@@ -227,6 +237,21 @@ func until(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// settled waits until the replicas, together, completed two more
+// reconcile passes (whichever of them ran each period's).
+func settled(t *testing.T, rs ...*replica) {
+	t.Helper()
+	ok := func() float64 {
+		n := 0.0
+		for _, r := range rs {
+			n += r.metric("phasegate_reconcile_runs_total", `result="ok"`)
+		}
+		return n
+	}
+	n0 := ok()
+	until(t, "two more reconcile passes", func() bool { return ok() >= n0+2 })
+}
+
 // resolutions are the resolution comments on the feature issue, by
 // decision id.
 func resolutions(f *ghfake.Server) map[string]int {
@@ -275,13 +300,7 @@ func hasLabel(f *ghfake.Server, name string) bool {
 // delivery sent to both is accepted once; fifty copies of one command spread
 // over both give one resolution (and one follow-up issue).
 func TestReplicasShareRedis(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs serve processes and redis-server")
-	}
-	rdb := redistest.Start(t)
-	f := newFake(t)
-	seedFeature(t, f)
-	env := newReplicaEnv(t, f, rdb.URL())
+	_, f, env := replicaWorld(t, "0")
 	a, b := env.start(t, "replica-a"), env.start(t, "replica-b")
 	replicas := []*replica{a, b}
 
@@ -349,9 +368,6 @@ func TestReplicasShareRedis(t *testing.T) {
 // a given step; the other replica's reconcile loop completes the work once
 // the dead replica's lock lease expired, and nothing is lost or doubled.
 func TestReplicaKilledMidHandling(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs serve processes and redis-server")
-	}
 	tests := []struct {
 		name       string
 		holdMethod string
@@ -365,21 +381,15 @@ func TestReplicaKilledMidHandling(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rdb := redistest.Start(t)
-			f := newFake(t)
-			seedFeature(t, f)
-			env := newReplicaEnv(t, f, rdb.URL())
-			env.reconcileEvery = "500ms"
+			_, f, env := replicaWorld(t, "500ms")
 			byName := map[string]*replica{}
 			for _, n := range []string{"replica-a", "replica-b"} {
 				byName[n] = env.start(t, n)
 			}
-			// Each replica's first reconcile pass (at start) has brought the
-			// issue's labels and status up to date: from here on, the
-			// held write is the command's.
-			for _, r := range byName {
-				until(t, r.name+"'s first reconcile pass", func() bool { return r.metric("phasegate_reconcile_runs_total", `result="ok"`) >= 1 })
-			}
+			// The first reconcile passes have brought the issue's labels
+			// and status up to date: from here on, the held write is the
+			// command's.
+			settled(t, byName["replica-a"], byName["replica-b"])
 			hold := f.HoldNext(tc.holdMethod, tc.holdPath)
 			const approve = "/resolve D-001 approve"
 			id := f.AddComment(owner, repo, featureIssue, "alice", approve)
@@ -417,10 +427,7 @@ func TestReplicaKilledMidHandling(t *testing.T) {
 				return resolutions(f)["D-001"] == 1 && decisionsStatus(f) == "success" && !hasLabel(f, "phasegate:pending")
 			})
 			// A few more reconcile passes change nothing.
-			runs := survivor.metric("phasegate_reconcile_runs_total", `result="ok"`)
-			until(t, "two more reconcile passes", func() bool {
-				return survivor.metric("phasegate_reconcile_runs_total", `result="ok"`) >= runs+2
-			})
+			settled(t, survivor)
 			if got := resolutions(f); got["D-001"] != 1 || got["D-002"] != 0 {
 				t.Errorf("resolution comments %v, want D-001 once", got)
 			}
@@ -436,17 +443,25 @@ func TestReplicaKilledMidHandling(t *testing.T) {
 // /healthz stays 200) and act on nothing; once Redis is back, the reconcile
 // loop applies the command, once.
 func TestRedisGoesAway(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs serve processes and redis-server")
-	}
-	rdb := redistest.Start(t)
-	f := newFake(t)
-	seedFeature(t, f)
-	env := newReplicaEnv(t, f, rdb.URL())
-	env.reconcileEvery = "300ms"
+	rdb, f, env := replicaWorld(t, "300ms")
 	a, b := env.start(t, "replica-a"), env.start(t, "replica-b")
-	for _, r := range []*replica{a, b} {
-		until(t, r.name+"'s first reconcile pass", func() bool { return r.metric("phasegate_reconcile_runs_total", `result="ok"`) >= 1 })
+	settled(t, a, b)
+
+	// The replicas share one pass per period: over several periods they run
+	// at most one each (give or take a pass in flight at either end), and
+	// one of them skips because the other ran it.
+	passes := func() float64 {
+		return a.metric("phasegate_reconcile_runs_total") + b.metric("phasegate_reconcile_runs_total")
+	}
+	const period = 300 * time.Millisecond
+	t0, p0 := time.Now(), passes()
+	until(t, "other-replica skips", func() bool {
+		return a.metric("phasegate_reconcile_skipped_passes_total", `reason="other_replica"`)+
+			b.metric("phasegate_reconcile_skipped_passes_total", `reason="other_replica"`) >= 4
+	})
+	p1, t1 := passes(), time.Now()
+	if periods := float64(t1.Truncate(period).Sub(t0.Truncate(period))/period) + 1; p1-p0 > periods+2 {
+		t.Errorf("%v reconcile passes in %v periods of %v: the replicas do not share them", p1-p0, periods, period)
 	}
 
 	rdb.Kill()
@@ -462,11 +477,13 @@ func TestRedisGoesAway(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	// Reconcile passes run and fail to lock: nothing is acted on.
-	passes := a.metric("phasegate_reconcile_runs_total") + b.metric("phasegate_reconcile_runs_total")
-	until(t, "two reconcile passes without Redis", func() bool {
-		return a.metric("phasegate_reconcile_runs_total")+b.metric("phasegate_reconcile_runs_total") >= passes+2
-	})
+	// The reconcile loop goes on, and skips its passes: nothing is acted on.
+	unavailable := func() float64 {
+		return a.metric("phasegate_reconcile_skipped_passes_total", `reason="store_unavailable"`) +
+			b.metric("phasegate_reconcile_skipped_passes_total", `reason="store_unavailable"`)
+	}
+	u0 := unavailable()
+	until(t, "two passes skipped without Redis", func() bool { return unavailable() >= u0+2 })
 	if got := resolutions(f)["D-001"]; got != 0 {
 		t.Fatalf("%d resolutions while Redis was down: acted without a lock", got)
 	}
@@ -475,8 +492,7 @@ func TestRedisGoesAway(t *testing.T) {
 	until(t, "the command applied once Redis is back", func() bool {
 		return resolutions(f)["D-001"] == 1 && decisionsStatus(f) == "success"
 	})
-	runs := a.metric("phasegate_reconcile_runs_total", `result="ok"`)
-	until(t, "two more passes", func() bool { return a.metric("phasegate_reconcile_runs_total", `result="ok"`) >= runs+2 })
+	settled(t, a, b)
 	if got := resolutions(f); got["D-001"] != 1 {
 		t.Errorf("resolution comments %v, want D-001 once", got)
 	}
