@@ -49,7 +49,7 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 			fmt.Fprint(stdout, "Usage: phasegate serve [flags]\n\nRuns the GitHub App webhook server. Every flag has an environment variable. Flags:\n")
 			fset.SetOutput(stdout)
 			fset.PrintDefaults()
-			fmt.Fprint(stdout, "\nAlso: PHASEGATE_SIGNING_KEY signs outcome and resolution comments.\n")
+			fmt.Fprint(stdout, "\nAlso: PHASEGATE_PRIVATE_KEY may hold the private key's PEM instead of a file; PHASEGATE_SIGNING_KEY signs outcome and resolution comments.\n")
 			return s, err
 		}
 		return s, err
@@ -83,11 +83,19 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 		return s, fmt.Errorf("--app-id / PHASEGATE_APP_ID must be the App's numeric id (got %q)", *appID)
 	}
 	s.cfg.AppID = id
-	if *keyFile == "" {
-		return s, errors.New("no private key: set --private-key-file or PHASEGATE_PRIVATE_KEY_FILE")
-	}
-	if s.cfg.PrivateKeyPEM, err = os.ReadFile(*keyFile); err != nil {
-		return s, fmt.Errorf("reading the private key file: %w", err)
+	switch inline := getenv("PHASEGATE_PRIVATE_KEY"); {
+	case *keyFile != "" && inline != "":
+		return s, errors.New("both a private key file and PHASEGATE_PRIVATE_KEY are set: set one")
+	case inline != "":
+		// The PEM itself, for platforms that hand secrets over as
+		// variables (a Kubernetes secretKeyRef). Never a flag: ps shows flags.
+		s.cfg.PrivateKeyPEM = []byte(inline)
+	case *keyFile == "":
+		return s, errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
+	default:
+		if s.cfg.PrivateKeyPEM, err = os.ReadFile(*keyFile); err != nil {
+			return s, fmt.Errorf("reading the private key file: %w", err)
+		}
 	}
 	d, err := time.ParseDuration(*every)
 	if err != nil || d < 0 {

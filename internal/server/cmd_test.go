@@ -40,6 +40,7 @@ func TestParseServe(t *testing.T) {
 		wantEvery   time.Duration
 		wantRedis   string
 		wantLockTTL time.Duration
+		wantKey     string // a substring of the key read; default the file's
 	}{
 		{name: "defaults", env: base, wantSecrets: []string{"s1"}, wantAddr: ":8080", wantEvery: 15 * time.Minute},
 		{name: "rotation", env: with("PHASEGATE_WEBHOOK_SECRET", "new, old"), wantSecrets: []string{"new", "old"}, wantAddr: ":8080", wantEvery: 15 * time.Minute},
@@ -52,6 +53,9 @@ func TestParseServe(t *testing.T) {
 		{name: "blank secrets only", env: with("PHASEGATE_WEBHOOK_SECRET", " , "), wantErr: "no webhook secret"},
 		{name: "bad app id", env: with("PHASEGATE_APP_ID", "x"), wantErr: "numeric id"},
 		{name: "no key", env: with("PHASEGATE_PRIVATE_KEY_FILE", ""), wantErr: "no private key"},
+		{name: "key in a variable", env: with("PHASEGATE_PRIVATE_KEY_FILE", "", "PHASEGATE_PRIVATE_KEY", "-----BEGIN RSA PRIVATE KEY-----\ninline\n-----END RSA PRIVATE KEY-----\n"),
+			wantSecrets: []string{"s1"}, wantAddr: ":8080", wantEvery: 15 * time.Minute, wantKey: "inline"},
+		{name: "key file and variable", env: with("PHASEGATE_PRIVATE_KEY", "pem"), wantErr: "set one"},
 		{name: "missing key file", env: with("PHASEGATE_PRIVATE_KEY_FILE", filepath.Join(dir, "nope")), wantErr: "reading the private key file"},
 		{name: "bad duration", env: with("PHASEGATE_RECONCILE_EVERY", "soon"), wantErr: "duration"},
 		{name: "lock ttl variable", env: with("PHASEGATE_LOCK_TTL", "5s"), wantSecrets: []string{"s1"}, wantAddr: ":8080", wantEvery: 15 * time.Minute, wantLockTTL: 5 * time.Second},
@@ -84,6 +88,12 @@ func TestParseServe(t *testing.T) {
 			}
 			if strings.Join(got, ",") != strings.Join(tc.wantSecrets, ",") {
 				t.Errorf("secrets = %v, want %v", got, tc.wantSecrets)
+			}
+			if tc.wantKey == "" {
+				tc.wantKey = "not checked here"
+			}
+			if !strings.Contains(string(s.cfg.PrivateKeyPEM), tc.wantKey) {
+				t.Errorf("private key %q, want it to contain %q", s.cfg.PrivateKeyPEM, tc.wantKey)
 			}
 			if tc.wantLockTTL == 0 {
 				tc.wantLockTTL = DefaultLockTTL
