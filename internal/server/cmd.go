@@ -36,14 +36,21 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	var s serveSettings
 	fset := flag.NewFlagSet("phasegate serve", flag.ContinueOnError)
 	fset.SetOutput(io.Discard)
-	addr := fset.String("addr", envOr(getenv, "PHASEGATE_ADDR", DefaultAddr), "listen address ($PHASEGATE_ADDR)")
+	// Defaults are the documented ones, never the environment's values:
+	// -h must not print a secret (a password in PHASEGATE_REDIS_URL).
+	addr := fset.String("addr", DefaultAddr, "listen address ($PHASEGATE_ADDR)")
 	secret := fset.String("webhook-secret", "", "webhook secret(s), comma-separated for rotation ($PHASEGATE_WEBHOOK_SECRET, or a file in $PHASEGATE_WEBHOOK_SECRET_FILE); prefer the variable or the file: a flag shows in ps")
-	appID := fset.String("app-id", getenv("PHASEGATE_APP_ID"), "GitHub App id ($PHASEGATE_APP_ID)")
-	keyFile := fset.String("private-key-file", getenv("PHASEGATE_PRIVATE_KEY_FILE"), "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)")
-	apiURL := fset.String("github-api-url", getenv("PHASEGATE_GITHUB_API_URL"), "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)")
-	redisURL := fset.String("redis-url", getenv("PHASEGATE_REDIS_URL"), "redis://… for several replicas: shared per-issue locks and delivery ids ($PHASEGATE_REDIS_URL)")
-	lockTTL := fset.String("lock-ttl", envOr(getenv, "PHASEGATE_LOCK_TTL", DefaultLockTTL.String()), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)")
-	every := fset.String("reconcile-every", envOr(getenv, "PHASEGATE_RECONCILE_EVERY", "15m"), "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)")
+	appID := fset.String("app-id", "", "GitHub App id ($PHASEGATE_APP_ID)")
+	keyFile := fset.String("private-key-file", "", "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)")
+	apiURL := fset.String("github-api-url", "", "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)")
+	redisURL := fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks and delivery ids ($PHASEGATE_REDIS_URL)")
+	lockTTL := fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)")
+	every := fset.String("reconcile-every", "15m", "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)")
+	vars := map[string]string{
+		"addr": "PHASEGATE_ADDR", "webhook-secret": "PHASEGATE_WEBHOOK_SECRET", "app-id": "PHASEGATE_APP_ID",
+		"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
+		"redis-url": "PHASEGATE_REDIS_URL", "lock-ttl": "PHASEGATE_LOCK_TTL", "reconcile-every": "PHASEGATE_RECONCILE_EVERY",
+	}
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, "Usage: phasegate serve [flags]\n\nRuns the GitHub App webhook server. Every flag has an environment variable. Flags:\n")
@@ -57,10 +64,15 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	if fset.NArg() > 0 {
 		return s, fmt.Errorf("serve takes no arguments (got %q)", fset.Arg(0))
 	}
+	// A flag given wins; else its variable, when set; else the default.
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fset.VisitAll(func(f *flag.Flag) {
+		if v := getenv(vars[f.Name]); !set[f.Name] && v != "" {
+			_ = f.Value.Set(v) // string flags: never fails
+		}
+	})
 	raw := *secret
-	if raw == "" {
-		raw = getenv("PHASEGATE_WEBHOOK_SECRET")
-	}
 	if raw == "" {
 		if p := getenv("PHASEGATE_WEBHOOK_SECRET_FILE"); p != "" {
 			data, err := os.ReadFile(p)
@@ -111,13 +123,6 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	}
 	s.redisURL = *redisURL
 	return s, nil
-}
-
-func envOr(getenv func(string) string, key, def string) string {
-	if v := getenv(key); v != "" {
-		return v
-	}
-	return def
 }
 
 // Main is `phasegate serve`: it runs the GitHub App webhook server until

@@ -115,3 +115,29 @@ func TestMainRefusesToStartWithoutSecret(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestHelpNeverEchoesTheEnvironment: -h prints the documented defaults, not
+// the values of the variables (a Redis URL carries its password).
+func TestHelpNeverEchoesTheEnvironment(t *testing.T) {
+	env := map[string]string{
+		"PHASEGATE_REDIS_URL":        "redis://:hunter2@redis:6379/0",
+		"PHASEGATE_WEBHOOK_SECRET":   "s3cret",
+		"PHASEGATE_APP_ID":           "987654",
+		"PHASEGATE_PRIVATE_KEY_FILE": "/run/secrets/key-path",
+		"PHASEGATE_ADDR":             "10.1.2.3:9999",
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"-h"}, func(k string) string { return env[k] }, &stdout, &stderr, "test"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, v := range env {
+		for _, part := range []string{"hunter2", "s3cret", "987654", "key-path", "10.1.2.3"} {
+			if strings.Contains(v, part) && strings.Contains(stdout.String()+stderr.String(), part) {
+				t.Errorf("-h shows %q from the environment:\n%s", part, stdout.String())
+			}
+		}
+	}
+	if !strings.Contains(stdout.String(), `(default ":8080")`) {
+		t.Errorf("-h does not show the documented default address:\n%s", stdout.String())
+	}
+}
