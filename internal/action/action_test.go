@@ -16,31 +16,11 @@ import (
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
+	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 )
 
-const seedOutcome = `phase: requirements
-feature: feature-001
-produced:
-  - artifact: PREQ
-    location: issue body
-findings:
-  - type: out-of-scope-item
-    title: "User avatar upload sizing"
-    reasoning: "Mentioned by user, not part of this feature's user stories"
-    proposed_category: out-of-scope
-pending_decisions:
-  - id: D-001
-    type: approval
-    question: "Approve PREQ for technical planning?"
-    options: [approve, request-changes, reject]
-    blocking: true
-  - id: D-002
-    type: capture-out-of-scope
-    question: "Capture 'User avatar upload sizing' as separate issue?"
-    options: [capture, discard]
-    recommended: capture
-    blocking: false
-`
+// seedOutcome is the seed outcome for feature-001.
+var seedOutcome = outcometest.SeedFor(1)
 
 const goodGate = `day: 1
 agent: GATE

@@ -7,32 +7,11 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 )
 
 // outcomeSeed is seed 004's example: every outcome rule is silent on it.
-const outcomeSeed = `phase: requirements
-feature: feature-042
-produced:
-  - artifact: PREQ
-    location: issue body
-findings:
-  - type: out-of-scope-item
-    title: "User avatar upload sizing"
-    reasoning: "Mentioned by user, not part of this feature's user stories"
-    proposed_category: out-of-scope
-pending_decisions:
-  - id: D-001
-    type: approval
-    question: "Approve PREQ for technical planning?"
-    options: [approve, request-changes, reject]
-    blocking: true
-  - id: D-002
-    type: capture-out-of-scope
-    question: "Capture 'User avatar upload sizing' as separate issue?"
-    options: [capture, discard]
-    recommended: capture
-    blocking: false
-`
+const outcomeSeed = outcometest.Seed
 
 const outcomePath = ".devwork/feature-042/requirements.outcome.yaml"
 

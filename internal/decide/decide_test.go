@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
+	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 )
 
 const (
@@ -26,30 +26,6 @@ const (
 	addedSHA = "0123456789abcdef0123456789abcdef01234567"
 	source   = "outcomes/feature-042-requirements.outcome.yaml"
 )
-
-const seed = `phase: requirements
-feature: feature-042
-produced:
-  - artifact: PREQ
-    location: issue body
-findings:
-  - type: out-of-scope-item
-    title: "User avatar upload sizing"
-    reasoning: "Mentioned by user, not part of this feature's user stories"
-    proposed_category: out-of-scope
-pending_decisions:
-  - id: D-001
-    type: approval
-    question: "Approve PREQ for technical planning?"
-    options: [approve, request-changes, reject]
-    blocking: true
-  - id: D-002
-    type: capture-out-of-scope
-    question: "Capture 'User avatar upload sizing' as separate issue?"
-    options: [capture, discard]
-    recommended: capture
-    blocking: false
-`
 
 type world struct {
 	t     *testing.T
@@ -87,25 +63,15 @@ func newWorld(t *testing.T) *world {
 	return &world{t: t, fake: f, gh: gh, h: h, issue: issue, ids: map[string]string{}}
 }
 
+// seed is the seed outcome (feature-042 → #42).
+const seed = outcometest.Seed
+
 // postOutcome posts an outcome comment as author (phasegate's identity,
 // unless forging) and returns its id.
 func (w *world) postOutcome(src, path, author string) string {
 	w.t.Helper()
-	doc := artifact.Decode(path, artifact.KindByID("outcome.phase-outcome"), []byte(src), artifact.DefaultLimits)
-	o, err := outcome.Parse(doc.Value)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	canonical, err := outcome.Canonical(doc.Value)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	body, err := outcome.Render(o, canonical, outcome.Meta{Source: path, Commit: addedSHA, PR: prNumber, Key: w.h.Key})
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	body, id := outcometest.Render(w.t, src, outcome.Meta{Source: path, Commit: addedSHA, PR: prNumber, Key: w.h.Key})
 	w.fake.AddComment(owner, repo, w.issue, author, body)
-	id := outcome.ID(canonical)
 	w.ids[path] = id
 	return id
 }

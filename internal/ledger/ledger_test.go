@@ -8,56 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/outcome"
+	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 )
 
 const bot = "github-actions[bot]"
 
-const seed = `phase: requirements
-feature: feature-042
-produced:
-  - artifact: PREQ
-    location: issue body
-findings:
-  - type: out-of-scope-item
-    title: "User avatar upload sizing"
-    reasoning: "Mentioned by user, not part of this feature's user stories"
-    proposed_category: out-of-scope
-pending_decisions:
-  - id: D-001
-    type: approval
-    question: "Approve PREQ for technical planning?"
-    options: [approve, request-changes, reject]
-    blocking: true
-  - id: D-002
-    type: capture-out-of-scope
-    question: "Capture 'User avatar upload sizing' as separate issue?"
-    options: [capture, discard]
-    recommended: capture
-    blocking: false
-`
+// seed is the seed outcome (feature-042).
+const seed = outcometest.Seed
 
 // posted renders an outcome comment from YAML source.
 func posted(t testing.TB, src string, key []byte) (body, id string) {
 	t.Helper()
-	doc := artifact.Decode("o.outcome.yaml", artifact.KindByID("outcome.phase-outcome"), []byte(src), artifact.DefaultLimits)
-	if !doc.Decoded {
-		t.Fatalf("decode: %v", doc.Problems)
-	}
-	o, err := outcome.Parse(doc.Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	canonical, err := outcome.Canonical(doc.Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err = outcome.Render(o, canonical, outcome.Meta{Source: "outcomes/o.outcome.yaml", Commit: "0123456789abcdef0123456789abcdef01234567", PR: 7, Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return body, outcome.ID(canonical)
+	return outcometest.Render(t, src, outcome.Meta{Source: "outcomes/o.outcome.yaml", Commit: "0123456789abcdef0123456789abcdef01234567", PR: 7, Key: key})
 }
 
 func resolution(t testing.TB, id, decision, option, by string, command int64, key []byte) string {

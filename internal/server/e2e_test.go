@@ -1,15 +1,14 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
+	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 )
 
 const (
@@ -19,30 +18,6 @@ const (
 	addedSHA     = "0123456789abcdef0123456789abcdef01234567"
 	source       = "outcomes/feature-042-requirements.outcome.yaml"
 )
-
-const seedOutcome = `phase: requirements
-feature: feature-042
-produced:
-  - artifact: PREQ
-    location: issue body
-findings:
-  - type: out-of-scope-item
-    title: "User avatar upload sizing"
-    reasoning: "Mentioned by user, not part of this feature's user stories"
-    proposed_category: out-of-scope
-pending_decisions:
-  - id: D-001
-    type: approval
-    question: "Approve PREQ for technical planning?"
-    options: [approve, request-changes, reject]
-    blocking: true
-  - id: D-002
-    type: capture-out-of-scope
-    question: "Capture 'User avatar upload sizing' as separate issue?"
-    options: [capture, discard]
-    recommended: capture
-    blocking: false
-`
 
 // seedFeature is a feature issue as the action leaves it after a push: the
 // pull request that added the outcome, the outcome comment posted by the
@@ -69,20 +44,7 @@ func postOutcome(t testing.TB, f *ghfake.Server) int64 {
 // the App, for a push of commit that added src.
 func postOutcomeOn(t testing.TB, f *ghfake.Server, issue int, src, commit string) int64 {
 	t.Helper()
-	text := strings.Replace(seedOutcome, "feature: feature-042", fmt.Sprintf("feature: feature-%03d", issue), 1)
-	doc := artifact.Decode(src, artifact.KindByID("outcome.phase-outcome"), []byte(text), artifact.DefaultLimits)
-	o, err := outcome.Parse(doc.Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	canonical, err := outcome.Canonical(doc.Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := outcome.Render(o, canonical, outcome.Meta{Source: src, Commit: commit, PR: prNumber})
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, _ := outcometest.Render(t, outcometest.SeedFor(issue), outcome.Meta{Source: src, Commit: commit, PR: prNumber})
 	return f.AddComment(owner, repo, issue, appBot, body)
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,9 +96,9 @@ func TestCommandsUnderFaults(t *testing.T) {
 
 	// GitHub heals; two more reconcile passes change nothing.
 	f.SetFaults(ghfake.Faults{})
-	runs := metricValue(t, h, `phasegate_reconcile_runs_total{result="ok"}`)
+	runs := metricValue(t, h, "phasegate_reconcile_runs_total", `result="ok"`)
 	h.until("two clean reconcile passes", func() bool {
-		return metricValue(t, h, `phasegate_reconcile_runs_total{result="ok"}`) >= runs+2
+		return metricValue(t, h, "phasegate_reconcile_runs_total", `result="ok"`) >= runs+2
 	})
 
 	faults := map[string]int{}
@@ -157,19 +158,32 @@ func hasLabelOn(f *ghfake.Server, issue int, name string) bool {
 	return false
 }
 
-// metricValue reads one series from the harness's /metrics.
-func metricValue(t *testing.T, h *harness, series string) float64 {
+// metricValue sums one metric's samples (see sumMetric) on the harness's
+// /metrics.
+func metricValue(t *testing.T, h *harness, name string, labels ...string) float64 {
 	t.Helper()
 	_, body := h.get("/metrics")
-	for _, line := range strings.Split(body, "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			var x float64
-			if _, err := fmt.Sscan(v, &x); err == nil {
-				return x
-			}
+	return sumMetric(body, name, labels...)
+}
+
+// sumMetric sums the samples of the metric name in a Prometheus text
+// exposition whose labels contain every one of labels (`name="value"`).
+func sumMetric(exposition, name string, labels ...string) float64 {
+	sum := 0.0
+	for _, line := range strings.Split(exposition, "\n") {
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") || (series != name && !strings.HasPrefix(series, name+"{")) {
+			continue
+		}
+		match := true
+		for _, l := range labels {
+			match = match && strings.Contains(series, l)
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil && match {
+			sum += v
 		}
 	}
-	return 0
+	return sum
 }
 
 func firstLine(s string) string {

@@ -179,12 +179,12 @@ func TestClaimPass(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			now = st.at
-			before := metricValue(t, st.h, `phasegate_reconcile_skipped_passes_total{`+st.label+`}`)
+			before := metricValue(t, st.h, "phasegate_reconcile_skipped_passes_total", st.label)
 			if got := st.h.srv.claimPass(ctx); got != st.want {
 				t.Fatalf("claimPass = %v, want %v", got, st.want)
 			}
 			if st.label != "" {
-				if after := metricValue(t, st.h, `phasegate_reconcile_skipped_passes_total{`+st.label+`}`); after != before+1 {
+				if after := metricValue(t, st.h, "phasegate_reconcile_skipped_passes_total", st.label); after != before+1 {
 					t.Errorf("skip counter %v → %v", before, after)
 				}
 			}

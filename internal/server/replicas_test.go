@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -198,24 +197,11 @@ func (r *replica) metric(name string, labels ...string) float64 {
 		r.t.Fatalf("GET /metrics on %s: %v", r.name, err)
 	}
 	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		series, value, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(line, "#") || (series != name && !strings.HasPrefix(series, name+"{")) {
-			continue
-		}
-		match := true
-		for _, l := range labels {
-			match = match && strings.Contains(series, l)
-		}
-		if v, err := strconv.ParseFloat(value, 64); err == nil && match {
-			sum += v
-		}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		r.t.Fatalf("reading /metrics of %s: %v", r.name, err)
 	}
-	return sum
+	return sumMetric(string(body), name, labels...)
 }
 
 // idle reports whether the replica has handled every delivery it accepted.
