@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -54,10 +55,19 @@ type Comment struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	HTMLURL   string
+	// Issue is the number of the issue or pull request the comment is on
+	// (from its issue_url); set by every listing.
+	Issue int
 }
 
 // IsBot reports whether a bot account wrote the comment.
 func (c Comment) IsBot() bool { return c.UserType == "Bot" }
+
+// Edited reports whether GitHub shows the comment as changed since it was
+// posted: its updated_at is later than its created_at. GitHub moves
+// updated_at when the body is edited (by anyone with write access); a
+// comment never edited has the two equal.
+func (c Comment) Edited() bool { return !c.UpdatedAt.IsZero() && c.UpdatedAt.After(c.CreatedAt) }
 
 // PR is a pull request.
 type PR struct {
@@ -144,17 +154,29 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 // there is one. GitHub lists a commit's statuses newest first; a repeated
 // read of an unchanged commit costs a 304.
 func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
-	ctx = withOp(ctx, "LatestStatus")
+	list, err := c.Statuses(ctx, owner, repo, sha, context)
+	if err != nil || len(list) == 0 {
+		return Status{}, false, err
+	}
+	return list[0], true, nil
+}
+
+// Statuses returns the statuses of context on sha, newest first: GitHub
+// keeps every status ever set (up to 1,000 per context), and nobody can
+// delete one, so the list is a history. At most 300 statuses back are read.
+func (c *Client) Statuses(ctx context.Context, owner, repo, sha, context string) ([]Status, error) {
+	ctx = withOp(ctx, "Statuses")
 	opts := &github.ListOptions{PerPage: 100}
-	for range 3 { // at most 300 statuses back: GitHub keeps 1,000 per context, and ours is recent
+	var out []Status
+	for range 3 {
 		list, resp, err := c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, opts)
 		if err != nil {
-			return Status{}, false, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), short(sha), err)
+			return nil, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), short(sha), err)
 		}
 		for _, st := range list {
 			if st.GetContext() == context {
-				return Status{State: st.GetState(), Context: st.GetContext(), Description: st.GetDescription(),
-					TargetURL: st.GetTargetURL(), Creator: st.GetCreator().GetLogin()}, true, nil
+				out = append(out, Status{State: st.GetState(), Context: st.GetContext(), Description: st.GetDescription(),
+					TargetURL: st.GetTargetURL(), Creator: st.GetCreator().GetLogin()})
 			}
 		}
 		if resp == nil || resp.NextPage <= opts.Page {
@@ -162,7 +184,7 @@ func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context str
 		}
 		opts.Page = resp.NextPage
 	}
-	return Status{}, false, nil
+	return out, nil
 }
 
 // truncateDescription makes a status description fit GitHub's 140
@@ -191,7 +213,46 @@ func toComment(ic *github.IssueComment) Comment {
 		CreatedAt: ic.GetCreatedAt().Time,
 		UpdatedAt: ic.GetUpdatedAt().Time,
 		HTMLURL:   ic.GetHTMLURL(),
+		Issue:     issueNumberOf(ic.GetIssueURL()),
 	}
+}
+
+// issueNumberOf is the number at the end of an issue_url, 0 if none.
+func issueNumberOf(u string) int {
+	i := strings.LastIndexByte(u, '/')
+	if i < 0 {
+		return 0
+	}
+	n, err := strconv.Atoi(u[i+1:])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// ListRepoComments returns the comments on every issue and pull request of
+// the repository updated at or after since (zero: all), oldest first: one
+// paginated read finds the threads that changed since a reconcile pass.
+func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]Comment, error) {
+	ctx = withOp(ctx, "ListRepoComments")
+	opts := &github.IssueListCommentsOptions{}
+	if !since.IsZero() {
+		s := since.UTC()
+		opts.Since = &s
+	}
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
+		o := *opts
+		o.ListOptions = lo
+		return c.gh.Issues.ListComments(ctx, owner, repo, 0, &o)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the comments of %s since %s: %w", repoName(owner, repo), since.UTC().Format(time.RFC3339), err)
+	}
+	out := make([]Comment, 0, len(list))
+	for _, ic := range list {
+		out = append(out, toComment(ic))
+	}
+	return out, nil
 }
 
 // ListIssueComments returns every comment on an issue or pull request, oldest
@@ -654,6 +715,43 @@ func (c *Client) CommitAuthor(ctx context.Context, owner, repo, sha string) (aut
 		return "", "", fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
 	}
 	return rc.GetAuthor().GetLogin(), rc.GetCommitter().GetLogin(), nil
+}
+
+// CommitInfo is who GitHub says made a commit.
+type CommitInfo struct {
+	// Author and Committer are the accounts GitHub links the commit's
+	// e-mail addresses to; empty when an address belongs to no account.
+	Author, Committer string
+	// Verified is GitHub's verdict on the commit's signature: only then do
+	// Author and Committer say who made the commit, since anyone can write
+	// any name and e-mail into commit metadata.
+	Verified bool
+}
+
+// Commit returns who made a commit and whether its signature is verified.
+func (c *Client) Commit(ctx context.Context, owner, repo, sha string) (CommitInfo, error) {
+	ctx = withOp(ctx, "Commit")
+	rc, _, err := c.gh.Repositories.GetCommit(ctx, owner, repo, sha, &github.ListOptions{PerPage: 1})
+	if err != nil {
+		return CommitInfo{}, fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
+	}
+	return CommitInfo{Author: rc.GetAuthor().GetLogin(), Committer: rc.GetCommitter().GetLogin(),
+		Verified: rc.GetCommit().GetVerification().GetVerified()}, nil
+}
+
+// Issue reads one issue or pull request.
+func (c *Client) Issue(ctx context.Context, owner, repo string, number int) (Issue, error) {
+	ctx = withOp(ctx, "Issue")
+	is, _, err := c.gh.Issues.Get(ctx, owner, repo, number)
+	if err != nil {
+		return Issue{}, fmt.Errorf("read %s#%d: %w", repoName(owner, repo), number, err)
+	}
+	it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(), Author: is.GetUser().GetLogin(),
+		IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL()}
+	for _, l := range is.Labels {
+		it.Labels = append(it.Labels, l.GetName())
+	}
+	return it, nil
 }
 
 // FileAddedBy finds the commit that added path, as of ref: the oldest

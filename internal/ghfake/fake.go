@@ -264,8 +264,11 @@ type Commit struct {
 	AuthorName  string
 	AuthorEmail string
 	Message     string
-	Date        time.Time // zero: the fake's clock when added
-	Files       []File
+	// Verified is GitHub's verdict on the commit's signature
+	// (commit.verification.verified).
+	Verified bool
+	Date     time.Time // zero: the fake's clock when added
+	Files    []File
 }
 
 // Comment is an issue comment as the fake stores it.
@@ -616,6 +619,19 @@ func (s *Server) EditComment(id int64, body string) bool {
 	c.body = body
 	c.updatedAt = s.now().UTC()
 	c.editedByUI = true
+	return true
+}
+
+// DeleteComment deletes a comment, as a person with write access can in the
+// UI: it vanishes from every listing.
+func (s *Server) DeleteComment(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.comment[id]
+	if !ok || c.deleted {
+		return false
+	}
+	c.deleted = true
 	return true
 }
 

@@ -33,6 +33,7 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/git/blobs/:sha", (*Server).getBlob),
 	r("GET", "repos/:owner/:repo/issues", (*Server).listIssues),
 	r("POST", "repos/:owner/:repo/issues", (*Server).createIssue),
+	r("GET", "repos/:owner/:repo/issues/comments", (*Server).listRepoComments),
 	r("GET", "repos/:owner/:repo/issues/comments/:id", (*Server).getComment),
 	r("PATCH", "repos/:owner/:repo/issues/comments/:id", (*Server).editComment),
 	r("DELETE", "repos/:owner/:repo/issues/comments/:id", (*Server).deleteComment),
@@ -251,6 +252,8 @@ func (s *Server) commitJSON(q *req, rp *repo, c *commitRec, withFiles bool) map[
 			"committer": person("", "", c.Committer),
 			"message":   c.Message,
 			"tree":      map[string]any{"sha": blobSHA([]byte("tree " + c.SHA))},
+			"verification": map[string]any{"verified": c.Verified, "reason": map[bool]string{true: "valid", false: "unsigned"}[c.Verified],
+				"signature": nil, "payload": nil},
 		},
 		"author": s.userJSON(c.Author), "committer": s.userJSON(c.Committer), "parents": []any{},
 	}
@@ -611,6 +614,38 @@ func (s *Server) listComments(q *req) reply {
 	}
 	out := []any{}
 	for _, id := range is.comments {
+		c := s.comment[id]
+		if c == nil || c.deleted || (!since.IsZero() && c.updatedAt.Before(since)) {
+			continue
+		}
+		out = append(out, s.commentJSON(q, rp, c))
+	}
+	return reply{status: 200, list: out}
+}
+
+// listRepoComments is GET /repos/{owner}/{repo}/issues/comments: every
+// comment of the repository's issues and pull requests, oldest first, those
+// updated at or after since when it is given.
+func (s *Server) listRepoComments(q *req) reply {
+	rp, ok := s.repoOf(q)
+	if !ok {
+		return notFound()
+	}
+	var since time.Time
+	if v := q.query("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return validationFailed("IssueComment", "since", "invalid", "")
+		}
+		since = t
+	}
+	var ids []int64
+	for _, is := range rp.issues {
+		ids = append(ids, is.comments...)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	out := []any{}
+	for _, id := range ids {
 		c := s.comment[id]
 		if c == nil || c.deleted || (!since.IsZero() && c.updatedAt.Before(since)) {
 			continue
