@@ -15,11 +15,16 @@ import (
 //
 //	outcome-marker    = "<!-- phasegate:outcome v1"
 //	                    " id=" HEX64 " source=" PATH "@" COMMIT
-//	                    " pr=" ( NUM / "-" ) " sig=" ( HEX64 / "-" ) " -->"
+//	                    " pr=" ( NUM / "-" ) [ " actors=" LOGIN *9( "," LOGIN ) ]
+//	                    [ " prev=" NUM ] " sig=" ( HEX64 / "-" ) " -->"
 //	resolution-marker = "<!-- phasegate:resolution v1"
 //	                    " outcome=" HEX64 " decision=" TOKEN " option=" TOKEN
 //	                    " by=" LOGIN " command=" NUM [ " captured=" NUM ]
+//	                    [ " auth=" AUTH ] [ " prev=" NUM ]
 //	                    " sig=" ( HEX64 / "-" ) " -->"
+//	reply-marker      = "<!-- phasegate:reply v1" " command=" NUM
+//	                    [ " prev=" NUM ] " sig=" ( HEX64 / "-" ) " -->"
+//	AUTH   = "admin" / "maintain" / "write" / "triage" / "read" / "listed"
 //	HEX64  = 64 of [0-9a-f]                 ; lower-case hex
 //	COMMIT = 7 to 64 of [0-9a-f]
 //	NUM    = [1-9] 0*18 [0-9]               ; a positive decimal
@@ -32,7 +37,17 @@ import (
 // so each path has exactly one spelling (and "@" in a path is %40: the
 // last "@" of source starts the commit). pr is "-" when the run had no pull
 // request; sig is "-" when no signing key was configured. captured is the
-// issue opened by a capture resolution (design §7), absent otherwise.
+// issue opened by a capture resolution, absent otherwise.
+//
+// The trust fields (docs/security.md): actors are the accounts GitHub
+// attested as having pushed or authored the change that carried the outcome
+// (the push's sender and pusher, the pull request's author, and a commit's
+// author and committer only when GitHub verified its signature): none of
+// them may resolve its decisions. auth records why the resolver was allowed
+// (their repository permission at the time, or "listed" in the config's
+// resolvers). prev is the id of the phasegate comment that was newest on the
+// thread when this one was posted, so that a deleted phasegate comment shows
+// as a gap in the chain; it is absent on the first.
 //
 // Unknown keys, a missing or repeated key, another order, a value outside
 // its charset, extra spaces and lines over 2048 bytes are errors. A marker
@@ -46,6 +61,7 @@ type Kind string
 const (
 	KindOutcome    Kind = "outcome"
 	KindResolution Kind = "resolution"
+	KindReply      Kind = "reply"
 )
 
 // Version is the marker version this package writes and verifies.
@@ -75,6 +91,13 @@ type Marker struct {
 	By       string // the login of the person who resolved it
 	Command  int64  // the id of the comment holding the command
 	Captured int    // the issue a capture opened; 0 when absent
+	Auth     string // why By was allowed: a permission or "listed"; "" when absent
+
+	// Outcome marker: the accounts GitHub attested for the change.
+	Actors string // comma-separated logins; "" when absent
+
+	// Every kind: the previous phasegate comment on the thread; 0 when absent.
+	Prev int64
 
 	// Sig is the hex HMAC-SHA256 of the marker; "" for "-".
 	Sig string
@@ -127,7 +150,7 @@ func ParseMarker(line string) (Marker, error) {
 		return m, fmt.Errorf("marker has no version")
 	}
 	switch Kind(parts[0]) {
-	case KindOutcome, KindResolution:
+	case KindOutcome, KindResolution, KindReply:
 		m.Kind = Kind(parts[0])
 	default:
 		return m, fmt.Errorf("unknown marker kind")
@@ -141,8 +164,11 @@ func ParseMarker(line string) (Marker, error) {
 	}
 	m.Version = 1
 	keys := outcomeKeys
-	if m.Kind == KindResolution {
+	switch m.Kind {
+	case KindResolution:
 		keys = resolutionKeys
+	case KindReply:
+		keys = replyKeys
 	}
 	fields := parts[2:]
 	k := 0
@@ -201,7 +227,61 @@ var outcomeKeys = []markerKey{
 		m.PR = n
 		return err
 	}},
+	{name: "actors", optional: true, set: func(m *Marker, v string) error {
+		if !ActorList(v) {
+			return fmt.Errorf("not a list of 1 to 10 GitHub logins")
+		}
+		m.Actors = v
+		return nil
+	}},
+	prevKey,
 	{name: "sig", set: setSig},
+}
+
+var prevKey = markerKey{name: "prev", optional: true, set: func(m *Marker, v string) error { return commentID(&m.Prev, v) }}
+
+var replyKeys = []markerKey{
+	{name: "command", set: func(m *Marker, v string) error { return commentID(&m.Command, v) }},
+	prevKey,
+	{name: "sig", set: setSig},
+}
+
+// Auths are the values of a resolution marker's auth field.
+var Auths = []string{"admin", "maintain", "write", "triage", "read", "listed"}
+
+// ActorList reports whether v is a marker's actors value: 1 to 10 GitHub
+// logins separated by commas.
+func ActorList(v string) bool {
+	parts := strings.Split(v, ",")
+	if v == "" || len(parts) > 10 {
+		return false
+	}
+	for _, p := range parts {
+		if !Login(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// ActorLogins splits a marker's actors value.
+func (m Marker) ActorLogins() []string {
+	if m.Actors == "" {
+		return nil
+	}
+	return strings.Split(m.Actors, ",")
+}
+
+func commentID(dst *int64, v string) error {
+	if !isNum(v) || len(v) > 19 || v[0] == '0' {
+		return fmt.Errorf("not a comment id")
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("not a comment id")
+	}
+	*dst = n
+	return nil
 }
 
 var resolutionKeys = []markerKey{
@@ -215,22 +295,22 @@ var resolutionKeys = []markerKey{
 		m.By = v
 		return nil
 	}},
-	{name: "command", set: func(m *Marker, v string) error {
-		if !isNum(v) || len(v) > 19 || v[0] == '0' {
-			return fmt.Errorf("not a comment id")
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("not a comment id")
-		}
-		m.Command = n
-		return nil
-	}},
+	{name: "command", set: func(m *Marker, v string) error { return commentID(&m.Command, v) }},
 	{name: "captured", optional: true, set: func(m *Marker, v string) error {
 		n, err := issueNumber(v)
 		m.Captured = n
 		return err
 	}},
+	{name: "auth", optional: true, set: func(m *Marker, v string) error {
+		for _, a := range Auths {
+			if v == a {
+				m.Auth = v
+				return nil
+			}
+		}
+		return fmt.Errorf("not a permission or \"listed\"")
+	}},
+	prevKey,
 	{name: "sig", set: setSig},
 }
 
@@ -397,11 +477,15 @@ type field struct{ key, val string }
 func (m Marker) fields() []field {
 	switch m.Kind {
 	case KindOutcome:
-		return []field{
+		f := []field{
 			{"id", m.ID},
 			{"source", escapePath(m.Source) + "@" + m.Commit},
 			{"pr", numOrDash(int64(m.PR))},
 		}
+		if m.Actors != "" {
+			f = append(f, field{"actors", m.Actors})
+		}
+		return m.withPrev(f)
 	case KindResolution:
 		f := []field{
 			{"outcome", m.Outcome},
@@ -413,9 +497,21 @@ func (m Marker) fields() []field {
 		if m.Captured > 0 {
 			f = append(f, field{"captured", strconv.Itoa(m.Captured)})
 		}
-		return f
+		if m.Auth != "" {
+			f = append(f, field{"auth", m.Auth})
+		}
+		return m.withPrev(f)
+	case KindReply:
+		return m.withPrev([]field{{"command", strconv.FormatInt(m.Command, 10)}})
 	}
 	return nil
+}
+
+func (m Marker) withPrev(f []field) []field {
+	if m.Prev > 0 {
+		f = append(f, field{"prev", strconv.FormatInt(m.Prev, 10)})
+	}
+	return f
 }
 
 func numOrDash(n int64) string {

@@ -25,6 +25,12 @@ type Meta struct {
 	// Key is the signing key (PHASEGATE_SIGNING_KEY); empty for none, and
 	// then the marker's sig is "-".
 	Key []byte
+	// Actors are the accounts GitHub attested as having pushed or authored
+	// the change (at most 10): they may not resolve its decisions.
+	Actors []string
+	// Prev is the id of the newest phasegate comment on the thread; 0 for
+	// none.
+	Prev int64
 }
 
 // MaxCommentLength is the longest comment body GitHub accepts, in
@@ -74,7 +80,8 @@ func Render(o *Outcome, canonical []byte, m Meta) (string, error) {
 	if m.PR < 0 {
 		return "", errors.New("render outcome: pull request number is negative")
 	}
-	mk := Marker{Kind: KindOutcome, Version: Version, ID: ID(canonical), Source: m.Source, Commit: m.Commit, PR: m.PR}
+	mk := Marker{Kind: KindOutcome, Version: Version, ID: ID(canonical), Source: m.Source, Commit: m.Commit, PR: m.PR,
+		Actors: strings.Join(m.Actors, ","), Prev: m.Prev}
 	if err := mk.validate(); err != nil {
 		return "", fmt.Errorf("render outcome: %w", err)
 	}
@@ -131,6 +138,17 @@ func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
 		b.WriteString(" · **Pull request:** #" + strconv.Itoa(mk.PR))
 	}
 	b.WriteString("\n\n")
+	if mk.Actors != "" {
+		// Logins in code spans: named, not mentioned.
+		b.WriteString("**Pushed or authored by:** ")
+		for i, a := range mk.ActorLogins() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("`" + a + "`")
+		}
+		b.WriteString(" (they cannot resolve its decisions)\n\n")
+	}
 
 	b.WriteString("#### Produced\n\n")
 	if len(o.Produced) == 0 {
@@ -306,10 +324,17 @@ type Resolution struct {
 	// Captured is the issue a capture-out-of-scope resolution opened; 0 for
 	// none.
 	Captured int
+	// Auth is why By was allowed to resolve: their repository permission
+	// at the time, or "listed" in the config's resolvers; "" when unknown.
+	Auth string
+	// Prev is the id of the newest phasegate comment on the thread when the
+	// resolution was posted; 0 for none.
+	Prev int64
 }
 
 func (r Resolution) marker() Marker {
-	return Marker{Kind: KindResolution, Version: Version, Outcome: r.Outcome, Decision: r.Decision, Option: r.Option, By: r.By, Command: r.Command, Captured: r.Captured}
+	return Marker{Kind: KindResolution, Version: Version, Outcome: r.Outcome, Decision: r.Decision, Option: r.Option, By: r.By,
+		Command: r.Command, Captured: r.Captured, Auth: r.Auth, Prev: r.Prev}
 }
 
 // RenderResolution renders a resolution comment (design §6): the visible
@@ -344,4 +369,28 @@ func renderResolutionAbove(mk Marker) string {
 		fmt.Fprintf(&b, "Captured as #%d.\n\n", mk.Captured)
 	}
 	return b.String()
+}
+
+// Reply is a reply of phasegate's to a command comment (a refusal, a list,
+// help): free text above a reply marker naming the command comment, so that
+// the command is not answered twice.
+type Reply struct {
+	// Command is the id of the comment the reply answers.
+	Command int64
+	// Prev is the newest phasegate comment on the thread; 0 for none.
+	Prev int64
+	// Signed reports, on a verified reply, whether its signature was checked.
+	Signed bool
+}
+
+// RenderReply ends text (phasegate's own reply lines, already escaped) with
+// a reply marker, signed when key is set.
+func RenderReply(text string, r Reply, key []byte) (string, error) {
+	mk := Marker{Kind: KindReply, Version: Version, Command: r.Command, Prev: r.Prev}
+	if err := mk.validate(); err != nil {
+		return "", fmt.Errorf("render reply: %w", err)
+	}
+	above := Normalize(text) + "\n\n"
+	mk.Sig = sign(key, mk, above)
+	return above + mk.String(), nil
 }

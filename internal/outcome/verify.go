@@ -78,6 +78,10 @@ type Verified struct {
 	// Signed reports whether the signature was checked and verified (a key
 	// was given). Without a key the marker's sig is not checked.
 	Signed bool
+	// Actors are the accounts the marker records as having pushed or
+	// authored the change; Prev is the previous phasegate comment (0: none).
+	Actors []string
+	Prev   int64
 }
 
 // VerifiedResolution is a resolution comment that verified.
@@ -133,6 +137,7 @@ func VerifyOutcomeComment(body string, key []byte) (*Verified, error) {
 	return &Verified{
 		Outcome: o, Value: value, Canonical: canonical, ID: mk.ID,
 		Source: mk.Source, Commit: mk.Commit, PR: mk.PR, Signed: len(key) > 0,
+		Actors: mk.ActorLogins(), Prev: mk.Prev,
 	}, nil
 }
 
@@ -152,8 +157,30 @@ func VerifyResolutionComment(body string, key []byte) (*VerifiedResolution, erro
 	if err := checkSig(key, mk, above); err != nil {
 		return nil, &TamperError{Kind: KindResolution, ID: mk.Outcome, Reason: err.Error(), Unsigned: errors.Is(err, errNoSig)}
 	}
-	r := Resolution{Outcome: mk.Outcome, Decision: mk.Decision, Option: mk.Option, By: mk.By, Command: mk.Command, Captured: mk.Captured}
+	r := Resolution{Outcome: mk.Outcome, Decision: mk.Decision, Option: mk.Option, By: mk.By, Command: mk.Command, Captured: mk.Captured,
+		Auth: mk.Auth, Prev: mk.Prev}
 	return &VerifiedResolution{Resolution: r, Signed: len(key) > 0}, nil
+}
+
+// VerifyReplyComment checks that body ends with a reply marker and, with a
+// key, that its signature covers the marker and the text above it (an
+// unsigned reply does not verify: without that, any workflow posting as
+// phasegate's identity could silence a command by "answering" it).
+// ErrNotPhasegate when body has no reply marker.
+func VerifyReplyComment(body string, key []byte) (*Reply, error) {
+	norm := Normalize(body)
+	above, line := splitMarker(norm)
+	mk, err := ParseMarker(line)
+	if err != nil || mk.Kind != KindReply {
+		if err == nil || !strings.Contains(line, "phasegate:"+string(KindReply)) {
+			return nil, fmt.Errorf("%w: no reply marker on the last line", ErrNotPhasegate)
+		}
+		return nil, &TamperError{Kind: KindReply, Reason: "the marker line is malformed"}
+	}
+	if err := checkSig(key, mk, above); err != nil {
+		return nil, &TamperError{Kind: KindReply, Reason: err.Error(), Unsigned: errors.Is(err, errNoSig)}
+	}
+	return &Reply{Command: mk.Command, Prev: mk.Prev, Signed: len(key) > 0}, nil
 }
 
 var errNoSig = errors.New("the comment is not signed, but a signing key is configured")
