@@ -107,11 +107,20 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 
 // event is the part of a GitHub event payload phasegate reads.
 type event struct {
-	Before      string `json:"before"`
-	After       string `json:"after"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+	Sender struct {
+		Login string `json:"login"`
+	} `json:"sender"`
+	Pusher struct {
+		Name string `json:"name"`
+	} `json:"pusher"`
 	PullRequest *struct {
 		Number int `json:"number"`
-		Head   struct {
+		User   struct {
+			Login string `json:"login"`
+		} `json:"user"`
+		Head struct {
 			SHA string `json:"sha"`
 		} `json:"head"`
 		Base struct {

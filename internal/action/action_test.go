@@ -44,6 +44,7 @@ type repoFixture struct {
 	clock     *ghfake.ManualClock
 	issue     int
 	shas      []string
+	tree      map[string]string // the files of the last commit
 	outputs   string
 	summary   string
 	eventPath string
@@ -103,6 +104,20 @@ func (f *repoFixture) commit(files map[string]string) string {
 		f.t.Fatal(err)
 	}
 	f.shas = append(f.shas, h.String())
+	// The fake GitHub serves the commit's tree, as GitHub's contents API does.
+	if f.tree == nil {
+		f.tree = map[string]string{}
+	}
+	for name, content := range files {
+		if content == "" {
+			delete(f.tree, name)
+		} else {
+			f.tree[name] = content
+		}
+	}
+	for name, content := range f.tree {
+		f.fake.SetFile("acme", "shop", h.String(), name, []byte(content))
+	}
 	return h.String()
 }
 
@@ -128,6 +143,7 @@ func (f *repoFixture) env(eventName string, event any, extra map[string]string) 
 		"GITHUB_API_URL":      f.fake.URL(),
 		"GITHUB_SERVER_URL":   "https://github.com",
 		"GITHUB_RUN_ID":       "77",
+		"GITHUB_ACTOR":        "agent-bot",
 		"GITHUB_WORKSPACE":    f.dir,
 		"GITHUB_OUTPUT":       f.outputs,
 		"GITHUB_STEP_SUMMARY": f.summary,
@@ -144,7 +160,8 @@ func (f *repoFixture) env(eventName string, event any, extra map[string]string) 
 }
 
 func pushEvent(before, after string) map[string]any {
-	return map[string]any{"before": before, "after": after, "repository": map[string]any{"default_branch": "main"}}
+	return map[string]any{"before": before, "after": after, "repository": map[string]any{"default_branch": "main"},
+		"sender": map[string]any{"login": "agent-bot", "type": "User"}, "pusher": map[string]any{"name": "agent-bot", "email": "agent@example.com"}}
 }
 
 // runAction runs the action with an injected clock (retries and rate-limit

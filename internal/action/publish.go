@@ -39,6 +39,7 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, res
 	outs := r.carriedOutcomes(cr, res.Outcomes)
 	posted := 0
 	threads := map[int]*ledger.State{}
+	var actors []string
 	for _, c := range outs {
 		if c.issue == 0 {
 			continue
@@ -51,7 +52,11 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, res
 		if !c.added || !cr.in.postOutcomes || st.Outcome(c.id) != nil {
 			continue // already posted (idempotent by content hash), or not to post
 		}
-		body, err := outcome.Render(c.o, c.canonical, outcome.Meta{Source: cr.prefix + c.doc.Path, Commit: cr.head, PR: cr.pr, Key: r.signingKey()})
+		if actors == nil {
+			actors = r.actors(ctx, cr)
+		}
+		body, err := outcome.Render(c.o, c.canonical, outcome.Meta{Source: cr.prefix + c.doc.Path, Commit: cr.head, PR: cr.pr, Key: r.signingKey(),
+			Actors: actors, Prev: st.Tip})
 		if err != nil {
 			r.a.Errorf("phasegate could not render the outcome %s: %s", report.Terminal(c.doc.Path), oneLine(err.Error()))
 			r.failed = true
@@ -127,7 +132,33 @@ func (r *run) thread(ctx context.Context, cr *commitRun, issue int, cache map[in
 func toLedger(cs []ghclient.Comment) []ledger.Comment {
 	out := make([]ledger.Comment, len(cs))
 	for i, c := range cs {
-		out[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt}
+		out[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: c.Edited()}
+	}
+	return out
+}
+
+// actors are the accounts GitHub attests as having made this change, which
+// may never resolve the decisions of the outcomes it carries: the event's
+// sender, the push's pusher, the pull request's author, the workflow's
+// actor and triggering actor, and the head commit's author and committer
+// only when GitHub verified the commit's signature (anyone can write any
+// name and e-mail into an unsigned commit). At most 10.
+func (r *run) actors(ctx context.Context, cr *commitRun) []string {
+	list := []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")}
+	if cr.ev.PullRequest != nil {
+		list = append(list, cr.ev.PullRequest.User.Login)
+	}
+	if info, err := r.gh.Commit(ctx, r.owner, r.repo, cr.head); err == nil && info.Verified {
+		list = append(list, info.Author, info.Committer)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range list {
+		if a == "" || !outcome.Actor(a) || seen[strings.ToLower(a)] || len(out) == 10 {
+			continue
+		}
+		seen[strings.ToLower(a)] = true
+		out = append(out, a)
 	}
 	return out
 }

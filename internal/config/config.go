@@ -97,6 +97,31 @@ var DefaultPhases = Phases{
 	},
 }
 
+// Index is the position in the sequence of an outcome's phase name (a
+// leading "/" and case are ignored, aliases applied); -1 when it is not a
+// phase of the sequence.
+func (p Phases) Index(phase string) int {
+	name := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(phase), "/")))
+	if alias, ok := p.Aliases[name]; ok {
+		name = strings.ToLower(alias)
+	}
+	for i, s := range p.Sequence {
+		if strings.EqualFold(s, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Label is the phase:<name> label of an outcome's phase, "" when it is not
+// a phase of the sequence.
+func (p Phases) Label(phase string) string {
+	if i := p.Index(phase); i >= 0 {
+		return "phase:" + strings.ToLower(p.Sequence[i])
+	}
+	return ""
+}
+
 // PhasesOrDefault is the configured phases, or DefaultPhases.
 func (c Config) PhasesOrDefault() Phases {
 	if len(c.Phases.Sequence) > 0 {
@@ -150,6 +175,20 @@ type Outcome struct {
 	// ApprovalPhases must carry an approval decision (default:
 	// requirements, technical-plan, develop — the three approval gates).
 	ApprovalPhases []string `yaml:"approval_phases"`
+	// MaxPerPush is the most Phase Outcomes one push or pull request run
+	// posts (default 10); more are an error finding, not API calls.
+	MaxPerPush int `yaml:"max_per_push"`
+}
+
+// DefaultMaxOutcomesPerPush is outcome.max_per_push's default.
+const DefaultMaxOutcomesPerPush = 10
+
+// MaxPerPushOrDefault is outcome.max_per_push, or its default.
+func (o Outcome) MaxPerPushOrDefault() int {
+	if o.MaxPerPush > 0 {
+		return o.MaxPerPush
+	}
+	return DefaultMaxOutcomesPerPush
 }
 
 // Pace settings mirror the PACE repository's own configuration.

@@ -25,7 +25,13 @@ const (
 // phasegate:pending is the reconcile loop's work list, so it comes off
 // last: a replica that dies between two steps leaves the issue labelled,
 // and the next reconcile pass finishes the labels and the statuses.
+//
+// A frozen (tampered) thread keeps its labels as they are: tampering never
+// moves a decision's state; only phasegate/decisions turns failure.
 func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
+	if t.st.Frozen() {
+		return h.syncStatuses(ctx, gh, t)
+	}
 	have, err := gh.ListLabels(ctx, t.owner, t.repo, t.issue)
 	if err != nil {
 		return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
@@ -85,7 +91,10 @@ func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []s
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every
 // open pull request that carries an outcome of this issue (the marker's
-// pr=). An edited phasegate comment fails it.
+// pr=). Its target URL is the newest phasegate comment of the thread: the
+// Details link, and the anchor that shows a deleted newest comment (GitHub
+// keeps every status). An edited or deleted phasegate comment fails it; an
+// invalid config errors it.
 func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error {
 	byPR := map[int][]*ledger.Outcome{}
 	for _, o := range t.st.Outcomes {
@@ -93,28 +102,35 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 			byPR[o.PR] = append(byPR[o.PR], o)
 		}
 	}
+	for n := range t.heads {
+		if _, ok := byPR[n]; !ok {
+			byPR[n] = nil // a tampered outcome's pull request
+		}
+	}
 	prs := make([]int, 0, len(byPR))
 	for pr := range byPR {
 		prs = append(prs, pr)
 	}
 	sort.Ints(prs)
+	target := ""
+	if c, ok := t.comment(t.st.Tip); ok {
+		target = c.HTMLURL
+	}
 	for _, n := range prs {
-		pr, err := gh.PullRequest(ctx, t.owner, t.repo, n)
-		if err != nil {
-			if ghclient.IsNotFound(err) {
-				continue
-			}
-			return fmt.Errorf("reading pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
-		}
-		if pr.State != "open" || pr.HeadSHA == "" {
-			continue
+		pr, ok := t.heads[n]
+		if !ok {
+			continue // closed, or gone
 		}
 		v := ledger.Decisions(byPR[n], t.cfg.Decisions.NegativeOptions)
-		if len(t.st.Tampered) > 0 {
-			v = ledger.Verdict{State: "failure", Description: fmt.Sprintf("a phasegate comment on #%d was edited (comment %d): it no longer counts", t.issue, t.st.Tampered[0].CommentID)}
+		switch {
+		case t.st.Frozen():
+			tm := t.st.Tampered[0]
+			v = ledger.Verdict{State: "failure", Description: fmt.Sprintf("tampering on #%d (comment %d): %s", t.issue, tm.CommentID, tm.Reason)}
+		case t.cfgInvalid != "":
+			v = ledger.Verdict{State: "error", Description: "phasegate config invalid: " + t.cfgInvalid}
 		}
-		s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description}
-		if err := setStatus(ctx, gh, t.owner, t.repo, pr.HeadSHA, t.cfg.IdentityOrDefault(), s); err != nil {
+		s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description, TargetURL: target}
+		if err := setStatus(ctx, gh, t.owner, t.repo, pr.HeadSHA, t.cfg.IdentityOrDefault(), s, t.statuses[pr.HeadSHA]); err != nil {
 			return err
 		}
 	}
@@ -125,10 +141,18 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 // says the same and identity set it: a re-fold of an unchanged issue writes
 // nothing, and a long-open pull request does not pile up statuses (GitHub
 // keeps at most 1,000 per context and commit). A status someone else set is
-// always overwritten. When the read fails, it writes.
-func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status) error {
-	if cur, ok, err := gh.LatestStatus(ctx, owner, repo, sha, s.Context); err == nil && ok && identity != "" &&
-		strings.EqualFold(cur.Creator, identity) && cur.State == s.State &&
+// always overwritten. history is the context's statuses when the caller
+// read them already (nil: read the newest); when the read fails, it writes.
+func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, history []ghclient.Status) error {
+	cur, ok := ghclient.Status{}, false
+	if len(history) > 0 {
+		cur, ok = history[0], true
+	} else if history != nil {
+		ok = false
+	} else if c, found, err := gh.LatestStatus(ctx, owner, repo, sha, s.Context); err == nil {
+		cur, ok = c, found
+	}
+	if ok && identity != "" && strings.EqualFold(cur.Creator, identity) && cur.State == s.State &&
 		cur.Description == ghclient.StatusDescription(s.Description) && cur.TargetURL == s.TargetURL {
 		return nil
 	}
@@ -149,7 +173,9 @@ func (h *Handler) capture(ctx context.Context, gh GitHub, t *thread, tg *target,
 		return 0, fmt.Errorf("listing captured issues of %s/%s: %w", t.owner, t.repo, err)
 	}
 	for _, is := range existing {
-		if strings.Contains(is.Body, mark) {
+		// Only an issue phasegate itself opened counts: anyone who can
+		// open issues could pre-create one carrying the marker.
+		if strings.Contains(is.Body, mark) && strings.EqualFold(is.Author, t.cfg.IdentityOrDefault()) {
 			return is.Number, nil
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ import (
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // GitHub is what the handler needs of GitHub (internal/ghclient.Client).
@@ -47,9 +49,9 @@ type GitHub interface {
 	PullRequest(ctx context.Context, owner, repo string, number int) (ghclient.PR, error)
 	CreateStatus(ctx context.Context, owner, repo, sha string, s ghclient.Status) error
 	LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error)
-	FileAddedBy(ctx context.Context, owner, repo, path, ref string) (login, sha string, err error)
-	CommitAuthor(ctx context.Context, owner, repo, sha string) (author, committer string, err error)
+	Statuses(ctx context.Context, owner, repo, sha, context string) ([]ghclient.Status, error)
 	PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error)
+	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
 }
 
 // Locker serialises the handling of one issue (in memory in one process;
@@ -74,11 +76,15 @@ type Handler struct {
 	Locks Locker
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
-	// Now is the clock (for logs); nil means time.Now.
+	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ReconcileWindow is how far back ReconcileRepo looks for comments on
+	// issues that are not labelled phasegate:pending; zero means 24 hours.
+	ReconcileWindow time.Duration
 
-	once sync.Once
-	mem  *MemLocker
+	once    sync.Once
+	mem     *MemLocker
+	sources sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
 }
 
 // Comment is the comment that triggered the handler.
@@ -162,13 +168,22 @@ type thread struct {
 	owner, repo string
 	issue       int
 	cfg         config.Config
-	comments    []ghclient.Comment
-	st          *ledger.State
+	// cfgInvalid says why the config is invalid; "" when it is valid. An
+	// invalid config fails closed: no resolution is accepted.
+	cfgInvalid string
+	comments   []ghclient.Comment
+	st         *ledger.State
+	sources    map[string]string // "commit:path" → outcome id, "" when absent
+	// heads are the open pull requests carrying the thread's outcomes, read
+	// once per load (for the deletion anchor and the statuses).
+	heads map[int]ghclient.PR
+	// statuses are the phasegate/decisions histories read, by commit.
+	statuses map[string][]ghclient.Status
 }
 
 // load reads the config from the default branch and folds the thread.
 func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue int) (*thread, error) {
-	cfg, err := h.config(ctx, gh, owner, repo)
+	cfg, invalid, err := h.config(ctx, gh, owner, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +194,16 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 	if err != nil {
 		return nil, fmt.Errorf("reading the comments of %s/%s#%d: %w", owner, repo, issue, err)
 	}
-	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, comments: comments}
+	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments}
+	if len(h.Key) == 0 {
+		if err := h.readSources(ctx, gh, t); err != nil {
+			return nil, err
+		}
+	}
 	t.fold(h.Key)
+	if err := h.checkAnchors(ctx, gh, t); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -188,37 +211,56 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 func (t *thread) fold(key []byte) {
 	lc := make([]ledger.Comment, len(t.comments))
 	for i, c := range t.comments {
-		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt}
+		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: c.Edited()}
 	}
-	t.st = ledger.Fold(lc, ledger.Options{Identity: t.cfg.IdentityOrDefault(), Key: key, Phases: t.cfg.PhasesOrDefault()})
+	opts := ledger.Options{Identity: t.cfg.IdentityOrDefault(), Key: key, Phases: t.cfg.PhasesOrDefault()}
+	if len(key) == 0 {
+		opts.SourceID = func(source, commit string) (string, bool) {
+			id := t.sources[commit+":"+source]
+			return id, id != ""
+		}
+	}
+	t.st = ledger.Fold(lc, opts)
 }
 
-// config reads the configuration from the default branch; an invalid file
-// means the defaults (never "allow everything").
-func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (config.Config, error) {
+// comment is the thread's comment with that id.
+func (t *thread) comment(id int64) (ghclient.Comment, bool) {
+	for _, c := range t.comments {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return ghclient.Comment{}, false
+}
+
+// config reads the configuration from the default branch (the contents
+// API's default ref). An invalid file fails closed: invalid says why, and
+// the handler then accepts no resolution, never falling back to defaults.
+func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, err error) {
 	path := h.ConfigPath
 	if path == "" {
 		path = config.DefaultPath
 	}
-	branch, err := gh.DefaultBranch(ctx, owner, repo)
+	data, found, err := gh.FileContent(ctx, owner, repo, path, "")
 	if err != nil {
-		return config.Default(), fmt.Errorf("reading the default branch of %s/%s: %w", owner, repo, err)
-	}
-	data, found, err := gh.FileContent(ctx, owner, repo, path, branch)
-	if err != nil {
-		return config.Default(), fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
+		return config.Default(), "", fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
 	}
 	if !found {
-		return config.Default(), nil
+		return config.Default(), "", nil
 	}
 	cfg, probs := config.Parse(data)
 	if len(probs) > 0 {
-		h.logger().Warn("invalid config: using the defaults", "repository", owner+"/"+repo, "path", path, "problem", probs[0].Message, "line", probs[0].Line)
+		invalid = fmt.Sprintf("%s is invalid (line %d: %s)", path, probs[0].Line, probs[0].Message)
+		h.logger().Warn("invalid config: no resolution is accepted until it is fixed", "repository", owner+"/"+repo, "path", path, "problem", probs[0].Message, "line", probs[0].Line)
 	}
-	return cfg, nil
+	return cfg, invalid, nil
 }
 
-// ReconcileIssue applies every command on the issue that has no answer yet.
+// ReconcileIssue applies every command on the issue that has no answer yet,
+// tells the author of a command whose resolution lost a race which command
+// won, and brings labels and statuses in line with the thread. A command
+// that cannot be answered (GitHub keeps failing) is logged and skipped: the
+// pass goes on with the next, and the next pass retries it.
 func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo string, issue int) (Result, error) {
 	unlock, err := h.locks().Lock(ctx, lockKey(owner, repo, issue))
 	if err != nil {
@@ -232,10 +274,14 @@ func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	log := h.logger().With("repository", owner+"/"+repo, "issue", issue, "reconcile", true)
 	var total Result
 	total.Tampered = len(t.st.Tampered)
+	if len(t.st.Outcomes) == 0 && len(t.st.Tampered) == 0 {
+		return total, nil // not a phasegate thread: nothing to answer
+	}
 	bots := map[int64]bool{}
 	for _, c := range t.comments {
 		bots[c.ID] = c.IsBot()
 	}
+	var errs []error
 	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
 		if t.st.Answered(u.ID) { // answered while handling an earlier one
 			continue
@@ -243,31 +289,90 @@ func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("comment", u.ID))
 		total.add(r)
 		if err != nil {
-			return total, err
+			log.Warn("could not answer a command; the next pass retries it", "comment", u.ID, "error", err)
+			errs = append(errs, err)
 		}
+	}
+	for _, s := range append([]ledger.Superseded(nil), t.st.Superseded...) {
+		if err := h.replySuperseded(ctx, gh, t, s); err != nil {
+			log.Warn("could not answer a superseded resolution; the next pass retries it", "comment", s.Command, "error", err)
+			errs = append(errs, err)
+			continue
+		}
+		total.Replies++
 	}
 	// Labels and statuses follow the thread even when nothing was applied:
 	// an edited phasegate comment fails phasegate/decisions.
 	if err := h.advance(ctx, gh, t); err != nil {
-		return total, err
+		errs = append(errs, err)
 	}
-	return total, nil
+	return total, errors.Join(errs...)
 }
 
-// ReconcileRepo reconciles every open issue labelled phasegate:pending.
+// replySuperseded answers the command of a resolution that lost a race:
+// an earlier command had resolved the decision, so this one does not count.
+func (h *Handler) replySuperseded(ctx context.Context, gh GitHub, t *thread, s ledger.Superseded) error {
+	who := "@" + s.Winner.Resolution.By
+	author := ""
+	if c, ok := t.comment(s.Command); ok {
+		author = mention(c.User) + " "
+	}
+	line := fmt.Sprintf("%sthe resolution of `%s` posted for this comment ([here](#issuecomment-%d)) does not count: "+
+		"`%s` was already resolved by an earlier command: **%s**, by %s ([resolution](#issuecomment-%d)).",
+		author, outcome.Inline(s.Winner.ID), s.Resolution, outcome.Inline(s.Winner.ID), outcome.Inline(s.Winner.Resolution.Option),
+		outcome.Inline(who), s.Winner.ResolutionComment)
+	if err := h.reply(ctx, gh, t, s.Command, []string{line}); err != nil {
+		return err
+	}
+	return gh.CreateCommentReaction(ctx, t.owner, t.repo, s.Command, reactConfused)
+}
+
+// ReconcileRepo reconciles every open issue labelled phasegate:pending and
+// every issue with a comment created or edited within the reconcile window
+// (one paginated read of the repository's comments): a command lost on an
+// issue that is not pending is still found.
 func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo string) (Result, error) {
 	issues, err := gh.ListOpenIssues(ctx, owner, repo, LabelPending)
 	if err != nil {
 		return Result{}, fmt.Errorf("listing the pending issues of %s/%s: %w", owner, repo, err)
 	}
+	numbers := map[int]bool{}
+	for _, is := range issues {
+		numbers[is.Number] = true
+	}
+	window := h.ReconcileWindow
+	if window <= 0 {
+		window = 24 * time.Hour
+	}
+	recent, err := gh.ListRepoComments(ctx, owner, repo, h.now().Add(-window))
+	if err != nil {
+		return Result{}, fmt.Errorf("listing the recent comments of %s/%s: %w", owner, repo, err)
+	}
+	for _, c := range recent {
+		if c.Issue > 0 {
+			numbers[c.Issue] = true
+		}
+	}
+	list := make([]int, 0, len(numbers))
+	for n := range numbers {
+		list = append(list, n)
+	}
+	sort.Ints(list)
 	var total Result
 	var errs []error
-	for _, is := range issues {
-		r, err := h.ReconcileIssue(ctx, gh, owner, repo, is.Number)
+	for _, n := range list {
+		r, err := h.ReconcileIssue(ctx, gh, owner, repo, n)
 		total.add(r)
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return total, errors.Join(errs...)
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
 }

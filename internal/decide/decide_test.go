@@ -70,7 +70,9 @@ const seed = outcometest.Seed
 // unless forging) and returns its id.
 func (w *world) postOutcome(src, path, author string) string {
 	w.t.Helper()
-	body, id := outcometest.Render(w.t, src, outcome.Meta{Source: path, Commit: addedSHA, PR: prNumber, Key: w.h.Key})
+	body, id := outcometest.Render(w.t, src, outcome.Meta{Source: path, Commit: addedSHA, PR: prNumber, Key: w.h.Key,
+		Actors: []string{"agent-bot"}, Prev: w.state().Tip})
+	w.fake.SetFile(owner, repo, addedSHA, path, []byte(src))
 	w.fake.AddComment(owner, repo, w.issue, author, body)
 	w.ids[path] = id
 	return id
@@ -91,7 +93,7 @@ func (w *world) say(user, body string) (Result, int64) {
 func (w *world) state() *ledger.State {
 	var cs []ledger.Comment
 	for _, c := range w.fake.Comments(owner, repo, w.issue) {
-		cs = append(cs, ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt})
+		cs = append(cs, ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: c.UpdatedAt.After(c.CreatedAt)})
 	}
 	return ledger.Fold(cs, ledger.Options{Identity: bot, Key: w.h.Key})
 }
@@ -187,7 +189,7 @@ func TestUnauthorised(t *testing.T) {
 		{name: "triage permission", user: "carol", want: "needs write permission"},
 		{name: "no permission", user: "dave", want: "needs write permission"},
 		{name: "a bot", user: "renovate[bot]", want: "bots never resolve"},
-		{name: "the author of the outcome's commit", user: "agent-bot", want: "authored or pushed the commit"},
+		{name: "the author of the outcome's commit", user: "agent-bot", want: "pushed or authored the change"},
 		{name: "phasegate itself", user: bot, want: "bots never resolve"},
 	}
 	for _, tc := range tests {

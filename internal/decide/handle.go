@@ -2,13 +2,11 @@ package decide
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/command"
-	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
 )
@@ -32,6 +30,14 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 	}
 	var lines []string // the reply's lines, for refusals, lists and help
 	resolved, refused := 0, 0
+	if _, ok := t.comment(c.ID); !ok {
+		return res, fmt.Errorf("comment %d is not (yet) on %s/%s#%d", c.ID, t.owner, t.repo, t.issue)
+	}
+	if why := h.refuseAll(t, c); why != "" {
+		lines = append(lines, mention(c.Author)+" "+why)
+		refused++
+		cmds = nil
+	}
 	for _, cmd := range cmds {
 		switch cmd.Kind {
 		case command.Help:
@@ -55,9 +61,8 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 		}
 	}
 	if len(lines) > 0 {
-		body := replyBody(c, lines)
-		if _, err := gh.CreateIssueComment(ctx, t.owner, t.repo, t.issue, body); err != nil {
-			return res, fmt.Errorf("replying on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+		if err := h.reply(ctx, gh, t, c.ID, lines); err != nil {
+			return res, err
 		}
 		res.Replies++
 	}
@@ -78,10 +83,48 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 	return res, nil
 }
 
+// refuseAll says why none of a comment's commands can be carried out, or
+// "": an edited comment is never read (a command counts only as its author
+// first wrote it), an invalid config accepts nothing, and a tampered thread
+// is frozen.
+func (h *Handler) refuseAll(t *thread, c Comment) string {
+	if tc, _ := t.comment(c.ID); tc.Edited() || (c.Body != "" && outcome.Normalize(tc.Body) != outcome.Normalize(c.Body)) {
+		return "this comment was edited since it was posted, and phasegate does not read edited comments: " +
+			"write the command in a new comment."
+	}
+	if t.cfgInvalid != "" {
+		return "no decision can be resolved while the phasegate configuration on the default branch is invalid: " +
+			outcome.Inline(t.cfgInvalid) + ". Fix it, then comment again."
+	}
+	if t.st.Frozen() {
+		tm := t.st.Tampered[0]
+		return fmt.Sprintf("the decisions on this issue are frozen: a phasegate comment was edited or deleted (comment %d: %s). "+
+			"Tampering never reopens or changes a decision; see the phasegate/decisions status, and post a new Phase Outcome on a new issue to decide again.",
+			tm.CommentID, outcome.Inline(tm.Reason))
+	}
+	return ""
+}
+
+// reply posts phasegate's reply to a command comment, chained to the newest
+// phasegate comment, and folds it in.
+func (h *Handler) reply(ctx context.Context, gh GitHub, t *thread, command int64, lines []string) error {
+	body, err := outcome.RenderReply(replyText(lines), outcome.Reply{Command: command, Prev: t.st.Tip}, h.Key)
+	if err != nil {
+		return fmt.Errorf("rendering the reply to comment %d: %w", command, err)
+	}
+	posted, err := gh.CreateIssueComment(ctx, t.owner, t.repo, t.issue, body)
+	if err != nil {
+		return fmt.Errorf("replying on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+	}
+	t.comments = append(t.comments, posted)
+	t.fold(h.Key)
+	return nil
+}
+
 // resolve carries out one /resolve. It returns the reply line when it is
 // refused; ok when a resolution was recorded.
 func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, cmd command.Command, res *Result, log *slog.Logger) (string, bool, error) {
-	target, already := findTarget(t.st, cmd)
+	target, already := findTarget(t.st, cmd, c.ID)
 	who := mention(c.Author)
 	switch {
 	case target == nil && already != nil:
@@ -89,7 +132,7 @@ func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, 
 		return fmt.Sprintf("%s `%s` was already resolved: **%s**, by %s ([resolution](#issuecomment-%d)). Resolutions are final; to revisit it, post a new Phase Outcome.",
 			who, outcome.Inline(already.ID), outcome.Inline(r.Option), outcome.Inline("@"+r.By), already.ResolutionComment), false, nil
 	case target == nil:
-		return fmt.Sprintf("%s there is no pending decision `%s` on this issue. %s", who, safeToken(cmd.Target()), pendingSummary(t.st)), false, nil
+		return fmt.Sprintf("%s there is no pending decision `%s` on this issue posted before your comment. %s", who, safeToken(cmd.Target()), pendingSummary(t.st)), false, nil
 	}
 	d := target.decision
 	option := ""
@@ -112,14 +155,15 @@ func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, 
 		}
 		return msg, false, nil
 	}
-	if why, err := h.authorise(ctx, gh, t, c, target.outcome); err != nil {
+	auth, why, err := h.authorise(ctx, gh, t, c, target.outcome)
+	if err != nil {
 		return "", false, err
 	} else if why != "" {
 		log.Info("refused: not authorised", "decision", d.ID, "user", c.Author, "why", why)
 		return fmt.Sprintf("%s you cannot resolve `%s`: %s.", who, outcome.Inline(d.ID), why), false, nil
 	}
 
-	r := outcome.Resolution{Outcome: target.outcome.ID, Decision: d.ID, Option: option, By: c.Author, Command: c.ID}
+	r := outcome.Resolution{Outcome: target.outcome.ID, Decision: d.ID, Option: option, By: c.Author, Command: c.ID, Auth: auth}
 	if !outcome.Token(r.Decision) || !outcome.Token(r.Option) || !outcome.Login(r.By) {
 		return fmt.Sprintf("%s `%s` cannot be recorded: its ID or option has characters a resolution cannot hold.", who, outcome.Inline(d.ID)), false, nil
 	}
@@ -131,6 +175,7 @@ func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, 
 		r.Captured = n
 		res.Captured++
 	}
+	r.Prev = t.st.Tip
 	body, err := outcome.RenderResolution(r, h.Key)
 	if err != nil {
 		return fmt.Sprintf("%s `%s` could not be recorded: %s.", who, outcome.Inline(d.ID), outcome.Inline(err.Error())), false, nil
@@ -154,13 +199,18 @@ type target struct {
 	decision *ledger.Decision
 }
 
-// findTarget picks the newest trusted outcome holding the decision
-// unresolved (design §6), filtered by the command's phase prefix. When every
-// outcome holding it has resolved it, already is the newest resolved one.
-func findTarget(st *ledger.State, cmd command.Command) (*target, *ledger.Decision) {
+// findTarget picks the newest trusted outcome posted before the command
+// comment that holds the decision unresolved, filtered by the command's
+// phase prefix: a command never lands on an outcome posted after it was
+// written. When every such outcome has resolved it, already is the newest
+// resolved one.
+func findTarget(st *ledger.State, cmd command.Command, commentID int64) (*target, *ledger.Decision) {
 	var already *ledger.Decision
 	for i := len(st.Outcomes) - 1; i >= 0; i-- {
 		o := st.Outcomes[i]
+		if o.CommentID >= commentID {
+			continue
+		}
 		if cmd.Phase != "" && !strings.EqualFold(strings.TrimPrefix(o.Outcome.Phase, "/"), cmd.Phase) {
 			continue
 		}
@@ -178,76 +228,51 @@ func findTarget(st *ledger.State, cmd command.Command) (*target, *ledger.Decisio
 	return nil, already
 }
 
-// authorise returns why the commenter may not resolve the decision, or "".
-// Bots never resolve; nor does phasegate's identity, an excluded account,
-// or the account that authored or pushed the commit that added the outcome
-// file (separation of duties: an agent must not approve its own work).
-// Everyone else needs the configured permission, or to be listed.
-func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment, o *ledger.Outcome) (string, error) {
+// authorise returns why the commenter may not resolve the decision, or "",
+// and on success what allowed them (recorded in the resolution: their
+// permission, or "listed"). Bots never resolve; nor does phasegate's
+// identity, an excluded account, or an account GitHub attested as having
+// pushed or authored the change that carried the outcome (separation of
+// duties: an agent must not approve its own work). An outcome with no
+// attested account on record cannot be resolved: nobody can be shown not to
+// be its author. Everyone else needs the configured permission, or to be
+// listed.
+func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment, o *ledger.Outcome) (auth, why string, err error) {
 	login := c.Author
 	switch {
 	case c.Bot || strings.HasSuffix(strings.ToLower(login), "[bot]"):
-		return "bots never resolve decisions", nil
+		return "", "bots never resolve decisions", nil
 	case strings.EqualFold(login, t.cfg.IdentityOrDefault()):
-		return "phasegate's own identity never resolves decisions", nil
+		return "", "phasegate's own identity never resolves decisions", nil
 	case containsFold(t.cfg.Resolvers.Exclude, login):
-		return "this account is excluded from resolving (resolvers.exclude)", nil
-	}
-	if by, err := h.addedBy(ctx, gh, t, o); err != nil {
-		return "", err
-	} else if containsFold(by, login) {
-		return "you authored or pushed the commit that added this Phase Outcome; someone else must decide", nil
+		return "", "this account is excluded from resolving (resolvers.exclude)", nil
+	case len(o.Actors) == 0:
+		return "", "the outcome records no account that pushed it, so nobody can be shown not to be its author; post it again with a current phasegate", nil
+	case containsFold(o.Actors, login) || (t.heads[o.PR].Author != "" && strings.EqualFold(t.heads[o.PR].Author, login)):
+		return "", "you pushed or authored the change that carried this Phase Outcome; someone else must decide", nil
 	}
 	if containsFold(t.cfg.Resolvers.Users, login) {
-		return "", nil
+		return "listed", "", nil
 	}
 	for _, team := range t.cfg.Resolvers.Teams {
 		org, slug, _ := strings.Cut(team, "/")
 		ok, err := gh.TeamMember(ctx, org, slug, login)
 		if err != nil {
-			return "", fmt.Errorf("checking whether %s is in team %s: %w", login, team, err)
+			return "", "", fmt.Errorf("checking whether %s is in team %s: %w", login, team, err)
 		}
 		if ok {
-			return "", nil
+			return "listed", "", nil
 		}
 	}
 	perm, err := gh.CollaboratorPermission(ctx, t.owner, t.repo, login)
 	if err != nil {
-		return "", fmt.Errorf("reading the permission of %s on %s/%s: %w", login, t.owner, t.repo, err)
+		return "", "", fmt.Errorf("reading the permission of %s on %s/%s: %w", login, t.owner, t.repo, err)
 	}
 	need := t.cfg.Resolvers.PermissionOrDefault()
 	if rank(perm) < rank(need) {
-		return fmt.Sprintf("resolving needs %s permission on this repository (you have %s)", need, outcome.Inline(perm)), nil
+		return "", fmt.Sprintf("resolving needs %s permission on this repository (you have %s)", need, outcome.Inline(perm)), nil
 	}
-	return "", nil
-}
-
-// addedBy are the accounts that authored, committed or (by the commit
-// history) added the outcome file. An outcome whose commit GitHub no longer
-// knows (force-pushed away) has no one on record.
-func (h *Handler) addedBy(ctx context.Context, gh GitHub, t *thread, o *ledger.Outcome) ([]string, error) {
-	var out []string
-	if o.Commit != "" {
-		author, committer, err := gh.CommitAuthor(ctx, t.owner, t.repo, o.Commit)
-		switch {
-		case err == nil:
-			out = append(out, author, committer)
-		case ghclient.IsNotFound(err), ghclient.StatusCode(err) == 422:
-		default:
-			return nil, fmt.Errorf("reading commit %s: %w", o.Commit, err)
-		}
-	}
-	if o.Source != "" && o.Commit != "" {
-		login, _, err := gh.FileAddedBy(ctx, t.owner, t.repo, o.Source, o.Commit)
-		switch {
-		case err == nil:
-			out = append(out, login)
-		case ghclient.IsNotFound(err), ghclient.StatusCode(err) == 422, errors.Is(err, ghclient.ErrNoCommit):
-		default:
-			return nil, fmt.Errorf("reading who added %s: %w", o.Source, err)
-		}
-	}
-	return out, nil
+	return strings.ToLower(perm), "", nil
 }
 
 // rank orders repository permissions.

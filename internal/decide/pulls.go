@@ -92,8 +92,8 @@ func (h *Handler) SyncPullRequest(ctx context.Context, gh GitHub, owner, repo st
 				threads[issue] = t
 			}
 			on = t.st.Outcome(id)
-			if len(t.st.Tampered) > 0 && tampered == "" {
-				tampered = fmt.Sprintf("a phasegate comment on #%d was edited (comment %d): it no longer counts", issue, t.st.Tampered[0].CommentID)
+			if t.st.Frozen() && tampered == "" {
+				tampered = fmt.Sprintf("tampering on #%d (comment %d): %s", issue, t.st.Tampered[0].CommentID, t.st.Tampered[0].Reason)
 			}
 		}
 		if on == nil {
@@ -107,7 +107,6 @@ func (h *Handler) SyncPullRequest(ctx context.Context, gh GitHub, owner, repo st
 	var negative []string
 	for _, t := range threads {
 		negative = t.cfg.Decisions.NegativeOptions
-		break
 	}
 	v := ledger.Decisions(carried, negative)
 	if tampered != "" {
@@ -117,10 +116,19 @@ func (h *Handler) SyncPullRequest(ctx context.Context, gh GitHub, owner, repo st
 		v.Description = "no Phase Outcome in this pull request"
 	}
 	identity := h.Identity
-	for _, t := range threads {
-		identity = t.cfg.IdentityOrDefault()
-		break
+	target := ""
+	issues := make([]int, 0, len(threads))
+	for n := range threads {
+		issues = append(issues, n)
 	}
-	s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description}
-	return setStatus(ctx, gh, owner, repo, pr.HeadSHA, identity, s)
+	sort.Ints(issues)
+	if len(issues) > 0 {
+		t := threads[issues[0]]
+		identity = t.cfg.IdentityOrDefault()
+		if c, ok := t.comment(t.st.Tip); ok {
+			target = c.HTMLURL
+		}
+	}
+	s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description, TargetURL: target}
+	return setStatus(ctx, gh, owner, repo, pr.HeadSHA, identity, s, nil)
 }

@@ -42,7 +42,7 @@ func TestSyncPullRequest(t *testing.T) {
 	// Someone edits the outcome comment: the status fails.
 	cs := w.fake.Comments(owner, repo, w.issue)
 	w.fake.EditComment(cs[0].ID, cs[0].Body+"\nedited")
-	if st := sync(); st.State != "failure" || !strings.Contains(st.Description, "edited") {
+	if st := sync(); st.State != "failure" || !strings.Contains(st.Description, "tampering") || !strings.Contains(st.Description, "edited") {
 		t.Errorf("tampered: %+v, want failure", st)
 	}
 }

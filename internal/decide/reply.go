@@ -18,17 +18,31 @@ const helpText = "**phasegate commands** (one per line, outside code blocks and 
 	"- `/phasegate help`: this help\n\n" +
 	"Resolutions are final: to revisit one, post a new Phase Outcome."
 
-// replyBody is a reply to a command comment: it mentions only the commenter
-// (every line starts with the mention or is phasegate's own text), never
-// echoes their words unescaped, and ends with a marker naming the command
-// comment so that the command is not answered twice.
-func replyBody(c Comment, lines []string) string {
+// Bounds of a reply: GitHub refuses a comment over 65,536 characters, and
+// a reply that cannot be posted would be retried by every reconcile pass.
+const (
+	maxReplyLine  = 8000
+	maxReplyChars = 60000
+	maxListed     = 50
+)
+
+// replyText joins a reply's lines: each line mentions only the commenter
+// (or is phasegate's own text) and never echoes their words unescaped. A
+// line over maxReplyLine characters is cut, and lines past maxReplyChars
+// are left out with a note saying how many.
+func replyText(lines []string) string {
 	var b strings.Builder
-	for _, l := range lines {
+	for i, l := range lines {
+		if r := []rune(l); len(r) > maxReplyLine {
+			l = string(r[:maxReplyLine]) + "…"
+		}
+		if b.Len()+len(l) > maxReplyChars {
+			fmt.Fprintf(&b, "…and %d more answers left out: write fewer commands in one comment.\n\n", len(lines)-i)
+			break
+		}
 		b.WriteString(l)
 		b.WriteString("\n\n")
 	}
-	b.WriteString(ledger.ReplyMarker(c.ID))
 	return b.String()
 }
 
@@ -96,6 +110,9 @@ func listPending(t *thread) string {
 				continue
 			}
 			n++
+			if n > maxListed {
+				continue
+			}
 			blocking := "no"
 			if d.Blocking {
 				blocking = "yes"
@@ -105,6 +122,9 @@ func listPending(t *thread) string {
 	}
 	if n == 0 {
 		return "Nothing is pending on this issue."
+	}
+	if n > maxListed {
+		fmt.Fprintf(&b, "\n…and %d more.\n", n-maxListed)
 	}
 	return b.String()
 }

@@ -167,7 +167,7 @@ func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context str
 func (c *Client) Statuses(ctx context.Context, owner, repo, sha, context string) ([]Status, error) {
 	ctx = withOp(ctx, "Statuses")
 	opts := &github.ListOptions{PerPage: 100}
-	var out []Status
+	out := []Status{}
 	for range 3 {
 		list, resp, err := c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, opts)
 		if err != nil {

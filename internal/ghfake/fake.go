@@ -617,9 +617,19 @@ func (s *Server) EditComment(id int64, body string) bool {
 		return false
 	}
 	c.body = body
-	c.updatedAt = s.now().UTC()
+	c.updatedAt = editTime(s.now().UTC(), c.createdAt)
 	c.editedByUI = true
 	return true
+}
+
+// editTime is a comment's updated_at after an edit at now. A person's edit
+// comes after the post; with a test's manual clock that has not moved, the
+// edit is put a second later, so that updated_at shows it as GitHub's does.
+func editTime(now, created time.Time) time.Time {
+	if !now.After(created) {
+		return created.Add(time.Second)
+	}
+	return now
 }
 
 // DeleteComment deletes a comment, as a person with write access can in the

@@ -716,7 +716,7 @@ func (s *Server) editComment(q *req) reply {
 		return *bad
 	}
 	c.body = body
-	c.updatedAt = s.now().UTC()
+	c.updatedAt = editTime(s.now().UTC(), c.createdAt)
 	return reply{status: 200, body: s.commentJSON(q, rp, c)}
 }
 

@@ -1,19 +1,36 @@
-// Package ledger folds an issue's comments into its state (design §8): the
-// issue thread is the database. A phasegate comment counts only when its
-// author is the configured phasegate identity and its body still verifies
-// (it hashes to its marker's id, and its signature verifies when a signing
-// key is configured); an edited phasegate comment is reported as tampering,
-// and anyone else's marker is ignored. The fold is pure and deterministic:
-// the same comments always give the same state, and folding a prefix then the
-// rest gives what folding all does.
+// Package ledger folds an issue's comments into its state: the issue thread
+// is the database. The trust model is in docs/security.md; in short, a
+// phasegate comment counts only when
+//
+//   - its author is the configured phasegate identity,
+//   - GitHub shows it unedited (updated_at equals created_at) and its body is
+//     exactly what phasegate renders from its marker,
+//   - its signature verifies when a signing key is configured,
+//   - the phasegate comment its marker says it follows (prev=) is still on
+//     the thread, so a deleted phasegate comment shows as a gap,
+//   - without a key, what it records can be re-derived from the thread: an
+//     outcome's file holds exactly that outcome at the commit it names
+//     (Options.SourceID), and a resolution names an existing, unedited
+//     command comment by the person it names, written after the outcome was
+//     posted, that parses to that decision and option;
+//
+// and every resolution, with or without a key, must obey the rules phasegate
+// itself follows: the resolver is not a bot, not phasegate, and not one of
+// the accounts that pushed or authored the outcome. A phasegate comment
+// that fails any of these is tampering: it is reported (State.Tampered) and
+// freezes the thread (State.Frozen), so tampering can never reopen or change
+// a final decision. A person's command counts only as first written: an
+// edited comment's commands are never read. Among valid resolutions of one
+// decision, the one whose command comes first on the thread wins, whichever
+// run posted first.
+//
+// The fold is pure and deterministic: the same comments always give the
+// same state, and folding a prefix then the rest gives what folding all does.
 package ledger
 
 import (
 	"errors"
-	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +45,9 @@ type Comment struct {
 	Author    string
 	Body      string
 	CreatedAt time.Time
+	// Edited is set when GitHub shows the comment changed since it was
+	// posted (updated_at later than created_at).
+	Edited bool
 }
 
 // Options of a fold.
@@ -40,6 +60,12 @@ type Options struct {
 	Identity string
 	// Key is the signing key; empty when none is configured.
 	Key []byte
+	// SourceID, used only without a key, says which outcome ID the file
+	// source holds at commit (the caller read it from GitHub before the
+	// fold); ok is false when the file is not there. An outcome comment
+	// whose file does not hold it is a forgery. Nil skips the check (for a
+	// caller that only needs to know what was posted).
+	SourceID func(source, commit string) (id string, ok bool)
 }
 
 // State is what an issue's comments record.
@@ -47,9 +73,10 @@ type State struct {
 	// Outcomes are the trusted outcome comments, oldest first. An outcome
 	// posted twice (same id) is listed once, at its first comment.
 	Outcomes []*Outcome
-	// Tampered are phasegate comments that no longer verify.
+	// Tampered are phasegate comments that no longer verify, and gaps
+	// where one was deleted.
 	Tampered []Tamper
-	// Ignored are resolutions that did not count (a later resolution of a
+	// Ignored are resolutions that did not count (a later command of a
 	// decision already resolved, or one naming an unknown outcome, decision
 	// or option).
 	Ignored []Ignored
@@ -57,12 +84,20 @@ type State struct {
 	// resolution and no reply of phasegate's answers yet, oldest first:
 	// what reconcile still has to apply.
 	Unanswered []CommandComment
+	// Superseded are resolutions that lost to a resolution of an earlier
+	// command (two runs raced) and whose command has no reply saying so yet.
+	Superseded []Superseded
 	// Phase is the phase the issue has reached (see Phase); "" when the
 	// newest outcome's phase is not in the sequence.
 	Phase string
+	// Tip is the newest phasegate comment on the thread (what the next one
+	// names as prev); 0 when there is none.
+	Tip int64
 
-	answered map[int64]bool
-	pending  []CommandComment // commands seen, answered or not
+	answered map[int64]bool // by a reply, or by a resolution that counts
+	replied  map[int64]bool // by a reply
+	pending  []CommandComment
+	lost     []Superseded
 	phases   config.Phases
 }
 
@@ -72,9 +107,24 @@ type CommandComment struct {
 	Commands []command.Command
 }
 
+// Superseded is a resolution comment that lost the race for its decision.
+type Superseded struct {
+	// Command is the comment whose command the losing resolution answered.
+	Command int64
+	// Resolution is the losing resolution comment.
+	Resolution int64
+	// Winner is the decision as resolved by the earlier command.
+	Winner *Decision
+}
+
 // Answered reports whether a command comment was answered (a resolution
 // names it, or phasegate replied to it).
 func (st *State) Answered(commentID int64) bool { return st.answered[commentID] }
+
+// Frozen reports whether the thread was tampered with. A frozen thread's
+// decisions are never resolved again: tampering must not reopen or change a
+// final decision.
+func (st *State) Frozen() bool { return len(st.Tampered) > 0 }
 
 // Outcome is a trusted outcome on the issue and the state of its decisions.
 type Outcome struct {
@@ -84,19 +134,21 @@ type Outcome struct {
 	Source    string
 	Commit    string
 	PR        int
+	// Actors may not resolve the outcome's decisions (see outcome.Meta).
+	Actors    []string
 	Decisions []*Decision
 }
 
 // Decision is a decision of an outcome and its resolution, if any.
 type Decision struct {
 	outcome.Decision
-	// Resolution is the first valid resolution; nil while unresolved.
+	// Resolution is the winning resolution; nil while unresolved.
 	Resolution *outcome.Resolution
 	// ResolutionComment is the id of the resolution comment.
 	ResolutionComment int64
 }
 
-// Tamper is an edited phasegate comment.
+// Tamper is a phasegate comment that no longer verifies, or a deleted one.
 type Tamper struct {
 	CommentID int64
 	Kind      outcome.Kind
@@ -129,32 +181,30 @@ func Fold(comments []Comment, opts Options) *State {
 // Ledger folds comments one at a time, in thread order. Folding a prefix of
 // a thread and then the rest gives the state folding it all at once does.
 type Ledger struct {
-	opts Options
-	st   State
-	byID map[string]*Outcome
-	seen map[int64]bool
+	opts   Options
+	st     State
+	byID   map[string]*Outcome
+	seen   map[int64]bool
+	ours   map[int64]bool            // phasegate comments seen (any kind)
+	people map[int64]CommandComment // people's comments holding commands
+	// winners: the resolution comment and command of each resolved decision.
+	winners map[*Decision]winner
 }
+
+type winner struct{ comment, command int64 }
 
 // New starts an empty ledger.
 func New(opts Options) *Ledger {
-	l := &Ledger{opts: opts, byID: map[string]*Outcome{}, seen: map[int64]bool{}}
+	l := &Ledger{opts: opts, byID: map[string]*Outcome{}, seen: map[int64]bool{}, ours: map[int64]bool{},
+		people: map[int64]CommandComment{}, winners: map[*Decision]winner{}}
 	l.st.phases = opts.Phases
 	if len(l.st.phases.Sequence) == 0 {
 		l.st.phases = config.DefaultPhases
 	}
 	l.st.answered = map[int64]bool{}
+	l.st.replied = map[int64]bool{}
 	return l
 }
-
-// ReplyMarker ends a reply of phasegate's to a command comment, so that the
-// command is not answered twice.
-func ReplyMarker(commandID int64) string {
-	return fmt.Sprintf("<!-- phasegate:reply v1 command=%d -->", commandID)
-}
-
-var replyMarker = regexp.MustCompile(`<!-- phasegate:reply v1 command=([0-9]{1,19}) -->\s*$`)
-
-func (st *State) answer(id int64) { st.answered[id] = true }
 
 // refresh recomputes what derives from the fold so far.
 func (st *State) refresh() {
@@ -162,6 +212,12 @@ func (st *State) refresh() {
 	for _, p := range st.pending {
 		if !st.answered[p.ID] {
 			st.Unanswered = append(st.Unanswered, p)
+		}
+	}
+	st.Superseded = st.Superseded[:0]
+	for _, s := range st.lost {
+		if !st.replied[s.Command] {
+			st.Superseded = append(st.Superseded, s)
 		}
 	}
 	st.Phase = st.phase()
@@ -205,24 +261,15 @@ func (o *Outcome) UnresolvedBlocking() bool {
 	return false
 }
 
-// phase is the phase the thread has reached (design §7): the phase of the
-// newest outcome, moved on to the next phase of the sequence when its
-// approval resolved approve and no blocking decision of it remains.
+// phase is the phase the thread has reached: the phase of the newest
+// outcome, moved on to the next phase of the sequence when its approval
+// resolved approve and no blocking decision of it remains.
 func (st *State) phase() string {
 	if len(st.Outcomes) == 0 {
 		return ""
 	}
 	newest := st.Outcomes[len(st.Outcomes)-1]
-	name := strings.ToLower(strings.TrimPrefix(newest.Outcome.Phase, "/"))
-	if alias, ok := st.phases.Aliases[name]; ok {
-		name = alias
-	}
-	idx := -1
-	for i, p := range st.phases.Sequence {
-		if strings.EqualFold(p, name) {
-			idx = i
-		}
-	}
+	idx := st.phases.Index(newest.Outcome.Phase)
 	if idx < 0 {
 		return ""
 	}
@@ -251,87 +298,225 @@ func (l *Ledger) Add(c Comment) {
 		return
 	}
 	l.seen[c.ID] = true
-	st := &l.st
 	if l.opts.Identity == "" || !strings.EqualFold(c.Author, l.opts.Identity) {
-		// Anyone else's marker is not phasegate's (design §8); their
-		// commands are what phasegate answers.
-		if cmds := command.Parse(c.Body); len(cmds) > 0 {
-			st.pending = append(st.pending, CommandComment{Comment: c, Commands: cmds})
-		}
+		l.addPerson(c)
 		return
 	}
-	if m := replyMarker.FindStringSubmatch(c.Body); m != nil {
-		if id, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-			st.answer(id)
-		}
+	l.addOurs(c)
+}
+
+// addPerson records a person's comment holding commands. Anyone else's
+// marker is not phasegate's; their commands are what phasegate answers.
+func (l *Ledger) addPerson(c Comment) {
+	cmds := command.Parse(c.Body)
+	if len(cmds) == 0 {
 		return
 	}
+	cc := CommandComment{Comment: c, Commands: cmds}
+	l.people[c.ID] = cc
+	l.st.pending = append(l.st.pending, cc)
+}
+
+// addOurs folds a comment by phasegate's identity. A comment that is not
+// a phasegate comment at all (another workflow's, posting as the same
+// identity) is left alone; one that is, or claims to be, must verify.
+func (l *Ledger) addOurs(c Comment) {
+	st := &l.st
 	marks := outcome.ParseMarkers(c.Body)
 	kind := outcome.KindOutcome
 	if len(marks) > 0 {
 		kind = marks[0].Kind
+		l.ours[c.ID] = true
+		st.Tip = c.ID
+		if p := marks[0].Prev; p > 0 && !l.ours[p] {
+			st.tamper(c.ID, kind, "the phasegate comment it follows was deleted")
+		}
+	}
+	// edited wraps a verification: a comment that is phasegate's, or claims
+	// to be, and that GitHub shows edited is tampering whatever it says now.
+	edited := func(k outcome.Kind, err error) bool {
+		if !c.Edited || (len(marks) == 0 && !errors.Is(err, outcome.ErrTampered)) {
+			return false
+		}
+		l.ours[c.ID] = true
+		st.Tip = c.ID
+		st.tamper(c.ID, k, "it was edited after phasegate posted it")
+		return true
 	}
 	switch kind {
-	case outcome.KindOutcome:
-		v, err := outcome.VerifyOutcomeComment(c.Body, l.opts.Key)
+	case outcome.KindReply:
+		r, err := outcome.VerifyReplyComment(c.Body, l.opts.Key)
+		if edited(outcome.KindReply, err) {
+			return
+		}
 		if err != nil {
-			if len(marks) > 0 || errors.Is(err, outcome.ErrTampered) {
-				st.noteTamper(c, outcome.KindOutcome, err)
-				return
-			}
-			// Not an outcome comment: maybe a resolution whose marker broke.
-			if _, rerr := outcome.VerifyResolutionComment(c.Body, l.opts.Key); rerr != nil {
-				st.noteTamper(c, outcome.KindResolution, rerr)
-			}
+			st.noteTamper(c, outcome.KindReply, err)
 			return
 		}
-		if l.byID[v.ID] != nil {
-			return
-		}
-		o := &Outcome{CommentID: c.ID, ID: v.ID, Outcome: v.Outcome, Source: v.Source, Commit: v.Commit, PR: v.PR}
-		for _, d := range v.Outcome.Decisions {
-			o.Decisions = append(o.Decisions, &Decision{Decision: d})
-		}
-		l.byID[v.ID] = o
-		st.Outcomes = append(st.Outcomes, o)
+		st.answered[r.Command] = true
+		st.replied[r.Command] = true
+	case outcome.KindOutcome:
+		l.addOutcome(c, marks, edited)
 	case outcome.KindResolution:
 		r, err := outcome.VerifyResolutionComment(c.Body, l.opts.Key)
+		if edited(outcome.KindResolution, err) {
+			return
+		}
 		if err != nil {
 			st.noteTamper(c, outcome.KindResolution, err)
 			return
 		}
-		st.apply(c.ID, l.byID, r.Resolution)
+		l.apply(c, r.Resolution)
 	}
+}
+
+func (l *Ledger) addOutcome(c Comment, marks []outcome.Marker, edited func(outcome.Kind, error) bool) {
+	st := &l.st
+	v, err := outcome.VerifyOutcomeComment(c.Body, l.opts.Key)
+	if edited(outcome.KindOutcome, err) {
+		return
+	}
+	if err != nil {
+		if len(marks) > 0 || errors.Is(err, outcome.ErrTampered) {
+			st.noteTamper(c, outcome.KindOutcome, err)
+			return
+		}
+		// Not an outcome comment: maybe a resolution or reply whose marker
+		// broke.
+		_, rerr := outcome.VerifyResolutionComment(c.Body, l.opts.Key)
+		if edited(outcome.KindResolution, rerr) {
+			return
+		}
+		if rerr != nil {
+			st.noteTamper(c, outcome.KindResolution, rerr)
+		}
+		return
+	}
+	if len(l.opts.Key) == 0 && l.opts.SourceID != nil {
+		if id, ok := l.opts.SourceID(v.Source, v.Commit); !ok || id != v.ID {
+			st.tamper(c.ID, outcome.KindOutcome, "the file it names does not hold this outcome at the commit it names")
+			return
+		}
+	}
+	if l.byID[v.ID] != nil {
+		return
+	}
+	o := &Outcome{CommentID: c.ID, ID: v.ID, Outcome: v.Outcome, Source: v.Source, Commit: v.Commit, PR: v.PR, Actors: v.Actors}
+	for _, d := range v.Outcome.Decisions {
+		o.Decisions = append(o.Decisions, &Decision{Decision: d})
+	}
+	l.byID[v.ID] = o
+	st.Outcomes = append(st.Outcomes, o)
+}
+
+// Deleted records that the phasegate comment id, which a record outside the
+// thread names (a phasegate/decisions status points at it), is gone from the
+// thread: deleted, which is tampering like an edit.
+func (st *State) Deleted(id int64) {
+	st.tamper(id, "", "a phasegate comment was deleted (a phasegate/decisions status still points at it)")
+}
+
+func (st *State) tamper(id int64, k outcome.Kind, reason string) {
+	for _, t := range st.Tampered {
+		if t.CommentID == id && t.Reason == reason {
+			return
+		}
+	}
+	st.Tampered = append(st.Tampered, Tamper{CommentID: id, Kind: k, Reason: reason})
 }
 
 func (st *State) noteTamper(c Comment, k outcome.Kind, err error) {
 	var te *outcome.TamperError
 	if errors.As(err, &te) {
-		st.Tampered = append(st.Tampered, Tamper{CommentID: c.ID, Kind: k, Reason: te.Reason})
+		st.tamper(c.ID, k, te.Reason)
 	}
 }
 
-// apply records a resolution when it is the first valid one of its decision.
-func (st *State) apply(commentID int64, byID map[string]*Outcome, r outcome.Resolution) {
-	// Even a resolution that does not count answered its command.
-	st.answer(r.Command)
-	o := byID[r.Outcome]
+// apply records a resolution: the winner of its decision when its command
+// is the earliest valid one. A resolution that breaks the rules phasegate
+// follows, or that cannot be re-derived without a key, is tampering.
+func (l *Ledger) apply(c Comment, r outcome.Resolution) {
+	st := &l.st
+	o := l.byID[r.Outcome]
 	if o == nil {
-		st.Ignored = append(st.Ignored, Ignored{commentID, "it names an outcome that is not (yet) on this issue"})
+		st.answered[r.Command] = true
+		st.Ignored = append(st.Ignored, Ignored{c.ID, "it names an outcome that is not (yet) on this issue"})
 		return
 	}
 	d := o.Decision(r.Decision)
 	switch {
 	case d == nil:
-		st.Ignored = append(st.Ignored, Ignored{commentID, "its outcome has no decision " + r.Decision})
+		st.answered[r.Command] = true
+		st.Ignored = append(st.Ignored, Ignored{c.ID, "its outcome has no decision " + r.Decision})
+		return
 	case !d.HasOption(r.Option):
-		st.Ignored = append(st.Ignored, Ignored{commentID, "option " + r.Option + " is not one of the decision's options"})
-	case d.Resolution != nil:
-		st.Ignored = append(st.Ignored, Ignored{commentID, "the decision was already resolved"})
-	default:
-		rr := r
-		d.Resolution, d.ResolutionComment = &rr, commentID
+		st.answered[r.Command] = true
+		st.Ignored = append(st.Ignored, Ignored{c.ID, "option " + r.Option + " is not one of the decision's options"})
+		return
 	}
+	if why := l.unsound(r, o, d); why != "" {
+		st.tamper(c.ID, outcome.KindResolution, why)
+		return
+	}
+	st.answered[r.Command] = true
+	w, resolved := l.winners[d]
+	switch {
+	case resolved && w.command == r.Command:
+		// The same command resolved twice (two runs raced): one resolution.
+		st.Ignored = append(st.Ignored, Ignored{c.ID, "it repeats the resolution of the same command"})
+	case resolved && w.command < r.Command:
+		st.Ignored = append(st.Ignored, Ignored{c.ID, "the decision was already resolved by an earlier command"})
+		st.lost = append(st.lost, Superseded{Command: r.Command, Resolution: c.ID, Winner: d})
+	default:
+		if resolved { // an earlier command's resolution arrived later: it wins
+			st.Ignored = append(st.Ignored, Ignored{w.comment, "the decision was resolved by an earlier command"})
+			st.lost = append(st.lost, Superseded{Command: w.command, Resolution: w.comment, Winner: d})
+		}
+		rr := r
+		d.Resolution, d.ResolutionComment = &rr, c.ID
+		l.winners[d] = winner{comment: c.ID, command: r.Command}
+	}
+}
+
+// unsound says why a resolution cannot be phasegate's, or "".
+func (l *Ledger) unsound(r outcome.Resolution, o *Outcome, d *Decision) string {
+	by := r.By
+	switch {
+	case strings.HasSuffix(strings.ToLower(by), "[bot]") || strings.EqualFold(by, l.opts.Identity):
+		return "it records a bot or phasegate itself as the resolver"
+	case containsFold(o.Actors, by):
+		return "it records as the resolver an account that pushed or authored the outcome"
+	case r.Command <= o.CommentID:
+		return "its command was written before the outcome was posted"
+	}
+	if len(l.opts.Key) > 0 {
+		return ""
+	}
+	// Without a key, anyone posting as phasegate's identity could write a
+	// resolution: it counts only when the thread shows the command it names.
+	cmd, ok := l.people[r.Command]
+	switch {
+	case !ok:
+		return "the command comment it names is not on the thread (deleted, or never a command)"
+	case cmd.Edited:
+		return "the command comment it names was edited"
+	case !strings.EqualFold(cmd.Author, by):
+		return "the command comment it names was written by someone else"
+	case r.Auth == "":
+		return "it records no authorisation"
+	}
+	for _, k := range cmd.Commands {
+		if k.Kind != command.Resolve || !strings.EqualFold(k.ID, d.ID) {
+			continue
+		}
+		if k.Phase != "" && !strings.EqualFold(k.Phase, strings.TrimPrefix(o.Outcome.Phase, "/")) {
+			continue
+		}
+		if strings.EqualFold(k.Option, r.Option) || (k.Recommended && strings.EqualFold(d.Recommended, r.Option)) {
+			return ""
+		}
+	}
+	return "the command comment it names does not ask for this option"
 }
 
 // Decision returns the outcome's decision with that id (case-insensitive), or nil.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,19 +18,40 @@ const bot = "github-actions[bot]"
 // seed is the seed outcome (feature-042).
 const seed = outcometest.Seed
 
-// posted renders an outcome comment from YAML source.
+// posted renders an outcome comment from YAML source, pushed by agent-bot.
 func posted(t testing.TB, src string, key []byte) (body, id string) {
 	t.Helper()
-	return outcometest.Render(t, src, outcome.Meta{Source: "outcomes/o.outcome.yaml", Commit: "0123456789abcdef0123456789abcdef01234567", PR: 7, Key: key})
+	return outcometest.Render(t, src, outcome.Meta{Source: "outcomes/o.outcome.yaml", Commit: "0123456789abcdef0123456789abcdef01234567", PR: 7, Key: key,
+		Actors: []string{"agent-bot"}})
 }
 
 func resolution(t testing.TB, id, decision, option, by string, command int64, key []byte) string {
 	t.Helper()
-	body, err := outcome.RenderResolution(outcome.Resolution{Outcome: id, Decision: decision, Option: option, By: by, Command: command}, key)
+	return resolutionPrev(t, id, decision, option, by, command, 0, key)
+}
+
+func resolutionPrev(t testing.TB, id, decision, option, by string, command, prev int64, key []byte) string {
+	t.Helper()
+	body, err := outcome.RenderResolution(outcome.Resolution{Outcome: id, Decision: decision, Option: option, By: by, Command: command,
+		Auth: "write", Prev: prev}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return body
+}
+
+func reply(t testing.TB, command, prev int64, key []byte) string {
+	t.Helper()
+	body, err := outcome.RenderReply("@alice no.", outcome.Reply{Command: command, Prev: prev}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// say is a person's comment.
+func say(id int64, by, body string, minute int) Comment {
+	return Comment{ID: id, Author: by, Body: body, CreatedAt: at(minute)}
 }
 
 var t0 = time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)
@@ -46,6 +68,13 @@ func TestFold(t *testing.T) {
 	bogusOption := resolution(t, id, "D-002", "maybe", "alice", 104, nil)
 	unknownOutcome := resolution(t, strings.Repeat("a", 64), "D-001", "approve", "alice", 105, nil)
 	tampered := strings.Replace(out, "Approve PREQ", "Approve NOW", 1)
+	// The people's commands the resolutions name (written after the outcome).
+	cmds := []Comment{
+		say(101, "alice", "/resolve D-001 approve", 1), say(102, "bob", "/resolve D-001 reject", 1),
+		say(103, "alice", "/resolve D-002 capture", 1), say(104, "alice", "/resolve D-002 maybe", 1),
+		say(105, "alice", "/resolve D-001 approve", 1),
+	}
+	with := func(cs ...Comment) []Comment { return append(append([]Comment(nil), cmds...), cs...) }
 
 	tests := []struct {
 		name         string
@@ -65,26 +94,31 @@ func TestFold(t *testing.T) {
 			wantOutcomes: 0, wantResolved: map[string]string{}},
 		{name: "edited outcome is tampering", comments: []Comment{{ID: 1, Author: bot, Body: tampered, CreatedAt: at(1)}},
 			wantOutcomes: 0, wantTampered: 1, wantResolved: map[string]string{}},
-		{name: "first resolution wins", comments: []Comment{
-			{ID: 1, Author: bot, Body: out, CreatedAt: at(1)},
-			{ID: 2, Author: bot, Body: approve, CreatedAt: at(2)},
-			{ID: 3, Author: bot, Body: reject, CreatedAt: at(3)},
-			{ID: 4, Author: bot, Body: capture, CreatedAt: at(4)}},
+		{name: "first command wins", comments: with(
+			Comment{ID: 1, Author: bot, Body: out, CreatedAt: at(0)},
+			Comment{ID: 200, Author: bot, Body: approve, CreatedAt: at(2)},
+			Comment{ID: 201, Author: bot, Body: reject, CreatedAt: at(3)},
+			Comment{ID: 202, Author: bot, Body: capture, CreatedAt: at(4)}),
 			wantOutcomes: 1, wantResolved: map[string]string{"D-001": "approve", "D-002": "capture"}, wantIgnored: 1},
-		{name: "resolution before its outcome does not count", comments: []Comment{
-			{ID: 2, Author: bot, Body: approve, CreatedAt: at(1)}, {ID: 3, Author: bot, Body: out, CreatedAt: at(2)}},
+		{name: "the earlier command wins even when its resolution was posted later (two runs raced)", comments: with(
+			Comment{ID: 1, Author: bot, Body: out, CreatedAt: at(0)},
+			Comment{ID: 200, Author: bot, Body: reject, CreatedAt: at(2)},
+			Comment{ID: 201, Author: bot, Body: approve, CreatedAt: at(3)}),
+			wantOutcomes: 1, wantResolved: map[string]string{"D-001": "approve"}, wantIgnored: 1},
+		{name: "resolution before its outcome does not count", comments: with(
+			Comment{ID: 200, Author: bot, Body: approve, CreatedAt: at(1)}, Comment{ID: 300, Author: bot, Body: out, CreatedAt: at(2)}),
 			wantOutcomes: 1, wantResolved: map[string]string{}, wantIgnored: 1},
-		{name: "invalid resolutions are ignored", comments: []Comment{
-			{ID: 1, Author: bot, Body: out, CreatedAt: at(1)},
-			{ID: 2, Author: bot, Body: bogusOption, CreatedAt: at(2)},
-			{ID: 3, Author: bot, Body: unknownOutcome, CreatedAt: at(3)},
-			{ID: 4, Author: "mallory", Body: approve, CreatedAt: at(4)}},
+		{name: "invalid resolutions are ignored", comments: with(
+			Comment{ID: 1, Author: bot, Body: out, CreatedAt: at(0)},
+			Comment{ID: 200, Author: bot, Body: bogusOption, CreatedAt: at(2)},
+			Comment{ID: 201, Author: bot, Body: unknownOutcome, CreatedAt: at(3)},
+			Comment{ID: 202, Author: "mallory", Body: approve, CreatedAt: at(4)}),
 			wantOutcomes: 1, wantResolved: map[string]string{}, wantIgnored: 2},
 		{name: "with a key, an unsigned comment is tampering", key: key, comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}},
 			wantOutcomes: 0, wantTampered: 1, wantResolved: map[string]string{}},
 		{name: "with a key, a signed comment counts", key: key, comments: []Comment{
 			{ID: 1, Author: bot, Body: signedOut, CreatedAt: at(1)},
-			{ID: 2, Author: bot, Body: resolution(t, signedID, "D-001", "approve", "alice", 9, key), CreatedAt: at(2)}},
+			{ID: 20, Author: bot, Body: resolution(t, signedID, "D-001", "approve", "alice", 9, key), CreatedAt: at(2)}},
 			wantOutcomes: 1, wantResolved: map[string]string{"D-001": "approve"}},
 		{name: "identity is case-insensitive", comments: []Comment{{ID: 1, Author: "GitHub-Actions[bot]", Body: out, CreatedAt: at(1)}},
 			wantOutcomes: 1, wantResolved: map[string]string{}},
@@ -121,10 +155,12 @@ func TestDecisions(t *testing.T) {
 	fold := func(extra ...string) []*Outcome {
 		cs := []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(0)}}
 		for i, b := range extra {
-			cs = append(cs, Comment{ID: int64(i + 2), Author: bot, Body: b, CreatedAt: at(i + 1)})
+			cs = append(cs, Comment{ID: int64(i + 20), Author: bot, Body: b, CreatedAt: at(i + 1)})
 		}
-		return Fold(cs, Options{Identity: bot}).Outcomes
+		return Fold(cs, Options{Identity: bot, Key: []byte("k")}).Outcomes
 	}
+	key := []byte("k")
+	out, id = posted(t, seed, key)
 	tests := []struct {
 		name      string
 		outcomes  []*Outcome
@@ -132,10 +168,10 @@ func TestDecisions(t *testing.T) {
 	}{
 		{name: "no outcomes", wantState: "success"},
 		{name: "blocking decision unresolved", outcomes: fold(), wantState: "pending"},
-		{name: "only the non-blocking one resolved", outcomes: fold(resolution(t, id, "D-002", "capture", "a", 1, nil)), wantState: "pending"},
-		{name: "approved", outcomes: fold(resolution(t, id, "D-001", "approve", "a", 1, nil)), wantState: "success"},
-		{name: "rejected", outcomes: fold(resolution(t, id, "D-001", "reject", "a", 1, nil)), wantState: "failure"},
-		{name: "changes requested", outcomes: fold(resolution(t, id, "D-001", "request-changes", "a", 1, nil)), wantState: "failure"},
+		{name: "only the non-blocking one resolved", outcomes: fold(resolution(t, id, "D-002", "capture", "a", 2, key)), wantState: "pending"},
+		{name: "approved", outcomes: fold(resolution(t, id, "D-001", "approve", "a", 2, key)), wantState: "success"},
+		{name: "rejected", outcomes: fold(resolution(t, id, "D-001", "reject", "a", 2, key)), wantState: "failure"},
+		{name: "changes requested", outcomes: fold(resolution(t, id, "D-001", "request-changes", "a", 2, key)), wantState: "failure"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,7 +197,10 @@ func TestFoldProperties(t *testing.T) {
 		{bot, resolution(t, otherID, "D-001", "request-changes", "carol", 4, nil)},
 		{bot, resolution(t, id, "D-009", "approve", "alice", 5, nil)},
 		{"alice", "/resolve D-001 approve"},
+		{"bob", "/resolve D-001 reject"},
 		{bot, "phasegate could not resolve D-001: not authorised"},
+		{bot, reply(t, 3, 0, nil)},
+		{bot, resolutionPrev(t, id, "D-001", "approve", "alice", 4, 2, nil)},
 	}
 	rng := rand.New(rand.NewSource(42))
 	for trial := 0; trial < 300; trial++ {
@@ -210,8 +249,15 @@ func dump(st *State) string {
 		}
 	}
 	for _, tm := range st.Tampered {
-		b.WriteString("T " + string(tm.Kind) + "\n")
+		b.WriteString("T " + string(tm.Kind) + " " + tm.Reason + "\n")
 	}
+	for _, u := range st.Unanswered {
+		b.WriteString("U " + strconv.FormatInt(u.ID, 10) + "\n")
+	}
+	for _, s := range st.Superseded {
+		b.WriteString("S " + strconv.FormatInt(s.Command, 10) + "\n")
+	}
+	b.WriteString("P " + st.Phase + " " + strconv.FormatInt(st.Tip, 10) + "\n")
 	for _, ig := range st.Ignored {
 		b.WriteString("I " + ig.Reason + "\n")
 	}
@@ -236,12 +282,13 @@ func TestUnansweredAndPhase(t *testing.T) {
 			{ID: 52, Author: bot, Body: resolution(t, id, "D-001", "approve", "alice", 50, nil), CreatedAt: at(7)}},
 			wantPhase: "planning", wantPending: false},
 		{name: "answered by a reply", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}, cmd,
-			{ID: 52, Author: bot, Body: "@alice no.\n\n" + ReplyMarker(50), CreatedAt: at(7)}},
+			{ID: 52, Author: bot, Body: reply(t, 50, 1, nil), CreatedAt: at(7)}},
 			wantPhase: "requirements", wantPending: true},
 		{name: "a reply marker by someone else answers nothing", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)}, cmd,
-			{ID: 52, Author: "mallory", Body: ReplyMarker(50), CreatedAt: at(7)}},
+			{ID: 52, Author: "mallory", Body: reply(t, 50, 1, nil), CreatedAt: at(7)}},
 			wantUnanswered: []int64{50}, wantPhase: "requirements", wantPending: true},
 		{name: "rejected stays in its phase", comments: []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(1)},
+			say(9, "alice", "/resolve D-001 reject", 2),
 			{ID: 52, Author: bot, Body: resolution(t, id, "D-001", "reject", "alice", 9, nil), CreatedAt: at(7)}},
 			wantPhase: "requirements", wantPending: false},
 	}

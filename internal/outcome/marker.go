@@ -15,7 +15,7 @@ import (
 //
 //	outcome-marker    = "<!-- phasegate:outcome v1"
 //	                    " id=" HEX64 " source=" PATH "@" COMMIT
-//	                    " pr=" ( NUM / "-" ) [ " actors=" LOGIN *9( "," LOGIN ) ]
+//	                    " pr=" ( NUM / "-" ) [ " actors=" ACTOR *9( "," ACTOR ) ]
 //	                    [ " prev=" NUM ] " sig=" ( HEX64 / "-" ) " -->"
 //	resolution-marker = "<!-- phasegate:resolution v1"
 //	                    " outcome=" HEX64 " decision=" TOKEN " option=" TOKEN
@@ -25,6 +25,7 @@ import (
 //	reply-marker      = "<!-- phasegate:reply v1" " command=" NUM
 //	                    [ " prev=" NUM ] " sig=" ( HEX64 / "-" ) " -->"
 //	AUTH   = "admin" / "maintain" / "write" / "triage" / "read" / "listed"
+//	ACTOR  = LOGIN [ "[bot]" ]
 //	HEX64  = 64 of [0-9a-f]                 ; lower-case hex
 //	COMMIT = 7 to 64 of [0-9a-f]
 //	NUM    = [1-9] 0*18 [0-9]               ; a positive decimal
@@ -249,20 +250,23 @@ var replyKeys = []markerKey{
 // Auths are the values of a resolution marker's auth field.
 var Auths = []string{"admin", "maintain", "write", "triage", "read", "listed"}
 
-// ActorList reports whether v is a marker's actors value: 1 to 10 GitHub
-// logins separated by commas.
+// ActorList reports whether v is a marker's actors value: 1 to 10 actors
+// separated by commas.
 func ActorList(v string) bool {
 	parts := strings.Split(v, ",")
 	if v == "" || len(parts) > 10 {
 		return false
 	}
 	for _, p := range parts {
-		if !Login(p) {
+		if !Actor(p) {
 			return false
 		}
 	}
 	return true
 }
+
+// Actor reports whether s is a GitHub login or a bot's login ("name[bot]").
+func Actor(s string) bool { return Login(s) || (strings.HasSuffix(s, "[bot]") && Login(strings.TrimSuffix(s, "[bot]"))) }
 
 // ActorLogins splits a marker's actors value.
 func (m Marker) ActorLogins() []string {

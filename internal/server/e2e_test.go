@@ -44,7 +44,9 @@ func postOutcome(t testing.TB, f *ghfake.Server) int64 {
 // the App, for a push of commit that added src.
 func postOutcomeOn(t testing.TB, f *ghfake.Server, issue int, src, commit string) int64 {
 	t.Helper()
-	body, _ := outcometest.Render(t, outcometest.SeedFor(issue), outcome.Meta{Source: src, Commit: commit, PR: prNumber})
+	yaml := outcometest.SeedFor(issue)
+	body, _ := outcometest.Render(t, yaml, outcome.Meta{Source: src, Commit: commit, PR: prNumber, Actors: []string{"agent-bot"}})
+	f.SetFile(owner, repo, commit, src, []byte(yaml))
 	return f.AddComment(owner, repo, issue, appBot, body)
 }
 

@@ -1,0 +1,166 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+// The I/O half of the ledger's trust model (docs/security.md): what the
+// pure fold cannot read by itself.
+
+// maxSourceReads bounds the outcome files read for one thread.
+const maxSourceReads = 20
+
+// readSources reads, for every outcome comment phasegate's identity posted
+// on the thread, the file its marker names at the commit it names, and
+// records which outcome that file holds. Without a signing key this is how
+// the fold tells phasegate's outcome comments from ones another workflow
+// posting as the same identity invented. Each file is read once per
+// process: a commit's content never changes.
+func (h *Handler) readSources(ctx context.Context, gh GitHub, t *thread) error {
+	t.sources = map[string]string{}
+	identity := t.cfg.IdentityOrDefault()
+	reads := 0
+	for _, c := range t.comments {
+		if !strings.EqualFold(c.User, identity) {
+			continue
+		}
+		marks := outcome.ParseMarkers(c.Body)
+		if len(marks) == 0 || marks[0].Kind != outcome.KindOutcome {
+			continue
+		}
+		mk := marks[0]
+		local := mk.Commit + ":" + mk.Source
+		if _, done := t.sources[local]; done {
+			continue
+		}
+		cacheKey := strings.ToLower(t.owner+"/"+t.repo) + "@" + local
+		if id, ok := h.sources.Load(cacheKey); ok {
+			t.sources[local] = id.(string)
+			continue
+		}
+		if reads == maxSourceReads {
+			t.sources[local] = "" // not read: the outcome does not count
+			continue
+		}
+		reads++
+		data, found, err := gh.FileContent(ctx, t.owner, t.repo, mk.Source, mk.Commit)
+		if err != nil {
+			if ghclient.StatusCode(err) == 422 {
+				found = false // no such commit
+			} else {
+				return fmt.Errorf("reading %s at %s for the outcome on %s/%s#%d: %w", mk.Source, mk.Commit, t.owner, t.repo, t.issue, err)
+			}
+		}
+		id := ""
+		if found {
+			id, _, _ = outcomeOf(mk.Source, data)
+		}
+		t.sources[local] = id
+		h.sources.Store(cacheKey, id)
+	}
+	return nil
+}
+
+// outcomeOf decodes an outcome file: its ID, the outcome and its canonical
+// YAML; id is "" when the file is not a valid Phase Outcome.
+func outcomeOf(name string, data []byte) (id string, o *outcome.Outcome, canonical []byte) {
+	kind := artifact.KindByID("outcome.phase-outcome")
+	doc := artifact.Decode(name, kind, data, artifact.DefaultLimits)
+	if !doc.Decoded {
+		return "", nil, nil
+	}
+	o, err := outcome.Parse(doc.Value)
+	if err != nil {
+		return "", nil, nil
+	}
+	canonical, err = outcome.Canonical(doc.Value)
+	if err != nil {
+		return "", nil, nil
+	}
+	return outcome.ID(canonical), o, canonical
+}
+
+// anchorRE reads the comment a phasegate/decisions status points at: its
+// target URL is the html_url of the newest phasegate comment on the issue.
+var anchorRE = regexp.MustCompile(`/(?:issues|pull)/([0-9]{1,10})#issuecomment-([0-9]{1,19})$`)
+
+// anchorOf is the issue and comment a status's target URL names.
+func anchorOf(targetURL string) (issue int, comment int64, ok bool) {
+	m := anchorRE.FindStringSubmatch(targetURL)
+	if m == nil {
+		return 0, 0, false
+	}
+	n, err1 := strconv.Atoi(m[1])
+	id, err2 := strconv.ParseInt(m[2], 10, 64)
+	return n, id, err1 == nil && err2 == nil
+}
+
+// checkAnchors finds deleted phasegate comments that the chain cannot show
+// (the newest one): every phasegate/decisions status phasegate ever set on
+// the head of a pull request carrying the thread's outcomes points at the
+// phasegate comment that was newest then, and GitHub keeps every status.
+// A pointed-at comment of this issue that is gone was deleted. It also
+// reads the pull requests, for the statuses advance sets.
+func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error {
+	t.heads = map[int]ghclient.PR{}
+	t.statuses = map[string][]ghclient.Status{}
+	prs := map[int]bool{}
+	for _, o := range t.st.Outcomes {
+		if o.PR > 0 {
+			prs[o.PR] = true
+		}
+	}
+	for _, tm := range t.st.Tampered {
+		if c, ok := t.comment(tm.CommentID); ok {
+			if marks := outcome.ParseMarkers(c.Body); len(marks) > 0 && marks[0].PR > 0 {
+				prs[marks[0].PR] = true
+			}
+		}
+	}
+	numbers := make([]int, 0, len(prs))
+	for n := range prs {
+		numbers = append(numbers, n)
+	}
+	sort.Ints(numbers)
+	identity := t.cfg.IdentityOrDefault()
+	present := map[int64]bool{}
+	for _, c := range t.comments {
+		present[c.ID] = true
+	}
+	for _, n := range numbers {
+		pr, err := gh.PullRequest(ctx, t.owner, t.repo, n)
+		if err != nil {
+			if ghclient.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
+		}
+		if pr.State != "open" || pr.HeadSHA == "" {
+			continue
+		}
+		t.heads[n] = pr
+		history, err := gh.Statuses(ctx, t.owner, t.repo, pr.HeadSHA, ContextDecisions)
+		if err != nil {
+			return fmt.Errorf("reading the statuses of pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
+		}
+		t.statuses[pr.HeadSHA] = history
+		for _, s := range history {
+			if !strings.EqualFold(s.Creator, identity) {
+				continue
+			}
+			if issue, id, ok := anchorOf(s.TargetURL); ok && issue == t.issue && !present[id] {
+				t.st.Deleted(id)
+			}
+		}
+	}
+	return nil
+}
