@@ -185,7 +185,7 @@ type Ledger struct {
 	st     State
 	byID   map[string]*Outcome
 	seen   map[int64]bool
-	ours   map[int64]bool            // phasegate comments seen (any kind)
+	ours   map[int64]bool           // phasegate comments seen (any kind)
 	people map[int64]CommandComment // people's comments holding commands
 	// winners: the resolution comment and command of each resolved decision.
 	winners map[*Decision]winner

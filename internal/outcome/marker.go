@@ -266,7 +266,9 @@ func ActorList(v string) bool {
 }
 
 // Actor reports whether s is a GitHub login or a bot's login ("name[bot]").
-func Actor(s string) bool { return Login(s) || (strings.HasSuffix(s, "[bot]") && Login(strings.TrimSuffix(s, "[bot]"))) }
+func Actor(s string) bool {
+	return Login(s) || (strings.HasSuffix(s, "[bot]") && Login(strings.TrimSuffix(s, "[bot]")))
+}
 
 // ActorLogins splits a marker's actors value.
 func (m Marker) ActorLogins() []string {
