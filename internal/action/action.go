@@ -271,6 +271,12 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 		return exitCouldNot
 	}
 	res.Findings = append(res.Findings, cr.findings...)
+	var outs []carried
+	if r.gh != nil {
+		var vetted []check.Finding
+		outs, vetted = r.vetOutcomes(ctx, cr, r.carriedOutcomes(cr, res.Outcomes))
+		res.Findings = append(res.Findings, vetted...)
+	}
 	check.Sort(res.Findings)
 	rep := report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses, Version: r.opts.Version}
 	if rep.Pipeline == nil {
@@ -289,7 +295,7 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 
 	posted := 0
 	if r.gh != nil {
-		posted = r.publish(ctx, cr, rep, res)
+		posted = r.publish(ctx, cr, rep, outs)
 	}
 
 	errs, warns := check.Count(rep.Findings)

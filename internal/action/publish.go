@@ -31,12 +31,68 @@ type carried struct {
 	id        string
 	issue     int
 	added     bool
+	refused   bool // a finding says why it is not posted
+}
+
+// Rule IDs of the posting checks.
+const (
+	ruleOutcomeIssue   = "outcome.issue-open"
+	ruleOutcomeTooMany = "outcome.max-per-push"
+)
+
+// vetOutcomes checks, before anything is posted, where each added outcome
+// would go: its issue must be an open issue of the repository (a pull
+// request only when it is this run's own), and one push posts at most
+// outcome.max_per_push outcomes. Each refusal is an error finding on the
+// outcome's file, and the outcome is not posted.
+func (r *run) vetOutcomes(ctx context.Context, cr *commitRun, outs []carried) ([]carried, []check.Finding) {
+	var findings []check.Finding
+	refuse := func(c *carried, rule, msg string) {
+		c.refused = true
+		findings = append(findings, check.Finding{File: c.doc.Path, Line: 1, Column: 1, Kind: "outcome.phase-outcome",
+			Rule: rule, Severity: check.SeverityError, Message: msg})
+	}
+	issues := map[int]*ghclient.Issue{}
+	added := 0
+	limit := cr.cfg.Outcome.MaxPerPushOrDefault()
+	for i := range outs {
+		c := &outs[i]
+		if !c.added || c.issue == 0 {
+			continue
+		}
+		if added++; added > limit {
+			refuse(c, ruleOutcomeTooMany, fmt.Sprintf("this change adds more than %d Phase Outcomes (outcome.max_per_push): this one is not posted", limit))
+			continue
+		}
+		is, seen := issues[c.issue]
+		if !seen {
+			got, err := r.gh.Issue(ctx, r.owner, r.repo, c.issue)
+			switch {
+			case err == nil:
+				is = &got
+			case ghclient.IsNotFound(err):
+			default:
+				r.apiError(fmt.Sprintf("read issue #%d", c.issue), err)
+				c.refused = true
+				continue
+			}
+			issues[c.issue] = is
+		}
+		switch {
+		case is == nil:
+			refuse(c, ruleOutcomeIssue, fmt.Sprintf("issue #%d does not exist in this repository: the outcome cannot be posted", c.issue))
+		case is.IsPullRequest && is.Number != cr.pr:
+			refuse(c, ruleOutcomeIssue, fmt.Sprintf("#%d is a pull request other than this run's own: an outcome is posted on an issue, or on the pull request that carries it", c.issue))
+		case is.State != "open":
+			refuse(c, ruleOutcomeIssue, fmt.Sprintf("issue #%d is %s: an outcome is posted only on an open issue", c.issue, report.Terminal(is.State)))
+		}
+	}
+	return outs, findings
 }
 
 // publish posts new outcomes and sets both commit statuses. It returns how
 // many outcome comments it posted.
-func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, res check.Result) int {
-	outs := r.carriedOutcomes(cr, res.Outcomes)
+func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []carried) int {
 	posted := 0
 	threads := map[int]*ledger.State{}
 	var actors []string
@@ -49,7 +105,7 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, res
 			r.apiError(fmt.Sprintf("read the comments of issue #%d", c.issue), err)
 			continue
 		}
-		if !c.added || !cr.in.postOutcomes || st.Outcome(c.id) != nil {
+		if !c.added || c.refused || !cr.in.postOutcomes || st.Outcome(c.id) != nil {
 			continue // already posted (idempotent by content hash), or not to post
 		}
 		if actors == nil {
