@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	githubactions "github.com/sethvargo/go-githubactions"
 
@@ -49,6 +50,9 @@ type Options struct {
 	// Client, when set, adjusts the GitHub client's options (tests inject a
 	// clock so that retries and rate-limit waits cost no real time).
 	Client func(*ghclient.Options)
+	// Now is the clock of the decision handler (reconcile's window); nil
+	// means time.Now.
+	Now func() time.Time
 }
 
 // inputs of action.yml, with their defaults when a variable is unset (a run
@@ -190,17 +194,20 @@ func oneLine(s string) string { return report.Terminal(strings.ReplaceAll(s, "\n
 
 // commitRun holds what one check of a commit knows.
 type commitRun struct {
-	in       inputs
-	ev       event
-	event    string
-	head     string
-	base     string
-	pr       int
-	root     string // the checked directory
-	prefix   string // the checked directory relative to the repository, "" or "sub/"
-	cfg      config.Config
-	findings []check.Finding
-	changed  map[string]check.Change
+	in     inputs
+	ev     event
+	event  string
+	head   string
+	base   string
+	pr     int
+	root   string // the checked directory
+	prefix string // the checked directory relative to the repository, "" or "sub/"
+	cfg    config.Config
+	// cfgInvalid says why the config is invalid ("" when valid): the
+	// decisions status then errors (no resolution is accepted).
+	cfgInvalid string
+	findings   []check.Finding
+	changed    map[string]check.Change
 }
 
 func (r *run) checkCommit(ctx context.Context, eventName string) int {
@@ -353,9 +360,12 @@ func (r *run) loadConfig(ctx context.Context, cr *commitRun) {
 	}
 	cfg, probs := config.Parse(data)
 	cr.cfg = cfg
+	if len(probs) > 0 {
+		cr.cfgInvalid = fmt.Sprintf("%s is invalid (line %d: %s)", cr.in.config, probs[0].Line, probs[0].Message)
+	}
 	for _, p := range probs {
 		cr.findings = append(cr.findings, check.Finding{File: cr.in.config, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config",
-			Severity: check.SeverityError, Message: p.Message + " (read from " + branch + "; phasegate uses the defaults until this is fixed)"})
+			Severity: check.SeverityError, Message: p.Message + " (read from " + branch + "; until this is fixed phasegate checks with the defaults and accepts no resolution)"})
 	}
 }
 

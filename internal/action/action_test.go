@@ -174,7 +174,7 @@ func (f *repoFixture) runAction(getenv func(string) string) (int, string) {
 		}
 	}
 	var log bytes.Buffer
-	code := Main(context.Background(), getenv, &log, Options{Version: "test", Client: func(o *ghclient.Options) {
+	code := Main(context.Background(), getenv, &log, Options{Version: "test", Now: f.clock.Now, Client: func(o *ghclient.Options) {
 		o.Now, o.Sleep = f.clock.Now, f.clock.Sleep
 	}})
 	return code, log.String()

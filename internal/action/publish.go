@@ -272,6 +272,9 @@ func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report,
 	if len(outs) == 0 {
 		desc = "no Phase Outcome in this change"
 	}
+	if cr.cfgInvalid != "" {
+		v.State, desc = "error", "phasegate config invalid: "+cr.cfgInvalid
+	}
 	decisions := ghclient.Status{State: v.State, Context: ContextDecisions, Description: desc, TargetURL: r.runURL()}
 	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, decisions); err != nil {
 		r.apiError("set the "+ContextDecisions+" status", err)

@@ -156,7 +156,27 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	return h.handle(ctx, gh, t, ev.Comment, cmds, log)
+	// Commands earlier on the thread that have no answer yet (their
+	// delivery is late or lost) go first: the first valid command wins by
+	// its position on the thread, never by which delivery arrived first.
+	var total Result
+	bots := map[int64]bool{}
+	for _, c := range t.comments {
+		bots[c.ID] = c.IsBot()
+	}
+	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
+		if u.ID >= ev.Comment.ID || t.st.Answered(u.ID) {
+			continue
+		}
+		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("earlier", u.ID))
+		total.add(r)
+		if err != nil {
+			return total, err
+		}
+	}
+	r, err := h.handle(ctx, gh, t, ev.Comment, cmds, log)
+	total.add(r)
+	return total, err
 }
 
 func lockKey(owner, repo string, issue int) string {
@@ -179,6 +199,8 @@ type thread struct {
 	heads map[int]ghclient.PR
 	// statuses are the phasegate/decisions histories read, by commit.
 	statuses map[string][]ghclient.Status
+	// deleted are phasegate comments a status points at that are gone.
+	deleted []int64
 }
 
 // load reads the config from the default branch and folds the thread.
@@ -221,6 +243,9 @@ func (t *thread) fold(key []byte) {
 		}
 	}
 	t.st = ledger.Fold(lc, opts)
+	for _, id := range t.deleted {
+		t.st.Deleted(id)
+	}
 }
 
 // comment is the thread's comment with that id.

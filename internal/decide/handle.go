@@ -33,10 +33,13 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 	if _, ok := t.comment(c.ID); !ok {
 		return res, fmt.Errorf("comment %d is not (yet) on %s/%s#%d", c.ID, t.owner, t.repo, t.issue)
 	}
+	sync := false
 	if why := h.refuseAll(t, c); why != "" {
 		lines = append(lines, mention(c.Author)+" "+why)
 		refused++
 		cmds = nil
+		// The statuses say why nothing can be resolved.
+		sync = t.cfgInvalid != "" || t.st.Frozen()
 	}
 	for _, cmd := range cmds {
 		switch cmd.Kind {
@@ -70,6 +73,8 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 		if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactDone); err != nil {
 			return res, fmt.Errorf("reacting to comment %d: %w", c.ID, err)
 		}
+	}
+	if resolved > 0 || sync {
 		if err := h.advance(ctx, gh, t); err != nil {
 			return res, err
 		}

@@ -158,6 +158,7 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 				continue
 			}
 			if issue, id, ok := anchorOf(s.TargetURL); ok && issue == t.issue && !present[id] {
+				t.deleted = append(t.deleted, id)
 				t.st.Deleted(id)
 			}
 		}

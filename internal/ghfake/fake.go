@@ -498,6 +498,24 @@ func (s *Server) LabelIssue(owner, name string, number int, labels ...string) {
 	}
 }
 
+// UnlabelIssue removes a label from an issue, as a person would.
+func (s *Server) UnlabelIssue(owner, name string, number int, label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repoLocked(owner, name)
+	is, ok := r.issues[number]
+	if !ok {
+		panic(fmt.Sprintf("ghfake: UnlabelIssue: no issue %s/%s#%d", owner, name, number))
+	}
+	kept := is.labels[:0]
+	for _, l := range is.labels {
+		if !strings.EqualFold(l, label) {
+			kept = append(kept, l)
+		}
+	}
+	is.labels = kept
+}
+
 // AddPullRequest creates a pull request (which is also an issue) and returns
 // its number.
 func (s *Server) AddPullRequest(owner, name string, pr PullRequest) int {

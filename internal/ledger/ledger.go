@@ -350,7 +350,10 @@ func (l *Ledger) addOurs(c Comment) {
 			return
 		}
 		if err != nil {
-			st.noteTamper(c, outcome.KindReply, err)
+			// A reply that does not verify answers nothing. It is not
+			// tampering: a reply holds no decision, and any workflow could
+			// otherwise freeze a thread by posting one.
+			st.Ignored = append(st.Ignored, Ignored{c.ID, "a reply whose signature does not verify"})
 			return
 		}
 		st.answered[r.Command] = true

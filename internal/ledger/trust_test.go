@@ -82,7 +82,7 @@ func TestTrust(t *testing.T) {
 		{name: "an unsigned reply does not silence a command when a key is set", keys: []string{"key"}, thread: func(k []byte) []Comment {
 			o, _ := outcomeAt(k)
 			return []Comment{o, say(20, "alice", "/resolve D-001 approve", 1), {ID: 21, Author: bot, Body: reply(t, 20, 10, nil), CreatedAt: at(2)}}
-		}, wantTampered: "not signed", wantFrozen: true},
+		}},
 		{name: "without a key, a reply by another workflow answers (documented residual risk)", keys: []string{""}, thread: func(k []byte) []Comment {
 			o, _ := outcomeAt(k)
 			return []Comment{o, say(20, "alice", "/resolve D-001 approve", 1), {ID: 21, Author: bot, Body: reply(t, 20, 10, nil), CreatedAt: at(2)}}
