@@ -56,6 +56,7 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/pulls/:number", (*Server).getPull),
 	r("GET", "repos/:owner/:repo/pulls/:number/files", (*Server).pullFiles),
 	r("GET", "repos/:owner/:repo/compare/:basehead", (*Server).compare),
+	r("POST", "repos/:owner/:repo/dispatches", (*Server).createDispatch),
 }
 
 func match(pattern, segs []string) (map[string]string, bool) {
