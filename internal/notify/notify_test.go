@@ -250,3 +250,20 @@ func TestSignVerify(t *testing.T) {
 		})
 	}
 }
+
+// FuzzVerify: a receiver-side check of an untrusted header never panics and
+// accepts only the signature Sign makes.
+func FuzzVerify(f *testing.F) {
+	f.Add([]byte("secret"), []byte(`{"version":1}`), "sha256=00")
+	f.Add([]byte("k"), []byte(""), "")
+	f.Add([]byte("k"), []byte("b"), Sign([]byte("k"), []byte("b")))
+	f.Fuzz(func(t *testing.T, secret, body []byte, header string) {
+		ok := Verify(secret, body, header)
+		if ok && (len(secret) == 0 || header != Sign(secret, body) && !strings.EqualFold(header, Sign(secret, body))) {
+			t.Fatalf("Verify accepted %q for body %q", header, body)
+		}
+		if len(secret) > 0 && !Verify(secret, body, Sign(secret, body)) {
+			t.Fatal("Verify rejects Sign's own signature")
+		}
+	})
+}
