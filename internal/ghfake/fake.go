@@ -14,10 +14,11 @@
 //     registered public key and exchanged for installation tokens;
 //   - repositories with a default branch, branches, file contents per ref and
 //     git blobs; issues, pull requests, issue comments (create, edit, delete),
-//     labels, reactions, commit statuses (list and combined), collaborator
-//     permissions, team memberships, commits (per path, with authors),
-//     compare and pull-request files, repository_dispatch events (recorded,
-//     needing contents: write when the token's permissions are set);
+//     labels, reactions (and their rollup in every comment), commit statuses
+//     (list and combined), collaborator permissions, team memberships,
+//     commits (per path, with authors), compare and pull-request files,
+//     repository_dispatch events (recorded, needing contents: write when the
+//     token's permissions are set);
 //   - GitHub's semantics where phasegate depends on them: per_page (default
 //     30, max 100) and page with Link headers; 404 and 422 with GitHub's error
 //     JSON; weak ETags on every GET and 304 on a matching If-None-Match, not
