@@ -139,7 +139,9 @@ func (rt *redTeam) decisions() ghfake.Status {
 	return st
 }
 
-func (rt *redTeam) labels() string { return strings.Join(rt.fake.Labels(rtOwner, rtRepo, rt.issue), ",") }
+func (rt *redTeam) labels() string {
+	return strings.Join(rt.fake.Labels(rtOwner, rtRepo, rt.issue), ",")
+}
 
 func (rt *redTeam) lastBody() string {
 	cs := rt.fake.Comments(rtOwner, rtRepo, rt.issue)

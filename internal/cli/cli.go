@@ -80,6 +80,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 		return env.gate(rest)
 	case "reconcile":
 		return env.reconcile(rest)
+	case "decisions":
+		return env.decisions(rest)
 	case "action":
 		tuneGC(getenv)
 		return action.Main(context.Background(), getenv, stdout, action.Options{Version: Version()})

@@ -58,6 +58,11 @@ type Comment struct {
 	// Issue is the number of the issue or pull request the comment is on
 	// (from its issue_url); set by every listing.
 	Issue int
+	// Reactions counts the comment's reactions by content (+1, -1, laugh,
+	// confused, heart, hooray, rocket, eyes), from the rollup GitHub puts in
+	// every listed comment; contents with none are absent. Who reacted is
+	// not in the rollup: see CommentReactors.
+	Reactions map[string]int
 }
 
 // IsBot reports whether a bot account wrote the comment.
@@ -214,6 +219,7 @@ func toComment(ic *github.IssueComment) Comment {
 		UpdatedAt: ic.GetUpdatedAt().Time,
 		HTMLURL:   ic.GetHTMLURL(),
 		Issue:     issueNumberOf(ic.GetIssueURL()),
+		Reactions: reactionCounts(ic.Reactions),
 	}
 }
 
@@ -253,6 +259,24 @@ func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since
 		out = append(out, toComment(ic))
 	}
 	return out, nil
+}
+
+// reactionCounts maps GitHub's reactions rollup to counts by content.
+func reactionCounts(r *github.Reactions) map[string]int {
+	if r == nil {
+		return nil
+	}
+	var out map[string]int
+	for content, n := range map[string]int{"+1": r.GetPlusOne(), "-1": r.GetMinusOne(), "laugh": r.GetLaugh(),
+		"confused": r.GetConfused(), "heart": r.GetHeart(), "hooray": r.GetHooray(), "rocket": r.GetRocket(), "eyes": r.GetEyes()} {
+		if n > 0 {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[content] = n
+		}
+	}
+	return out
 }
 
 // ListIssueComments returns every comment on an issue or pull request, oldest
@@ -496,6 +520,30 @@ func (c *Client) CreateCommentReaction(ctx context.Context, owner, repo string, 
 		return fmt.Errorf("react %q to comment %d in %s: %w", content, commentID, repoName(owner, repo), err)
 	}
 	return nil
+}
+
+// CommentReactors returns the logins that reacted content to an issue
+// comment, oldest first. With the rollup of Comment.Reactions it tells
+// whether a given identity reacted, for bookkeeping that only that identity
+// can write (a reaction is always its author's).
+func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commentID int64, content string) ([]string, error) {
+	if !reactions[content] {
+		return nil, fmt.Errorf("list reactions to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
+	}
+	ctx = withOp(ctx, "CommentReactors")
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
+		return c.gh.Reactions.ListIssueCommentReactions(ctx, owner, repo, commentID, &lo)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list reactions to comment %d in %s: %w", commentID, repoName(owner, repo), err)
+	}
+	var out []string
+	for _, r := range list {
+		if r.GetContent() == content {
+			out = append(out, r.GetUser().GetLogin())
+		}
+	}
+	return out, nil
 }
 
 // Permission levels, lowest first.

@@ -107,10 +107,17 @@ func (s *Server) accessToken(q *req) reply {
 	tok := fmt.Sprintf("ghs_fake%d_%d", instID, s.nextID())
 	exp := now.Add(time.Hour)
 	s.tokens[tok] = token{login: a.slug + "[bot]", expires: exp}
+	perms := map[string]any{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read", "metadata": "read", "members": "read"}
+	if set, ok := s.perms[strings.ToLower(a.slug+"[bot]")]; ok {
+		perms = map[string]any{}
+		for k, v := range set {
+			perms[k] = v
+		}
+	}
 	return reply{status: 201, body: map[string]any{
 		"token":                tok,
 		"expires_at":           exp.Format(time.RFC3339),
-		"permissions":          map[string]any{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read", "metadata": "read", "members": "read"},
+		"permissions":          perms,
 		"repository_selection": "all",
 	}}
 }

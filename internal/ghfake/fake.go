@@ -14,9 +14,11 @@
 //     registered public key and exchanged for installation tokens;
 //   - repositories with a default branch, branches, file contents per ref and
 //     git blobs; issues, pull requests, issue comments (create, edit, delete),
-//     labels, reactions, commit statuses (list and combined), collaborator
-//     permissions, team memberships, commits (per path, with authors),
-//     compare and pull-request files;
+//     labels, reactions (and their rollup in every comment), commit statuses
+//     (list and combined), collaborator permissions, team memberships,
+//     commits (per path, with authors), compare and pull-request files,
+//     repository_dispatch events (recorded, needing contents: write when the
+//     token's permissions are set);
 //   - GitHub's semantics where phasegate depends on them: per_page (default
 //     30, max 100) and page with Link headers; 404 and 422 with GitHub's error
 //     JSON; weak ETags on every GET and 304 on a matching If-None-Match, not
@@ -63,8 +65,9 @@ type Server struct {
 	apps    map[int64]*app
 	inst    map[int64]int64 // installation id → app id
 	rate    map[string]*rateState
-	deny    map[string]bool // logins whose writes are refused (403)
-	ids     int64           // shared id sequence for comments, reactions, statuses, labels, users
+	deny    map[string]bool              // logins whose writes are refused (403)
+	perms   map[string]map[string]string // token permissions by lower-cased login
+	ids     int64                        // shared id sequence for comments, reactions, statuses, labels, users
 	comment map[int64]*comment
 
 	faults      Faults
@@ -97,6 +100,7 @@ func New() *Server {
 		inst:        map[int64]int64{},
 		rate:        map[string]*rateState{},
 		deny:        map[string]bool{},
+		perms:       map[string]map[string]string{},
 		ids:         1000,
 		comment:     map[int64]*comment{},
 		rng:         rand.New(rand.NewPCG(1, 1)),
@@ -176,6 +180,7 @@ type repo struct {
 	compares      map[string][]File // "base...head"
 	perms         map[string]perm   // by lower-cased login
 	prFiles       map[int][]File
+	dispatches    []Dispatch
 }
 
 type perm struct {

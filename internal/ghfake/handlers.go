@@ -57,6 +57,7 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/pulls/:number", (*Server).getPull),
 	r("GET", "repos/:owner/:repo/pulls/:number/files", (*Server).pullFiles),
 	r("GET", "repos/:owner/:repo/compare/:basehead", (*Server).compare),
+	r("POST", "repos/:owner/:repo/dispatches", (*Server).createDispatch),
 }
 
 func match(pattern, segs []string) (map[string]string, bool) {
@@ -181,7 +182,21 @@ func (s *Server) commentJSON(q *req, rp *repo, c *comment) map[string]any {
 		"url":                base + "/issues/comments/" + strconv.FormatInt(c.id, 10),
 		"issue_url":          base + "/issues/" + strconv.Itoa(c.number),
 		"html_url":           fmt.Sprintf("%s/%s/%s/%s/%d#issuecomment-%d", s.webURL, rp.owner, rp.name, kind, c.number, c.id),
+		"reactions":          reactionRollup(base+"/issues/comments/"+strconv.FormatInt(c.id, 10)+"/reactions", c.reactions),
 	}
+}
+
+// reactionRollup is the reactions summary GitHub puts in a comment: every
+// content with its count, and the total.
+func reactionRollup(url string, rs []Reaction) map[string]any {
+	m := map[string]any{"url": url, "total_count": len(rs)}
+	for content := range reactionContents {
+		m[content] = 0
+	}
+	for _, r := range rs {
+		m[r.Content] = m[r.Content].(int) + 1
+	}
+	return m
 }
 
 func (s *Server) statusJSON(q *req, rp *repo, st *status) map[string]any {
