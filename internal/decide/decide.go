@@ -82,8 +82,15 @@ type Handler struct {
 	// issues that are not labelled phasegate:pending; zero means 24 hours.
 	ReconcileWindow time.Duration
 
+	// ConfigTTL is how long a repository's missing config file is
+	// remembered (a 404 has no ETag, so re-reading it costs rate limit);
+	// zero means one minute. A config that exists is re-read every time,
+	// with a conditional request.
+	ConfigTTL time.Duration
+
 	once    sync.Once
 	mem     *MemLocker
+	noCfg   sync.Map // "owner/repo:path" → time the config was found missing
 	sources sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
 }
 
@@ -266,13 +273,23 @@ func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cf
 	if path == "" {
 		path = config.DefaultPath
 	}
+	ttl := h.ConfigTTL
+	if ttl <= 0 {
+		ttl = time.Minute
+	}
+	missKey := strings.ToLower(owner+"/"+repo) + ":" + path
+	if at, ok := h.noCfg.Load(missKey); ok && h.now().Sub(at.(time.Time)) < ttl {
+		return config.Default(), "", nil
+	}
 	data, found, err := gh.FileContent(ctx, owner, repo, path, "")
 	if err != nil {
 		return config.Default(), "", fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
 	}
 	if !found {
+		h.noCfg.Store(missKey, h.now())
 		return config.Default(), "", nil
 	}
+	h.noCfg.Delete(missKey)
 	cfg, probs := config.Parse(data)
 	if len(probs) > 0 {
 		invalid = fmt.Sprintf("%s is invalid (line %d: %s)", path, probs[0].Line, probs[0].Message)
