@@ -8,6 +8,7 @@
 //	go build -o /tmp/phasegate ./cmd/phasegate
 //	go run ./bench/cmd/unsignedflood -bin /tmp/phasegate                  # no signature header
 //	go run ./bench/cmd/unsignedflood -bin /tmp/phasegate -sig forged      # a well-formed, wrong signature
+//	go run ./bench/cmd/unsignedflood -bin /tmp/phasegate -sig forged -chunked  # no Content-Length
 //
 // Everything is bounded: at most -rounds × -conns requests, and -timeout
 // for the whole run. The server only ever listens on loopback. Linux only
@@ -44,6 +45,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of -conns concurrent requests")
 	sig := flag.String("sig", "none", "signature header: none (unsigned) or forged (sha256= and 64 hex digits that do not verify)")
 	timeout := flag.Duration("timeout", 3*time.Minute, "bound on the whole run")
+	chunked := flag.Bool("chunked", false, "send the bodies chunked, without a Content-Length")
 	var env multiFlag
 	flag.Var(&env, "env", "extra NAME=value for the server (repeatable), e.g. -env PHASEGATE_MAX_INFLIGHT_BYTES=64MiB")
 	flag.Parse()
@@ -61,7 +63,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := run(ctx, *bin, env, *conns, *rounds, *size, *sig); err != nil {
+	if err := run(ctx, *bin, env, *conns, *rounds, *size, *sig, *chunked); err != nil {
 		fail(err)
 	}
 }
@@ -76,7 +78,7 @@ func fail(err error) {
 	os.Exit(2)
 }
 
-func run(ctx context.Context, bin string, env []string, conns, rounds int, size int64, sig string) error {
+func run(ctx context.Context, bin string, env []string, conns, rounds int, size int64, sig string, chunked bool) error {
 	dir, err := os.MkdirTemp("", "unsignedflood")
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func run(ctx context.Context, bin string, env []string, conns, rounds int, size 
 	if err != nil {
 		return err
 	}
-	fmt.Printf("server %s (pid %d) on %s; -conns %d -size %d -rounds %d -sig %s; extra env %v\n", bin, pid, addr, conns, size, rounds, sig, env)
+	fmt.Printf("server %s (pid %d) on %s; -conns %d -size %d -rounds %d -sig %s -chunked=%t; extra env %v\n", bin, pid, addr, conns, size, rounds, sig, chunked, env)
 	fmt.Printf("idle: VmHWM %s, VmRSS %s\n", mib(idle.hwm), mib(idle.rss))
 
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns, DisableCompression: true}}
@@ -139,7 +141,7 @@ func run(ctx context.Context, bin string, env []string, conns, rounds int, size 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				a := post(ctx, client, url, size, sig, fmt.Sprintf("flood-%d-%d", r, i))
+				a := post(ctx, client, url, size, sig, chunked, fmt.Sprintf("flood-%d-%d", r, i))
 				mu.Lock()
 				answers[a]++
 				mu.Unlock()
@@ -174,13 +176,16 @@ func run(ctx context.Context, bin string, env []string, conns, rounds int, size 
 }
 
 // post sends one body and returns "<status>" or "error: <kind>".
-func post(ctx context.Context, client *http.Client, url string, size int64, sig, id string) string {
+func post(ctx context.Context, client *http.Client, url string, size int64, sig string, chunked bool, id string) string {
 	body := io.LimitReader(filler{}, size)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
 	if err != nil {
 		return "error: " + err.Error()
 	}
 	req.ContentLength = size
+	if chunked {
+		req.ContentLength = -1 // Transfer-Encoding: chunked
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", "issue_comment")
 	req.Header.Set("X-GitHub-Delivery", id)
