@@ -139,6 +139,10 @@ type Config struct {
 	GitHubOptions func(*ghclient.Options)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	// bodyReadTimeout bounds the reading of one body (default
+	// bodyReadTimeout; tests shorten it).
+	bodyReadTimeout time.Duration
 }
 
 // String describes the configuration without its secrets.
@@ -235,6 +239,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReadyRetry <= 0 {
 		c.ReadyRetry = DefaultReadyRetry
+	}
+	if c.bodyReadTimeout <= 0 {
+		c.bodyReadTimeout = bodyReadTimeout
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -482,4 +483,37 @@ func TestInstallationReplayAcrossReplicas(t *testing.T) {
 	if got := b.metric("phasegate_webhook_deliveries_total", `result="throttled"`); got != 2 {
 		t.Fatalf("replica b throttled %v, want 2", got)
 	}
+}
+
+// TestSlowBodyLosesItsBudget: a body that trickles in is cut off after the
+// body read timeout, and its reservation comes back, well before the
+// server's one-minute ReadTimeout.
+func TestSlowBodyLosesItsBudget(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.bodyReadTimeout = 50 * time.Millisecond })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(guard))
+	fmt.Fprintf(conn, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n"+
+		"X-GitHub-Event: issue_comment\r\nX-GitHub-Delivery: slow-1\r\nX-Hub-Signature-256: sha256=%s\r\n\r\n{\"action\":", strings.Repeat("0f", 32))
+	h.until("the body is reserved", func() bool { return h.srv.budget.inUse() == 100000 })
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("answer %d, want 400", resp.StatusCode)
+	}
+	h.until("the reservation is given back", func() bool { return h.srv.budget.inUse() == 0 })
 }

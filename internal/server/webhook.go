@@ -109,7 +109,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	defer s.budget.release(size)
 	// GitHub gives up on a delivery after 10 seconds: a body still arriving
 	// after that holds its budget for nothing.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.bodyReadTimeout))
 	body, err := readBody(w, r, s.cfg.MaxBody)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -186,7 +186,8 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	answer(http.StatusAccepted, resultAccepted, "accepted")
 }
 
-// bodyReadTimeout bounds the reading of a delivery's body.
+// bodyReadTimeout bounds the reading of a delivery's body: GitHub gives up
+// on a delivery after 10 seconds.
 const bodyReadTimeout = 10 * time.Second
 
 // readBody reads the body into one buffer of its exact size when its length
