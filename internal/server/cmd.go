@@ -43,12 +43,12 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	appID := fset.String("app-id", "", "GitHub App id ($PHASEGATE_APP_ID)")
 	keyFile := fset.String("private-key-file", "", "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)")
 	apiURL := fset.String("github-api-url", "", "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)")
-	redisURL := fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks and delivery ids ($PHASEGATE_REDIS_URL)")
+	redisURL := fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits ($PHASEGATE_REDIS_URL)")
 	lockTTL := fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)")
 	every := fset.String("reconcile-every", "15m", "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)")
 	metricsAddr := fset.String("metrics-addr", "", "serve /metrics on this address only, not on --addr ($PHASEGATE_METRICS_ADDR)")
 	maxInflight := fset.String("max-inflight-bytes", "64MiB", "bytes of webhook bodies read at once before their signatures are checked, over all connections; beyond it 503 (bytes, or with KiB, MiB, GiB; at least 25MiB) ($PHASEGATE_MAX_INFLIGHT_BYTES)")
-	installEvery := fset.String("install-reconcile-interval", DefaultInstallReconcileInterval.String(), "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)")
+	installEvery := fset.String("install-reconcile-interval", "5m", "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)")
 	vars := map[string]string{
 		"addr": "PHASEGATE_ADDR", "webhook-secret": "PHASEGATE_WEBHOOK_SECRET", "app-id": "PHASEGATE_APP_ID",
 		"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
