@@ -43,13 +43,18 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	appID := fset.String("app-id", "", "GitHub App id ($PHASEGATE_APP_ID)")
 	keyFile := fset.String("private-key-file", "", "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)")
 	apiURL := fset.String("github-api-url", "", "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)")
-	redisURL := fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks and delivery ids ($PHASEGATE_REDIS_URL)")
+	redisURL := fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits ($PHASEGATE_REDIS_URL)")
 	lockTTL := fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)")
 	every := fset.String("reconcile-every", "15m", "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)")
+	metricsAddr := fset.String("metrics-addr", "", "serve /metrics on this address only, not on --addr ($PHASEGATE_METRICS_ADDR)")
+	maxInflight := fset.String("max-inflight-bytes", "64MiB", "bytes of webhook bodies read at once before their signatures are checked, over all connections; beyond it 503 (bytes, or with KiB, MiB, GiB; at least 25MiB) ($PHASEGATE_MAX_INFLIGHT_BYTES)")
+	installEvery := fset.String("install-reconcile-interval", "5m", "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)")
 	vars := map[string]string{
 		"addr": "PHASEGATE_ADDR", "webhook-secret": "PHASEGATE_WEBHOOK_SECRET", "app-id": "PHASEGATE_APP_ID",
 		"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
 		"redis-url": "PHASEGATE_REDIS_URL", "lock-ttl": "PHASEGATE_LOCK_TTL", "reconcile-every": "PHASEGATE_RECONCILE_EVERY",
+		"metrics-addr": "PHASEGATE_METRICS_ADDR", "max-inflight-bytes": "PHASEGATE_MAX_INFLIGHT_BYTES",
+		"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL",
 	}
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -117,7 +122,19 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	if err != nil || ttl < time.Second {
 		return s, fmt.Errorf("--lock-ttl / PHASEGATE_LOCK_TTL must be a duration of at least 1s such as 30s (got %q)", *lockTTL)
 	}
+	inflight, err := parseBytes(*maxInflight)
+	if err != nil || inflight < DefaultMaxBody {
+		return s, fmt.Errorf("--max-inflight-bytes / PHASEGATE_MAX_INFLIGHT_BYTES must be a size of at least 25MiB (GitHub's largest delivery), such as 64MiB (got %q)", *maxInflight)
+	}
+	ie, err := time.ParseDuration(*installEvery)
+	if err != nil || ie < time.Second {
+		return s, fmt.Errorf("--install-reconcile-interval / PHASEGATE_INSTALL_RECONCILE_INTERVAL must be a duration of at least 1s such as 5m (got %q)", *installEvery)
+	}
+	if *metricsAddr != "" && *metricsAddr == *addr {
+		return s, fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *addr)
+	}
 	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery, s.lockTTL = *addr, *apiURL, d, ttl
+	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *metricsAddr, inflight, ie
 	if k := getenv("PHASEGATE_SIGNING_KEY"); k != "" {
 		s.cfg.SigningKey = []byte(k)
 	}
@@ -150,7 +167,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 		defer store.Close()
 		s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
 		s.cfg.Locker = store.Locker("phasegate:lock:", s.lockTTL)
-		logger.Info("using Redis for locks and delivery ids")
+		s.cfg.InstallThrottle = store.Seen("phasegate:install-reconcile:", s.cfg.InstallReconcileInterval)
+		logger.Info("using Redis for locks, delivery ids and the installation reconcile limit")
 	}
 	srv, err := New(s.cfg)
 	if err != nil {

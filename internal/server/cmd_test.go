@@ -141,3 +141,53 @@ func TestHelpNeverEchoesTheEnvironment(t *testing.T) {
 		t.Errorf("-h does not show the documented default address:\n%s", stdout.String())
 	}
 }
+
+func TestParseServeDoorFlags(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(key, []byte("-----BEGIN RSA PRIVATE KEY-----\nnot checked here\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name         string
+		env          map[string]string
+		args         []string
+		wantErr      string
+		wantMetrics  string
+		wantInflight int64
+		wantInterval time.Duration
+	}{
+		{name: "defaults", wantInflight: DefaultMaxInflightBytes, wantInterval: DefaultInstallReconcileInterval},
+		{name: "variables", env: map[string]string{"PHASEGATE_METRICS_ADDR": "127.0.0.1:9090", "PHASEGATE_MAX_INFLIGHT_BYTES": "128MiB", "PHASEGATE_INSTALL_RECONCILE_INTERVAL": "10m"},
+			wantMetrics: "127.0.0.1:9090", wantInflight: 128 << 20, wantInterval: 10 * time.Minute},
+		{name: "flags win", env: map[string]string{"PHASEGATE_MAX_INFLIGHT_BYTES": "128MiB", "PHASEGATE_METRICS_ADDR": ":1"},
+			args:        []string{"--max-inflight-bytes", "33554432", "--metrics-addr", ":9090", "--install-reconcile-interval", "30s"},
+			wantMetrics: ":9090", wantInflight: 32 << 20, wantInterval: 30 * time.Second},
+		{name: "a budget below the largest delivery", env: map[string]string{"PHASEGATE_MAX_INFLIGHT_BYTES": "16MiB"}, wantErr: "at least 25MiB"},
+		{name: "a budget that is no size", env: map[string]string{"PHASEGATE_MAX_INFLIGHT_BYTES": "64MB"}, wantErr: "at least 25MiB"},
+		{name: "no installation limit", env: map[string]string{"PHASEGATE_INSTALL_RECONCILE_INTERVAL": "0"}, wantErr: "at least 1s"},
+		{name: "metrics on the webhook's address", args: []string{"--addr", ":8080", "--metrics-addr", ":8080"}, wantErr: "must differ"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"PHASEGATE_APP_ID": "42", "PHASEGATE_PRIVATE_KEY_FILE": key, "PHASEGATE_WEBHOOK_SECRET": "s1"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			var out, errb bytes.Buffer
+			s, err := parseServe(tc.args, func(k string) string { return env[k] }, &out, &errb)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.cfg.MetricsAddr != tc.wantMetrics || s.cfg.MaxInflightBytes != tc.wantInflight || s.cfg.InstallReconcileInterval != tc.wantInterval {
+				t.Fatalf("metrics %q, in-flight %d, interval %v; want %q, %d, %v", s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval,
+					tc.wantMetrics, tc.wantInflight, tc.wantInterval)
+			}
+		})
+	}
+}

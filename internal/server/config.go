@@ -26,6 +26,17 @@ const (
 	DefaultReadyRetry       = 5 * time.Second
 	DefaultSeenTTL          = time.Hour
 	DefaultSeenMax          = 200_000
+	// DefaultMaxInflightBytes bounds the webhook bodies held at once
+	// before their signatures are checked: two of GitHub's largest
+	// deliveries, or thousands of ordinary ones.
+	DefaultMaxInflightBytes = 64 << 20
+	// DefaultInstallReconcileInterval: an installation or
+	// installation_repositories delivery starts at most one reconcile per
+	// installation per this interval.
+	DefaultInstallReconcileInterval = 5 * time.Minute
+	// installThrottleMax bounds the installations the in-memory limit
+	// remembers.
+	installThrottleMax = 100_000
 )
 
 // Config configures a Server. The CLI fills it from flags and environment
@@ -37,8 +48,29 @@ type Config struct {
 	// X-Hub-Signature-256 verifies under any of them (several during a
 	// rotation). At least one is required, and none may be empty.
 	Secrets [][]byte
+	// MetricsAddr, when set, is the listen address of /metrics, which is
+	// then not served on Addr (keep the metrics off the address GitHub
+	// reaches). Serve listens on it; MetricsAddr reports where.
+	MetricsAddr string
 	// MaxBody caps a delivery's body (default 25 MiB, GitHub's cap).
 	MaxBody int64
+	// MaxInflightBytes bounds the bytes of webhook bodies being read or
+	// checked at once, over every connection (default 64 MiB; at least
+	// MaxBody). A body's Content-Length (MaxBody when it has none) is
+	// reserved before it is read; a delivery that does not fit is answered
+	// 503 without being read.
+	MaxInflightBytes int64
+	// InstallReconcileInterval: installation and installation_repositories
+	// deliveries start at most one reconcile per installation per this
+	// interval (default 5m), so that a captured signed body re-sent with
+	// fresh delivery ids cannot start reconciles at will. The periodic
+	// reconcile loop covers what a refused one would have done.
+	InstallReconcileInterval time.Duration
+	// InstallThrottle records, per installation, when a reconcile was
+	// started by a delivery: SeenBefore must remember a key for
+	// InstallReconcileInterval (default an in-memory NewMemSeen of that
+	// TTL; Redis shares it across replicas).
+	InstallThrottle Seen
 	// QueueSize bounds the deliveries accepted but not yet being handled
 	// (default 1024); beyond it a delivery is answered 503.
 	QueueSize int
@@ -107,12 +139,16 @@ type Config struct {
 	GitHubOptions func(*ghclient.Options)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	// bodyReadTimeout bounds the reading of one body (default
+	// bodyReadTimeout; tests shorten it).
+	bodyReadTimeout time.Duration
 }
 
 // String describes the configuration without its secrets.
 func (c Config) String() string {
-	return fmt.Sprintf("server.Config{Addr:%q AppID:%d APIURL:%q Identity:%q Secrets:%d PrivateKey:%s SigningKey:%s QueueSize:%d Workers:%d ReconcileEvery:%s}",
-		c.Addr, c.AppID, c.APIURL, c.Identity, len(c.Secrets), redacted(c.PrivateKeyPEM), redacted(c.SigningKey), c.QueueSize, c.Workers, c.ReconcileEvery)
+	return fmt.Sprintf("server.Config{Addr:%q MetricsAddr:%q AppID:%d APIURL:%q Identity:%q Secrets:%d PrivateKey:%s SigningKey:%s QueueSize:%d Workers:%d ReconcileEvery:%s}",
+		c.Addr, c.MetricsAddr, c.AppID, c.APIURL, c.Identity, len(c.Secrets), redacted(c.PrivateKeyPEM), redacted(c.SigningKey), c.QueueSize, c.Workers, c.ReconcileEvery)
 }
 
 // GoString is String: %#v must not print the secrets either.
@@ -121,7 +157,7 @@ func (c Config) GoString() string { return c.String() }
 // LogValue logs the configuration without its secrets.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("addr", c.Addr), slog.Int64("app_id", c.AppID), slog.String("api_url", c.APIURL),
+		slog.String("addr", c.Addr), slog.String("metrics_addr", c.MetricsAddr), slog.Int64("app_id", c.AppID), slog.String("api_url", c.APIURL),
 		slog.String("identity", c.Identity), slog.Int("secrets", len(c.Secrets)),
 		slog.String("private_key", redacted(c.PrivateKeyPEM)), slog.String("signing_key", redacted(c.SigningKey)),
 		slog.Int("queue_size", c.QueueSize), slog.Int("workers", c.Workers), slog.Duration("reconcile_every", c.ReconcileEvery),
@@ -162,14 +198,26 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("%s %s is negative", d.name, d.v)
 		}
 	}
-	if c.MaxBody < 0 || c.QueueSize < 0 || c.Workers < 0 {
-		return c, errors.New("max body, queue size and workers must not be negative")
+	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 {
+		return c, errors.New("max body, max in-flight bytes, queue size, workers and the installation reconcile interval must not be negative")
 	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
+	}
+	if c.MaxInflightBytes == 0 {
+		c.MaxInflightBytes = max(DefaultMaxInflightBytes, c.MaxBody)
+	}
+	if c.MaxInflightBytes < c.MaxBody {
+		return c, fmt.Errorf("max in-flight bytes %d is below the max body %d: the largest delivery could never be read", c.MaxInflightBytes, c.MaxBody)
+	}
+	if c.InstallReconcileInterval == 0 {
+		c.InstallReconcileInterval = DefaultInstallReconcileInterval
+	}
+	if c.InstallThrottle == nil {
+		c.InstallThrottle = NewMemSeen(c.InstallReconcileInterval, installThrottleMax)
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = DefaultQueueSize
@@ -191,6 +239,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReadyRetry <= 0 {
 		c.ReadyRetry = DefaultReadyRetry
+	}
+	if c.bodyReadTimeout <= 0 {
+		c.bodyReadTimeout = bodyReadTimeout
 	}
 	if c.Now == nil {
 		c.Now = time.Now

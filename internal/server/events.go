@@ -108,7 +108,7 @@ type payload struct {
 	Action       string `json:"action"`
 	Installation *struct {
 		ID      int64 `json:"id"`
-		Account user  `json:"account"`
+		Account *user `json:"account"`
 	} `json:"installation"`
 	Repository *struct {
 		Name     string `json:"name"`
@@ -130,7 +130,8 @@ type payload struct {
 			SHA string `json:"sha"`
 		} `json:"head"`
 	} `json:"pull_request"`
-	Number int `json:"number"`
+	Review *struct{} `json:"review"` // pull_request_review: only its presence
+	Number int       `json:"number"`
 	// status
 	SHA         string  `json:"sha"`
 	Context     string  `json:"context"`
@@ -149,6 +150,86 @@ var errMalformed = errors.New("malformed payload")
 func jsonObject(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// matches checks that the payload has the shape of the event its
+// X-GitHub-Event header claims. The header is not covered by the
+// signature: without this, any captured signed body (a comment) could be
+// re-sent as an installation event. Each event must carry what GitHub
+// always sends with it, and none of what marks another event:
+//
+//   - installation, installation_repositories: the full installation object
+//     (with its account) and no repository, comment, issue or pull request
+//     (every repository event carries a repository); installation_repositories
+//     has repositories_added or repositories_removed, installation neither.
+//   - issue_comment: a repository, an issue and a comment, no top-level
+//     pull request or review.
+//   - pull_request: a repository and a pull request, no comment, issue or
+//     review.
+//   - status: a repository, a sha, a context and a state, no comment, issue
+//     or pull request.
+func (p *payload) matches(event string) error {
+	var missing, foreign []string
+	need := func(name string, present bool) {
+		if !present {
+			missing = append(missing, name)
+		}
+	}
+	refuse := func(name string, present bool) {
+		if present {
+			foreign = append(foreign, name)
+		}
+	}
+	switch event {
+	case "installation", "installation_repositories":
+		need("installation.account", p.Installation.Account != nil && p.Installation.Account.Login != "")
+		refuse("repository", p.Repository != nil)
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("pull_request", p.PullRequest != nil)
+		added, removed := p.RepositoriesAdded != nil, p.RepositoriesRemoved != nil
+		if event == "installation" {
+			refuse("repositories_added", added)
+			refuse("repositories_removed", removed)
+		} else {
+			need("repositories_added or repositories_removed", added || removed)
+			refuse("repositories", p.Repositories != nil)
+		}
+	case "issue_comment":
+		need("repository", p.Repository != nil)
+		need("issue", p.Issue != nil)
+		need("comment", p.Comment != nil)
+		refuse("pull_request", p.PullRequest != nil)
+		refuse("review", p.Review != nil)
+	case "pull_request":
+		need("repository", p.Repository != nil)
+		need("pull_request", p.PullRequest != nil)
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("review", p.Review != nil)
+	case "status":
+		need("repository", p.Repository != nil)
+		need("sha", p.SHA != "")
+		need("context", p.Context != "")
+		need("state", p.State != "")
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("pull_request", p.PullRequest != nil)
+	}
+	switch {
+	case len(foreign) > 0:
+		return fmt.Errorf("%w: the body is not a%s %s event's: it has %s", errMalformed, article(event), event, strings.Join(foreign, ", "))
+	case len(missing) > 0:
+		return fmt.Errorf("%w: the body is not a%s %s event's: it has no %s", errMalformed, article(event), event, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func article(word string) string {
+	if strings.ContainsRune("aeiou", rune(word[0])) {
+		return "n"
+	}
+	return ""
 }
 
 // ignored is the reason a verified delivery is not acted on (200).
@@ -176,8 +257,14 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 	if p.Installation == nil || p.Installation.ID <= 0 {
 		return nil, "no installation: phasegate serve handles GitHub App deliveries", nil
 	}
+	if err := p.matches(event); err != nil {
+		return nil, "", err
+	}
 	j := &job{event: event, delivery: delivery, action: p.Action, installation: p.Installation.ID,
-		account: p.Installation.Account.Login, sender: p.Sender.Login, senderType: p.Sender.Type}
+		sender: p.Sender.Login, senderType: p.Sender.Type}
+	if p.Installation.Account != nil {
+		j.account = p.Installation.Account.Login
+	}
 	if p.Repository != nil {
 		j.owner, j.repo = p.Repository.Owner.Login, p.Repository.Name
 		if j.owner == "" || j.repo == "" {

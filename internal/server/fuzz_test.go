@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -26,9 +27,15 @@ func seedPayloads() map[string][]byte {
 // ignore it, or a malformed-payload error — never a panic; a job's
 // repository is one GitHub could name, and what is echoed is clipped.
 func FuzzClassify(f *testing.F) {
-	for event, body := range seedPayloads() {
+	seeds := seedPayloads()
+	for event, body := range seeds {
 		f.Add(event, body, "")
 		f.Add(event, body, appBot)
+		for other := range seeds { // every body under every other event's header
+			if other != event {
+				f.Add(other, body, "")
+			}
+		}
 	}
 	f.Add("issue_comment", []byte(`{"action":"created","installation":{"id":1},"repository":{"full_name":"a/../b"},"issue":{"number":1},"comment":{"id":1,"body":"/resolve D-001 approve"}}`), "")
 	f.Add("status", []byte(`{"context":"phasegate/decisions","sha":"x","installation":{"id":1},"repository":{"name":"r\n","owner":{"login":"o"}}}`), "")
@@ -61,6 +68,12 @@ func FuzzClassify(f *testing.F) {
 			case kindStatus:
 				if j.sha == "" || j.owner == "" {
 					t.Fatalf("status job %+v", j)
+				}
+			case kindInstallRepos, kindUninstall:
+				// Only an installation event's shape: its account, no
+				// repository of a repository event.
+				if j.account == "" || j.owner != "" {
+					t.Fatalf("installation job from a body that is not an installation event's: %+v", j)
 				}
 			}
 			for _, r := range j.repos {
@@ -106,6 +119,28 @@ func FuzzWebhook(f *testing.F) {
 		case http.StatusOK, http.StatusAccepted, http.StatusBadRequest, http.StatusServiceUnavailable:
 		default:
 			t.Fatalf("answer %d %q", rec.Code, rec.Body.String())
+		}
+	})
+}
+
+// FuzzParseSignature: any X-Hub-Signature-256 header is refused or decodes
+// to the 32 bytes it spells, never a panic.
+func FuzzParseSignature(f *testing.F) {
+	f.Add("sha256=" + strings.Repeat("0f", 32))
+	f.Add("sha256=" + strings.Repeat("0F", 32))
+	f.Add("sha1=" + strings.Repeat("ab", 20))
+	f.Add("sha256=")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, header string) {
+		want, ok := parseSignature(header)
+		if !ok {
+			if want != nil {
+				t.Fatal("a refused header with a value")
+			}
+			return
+		}
+		if len(want) != 32 || !strings.EqualFold(header, "sha256="+hex.EncodeToString(want)) {
+			t.Fatalf("%q decoded to %x", header, want)
 		}
 	})
 }

@@ -32,7 +32,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 	m := &metrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phasegate_webhook_deliveries_total",
-			Help: "Webhook deliveries by event and result (accepted, ignored, duplicate, unauthorized, bad_request, too_large, method_not_allowed, queue_full, unavailable).",
+			Help: "Webhook deliveries by event and result (accepted, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).",
 		}, []string{"event", "result"}),
 		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "phasegate_webhook_ack_seconds",
@@ -107,6 +107,12 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 		queueGauge("phasegate_queue_oldest_age_seconds", "Age of the oldest queued delivery (0 when none).", func() float64 {
 			_, _, age := s.queue.stats(s.cfg.Now())
 			return age.Seconds()
+		}),
+		queueGauge("phasegate_webhook_inflight_body_bytes", "Bytes of webhook bodies reserved in the in-flight budget (being read or checked).", func() float64 {
+			return float64(s.budget.inUse())
+		}),
+		queueGauge("phasegate_webhook_inflight_body_bytes_limit", "The in-flight body budget: beyond it a delivery is answered 503 unread.", func() float64 {
+			return float64(s.cfg.MaxInflightBytes)
 		}),
 		queueGauge("phasegate_queue_capacity", "Size of the queue.", func() float64 { return float64(s.cfg.QueueSize) }),
 		&rateCollector{s: s, desc: prometheus.NewDesc("phasegate_github_rate_limit_remaining",

@@ -8,22 +8,29 @@
 //	POST /webhook (or /)  405 unless POST; 413 over MaxBody; 400 without
 //	                      X-GitHub-Event or X-GitHub-Delivery; 401 unless
 //	                      X-Hub-Signature-256 verifies under one of the
-//	                      secrets (the SHA-1 header is never accepted); 400
-//	                      for a malformed payload; 200 "ignored" for what
+//	                      secrets (the SHA-1 header is never accepted;
+//	                      a missing or malformed header is refused before
+//	                      the body is read); 503 when the body does not
+//	                      fit in MaxInflightBytes (it is not read); 400
+//	                      for a malformed payload, or one whose shape is
+//	                      not the claimed event's; 200 "ignored" for what
 //	                      phasegate does not act on; 200 "duplicate" for a
 //	                      delivery ID seen before; 503 when the queue is
 //	                      full or the server is shutting down; else 202.
 //	GET /healthz          200 while the process runs.
 //	GET /readyz           200 once the App's key works and GitHub answered
 //	                      GET /app; 503 before, and while shutting down.
-//	GET /metrics          Prometheus metrics (phasegate_…, Go, process).
+//	GET /metrics          Prometheus metrics (phasegate_…, Go, process);
+//	                      on Config.MetricsAddr instead, when it is set.
 //
 // Events: issue_comment created (commands) → Decider.HandleComment;
 // issue_comment edited or deleted on a phasegate comment → an audit log
 // line, phasegate_tamper_reports_total and Decider.ReconcileIssue;
 // pull_request opened, synchronize or reopened → Decider.SyncPullRequest;
 // installation created or unsuspended and installation_repositories added
-// → Decider.ReconcileRepo for those repositories; removals are logged;
+// → Decider.ReconcileRepo for those repositories, at most once per
+// installation per InstallReconcileInterval (else 200 "ignored"); removals
+// are logged;
 // status phasegate/decisions set by anyone but phasegate → an audit log
 // line and Decider.SyncPullRequest for the open pull requests whose head it
 // is (policy-bot does the same).
@@ -62,10 +69,15 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	queue   *queue
+	budget  *bodyBudget
 	metrics *metrics
 	mux     *http.ServeMux
-	base    http.RoundTripper
-	appGH   *ghclient.Client
+	// metricsMux serves /metrics on Config.MetricsAddr, when set (then mux
+	// does not).
+	metricsMux  *http.ServeMux
+	metricsAddr atomic.Pointer[string]
+	base        http.RoundTripper
+	appGH       *ghclient.Client
 
 	mu      sync.Mutex
 	clients map[int64]*ghclient.Client // per installation
@@ -93,6 +105,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:         cfg,
 		log:         cfg.Logger,
 		queue:       newQueue(cfg.QueueSize),
+		budget:      &bodyBudget{max: cfg.MaxInflightBytes},
 		clients:     map[int64]*ghclient.Client{},
 		readyCh:     make(chan struct{}),
 		redelivered: map[string]time.Time{},
@@ -129,14 +142,30 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/{$}", s.webhook)
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { text(w, http.StatusOK, "ok") })
 	s.mux.HandleFunc("/readyz", s.readyz)
-	s.mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError), Registry: reg,
-	}))
+	})
+	if cfg.MetricsAddr == "" {
+		s.mux.Handle("/metrics", metricsHandler)
+	} else {
+		s.metricsMux = http.NewServeMux()
+		s.metricsMux.Handle("/metrics", metricsHandler)
+	}
 	return s, nil
 }
 
-// Handler serves the webhook, /healthz, /readyz and /metrics.
+// Handler serves the webhook, /healthz, /readyz, and /metrics unless
+// Config.MetricsAddr is set.
 func (s *Server) Handler() http.Handler { return s.mux }
+
+// MetricsAddr is the address /metrics listens on when Config.MetricsAddr
+// is set, once Serve is listening there; "" otherwise.
+func (s *Server) MetricsAddr() string {
+	if p := s.metricsAddr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
 
 // Ready reports whether the server is ready (see /readyz).
 func (s *Server) Ready() bool { return s.ready.Load() && !s.draining.Load() }
@@ -188,6 +217,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return errors.New("server already started")
 	}
+	var mln net.Listener
+	if s.metricsMux != nil {
+		var err error
+		if mln, err = net.Listen("tcp", s.cfg.MetricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listening on %s for /metrics: %w", s.cfg.MetricsAddr, err)
+		}
+		addr := mln.Addr().String()
+		s.metricsAddr.Store(&addr)
+	}
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 
@@ -204,19 +243,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go func() { defer workers.Done(); s.work(workCtx) }()
 	}
 
-	hs := &http.Server{
-		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		WriteTimeout:      time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	httpServer := func(h http.Handler) *http.Server {
+		return &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       time.Minute,
+			WriteTimeout:      time.Minute,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		}
 	}
-	served := make(chan error, 1)
+	hs := httpServer(s.mux)
+	served := make(chan error, 2)
 	go func() { served <- hs.Serve(ln) }()
-	s.log.Info("serving", "addr", ln.Addr().String(), "app_id", s.cfg.AppID, "workers", s.cfg.Workers,
-		"queue", s.cfg.QueueSize, "reconcile_every", s.cfg.ReconcileEvery.String())
+	var ms *http.Server
+	if mln != nil {
+		ms = httpServer(s.metricsMux)
+		go func() { served <- ms.Serve(mln) }()
+	}
+	s.log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", s.MetricsAddr(), "app_id", s.cfg.AppID, "workers", s.cfg.Workers,
+		"queue", s.cfg.QueueSize, "reconcile_every", s.cfg.ReconcileEvery.String(),
+		"max_inflight_bytes", s.cfg.MaxInflightBytes, "install_reconcile_interval", s.cfg.InstallReconcileInterval.String())
 
 	var serveErr error
 	select {
@@ -250,6 +298,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	if err := hs.Shutdown(shutCtx); err != nil {
 		hs.Close()
+	}
+	if ms != nil {
+		if err := ms.Shutdown(shutCtx); err != nil {
+			ms.Close()
+		}
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fmt.Errorf("serving: %w", serveErr)

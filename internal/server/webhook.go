@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,6 +27,8 @@ const (
 	resultUnauthorized     = "unauthorized"       // 401: signature missing or wrong
 	resultQueueFull        = "queue_full"         // 503
 	resultUnavailable      = "unavailable"        // 503: shutting down, or the seen store failed
+	resultOverBudget       = "over_budget"        // 503: the in-flight body budget is spent
+	resultThrottled        = "throttled"          // 200: an installation reconciled recently
 )
 
 const seenTimeout = 2 * time.Second
@@ -72,16 +75,8 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusBadRequest, resultBadRequest, "invalid X-GitHub-Delivery header")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
-			return
-		}
-		answer(http.StatusBadRequest, resultBadRequest, "could not read the payload")
-		return
-	}
+	// The signature header is checked for its form before a byte of the
+	// body is read: an unsigned request costs no memory.
 	sig := r.Header.Get("X-Hub-Signature-256")
 	if sig == "" {
 		msg := "missing X-Hub-Signature-256 header"
@@ -92,7 +87,40 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusUnauthorized, resultUnauthorized, msg)
 		return
 	}
-	if !verifySignature(s.cfg.Secrets, sig, body) {
+	want, ok := parseSignature(sig)
+	if !ok {
+		s.log.Warn("webhook refused: the signature header is not sha256=<64 hex digits>", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
+		answer(http.StatusUnauthorized, resultUnauthorized, "X-Hub-Signature-256 does not verify")
+		return
+	}
+	// Reserve the body's bytes in the global budget before reading it, so
+	// that the bodies held unverified at once stay within it.
+	size := r.ContentLength
+	if size < 0 {
+		size = s.cfg.MaxBody // unknown length: the cap applies while reading
+	}
+	if !s.budget.acquire(size) {
+		s.log.Warn("webhook refused: the in-flight body budget is spent (reconcile recovers a delivery GitHub records as failed)",
+			"delivery", delivery, "event", event, "remote", r.RemoteAddr, "content_length", r.ContentLength)
+		w.Header().Set("Retry-After", "5")
+		answer(http.StatusServiceUnavailable, resultOverBudget, "busy: too many payload bytes in flight")
+		return
+	}
+	defer s.budget.release(size)
+	// GitHub gives up on a delivery after 10 seconds: a body still arriving
+	// after that holds its budget for nothing.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.bodyReadTimeout))
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
+			return
+		}
+		answer(http.StatusBadRequest, resultBadRequest, "could not read the payload")
+		return
+	}
+	if !verifySignature(s.cfg.Secrets, want, body) {
 		s.log.Warn("webhook refused: the signature does not verify", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
 		answer(http.StatusUnauthorized, resultUnauthorized, "X-Hub-Signature-256 does not verify")
 		return
@@ -147,22 +175,74 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusOK, resultDuplicate, "duplicate")
 		return
 	}
+	if j.kind == kindInstallRepos {
+		if ok, msg := s.allowInstallReconcile(r.Context(), j); !ok {
+			answer(http.StatusOK, resultThrottled, "ignored: "+msg)
+			return
+		}
+	}
 	s.queue.push(j, s.cfg.Now())
 	pushed = true
 	answer(http.StatusAccepted, resultAccepted, "accepted")
 }
 
-// verifySignature checks header ("sha256=<hex>") against the HMAC-SHA256 of
-// body under every secret, in constant time for each.
-func verifySignature(secrets [][]byte, header string, body []byte) bool {
+// bodyReadTimeout bounds the reading of a delivery's body: GitHub gives up
+// on a delivery after 10 seconds.
+const bodyReadTimeout = 10 * time.Second
+
+// readBody reads the body into one buffer of its exact size when its length
+// is known (no growth, no spare capacity), else through a cap of max.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength < 0 {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	}
+	body := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// parseSignature decodes an X-Hub-Signature-256 header ("sha256=<hex>").
+func parseSignature(header string) ([]byte, bool) {
 	hexSig, ok := strings.CutPrefix(header, "sha256=")
 	if !ok || len(hexSig) != 2*sha256.Size {
-		return false
+		return nil, false
 	}
 	want, err := hex.DecodeString(hexSig)
 	if err != nil {
-		return false
+		return nil, false
 	}
+	return want, true
+}
+
+// allowInstallReconcile reports whether a delivery may start a reconcile
+// of its installation: at most one per installation per
+// InstallReconcileInterval, whatever the delivery ids. The event header is
+// not signed, and a captured installation body stays validly signed
+// forever, so a replay with fresh ids is refused here; the periodic
+// reconcile loop covers what a refused delivery would have done.
+func (s *Server) allowInstallReconcile(ctx context.Context, j *job) (bool, string) {
+	key := strconv.FormatInt(j.installation, 10)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), seenTimeout)
+	recent, err := s.cfg.InstallThrottle.SeenBefore(cctx, key)
+	cancel()
+	log := s.log.With("delivery", j.delivery, "event", j.event, "action", j.action, "installation", j.installation)
+	switch {
+	case err != nil:
+		log.Error("webhook not acted on: the installation reconcile limit cannot be checked (the reconcile loop covers it)", "error", err)
+		return false, "the installation's reconcile limit cannot be checked now; the reconcile loop covers it"
+	case recent:
+		log.Warn("webhook not acted on: this installation was reconciled for a delivery recently (a replay?); the reconcile loop covers it",
+			"interval", s.cfg.InstallReconcileInterval.String())
+		return false, "installation reconciled less than " + s.cfg.InstallReconcileInterval.String() + " ago; the reconcile loop covers it"
+	}
+	return true, ""
+}
+
+// verifySignature checks want (a decoded X-Hub-Signature-256) against the
+// HMAC-SHA256 of body under every secret, in constant time for each.
+func verifySignature(secrets [][]byte, want, body []byte) bool {
 	match := false
 	for _, secret := range secrets {
 		mac := hmac.New(sha256.New, secret)
