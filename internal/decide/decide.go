@@ -52,6 +52,7 @@ type GitHub interface {
 	Statuses(ctx context.Context, owner, repo, sha, context string) ([]ghclient.Status, error)
 	PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error)
 	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
+	EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error)
 }
 
 // Locker serialises the handling of one issue (in memory in one process;
@@ -171,6 +172,9 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 	for _, c := range t.comments {
 		bots[c.ID] = c.IsBot()
 	}
+	if err := h.checkEdits(ctx, gh, t, ev.Comment.ID); err != nil {
+		return total, err
+	}
 	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
 		if u.ID >= ev.Comment.ID || t.st.Answered(u.ID) {
 			continue
@@ -208,6 +212,9 @@ type thread struct {
 	statuses map[string][]ghclient.Status
 	// deleted are phasegate comments a status points at that are gone.
 	deleted []int64
+	// edited are comments GraphQL says were edited (lastEditedAt), which
+	// the REST timestamps may not show.
+	edited map[int64]bool
 }
 
 // load reads the config from the default branch and folds the thread.
@@ -240,7 +247,7 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 func (t *thread) fold(key []byte) {
 	lc := make([]ledger.Comment, len(t.comments))
 	for i, c := range t.comments {
-		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: c.Edited()}
+		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: c.Edited() || t.edited[c.ID]}
 	}
 	opts := ledger.Options{Identity: t.cfg.IdentityOrDefault(), Key: key, Phases: t.cfg.PhasesOrDefault()}
 	if len(key) == 0 {
@@ -323,6 +330,9 @@ func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	for _, c := range t.comments {
 		bots[c.ID] = c.IsBot()
 	}
+	if err := h.checkEdits(ctx, gh, t, 0); err != nil {
+		return total, err
+	}
 	var errs []error
 	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
 		if t.st.Answered(u.ID) { // answered while handling an earlier one
@@ -349,6 +359,47 @@ func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 		errs = append(errs, err)
 	}
 	return total, errors.Join(errs...)
+}
+
+// checkEdits asks GitHub's GraphQL API whether the unanswered command
+// comments (those before the comment before, when before is not 0) were
+// ever edited, and refolds. The REST listing's updated_at has one-second
+// resolution, so an edit in the same second as the post shows only there.
+// A command the handler reads from a webhook's created event needs no
+// check: the event holds the text as first written.
+func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before int64) error {
+	var ids []string
+	byNode := map[string]int64{}
+	for _, u := range t.st.Unanswered {
+		if before != 0 && u.ID >= before {
+			continue
+		}
+		if c, ok := t.comment(u.ID); ok && c.NodeID != "" && !c.Edited() {
+			ids = append(ids, c.NodeID)
+			byNode[c.NodeID] = c.ID
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	edited, err := gh.EditedComments(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("checking edits of the commands on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+	}
+	changed := false
+	for node, e := range edited {
+		if e {
+			if t.edited == nil {
+				t.edited = map[int64]bool{}
+			}
+			t.edited[byNode[node]] = true
+			changed = true
+		}
+	}
+	if changed {
+		t.fold(h.Key)
+	}
+	return nil
 }
 
 // replySuperseded answers the command of a resolution that lost a race:

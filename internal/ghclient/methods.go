@@ -58,6 +58,8 @@ type Comment struct {
 	// Issue is the number of the issue or pull request the comment is on
 	// (from its issue_url); set by every listing.
 	Issue int
+	// NodeID is the comment's GraphQL id (for EditedComments).
+	NodeID string
 	// Reactions counts the comment's reactions by content (+1, -1, laugh,
 	// confused, heart, hooray, rocket, eyes), from the rollup GitHub puts in
 	// every listed comment; contents with none are absent. Who reacted is
@@ -219,6 +221,7 @@ func toComment(ic *github.IssueComment) Comment {
 		UpdatedAt: ic.GetUpdatedAt().Time,
 		HTMLURL:   ic.GetHTMLURL(),
 		Issue:     issueNumberOf(ic.GetIssueURL()),
+		NodeID:    ic.GetNodeID(),
 		Reactions: reactionCounts(ic.Reactions),
 	}
 }
@@ -234,6 +237,58 @@ func issueNumberOf(u string) int {
 		return 0
 	}
 	return n
+}
+
+// EditedComments asks GitHub's GraphQL API which of the comments (by node
+// id) were ever edited: lastEditedAt is set by any edit, also one made in
+// the same second as the post, which the REST API's second-resolution
+// updated_at cannot show. A comment GitHub no longer has is absent from the
+// result. One query (one point of the GraphQL rate limit) per 100 ids.
+func (c *Client) EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error) {
+	ctx = idempotent(withOp(ctx, "EditedComments")) // a query: safe to repeat
+	const query = `query($ids: [ID!]!) { nodes(ids: $ids) { ... on IssueComment { id lastEditedAt } } }`
+	out := map[string]bool{}
+	for start := 0; start < len(nodeIDs); start += 100 {
+		ids := nodeIDs[start:min(start+100, len(nodeIDs))]
+		req, err := c.gh.NewRequest("POST", c.graphqlURL(), map[string]any{"query": query, "variables": map[string]any{"ids": ids}})
+		if err != nil {
+			return nil, fmt.Errorf("ask which comments were edited: %w", err)
+		}
+		var resp struct {
+			Data struct {
+				Nodes []*struct {
+					ID           string  `json:"id"`
+					LastEditedAt *string `json:"lastEditedAt"`
+				} `json:"nodes"`
+			} `json:"data"`
+			Errors []struct {
+				Message string `json:"message"`
+			} `json:"errors"`
+		}
+		if _, err := c.gh.Do(ctx, req, &resp); err != nil {
+			return nil, fmt.Errorf("ask which comments were edited: %w", err)
+		}
+		if len(resp.Errors) > 0 {
+			return nil, fmt.Errorf("ask which comments were edited: graphql: %s", resp.Errors[0].Message)
+		}
+		for _, n := range resp.Data.Nodes {
+			if n != nil && n.ID != "" {
+				out[n.ID] = n.LastEditedAt != nil
+			}
+		}
+	}
+	return out, nil
+}
+
+// graphqlURL is the GraphQL endpoint beside the REST base URL:
+// https://api.github.com/graphql, or https://HOST/api/graphql on GitHub
+// Enterprise Server (whose REST base is https://HOST/api/v3/).
+func (c *Client) graphqlURL() string {
+	base := c.gh.BaseURL.String()
+	if strings.HasSuffix(base, "/api/v3/") {
+		return strings.TrimSuffix(base, "v3/") + "graphql"
+	}
+	return base + "graphql"
 }
 
 // ListRepoComments returns the comments on every issue and pull request of

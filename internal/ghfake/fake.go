@@ -218,6 +218,9 @@ type comment struct {
 	reactions  []Reaction
 	deleted    bool
 	editedByUI bool
+	// lastEdited is when the body was last edited (GraphQL lastEditedAt);
+	// zero when never.
+	lastEdited time.Time
 }
 
 type status struct {
@@ -641,6 +644,7 @@ func (s *Server) EditComment(id int64, body string) bool {
 	}
 	c.body = body
 	c.updatedAt = editTime(s.now().UTC(), c.createdAt)
+	c.lastEdited = s.now().UTC()
 	c.editedByUI = true
 	return true
 }

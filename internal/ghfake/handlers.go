@@ -58,6 +58,44 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/pulls/:number/files", (*Server).pullFiles),
 	r("GET", "repos/:owner/:repo/compare/:basehead", (*Server).compare),
 	r("POST", "repos/:owner/:repo/dispatches", (*Server).createDispatch),
+	r("POST", "graphql", (*Server).graphql),
+	r("POST", "api/graphql", (*Server).graphql), // GitHub Enterprise Server
+}
+
+// graphql answers the one GraphQL query phasegate sends: the lastEditedAt
+// of issue comments by node id (nodes(ids: $ids)). Anything else is a
+// GraphQL error, as GitHub answers an unknown field.
+func (s *Server) graphql(q *req) reply {
+	var in struct {
+		Query     string `json:"query"`
+		Variables struct {
+			IDs []string `json:"ids"`
+		} `json:"variables"`
+	}
+	if err := q.decode(&in); err != nil {
+		return errReply(400, "Problems parsing JSON")
+	}
+	if !strings.Contains(in.Query, "nodes(ids:") || !strings.Contains(in.Query, "lastEditedAt") {
+		return reply{status: 200, body: map[string]any{"errors": []any{map[string]any{"message": "ghfake: unsupported query"}}}}
+	}
+	if len(in.Variables.IDs) > 100 {
+		return reply{status: 200, body: map[string]any{"errors": []any{map[string]any{"message": "You may not request more than 100 nodes at once"}}}}
+	}
+	nodes := []any{}
+	for _, id := range in.Variables.IDs {
+		n, err := strconv.ParseInt(strings.TrimPrefix(id, "IC_"), 10, 64)
+		c := s.comment[n]
+		if err != nil || !strings.HasPrefix(id, "IC_") || c == nil || c.deleted {
+			nodes = append(nodes, nil)
+			continue
+		}
+		var edited any
+		if !c.lastEdited.IsZero() {
+			edited = ts(c.lastEdited)
+		}
+		nodes = append(nodes, map[string]any{"__typename": "IssueComment", "id": id, "lastEditedAt": edited})
+	}
+	return reply{status: 200, body: map[string]any{"data": map[string]any{"nodes": nodes}}}
 }
 
 func match(pattern, segs []string) (map[string]string, bool) {
@@ -732,6 +770,7 @@ func (s *Server) editComment(q *req) reply {
 	}
 	c.body = body
 	c.updatedAt = editTime(s.now().UTC(), c.createdAt)
+	c.lastEdited = s.now().UTC()
 	return reply{status: 200, body: s.commentJSON(q, rp, c)}
 }
 
