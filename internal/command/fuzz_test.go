@@ -197,7 +197,7 @@ func splitLines(body string) []string {
 	return lines
 }
 
-var markdown = goldmark.New()
+var oracleMarkdown = goldmark.New()
 
 // checkOracle parses body with goldmark (CommonMark 0.31) and fails when a
 // command lies on a line that goldmark puts in fenced or indented code or
@@ -222,7 +222,7 @@ func oracleViolation(body string, cmds []Command) string {
 		return sort.Search(len(starts), func(i int) bool { return starts[i] > off })
 	}
 	banned := map[int]string{}
-	doc := markdown.Parser().Parse(text.NewReader(src))
+	doc := oracleMarkdown.Parser().Parse(text.NewReader(src))
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
