@@ -94,7 +94,7 @@ type Command struct {
 	// holds the word `recommended` as written.
 	Option string
 	// Recommended is set for `/resolve <ID> recommended`: take the
-	// decision's recommended option (design §6). An option literally
+	// decision's recommended option. An option literally
 	// called "recommended" is therefore only reachable as the recommended
 	// one (check rule outcome.option-reserved).
 	Recommended bool

@@ -130,3 +130,28 @@ func TestParseConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRenderedOracle: the rendering oracle of the fuzz targets does flag a
+// command read from text GitHub does not show.
+func TestRenderedOracle(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		line int
+		bad  bool
+	}{
+		{name: "link title", body: "See [a](https://example.com \"\n/resolve D-001 approve\n\")", line: 2, bad: true},
+		{name: "attribute", body: "Hi <span title=\"\n/resolve D-001 approve\n\">x</span>", line: 2, bad: true},
+		{name: "details", body: "<details>\n\n/resolve D-001 approve\n\n</details>", line: 3, bad: true},
+		{name: "paragraph", body: "Hi\n/resolve D-001 approve", line: 2, bad: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := resolve(tc.line, "D-001", "approve")
+			c.Raw = splitLines(tc.body)[tc.line-1]
+			if got := renderedViolation(tc.body, []Command{c}); (got != "") != tc.bad {
+				t.Errorf("renderedViolation = %q, want a violation: %v", got, tc.bad)
+			}
+		})
+	}
+}

@@ -35,6 +35,7 @@ func runParseCases(t *testing.T, cases []parseCase) {
 				checkReparse(t, g)
 			}
 			checkOracle(t, tc.body, got)
+			checkRendered(t, tc.body, got)
 		})
 	}
 }
