@@ -112,8 +112,8 @@ func BenchmarkParseCommand(b *testing.B) {
 // the fewest bytes (every blank line then continues MaxDepth-1 list items),
 // quote markers, long command-like lines, slash words, comment markers,
 // near-miss command words (each costs a Suggest), and the inline Markdown
-// that costs goldmark time quadratic in its paragraph, in paragraphs as
-// long as maxMarkdownWork lets through.
+// that costs goldmark time in proportion to its paragraph's length times
+// its openers, as much of it as maxMarkdownWork lets through.
 func adversarialBodies() map[string]string {
 	para := func(unit string, n int) string {
 		return strings.Repeat(unit, n/len(unit)+1)[:n] + "\n\n"
@@ -129,6 +129,10 @@ func adversarialBodies() map[string]string {
 		"emphasis-1000":            {para("*a_", 1000)},
 		"brackets-1000":            {para("[", 500) + para("]", 500)[2:]},
 		"link-titles-1000":         {para("[a](b '", 1000)},
+	}
+	// one paragraph of 64,000 bytes with one opener in sixteen bytes, then one-letter paragraphs
+	for name, unit := range map[string]string{"sparse-link-openers-64000": "[a](abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqr", "sparse-emphasis-64000": "*abcdefghijklmn_abcdefghijklmn"} {
+		parts[name] = []string{para(unit, 64000) + strings.Repeat("x\n\n", MaxBody/3)}
 	}
 	// one paragraph of 16,000 bytes, then one-letter paragraphs
 	for name, unit := range map[string]string{"link-openers-16000": "[a](", "emphasis-16000": "*a_", "brackets-16000": "[[]", "html-attributes-16000": "<a title='"} {

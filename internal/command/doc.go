@@ -137,8 +137,11 @@
 // (Result.TooLong: GitHub stores at most 65,536 characters), when its
 // Markdown nests more than MaxDepth block quotes and list items deep
 // (Result.TooDeep), or when it holds a command line but its paragraphs are
-// too long to render in bounded time (Result.TooComplex: goldmark's time
-// on some inline Markdown grows with the square of the paragraph, so the
-// squares of the paragraphs' lengths may sum to at most that of one
-// paragraph of 16 KiB). Suggest compares at most 64 characters.
+// too full of inline Markdown to render in bounded time
+// (Result.TooComplex: goldmark's time on some inline Markdown grows with
+// the length of the paragraph times its openers, so the lengths of the
+// paragraphs times their counts of brackets, parentheses, emphasis and
+// code marks, quotes, '<', '>', '&', '!' and '\\' may sum to at most 2^28:
+// a paragraph of 16 KiB of brackets, or 64 KiB of prose with one such
+// character in sixteen). Suggest compares at most 64 characters.
 package command

@@ -94,9 +94,9 @@ func TestParseHiddenKeepsRationale(t *testing.T) {
 	}
 }
 
-// TestParseTooComplex: a body whose paragraphs are too long to render
-// safely yields nothing, whatever the paragraphs hold; without a command
-// it is not rendered at all.
+// TestParseTooComplex: a body whose paragraphs hold too much inline
+// Markdown to render safely yields nothing; long prose and long code are
+// read; without a command a body is not rendered at all.
 func TestParseTooComplex(t *testing.T) {
 	huge := strings.Repeat("[a](", 20000)
 	res := ParseAll("/resolve D-001 approve\n\n" + huge)
@@ -105,6 +105,10 @@ func TestParseTooComplex(t *testing.T) {
 	}
 	if res := ParseAll(huge); res.TooComplex {
 		t.Errorf("no command: too complex")
+	}
+	prose := "/resolve D-001 approve\n" + strings.Repeat("The reviewers' notes, with the numbers from the staging run. ", 1000)
+	if res := ParseAll(prose); len(res.Commands) != 1 || res.TooComplex {
+		t.Errorf("command with %d bytes of prose: %d commands, too complex %v", len(prose), len(res.Commands), res.TooComplex)
 	}
 	fenced := "/resolve D-001 approve\n\n```\n" + strings.Repeat("[a](\n", 20000) + "```"
 	if res := ParseAll(fenced); len(res.Commands) != 1 || res.TooComplex {

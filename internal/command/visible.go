@@ -29,12 +29,24 @@ import (
 var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM, extension.Footnote)).Parser()
 
 // maxMarkdownWork bounds the inline parsing goldmark is asked to do. Some
-// inline constructs ("[a](" repeated, "*a_" repeated, many unmatched
-// brackets) cost goldmark time quadratic in the length of their paragraph,
-// so a body is rendered only when the squares of the lengths of its
-// paragraphs, in bytes, sum to at most this: one paragraph of 16 KiB, or
-// 256 of 1 KiB. A body over it yields no command (Result.TooComplex).
+// inline Markdown ("[a](" repeated, "*a_" repeated, many unmatched
+// brackets) costs goldmark time in proportion to the length of its
+// paragraph times the number of openers in it, so a body is rendered only
+// when, summed over its paragraphs, the length in bytes times the count of
+// inline punctuation (markdownPunct) is at most this: a paragraph of 16 KiB
+// that is all brackets, or 64 KiB of prose with one such character in
+// sixteen. A body over it yields no command (Result.TooComplex).
 const maxMarkdownWork = 1 << 28
+
+// markdownPunct reports whether c can open or close inline Markdown or raw
+// HTML.
+func markdownPunct(c byte) bool {
+	switch c {
+	case '[', ']', '(', ')', '!', '*', '_', '~', '`', '<', '>', '\\', '&', '"', '\'':
+		return true
+	}
+	return false
+}
 
 // Markers stand for a command line's first character in the HTML that
 // visibleLines builds; they are removed from raw HTML so that a comment
@@ -80,20 +92,26 @@ func visibleLines(body string) (lines map[int]bool, ok bool) {
 	src.Grow(len(body) + 1)
 	starts := map[int]int{} // offset in src of a line's first non-space, when it is "/" → line number
 	sc := newScanner(MaxDepth)
-	work, para, paraLen := 0, 0, 0
+	work, para, paraLen, paraPunct := 0, 0, 0, 0
 	blanks := 0
 	forEachLine(body, func(n int, ln string) bool {
 		info := sc.line(ln)
 		if sc.tooDeep {
 			return false
 		}
-		if info.class == lineParagraph && info.para == para {
-			paraLen += len(ln)
-		} else {
-			work += paraLen * paraLen
-			para, paraLen = 0, 0
+		if info.class != lineParagraph || info.para != para {
+			work += paraLen * paraPunct
+			para, paraLen, paraPunct = 0, 0, 0
 			if info.class == lineParagraph {
-				para, paraLen = info.para, len(ln)
+				para = info.para
+			}
+		}
+		if para != 0 {
+			paraLen += len(ln)
+			for i := 0; i < len(ln); i++ {
+				if markdownPunct(ln[i]) {
+					paraPunct++
+				}
 			}
 		}
 		if onlySpaceTab(ln) {
@@ -110,7 +128,7 @@ func visibleLines(body string) (lines map[int]bool, ok bool) {
 		src.WriteByte('\n')
 		return true
 	})
-	work += paraLen * paraLen
+	work += paraLen * paraPunct
 	if sc.tooDeep || work > maxMarkdownWork {
 		return nil, false
 	}
