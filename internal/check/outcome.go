@@ -3,10 +3,13 @@ package check
 import (
 	"fmt"
 	"math"
+	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/phasegate/phasegate/internal/artifact"
 )
 
@@ -41,7 +44,7 @@ var _ = registerFamily(&family{
 		{ID: "outcome.finding-category", Severity: SeverityWarning, Basis: "S", Summary: "A finding states its `proposed_category`; a missing or unknown one is treated as in-scope-blocking (seed 004: \"the safe default is in-scope, blocking\")."},
 		{ID: "outcome.blocking-finding-has-decision", Severity: SeverityWarning, Basis: "I", Summary: "An in-scope-blocking finding (explicit, or by default) has a blocking decision whose question names it by its title."},
 		{ID: "outcome.issue-resolvable", Severity: SeverityWarning, Basis: "I", Summary: "The outcome names its issue: `issue:`, or a numbered `feature: feature-NNN` (design §5); otherwise only the action can post it, on the pull request of its run."},
-		{ID: "outcome.immutable", Severity: SeverityError, Basis: "S", Summary: "A committed Phase Outcome is never modified (seed 004, design §3): on a push, a changed (not added) outcome file is an error — write a new Phase Outcome instead. Needs a base revision."},
+		{ID: "outcome.immutable", Severity: SeverityError, Basis: "S", Summary: "A committed Phase Outcome is never modified, removed or renamed (seed 004, design §3): on a push, a changed (not added) outcome file is an error, and so is a removed one (a rename is a removal plus an addition; a removed file is one whose path names a Phase Outcome: `*.outcome.yaml` or a configured glob) — write a new Phase Outcome instead. Needs a base revision."},
 	},
 })
 
@@ -177,6 +180,67 @@ func outcomeCheckImmutable(c *ruleCtx, doc *artifact.Document) {
 	if c.changed[rel] == Modified {
 		c.report("outcome.immutable", doc, nil, "this Phase Outcome was modified after it was committed: outcomes are immutable (resolutions on the issue reference its decision IDs); restore the committed version and write a new Phase Outcome instead")
 	}
+}
+
+// outcomeRemoved: a committed outcome file is never removed, nor renamed
+// (which the base comparison sees as a removal and an addition). A removed
+// file cannot be read, so it counts as an outcome when its path names one:
+// a configured glob of outcome.phase-outcome, or else *.outcome.yaml (and
+// no configured glob of another kind); an ignored path is not one. The
+// finding is on the removed path, at line 1.
+func outcomeRemoved(opts *Options) []Finding {
+	if opts.Changed == nil {
+		return nil
+	}
+	var removed, added []string
+	for rel, ch := range opts.Changed {
+		if !outcomeNamedByPath(rel, opts) {
+			continue
+		}
+		switch ch {
+		case Deleted:
+			removed = append(removed, rel)
+		case Added:
+			added = append(added, rel)
+		}
+	}
+	sort.Strings(removed)
+	sort.Strings(added)
+	var out []Finding
+	for _, rel := range removed {
+		to := ""
+		for _, a := range added {
+			if path.Base(a) == path.Base(rel) {
+				to = a
+				break
+			}
+		}
+		what := "was removed after it was committed"
+		if to != "" {
+			what = "was removed after it was committed (renamed to " + quote(opts.Prefix+to) + "?)"
+		}
+		out = append(out, Finding{File: opts.Prefix + rel, Line: 1, Column: 1, Kind: "outcome.phase-outcome", Rule: "outcome.immutable", Severity: SeverityError,
+			Message: "this Phase Outcome " + what + ": outcomes are immutable (resolutions on the issue reference its decision IDs, and a renamed copy is a new outcome); restore it at " + quote(opts.Prefix+rel) + " and write a new Phase Outcome instead"})
+	}
+	return out
+}
+
+// outcomeNamedByPath reports whether rel names a Phase Outcome by its path alone.
+func outcomeNamedByPath(rel string, opts *Options) bool {
+	for _, g := range opts.Config.Ignore {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return false
+		}
+	}
+	for id, globs := range opts.Config.Artifacts {
+		for _, g := range globs {
+			if ok, _ := doublestar.Match(g, rel); ok {
+				return id == "outcome.phase-outcome"
+			}
+		}
+	}
+	k := artifact.ClassifyPath(rel)
+	return k != nil && k.ID == "outcome.phase-outcome"
 }
 
 func outcomeCheckIDs(c *ruleCtx, doc *artifact.Document, decisions []outcomeDecision) {

@@ -166,6 +166,24 @@ func init() {
 		ruleCase{name: "outcome added", rule: "outcome.immutable", tree: outcomeTree(outcomeSeed), changed: map[string]Change{outcomePath: Added}},
 		ruleCase{name: "another file modified", rule: "outcome.immutable", tree: outcomeTree(outcomeSeed), changed: map[string]Change{"README.md": Modified}},
 		ruleCase{name: "no base", rule: "outcome.immutable", tree: outcomeTree(outcomeSeed)},
+		ruleCase{name: "outcome removed", rule: "outcome.immutable", fires: true, tree: map[string]string{"README.md": "x"},
+			changed: map[string]Change{outcomePath: Deleted}, file: outcomePath, line: 1},
+		ruleCase{name: "outcome renamed, same content", rule: "outcome.immutable", fires: true, tree: map[string]string{outcomeRenamed: outcomeSeed},
+			changed: map[string]Change{outcomePath: Deleted, outcomeRenamed: Added}, file: outcomePath, line: 1},
+		ruleCase{name: "outcome renamed, new content", rule: "outcome.immutable", fires: true,
+			tree:    map[string]string{outcomeRenamed: strings.Replace(outcomeSeed, "request-changes", "revise", 1)},
+			changed: map[string]Change{outcomePath: Deleted, outcomeRenamed: Added}, file: outcomePath, line: 1},
+		ruleCase{name: "outcome removed under a configured glob", rule: "outcome.immutable", fires: true, tree: map[string]string{"README.md": "x"},
+			config:  &config.Config{Artifacts: map[string][]string{"outcome.phase-outcome": {"outcomes/*.yaml"}}},
+			changed: map[string]Change{"outcomes/requirements.yaml": Deleted}, file: "outcomes/requirements.yaml", line: 1},
+		ruleCase{name: "removed file that is not an outcome", rule: "outcome.immutable", tree: outcomeTree(outcomeSeed),
+			changed: map[string]Change{"notes/requirements.yaml": Deleted, ".pace/day-1/gate.md": Deleted}},
+		ruleCase{name: "removed outcome under an ignored path", rule: "outcome.immutable", tree: map[string]string{"README.md": "x"},
+			config:  &config.Config{Ignore: []string{".devwork/**"}},
+			changed: map[string]Change{outcomePath: Deleted}},
+		ruleCase{name: "removed path a glob gives another kind", rule: "outcome.immutable", tree: map[string]string{"README.md": "x"},
+			config:  &config.Config{Artifacts: map[string][]string{"pace.gate-report": {"**/*.outcome.yaml"}}},
+			changed: map[string]Change{outcomePath: Deleted}},
 	)
 }
 
@@ -229,6 +247,53 @@ func TestOutcomeImmutablePrefix(t *testing.T) {
 	}
 	if len(res.Findings) != 1 || res.Findings[0].Rule != "outcome.immutable" || res.Findings[0].File != "svc/"+outcomePath || res.Findings[0].Severity != SeverityError {
 		t.Errorf("findings = %+v, want one outcome.immutable error on svc/%s", res.Findings, outcomePath)
+	}
+}
+
+// outcomeRenamed is where the rename cases move the outcome.
+const outcomeRenamed = ".devwork/feature-042/archive/requirements.outcome.yaml"
+
+// TestOutcomeRemovedFinding: a removed or renamed outcome is reported on
+// its old path, with the run's prefix, naming where it went when an added
+// outcome has its file name.
+func TestOutcomeRemovedFinding(t *testing.T) {
+	tests := []struct {
+		name    string
+		tree    map[string]string
+		changed map[string]Change
+		want    []string // substrings of the one finding's message
+	}{
+		{name: "removed", tree: map[string]string{"README.md": "x"}, changed: map[string]Change{outcomePath: Deleted},
+			want: []string{"was removed after it was committed:", "restore it at \"svc/" + outcomePath + "\""}},
+		{name: "renamed", tree: map[string]string{outcomeRenamed: outcomeSeed}, changed: map[string]Change{outcomePath: Deleted, outcomeRenamed: Added},
+			want: []string{"renamed to \"svc/" + outcomeRenamed + "\"?", "write a new Phase Outcome instead"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeTree(t, tc.tree)
+			res, err := sharedValidator.Run(context.Background(), root, Options{Config: config.Default(), Prefix: "svc/", Changed: tc.changed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hits []Finding
+			for _, f := range res.Findings {
+				if f.Rule == "outcome.immutable" {
+					hits = append(hits, f)
+				}
+			}
+			if len(hits) != 1 {
+				t.Fatalf("findings = %+v, want one outcome.immutable", res.Findings)
+			}
+			f := hits[0]
+			if f.File != "svc/"+outcomePath || f.Line != 1 || f.Column != 1 || f.Severity != SeverityError || f.Kind != "outcome.phase-outcome" {
+				t.Errorf("finding = %+v", f)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(f.Message, w) {
+					t.Errorf("message %q lacks %q", f.Message, w)
+				}
+			}
+		})
 	}
 }
 

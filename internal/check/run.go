@@ -114,6 +114,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("checking %s: %w", root, err)
 	}
+	res.Findings = append(res.Findings, outcomeRemoved(&opts)...)
 	Sort(res.Findings)
 	SortStatuses(res.Statuses)
 	sort.Slice(res.Outcomes, func(i, j int) bool { return res.Outcomes[i].Path < res.Outcomes[j].Path })

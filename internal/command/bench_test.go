@@ -90,11 +90,14 @@ func benchmarkParse(b *testing.B, n int) {
 	b.ReportMetric(float64(len(res.Commands)), "commands/op")
 }
 
-// BenchmarkParse1MiB parses 1 MiB of realistic comment text.
-func BenchmarkParse1MiB(b *testing.B) { benchmarkParse(b, 1<<20) }
+// BenchmarkParse20KiB parses a realistic 20 KiB comment.
+func BenchmarkParse20KiB(b *testing.B) { benchmarkParse(b, 20<<10) }
 
-// BenchmarkParse64KiB parses the largest comment GitHub accepts.
+// BenchmarkParse64KiB parses the largest ASCII comment GitHub accepts.
 func BenchmarkParse64KiB(b *testing.B) { benchmarkParse(b, 65536) }
+
+// BenchmarkParseMaxBody parses the longest body Parse reads.
+func BenchmarkParseMaxBody(b *testing.B) { benchmarkParse(b, MaxBody) }
 
 // BenchmarkParseCommand parses a typical one-line command comment.
 func BenchmarkParseCommand(b *testing.B) {
@@ -104,11 +107,17 @@ func BenchmarkParseCommand(b *testing.B) {
 	}
 }
 
-// adversarialBodies are 1 MiB bodies built to be slow: the most open
-// blocks for the fewest bytes (every blank line then continues MaxDepth
-// list items), quote markers, long command-like lines, slash words,
-// comment markers, and near-miss command words (each costs a Suggest).
+// adversarialBodies are bodies of MaxBody bytes built to be slow, each
+// starting with a command so that it is rendered: the most open blocks for
+// the fewest bytes (every blank line then continues MaxDepth-1 list items),
+// quote markers, long command-like lines, slash words, comment markers,
+// near-miss command words (each costs a Suggest), and the inline Markdown
+// that costs goldmark time in proportion to its paragraph's length times
+// its openers, as much of it as maxMarkdownWork lets through.
 func adversarialBodies() map[string]string {
+	para := func(unit string, n int) string {
+		return strings.Repeat(unit, n/len(unit)+1)[:n] + "\n\n"
+	}
 	parts := map[string][]string{
 		"nested-items-blank-lines": {strings.Repeat("- ", MaxDepth-1) + "x\n" + strings.Repeat("\n", 2000)},
 		"nested-quotes":            {strings.Repeat(">", MaxDepth) + "x\n"},
@@ -116,14 +125,27 @@ func adversarialBodies() map[string]string {
 		"slash-words":              {"/lgtm /x\n/approve\n/usr/bin\n/a/b/c\n"},
 		"comment-markers":          {strings.Repeat("<!--", 50) + strings.Repeat("-->", 50) + "\n"},
 		"near-misses":              {"/resolvx\n/decisionz\n/phasegatx\n/reslve\n"},
+		"link-openers-1000":        {para("[a](", 1000)},
+		"emphasis-1000":            {para("*a_", 1000)},
+		"brackets-1000":            {para("[", 500) + para("]", 500)[2:]},
+		"link-titles-1000":         {para("[a](b '", 1000)},
+	}
+	// one paragraph of 64,000 bytes with one opener in sixteen bytes, then one-letter paragraphs
+	for name, unit := range map[string]string{"sparse-link-openers-64000": "[a](abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqr", "sparse-emphasis-64000": "*abcdefghijklmn_abcdefghijklmn"} {
+		parts[name] = []string{para(unit, 64000) + strings.Repeat("x\n\n", MaxBody/3)}
+	}
+	// one paragraph of 16,000 bytes, then one-letter paragraphs
+	for name, unit := range map[string]string{"link-openers-16000": "[a](", "emphasis-16000": "*a_", "brackets-16000": "[[]", "html-attributes-16000": "<a title='"} {
+		parts[name] = []string{para(unit, 16000) + strings.Repeat("x\n\n", MaxBody/3)}
 	}
 	out := map[string]string{}
 	for name, ps := range parts {
 		var sb strings.Builder
-		for i := 0; sb.Len() < 1<<20; i++ {
+		sb.WriteString("/resolve D-001 approve\n\n")
+		for i := 0; sb.Len() < MaxBody; i++ {
 			sb.WriteString(ps[i%len(ps)])
 		}
-		out[name] = sb.String()
+		out[name] = sb.String()[:MaxBody]
 	}
 	return out
 }
@@ -131,8 +153,8 @@ func adversarialBodies() map[string]string {
 func BenchmarkParseAdversarial(b *testing.B) {
 	for name, body := range adversarialBodies() {
 		b.Run(name, func(b *testing.B) {
-			if res := ParseAll(body); res.TooDeep {
-				b.Fatal("too deep")
+			if res := ParseAll(body); res.TooDeep || res.TooLong {
+				b.Fatal("too deep or too long")
 			}
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
@@ -144,25 +166,25 @@ func BenchmarkParseAdversarial(b *testing.B) {
 }
 
 // TestAllocationsBounded: the allocations of Parse do not grow with the
-// body when the body holds no more phasegate commands: lines of other
-// bots' commands (in upper case, with comments and invisible characters),
-// comment-laden rationale past the cap, and deep nesting cost nothing.
+// body when the body holds no phasegate command: lines of other bots'
+// commands (in upper case, with comments and invisible characters) and
+// deep nesting cost nothing. (A body with a command is rendered, which
+// allocates in proportion to the body, up to MaxBody.)
 func TestAllocationsBounded(t *testing.T) {
 	unit := "/LGTM <!-- x --> ok\n/Usr/bin\n/x\u200by <!-- y -->\nplain <!-- z --> text\n\n"
-	small, large := strings.Repeat(unit, 10), strings.Repeat(unit, 10000)
-	rationale := func(n int) string {
-		return "/resolve D-001 approve\n" + strings.Repeat("why <!-- not --> so\n", n)
-	}
+	nest := strings.Repeat("> - ", MaxDepth/2-1) + "x\n\n"
 	tests := []struct {
 		name         string
 		small, large string
 	}{
-		{name: "other slash words", small: small, large: large},
-		{name: "rationale lines", small: rationale(300), large: rationale(100000)},
-		{name: "nesting", small: strings.Repeat("> - ", MaxDepth/2-1) + "x\n", large: strings.Repeat(strings.Repeat("> - ", MaxDepth/2-1)+"x\n\n", 10000)},
+		{name: "other slash words", small: strings.Repeat(unit, 10), large: strings.Repeat(unit, MaxBody/len(unit))},
+		{name: "nesting", small: nest, large: strings.Repeat(nest, MaxBody/len(nest))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if res := ParseAll(tc.large); res.TooLong || res.TooDeep {
+				t.Fatalf("large body not read: %+v", res)
+			}
 			a := testing.AllocsPerRun(5, func() { ParseAll(tc.small) })
 			b := testing.AllocsPerRun(5, func() { ParseAll(tc.large) })
 			if b > a {

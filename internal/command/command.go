@@ -5,9 +5,9 @@ import (
 	"unicode/utf8"
 )
 
-// Limits. A comment body from GitHub is at most 65,536 characters, but
-// Parse makes no such assumption: its time is linear in the body and its
-// memory is bounded by these limits, whatever the body.
+// Limits. A comment body from GitHub is at most 65,536 characters; Parse
+// refuses a body longer than MaxBody bytes without reading it, and bounds
+// the rest of its work with these limits, whatever the body.
 const (
 	// MaxCommands is the number of commands read from one comment; the
 	// rest are ignored and Result.Truncated is set.
@@ -23,9 +23,13 @@ const (
 	// in bytes.
 	MaxToken = 64
 	// MaxDepth is the deepest nesting of block quotes and list items read.
-	// A comment nested deeper is read up to that line only, and
-	// Result.TooDeep is set.
+	// A comment nested deeper yields no command, and Result.TooDeep is
+	// set.
 	MaxDepth = 32
+	// MaxBody is the longest body read, in bytes: GitHub stores at most
+	// 65,536 characters, of at most 4 bytes each. A longer body yields no
+	// command, and Result.TooLong is set.
+	MaxBody = 4 * 65536
 )
 
 // RecommendedWord is the option word that stands for the decision's
@@ -90,7 +94,7 @@ type Command struct {
 	// holds the word `recommended` as written.
 	Option string
 	// Recommended is set for `/resolve <ID> recommended`: take the
-	// decision's recommended option (design §6). An option literally
+	// decision's recommended option. An option literally
 	// called "recommended" is therefore only reachable as the recommended
 	// one (check rule outcome.option-reserved).
 	Recommended bool
@@ -147,13 +151,19 @@ type Result struct {
 	// the ones after the first MaxCommands were not read.
 	Truncated bool
 	// TooDeep is set when the body nests block quotes and list items more
-	// than MaxDepth deep: the lines from the first such line on were not
-	// read.
+	// than MaxDepth deep: no command was read.
 	TooDeep bool
 	// LongLines counts lines that start with a phasegate command word (or
 	// one close to it) but are longer than MaxLineLen bytes, and were
 	// skipped.
 	LongLines int
+	// TooLong is set when the body is longer than MaxBody bytes: nothing
+	// was read.
+	TooLong bool
+	// TooComplex is set when the body holds a command but its paragraphs
+	// are too long to render safely (see the package documentation):
+	// nothing was read.
+	TooComplex bool
 }
 
 // Parse returns the commands of a comment body (see the package
@@ -164,35 +174,37 @@ func Parse(body string) []Command {
 
 // ParseAll is Parse with what was left out.
 func ParseAll(body string) Result {
+	if len(body) > MaxBody {
+		return Result{TooLong: true}
+	}
+	res := scan(body, nil)
+	if res.TooDeep {
+		res.Commands = nil
+		return res
+	}
+	if len(res.Commands) == 0 {
+		return res
+	}
+	visible, ok := visibleLines(body)
+	if !ok {
+		return Result{TooComplex: true}
+	}
+	return scan(body, visible)
+}
+
+// scan reads the commands of body with the line scanner alone; when
+// visible is not nil, a line that is not in it is no command.
+func scan(body string, visible map[int]bool) Result {
 	var res Result
-	p := parser{sc: newScanner(MaxDepth), collect: -1, res: &res}
-	pos := 0
-	if strings.HasPrefix(body, "\uFEFF") {
-		pos = len("\uFEFF") // a byte order mark is not text
-	}
-	for n := 1; pos < len(body); n++ {
-		rest := body[pos:]
-		line, next := rest, len(body)
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
-			line, next = rest[:i], pos+i+1
-		}
-		if i := strings.IndexByte(line, '\r'); i >= 0 {
-			if i != len(line)-1 {
-				next = pos + i + 1 // a lone CR ends the line
-			}
-			line = line[:i]
-		}
-		pos = next
-		if !p.line(n, line) {
-			break
-		}
-	}
+	p := parser{sc: newScanner(MaxDepth), collect: -1, res: &res, visible: visible}
+	forEachLine(body, p.line)
 	p.endRationale()
 	return res
 }
 
 type parser struct {
 	sc       *mdScanner
+	visible  map[int]bool // lines whose command a reader sees, or nil: all
 	comments htmlComments
 	para     int // the paragraph the previous line was in, or 0
 	res      *Result
@@ -261,6 +273,9 @@ func (p *parser) paragraphLine(n int, ln string, info lineInfo, hidden bool) boo
 	}
 
 	var cmd Command
+	if verdict == slashOurs && p.visible != nil && !p.visible[n] {
+		verdict = slashOther // a reader does not see it: ignored, as another bot's command
+	}
 	if verdict == slashOurs {
 		if len(ln) > MaxLineLen {
 			p.res.LongLines++

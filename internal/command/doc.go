@@ -1,13 +1,17 @@
 // Package command reads phasegate's slash commands from the body of an
-// issue comment (design §6): `/resolve`, `/decisions` and `/phasegate
+// issue comment: `/resolve`, `/decisions` and `/phasegate
 // help`.
 //
 // It is pure: no I/O, no GitHub, no printing, no clock. A comment body is
-// untrusted: Parse takes any string, never panics, runs in time linear in
-// the body, and allocates in proportion to the commands it returns (at
-// most MaxCommands), not to the body. Errors are data: a command that is
-// written wrong comes back as a Command of kind Invalid or Unknown, with a
-// reason that can be posted as it is.
+// untrusted: Parse takes any string and never panics; a body with no
+// phasegate command line costs time linear in the body and no allocation
+// that grows with it, and a body with one is also rendered (see below),
+// in bounded work. Errors are data: a command that is written wrong comes
+// back as a Command of kind Invalid or Unknown, with a reason that can be
+// posted as it is.
+//
+// A command counts only if a person reading the comment as GitHub renders
+// it can see it.
 //
 // # Which lines are read
 //
@@ -34,12 +38,30 @@
 //     never a command.
 //  3. Its start is not inside an HTML comment (see below).
 //  4. It is at most MaxLineLen bytes long.
+//  5. Rendered as GitHub renders the comment (goldmark with the GFM and
+//     footnote extensions, then the HTML read as a browser tokenizes it),
+//     its "/" starts text of a paragraph itself, or of a setext heading, a
+//     reader sees. So a line is never a command when its start is inside
+//     a link's text, destination or title, an image's alt text, a code
+//     span, emphasis or strikethrough, inline raw HTML (a multi-line
+//     title= or alt= attribute, a comment), a link reference definition, a
+//     footnote definition (referenced or not: GitHub drops an unreferenced
+//     one, and shows a referenced one apart, at the end), or a table; nor
+//     when the browser would take it into an attribute or a comment left
+//     open by raw HTML, or into a <details> element (open or collapsed:
+//     its content shows only once opened), <template>, <sub>, <sup>
+//     (nested a few deep they are too small to read), <del>, <s>,
+//     <strike> (a struck-out command is withdrawn), media and object
+//     fallback content, or a raw-text element such as <script> or
+//     <textarea>. A command's words are read from the line as written,
+//     so any markup among them makes it Invalid.
 //
 // HTML comments are invisible on GitHub, so what they hide is not read:
 // text from "<!--" to the next "-->" within a paragraph (CommonMark raw
 // HTML; "<!-->" and "<!--->" are comments), and, when a raw HTML block
-// leaves a comment open, everything after it up to the next "-->" (a
-// browser hides all of that). A "<!--" inside a code span, or one that a
+// leaves a comment open, everything after it up to the next "-->" of raw
+// HTML (a browser hides all of that; GitHub escapes the "-->" of paragraph
+// text, which therefore closes nothing). A "<!--" inside a code span, or one that a
 // paragraph never closes, hides the rest of that paragraph all the same:
 // where the parser must guess, it guesses "hidden", so a command may be
 // missed but never read from text nobody sees. The text of a command line
@@ -110,7 +132,16 @@
 // # Limits
 //
 // At most MaxCommands commands are read (Result.Truncated); a line longer
-// than MaxLineLen bytes is never a command (Result.LongLines); Markdown
-// nested more than MaxDepth block quotes and list items deep stops the
-// reading (Result.TooDeep). Suggest compares at most 64 characters.
+// than MaxLineLen bytes is never a command (Result.LongLines). A body
+// yields no command at all when it is longer than MaxBody bytes
+// (Result.TooLong: GitHub stores at most 65,536 characters), when its
+// Markdown nests more than MaxDepth block quotes and list items deep
+// (Result.TooDeep), or when it holds a command line but its paragraphs are
+// too full of inline Markdown to render in bounded time
+// (Result.TooComplex: goldmark's time on some inline Markdown grows with
+// the length of the paragraph times its openers, so the lengths of the
+// paragraphs times their counts of brackets, parentheses, emphasis and
+// code marks, quotes, '<', '>', '&', '!' and '\\' may sum to at most 2^28:
+// a paragraph of 16 KiB of brackets, or 64 KiB of prose with one such
+// character in sixteen). Suggest compares at most 64 characters.
 package command

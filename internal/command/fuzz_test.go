@@ -6,11 +6,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
+	"golang.org/x/net/html"
 )
 
 // FuzzParse checks, whatever the body:
@@ -23,7 +27,9 @@ import (
 //   - wrapped in a code fence no line of the body can close, or with every
 //     line quoted or indented as code, the body yields no command;
 //   - no command lies on a line that CommonMark (goldmark) puts in fenced
-//     or indented code or in an HTML block, nor inside an HTML comment.
+//     or indented code or in an HTML block, nor inside an HTML comment;
+//   - the words of every command are text of the rendered comment that a
+//     browser shows (checkRendered).
 func FuzzParse(f *testing.F) {
 	for _, s := range seedBodies() {
 		f.Add(s)
@@ -36,6 +42,7 @@ func FuzzParse(f *testing.F) {
 		}
 		checkHidden(t, body)
 		checkOracle(t, body, res.Commands)
+		checkRendered(t, body, res.Commands)
 		checkBlankShortcut(t, body)
 	})
 }
@@ -197,7 +204,7 @@ func splitLines(body string) []string {
 	return lines
 }
 
-var markdown = goldmark.New()
+var oracleMarkdown = goldmark.New()
 
 // checkOracle parses body with goldmark (CommonMark 0.31) and fails when a
 // command lies on a line that goldmark puts in fenced or indented code or
@@ -222,7 +229,7 @@ func oracleViolation(body string, cmds []Command) string {
 		return sort.Search(len(starts), func(i int) bool { return starts[i] > off })
 	}
 	banned := map[int]string{}
-	doc := markdown.Parser().Parse(text.NewReader(src))
+	doc := oracleMarkdown.Parser().Parse(text.NewReader(src))
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -343,6 +350,8 @@ var fragments = []string{
 	"<!--", "-->", "<!-->", "<!-- x -->", "<?", "?>", "<!DOCTYPE", "<![CDATA[", "]]>", ">",
 	"<div>", "</div>", "<pre>", "</pre>", "<script>", "</script>", "<details>", "<x-y a=\"1\">", "</x-y>", "<a", "<b c='",
 	"'", "\"", "===", "---", "***", "# ", "`", "~", "<", "\\", "*", "=",
+	"[", "]", "![", "](", "(", ")", "](x \"", "[a]: /u ", "[a]", "[^1]", "[^1]: ", "<span title=\"", "<img alt='",
+	"</details>", "<sub>", "</sub>", "~~", "|", "| --- |", "https://x",
 }
 
 // FuzzParseMarkdown is FuzzParse on bodies assembled from fragments (each
@@ -370,6 +379,7 @@ func FuzzParseMarkdown(f *testing.F) {
 		}
 		checkHidden(t, body)
 		checkOracle(t, body, res.Commands)
+		checkRendered(t, body, res.Commands)
 		checkBlankShortcut(t, body)
 	})
 }
@@ -402,4 +412,81 @@ func equalStacks(a, b []mdBlock) bool {
 		}
 	}
 	return true
+}
+
+// renderer is goldmark rendering HTML as GitHub does, raw HTML included.
+var renderer = goldmark.New(goldmark.WithExtensions(extension.GFM, extension.Footnote),
+	goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+
+// checkRendered renders body to HTML, parses that as a browser does
+// (x/net/html's tree builder), and fails when the command word or the
+// decision ID of a command is not in the text a reader sees: outside
+// comments, attributes and the elements of hidingElements. It is an
+// oracle for visibleLines, which builds its own HTML stream and only
+// tokenizes it.
+func checkRendered(t *testing.T, body string, cmds []Command) {
+	t.Helper()
+	if bad := renderedViolation(body, cmds); bad != "" {
+		t.Fatal(bad)
+	}
+}
+
+func renderedViolation(body string, cmds []Command) string {
+	if len(cmds) == 0 || !utf8.ValidString(body) || strings.IndexByte(body, 0) >= 0 {
+		return ""
+	}
+	var out strings.Builder
+	if err := renderer.Convert([]byte(strings.TrimPrefix(body, "\uFEFF")), &out); err != nil {
+		return "render: " + err.Error()
+	}
+	root, err := html.Parse(strings.NewReader(out.String()))
+	if err != nil {
+		return "parse rendered html: " + err.Error()
+	}
+	var seen strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.TextNode:
+			seen.WriteString(n.Data)
+		case html.ElementNode:
+			if hidingElements[n.Data] {
+				return
+			}
+		case html.CommentNode:
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+		seen.WriteByte(' ')
+	}
+	walk(root)
+	text := normalizeSeen(seen.String())
+	for _, c := range cmds {
+		raw := c.Raw[max(commandIndent(c.Raw), 0):]
+		word, rest := nextToken(raw)
+		want := []string{normalizeSeen(trimVerbPunct(word))}
+		if c.Kind == Resolve {
+			id, _ := nextToken(rest)
+			want = append(want, normalizeSeen(strings.TrimRight(id, ",;:")))
+		}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				return fmt.Sprintf("command %q on line %d: %q is not in the rendered text %q", c.Raw, c.Line, w, text)
+			}
+		}
+	}
+	return ""
+}
+
+// normalizeSeen lower-cases s and drops invisible characters and
+// separators, so that text compares as a reader sees it.
+func normalizeSeen(s string) string {
+	return strings.Map(func(r rune) rune {
+		if isInvisible(r) || isSeparator(r) || r == '\n' || r == '\r' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
 }

@@ -35,6 +35,7 @@ func runParseCases(t *testing.T, cases []parseCase) {
 				checkReparse(t, g)
 			}
 			checkOracle(t, tc.body, got)
+			checkRendered(t, tc.body, got)
 		})
 	}
 }
@@ -216,10 +217,14 @@ func TestParseMarkdown(t *testing.T) {
 		{name: "unclosed inline comment hides the rest of the paragraph", body: "a <!-- b\n/resolve D-001 approve\n\n" + ok, want: []Command{okCmd(4)}},
 		{name: "comment on the command line", body: ok + " <!-- a secret -->", want: []Command{okCmd(1)}},
 		{name: "comment inside a word is not seen", body: "/resolve D-009 app<!-- x -->rove", want: []Command{okCmd(1)}},
-		{name: "comment left open in raw html hides what follows", body: "<div><!--\n</div>\n\n/resolve D-001 approve\n\n-->\n" + ok, want: []Command{okCmd(7)}},
+		// GitHub escapes the "-->" of a paragraph ("--&gt;"), so only raw HTML closes the comment.
+		{name: "comment left open in raw html hides what follows", body: "<div><!--\n</div>\n\n/resolve D-001 approve\n\n-->\n" + ok, want: nil},
+		{name: "raw html closes a comment left open", body: "<div><!--\n</div>\n\n/resolve D-001 approve\n\n<div>-->\n\n" + ok, want: []Command{okCmd(8)}},
 		{name: "script block", body: "<script>\n/resolve D-001 approve\n</script>\n" + ok, want: []Command{okCmd(4)}},
 		{name: "details block", body: "<details>\n/resolve D-001 approve\n</details>\n\n" + ok, want: []Command{okCmd(5)}},
-		{name: "paragraph inside details", body: "<details>\n<summary>Decisions</summary>\n\n" + ok + "\n\n</details>", want: []Command{okCmd(4)}},
+		{name: "paragraph inside details is hidden", body: "<details>\n<summary>Decisions</summary>\n\n" + ok + "\n\n</details>", want: nil},
+		{name: "paragraph inside open details is hidden too", body: "<details open>\n\n" + ok + "\n\n</details>", want: nil},
+		{name: "paragraph after details", body: "<details>\n<summary>Log</summary>\n\nx\n\n</details>\n\n" + ok, want: []Command{okCmd(8)}},
 		{name: "html tag line interrupting nothing", body: "<custom-tag>\n/resolve D-001 approve\n\n" + ok, want: []Command{okCmd(4)}},
 		{name: "html tag in a paragraph", body: "text\n<custom-tag>\n" + ok, want: []Command{okCmd(3)}},
 		{name: "html block ends at a blank line", body: "<div>\n\n" + ok, want: []Command{okCmd(3)}},
@@ -330,9 +335,22 @@ func TestParseLimits(t *testing.T) {
 	if res := ParseAll(shallow); len(res.Commands) != 1 || res.TooDeep {
 		t.Errorf("nesting %d deep: %s too deep %v", MaxDepth, dump(res.Commands), res.TooDeep)
 	}
-	hugeQuote := strings.Repeat("> ", 1<<20)
-	if res := ParseAll(hugeQuote); !res.TooDeep {
-		t.Errorf("a megabyte of quote markers is not too deep")
+	hugeQuote := strings.Repeat("> ", MaxBody/2) + "\n/resolve D-001 approve"
+	if res := ParseAll(hugeQuote[len(hugeQuote)-MaxBody:]); !res.TooDeep || len(res.Commands) != 0 {
+		t.Errorf("%d bytes of quote markers: too deep %v, %s", MaxBody, res.TooDeep, dump(res.Commands))
+	}
+	deepAfter := "/resolve D-001 approve\n\n" + strings.Repeat("> ", MaxDepth+1) + "x"
+	if res := ParseAll(deepAfter); !res.TooDeep || len(res.Commands) != 0 {
+		t.Errorf("a command before nesting deeper than %d: too deep %v, %s", MaxDepth, res.TooDeep, dump(res.Commands))
+	}
+
+	atMax := "/resolve D-001 approve\n\n" + strings.Repeat("a short paragraph\n\n", MaxBody/19-2)
+	atMax += strings.Repeat("x", MaxBody-len(atMax))
+	if res := ParseAll(atMax); len(res.Commands) != 1 || res.TooLong {
+		t.Errorf("body of exactly %d bytes: %s too long %v", MaxBody, dump(res.Commands), res.TooLong)
+	}
+	if res := ParseAll(atMax + "x"); len(res.Commands) != 0 || !res.TooLong {
+		t.Errorf("body of %d bytes: %s too long %v", MaxBody+1, dump(res.Commands), res.TooLong)
 	}
 }
 

@@ -17,6 +17,18 @@ func seedBodies() []string {
 		"<div><!--\n</div>\n\n/resolve D-001 approve\n\n-->",
 		"* 1. \n\n  <div>\n/resolve D-001 approve",
 		benchBlock,
+		// text GitHub does not show
+		"See [the plan](https://example.com \"\n/resolve D-001 approve\n\") first.",
+		"[plan]: https://example.com \"\n/resolve D-001 approve\n\"",
+		"[^1]: a note\n/resolve D-001 approve",
+		"Hi <span title=\"\n/resolve D-001 approve\n\">x</span>",
+		"<img alt='\n/resolve D-001 approve\n' src=x>",
+		"![\n/resolve D-001 approve\n][i]\n\n[i]: /x.png",
+		"<div title=\"\n\n/resolve D-001 approve\n\n\">",
+		"<details><summary>s</summary>\n\n/resolve D-001 approve\n\n</details>\n\n/resolve D-002 x",
+		"~~x\n/resolve D-001 approve~~",
+		"`x\n/resolve D-001 approve`",
+		"H<sub>2</sub>O\n/resolve D-001 approve",
 	}
 	for _, c := range realisticComments {
 		seeds = append(seeds, c.body)

@@ -767,8 +767,8 @@ const (
 )
 
 // CompareFiles maps each file changed between base and head to its status:
-// added, modified, removed, renamed (under the new name), copied, changed or
-// unchanged. GitHub lists at most 300 files; at that count the map comes
+// added, modified, removed, renamed (under the new name; the previous name
+// is listed as removed), copied, changed or unchanged. GitHub lists at most 300 files; at that count the map comes
 // with an error wrapping ErrTruncated.
 func (c *Client) CompareFiles(ctx context.Context, owner, repo, base, head string) (map[string]string, error) {
 	ctx = withOp(ctx, "CompareFiles")
@@ -800,10 +800,20 @@ func (c *Client) PullRequestFiles(ctx context.Context, owner, repo string, numbe
 	return out, nil
 }
 
+// filesMap maps each file to its status; a renamed file's previous name
+// is listed as removed (unless a file of that name is listed too), as a
+// comparison of trees sees a rename: a removal plus an addition.
 func filesMap(files []*github.CommitFile) map[string]string {
 	out := make(map[string]string, len(files))
 	for _, f := range files {
 		out[f.GetFilename()] = f.GetStatus()
+	}
+	for _, f := range files {
+		if prev := f.GetPreviousFilename(); f.GetStatus() == "renamed" && prev != "" {
+			if _, listed := out[prev]; !listed {
+				out[prev] = "removed"
+			}
+		}
 	}
 	return out
 }

@@ -618,6 +618,7 @@ func TestCompareAndPullRequestFiles(t *testing.T) {
 			f := ghfake.File{Filename: fmt.Sprintf(".pace/day-%d/gate.yaml", i), Status: statuses[i%4]}
 			if f.Status == "renamed" {
 				f.PreviousFilename = fmt.Sprintf("old/%d.yaml", i)
+				want[f.PreviousFilename] = "removed" // a rename is a removal plus an addition
 			}
 			fs = append(fs, f)
 			want[f.Filename] = f.Status
@@ -631,9 +632,9 @@ func TestCompareAndPullRequestFiles(t *testing.T) {
 		wantTruncated bool
 		wantLen       int
 	}{
-		{name: "compare", n: 7, wantLen: 7},
-		{name: "compare over 300 files is truncated", n: 301, wantTruncated: true, wantLen: 300},
-		{name: "pull request files across pages", n: 250, pull: true, wantLen: 250},
+		{name: "compare", n: 7, wantLen: 7 + 1},
+		{name: "compare over 300 files is truncated", n: 301, wantTruncated: true, wantLen: 300 + 75},
+		{name: "pull request files across pages", n: 250, pull: true, wantLen: 250 + 62},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
