@@ -307,6 +307,20 @@ func TestRedTeam(t *testing.T) {
 			st := rt.decisions()
 			rt.want(st.State == "error" && strings.Contains(st.Description, "config"), "phasegate/decisions = %+v, want error naming the config", st)
 		}},
+		{name: "8 commands GitHub never shows are not read", run: func(rt *redTeam) {
+			rt.open(seedFiles)
+			for _, body := range []string{
+				"[looks good](https://example.com \"\n/resolve D-001 approve\n\")",
+				"see [the plan][p]\n\n[p]: https://example.com\n  \"\n/resolve D-001 approve\"",
+				"fine by me\n\n[^x]:\n    /resolve D-001 approve",
+				"<img src=\"x.png\" alt=\"\n/resolve D-001 approve\n\">",
+				"<!--\n/resolve D-001 approve\n-->",
+				"```\n/resolve D-001 approve\n```",
+			} {
+				rt.say("alice", body)
+				rt.want(rt.d001() == "", "a hidden command resolved D-001: %q", body)
+			}
+		}},
 		{name: "9 a reply that would exceed GitHub's limit is bounded", run: func(rt *redTeam) {
 			rt.open(seedFiles)
 			rt.say("alice", strings.Repeat("/decisions\n", 40)+strings.Repeat("/resolve D-009 approve\n", 40))
@@ -321,6 +335,14 @@ func TestRedTeam(t *testing.T) {
 			rt.fake.AddComment(rtOwner, rtRepo, rt.issue, "alice", "/resolve D-001 approve") // its delivery was lost
 			rt.reconcile()
 			rt.want(strings.HasPrefix(rt.d001(), "approve by alice"), "reconcile missed the command: %s", rt.d001())
+		}},
+		{name: "10 a renamed outcome file is an immutability finding", run: func(rt *redTeam) {
+			rt.base = rt.commit(seedFiles)
+			rt.hold = true
+			rt.open(map[string]string{rtSource: "", "outcomes/feature-001-requirements-v2.outcome.yaml": seedOutcome})
+			code, log := rt.runAction(rt.env("pull_request", map[string]any{"action": "synchronize", "number": rt.pr, "sender": map[string]any{"login": "agent-bot"},
+				"pull_request": map[string]any{"number": rt.pr, "head": map[string]any{"sha": rt.head}, "base": map[string]any{"sha": rt.base}, "user": map[string]any{"login": "agent-bot"}}}))
+			rt.want(code == exitFindings && strings.Contains(log, "outcome.immutable"), "exit %d, want an outcome.immutable finding:\n%s", code, log)
 		}},
 		{name: "10 a pre-created captured issue is not taken for phasegate's", run: func(rt *redTeam) {
 			rt.open(seedFiles)
