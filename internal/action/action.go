@@ -21,6 +21,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/history"
@@ -181,6 +182,10 @@ type run struct {
 	owner, repo string
 	gh          *ghclient.Client
 	failed      bool // an API call failed: exit 2 after reporting
+
+	// What the run did, for the job summary.
+	posted   []decide.PostedOutcome
+	statuses []ghclient.Status
 }
 
 // apiError reports a failed GitHub call as an error annotation; the run

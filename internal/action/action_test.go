@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,8 @@ type repoFixture struct {
 	clock     *ghfake.ManualClock
 	issue     int
 	shas      []string
-	tree      map[string]string // the files of the last commit
+	tree      map[string]string            // the files of the last commit
+	trees     map[string]map[string]string // the files of each commit
 	outputs   string
 	summary   string
 	eventPath string
@@ -118,7 +120,41 @@ func (f *repoFixture) commit(files map[string]string) string {
 	for name, content := range f.tree {
 		f.fake.SetFile("acme", "shop", h.String(), name, []byte(content))
 	}
+	snapshot := map[string]string{}
+	for k, v := range f.tree {
+		snapshot[k] = v
+	}
+	if f.trees == nil {
+		f.trees = map[string]map[string]string{}
+	}
+	f.trees[h.String()] = snapshot
+	// The branch forks from the first commit: compare main...sha is the
+	// change since it, as GitHub's three-dot compare is.
+	f.fake.SetCompare("acme", "shop", "main", h.String(), f.diff(f.shas[0], h.String()))
 	return h.String()
+}
+
+// diff is the files changed from commit base to commit head, as GitHub
+// lists them.
+func (f *repoFixture) diff(base, head string) []ghfake.File {
+	from, to := f.trees[base], f.trees[head]
+	var out []ghfake.File
+	for name, content := range to {
+		old, ok := from[name]
+		switch {
+		case !ok:
+			out = append(out, ghfake.File{Filename: name, Status: "added"})
+		case old != content:
+			out = append(out, ghfake.File{Filename: name, Status: "modified"})
+		}
+	}
+	for name := range from {
+		if _, ok := to[name]; !ok {
+			out = append(out, ghfake.File{Filename: name, Status: "removed"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Filename < out[j].Filename })
+	return out
 }
 
 func (f *repoFixture) env(eventName string, event any, extra map[string]string) func(string) string {

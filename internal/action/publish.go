@@ -10,7 +10,7 @@ import (
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
-	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/report"
 )
@@ -91,50 +91,29 @@ func (r *run) vetOutcomes(ctx context.Context, cr *commitRun, outs []carried) ([
 }
 
 // publish posts new outcomes and sets both commit statuses. It returns how
-// many outcome comments it posted.
+// many outcome comments it posted. Posting, labels and phasegate/decisions
+// go through the decision handler, the one writer the App shares: the
+// decisions status is a function of the commit (decide.SyncCommit), so
+// whichever event computes it last, it says the same.
 func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []carried) int {
-	posted := 0
-	threads := map[int]*ledger.State{}
-	var actors []string
+	h := r.handler(cr.in)
+	var news []decide.NewOutcome
 	for _, c := range outs {
-		if c.issue == 0 {
+		if c.issue == 0 || !c.added || c.refused || !cr.in.postOutcomes {
 			continue
 		}
-		st, err := r.thread(ctx, cr, c.issue, threads)
+		news = append(news, decide.NewOutcome{Source: cr.prefix + c.doc.Path, Outcome: c.o, Canonical: c.canonical, Issue: c.issue})
+	}
+	posted := 0
+	if len(news) > 0 && cr.head != "" {
+		p, err := h.PostOutcomes(ctx, r.gh, r.owner, r.repo, news, decide.PostMeta{Commit: cr.head, PR: cr.pr, Actors: r.actors(ctx, cr)})
+		posted = len(p)
+		r.posted = append(r.posted, p...)
 		if err != nil {
-			r.apiError(fmt.Sprintf("read the comments of issue #%d", c.issue), err)
-			continue
-		}
-		if !c.added || c.refused || !cr.in.postOutcomes || st.Outcome(c.id) != nil {
-			continue // already posted (idempotent by content hash), or not to post
-		}
-		if actors == nil {
-			actors = r.actors(ctx, cr)
-		}
-		body, err := outcome.Render(c.o, c.canonical, outcome.Meta{Source: cr.prefix + c.doc.Path, Commit: cr.head, PR: cr.pr, Key: r.signingKey(),
-			Actors: actors, Prev: st.Tip})
-		if err != nil {
-			r.a.Errorf("phasegate could not render the outcome %s: %s", report.Terminal(c.doc.Path), oneLine(err.Error()))
-			r.failed = true
-			continue
-		}
-		if _, err := r.gh.CreateIssueComment(ctx, r.owner, r.repo, c.issue, body); err != nil {
-			r.apiError(fmt.Sprintf("post the outcome %s on issue #%d", c.doc.Path, c.issue), err)
-			continue
-		}
-		posted++
-		delete(threads, c.issue) // re-read: the new comment is part of the thread now
-		if hasBlocking(c.o) {
-			labels := []string{LabelPending}
-			if p := phaseLabel(c.o.Phase); p != "" {
-				labels = append(labels, p)
-			}
-			if err := r.gh.AddLabels(ctx, r.owner, r.repo, c.issue, labels); err != nil {
-				r.apiError(fmt.Sprintf("label issue #%d", c.issue), err)
-			}
+			r.apiError("post the Phase Outcomes", err)
 		}
 	}
-	r.setStatuses(ctx, cr, rep, outs, threads)
+	r.setStatuses(ctx, cr, rep, h)
 	return posted
 }
 
@@ -165,31 +144,6 @@ func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document) []carrie
 		out = append(out, carried{doc: d, o: o, canonical: canonical, id: outcome.ID(canonical), issue: issue, added: change == check.Added})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].doc.Path < out[j].doc.Path })
-	return out
-}
-
-// thread folds an issue's comments, once per run per issue.
-func (r *run) thread(ctx context.Context, cr *commitRun, issue int, cache map[int]*ledger.State) (*ledger.State, error) {
-	if st, ok := cache[issue]; ok {
-		return st, nil
-	}
-	comments, err := r.gh.ListIssueComments(ctx, r.owner, r.repo, issue)
-	if err != nil {
-		return nil, err
-	}
-	st := ledger.Fold(toLedger(comments), ledger.Options{Identity: cr.cfg.IdentityOrDefault(), Key: r.signingKey()})
-	for _, t := range st.Tampered {
-		r.a.Warningf("phasegate: comment %d on issue #%d is a phasegate %s comment that was edited (%s): it no longer counts", t.CommentID, issue, t.Kind, report.Terminal(t.Reason))
-	}
-	cache[issue] = st
-	return st, nil
-}
-
-func toLedger(cs []ghclient.Comment) []ledger.Comment {
-	out := make([]ledger.Comment, len(cs))
-	for i, c := range cs {
-		out[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: c.Edited()}
-	}
 	return out
 }
 
@@ -227,9 +181,8 @@ func (r *run) signingKey() []byte {
 }
 
 // setStatuses publishes phasegate/contracts (the verdict of this commit's
-// artifacts) and phasegate/decisions (the blocking decisions of the
-// outcomes this commit carries) on the head commit.
-func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, outs []carried, threads map[int]*ledger.State) {
+// artifacts) and phasegate/decisions (decide.SyncCommit) on the head.
+func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, h *decide.Handler) {
 	if cr.head == "" {
 		r.apiError("publish statuses", fmt.Errorf("the event names no head commit"))
 		return
@@ -248,62 +201,17 @@ func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report,
 	}
 	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
 		r.apiError("set the "+ContextContracts+" status", err)
+	} else {
+		r.statuses = append(r.statuses, contracts)
 	}
-
-	var states []*ledger.Outcome
-	for _, c := range outs {
-		var on *ledger.Outcome
-		if c.issue > 0 {
-			if st, err := r.thread(ctx, cr, c.issue, threads); err == nil {
-				on = st.Outcome(c.id)
-			}
-		}
-		if on == nil {
-			// Not on its issue (not posted, or unreadable): nothing resolved it.
-			on = &ledger.Outcome{ID: c.id, Outcome: c.o}
-			for _, d := range c.o.Decisions {
-				on.Decisions = append(on.Decisions, &ledger.Decision{Decision: d})
-			}
-		}
-		states = append(states, on)
+	opts := decide.CommitOptions{DefaultBranch: cr.ev.Repository.DefaultBranch, TargetURL: r.runURL()}
+	if cr.pr > 0 && cr.ev.PullRequest != nil && cr.ev.PullRequest.Head.SHA == cr.head {
+		opts.PR = &ghclient.PR{Number: cr.pr, State: "open", HeadSHA: cr.head, BaseSHA: cr.base}
 	}
-	v := ledger.Decisions(states, cr.cfg.Decisions.NegativeOptions)
-	desc := v.Description
-	if len(outs) == 0 {
-		desc = "no Phase Outcome in this change"
-	}
-	if cr.cfgInvalid != "" {
-		v.State, desc = "error", "phasegate config invalid: "+cr.cfgInvalid
-	}
-	decisions := ghclient.Status{State: v.State, Context: ContextDecisions, Description: desc, TargetURL: r.runURL()}
-	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, decisions); err != nil {
+	st, err := h.SyncCommit(ctx, r.gh, r.owner, r.repo, cr.head, opts)
+	if err != nil {
 		r.apiError("set the "+ContextDecisions+" status", err)
+		return
 	}
-}
-
-func hasBlocking(o *outcome.Outcome) bool {
-	for _, d := range o.Decisions {
-		if d.Blocking {
-			return true
-		}
-	}
-	return false
-}
-
-// phaseAliases map skill names to the pipeline's status labels (design §7:
-// requirements → planning → developing → qa → integrating → uat → deployed).
-var phaseAliases = map[string]string{
-	"requirements": "requirements", "technical-plan": "planning", "plan": "planning", "planning": "planning",
-	"develop": "developing", "developing": "developing", "qa": "qa", "integrate": "integrating",
-	"integrating": "integrating", "uat": "uat", "closeout": "deployed", "deployed": "deployed",
-}
-
-// phaseLabel is the phase:<name> label of an outcome's phase, "" when the
-// phase is not a pipeline stage (or not safe as a label).
-func phaseLabel(phase string) string {
-	p := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(phase, "/")))
-	if alias, ok := phaseAliases[p]; ok {
-		return labelPhase + alias
-	}
-	return ""
+	r.statuses = append(r.statuses, st)
 }

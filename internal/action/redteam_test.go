@@ -67,6 +67,7 @@ func (rt *redTeam) openBy(files map[string]string, author string, verified bool)
 		rt.fake.AddCommit(rtOwner, rtRepo, ghfake.Commit{SHA: rt.head, Author: author, Committer: author, Verified: verified})
 	}
 	rt.pr = rt.fake.AddPullRequest(rtOwner, rtRepo, ghfake.PullRequest{Number: 2, HeadSHA: rt.head, BaseSHA: rt.base, Author: "agent-bot"})
+	rt.fake.SetPullRequestFiles(rtOwner, rtRepo, rt.pr, rt.diff(rt.base, rt.head))
 	ev := map[string]any{
 		"action": "opened", "number": rt.pr,
 		"pull_request": map[string]any{"number": rt.pr, "head": map[string]any{"sha": rt.head}, "base": map[string]any{"sha": rt.base},
@@ -371,6 +372,7 @@ func TestRedTeam(t *testing.T) {
 			head := rt.commit(map[string]string{"outcomes/a.outcome.yaml": toClosed, "outcomes/b.outcome.yaml": toOther})
 			rt.head = head
 			pr := rt.fake.AddPullRequest(rtOwner, rtRepo, ghfake.PullRequest{HeadSHA: head, BaseSHA: rt.base, Author: "agent-bot"})
+			rt.fake.SetPullRequestFiles(rtOwner, rtRepo, pr, rt.diff(rt.base, head))
 			ev := map[string]any{"action": "opened", "number": pr, "sender": map[string]any{"login": "agent-bot"},
 				"pull_request": map[string]any{"number": pr, "head": map[string]any{"sha": head}, "base": map[string]any{"sha": rt.base}, "user": map[string]any{"login": "agent-bot"}}}
 			code, log := rt.runAction(rt.env("pull_request", ev))
@@ -387,6 +389,7 @@ func TestRedTeam(t *testing.T) {
 			head := rt.commit(files)
 			rt.head = head
 			pr := rt.fake.AddPullRequest(rtOwner, rtRepo, ghfake.PullRequest{HeadSHA: head, BaseSHA: rt.base, Author: "agent-bot"})
+			rt.fake.SetPullRequestFiles(rtOwner, rtRepo, pr, rt.diff(rt.base, head))
 			ev := map[string]any{"action": "opened", "number": pr, "sender": map[string]any{"login": "agent-bot"},
 				"pull_request": map[string]any{"number": pr, "head": map[string]any{"sha": head}, "base": map[string]any{"sha": rt.base}, "user": map[string]any{"login": "agent-bot"}}}
 			code, log := rt.runAction(rt.env("pull_request", ev))

@@ -91,47 +91,19 @@ func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []s
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every
 // open pull request that carries an outcome of this issue (the marker's
-// pr=). Its target URL is the newest phasegate comment of the thread: the
-// Details link, and the anchor that shows a deleted newest comment (GitHub
-// keeps every status). An edited or deleted phasegate comment fails it; an
-// invalid config errors it.
+// pr=), as a function of that commit (SyncCommit). Its target URL is the
+// newest phasegate comment of the thread: the Details link, and the anchor
+// that shows a deleted newest comment (GitHub keeps every status).
 func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error {
-	byPR := map[int][]*ledger.Outcome{}
-	for _, o := range t.st.Outcomes {
-		if o.PR > 0 {
-			byPR[o.PR] = append(byPR[o.PR], o)
-		}
-	}
+	prs := make([]int, 0, len(t.heads))
 	for n := range t.heads {
-		if _, ok := byPR[n]; !ok {
-			byPR[n] = nil // a tampered outcome's pull request
-		}
-	}
-	prs := make([]int, 0, len(byPR))
-	for pr := range byPR {
-		prs = append(prs, pr)
+		prs = append(prs, n)
 	}
 	sort.Ints(prs)
-	target := ""
-	if c, ok := t.comment(t.st.Tip); ok {
-		target = c.HTMLURL
-	}
 	for _, n := range prs {
-		pr, ok := t.heads[n]
-		if !ok {
-			continue // closed, or gone
-		}
-		v := ledger.Decisions(byPR[n], t.cfg.Decisions.NegativeOptions)
-		switch {
-		case t.st.Frozen():
-			tm := t.st.Tampered[0]
-			v = ledger.Verdict{State: "failure", Description: fmt.Sprintf("tampering on #%d (comment %d): %s", t.issue, tm.CommentID, tm.Reason)}
-		case t.cfgInvalid != "":
-			v = ledger.Verdict{State: "error", Description: "phasegate config invalid: " + t.cfgInvalid}
-		}
-		s := ghclient.Status{State: v.State, Context: ContextDecisions, Description: v.Description, TargetURL: target}
-		if err := setStatus(ctx, gh, t.owner, t.repo, pr.HeadSHA, t.cfg.IdentityOrDefault(), s, t.statuses[pr.HeadSHA]); err != nil {
-			return err
+		pr := t.heads[n]
+		if _, err := h.syncCommit(ctx, gh, t.owner, t.repo, pr.HeadSHA, CommitOptions{PR: &pr}, map[int]*thread{t.issue: t}); err != nil {
+			return fmt.Errorf("setting %s on pull request #%d: %w", ContextDecisions, n, err)
 		}
 	}
 	return nil

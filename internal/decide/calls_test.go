@@ -22,9 +22,14 @@ func TestAPICallsPerResolve(t *testing.T) {
 		w.fake.AddComment(owner, repo, w.issue, "chatter", fmt.Sprintf("comment %d: looks good so far", i))
 	}
 	ctx := context.Background()
-	// A first command warms the client's ETag cache, as a long-running
-	// server's would be; then the measured /resolve.
+	// A first command warms the client's ETag cache, and a pull request
+	// sync the handler's reads of the pull request's files, as a
+	// long-running server's would be; then the measured /resolve.
 	w.say("alice", "/decisions")
+	// As a long-running server would have, when the pull request opened.
+	if err := w.h.SyncPullRequest(ctx, w.gh, owner, repo, prNumber); err != nil {
+		t.Fatal(err)
+	}
 	w.fake.ResetCalls()
 	w.say("alice", "/resolve D-001 approve")
 	calls := w.fake.Calls()

@@ -53,6 +53,9 @@ type GitHub interface {
 	PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error)
 	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
 	EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error)
+	PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]ghclient.PR, error)
+	Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error)
+	CommitFiles(ctx context.Context, owner, repo, sha string) (map[string]string, error)
 }
 
 // Locker serialises the handling of one issue (in memory in one process;
@@ -90,6 +93,7 @@ type Handler struct {
 	ConfigTTL time.Duration
 
 	once    sync.Once
+	reads   readCache
 	mem     *MemLocker
 	noCfg   sync.Map // "owner/repo:path" → time the config was found missing
 	sources sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)

@@ -73,6 +73,9 @@ func (w *world) postOutcome(src, path, author string) string {
 	body, id := outcometest.Render(w.t, src, outcome.Meta{Source: path, Commit: addedSHA, PR: prNumber, Key: w.h.Key,
 		Actors: []string{"agent-bot"}, Prev: w.state().Tip})
 	w.fake.SetFile(owner, repo, addedSHA, path, []byte(src))
+	// The pull request's head carries the file.
+	w.fake.SetFile(owner, repo, headSHA, path, []byte(src))
+	w.fake.AddPullRequestFile(owner, repo, prNumber, ghfake.File{Filename: path, Status: "added"})
 	w.fake.AddComment(owner, repo, w.issue, author, body)
 	w.ids[path] = id
 	return id

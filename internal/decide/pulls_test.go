@@ -14,7 +14,11 @@ func TestSyncPullRequest(t *testing.T) {
 	ctx := context.Background()
 	sync := func() ghfake.Status {
 		t.Helper()
-		if err := w.h.SyncPullRequest(ctx, w.gh, owner, repo, prNumber); err != nil {
+		// A fresh handler each time: the test changes a pull request's
+		// files under the same head, which GitHub never does, and a
+		// handler remembers a head's files.
+		h := &Handler{Logger: w.h.Logger}
+		if err := h.SyncPullRequest(ctx, w.gh, owner, repo, prNumber); err != nil {
 			t.Fatal(err)
 		}
 		st, ok := w.fake.LatestStatus(owner, repo, headSHA, ContextDecisions)

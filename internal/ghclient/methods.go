@@ -783,6 +783,39 @@ func (c *Client) CompareFiles(ctx context.Context, owner, repo, base, head strin
 	return out, nil
 }
 
+// Change maps each file changed from the merge base of base and head to
+// head to its status (as CompareFiles), and reports whether head is on
+// base already (the comparison is identical or behind: nothing of head's
+// is missing from base).
+func (c *Client) Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error) {
+	ctx = withOp(ctx, "Change")
+	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)
+	}
+	out := filesMap(cmp.Files)
+	if len(cmp.Files) >= maxCompareFiles {
+		return out, false, fmt.Errorf("compare %s %s...%s: %d files: %w", repoName(owner, repo), short(base), short(head), len(cmp.Files), ErrTruncated)
+	}
+	st := cmp.GetStatus()
+	return out, st == "identical" || st == "behind", nil
+}
+
+// CommitFiles maps each file a commit changes (against its first parent)
+// to its status. GitHub lists at most 300 files of a commit.
+func (c *Client) CommitFiles(ctx context.Context, owner, repo, sha string) (map[string]string, error) {
+	ctx = withOp(ctx, "CommitFiles")
+	rc, _, err := c.gh.Repositories.GetCommit(ctx, owner, repo, sha, &github.ListOptions{PerPage: 300})
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
+	}
+	out := filesMap(rc.Files)
+	if len(rc.Files) >= maxCompareFiles {
+		return out, fmt.Errorf("read commit %s@%s: %d files: %w", repoName(owner, repo), short(sha), len(rc.Files), ErrTruncated)
+	}
+	return out, nil
+}
+
 // PullRequestFiles maps each file a pull request changes to its status, as
 // CompareFiles does. GitHub lists at most 3000 files.
 func (c *Client) PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error) {

@@ -574,6 +574,14 @@ func (s *Server) SetPullRequestFiles(owner, name string, number int, files []Fil
 	s.repoLocked(owner, name).prFiles[number] = append([]File(nil), files...)
 }
 
+// AddPullRequestFile adds a file to those a pull request changes.
+func (s *Server) AddPullRequestFile(owner, name string, number int, f File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repoLocked(owner, name)
+	r.prFiles[number] = append(r.prFiles[number], f)
+}
+
 // SetCompare sets the files changed between base and head.
 func (s *Server) SetCompare(owner, name, base, head string, files []File) {
 	s.mu.Lock()

@@ -151,16 +151,15 @@ func TestFold(t *testing.T) {
 }
 
 func TestDecisions(t *testing.T) {
-	out, id := posted(t, seed, nil)
+	key := []byte("k")
+	out, id := posted(t, seed, key)
 	fold := func(extra ...string) []*Outcome {
 		cs := []Comment{{ID: 1, Author: bot, Body: out, CreatedAt: at(0)}}
 		for i, b := range extra {
 			cs = append(cs, Comment{ID: int64(i + 20), Author: bot, Body: b, CreatedAt: at(i + 1)})
 		}
-		return Fold(cs, Options{Identity: bot, Key: []byte("k")}).Outcomes
+		return Fold(cs, Options{Identity: bot, Key: key}).Outcomes
 	}
-	key := []byte("k")
-	out, id = posted(t, seed, key)
 	tests := []struct {
 		name      string
 		outcomes  []*Outcome

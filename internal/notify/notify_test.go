@@ -32,7 +32,7 @@ type thread struct {
 
 func newThread(t *testing.T) *thread {
 	t.Helper()
-	body, id := outcometest.Render(t, outcometest.Seed, outcome.Meta{Source: "outcomes/feature-042-requirements.outcome.yaml", Commit: commit, PR: 100})
+	body, id := outcometest.Render(t, outcometest.Seed, outcome.Meta{Source: "outcomes/feature-042-requirements.outcome.yaml", Commit: commit, PR: 100, Actors: []string{"agent-bot"}})
 	at := time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)
 	return &thread{outcome: id, comments: []ledger.Comment{{ID: 1001, Author: identity, Body: body, CreatedAt: at}}}
 }
@@ -41,7 +41,7 @@ func (th *thread) resolve(t *testing.T, decision, option string) {
 	t.Helper()
 	n := int64(len(th.comments))
 	cmd := ledger.Comment{ID: 1001 + n, Author: "alice", Body: "/resolve " + decision + " " + option, CreatedAt: th.comments[0].CreatedAt.Add(time.Duration(n) * time.Minute)}
-	body, err := outcome.RenderResolution(outcome.Resolution{Outcome: th.outcome, Decision: decision, Option: option, By: "alice", Command: cmd.ID}, nil)
+	body, err := outcome.RenderResolution(outcome.Resolution{Outcome: th.outcome, Decision: decision, Option: option, By: "alice", Command: cmd.ID, Auth: "write"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,280 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
+)
+
+// The phasegate/decisions status of a commit is a function of the commit,
+// never of the event that computes it: the Phase Outcomes the commit's
+// change carries, and the ledger of their issues. The change is the open
+// pull request's whose head the commit is (its files: the diff from the
+// merge base), else the diff from the merge base with the default branch,
+// else, for a commit on the default branch, the commit's own diff. A push,
+// a pull_request, a merge_group, a /resolve and a reconcile pass all call
+// SyncCommit, so the order in which they run cannot change the answer.
+// When the change cannot be determined, the status is error, never success.
+
+// maxCommitOutcomes bounds the outcome files read for one commit.
+const maxCommitOutcomes = 50
+
+// CommitOptions are what a caller already knows about a commit.
+type CommitOptions struct {
+	// PR is the open pull request whose head the commit is, when the
+	// caller read it (saves a lookup); nil: looked up.
+	PR *ghclient.PR
+	// DefaultBranch is the repository's default branch when the caller
+	// knows it (the event payload); "": read.
+	DefaultBranch string
+	// TargetURL is the Details link when no phasegate comment decides the
+	// status (the workflow run); a status about outcomes links the newest
+	// phasegate comment of their issue.
+	TargetURL string
+}
+
+// SyncCommit computes phasegate/decisions of commit sha and sets it (when
+// it differs from what phasegate last set). It returns the status set.
+func (h *Handler) SyncCommit(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (ghclient.Status, error) {
+	return h.syncCommit(ctx, gh, owner, repo, sha, opts, map[int]*thread{})
+}
+
+func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions, threads map[int]*thread) (ghclient.Status, error) {
+	cfg, invalid, err := h.config(ctx, gh, owner, repo)
+	if err != nil {
+		return ghclient.Status{}, err
+	}
+	identity := cfg.IdentityOrDefault()
+	if h.Identity != "" {
+		identity = h.Identity
+	}
+	s := ghclient.Status{Context: ContextDecisions, TargetURL: opts.TargetURL}
+	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, opts)
+	if err != nil {
+		s.State, s.Description = "error", "could not determine the Phase Outcomes this change carries: "+oneLine(err.Error())
+		return s, setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
+	}
+	var outcomes []*ledger.Outcome
+	frozen, firstIssue := "", 0
+	for _, c := range carried {
+		issue, ok := check.OutcomeIssue(c.value, pr)
+		var on *ledger.Outcome
+		if ok {
+			t := threads[issue]
+			if t == nil {
+				if t, err = h.load(ctx, gh, owner, repo, issue); err != nil {
+					return s, err
+				}
+				threads[issue] = t
+			}
+			if firstIssue == 0 {
+				firstIssue = issue
+			}
+			on = t.st.Outcome(c.id)
+			if t.st.Frozen() && frozen == "" {
+				frozen = fmt.Sprintf("tampering on #%d (comment %d): %s", issue, t.st.Tampered[0].CommentID, t.st.Tampered[0].Reason)
+			}
+		}
+		if on == nil { // not posted (yet): nothing resolved it
+			on = &ledger.Outcome{ID: c.id, Outcome: c.o}
+			for _, d := range c.o.Decisions {
+				on.Decisions = append(on.Decisions, &ledger.Decision{Decision: d})
+			}
+		}
+		outcomes = append(outcomes, on)
+	}
+	v := ledger.Decisions(outcomes, cfg.Decisions.NegativeOptions)
+	switch {
+	case len(carried) == 0:
+		v = ledger.Verdict{State: "success", Description: "no Phase Outcome in this change"}
+	case frozen != "":
+		v = ledger.Verdict{State: "failure", Description: frozen}
+	}
+	if invalid != "" {
+		v = ledger.Verdict{State: "error", Description: "phasegate config invalid: " + invalid}
+	}
+	s.State, s.Description = v.State, v.Description
+	if t := threads[firstIssue]; t != nil {
+		if c, ok := t.comment(t.st.Tip); ok {
+			s.TargetURL = c.HTMLURL
+		}
+	}
+	var history []ghclient.Status
+	for _, t := range threads {
+		if hs, ok := t.statuses[sha]; ok {
+			history = hs
+		}
+	}
+	return s, setStatus(ctx, gh, owner, repo, sha, identity, s, history)
+}
+
+// carriedOutcome is a Phase Outcome file of a change, read at its commit.
+type carriedOutcome struct {
+	path  string
+	id    string
+	o     *outcome.Outcome
+	value any
+}
+
+// carried reads the Phase Outcomes the commit's change adds or modifies,
+// and the number of the pull request whose head it is (0 for none).
+func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) ([]carriedOutcome, int, error) {
+	files, pr, err := h.change(ctx, gh, owner, repo, sha, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	var names []string
+	for name, status := range files {
+		if status == "removed" {
+			continue
+		}
+		k := artifact.ClassifyPath(name)
+		candidate := k != nil && k.ID == "outcome.phase-outcome"
+		if k == nil {
+			switch strings.ToLower(path.Ext(name)) {
+			case ".yaml", ".yml":
+				candidate = true // maybe an outcome by content
+			}
+		}
+		if candidate {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > maxCommitOutcomes {
+		return nil, pr, fmt.Errorf("the change has more than %d candidate outcome files", maxCommitOutcomes)
+	}
+	kind := artifact.KindByID("outcome.phase-outcome")
+	var out []carriedOutcome
+	for _, name := range names {
+		data, found, err := h.content(ctx, gh, owner, repo, name, sha)
+		if err != nil {
+			return nil, pr, fmt.Errorf("reading %s at %s: %w", name, shortSHA(sha), err)
+		}
+		if !found || (artifact.ClassifyPath(name) == nil && artifact.Sniff(name, data) != kind) {
+			continue
+		}
+		doc := artifact.Decode(name, kind, data, artifact.DefaultLimits)
+		if !doc.Decoded {
+			continue
+		}
+		id, o, _ := outcomeOf(name, data)
+		if id == "" {
+			continue // the check reports why
+		}
+		out = append(out, carriedOutcome{path: name, id: id, o: o, value: doc.Value})
+	}
+	return out, pr, nil
+}
+
+// change is the files of the commit's change and its pull request's number.
+func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, int, error) {
+	pr := opts.PR
+	if pr == nil {
+		prs, err := gh.PullRequestsForCommit(ctx, owner, repo, sha)
+		if err != nil {
+			return nil, 0, fmt.Errorf("finding the pull request of %s: %w", shortSHA(sha), err)
+		}
+		sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
+		for i := range prs {
+			if prs[i].State == "open" && prs[i].HeadSHA == sha {
+				pr = &prs[i]
+				break
+			}
+		}
+	}
+	if pr != nil {
+		key := fmt.Sprintf("pr:%s/%s#%d@%s..%s", owner, repo, pr.Number, pr.BaseSHA, sha)
+		if files, ok := h.cached(key); ok {
+			return files.(map[string]string), pr.Number, nil
+		}
+		files, err := gh.PullRequestFiles(ctx, owner, repo, pr.Number)
+		if err != nil {
+			return nil, pr.Number, fmt.Errorf("listing the files of pull request #%d: %w", pr.Number, err)
+		}
+		if pr.BaseSHA != "" {
+			h.cache(key, files)
+		}
+		return files, pr.Number, nil
+	}
+	branch := opts.DefaultBranch
+	if branch == "" {
+		b, err := gh.DefaultBranch(ctx, owner, repo)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading the default branch: %w", err)
+		}
+		branch = b
+	}
+	files, onBase, err := gh.Change(ctx, owner, repo, branch, sha)
+	if err != nil {
+		return nil, 0, fmt.Errorf("comparing %s with %s: %w", shortSHA(sha), branch, err)
+	}
+	if onBase {
+		if files, err = gh.CommitFiles(ctx, owner, repo, sha); err != nil {
+			return nil, 0, fmt.Errorf("listing the files of %s: %w", shortSHA(sha), err)
+		}
+	}
+	return files, 0, nil
+}
+
+// content reads a file at a commit, once per process: a commit's content
+// never changes.
+func (h *Handler) content(ctx context.Context, gh GitHub, owner, repo, name, sha string) ([]byte, bool, error) {
+	key := "file:" + strings.ToLower(owner+"/"+repo) + "@" + sha + ":" + name
+	if v, ok := h.cached(key); ok {
+		data := v.([]byte)
+		return data, data != nil, nil
+	}
+	data, found, err := gh.FileContent(ctx, owner, repo, name, sha)
+	if err != nil {
+		return nil, false, err
+	}
+	if !found {
+		data = nil
+	}
+	h.cache(key, data)
+	return data, found, nil
+}
+
+// readCache holds immutable reads (a file at a commit, a pull request's
+// files for a head and base) for the life of the process, bounded.
+type readCache struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+const maxCached = 4096
+
+func (h *Handler) cached(key string) (any, bool) {
+	h.reads.mu.Lock()
+	defer h.reads.mu.Unlock()
+	v, ok := h.reads.m[key]
+	return v, ok
+}
+
+func (h *Handler) cache(key string, v any) {
+	h.reads.mu.Lock()
+	defer h.reads.mu.Unlock()
+	if h.reads.m == nil || len(h.reads.m) >= maxCached {
+		h.reads.m = map[string]any{}
+	}
+	h.reads.m[key] = v
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
