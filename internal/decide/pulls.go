@@ -5,7 +5,6 @@ import (
 	"fmt"
 )
 
-
 // SyncPullRequest recomputes phasegate/decisions on a pull request's head
 // (the App, on pull_request opened/synchronize and when someone else
 // overwrote the status): SyncCommit of the head.
