@@ -1,0 +1,53 @@
+package action
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDecisionsStatusIsAFunctionOfTheCommit: whichever event computes
+// phasegate/decisions of a commit, and in whatever order, it says the same;
+// when the change cannot be read it says error, never success.
+func TestDecisionsStatusIsAFunctionOfTheCommit(t *testing.T) {
+	seedFiles := map[string]string{rtSource: seedOutcome}
+	t.Run("a push run after the pull request run leaves pending", func(t *testing.T) {
+		rt := newRedTeam(t, "")
+		rt.open(seedFiles)
+		if st := rt.decisions(); st.State != "pending" {
+			t.Fatalf("after the pull request run: %+v", st)
+		}
+		// A later commit of the pull request's branch, pushed: the push
+		// event's before..after holds only that commit.
+		prev := rt.head
+		rt.head = rt.commit(map[string]string{"src/app.go": "package app\n"})
+		rt.fake.SetPullRequestHead(rtOwner, rtRepo, rt.pr, rt.head)
+		rt.fake.SetPullRequestFiles(rtOwner, rtRepo, rt.pr, rt.diff(rt.base, rt.head))
+		if code, log := rt.runAction(rt.env("push", pushEvent(prev, rt.head))); code != exitOK {
+			t.Fatalf("push: exit %d\n%s", code, log)
+		}
+		if st := rt.decisions(); st.State != "pending" || !strings.Contains(st.Description, "D-001") {
+			t.Errorf("after the push run: %+v, want pending on D-001 (the pull request still carries the outcome)", st)
+		}
+	})
+	t.Run("a compare that fails gives error", func(t *testing.T) {
+		rt := newRedTeam(t, "")
+		base := rt.base
+		rt.head = rt.commit(seedFiles)
+		rt.fake.FailNext(20, 502, "/compare/") // GitHub keeps failing the compare
+		code, log := rt.runAction(rt.env("push", pushEvent(base, rt.head)))
+		if st := rt.decisions(); st.State != "error" {
+			t.Errorf("phasegate/decisions = %+v, want error (exit %d)\n%s", st, code, log)
+		}
+	})
+	t.Run("a new branch is judged by its change from the default branch", func(t *testing.T) {
+		rt := newRedTeam(t, "")
+		rt.head = rt.commit(seedFiles)
+		ev := pushEvent(strings.Repeat("0", 40), rt.head)
+		if code, log := rt.runAction(rt.env("push", ev)); code != exitOK {
+			t.Fatalf("push: exit %d\n%s", code, log)
+		}
+		if st := rt.decisions(); st.State != "pending" {
+			t.Errorf("phasegate/decisions = %+v, want pending: the branch carries an outcome with a blocking decision", st)
+		}
+	})
+}
