@@ -68,6 +68,7 @@ var _ = registerFamily(&family{
 		{ID: "jg.review.fail-without-findings", Severity: SeverityWarning, Basis: "R", Summary: "A review with verdict FAIL lists at least one blocker or concern (nits alone never fail a review)."},
 		{ID: "jg.review.fail-without-trim", Severity: SeverityWarning, Basis: "R", Summary: "A review with verdict FAIL carries non-empty `trim_instructions` (\"FAIL with concrete trim instructions\")."},
 		{ID: "jg.test.verdict-matches-results", Severity: SeverityWarning, Basis: "I", Summary: "A test verdict PASS has no failed check in phase 1 or phase 2, and FAIL has at least one failed check (or a phase 2 stack trace)."},
+		{ID: "jg.test.check-object", Severity: SeverityError, Basis: "R", Summary: "Every `phase_1` entry of test-result.json is a mapping: check.py --stage test calls .get on each one and crashes on a bare string such as \"lint\": \"PASS\". In the other test results (test-result-pass.json, test-result-fail.json, …), which check.py does not read, a bare string is reported as schema.convention."},
 		{ID: "jg.test.check-result", Severity: SeverityWarning, Basis: "I", Summary: "Each phase 1 check's result ({result} or the bare string) is PASS, FAIL or SKIP."},
 		{ID: "jg.test.inline-triage-fix", Severity: SeverityError, Basis: "S", Summary: "`inline_triage: true` goes with `classification: fix_target` and a non-empty `fix_instruction`."},
 		{ID: "jg.test.classification-needs-triage", Severity: SeverityWarning, Basis: "I", Summary: "A tester sets `classification` only with `inline_triage: true`; otherwise it leaves it null for the debugger."},
@@ -427,7 +428,12 @@ func jgCheckResults(m map[string]any) []jgCheckResult {
 		case string:
 			out = append(out, jgCheckResult{name: k, result: v, known: true})
 		case map[string]any:
+			// The documented key is result; upstream's walkthrough writes
+			// status, and check.py reads neither strictly.
 			r, ok := str(v, "result")
+			if !ok {
+				r, ok = str(v, "status")
+			}
 			out = append(out, jgCheckResult{name: k, result: r, known: ok})
 		}
 	}
@@ -477,6 +483,21 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 		return
 	}
 	p1 := asObj(obj["phase_1"])
+	names := make([]string, 0, len(p1))
+	for k := range p1 {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if _, bare := p1[k].(map[string]any); bare || p1[k] == nil {
+			continue
+		}
+		if path.Base(d.Path) == "test-result.json" {
+			c.report("jg.test.check-object", d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: check.py --stage test calls .get on each check of test-result.json and crashes on it — write {\"result\": %s}", quote(k), display(p1[k]), display(p1[k]))
+			continue
+		}
+		c.convention(d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", quote(k), display(p1[k]), display(p1[k]))
+	}
 	for _, r := range jgCheckResults(p1) {
 		if !r.known {
 			continue // the schema requires result

@@ -211,7 +211,7 @@ func (v *Validator) checkGroup(fg fileGroup, opts *Options, tree *os.Root) group
 	var res groupResult
 	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: tree, limit: limits.MaxFileSize}
 	for _, f := range fg.files {
-		doc, fs := v.checkFile(f, limits, opts.Prefix)
+		doc, fs := v.checkFile(f, limits, opts)
 		if doc == nil && fs == nil {
 			continue // not an artifact
 		}
@@ -254,8 +254,8 @@ const sniffSize = 64 << 10
 // It returns the decoded document (nil when the file could not be decoded or
 // is not an artifact) and the file's findings; both nil means the file is not
 // an artifact.
-func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix string) (*artifact.Document, []Finding) {
-	rel := prefix + f.Rel
+func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Options) (*artifact.Document, []Finding) {
+	rel := opts.Prefix + f.Rel
 	problem := func(k *artifact.Kind, p artifact.Problem) []Finding {
 		id := ""
 		if k != nil {
@@ -288,7 +288,7 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix st
 	for _, p := range doc.Problems {
 		out = append(out, problem(k, p)...)
 	}
-	out = append(out, v.Validate(doc)...)
+	out = append(out, conventionSeverity(v.Validate(doc), opts.Config.Rules)...)
 	if out == nil {
 		out = []Finding{}
 	}
@@ -321,4 +321,24 @@ func readLimited(p string, max int64) ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
 	}
 	return data, int64(len(data)), nil
+}
+
+// conventionSeverity applies the configured severity of RuleConvention
+// (rules: {schema.convention: error|warning|off}) to the schema findings.
+func conventionSeverity(fs []Finding, rules map[string]string) []Finding {
+	sev, ok := rules[RuleConvention]
+	if !ok {
+		return fs
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Rule == RuleConvention {
+			if Severity(sev) == SeverityOff {
+				continue
+			}
+			f.Severity = Severity(sev)
+		}
+		out = append(out, f)
+	}
+	return out
 }

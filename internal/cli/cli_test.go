@@ -151,7 +151,7 @@ func TestExitCodesAndStreams(t *testing.T) {
 		{name: "schema unknown kind", args: []string{"schema", "nope"}, wantCode: ExitUsage,
 			wantStderr: []string{`unknown kind "nope"`}},
 		{name: "schema two kinds", args: []string{"schema", "pace.gate-report", "pace.handoff"}, wantCode: ExitUsage,
-			wantStderr: []string{"usage: phasegate schema [KIND]"}},
+			wantStderr: []string{"usage: phasegate schema [KIND | --conventions]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
