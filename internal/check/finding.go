@@ -38,6 +38,14 @@ type Finding struct {
 // RuleSchema is the rule ID of every JSON Schema violation.
 const RuleSchema = "schema"
 
+// RuleNothingFound is the warning that a checked directory holds no
+// artifact: a gate that checked nothing must not look like one that passed.
+const RuleNothingFound = "discovery.nothing-found"
+
+// RuleUnknownKind is the error that a file named on the command line matches
+// no artifact kind (nothing in it could be checked).
+const RuleUnknownKind = "discovery.unknown-kind"
+
 // RuleConvention is the rule ID of a JSON Schema violation in a part of the
 // schema marked `"x-tier": "convention"`: the shape upstream documents but
 // neither enforces nor needs. It is a warning by default and can be set to

@@ -93,6 +93,11 @@ func Text(w io.Writer, r Report) error {
 			b.WriteByte('\n')
 		}
 		prev = f.File
+		if f.File == "" {
+			// A finding about the run, not a file (nothing found).
+			fmt.Fprintf(&b, "phasegate: %s %s: %s\n", f.Severity, Terminal(f.Rule), Terminal(f.Message))
+			continue
+		}
 		fmt.Fprintf(&b, "%s:%d:%d: %s %s: %s\n", Terminal(f.File), f.Line, f.Column, f.Severity, Terminal(f.Rule), Terminal(f.Message))
 	}
 	if len(r.Findings) > 0 {
