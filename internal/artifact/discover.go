@@ -41,6 +41,10 @@ type File struct {
 	// Problem, when set, is reported instead of reading the file (a symlink
 	// that leaves the root).
 	Problem *Problem
+	// ByPath means Kind comes from the path conventions (not a config glob
+	// or --kind), so a kind at a shared path must claim the file by its
+	// content (Claims) before it is checked.
+	ByPath bool
 	// Named means the file is the root itself: the user named it, so a file
 	// that matches no kind is reported, not skipped.
 	Named bool
@@ -79,7 +83,7 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 		rel := filepath.ToSlash(filepath.Clean(root))
 		f := classify(rel, root, opts)
 		if opts.Kind != nil {
-			f.Kind = opts.Kind
+			f.Kind, f.ByPath = opts.Kind, false
 		}
 		if f.Kind == nil {
 			f.Sniff = true
@@ -180,6 +184,7 @@ func classify(rel, abs string, opts DiscoverOptions) File {
 		}
 	}
 	f.Kind = ClassifyPath(rel)
+	f.ByPath = f.Kind != nil
 	return f
 }
 

@@ -23,6 +23,22 @@ type Kind struct {
 	Paths string
 	// PerItem kinds are JSONL: the schema describes one line.
 	PerItem bool
+	// Claim, when set, is the content a file must show for phasegate to
+	// claim it as this kind by its path: the kind's conventional path is one
+	// other tools write too (.autopilot/state.json, artifacts/<id>/submit.json,
+	// …), so the path alone does not make the file the family's. It is
+	// matched against the head of the file.
+	Claim *regexp.Regexp
+}
+
+// Claims reports whether a file that the path conventions classified as k is
+// the family's by its content (head is the beginning of the file): always,
+// unless the kind's path is shared with other tools (Kind.Claim).
+func Claims(k *Kind, head []byte) bool {
+	if k == nil || k.Claim == nil {
+		return true
+	}
+	return k.Claim.Match(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
 }
 
 // SchemaPath is the kind's schema file, relative to the schemas directory.
@@ -49,12 +65,21 @@ var kinds = []*Kind{
 	{Family: "jg", Name: "state", Title: "JG planner state", Paths: ".pipeline/<issue>/state.yaml"},
 	{Family: "jg", Name: "lessons", Title: "JG lessons", Paths: ".pipeline/lessons.yaml"},
 
-	{Family: "scc", Name: "task", Title: "SCC task input", Paths: "artifacts/<task_id>/task.json, *.task.json"},
-	{Family: "scc", Name: "submit", Title: "SCC submit", Paths: "artifacts/<task_id>/submit.json, or any file with schema_version scc.submit.v1"},
-	{Family: "scc", Name: "verdict", Title: "SCC verdict", Paths: "artifacts/<task_id>/verdict.json, or any file with schema_version scc.verdict.v1"},
+	// artifacts/ is a common directory name: a file there is SCC's only when
+	// its content has the kind's tell-tale key.
+	{Family: "scc", Name: "task", Title: "SCC task input", Paths: "artifacts/<task_id>/task.json (with pins or allowedTests), *.task.json",
+		Claim: regexp.MustCompile(`"(pins|allowedTests)"\s*:`)},
+	{Family: "scc", Name: "submit", Title: "SCC submit", Paths: "artifacts/<task_id>/submit.json (with schema_version scc.submit.v1, or task_id and changed_files), or any file with schema_version scc.submit.v1",
+		Claim: regexp.MustCompile(`scc\.submit\.v1|"task_id"\s*:[\s\S]*"changed_files"\s*:|"changed_files"\s*:[\s\S]*"task_id"\s*:`)},
+	{Family: "scc", Name: "verdict", Title: "SCC verdict", Paths: "artifacts/<task_id>/verdict.json (with schema_version scc.verdict.v1, or a verdict key), or any file with schema_version scc.verdict.v1",
+		Claim: regexp.MustCompile(`scc\.verdict\.v1|"verdict"\s*:`)},
 
-	{Family: "autopilot", Name: "state", Title: "Autopilot run state", Paths: ".autopilot/state.json, .autopilot/archive/run-*.json"},
-	{Family: "autopilot", Name: "circuit-breaker-config", Title: "Autopilot circuit-breaker config", Paths: ".autopilot/config.json, or any JSON file with a top-level circuit_breaker_config"},
+	// Other tools write .autopilot/state.json and .autopilot/config.json
+	// too: the file is Autopilot's only when its content says so.
+	{Family: "autopilot", Name: "state", Title: "Autopilot run state", Paths: ".autopilot/state.json (with _meta), .autopilot/archive/run-*.json",
+		Claim: regexp.MustCompile(`"_meta"\s*:`)},
+	{Family: "autopilot", Name: "circuit-breaker-config", Title: "Autopilot circuit-breaker config", Paths: ".autopilot/config.json (with circuit_breaker_config), or any JSON file with a top-level circuit_breaker_config",
+		Claim: regexp.MustCompile(`"circuit_breaker_config"\s*:`)},
 	{Family: "autopilot", Name: "trace", Title: "Autopilot trace", Paths: ".planning/phases/<id>/TRACE.jsonl, .planning/phases/<id>/<step>-trace.jsonl", PerItem: true},
 	{Family: "autopilot", Name: "postmortem", Title: "Autopilot post-mortem", Paths: ".autopilot/diagnostics/phase-N-postmortem.json"},
 	{Family: "autopilot", Name: "learnings", Title: "Autopilot learnings", Paths: ".autopilot/learnings.md"},

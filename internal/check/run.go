@@ -301,6 +301,11 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Opt
 		return nil, problem(f.Kind, artifact.Problem{Pos: artifact.Pos{Line: 1, Column: 1}, Rule: artifact.RuleRead, Message: fmt.Sprintf("could not read the file: %v", errors.Unwrap(err))})
 	}
 	k := f.Kind
+	if k != nil && f.ByPath && !artifact.Claims(k, data[:min(len(data), sniffSize)]) {
+		// Another tool's file at a path this kind shares: not ours, unless
+		// its content is another kind's.
+		k = nil
+	}
 	if k == nil {
 		k = artifact.Sniff(f.Rel, data[:min(len(data), sniffSize)])
 		if k == nil {
