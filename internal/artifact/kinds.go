@@ -64,6 +64,7 @@ var kinds = []*Kind{
 	{Family: "jg", Name: "git-result", Title: "JG git result", Paths: ".pipeline/<issue>/git-result.json"},
 	{Family: "jg", Name: "state", Title: "JG planner state", Paths: ".pipeline/<issue>/state.yaml"},
 	{Family: "jg", Name: "lessons", Title: "JG lessons", Paths: ".pipeline/lessons.yaml"},
+	{Family: "jg", Name: "pipeline-trace", Title: "JG pipeline trace", Paths: ".pipeline/<issue>/pipeline-trace.json"},
 
 	// artifacts/ is a common directory name: a file there is SCC's only when
 	// its content has the kind's tell-tale key.
@@ -83,6 +84,7 @@ var kinds = []*Kind{
 	{Family: "autopilot", Name: "trace", Title: "Autopilot trace", Paths: ".planning/phases/<id>/TRACE.jsonl, .planning/phases/<id>/<step>-trace.jsonl", PerItem: true},
 	{Family: "autopilot", Name: "postmortem", Title: "Autopilot post-mortem", Paths: ".autopilot/diagnostics/phase-N-postmortem.json"},
 	{Family: "autopilot", Name: "learnings", Title: "Autopilot learnings", Paths: ".autopilot/learnings.md"},
+	{Family: "autopilot", Name: "triage", Title: "Autopilot triage", Paths: ".planning/phases/<id>/TRIAGE.json"},
 
 	{Family: "outcome", Name: "phase-outcome", Title: "Phase Outcome", Paths: "**/*.outcome.yaml, or any YAML file with top-level phase and pending_decisions (e.g. under .devwork/ or outcomes/)"},
 }
@@ -196,6 +198,9 @@ func ClassifyPath(rel string) *Kind {
 			if name == "state.yaml" {
 				return byID["jg.state"]
 			}
+			if name == "pipeline-trace.json" {
+				return byID["jg.pipeline-trace"]
+			}
 		}
 	}
 	if has("artifacts") {
@@ -229,8 +234,13 @@ func ClassifyPath(rel string) *Kind {
 		}
 	}
 	if has(".planning") {
-		if rest := after(".planning"); len(rest) == 2 && rest[0] == "phases" && stepTrace.MatchString(name) {
-			return byID["autopilot.trace"]
+		if rest := after(".planning"); len(rest) == 2 && rest[0] == "phases" {
+			switch {
+			case stepTrace.MatchString(name):
+				return byID["autopilot.trace"]
+			case name == "TRIAGE.json":
+				return byID["autopilot.triage"]
+			}
 		}
 	}
 	return nil

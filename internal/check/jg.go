@@ -47,7 +47,7 @@ import (
 var _ = registerFamily(&family{
 	name:  "jg",
 	check: checkJG,
-	rules: []Rule{
+	rules: append([]Rule{
 		// check.py stage-gate invariants. ac_test_mapped, classification_valid,
 		// finding_has_file and finding_has_line are enforced by the schemas
 		// (non-blank acceptance_mapping values, the classification enum,
@@ -84,7 +84,7 @@ var _ = registerFamily(&family{
 		{ID: "jg.lessons.frequency-positive", Severity: SeverityWarning, Basis: "I", Summary: "A lesson's `frequency` is at least 1."},
 		{ID: "jg.lessons.duplicate-pattern", Severity: SeverityWarning, Basis: "I", Summary: "A lesson's pattern is recorded once (raise its `frequency` instead of repeating it)."},
 		{ID: "jg.lessons.max-entries", Severity: SeverityWarning, Basis: "R", Summary: "lessons.yaml holds at most 50 entries (the template: \"Cap at ~50 entries; drop oldest when exceeded\")."},
-	},
+	}, jgTraceRules...),
 })
 
 // jgMaxLessons is the template's cap on lessons.yaml entries.
@@ -121,7 +121,7 @@ func jgCurrent(docs []*artifact.Document) *artifact.Document {
 var jgWriters = map[string]string{
 	"jg.plan": "jg-subplanner", "jg.worker-result": "jg-worker", "jg.test-result": "jg-tester",
 	"jg.review-result": "jg-reviewer", "jg.debug-diagnosis": "jg-debugger", "jg.git-result": "jg-git",
-	"jg.state": "jg-planner",
+	"jg.state": "jg-planner", "jg.pipeline-trace": "jg-planner",
 }
 
 // jgTiers orders the model tiers.
@@ -161,6 +161,8 @@ func checkJG(c *ruleCtx, g *Group) {
 			states = append(states, d)
 		case "jg.lessons":
 			lessons = append(lessons, d)
+		case "jg.pipeline-trace":
+			jgCheckTrace(c, d)
 		}
 		if w, ok := jgWriters[d.Kind.ID]; ok {
 			jgCheckProducedBy(c, d, w)
