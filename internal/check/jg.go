@@ -53,7 +53,7 @@ var _ = registerFamily(&family{
 		// (non-blank acceptance_mapping values, the classification enum,
 		// non-blank finding file and integer line ≥ 1), so they are not rules.
 		{ID: "jg.plan.file-has-step", Severity: SeverityError, Basis: "R", Summary: "Every file in `affected_files` has a step whose `file` is that file (check.py file_has_step)."},
-		{ID: "jg.plan.step-in-affected", Severity: SeverityWarning, Basis: "R", Summary: "Every step's non-null `file` is in `affected_files` (check.py step_in_affected; a warning because upstream's own expert walkthrough, issue-3 step 7, breaks it — set it to error for check.py's strictness)."},
+		{ID: "jg.plan.step-in-affected", Severity: SeverityError, Basis: "R", Summary: "Every step's non-null `file` is in `affected_files` (check.py step_in_affected, an error there: upstream's own expert walkthrough, issue-3 step 7, breaks it, and check.py --stage plan rejects that plan too)."},
 		{ID: "jg.scope.extra", Severity: SeverityError, Basis: "R", Summary: "With a diff base, every file changed in the diff (outside .pipeline/) is in the active issue's plan `affected_files` (check.py scope_extra). Only for an issue folder not under completed/ that the diff touches, and only when the diff touches no other active issue folder."},
 		{ID: "jg.scope.missing", Severity: SeverityWarning, Basis: "R", Summary: "With a diff base, every file in `affected_files` changed in the diff once the worker completed (check.py scope_missing)."},
 		{ID: "jg.test.phase-2-gated", Severity: SeverityError, Basis: "R", Summary: "`phase_2` is null or absent when a `phase_1` check failed (check.py phase_2_gated; \"If any Phase 1 check fails: STOP\")."},

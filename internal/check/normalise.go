@@ -29,18 +29,24 @@ var paceFills = map[string]struct {
 func emptyList() any   { return []any{} }
 func emptyString() any { return "" }
 
-// normalise fills in, on a decoded document, what upstream fills in before
-// it validates (see paceFills): only where the field is absent, so a value
-// the file does carry is checked as written. It changes doc.Value, so the
-// rule layer sees the same document the schema layer checked.
-func normalise(doc *artifact.Document) {
+// normalised is the value the schema layer validates: the document with
+// what upstream fills in before it validates (see paceFills), only where the
+// field is absent, so a value the file does carry is checked as written. It
+// is a shallow copy: the rule layer sees the document as written, so a rule
+// about a field the file leaves out (blockers, advisories) does not judge
+// the filled-in default.
+func normalised(doc *artifact.Document) any {
 	fill, ok := paceFills[doc.Kind.ID]
 	if !ok {
-		return
+		return doc.Value
 	}
-	obj, ok := doc.Value.(map[string]any)
+	orig, ok := doc.Value.(map[string]any)
 	if !ok {
-		return
+		return doc.Value
+	}
+	obj := make(map[string]any, len(orig)+len(fill.defaults)+2)
+	for k, v := range orig {
+		obj[k] = v
 	}
 	if _, has := obj["agent"]; !has {
 		obj["agent"] = fill.agent
@@ -57,4 +63,5 @@ func normalise(doc *artifact.Document) {
 			obj[k] = def()
 		}
 	}
+	return obj
 }

@@ -86,7 +86,6 @@ func (v *Validator) Validate(doc *artifact.Document) []Finding {
 	if s == nil {
 		return nil
 	}
-	normalise(doc)
 	if doc.Kind.PerItem {
 		items, ok := doc.Value.([]any)
 		if !ok {
@@ -98,7 +97,7 @@ func (v *Validator) Validate(doc *artifact.Document) []Finding {
 		}
 		return out
 	}
-	return v.validateOne(doc, s, doc.Value, nil)
+	return v.validateOne(doc, s, normalised(doc), nil)
 }
 
 func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, value any, prefix []string) []Finding {
