@@ -203,8 +203,17 @@ func inside(root, p string) bool {
 }
 
 // markerDirs are the hidden directories the families' path conventions start
-// at (artifacts/ and pace/ are ordinary names, too common to be markers).
-var markerDirs = map[string]bool{".pace": true, ".pipeline": true, ".autopilot": true, ".planning": true}
+// at (Family.Markers; artifacts/ and pace/ are ordinary names, too common to
+// be markers).
+var markerDirs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range families {
+		for _, d := range f.Markers {
+			m[d] = true
+		}
+	}
+	return m
+}()
 
 // ContextRoot places a directory root that lies inside a family's marker
 // directory: `phasegate validate examples/demo/.pace` must classify

@@ -70,6 +70,13 @@ var families []*family
 var ruleIndex = map[string]*Rule{}
 
 func registerFamily(f *family) *family {
+	known := false
+	for _, af := range artifact.Families() {
+		known = known || af.ID == f.name
+	}
+	if !known {
+		panic("check: rules for family " + f.name + ", which is not in artifact's family table")
+	}
 	for i := range f.rules {
 		r := &f.rules[i]
 		if _, dup := ruleIndex[r.ID]; dup {

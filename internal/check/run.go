@@ -143,8 +143,15 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	return res, nil
 }
 
-// FamilyOrder is the order in which families are listed.
-var FamilyOrder = []string{"pace", "jg", "scc", "autopilot", "outcome"}
+// FamilyOrder is the order in which families are listed: the order of the
+// family table (artifact.Families).
+var FamilyOrder = func() []string {
+	var out []string
+	for _, f := range artifact.Families() {
+		out = append(out, f.ID)
+	}
+	return out
+}()
 
 // SortStatuses orders statuses by family (FamilyOrder), then unit.
 func SortStatuses(sts []Status) {
