@@ -135,7 +135,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 			name = root
 		}
 		res.Findings = append(res.Findings, Finding{Rule: RuleNothingFound, Severity: SeverityWarning,
-			Message: fmt.Sprintf("no artifact found under %s: no file there is where a kind lives (.pace/day-N/, .pipeline/<issue>/, artifacts/<task_id>/, .autopilot/, .planning/phases/<id>/, *.outcome.yaml) or has a kind's content, so nothing was checked — point phasegate at the repository or project root, add an `artifacts:` glob in .github/phasegate.yml, or name a file with --kind KIND", name)})
+			Message: fmt.Sprintf("no artifact found under %s: no file there is at a kind's path (.pace/day-N/, .pipeline/<issue>/, artifacts/<task_id>/, .autopilot/, .planning/phases/<id>/, *.outcome.yaml; at a path other tools share, with the kind's content) or has a kind's content, so nothing was checked — point phasegate at the repository or project root, add an `artifacts:` glob in .github/phasegate.yml, or name a file with --kind KIND", name)})
 	}
 	Sort(res.Findings)
 	SortStatuses(res.Statuses)
@@ -308,16 +308,21 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Opt
 		return nil, problem(f.Kind, artifact.Problem{Pos: artifact.Pos{Line: 1, Column: 1}, Rule: artifact.RuleRead, Message: fmt.Sprintf("could not read the file: %v", errors.Unwrap(err))})
 	}
 	k := f.Kind
+	var unclaimed *artifact.Kind
 	if k != nil && f.ByPath && !artifact.Claims(k, data[:min(len(data), sniffSize)]) {
 		// Another tool's file at a path this kind shares: not ours, unless
 		// its content is another kind's.
-		k = nil
+		unclaimed, k = k, nil
 	}
 	if k == nil {
 		k = artifact.Sniff(f.Rel, data[:min(len(data), sniffSize)])
 		if k == nil {
 			if f.Named && size <= limits.MaxFileSize {
-				return nil, []Finding{v.unknownKind(rel, data, limits)}
+				fd := v.unknownKind(rel, data, limits)
+				if unclaimed != nil {
+					fd.Message += fmt.Sprintf(" (its path is where %s lives, but other tools write files there too, and its content lacks what marks the kind: %s)", unclaimed.ID, unclaimed.Paths)
+				}
+				return nil, []Finding{fd}
 			}
 			return nil, nil
 		}
@@ -410,7 +415,7 @@ func (v *Validator) unknownKind(rel string, data []byte, limits artifact.Limits)
 	}
 	msg := fmt.Sprintf("%s matches no artifact kind by its path or content, so nothing in it was checked", rel)
 	if best != nil {
-		msg += fmt.Sprintf("; the closest kind is %s (%s, found at %s), with %d schema findings as that kind — move the file to where that kind lives, or check it as that kind with --kind %s", best.ID, best.Title, best.Paths, bestN, best.ID)
+		msg += fmt.Sprintf("; the closest kind is %s (%s, found at %s), with %s as that kind — move the file to where that kind lives, or check it as that kind with --kind %s", best.ID, best.Title, best.Paths, countWord(bestN, "schema finding", "schema findings"), best.ID)
 	} else {
 		msg += " (it does not decode as any kind's format) — check it as a kind with --kind KIND (phasegate schema lists them)"
 	}
