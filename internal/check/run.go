@@ -317,7 +317,7 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Opt
 	if k == nil {
 		k = artifact.Sniff(f.Rel, data[:min(len(data), sniffSize)])
 		if k == nil {
-			if f.Named && size <= limits.MaxFileSize {
+			if f.Named {
 				fd := v.unknownKind(rel, data, limits)
 				if unclaimed != nil {
 					fd.Message += fmt.Sprintf(" (its path is where %s lives, but other tools write files there too, and its content lacks what marks the kind: %s)", unclaimed.ID, unclaimed.Paths)
