@@ -277,7 +277,7 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 		r.a.Errorf("phasegate: loading schemas: %s", oneLine(err.Error()))
 		return exitCouldNot
 	}
-	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg, Changed: cr.changed, KeepOutcomes: true})
+	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg, Changed: cr.changed, KeepOutcomes: true, RootName: in.path})
 	if err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		return exitCouldNot

@@ -432,3 +432,36 @@ func TestIssueCommentResolves(t *testing.T) {
 		t.Errorf("edited comment: exit %d", code)
 	}
 }
+
+// TestNothingFoundIsAWarningAnnotation: `path: .pace` is checked in its
+// place, and a path with no artifact is a warning annotation (and an ADVISORY
+// verdict), never a silent SHIP.
+func TestNothingFoundIsAWarningAnnotation(t *testing.T) {
+	tests := []struct {
+		name        string
+		path        string
+		wantVerdict string
+		wantWarning bool
+	}{
+		{name: "marker directory as the path", path: ".pace", wantVerdict: "SHIP"},
+		{name: "directory without artifacts", path: "docs", wantVerdict: "ADVISORY", wantWarning: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newRepoFixture(t)
+			base := f.commit(map[string]string{"README.md": "x\n"})
+			head := f.commit(map[string]string{
+				".pace/day-1/gate-report.yaml": "day: 1\nagent: GATE\ncriteria_results: []\nblockers: []\ndeferred: []\ngate_decision: SHIP\nhold_reason: \"\"\n",
+				"docs/notes.md":                "# notes\n",
+			})
+			_, log := f.runAction(f.env("push", pushEvent(base, head), map[string]string{"INPUT_PATH": tt.path}))
+			if got := f.output("verdict"); got != tt.wantVerdict {
+				t.Errorf("verdict output = %q, want %q\n%s", got, tt.wantVerdict, log)
+			}
+			warned := strings.Contains(log, "::warning title=phasegate discovery.nothing-found::no artifact found under "+tt.path)
+			if warned != tt.wantWarning {
+				t.Errorf("nothing-found warning annotation = %v, want %v:\n%s", warned, tt.wantWarning, log)
+			}
+		})
+	}
+}

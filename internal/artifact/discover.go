@@ -18,6 +18,13 @@ type DiscoverOptions struct {
 	Globs map[string][]string
 	// Ignore are globs of files and directories never read.
 	Ignore []string
+	// Kind, when set, is the kind of a root that is a single file, whatever
+	// its path or content say (--kind).
+	Kind *Kind
+	// Prefix is prepended to every path relative to the root, so that a
+	// root inside a family's marker directory (.pace, .pipeline, …) keeps its
+	// place in the conventions; see ContextRoot.
+	Prefix string
 }
 
 // File is a discovered file: classified by path (Kind set), or a candidate to
@@ -34,6 +41,13 @@ type File struct {
 	// Problem, when set, is reported instead of reading the file (a symlink
 	// that leaves the root).
 	Problem *Problem
+	// ByPath means Kind comes from the path conventions (not a config glob
+	// or --kind), so a kind at a shared path must claim the file by its
+	// content (Claims) before it is checked.
+	ByPath bool
+	// Named means the file is the root itself: the user named it, so a file
+	// that matches no kind is reported, not skipped.
+	Named bool
 }
 
 // skippedDirs are never descended into.
@@ -68,9 +82,13 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 	if !info.IsDir() {
 		rel := filepath.ToSlash(filepath.Clean(root))
 		f := classify(rel, root, opts)
+		if opts.Kind != nil {
+			f.Kind, f.ByPath = opts.Kind, false
+		}
 		if f.Kind == nil {
 			f.Sniff = true
 		}
+		f.Named = true
 		return fn(f)
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
@@ -97,7 +115,7 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 		if rerr != nil || rel == "." {
 			return nil
 		}
-		rel = filepath.ToSlash(rel)
+		rel = opts.Prefix + filepath.ToSlash(rel)
 		if d.IsDir() {
 			if skippedDirs[d.Name()] || ignored(rel+"/", opts.Ignore) || ignored(rel, opts.Ignore) {
 				return filepath.SkipDir
@@ -166,6 +184,7 @@ func classify(rel, abs string, opts DiscoverOptions) File {
 		}
 	}
 	f.Kind = ClassifyPath(rel)
+	f.ByPath = f.Kind != nil
 	return f
 }
 
@@ -181,4 +200,44 @@ func ignored(rel string, globs []string) bool {
 func inside(root, p string) bool {
 	r, err := filepath.Rel(root, p)
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+// markerDirs are the hidden directories the families' path conventions start
+// at (Family.Markers; artifacts/ and pace/ are ordinary names, too common to
+// be markers).
+var markerDirs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range families {
+		for _, d := range f.Markers {
+			m[d] = true
+		}
+	}
+	return m
+}()
+
+// ContextRoot places a directory root that lies inside a family's marker
+// directory: `phasegate validate examples/demo/.pace` must classify
+// day-1/gate.md as .pace/day-1/gate.md. It looks at the path as given (not
+// at the directories above it, which the user did not name) for the last
+// marker directory and returns the directory that holds it (base) and the
+// root's path relative to base with a trailing '/' (prefix). Without a
+// marker, base is root and prefix is empty.
+func ContextRoot(root string) (base, prefix string) {
+	segs := strings.Split(filepath.ToSlash(filepath.Clean(root)), "/")
+	for i := len(segs) - 1; i >= 0; i-- {
+		if !markerDirs[segs[i]] {
+			continue
+		}
+		prefix = strings.Join(segs[i:], "/") + "/"
+		switch {
+		case i == 0:
+			base = "."
+		case i == 1 && segs[0] == "":
+			base = "/"
+		default:
+			base = strings.Join(segs[:i], "/")
+		}
+		return filepath.FromSlash(base), prefix
+	}
+	return root, ""
 }

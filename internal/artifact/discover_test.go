@@ -273,3 +273,26 @@ func TestDiscoverUnreadableDirectory(t *testing.T) {
 		t.Errorf("files = %q", got)
 	}
 }
+
+func TestContextRoot(t *testing.T) {
+	tests := []struct {
+		name, root, wantBase, wantPrefix string
+	}{
+		{name: "repository root", root: ".", wantBase: ".", wantPrefix: ""},
+		{name: "plain directory", root: "examples/demo", wantBase: "examples/demo", wantPrefix: ""},
+		{name: "marker directory", root: "examples/demo/.pace", wantBase: "examples/demo", wantPrefix: ".pace/"},
+		{name: "inside a marker", root: "examples/demo/.pipeline/ISSUE-42/", wantBase: "examples/demo", wantPrefix: ".pipeline/ISSUE-42/"},
+		{name: "marker at the start", root: ".planning/phases/3", wantBase: ".", wantPrefix: ".planning/phases/3/"},
+		{name: "absolute", root: "/w/repo/.autopilot", wantBase: "/w/repo", wantPrefix: ".autopilot/"},
+		{name: "marker at the filesystem root", root: "/.pace", wantBase: "/", wantPrefix: ".pace/"},
+		{name: "ordinary names are not markers", root: "testdata/units/pace/artifacts", wantBase: "testdata/units/pace/artifacts", wantPrefix: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, prefix := ContextRoot(filepath.FromSlash(tt.root))
+			if filepath.ToSlash(base) != tt.wantBase || prefix != tt.wantPrefix {
+				t.Errorf("ContextRoot(%q) = %q, %q; want %q, %q", tt.root, base, prefix, tt.wantBase, tt.wantPrefix)
+			}
+		})
+	}
+}

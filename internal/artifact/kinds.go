@@ -23,44 +23,113 @@ type Kind struct {
 	Paths string
 	// PerItem kinds are JSONL: the schema describes one line.
 	PerItem bool
+	// Claim, when set, is the content a file must show for phasegate to
+	// claim it as this kind by its path: the kind's conventional path is one
+	// other tools write too (.autopilot/state.json, artifacts/<id>/submit.json,
+	// …), so the path alone does not make the file the family's. It is
+	// matched against the head of the file.
+	Claim *regexp.Regexp
+}
+
+// Claims reports whether a file that the path conventions classified as k is
+// the family's by its content (head is the beginning of the file): always,
+// unless the kind's path is shared with other tools (Kind.Claim).
+func Claims(k *Kind, head []byte) bool {
+	if k == nil || k.Claim == nil {
+		return true
+	}
+	return k.Claim.Match(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
 }
 
 // SchemaPath is the kind's schema file, relative to the schemas directory.
 func (k *Kind) SchemaPath() string { return k.Family + "/" + k.Name + ".schema.json" }
 
-var kinds = []*Kind{
-	{Family: "pace", Name: "story-card", Title: "PACE story card", Paths: ".pace/day-N/story-card.yaml, .pace/day-N/story.md"},
-	{Family: "pace", Name: "handoff", Title: "PACE handoff", Paths: ".pace/day-N/handoff.yaml, .pace/day-N/handoff.md"},
-	{Family: "pace", Name: "gate-report", Title: "PACE gate report", Paths: ".pace/day-N/gate-report.yaml, .pace/day-N/gate.md"},
-	{Family: "pace", Name: "sentinel-report", Title: "PACE sentinel report", Paths: ".pace/day-N/sentinel-report.yaml, .pace/day-N/sentinel.md"},
-	{Family: "pace", Name: "conduit-report", Title: "PACE conduit report", Paths: ".pace/day-N/conduit-report.yaml, .pace/day-N/conduit.md"},
-	{Family: "pace", Name: "cycle", Title: "PACE cycle record", Paths: ".pace/day-N/cycle.md"},
-	{Family: "pace", Name: "attempts", Title: "PACE run attempts", Paths: ".pace/day-N/attempts.yaml"},
-	{Family: "pace", Name: "plan", Title: "PACE plan", Paths: ".pace/plan.yaml, pace/plan.yaml"},
-	{Family: "pace", Name: "advisory-backlog", Title: "PACE advisory backlog", Paths: ".pace/advisory_backlog.yaml"},
-	{Family: "pace", Name: "deferred-scope", Title: "PACE deferred scope", Paths: ".pace/day-N/deferred_scope.yaml"},
-
-	{Family: "jg", Name: "plan", Title: "JG plan", Paths: ".pipeline/<issue>/plan.json"},
-	{Family: "jg", Name: "worker-result", Title: "JG worker result", Paths: ".pipeline/<issue>/worker-result[-fast|-high].json"},
-	{Family: "jg", Name: "test-result", Title: "JG test result", Paths: ".pipeline/<issue>/test-result[-pass|-fail|-fast].json"},
-	{Family: "jg", Name: "review-result", Title: "JG review result", Paths: ".pipeline/<issue>/review-result[-fast|-high].json"},
-	{Family: "jg", Name: "debug-diagnosis", Title: "JG debug diagnosis", Paths: ".pipeline/<issue>/debug-diagnosis[-high].json"},
-	{Family: "jg", Name: "git-result", Title: "JG git result", Paths: ".pipeline/<issue>/git-result.json"},
-	{Family: "jg", Name: "state", Title: "JG planner state", Paths: ".pipeline/<issue>/state.yaml"},
-	{Family: "jg", Name: "lessons", Title: "JG lessons", Paths: ".pipeline/lessons.yaml"},
-
-	{Family: "scc", Name: "task", Title: "SCC task input", Paths: "artifacts/<task_id>/task.json, *.task.json"},
-	{Family: "scc", Name: "submit", Title: "SCC submit", Paths: "artifacts/<task_id>/submit.json, or any file with schema_version scc.submit.v1"},
-	{Family: "scc", Name: "verdict", Title: "SCC verdict", Paths: "artifacts/<task_id>/verdict.json, or any file with schema_version scc.verdict.v1"},
-
-	{Family: "autopilot", Name: "state", Title: "Autopilot run state", Paths: ".autopilot/state.json, .autopilot/archive/run-*.json"},
-	{Family: "autopilot", Name: "circuit-breaker-config", Title: "Autopilot circuit-breaker config", Paths: ".autopilot/config.json, or any JSON file with a top-level circuit_breaker_config"},
-	{Family: "autopilot", Name: "trace", Title: "Autopilot trace", Paths: ".planning/phases/<id>/TRACE.jsonl, .planning/phases/<id>/<step>-trace.jsonl", PerItem: true},
-	{Family: "autopilot", Name: "postmortem", Title: "Autopilot post-mortem", Paths: ".autopilot/diagnostics/phase-N-postmortem.json"},
-	{Family: "autopilot", Name: "learnings", Title: "Autopilot learnings", Paths: ".autopilot/learnings.md"},
-
-	{Family: "outcome", Name: "phase-outcome", Title: "Phase Outcome", Paths: "**/*.outcome.yaml, or any YAML file with top-level phase and pending_decisions (e.g. under .devwork/ or outcomes/)"},
+// families is the one table of the pipeline families and their kinds: the
+// order families are listed in (reports, the pipeline table, docs/rules.md),
+// their names for people, the hidden directories their path conventions
+// start at, and every kind with its paths. A new kind or family is added
+// here (plus its schema under schemas/, its path convention in ClassifyPath
+// and, for a family, its rules in internal/check).
+var families = []*Family{
+	{ID: "pace", Title: "PACE", Markers: []string{".pace"}, Kinds: []*Kind{
+		{Name: "story-card", Title: "PACE story card", Paths: ".pace/day-N/story-card.yaml, .pace/day-N/story.md"},
+		{Name: "handoff", Title: "PACE handoff", Paths: ".pace/day-N/handoff.yaml, .pace/day-N/handoff.md"},
+		{Name: "gate-report", Title: "PACE gate report", Paths: ".pace/day-N/gate-report.yaml, .pace/day-N/gate.md"},
+		{Name: "sentinel-report", Title: "PACE sentinel report", Paths: ".pace/day-N/sentinel-report.yaml, .pace/day-N/sentinel.md"},
+		{Name: "conduit-report", Title: "PACE conduit report", Paths: ".pace/day-N/conduit-report.yaml, .pace/day-N/conduit.md"},
+		{Name: "cycle", Title: "PACE cycle record", Paths: ".pace/day-N/cycle.md"},
+		{Name: "attempts", Title: "PACE run attempts", Paths: ".pace/day-N/attempts.yaml"},
+		{Name: "plan", Title: "PACE plan", Paths: ".pace/plan.yaml, pace/plan.yaml"},
+		{Name: "advisory-backlog", Title: "PACE advisory backlog", Paths: ".pace/advisory_backlog.yaml"},
+		{Name: "deferred-scope", Title: "PACE deferred scope", Paths: ".pace/day-N/deferred_scope.yaml"},
+	}},
+	{ID: "jg", Title: "JG pipeline", Markers: []string{".pipeline"}, Kinds: []*Kind{
+		{Name: "plan", Title: "JG plan", Paths: ".pipeline/<issue>/plan.json"},
+		{Name: "worker-result", Title: "JG worker result", Paths: ".pipeline/<issue>/worker-result[-fast|-high].json"},
+		{Name: "test-result", Title: "JG test result", Paths: ".pipeline/<issue>/test-result[-pass|-fail|-fast].json"},
+		{Name: "review-result", Title: "JG review result", Paths: ".pipeline/<issue>/review-result[-fast|-high].json"},
+		{Name: "debug-diagnosis", Title: "JG debug diagnosis", Paths: ".pipeline/<issue>/debug-diagnosis[-high].json"},
+		{Name: "git-result", Title: "JG git result", Paths: ".pipeline/<issue>/git-result.json"},
+		{Name: "state", Title: "JG planner state", Paths: ".pipeline/<issue>/state.yaml"},
+		{Name: "lessons", Title: "JG lessons", Paths: ".pipeline/lessons.yaml"},
+		{Name: "pipeline-trace", Title: "JG pipeline trace", Paths: ".pipeline/<issue>/pipeline-trace.json"},
+	}},
+	{ID: "scc", Title: "SCC", Markers: nil, Kinds: []*Kind{
+		// artifacts/ is a common directory name: a file there is SCC's only when
+		// its content has the kind's tell-tale key.
+		{Name: "task", Title: "SCC task input", Paths: "artifacts/<task_id>/task.json (with pins or allowedTests), *.task.json",
+			Claim: regexp.MustCompile(`"(pins|allowedTests)"\s*:`)},
+		{Name: "submit", Title: "SCC submit", Paths: "artifacts/<task_id>/submit.json (with schema_version scc.submit.v1, or task_id and changed_files), or any file with schema_version scc.submit.v1",
+			Claim: regexp.MustCompile(`scc\.submit\.v1|"task_id"\s*:[\s\S]*"changed_files"\s*:|"changed_files"\s*:[\s\S]*"task_id"\s*:`)},
+		{Name: "verdict", Title: "SCC verdict", Paths: "artifacts/<task_id>/verdict.json (with schema_version scc.verdict.v1, or a verdict key), or any file with schema_version scc.verdict.v1",
+			Claim: regexp.MustCompile(`scc\.verdict\.v1|"verdict"\s*:`)},
+	}},
+	{ID: "autopilot", Title: "Autopilot", Markers: []string{".autopilot", ".planning"}, Kinds: []*Kind{
+		// Other tools write .autopilot/state.json and .autopilot/config.json
+		// too: the file is Autopilot's only when its content says so.
+		{Name: "state", Title: "Autopilot run state", Paths: ".autopilot/state.json (with _meta), .autopilot/archive/run-*.json",
+			Claim: regexp.MustCompile(`"_meta"\s*:`)},
+		{Name: "circuit-breaker-config", Title: "Autopilot circuit-breaker config", Paths: ".autopilot/config.json (with circuit_breaker_config), or any JSON file with a top-level circuit_breaker_config",
+			Claim: regexp.MustCompile(`"circuit_breaker_config"\s*:`)},
+		{Name: "trace", Title: "Autopilot trace", Paths: ".planning/phases/<id>/TRACE.jsonl, .planning/phases/<id>/<step>-trace.jsonl", PerItem: true},
+		{Name: "postmortem", Title: "Autopilot post-mortem", Paths: ".autopilot/diagnostics/phase-N-postmortem.json"},
+		{Name: "learnings", Title: "Autopilot learnings", Paths: ".autopilot/learnings.md"},
+		{Name: "triage", Title: "Autopilot triage", Paths: ".planning/phases/<id>/TRIAGE.json"},
+	}},
+	{ID: "outcome", Title: "Phase Outcomes", Markers: nil, Kinds: []*Kind{
+		{Name: "phase-outcome", Title: "Phase Outcome", Paths: "**/*.outcome.yaml, or any YAML file with top-level phase and pending_decisions (e.g. under .devwork/ or outcomes/)"},
+	}},
 }
+
+// kinds is every kind, in the table's order.
+var kinds = func() []*Kind {
+	var out []*Kind
+	for _, f := range families {
+		for _, k := range f.Kinds {
+			k.Family = f.ID
+			out = append(out, k)
+		}
+	}
+	return out
+}()
+
+// Family is one pipeline family of the table.
+type Family struct {
+	// ID is "pace", "jg", "scc", "autopilot" or "outcome": the prefix of its
+	// kinds' and rules' IDs.
+	ID string
+	// Title names the family for people ("JG pipeline").
+	Title string
+	// Markers are the hidden directories the family's path conventions start
+	// at (.pace, .pipeline, …); a root inside one is checked in its place
+	// (see ContextRoot).
+	Markers []string
+	// Kinds are the family's artifact kinds.
+	Kinds []*Kind
+}
+
+// Families returns the families in the order they are listed.
+func Families() []*Family { return append([]*Family(nil), families...) }
 
 var byID = func() map[string]*Kind {
 	m := make(map[string]*Kind, len(kinds))
@@ -171,6 +240,9 @@ func ClassifyPath(rel string) *Kind {
 			if name == "state.yaml" {
 				return byID["jg.state"]
 			}
+			if name == "pipeline-trace.json" {
+				return byID["jg.pipeline-trace"]
+			}
 		}
 	}
 	if has("artifacts") {
@@ -204,8 +276,13 @@ func ClassifyPath(rel string) *Kind {
 		}
 	}
 	if has(".planning") {
-		if rest := after(".planning"); len(rest) == 2 && rest[0] == "phases" && stepTrace.MatchString(name) {
-			return byID["autopilot.trace"]
+		if rest := after(".planning"); len(rest) == 2 && rest[0] == "phases" {
+			switch {
+			case stepTrace.MatchString(name):
+				return byID["autopilot.trace"]
+			case name == "TRIAGE.json":
+				return byID["autopilot.triage"]
+			}
 		}
 	}
 	return nil

@@ -55,6 +55,15 @@ func TestClassifyPath(t *testing.T) {
 
 		// JG pipeline.
 		{".pipeline/issue-1/plan.json", "jg.plan"},
+		{".pipeline/ISSUE-42/pipeline-trace.json", "jg.pipeline-trace"},
+		{".pipeline/completed/ISSUE-42/pipeline-trace.json", "jg.pipeline-trace"},
+		{".pipeline/pipeline-trace.json", ""},
+		{".pipeline/ISSUE-42/sub/pipeline-trace.json", ""},
+		// Autopilot triage.
+		{".planning/phases/26.2-update-notification-system/TRIAGE.json", "autopilot.triage"},
+		{".planning/phases/TRIAGE.json", ""},
+		{".planning/phases/3/triage.json", ""},
+		{".planning/phases/3/sub/TRIAGE.json", ""},
 		{".pipeline/42/worker-result.json", "jg.worker-result"},
 		{".pipeline/42/worker-result-fast.json", "jg.worker-result"},
 		{".pipeline/42/worker-result-high.json", "jg.worker-result"},
@@ -80,7 +89,6 @@ func TestClassifyPath(t *testing.T) {
 		{".pipeline/42/plan.yaml", ""},
 		{".pipeline/42/test-result-slow.json", ""},
 		{".pipeline/42/test-results.json", ""},
-		{".pipeline/42/pipeline-trace.json", ""},
 		{".pipeline/42/lessons.yaml", ""},
 		{".pipeline/completed/42/x/plan.json", ""},
 		{"pipeline/42/plan.json", ""},
@@ -157,6 +165,7 @@ func TestClassifyPathCoversEveryKind(t *testing.T) {
 		"autopilot.state": ".autopilot/state.json", "autopilot.circuit-breaker-config": ".autopilot/config.json",
 		"autopilot.trace": ".planning/phases/1/TRACE.jsonl", "autopilot.postmortem": ".autopilot/diagnostics/phase-1-postmortem.json",
 		"autopilot.learnings": ".autopilot/learnings.md", "outcome.phase-outcome": "a.outcome.yaml",
+		"autopilot.triage": ".planning/phases/03-tests/TRIAGE.json", "jg.pipeline-trace": ".pipeline/ISSUE-42/pipeline-trace.json",
 	}
 	for _, k := range Kinds() {
 		p, ok := examples[k.ID]

@@ -50,7 +50,7 @@ import (
 var _ = registerFamily(&family{
 	name:  "autopilot",
 	check: checkAutopilot,
-	rules: []Rule{
+	rules: append([]Rule{
 		{ID: "autopilot.state.current-phase-exists", Severity: SeverityWarning, Basis: "I", Summary: "`_meta.current_phase` names a phase of the run (`phases` has the key \"phase_\" + current_phase)."},
 		{ID: "autopilot.state.checkpoint-after-start", Severity: SeverityWarning, Basis: "I", Summary: "`_meta.last_checkpoint` is not earlier than `_meta.started_at`."},
 		{ID: "autopilot.state.checkpoint-after-events", Severity: SeverityWarning, Basis: "I", Summary: "No event of `event_log` is later than `_meta.last_checkpoint` (the checkpoint is rewritten on every state write; this replaces the wall-clock \"presumed crashed\" check, which would make output depend on the time phasegate runs)."},
@@ -92,7 +92,7 @@ var _ = registerFamily(&family{
 		{ID: "autopilot.postmortem.state-phase-failed", Severity: SeverityWarning, Basis: "I", Summary: "A post-mortem of the current run (its timestamp is not before state.json's `_meta.started_at`) is for a phase whose status in state.json is failed."},
 		{ID: "autopilot.postmortem.learnings-entry", Severity: SeverityError, Basis: "R", Summary: "A post-mortem's failure is recorded in learnings.md as `### Phase N failure -- <root_cause.category>` (the playbook's MUST). Checked when learnings.md is present, or when state.json shows the post-mortem belongs to the current run (learnings.md is reset at run start, diagnostics are not)."},
 		{ID: "autopilot.learnings.verdict-entries", Severity: SeverityWarning, Basis: "I", Summary: "learnings.md's `### Human Verdict: Phase N -- V` entries match the human verdicts recorded in state.json, one for one (LRNG-04)."},
-	},
+	}, autopilotTriageRules...),
 })
 
 // autopilotBreakerDefaults are the seed's circuit_breaker_config defaults.
@@ -197,6 +197,8 @@ func checkAutopilot(c *ruleCtx, g *Group) {
 			}
 		case "autopilot.postmortem":
 			ag.postmortems = append(ag.postmortems, d)
+		case "autopilot.triage":
+			autopilotCheckTriage(c, d)
 		case "autopilot.trace":
 			dir := path.Dir(d.Path)
 			if _, ok := ag.traces[dir]; !ok {

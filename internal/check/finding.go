@@ -38,6 +38,20 @@ type Finding struct {
 // RuleSchema is the rule ID of every JSON Schema violation.
 const RuleSchema = "schema"
 
+// RuleNothingFound is the warning that a checked directory holds no
+// artifact: a gate that checked nothing must not look like one that passed.
+const RuleNothingFound = "discovery.nothing-found"
+
+// RuleUnknownKind is the error that a file named on the command line matches
+// no artifact kind (nothing in it could be checked).
+const RuleUnknownKind = "discovery.unknown-kind"
+
+// RuleConvention is the rule ID of a JSON Schema violation in a part of the
+// schema marked `"x-tier": "convention"`: the shape upstream documents but
+// neither enforces nor needs. It is a warning by default and can be set to
+// error or off like a rule of the rule layer.
+const RuleConvention = "schema.convention"
+
 // Sort orders findings by file, line, column, rule and message, so output is
 // the same on every run whatever the order of work.
 func Sort(fs []Finding) {

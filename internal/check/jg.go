@@ -47,13 +47,13 @@ import (
 var _ = registerFamily(&family{
 	name:  "jg",
 	check: checkJG,
-	rules: []Rule{
+	rules: append([]Rule{
 		// check.py stage-gate invariants. ac_test_mapped, classification_valid,
 		// finding_has_file and finding_has_line are enforced by the schemas
 		// (non-blank acceptance_mapping values, the classification enum,
 		// non-blank finding file and integer line ≥ 1), so they are not rules.
 		{ID: "jg.plan.file-has-step", Severity: SeverityError, Basis: "R", Summary: "Every file in `affected_files` has a step whose `file` is that file (check.py file_has_step)."},
-		{ID: "jg.plan.step-in-affected", Severity: SeverityWarning, Basis: "R", Summary: "Every step's non-null `file` is in `affected_files` (check.py step_in_affected; a warning because upstream's own expert walkthrough, issue-3 step 7, breaks it — set it to error for check.py's strictness)."},
+		{ID: "jg.plan.step-in-affected", Severity: SeverityError, Basis: "R", Summary: "Every step's non-null `file` is in `affected_files` (check.py step_in_affected, an error there: upstream's own expert walkthrough, issue-3 step 7, breaks it, and check.py --stage plan rejects that plan too)."},
 		{ID: "jg.scope.extra", Severity: SeverityError, Basis: "R", Summary: "With a diff base, every file changed in the diff (outside .pipeline/) is in the active issue's plan `affected_files` (check.py scope_extra). Only for an issue folder not under completed/ that the diff touches, and only when the diff touches no other active issue folder."},
 		{ID: "jg.scope.missing", Severity: SeverityWarning, Basis: "R", Summary: "With a diff base, every file in `affected_files` changed in the diff once the worker completed (check.py scope_missing)."},
 		{ID: "jg.test.phase-2-gated", Severity: SeverityError, Basis: "R", Summary: "`phase_2` is null or absent when a `phase_1` check failed (check.py phase_2_gated; \"If any Phase 1 check fails: STOP\")."},
@@ -68,6 +68,7 @@ var _ = registerFamily(&family{
 		{ID: "jg.review.fail-without-findings", Severity: SeverityWarning, Basis: "R", Summary: "A review with verdict FAIL lists at least one blocker or concern (nits alone never fail a review)."},
 		{ID: "jg.review.fail-without-trim", Severity: SeverityWarning, Basis: "R", Summary: "A review with verdict FAIL carries non-empty `trim_instructions` (\"FAIL with concrete trim instructions\")."},
 		{ID: "jg.test.verdict-matches-results", Severity: SeverityWarning, Basis: "I", Summary: "A test verdict PASS has no failed check in phase 1 or phase 2, and FAIL has at least one failed check (or a phase 2 stack trace)."},
+		{ID: "jg.test.check-object", Severity: SeverityError, Basis: "R", Summary: "Every `phase_1` entry of test-result.json is a mapping: check.py --stage test calls .get on each one and crashes on a bare string such as \"lint\": \"PASS\". In the other test results (test-result-pass.json, test-result-fail.json, …), which check.py does not read, a bare string is reported as schema.convention."},
 		{ID: "jg.test.check-result", Severity: SeverityWarning, Basis: "I", Summary: "Each phase 1 check's result ({result} or the bare string) is PASS, FAIL or SKIP."},
 		{ID: "jg.test.inline-triage-fix", Severity: SeverityError, Basis: "S", Summary: "`inline_triage: true` goes with `classification: fix_target` and a non-empty `fix_instruction`."},
 		{ID: "jg.test.classification-needs-triage", Severity: SeverityWarning, Basis: "I", Summary: "A tester sets `classification` only with `inline_triage: true`; otherwise it leaves it null for the debugger."},
@@ -83,7 +84,7 @@ var _ = registerFamily(&family{
 		{ID: "jg.lessons.frequency-positive", Severity: SeverityWarning, Basis: "I", Summary: "A lesson's `frequency` is at least 1."},
 		{ID: "jg.lessons.duplicate-pattern", Severity: SeverityWarning, Basis: "I", Summary: "A lesson's pattern is recorded once (raise its `frequency` instead of repeating it)."},
 		{ID: "jg.lessons.max-entries", Severity: SeverityWarning, Basis: "R", Summary: "lessons.yaml holds at most 50 entries (the template: \"Cap at ~50 entries; drop oldest when exceeded\")."},
-	},
+	}, jgTraceRules...),
 })
 
 // jgMaxLessons is the template's cap on lessons.yaml entries.
@@ -120,7 +121,7 @@ func jgCurrent(docs []*artifact.Document) *artifact.Document {
 var jgWriters = map[string]string{
 	"jg.plan": "jg-subplanner", "jg.worker-result": "jg-worker", "jg.test-result": "jg-tester",
 	"jg.review-result": "jg-reviewer", "jg.debug-diagnosis": "jg-debugger", "jg.git-result": "jg-git",
-	"jg.state": "jg-planner",
+	"jg.state": "jg-planner", "jg.pipeline-trace": "jg-planner",
 }
 
 // jgTiers orders the model tiers.
@@ -160,6 +161,8 @@ func checkJG(c *ruleCtx, g *Group) {
 			states = append(states, d)
 		case "jg.lessons":
 			lessons = append(lessons, d)
+		case "jg.pipeline-trace":
+			jgCheckTrace(c, d)
 		}
 		if w, ok := jgWriters[d.Kind.ID]; ok {
 			jgCheckProducedBy(c, d, w)
@@ -427,7 +430,12 @@ func jgCheckResults(m map[string]any) []jgCheckResult {
 		case string:
 			out = append(out, jgCheckResult{name: k, result: v, known: true})
 		case map[string]any:
+			// The documented key is result; upstream's walkthrough writes
+			// status, and check.py reads neither strictly.
 			r, ok := str(v, "result")
+			if !ok {
+				r, ok = str(v, "status")
+			}
 			out = append(out, jgCheckResult{name: k, result: r, known: ok})
 		}
 	}
@@ -477,6 +485,21 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 		return
 	}
 	p1 := asObj(obj["phase_1"])
+	names := make([]string, 0, len(p1))
+	for k := range p1 {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if _, bare := p1[k].(map[string]any); bare || p1[k] == nil {
+			continue
+		}
+		if path.Base(d.Path) == "test-result.json" {
+			c.report("jg.test.check-object", d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: check.py --stage test calls .get on each check of test-result.json and crashes on it — write {\"result\": %s}", quote(k), display(p1[k]), display(p1[k]))
+			continue
+		}
+		c.convention(d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", quote(k), display(p1[k]), display(p1[k]))
+	}
 	for _, r := range jgCheckResults(p1) {
 		if !r.known {
 			continue // the schema requires result

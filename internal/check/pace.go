@@ -273,8 +273,11 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 		c.report("pace.gate.hold-iff-fail", d, ptr("gate_decision"), "`gate_decision` is SHIP but %s (first: %s): a FAIL means HOLD", countWord(len(fails), "criterion fails", "criteria fail"), quote(strOr(first, "criterion")))
 	}
 	paceHoldReason(c, d, obj, "pace.gate.hold-reason-iff-hold", "gate_decision", decision)
-	blockers, _ := stringList(obj, "blockers")
+	// A report without blockers is one PACE fills with [] and accepts:
+	// nothing to compare then.
+	blockers, hasBlockers := stringList(obj, "blockers")
 	switch {
+	case !hasBlockers:
 	case len(fails) > 0 && len(blockers) == 0:
 		c.report("pace.gate.blockers-missing", d, ptr("blockers"), "%s but `blockers` is empty: describe each failure for FORGE", countWord(len(fails), "criterion fails", "criteria fail"))
 	case len(blockers) != len(fails):

@@ -46,7 +46,7 @@ func Rules() []Rule {
 // it to refuse misspelt rule IDs).
 func KnownRule(id string) bool {
 	_, ok := ruleIndex[id]
-	return ok
+	return ok || id == RuleConvention
 }
 
 func init() {
@@ -70,6 +70,13 @@ var families []*family
 var ruleIndex = map[string]*Rule{}
 
 func registerFamily(f *family) *family {
+	known := false
+	for _, af := range artifact.Families() {
+		known = known || af.ID == f.name
+	}
+	if !known {
+		panic("check: rules for family " + f.name + ", which is not in artifact's family table")
+	}
 	for i := range f.rules {
 		r := &f.rules[i]
 		if _, dup := ruleIndex[r.ID]; dup {
@@ -219,6 +226,21 @@ func (c *ruleCtx) report(id string, doc *artifact.Document, ptr []string, format
 	}
 	pos := doc.Locate(ptr)
 	c.findings = append(c.findings, Finding{File: doc.Path, Line: pos.Line, Column: pos.Column, Kind: doc.Kind.ID, Rule: id, Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
+// convention records a finding of RuleConvention from the rule layer: a
+// departure from the documented shape that upstream's validators accept in
+// this place. It follows the configured severity of RuleConvention.
+func (c *ruleCtx) convention(doc *artifact.Document, ptr []string, format string, args ...any) {
+	sev := SeverityWarning
+	if s, ok := c.opts.Config.Rules[RuleConvention]; ok {
+		sev = Severity(s)
+	}
+	if sev == SeverityOff {
+		return
+	}
+	pos := doc.Locate(ptr)
+	c.findings = append(c.findings, Finding{File: doc.Path, Line: pos.Line, Column: pos.Column, Kind: doc.Kind.ID, Rule: RuleConvention, Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
 // status records where a unit stands.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"runtime"
 	"sort"
 	"strings"
@@ -32,6 +33,12 @@ type Options struct {
 	// base revision to how they changed; nil when there is no base, and the
 	// commit-aware rules are then skipped.
 	Changed map[string]Change
+	// Kind, when set, is the kind of a root that is a single file, whatever
+	// its path or content say (--kind).
+	Kind *artifact.Kind
+	// RootName names the root in the nothing-found warning; the root as
+	// given when empty.
+	RootName string
 }
 
 // Change is how a file changed since the base revision.
@@ -64,9 +71,17 @@ type Result struct {
 // context; everything wrong with a file is a finding.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
 	var tree *os.Root
+	isDir := false
+	ctxPrefix := ""
 	if info, err := os.Stat(root); err == nil && info.IsDir() {
-		if tree, err = os.OpenRoot(root); err != nil {
-			return Result{}, fmt.Errorf("opening %s: %w", root, err)
+		isDir = true
+		// A root inside a marker directory (.pace, .pipeline, …) is checked
+		// in its place: paths are relative to the directory holding the
+		// marker, and the tree the rules read is that directory.
+		base, prefix := artifact.ContextRoot(root)
+		ctxPrefix = prefix
+		if tree, err = os.OpenRoot(base); err != nil {
+			return Result{}, fmt.Errorf("opening %s: %w", base, err)
 		}
 		defer tree.Close()
 	}
@@ -98,7 +113,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 			}
 		}()
 	}
-	walkErr := streamGroups(root, opts, func(g *fileGroup) error {
+	walkErr := streamGroups(root, ctxPrefix, opts, func(g *fileGroup) error {
 		select {
 		case jobs <- g:
 			return nil
@@ -115,14 +130,29 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 		return Result{}, fmt.Errorf("checking %s: %w", root, err)
 	}
 	res.Findings = append(res.Findings, outcomeRemoved(&opts)...)
+	if res.Artifacts == 0 && isDir {
+		name := opts.RootName
+		if name == "" {
+			name = root
+		}
+		res.Findings = append(res.Findings, Finding{Rule: RuleNothingFound, Severity: SeverityWarning,
+			Message: fmt.Sprintf("no artifact found under %s: no file there is at a kind's path (.pace/day-N/, .pipeline/<issue>/, artifacts/<task_id>/, .autopilot/, .planning/phases/<id>/, *.outcome.yaml; at a path other tools share, with the kind's content) or has a kind's content, so nothing was checked — point phasegate at the repository or project root, add an `artifacts:` glob in .github/phasegate.yml, or name a file with --kind KIND", name)})
+	}
 	Sort(res.Findings)
 	SortStatuses(res.Statuses)
 	sort.Slice(res.Outcomes, func(i, j int) bool { return res.Outcomes[i].Path < res.Outcomes[j].Path })
 	return res, nil
 }
 
-// FamilyOrder is the order in which families are listed.
-var FamilyOrder = []string{"pace", "jg", "scc", "autopilot", "outcome"}
+// FamilyOrder is the order in which families are listed: the order of the
+// family table (artifact.Families).
+var FamilyOrder = func() []string {
+	var out []string
+	for _, f := range artifact.Families() {
+		out = append(out, f.ID)
+	}
+	return out
+}()
 
 // SortStatuses orders statuses by family (FamilyOrder), then unit.
 func SortStatuses(sts []Status) {
@@ -155,7 +185,7 @@ type fileGroup struct {
 // the directories being walked are held at any time, so memory does not
 // grow with the number of files. Files classified by content are not known
 // yet: each is its own unit (content-classified kinds are single-file kinds).
-func streamGroups(root string, opts Options, emit func(*fileGroup) error) error {
+func streamGroups(root, prefix string, opts Options, emit func(*fileGroup) error) error {
 	open := map[string]*fileGroup{}
 	var order []string // open keys, oldest first
 	flush := func(next string, all bool) error {
@@ -174,7 +204,7 @@ func streamGroups(root string, opts Options, emit func(*fileGroup) error) error 
 		order = kept
 		return nil
 	}
-	err := artifact.Walk(root, artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore}, func(f artifact.File) error {
+	err := artifact.Walk(root, artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore, Kind: opts.Kind, Prefix: prefix}, func(f artifact.File) error {
 		if err := flush(f.Rel, false); err != nil {
 			return err
 		}
@@ -212,9 +242,13 @@ func (v *Validator) checkGroup(fg fileGroup, opts *Options, tree *os.Root) group
 	var res groupResult
 	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: tree, limit: limits.MaxFileSize}
 	for _, f := range fg.files {
-		doc, fs := v.checkFile(f, limits, opts.Prefix)
+		doc, fs := v.checkFile(f, limits, opts)
 		if doc == nil && fs == nil {
 			continue // not an artifact
+		}
+		if len(fs) == 1 && fs[0].Rule == RuleUnknownKind {
+			res.findings = append(res.findings, fs...)
+			continue // named, but not an artifact
 		}
 		res.artifacts++
 		res.findings = append(res.findings, fs...)
@@ -255,8 +289,8 @@ const sniffSize = 64 << 10
 // It returns the decoded document (nil when the file could not be decoded or
 // is not an artifact) and the file's findings; both nil means the file is not
 // an artifact.
-func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix string) (*artifact.Document, []Finding) {
-	rel := prefix + f.Rel
+func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Options) (*artifact.Document, []Finding) {
+	rel := opts.Prefix + f.Rel
 	problem := func(k *artifact.Kind, p artifact.Problem) []Finding {
 		id := ""
 		if k != nil {
@@ -275,9 +309,22 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix st
 		return nil, problem(f.Kind, artifact.Problem{Pos: artifact.Pos{Line: 1, Column: 1}, Rule: artifact.RuleRead, Message: fmt.Sprintf("could not read the file: %v", errors.Unwrap(err))})
 	}
 	k := f.Kind
+	var unclaimed *artifact.Kind
+	if k != nil && f.ByPath && !artifact.Claims(k, data[:min(len(data), sniffSize)]) {
+		// Another tool's file at a path this kind shares: not ours, unless
+		// its content is another kind's.
+		unclaimed, k = k, nil
+	}
 	if k == nil {
 		k = artifact.Sniff(f.Rel, data[:min(len(data), sniffSize)])
 		if k == nil {
+			if f.Named {
+				fd := v.unknownKind(rel, data, limits)
+				if unclaimed != nil {
+					fd.Message += fmt.Sprintf(" (its path is where %s lives, but other tools write files there too, and its content lacks what marks the kind: %s)", unclaimed.ID, unclaimed.Paths)
+				}
+				return nil, []Finding{fd}
+			}
 			return nil, nil
 		}
 	}
@@ -289,7 +336,7 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, prefix st
 	for _, p := range doc.Problems {
 		out = append(out, problem(k, p)...)
 	}
-	out = append(out, v.Validate(doc)...)
+	out = append(out, conventionSeverity(v.Validate(doc), opts.Config.Rules)...)
 	if out == nil {
 		out = []Finding{}
 	}
@@ -322,4 +369,56 @@ func readLimited(p string, max int64) ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
 	}
 	return data, int64(len(data)), nil
+}
+
+// conventionSeverity applies the configured severity of RuleConvention
+// (rules: {schema.convention: error|warning|off}) to the schema findings.
+func conventionSeverity(fs []Finding, rules map[string]string) []Finding {
+	sev, ok := rules[RuleConvention]
+	if !ok {
+		return fs
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Rule == RuleConvention {
+			if Severity(sev) == SeverityOff {
+				continue
+			}
+			f.Severity = Severity(sev)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// unknownKind is the finding for a file the user named that matches no kind:
+// it says so, and which kind it is closest to (the kind under which its
+// content has the fewest schema findings).
+func (v *Validator) unknownKind(rel string, data []byte, limits artifact.Limits) Finding {
+	best, bestN, bestNamed := (*artifact.Kind)(nil), 0, false
+	base := path.Base(rel)
+	ext := strings.ToLower(path.Ext(rel))
+	for _, k := range artifact.Kinds() {
+		if k.PerItem != (ext == ".jsonl") || (k.ID == "autopilot.learnings") != (ext == ".md" && base == "learnings.md") {
+			continue // a kind that is never written in this format
+		}
+		doc := artifact.Decode(rel, k, data, limits)
+		if !doc.Decoded {
+			continue
+		}
+		n := len(v.Validate(doc))
+		// A kind that lives under this file name is closest; then the kind
+		// under which the content has the fewest schema findings.
+		named := strings.Contains(k.Paths, "/"+base)
+		if best == nil || named && !bestNamed || named == bestNamed && n < bestN {
+			best, bestN, bestNamed = k, n, named
+		}
+	}
+	msg := fmt.Sprintf("%s matches no artifact kind by its path or content, so nothing in it was checked", rel)
+	if best != nil {
+		msg += fmt.Sprintf("; the closest kind is %s (%s, found at %s), with %s as that kind — move the file to where that kind lives, or check it as that kind with --kind %s", best.ID, best.Title, best.Paths, countWord(bestN, "schema finding", "schema findings"), best.ID)
+	} else {
+		msg += " (it does not decode as any kind's format) — check it as a kind with --kind KIND (phasegate schema lists them)"
+	}
+	return Finding{File: rel, Line: 1, Column: 1, Rule: RuleUnknownKind, Severity: SeverityError, Message: msg}
 }

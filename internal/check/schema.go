@@ -97,7 +97,7 @@ func (v *Validator) Validate(doc *artifact.Document) []Finding {
 		}
 		return out
 	}
-	return v.validateOne(doc, s, doc.Value, nil)
+	return v.validateOne(doc, s, normalised(doc), nil)
 }
 
 func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, value any, prefix []string) []Finding {
@@ -110,10 +110,39 @@ func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, va
 		return []Finding{v.finding(doc, prefix, fmt.Sprintf("could not validate: %v", err))}
 	}
 	var out []Finding
-	for _, l := range v.leaves(ve, "") {
-		out = append(out, v.describe(doc, value, prefix, l)...)
+	for _, l := range v.leaves(ve, "", tier{}) {
+		fs := v.describe(doc, value, prefix, l)
+		if l.tier.convention {
+			for i := range fs {
+				fs[i].Rule, fs[i].Severity = RuleConvention, SeverityWarning
+				if l.tier.basis != "" {
+					fs[i].Message += " (a convention upstream does not enforce: " + l.tier.basis + ")"
+				}
+			}
+		}
+		out = append(out, fs...)
 	}
-	return dedupe(out)
+	return dropShadowed(dedupe(out))
+}
+
+// dropShadowed drops a convention finding at the place of a contract
+// finding: the error already says what is wrong there.
+func dropShadowed(fs []Finding) []Finding {
+	type at struct{ line, col int }
+	errs := map[at]bool{}
+	for _, f := range fs {
+		if f.Rule == RuleSchema {
+			errs[at{f.Line, f.Column}] = true
+		}
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Rule == RuleConvention && errs[at{f.Line, f.Column}] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func (v *Validator) finding(doc *artifact.Document, loc []string, msg string) Finding {
@@ -126,6 +155,17 @@ func (v *Validator) finding(doc *artifact.Document, loc []string, msg string) Fi
 type leaf struct {
 	err  *jsonschema.ValidationError
 	hint string
+	tier tier
+}
+
+// tier is the x-tier annotation that governs a leaf: the contract (what an
+// upstream validator enforces, or what upstream code needs to run) is an
+// error; a convention (what upstream documents but neither enforces nor
+// needs) is a warning under its own rule, RuleConvention. basis is the
+// schema's x-basis beside it: the upstream evidence for the choice.
+type tier struct {
+	convention bool
+	basis      string
 }
 
 // leaves walks the validator's error tree down to the violations a person can
@@ -134,25 +174,28 @@ type leaf struct {
 // got furthest into the document is kept: its errors are the ones that
 // describe what the author meant to write. A failed `contains` is one
 // violation, not one per array element.
-func (v *Validator) leaves(e *jsonschema.ValidationError, inherited string) []leaf {
+func (v *Validator) leaves(e *jsonschema.ValidationError, inherited string, tr tier) []leaf {
+	if t, ok := v.tierAt(e); ok {
+		tr = t
+	}
 	switch e.ErrorKind.(type) {
 	case *kind.Reference:
 		if h := v.ownHint(e); h != "" {
 			inherited = h
 		}
 	case *kind.Contains, *kind.MinContains, *kind.MaxContains:
-		return []leaf{{e, v.hintFor(e, inherited)}}
+		return []leaf{{e, v.hintFor(e, inherited), tr}}
 	case *kind.AnyOf, *kind.OneOf:
 		if len(e.Causes) == 0 {
-			return []leaf{{e, v.hintFor(e, inherited)}}
+			return []leaf{{e, v.hintFor(e, inherited), tr}}
 		}
 		if merged := v.mergeTypeBranches(e); merged != nil {
-			return []leaf{{merged, v.hintFor(e, inherited)}}
+			return []leaf{{merged, v.hintFor(e, inherited), tr}}
 		}
 		var best []leaf
 		bestDepth := -1
 		for _, c := range e.Causes {
-			ls := v.leaves(c, inherited)
+			ls := v.leaves(c, inherited, tr)
 			d := 0
 			for _, l := range ls {
 				d = max(d, len(l.err.InstanceLocation))
@@ -164,14 +207,62 @@ func (v *Validator) leaves(e *jsonschema.ValidationError, inherited string) []le
 		return best
 	}
 	if len(e.Causes) == 0 {
-		return []leaf{{e, v.hintFor(e, inherited)}}
+		return []leaf{{e, v.hintFor(e, inherited), tr}}
 	}
 	var out []leaf
 	for _, c := range e.Causes {
-		out = append(out, v.leaves(c, inherited)...)
+		out = append(out, v.leaves(c, inherited, tr)...)
 	}
 	return out
 }
+
+// tierAt finds the x-tier annotation that governs the schema location of e:
+// the deepest one on the path from its schema document's root to the failed
+// keyword. ok is false when the document has none there (the tier is then
+// inherited through the $ref that led here, or the contract).
+func (v *Validator) tierAt(e *jsonschema.ValidationError) (t tier, ok bool) {
+	url, frag, _ := strings.Cut(e.SchemaURL, "#")
+	cur, found := v.raw[url]
+	if !found {
+		return tier{}, false
+	}
+	look := func(node any) {
+		obj, isObj := node.(map[string]any)
+		if !isObj {
+			return
+		}
+		switch obj["x-tier"] {
+		case TierConvention:
+			b, _ := obj["x-basis"].(string)
+			t, ok = tier{convention: true, basis: b}, true
+		case TierContract:
+			t, ok = tier{}, true
+		}
+	}
+	look(cur)
+	for _, tok := range artifact.SplitPointer(frag) {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return t, ok
+			}
+			cur = c[i]
+		default:
+			return t, ok
+		}
+		look(cur)
+	}
+	return t, ok
+}
+
+// The values of the x-tier schema annotation.
+const (
+	TierContract   = "contract"
+	TierConvention = "convention"
+)
 
 func (v *Validator) hintFor(e *jsonschema.ValidationError, inherited string) string {
 	if h := v.ownHint(e); h != "" {
@@ -186,7 +277,7 @@ func (v *Validator) mergeTypeBranches(e *jsonschema.ValidationError) *jsonschema
 	merged := &kind.Type{}
 	var loc []string
 	for i, c := range e.Causes {
-		ls := v.leaves(c, "")
+		ls := v.leaves(c, "", tier{})
 		if len(ls) != 1 {
 			return nil
 		}
@@ -336,6 +427,14 @@ func (v *Validator) message(e *jsonschema.ValidationError, field string, got any
 		return fmt.Sprintf("%s must not repeat entries: entries %d and %d are the same", field, k.Duplicates[0]+1, k.Duplicates[1]+1)
 	case *kind.FalseSchema:
 		return fmt.Sprintf("%s is not allowed here", field)
+	case *kind.Not:
+		switch got {
+		case nil:
+			return fmt.Sprintf("%s must not be null", field)
+		case "":
+			return fmt.Sprintf("%s must not be empty", field)
+		}
+		return fmt.Sprintf("%s must not be %s", field, display(got))
 	case *kind.PropertyNames:
 		return fmt.Sprintf("%s has an invalid field name %s", field, display(k.Property))
 	}

@@ -13,7 +13,8 @@ import (
 // TestSeedExamples: the examples of the source documents get exactly the
 // findings contracts.md and the fixtures' README predict. Seed 000's day is
 // not consistent: the handoff's `commit` is the truncated placeholder
-// "a3f9c12d8e4b..." (schema), and the gate report judges "CI pipeline
+// "a3f9c12d8e4b..." (a schema.convention warning: PACE's HANDOFF_SCHEMA
+// requires only a string, and PACE's docs ship this very example), and the gate report judges "CI pipeline
 // green", which the story card does not list (unknown criterion), as PARTIAL
 // although the story's only out-of-scope item is "OAuth / social login",
 // while the story's second criterion has no result at all. The sentinel,
@@ -34,7 +35,7 @@ func TestSeedExamples(t *testing.T) {
 		{file: ".pace/day-1/gate-report.yaml", rule: "pace.gate.criterion-missing", contains: "User.verify_password()", line: 3},
 		{file: ".pace/day-1/gate-report.yaml", rule: "pace.gate.criterion-unknown", contains: "CI pipeline green", line: 7},
 		{file: ".pace/day-1/gate-report.yaml", rule: "pace.gate.partial-out-of-scope", contains: "OAuth / social login", line: 8},
-		{file: ".pace/day-1/handoff.yaml", rule: RuleSchema, contains: "`commit`", line: 3},
+		{file: ".pace/day-1/handoff.yaml", rule: RuleConvention, contains: "`commit`", line: 3},
 	}
 	got := res.Findings
 	if len(got) != len(want) {

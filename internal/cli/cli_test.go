@@ -84,6 +84,9 @@ func TestExitCodesAndStreams(t *testing.T) {
 		".github/phasegate.yml":        "rules: [\n",
 	})
 	missing := filepath.Join(empty, "does-not-exist")
+	// A real gate report outside .pace/day-N/, and a file of no kind.
+	loose := writeTree(t, map[string]string{"reports/gate.md": validGateReport, "notes.json": `{"todo": 1}` + "\n"})
+	looseGate := filepath.Join(loose, "reports", "gate.md")
 
 	tests := []struct {
 		name       string
@@ -94,8 +97,26 @@ func TestExitCodesAndStreams(t *testing.T) {
 	}{
 		{name: "clean tree", args: []string{"validate", clean}, wantCode: ExitOK,
 			wantStdout: []string{"1 artifact checked: 0 errors, 0 warnings — SHIP"}},
-		{name: "empty tree", args: []string{"validate", empty}, wantCode: ExitOK,
-			wantStdout: []string{"0 artifacts checked: 0 errors, 0 warnings — SHIP"}},
+		{name: "empty tree warns that nothing was found", args: []string{"validate", empty}, wantCode: ExitOK,
+			wantStdout: []string{"phasegate: warning discovery.nothing-found: no artifact found under " + empty, "0 artifacts checked: 0 errors, 1 warning — ADVISORY"}},
+		{name: "gate on nothing is not SHIP", args: []string{"gate", empty}, wantCode: ExitOK,
+			wantStdout: []string{"Verdict ADVISORY because:", "ADVISORY: no artifact found under", "— ADVISORY"}},
+		{name: "marker directory as the root is checked in its place", args: []string{"validate", filepath.Join(clean, ".pace")}, wantCode: ExitOK,
+			wantStdout: []string{"1 artifact checked: 0 errors, 0 warnings — SHIP"}},
+		{name: "day directory as the root", args: []string{"validate", filepath.Join(schemaErr, ".pace", "day-3")}, wantCode: ExitFindings,
+			wantStdout: []string{".pace/day-3/gate-report.yaml:1:", "error schema:", "1 artifact checked"}},
+		{name: "named file of no kind is an error naming the closest kind", args: []string{"validate", looseGate}, wantCode: ExitFindings,
+			wantStdout: []string{"error discovery.unknown-kind:", "the closest kind is pace.gate-report", "--kind pace.gate-report", "0 artifacts checked: 1 error"}},
+		{name: "--kind forces the kind of a named file", args: []string{"validate", "--kind", "pace.gate-report", looseGate}, wantCode: ExitOK,
+			wantStdout: []string{"1 artifact checked: 0 errors, 0 warnings — SHIP"}},
+		{name: "--kind checks the file as that kind", args: []string{"validate", "--kind", "pace.sentinel-report", looseGate}, wantCode: ExitFindings,
+			wantStdout: []string{"error schema:", "sentinel_decision", "HOLD"}},
+		{name: "--kind on a directory is a usage error", args: []string{"validate", "--kind", "pace.gate-report", loose}, wantCode: ExitUsage,
+			wantStderr: []string{"--kind applies to files", loose}},
+		{name: "--kind unknown", args: []string{"validate", "--kind", "pace.nope", looseGate}, wantCode: ExitUsage,
+			wantStderr: []string{`unknown --kind "pace.nope"`}},
+		{name: "unnamed file of no kind in a tree is not reported", args: []string{"validate", loose}, wantCode: ExitOK,
+			wantStdout: []string{"discovery.nothing-found", "0 artifacts checked"}},
 		{name: "one file", args: []string{"validate", filepath.Join(clean, ".pace", "day-1", "gate-report.yaml")}, wantCode: ExitOK,
 			wantStdout: []string{"1 artifact checked"}},
 		{name: "invalid YAML", args: []string{"validate", broken}, wantCode: ExitFindings,
@@ -151,7 +172,7 @@ func TestExitCodesAndStreams(t *testing.T) {
 		{name: "schema unknown kind", args: []string{"schema", "nope"}, wantCode: ExitUsage,
 			wantStderr: []string{`unknown kind "nope"`}},
 		{name: "schema two kinds", args: []string{"schema", "pace.gate-report", "pace.handoff"}, wantCode: ExitUsage,
-			wantStderr: []string{"usage: phasegate schema [KIND]"}},
+			wantStderr: []string{"usage: phasegate schema [KIND | --conventions]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,8 +274,9 @@ func TestValidateJSON(t *testing.T) {
 			name:         "empty",
 			files:        map[string]string{"README.md": "# not an artifact\n"},
 			wantCode:     ExitOK,
-			wantVerdict:  "SHIP",
+			wantVerdict:  "ADVISORY",
 			wantArtifact: 0,
+			wantFindings: []jsonFinding{{File: "", Line: 0, Kind: "", Rule: "discovery.nothing-found", Severity: "warning", Message: "no artifact found under"}},
 		},
 		{
 			name: "invalid YAML",
@@ -301,7 +323,7 @@ func TestValidateJSON(t *testing.T) {
 			}
 			for i, want := range tt.wantFindings {
 				f := rep.Findings[i]
-				if f.File != want.File || f.Line != want.Line || f.Column < 1 || f.Kind != want.Kind || f.Rule != want.Rule || f.Severity != want.Severity || !strings.Contains(f.Message, want.Message) {
+				if f.File != want.File || f.Line != want.Line || (f.Column < 1) != (f.File == "") || f.Kind != want.Kind || f.Rule != want.Rule || f.Severity != want.Severity || !strings.Contains(f.Message, want.Message) {
 					t.Errorf("finding %d = %+v, want %+v", i, f, want)
 				}
 			}

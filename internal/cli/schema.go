@@ -22,6 +22,19 @@ func (e *environment) schema(args []string) int {
 		}
 		tw.Flush()
 		fmt.Fprintf(e.stdout, "\nSchemas: phasegate schema KIND, or %s<family>/<kind>.schema.json\n", check.SchemaBaseURL)
+		fmt.Fprintln(e.stdout, "Convention-tier fields (schema.convention warnings, with their upstream basis): phasegate schema --conventions")
+		return ExitOK
+	case len(args) == 1 && args[0] == "--conventions":
+		convs, err := check.Conventions()
+		if err != nil {
+			return e.failf("%v", err)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCHEMA\tFIELD\tBASIS (why upstream accepts a departure here)")
+		for _, c := range convs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Schema, c.Field, c.Basis)
+		}
+		tw.Flush()
 		return ExitOK
 	case len(args) == 1 && !strings.HasPrefix(args[0], "-"):
 		k := artifact.KindByID(args[0])
@@ -37,8 +50,8 @@ func (e *environment) schema(args []string) int {
 		}
 		return ExitOK
 	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
-		fmt.Fprintln(e.stdout, "Usage: phasegate schema [KIND]\n\nWithout KIND, lists every artifact kind; with KIND, prints its JSON Schema (draft 2020-12).")
+		fmt.Fprintln(e.stdout, "Usage: phasegate schema [KIND | --conventions]\n\nWithout KIND, lists every artifact kind; with KIND, prints its JSON Schema (draft 2020-12),\nwhose x-tier/x-basis annotations mark the convention tier; --conventions lists every\nconvention-tier field with its upstream basis.")
 		return ExitOK
 	}
-	return e.failf("usage: phasegate schema [KIND]")
+	return e.failf("usage: phasegate schema [KIND | --conventions]")
 }

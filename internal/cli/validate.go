@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/gate"
@@ -23,6 +24,7 @@ type validateFlags struct {
 	format string
 	config string
 	base   string
+	kind   string
 	paths  []string
 }
 
@@ -37,6 +39,7 @@ func parseValidateFlags(name string, args []string, e *environment) (validateFla
 	fset.SetOutput(io.Discard)
 	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", "))
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
+	fset.StringVar(&f.kind, "kind", "", "check each PATH, which must be a file, as this artifact kind (e.g. pace.gate-report; 'phasegate schema' lists them), whatever its path or content say")
 	fset.StringVar(&f.base, "base", "", "base revision (commit, branch or tag) for the commit-aware checks: outcomes modified since it, JG scope against the files changed since it")
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: phasegate %s [flags] [PATH...]\n\nChecks every artifact under each PATH (default .). Flags:\n", name)
@@ -70,6 +73,16 @@ func parseValidateFlags(name string, args []string, e *environment) (validateFla
 	}
 	if len(f.paths) == 0 {
 		f.paths = []string{"."}
+	}
+	if f.kind != "" {
+		if artifact.KindByID(f.kind) == nil {
+			return f, fmt.Errorf("unknown --kind %q (run 'phasegate schema' to list the kinds)", f.kind)
+		}
+		for _, p := range f.paths {
+			if info, err := os.Stat(p); err == nil && info.IsDir() {
+				return f, fmt.Errorf("--kind applies to files, but %s is a directory: name the files to check as %s", p, f.kind)
+			}
+		}
 	}
 	return f, nil
 }
@@ -142,10 +155,21 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 				prefix = ""
 			}
 		}
-		opts := check.Options{Config: cfg, Prefix: prefix}
+		opts := check.Options{Config: cfg, Prefix: prefix, Kind: artifact.KindByID(f.kind), RootName: p}
 		if f.base != "" {
 			if opts.Changed, err = changedSince(ctx, p, f.base); err != nil {
 				return rep, err
+			}
+			// A PATH inside a marker directory is checked relative to the
+			// directory holding the marker (see artifact.ContextRoot).
+			if _, ctxPrefix := artifact.ContextRoot(p); ctxPrefix != "" {
+				if info, err := os.Stat(p); err == nil && info.IsDir() {
+					moved := make(map[string]check.Change, len(opts.Changed))
+					for name, c := range opts.Changed {
+						moved[ctxPrefix+name] = c
+					}
+					opts.Changed = moved
+				}
 			}
 		}
 		res, err := v.Run(ctx, p, opts)

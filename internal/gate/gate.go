@@ -66,6 +66,18 @@ func Compute(fs []check.Finding, statuses []check.Status) Result {
 	}
 	for _, name := range order {
 		pf := files[name]
+		if name == "" {
+			// Findings about the run, not a file (nothing found): their
+			// messages are the reasons.
+			for i := range fs {
+				if f := &fs[i]; f.File == "" && f.Severity == check.SeverityError {
+					holds = append(holds, "HOLD: "+f.Message)
+				} else if f.File == "" {
+					advisories = append(advisories, "ADVISORY: "+f.Message)
+				}
+			}
+			continue
+		}
 		if pf.errors > 0 {
 			holds = append(holds, fmt.Sprintf("HOLD: %s — %s, first at line %d: %s", name, count(pf.errors, "error"), pf.firstErr.Line, pf.firstErr.Message))
 		} else {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
 )
@@ -93,6 +94,11 @@ func Text(w io.Writer, r Report) error {
 			b.WriteByte('\n')
 		}
 		prev = f.File
+		if f.File == "" {
+			// A finding about the run, not a file (nothing found).
+			fmt.Fprintf(&b, "phasegate: %s %s: %s\n", f.Severity, Terminal(f.Rule), Terminal(f.Message))
+			continue
+		}
 		fmt.Fprintf(&b, "%s:%d:%d: %s %s: %s\n", Terminal(f.File), f.Line, f.Column, f.Severity, Terminal(f.Rule), Terminal(f.Message))
 	}
 	if len(r.Findings) > 0 {
@@ -124,10 +130,15 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// familyNames are the families in the order the pipeline table lists them.
-var familyNames = []struct{ id, title string }{
-	{"pace", "PACE"}, {"jg", "JG pipeline"}, {"scc", "SCC"}, {"autopilot", "Autopilot"}, {"outcome", "Phase Outcomes"},
-}
+// familyNames are the families in the order the pipeline table lists them,
+// from the family table (artifact.Families).
+var familyNames = func() []struct{ id, title string } {
+	var out []struct{ id, title string }
+	for _, f := range artifact.Families() {
+		out = append(out, struct{ id, title string }{f.ID, f.Title})
+	}
+	return out
+}()
 
 // writePipeline prints one compact line per unit, grouped by family.
 func writePipeline(b *strings.Builder, statuses []check.Status) {

@@ -34,8 +34,8 @@ judgement call — inferred rules are warnings (or off) by default.
 
 ## Decoding and schema
 
-These apply to every artifact and cannot be switched off: a file that cannot be read or decoded is never
-silently skipped.
+These apply to every artifact and cannot be switched off (except ` + "`schema.convention`" + `): a file that cannot be
+read or decoded is never silently skipped.
 
 `)
 	ids := make([]string, 0, len(builtinRules))
@@ -47,6 +47,15 @@ silently skipped.
 		d := builtinRules[id]
 		fmt.Fprintf(&b, "### `%s`\n\n%s %s\n\nSeverity: %s.\n\n", id, d.Short, d.Full, d.Level)
 	}
+	convs, err := check.Conventions()
+	if err != nil {
+		return err
+	}
+	b.WriteString("### Contract and convention\n\nA schema's `x-tier` says what a violation there is: the **contract** (what an upstream validator enforces, or what upstream code needs to run) is a `schema` error; a **convention** (what upstream documents but neither enforces nor needs) is a `schema.convention` warning. Where upstream fills fields in before it validates (PACE sets `day`, `agent` and empty `blockers`, `deferred`, `advisories`, `hold_reason`), phasegate checks the report with them filled. The convention places:\n\n| schema | field | basis |\n| --- | --- | --- |\n")
+	for _, c := range convs {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", c.Schema, c.Field, strings.ReplaceAll(c.Basis, "|", "\\|"))
+	}
+	b.WriteString("\n")
 	rules := check.Rules()
 	for _, fam := range familyNames {
 		var list []check.Rule

@@ -1,0 +1,124 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/phasegate/phasegate/schemas"
+)
+
+// Convention is one place of a schema marked `"x-tier": "convention"`: the
+// shape upstream documents there is checked as a warning (RuleConvention),
+// because no upstream validator enforces it and no upstream code needs it.
+type Convention struct {
+	// Schema is the schema file, e.g. "jg/plan.schema.json".
+	Schema string
+	// Field is where the convention applies, readable: "steps[]" or
+	// "phase_1.<check>" ("(the whole document)" at the root).
+	Field string
+	// Basis is the schema's x-basis beside it: the upstream evidence.
+	Basis string
+}
+
+// Conventions lists every convention-tier place of the embedded schemas,
+// sorted by schema and field, for docs/rules.md and `phasegate schema`.
+func Conventions() ([]Convention, error) {
+	paths, err := fs.Glob(schemas.FS, "*/*.schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("listing schemas: %w", err)
+	}
+	var out []Convention
+	for _, p := range paths {
+		data, err := fs.ReadFile(schemas.FS, p)
+		if err != nil {
+			return nil, fmt.Errorf("reading schema %s: %w", p, err)
+		}
+		var doc any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("parsing schema %s: %w", p, err)
+		}
+		out = append(out, conventionsIn(p, doc, nil)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Schema != out[j].Schema {
+			return out[i].Schema < out[j].Schema
+		}
+		return out[i].Field < out[j].Field
+	})
+	return out, nil
+}
+
+// ConventionsOf lists the conventions of one schema file.
+func ConventionsOf(schemaPath string) ([]Convention, error) {
+	all, err := Conventions()
+	if err != nil {
+		return nil, err
+	}
+	var out []Convention
+	for _, c := range all {
+		if c.Schema == schemaPath {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func conventionsIn(file string, node any, loc []string) []Convention {
+	var out []Convention
+	switch n := node.(type) {
+	case map[string]any:
+		if n["x-tier"] == TierConvention {
+			b, _ := n["x-basis"].(string)
+			out = append(out, Convention{Schema: file, Field: schemaField(loc), Basis: b})
+		}
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, conventionsIn(file, n[k], append(loc, k))...)
+		}
+	case []any:
+		for i, e := range n {
+			out = append(out, conventionsIn(file, e, append(loc, fmt.Sprint(i)))...)
+		}
+	}
+	return out
+}
+
+// schemaField renders a location in a schema as the instance field it
+// governs: properties/steps/items → steps[], $defs/check → (check).
+func schemaField(loc []string) string {
+	var b strings.Builder
+	for i := 0; i < len(loc); i++ {
+		switch tok := loc[i]; tok {
+		case "properties":
+			if i+1 < len(loc) {
+				i++
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(loc[i])
+			}
+		case "items":
+			b.WriteString("[]")
+		case "additionalProperties":
+			b.WriteString(".<key>")
+		case "$defs":
+			if i+1 < len(loc) {
+				i++
+				b.WriteString("(" + loc[i] + ")")
+			}
+		case "allOf", "anyOf", "oneOf":
+			i++ // the branch index
+		}
+	}
+	if b.Len() == 0 {
+		return "(the whole document)"
+	}
+	return b.String()
+}
