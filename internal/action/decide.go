@@ -17,6 +17,9 @@ type commentEvent struct {
 	Action string `json:"action"`
 	Issue  struct {
 		Number int `json:"number"`
+		Labels []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
 	} `json:"issue"`
 	Comment struct {
 		ID   int64  `json:"id"`
@@ -77,8 +80,15 @@ func (r *run) decide(ctx context.Context) int {
 		r.a.Noticef("phasegate: comment %s, not created: nothing to do (only new comments are acted on)", oneLine(ev.Action))
 		return exitOK
 	}
+	var labels []string
+	if ev.Issue.Labels != nil {
+		labels = []string{}
+		for _, l := range ev.Issue.Labels {
+			labels = append(labels, l.Name)
+		}
+	}
 	res, err := r.handler(in).HandleComment(ctx, r.gh, decide.Event{
-		Owner: r.owner, Repo: r.repo, Issue: ev.Issue.Number, Delivery: "run-" + r.getenv("GITHUB_RUN_ID"),
+		Owner: r.owner, Repo: r.repo, Issue: ev.Issue.Number, Delivery: "run-" + r.getenv("GITHUB_RUN_ID"), Labels: labels,
 		Comment: decide.Comment{ID: ev.Comment.ID, Author: ev.Comment.User.Login, Bot: ev.Comment.User.Type == "Bot", Body: ev.Comment.Body},
 	})
 	r.a.SetOutput("resolutions", fmt.Sprint(res.Resolutions))

@@ -146,7 +146,14 @@ type Decisions struct {
 	// NegativeOptions resolve a blocking decision negatively: the decision
 	// status fails (default: reject, request-changes).
 	NegativeOptions []string `yaml:"negative_options"`
+	// Dispatch sends a repository_dispatch (phasegate.resolved,
+	// phasegate.phase-advanced) on every resolution, so that the pipeline
+	// waiting for it goes on (default true).
+	Dispatch *bool `yaml:"dispatch"`
 }
+
+// DispatchOrDefault is decisions.dispatch, true unless set to false.
+func (d Decisions) DispatchOrDefault() bool { return d.Dispatch == nil || *d.Dispatch }
 
 // SCC settings. Upstream's enums drift (executors were renamed, the role
 // registry has 27 roles where the seed lists 7), so they are configurable.

@@ -32,9 +32,13 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 	if t.st.Frozen() {
 		return h.syncStatuses(ctx, gh, t)
 	}
-	have, err := gh.ListLabels(ctx, t.owner, t.repo, t.issue)
-	if err != nil {
-		return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+	have := t.labels
+	t.labels = nil // after this pass's changes, the event's list is stale
+	if have == nil {
+		var err error
+		if have, err = gh.ListLabels(ctx, t.owner, t.repo, t.issue); err != nil {
+			return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+		}
 	}
 	if err := h.syncLabels(ctx, gh, t, have); err != nil {
 		return err
@@ -51,7 +55,8 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 			}
 		}
 	}
-	return nil
+	// The pipeline waiting for the decisions goes on.
+	return h.resume(ctx, gh, t)
 }
 
 // syncLabels: phasegate:pending exactly while the latest outcome of a phase

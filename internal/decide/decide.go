@@ -56,6 +56,8 @@ type GitHub interface {
 	PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]ghclient.PR, error)
 	Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error)
 	CommitFiles(ctx context.Context, owner, repo, sha string) (map[string]string, error)
+	RepositoryDispatch(ctx context.Context, owner, repo, eventType string, payload any) error
+	CommentReactors(ctx context.Context, owner, repo string, commentID int64, content string) ([]string, error)
 }
 
 // Locker serialises the handling of one issue (in memory in one process;
@@ -92,11 +94,16 @@ type Handler struct {
 	// with a conditional request.
 	ConfigTTL time.Duration
 
-	once    sync.Once
-	reads   readCache
-	mem     *MemLocker
-	noCfg   sync.Map // "owner/repo:path" → time the config was found missing
-	sources sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
+	// Notifier, when set, is told of every resolution (serve's notify URL).
+	Notifier Notifier
+
+	once       sync.Once
+	reads      readCache
+	sent       sync.Map // "owner/repo:comment:reaction" → recorded as sent
+	noDispatch sync.Map // "owner/repo" → when the token was refused a dispatch
+	mem        *MemLocker
+	noCfg      sync.Map // "owner/repo:path" → time the config was found missing
+	sources    sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
 }
 
 // Comment is the comment that triggered the handler.
@@ -115,6 +122,10 @@ type Event struct {
 	Comment     Comment
 	// Delivery identifies the webhook delivery or workflow run, for logs.
 	Delivery string
+	// Labels are the issue's labels as the event's payload lists them; nil
+	// when unknown (they are then read). They save a read; a stale list
+	// only delays a label change to the next pass.
+	Labels []string
 }
 
 // Result counts what a call did.
@@ -168,6 +179,7 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 	if err != nil {
 		return Result{}, err
 	}
+	t.labels = ev.Labels
 	// Commands earlier on the thread that have no answer yet (their
 	// delivery is late or lost) go first: the first valid command wins by
 	// its position on the thread, never by which delivery arrived first.
@@ -219,6 +231,8 @@ type thread struct {
 	// edited are comments GraphQL says were edited (lastEditedAt), which
 	// the REST timestamps may not show.
 	edited map[int64]bool
+	// labels are the issue's labels from the event, used once; nil: read.
+	labels []string
 }
 
 // load reads the config from the default branch and folds the thread.

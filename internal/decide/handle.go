@@ -13,7 +13,6 @@ import (
 
 // Reactions (GitHub reaction contents).
 const (
-	reactSeen     = "eyes"
 	reactDone     = "+1"
 	reactConfused = "confused"
 )
@@ -24,9 +23,6 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 	if t.st.Answered(c.ID) {
 		res.Skipped++
 		return res, nil
-	}
-	if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactSeen); err != nil {
-		return res, fmt.Errorf("reacting to comment %d: %w", c.ID, err)
 	}
 	var lines []string // the reply's lines, for refusals, lists and help
 	resolved, refused := 0, 0

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/notify/webhook"
 	"github.com/phasegate/phasegate/internal/redisx"
 )
 
@@ -137,6 +138,17 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *metricsAddr, inflight, ie
 	if k := getenv("PHASEGATE_SIGNING_KEY"); k != "" {
 		s.cfg.SigningKey = []byte(k)
+	}
+	nopts, on, err := webhook.OptionsFromEnv(getenv)
+	if err != nil {
+		return s, fmt.Errorf("the notify URL (PHASEGATE_NOTIFY_URL, PHASEGATE_NOTIFY_SECRET, PHASEGATE_NOTIFY_ALLOW_PRIVATE): %w", err)
+	}
+	if on {
+		sender, err := webhook.New(nopts)
+		if err != nil {
+			return s, fmt.Errorf("the notify URL (PHASEGATE_NOTIFY_URL): %w", err)
+		}
+		s.cfg.Notifier = sender
 	}
 	s.redisURL = *redisURL
 	return s, nil

@@ -109,6 +109,8 @@ type Config struct {
 	// Locker serialises the handling of one issue (default an in-memory
 	// decide.MemLocker; Redis across replicas).
 	Locker decide.Locker
+	// Notifier, when set, is told of every resolution (PHASEGATE_NOTIFY_URL).
+	Notifier decide.Notifier
 	// NewDecider builds the decision handler for one delivery or one
 	// reconcile pass (default: a *decide.Handler, see DefaultDecider). It is
 	// called often and must be cheap.

@@ -35,10 +35,12 @@ type DeciderOptions struct {
 	ConfigPath string
 	// Logger carries the delivery, installation and repository.
 	Logger *slog.Logger
+	// Notifier is Config.Notifier.
+	Notifier decide.Notifier
 }
 
 // DefaultDecider builds a *decide.Handler for the options: the App's
 // identity overrides each repository's configured one.
 func DefaultDecider(o DeciderOptions) Decider {
-	return &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity}
+	return &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier}
 }

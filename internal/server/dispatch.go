@@ -61,6 +61,7 @@ func (s *Server) handle(ctx context.Context, j *job) {
 func (s *Server) decider(log *slog.Logger) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
+		Notifier: s.cfg.Notifier,
 	})
 }
 
@@ -81,7 +82,7 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 	self := s.identity()
 	switch j.kind {
 	case kindComment:
-		res, err := d.HandleComment(ctx, gh, decide.Event{Owner: j.owner, Repo: j.repo, Issue: j.issue, Comment: j.comment, Delivery: j.delivery})
+		res, err := d.HandleComment(ctx, gh, decide.Event{Owner: j.owner, Repo: j.repo, Issue: j.issue, Comment: j.comment, Delivery: j.delivery, Labels: j.labels})
 		if err != nil {
 			return fmt.Errorf("handling comment %d: %w", j.comment.ID, err)
 		}

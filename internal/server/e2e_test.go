@@ -47,6 +47,9 @@ func postOutcomeOn(t testing.TB, f *ghfake.Server, issue int, src, commit string
 	yaml := outcometest.SeedFor(issue)
 	body, _ := outcometest.Render(t, yaml, outcome.Meta{Source: src, Commit: commit, PR: prNumber, Actors: []string{"agent-bot"}})
 	f.SetFile(owner, repo, commit, src, []byte(yaml))
+	// The pull request's head carries the file.
+	f.SetFile(owner, repo, headSHA, src, []byte(yaml))
+	f.AddPullRequestFile(owner, repo, prNumber, ghfake.File{Filename: src, Status: "added"})
 	return f.AddComment(owner, repo, issue, appBot, body)
 }
 
@@ -92,7 +95,7 @@ func TestCommandEndToEnd(t *testing.T) {
 	for _, re := range f.Reactions(commentID) {
 		reactions = append(reactions, re.Content+" by "+re.User)
 	}
-	if got := strings.Join(reactions, ","); got != "eyes by "+appBot+",+1 by "+appBot {
+	if got := strings.Join(reactions, ","); got != "+1 by "+appBot {
 		t.Fatalf("reactions %s", got)
 	}
 	if st, ok := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); !ok || st.State != "success" || st.Creator != appBot {

@@ -34,6 +34,7 @@ type job struct {
 	owner, repo  string
 	issue        int
 	comment      decide.Comment
+	labels       []string // the issue's labels in the payload (nil: none listed)
 	sender       string
 	senderType   string
 	pr           int
@@ -118,6 +119,9 @@ type payload struct {
 	Sender user `json:"sender"`
 	Issue  *struct {
 		Number int `json:"number"`
+		Labels []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
 	} `json:"issue"`
 	Comment *struct {
 		ID   int64  `json:"id"`
@@ -293,6 +297,12 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 			return nil, "", fmt.Errorf("%w: issue_comment without an issue or a comment", errMalformed)
 		}
 		j.issue = p.Issue.Number
+		if p.Issue.Labels != nil {
+			j.labels = []string{}
+			for _, l := range p.Issue.Labels {
+				j.labels = append(j.labels, l.Name)
+			}
+		}
 		j.comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
 		switch p.Action {
 		case "created":

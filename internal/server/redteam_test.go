@@ -137,5 +137,6 @@ func postSigned(t *testing.T, f *ghfake.Server, key string) {
 	yaml := outcometest.SeedFor(featureIssue)
 	body, _ := outcometest.Render(t, yaml, outcome.Meta{Source: source, Commit: addedSHA, PR: prNumber, Actors: []string{"agent-bot"}, Key: []byte(key)})
 	f.SetFile(owner, repo, addedSHA, source, []byte(yaml))
+	f.SetFile(owner, repo, headSHA, source, []byte(yaml))
 	f.AddComment(owner, repo, featureIssue, appBot, body)
 }

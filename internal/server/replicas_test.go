@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -347,6 +348,16 @@ func TestReplicasShareRedis(t *testing.T) {
 	}
 	if hasLabel(f, "phasegate:pending") {
 		t.Errorf("labels %v still say pending", f.Labels(owner, repo, featureIssue))
+	}
+	// One repository_dispatch per resolution, and one for the phase the
+	// approval advanced, whichever replica handled which copy.
+	var types []string
+	for _, d := range f.Dispatches(owner, repo) {
+		types = append(types, d.EventType)
+	}
+	sort.Strings(types)
+	if got := strings.Join(types, ","); got != "phasegate.phase-advanced,phasegate.resolved,phasegate.resolved" {
+		t.Errorf("dispatches %s, want one phasegate.resolved per decision and one phasegate.phase-advanced", got)
 	}
 }
 

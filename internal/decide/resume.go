@@ -1,0 +1,193 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/notify"
+)
+
+// A resolution must move the agent pipeline that waits for it. Labels set
+// with a workflow's GITHUB_TOKEN start no workflow, so after each
+// resolution phasegate sends a repository_dispatch (phasegate.resolved, and
+// phasegate.phase-advanced when the resolution moved the phase), and, for
+// orchestrators outside GitHub, the same event to the operator's notify URL
+// (serve). Exactly once per resolution, across reruns and replicas: the
+// ledger says what was sent — phasegate reacts 🚀 to its own resolution
+// comment once the dispatch is out, and ❤️ once the notify URL took it. A
+// reaction is always its author's, so nobody else's 🚀 can suppress an event.
+// A crash between sending and reacting sends again on the next pass: event
+// ids (notify.EventID) let receivers drop the repeat.
+
+// Notifier sends events to an operator-configured URL (serve's
+// PHASEGATE_NOTIFY_URL; internal/notify/webhook.Sender).
+type Notifier interface {
+	Notify(ctx context.Context, ev notify.Event) error
+}
+
+// Reactions that record what was sent.
+const (
+	reactDispatched = "rocket"
+	reactNotified   = "heart"
+)
+
+// deniedFor is how long a repository whose token may not dispatch is left
+// alone before the next try.
+const deniedFor = 10 * time.Minute
+
+// resume sends the events of every resolution on the thread that has not
+// been sent yet.
+func (h *Handler) resume(ctx context.Context, gh GitHub, t *thread) error {
+	if t.st.Frozen() || t.cfgInvalid != "" {
+		return nil
+	}
+	dispatch := t.cfg.Decisions.DispatchOrDefault()
+	if !dispatch && h.Notifier == nil {
+		return nil
+	}
+	for _, o := range t.st.Outcomes {
+		for _, d := range o.Decisions {
+			if d.Resolution == nil || d.ResolutionComment == 0 {
+				continue
+			}
+			c, ok := t.comment(d.ResolutionComment)
+			if !ok {
+				continue
+			}
+			if err := h.resumeOne(ctx, gh, t, o, d, c, dispatch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (h *Handler) resumeOne(ctx context.Context, gh GitHub, t *thread, o *ledger.Outcome, d *ledger.Decision, c ghclient.Comment, dispatch bool) error {
+	log := h.logger().With("repository", t.owner+"/"+t.repo, "issue", t.issue, "decision", d.ID)
+	var events []notify.Event
+	build := func() ([]notify.Event, error) {
+		if events != nil {
+			return events, nil
+		}
+		src := notify.Source{Repository: t.owner + "/" + t.repo, Issue: t.issue, State: t.st, Outcome: o, Decision: d,
+			CommentURL: c.HTMLURL, Negative: t.cfg.Decisions.NegativeOptions}
+		ev, err := notify.Resolved(src)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, ev)
+		if prev, ok := advancedFrom(t, o, d); ok {
+			if adv, err := notify.PhaseAdvanced(src, prev); err == nil {
+				events = append(events, adv)
+			}
+		}
+		return events, nil
+	}
+	if dispatch && !h.denied(t) {
+		sent, err := h.reactedBy(ctx, gh, t, c, reactDispatched)
+		if err != nil {
+			return err
+		}
+		if !sent {
+			evs, err := build()
+			if err != nil {
+				return fmt.Errorf("building the events of %s: %w", d.ID, err)
+			}
+			for _, ev := range evs {
+				if err := gh.RepositoryDispatch(ctx, t.owner, t.repo, ev.Event, ev); err != nil {
+					if ghclient.IsPermissionDenied(err) {
+						h.deny(t)
+						log.Warn("repository_dispatch skipped: the token may not dispatch (it needs contents: write); the pipeline is not told", "error", err)
+						return nil
+					}
+					return fmt.Errorf("dispatching %s for %s on %s/%s#%d: %w", ev.Event, d.ID, t.owner, t.repo, t.issue, err)
+				}
+				log.Info("dispatched", "event", ev.Event, "id", ev.ID)
+			}
+			if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactDispatched); err != nil {
+				return fmt.Errorf("recording the dispatch of %s: %w", d.ID, err)
+			}
+			h.sent.Store(sentKey(t, c.ID, reactDispatched), true)
+		}
+	}
+	if h.Notifier != nil {
+		sent, err := h.reactedBy(ctx, gh, t, c, reactNotified)
+		if err != nil {
+			return err
+		}
+		if !sent {
+			evs, err := build()
+			if err != nil {
+				return fmt.Errorf("building the events of %s: %w", d.ID, err)
+			}
+			for _, ev := range evs {
+				if err := h.Notifier.Notify(ctx, ev); err != nil {
+					return fmt.Errorf("notifying %s for %s: %w", ev.Event, d.ID, err)
+				}
+			}
+			if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactNotified); err != nil {
+				return fmt.Errorf("recording the notification of %s: %w", d.ID, err)
+			}
+			h.sent.Store(sentKey(t, c.ID, reactNotified), true)
+		}
+	}
+	return nil
+}
+
+// advancedFrom reports whether resolving d moved the issue's phase, and
+// from which: an approval of the newest outcome resolved approve with
+// nothing blocking left, in a phase that has a next one.
+func advancedFrom(t *thread, o *ledger.Outcome, d *ledger.Decision) (string, bool) {
+	if len(t.st.Outcomes) == 0 || t.st.Outcomes[len(t.st.Outcomes)-1] != o {
+		return "", false
+	}
+	if !strings.EqualFold(d.Type, "approval") || !strings.EqualFold(d.Resolution.Option, "approve") || o.UnresolvedBlocking() {
+		return "", false
+	}
+	phases := t.cfg.PhasesOrDefault()
+	i := phases.Index(o.Outcome.Phase)
+	if i < 0 || i+1 >= len(phases.Sequence) {
+		return "", false
+	}
+	return strings.ToLower(phases.Sequence[i]), true
+}
+
+// reactedBy reports whether phasegate's identity reacted content to c: the
+// listing's rollup says whether anyone did; only then are the reactors read.
+func (h *Handler) reactedBy(ctx context.Context, gh GitHub, t *thread, c ghclient.Comment, content string) (bool, error) {
+	if _, ok := h.sent.Load(sentKey(t, c.ID, content)); ok {
+		return true, nil
+	}
+	if c.Reactions[content] == 0 {
+		return false, nil
+	}
+	who, err := gh.CommentReactors(ctx, t.owner, t.repo, c.ID, content)
+	if err != nil {
+		return false, fmt.Errorf("reading the reactions to comment %d: %w", c.ID, err)
+	}
+	identity := t.cfg.IdentityOrDefault()
+	for _, login := range who {
+		if strings.EqualFold(login, identity) {
+			h.sent.Store(sentKey(t, c.ID, content), true)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func sentKey(t *thread, comment int64, content string) string {
+	return fmt.Sprintf("%s/%s:%d:%s", strings.ToLower(t.owner), strings.ToLower(t.repo), comment, content)
+}
+
+func (h *Handler) denied(t *thread) bool {
+	at, ok := h.noDispatch.Load(strings.ToLower(t.owner + "/" + t.repo))
+	return ok && h.now().Sub(at.(time.Time)) < deniedFor
+}
+
+func (h *Handler) deny(t *thread) {
+	h.noDispatch.Store(strings.ToLower(t.owner+"/"+t.repo), h.now())
+}
