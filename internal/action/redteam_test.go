@@ -345,6 +345,22 @@ func TestRedTeam(t *testing.T) {
 				"pull_request": map[string]any{"number": rt.pr, "head": map[string]any{"sha": rt.head}, "base": map[string]any{"sha": rt.base}, "user": map[string]any{"login": "agent-bot"}}}))
 			rt.want(code == exitFindings && strings.Contains(log, "outcome.immutable"), "exit %d, want an outcome.immutable finding:\n%s", code, log)
 		}},
+		{name: "10 another workflow's reply marker silences a command only without a key", run: func(rt *redTeam) {
+			rt.open(seedFiles)
+			cmd := rt.fake.AddComment(rtOwner, rtRepo, rt.issue, "alice", "/resolve D-001 approve") // its delivery was lost
+			// A workflow posting as github-actions[bot], without the key.
+			forged, err := outcome.RenderReply("done", outcome.Reply{Command: cmd, Prev: rt.state().Tip}, nil)
+			if err != nil {
+				rt.t.Fatal(err)
+			}
+			rt.fake.AddComment(rtOwner, rtRepo, rt.issue, "github-actions[bot]", forged)
+			rt.reconcile()
+			if rt.key != "" {
+				rt.want(strings.HasPrefix(rt.d001(), "approve by alice"), "with a key, an unsigned reply silenced the command: %s", rt.d001())
+			} else {
+				rt.want(rt.d001() == "", "without a key a same-identity reply answers the command (docs/security.md): %s", rt.d001())
+			}
+		}},
 		{name: "10 a pre-created captured issue is not taken for phasegate's", run: func(rt *redTeam) {
 			rt.open(seedFiles)
 			var id string
