@@ -134,7 +134,7 @@ func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document) []carrie
 		if err != nil {
 			continue
 		}
-		issue, ok := check.OutcomeIssue(d.Value, cr.pr)
+		issue, ok := outcome.IssueOf(d.Value, cr.pr)
 		if !ok {
 			r.a.WithFieldsMap(map[string]string{"file": report.Terminal(cr.prefix + d.Path), "line": "1", "title": "phasegate outcome.issue"}).
 				Errorf("%s", "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the run has no pull request: it cannot be posted")

@@ -2,15 +2,14 @@ package check
 
 import (
 	"fmt"
-	"math"
 	"path"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // Phase Outcome rules (contracts.md §3.5, design.md §3 and §5–7). A group is
@@ -69,46 +68,8 @@ const outcomeRecommendedWord = "recommended"
 
 var (
 	outcomeIDRE      = regexp.MustCompile(`^D-[0-9]{3,}$`)
-	outcomeFeatureRE = regexp.MustCompile(`(?i)^feature-([0-9]+)$`)
 )
 
-// OutcomeIssue resolves the issue a Phase Outcome belongs to (design §5):
-// the outcome's `issue` field when present; else the number in `feature:
-// feature-042` (→ 42); else prNumber, the pull request of the current run,
-// when it is positive. v is the outcome's decoded value. An `issue` field
-// that is present but not a positive whole number resolves nothing (the
-// schema reports it; guessing another issue could post the outcome in the
-// wrong place). A feature number of 0 names no issue.
-func OutcomeIssue(v any, prNumber int) (issue int, ok bool) {
-	obj := asObj(v)
-	if raw, present := obj["issue"]; present {
-		n, isInt := toInt(raw)
-		if !isInt || n < 1 || n > math.MaxInt32 {
-			return 0, false
-		}
-		return int(n), true
-	}
-	if n, ok := outcomeFeatureNumber(strOr(obj, "feature")); ok {
-		return n, true
-	}
-	if prNumber > 0 {
-		return prNumber, true
-	}
-	return 0, false
-}
-
-// outcomeFeatureNumber is the issue number in "feature-042".
-func outcomeFeatureNumber(feature string) (int, bool) {
-	m := outcomeFeatureRE.FindStringSubmatch(strings.TrimSpace(feature))
-	if m == nil {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(m[1], 10, 32)
-	if err != nil || n < 1 {
-		return 0, false
-	}
-	return int(n), true
-}
 
 // outcomeDecision is what the rules read of one pending decision.
 type outcomeDecision struct {
@@ -160,7 +121,7 @@ func checkOutcomeDoc(c *ruleCtx, doc *artifact.Document) {
 	feature, featureIsStr := str(obj, "feature")
 	_, hasFeature := obj["feature"]
 	if !hasIssue && (featureIsStr || !hasFeature) { // a wrong type is the schema's
-		if _, ok := OutcomeIssue(obj, 0); !ok {
+		if _, ok := outcome.IssueOf(obj, 0); !ok {
 			what := "has no `feature`"
 			if featureIsStr {
 				what = "has `feature: " + quote(feature) + "`, which carries no issue number"
@@ -498,7 +459,7 @@ func outcomeStatus(c *ruleCtx, doc *artifact.Document, obj map[string]any, decis
 	} else if n > 1 {
 		state += fmt.Sprintf(", %d findings", n)
 	}
-	if n, ok := OutcomeIssue(obj, 0); ok {
+	if n, ok := outcome.IssueOf(obj, 0); ok {
 		state += fmt.Sprintf(", issue #%d", n)
 	} else if _, present := obj["issue"]; !present {
 		state += ", issue: the run's pull request"

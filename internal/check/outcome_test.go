@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 )
 
@@ -326,9 +327,9 @@ func TestOutcomeIssue(t *testing.T) {
 		{"nil", nil, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := OutcomeIssue(tc.value, tc.pr)
+			got, ok := outcome.IssueOf(tc.value, tc.pr)
 			if got != tc.want || ok != tc.ok {
-				t.Errorf("OutcomeIssue(%v, %d) = %d, %v; want %d, %v", tc.value, tc.pr, got, ok, tc.want, tc.ok)
+				t.Errorf("IssueOf(%v, %d) = %d, %v; want %d, %v", tc.value, tc.pr, got, ok, tc.want, tc.ok)
 			}
 		})
 	}

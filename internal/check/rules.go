@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/artifact"
-	"github.com/phasegate/phasegate/internal/config"
 )
 
 // Rule is one invariant of the rule layer: what a schema cannot say, across
@@ -47,12 +46,6 @@ func Rules() []Rule {
 func KnownRule(id string) bool {
 	_, ok := ruleIndex[id]
 	return ok || id == RuleConvention
-}
-
-func init() {
-	// The config refuses rule IDs that do not exist; it cannot import this
-	// package (this package imports it), so it is told how to ask.
-	config.KnownRule = KnownRule
 }
 
 // family is one pipeline family's rules and the function that applies them

@@ -236,7 +236,7 @@ func loadConfig(f validateFlags) (config.Config, []check.Finding, error) {
 		}
 		return config.Default(), nil, fmt.Errorf("reading config %s: %w", path, err)
 	}
-	cfg, probs := config.Parse(data)
+	cfg, probs := config.Parse(data, check.KnownRule)
 	var out []check.Finding
 	for _, p := range probs {
 		out = append(out, check.Finding{File: filepath.ToSlash(display), Line: p.Line, Column: p.Column, Kind: "config", Rule: "config",

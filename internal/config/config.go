@@ -236,11 +236,6 @@ type Problem struct {
 	Message      string
 }
 
-// KnownRule, when set, reports whether a rule ID exists; the config refuses
-// unknown IDs so a misspelt rule is not silently ignored. The check package
-// sets it (config cannot import check: check imports config).
-var KnownRule func(id string) bool
-
 // Default is the configuration used without a file or with an invalid one.
 func Default() Config { return Config{} }
 
@@ -301,8 +296,10 @@ const (
 )
 
 // Parse decodes the config. With problems, the returned Config is Default().
-// It never panics: whatever is wrong with the bytes is a problem.
-func Parse(data []byte) (cfg Config, probs []Problem) {
+// It never panics: whatever is wrong with the bytes is a problem. knownRule
+// reports whether a rule ID exists (check.KnownRule: the rule catalogue), so
+// that a misspelt rule is a problem, not silently ignored; nil checks none.
+func Parse(data []byte, knownRule func(id string) bool) (cfg Config, probs []Problem) {
 	defer func() {
 		if r := recover(); r != nil {
 			cfg, probs = Default(), []Problem{{Line: 1, Column: 1, Message: fmt.Sprintf("the config could not be read: %v", r)}}
@@ -346,7 +343,7 @@ func Parse(data []byte) (cfg Config, probs []Problem) {
 		}
 		return Default(), []Problem{fromMessage(err.Error(), cols)}
 	}
-	if probs := validate(cfg, &root); len(probs) > 0 {
+	if probs := validate(cfg, &root, knownRule); len(probs) > 0 {
 		return Default(), capProblems(probs)
 	}
 	return cfg, nil
@@ -472,7 +469,7 @@ func columns(root *yaml.Node) map[int]int {
 	return cols
 }
 
-func validate(cfg Config, root *yaml.Node) []Problem {
+func validate(cfg Config, root *yaml.Node, knownRule func(id string) bool) []Problem {
 	var probs []Problem
 	at := func(n *yaml.Node) (int, int) {
 		if n == nil {
@@ -516,7 +513,7 @@ func validate(cfg Config, root *yaml.Node) []Problem {
 			l, c := at(find(root, "rules", id))
 			probs = append(probs, Problem{l, c, fmt.Sprintf("rules.%s: severity %q must be error, warning or off", id, cfg.Rules[id])})
 		}
-		if KnownRule != nil && !KnownRule(id) {
+		if knownRule != nil && !knownRule(id) {
 			l, c := at(find(root, "rules", id))
 			probs = append(probs, Problem{l, c, fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id)})
 		}

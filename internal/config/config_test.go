@@ -131,7 +131,7 @@ func TestParseValid(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := Parse([]byte(tc.data))
+			got, probs := Parse([]byte(tc.data), nil)
 			if len(probs) != 0 {
 				t.Fatalf("problems: %+v", probs)
 			}
@@ -278,7 +278,7 @@ func TestParseProblems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := Parse([]byte(tc.data))
+			got, probs := Parse([]byte(tc.data), nil)
 			if !reflect.DeepEqual(got, Default()) {
 				t.Errorf("config with problems = %+v, want Default()", got)
 			}
@@ -309,9 +309,7 @@ func TestParseProblems(t *testing.T) {
 func formatProblem(p Problem) string { return fmt.Sprintf("%d:%d: %s", p.Line, p.Column, p.Message) }
 
 func TestParseUnknownRule(t *testing.T) {
-	saved := KnownRule
-	t.Cleanup(func() { KnownRule = saved })
-	KnownRule = func(id string) bool { return id == "pace.gate.hold-iff-fail" }
+	known := func(id string) bool { return id == "pace.gate.hold-iff-fail" }
 	tests := []struct {
 		name     string
 		data     string
@@ -322,7 +320,7 @@ func TestParseUnknownRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, probs := Parse([]byte(tc.data))
+			cfg, probs := Parse([]byte(tc.data), known)
 			if tc.wantProb == "" {
 				if len(probs) != 0 || cfg.Rules["pace.gate.hold-iff-fail"] != "off" {
 					t.Fatalf("config %+v, problems %+v", cfg, probs)
@@ -366,7 +364,7 @@ func FuzzConfigParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, probs := Parse(data)
+		cfg, probs := Parse(data, nil)
 		lines := bytes.Count(data, []byte("\n")) + 1
 		if len(probs) > 0 {
 			if !reflect.DeepEqual(cfg, Default()) {
@@ -401,7 +399,7 @@ func FuzzConfigParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
-		again, probs := Parse(out)
+		again, probs := Parse(out, nil)
 		if len(probs) > 0 {
 			t.Fatalf("round trip of %+v through\n%s gives problems %+v", cfg, out, probs)
 		}
@@ -415,7 +413,7 @@ func FuzzConfigParse(f *testing.F) {
 // TestParseAliasBomb: the config decoder never expands a "billion laughs":
 // the typed fields hold no nested lists, so each alias is one type error.
 func TestParseAliasBomb(t *testing.T) {
-	got, probs := Parse([]byte(configBomb))
+	got, probs := Parse([]byte(configBomb), nil)
 	if !reflect.DeepEqual(got, Default()) {
 		t.Errorf("config = %+v, want Default()", got)
 	}
@@ -440,7 +438,7 @@ var configBomb = func() string {
 
 func BenchmarkParseAliasBomb(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		Parse([]byte(configBomb))
+		Parse([]byte(configBomb), nil)
 	}
 }
 
@@ -448,7 +446,7 @@ func BenchmarkParseAliasBomb(b *testing.B) {
 // bounded list of problems (the YAML decoder alone would report every pair).
 func TestParseManyDuplicates(t *testing.T) {
 	data := []byte(strings.Repeat("ignore: []\n", 5000))
-	got, probs := Parse(data)
+	got, probs := Parse(data, nil)
 	if !reflect.DeepEqual(got, Default()) {
 		t.Errorf("config = %+v, want Default()", got)
 	}
@@ -474,7 +472,7 @@ func TestParseLimitsOnSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := Parse(tc.data)
+			got, probs := Parse(tc.data, nil)
 			if !reflect.DeepEqual(got, Default()) {
 				t.Errorf("config = %+v, want Default()", got)
 			}

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/phasegate/phasegate/internal/artifact"
-	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
@@ -66,7 +65,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	var outcomes []*ledger.Outcome
 	frozen, firstIssue := "", 0
 	for _, c := range carried {
-		issue, ok := check.OutcomeIssue(c.value, pr)
+		issue, ok := outcome.IssueOf(c.value, pr)
 		var on *ledger.Outcome
 		if ok {
 			t := threads[issue]

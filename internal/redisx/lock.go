@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/phasegate/phasegate/internal/decide"
 )
 
 // DefaultLease is the lease used when Locker is given none: comfortably
@@ -49,7 +48,6 @@ type Locker struct {
 	minWait, maxWait time.Duration
 }
 
-var _ decide.Locker = (*Locker)(nil)
 
 // Locker returns a Locker whose Redis keys are prefix+key (for example
 // "phasegate:lock:"), with the given lease (DefaultLease when <= 0). A held
