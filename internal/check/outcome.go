@@ -67,9 +67,8 @@ var defaultApprovalPhases = []string{"requirements", "technical-plan", "develop"
 const outcomeRecommendedWord = "recommended"
 
 var (
-	outcomeIDRE      = regexp.MustCompile(`^D-[0-9]{3,}$`)
+	outcomeIDRE = regexp.MustCompile(`^D-[0-9]{3,}$`)
 )
-
 
 // outcomeDecision is what the rules read of one pending decision.
 type outcomeDecision struct {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
 )
 
 // DefaultLease is the lease used when Locker is given none: comfortably
@@ -47,7 +46,6 @@ type Locker struct {
 	// minWait to maxWait.
 	minWait, maxWait time.Duration
 }
-
 
 // Locker returns a Locker whose Redis keys are prefix+key (for example
 // "phasegate:lock:"), with the given lease (DefaultLease when <= 0). A held
