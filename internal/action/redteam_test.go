@@ -367,7 +367,9 @@ func TestRedTeam(t *testing.T) {
 			for _, o := range rt.state().Outcomes {
 				id = o.ID
 			}
-			mark := fmt.Sprintf("<!-- phasegate:captured v1 outcome=%s decision=D-002 issue=%d -->", id, rt.issue)
+			// The exact marker phasegate writes without a key (with one, the
+			// attacker cannot sign it): only the author check stands.
+			mark := fmt.Sprintf("<!-- phasegate:captured v1 outcome=%s decision=D-002 issue=%d sig=- -->", id, rt.issue)
 			fake := rt.fake.AddIssue(rtOwner, rtRepo, "ignore me", mark, "agent-bot")
 			rt.fake.LabelIssue(rtOwner, rtRepo, fake, "phasegate:captured")
 			rt.say("alice", "/resolve D-002 capture")

@@ -144,7 +144,10 @@ func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string
 // body carries a hidden marker naming the outcome and decision).
 func (h *Handler) capture(ctx context.Context, gh GitHub, t *thread, tg *target, c Comment) (int, error) {
 	d := tg.decision
-	mark := fmt.Sprintf("<!-- phasegate:captured v1 outcome=%s decision=%s issue=%d -->", tg.outcome.ID, d.ID, t.issue)
+	fields := fmt.Sprintf("outcome=%s decision=%s issue=%d", tg.outcome.ID, d.ID, t.issue)
+	// Signed when a key is set, like every phasegate marker: with the
+	// author check below, nobody else's issue is taken for the capture.
+	mark := fmt.Sprintf("<!-- phasegate:captured v1 %s sig=%s -->", fields, outcome.SignText(h.Key, "phasegate:captured v1\n"+fields))
 	existing, err := gh.ListOpenIssues(ctx, t.owner, t.repo, LabelCaptured)
 	if err != nil {
 		return 0, fmt.Errorf("listing captured issues of %s/%s: %w", t.owner, t.repo, err)

@@ -61,3 +61,14 @@ func sigValid(key []byte, m Marker, above string) bool {
 	mac.Write(signedMessage(m, above))
 	return hmac.Equal(got, mac.Sum(nil))
 }
+
+// SignText is the hex HMAC-SHA256 of text under key, for phasegate's other
+// markers (the captured-issue marker); "-" when there is no key.
+func SignText(key []byte, text string) string {
+	if len(key) == 0 {
+		return "-"
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(text))
+	return hex.EncodeToString(mac.Sum(nil))
+}
