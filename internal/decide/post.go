@@ -37,10 +37,11 @@ type PostMeta struct {
 
 // PostOutcomes posts each outcome once on its issue (an outcome already
 // on the thread, by content hash, is not posted again), chained to the
-// newest phasegate comment, and brings the issue's labels and statuses in
-// line: the one writer of outcome comments, labels and phasegate/decisions,
-// shared by the action and the App. What was posted before an error is
-// returned with it.
+// newest phasegate comment, and brings the issue's labels and
+// phasegate/decisions in line through the same advance a /resolve uses:
+// decide is the one writer of comments, labels and phasegate/decisions for
+// the action and the App alike (the action sets phasegate/contracts
+// itself). What was posted before an error is returned with it.
 func (h *Handler) PostOutcomes(ctx context.Context, gh GitHub, owner, repo string, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
 	var posted []PostedOutcome
 	byIssue := map[int][]NewOutcome{}
