@@ -28,6 +28,13 @@ type Report struct {
 	// (phasegate gate): the text format prints it as a table with the
 	// verdict's reasons, the JSON format as "pipeline".
 	Pipeline []check.Status
+	// SourceRoot, when not empty, is the absolute "file:" URI (ending in
+	// '/', see DirURI) of the repository root, and the findings' files are
+	// relative to it rather than to the checked root (see Rebase): SARIF
+	// declares it as %SRCROOT%. Only SARIF reads it; callers set it (and
+	// rebase the files) for SARIF only, since the other formats keep files
+	// relative to the checked root.
+	SourceRoot string
 }
 
 // Formats are the names accepted by --format.

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -135,7 +137,8 @@ type sarifRegion struct {
 
 // SARIF writes a SARIF 2.1.0 log for GitHub code scanning: one run, the rules
 // that the findings use (sorted by ID), and one result per finding with its
-// location relative to %SRCROOT% (the checked root) and a fingerprint that
+// location relative to %SRCROOT% (the checked root, or the repository root
+// when r.SourceRoot is set) and a fingerprint that
 // survives the finding moving to another line. The output is deterministic.
 func SARIF(w io.Writer, r Report) error { return writeSARIF(w, r, MaxSARIFResults) }
 
@@ -199,11 +202,7 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 		Runs: []sarifRun{{
 			Tool:        sarifTool{Driver: sarifDriver{Name: toolName, Version: r.Version, InformationURI: toolInfoURI, Rules: rules}},
 			Invocations: []sarifInvocation{inv},
-			OriginalURIBaseIDs: map[string]sarifArtifactLocation{
-				// The absolute root is left out on purpose: it differs from
-				// machine to machine and can name a user (SARIF §3.14.14).
-				srcRoot: {Description: &sarifText{Text: "The root of the tree phasegate checked (the repository root in CI)."}},
-			},
+			OriginalURIBaseIDs: map[string]sarifArtifactLocation{srcRoot: sourceRoot(r.SourceRoot)},
 			AutomationDetails: sarifAutomationDetails{ID: automationID},
 			ColumnKind:        "unicodeCodePoints",
 			Results:           results,
@@ -219,6 +218,49 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 		return fmt.Errorf("writing sarif log: %w", err)
 	}
 	return nil
+}
+
+// sourceRoot declares %SRCROOT%. GitHub code scanning ignores
+// originalUriBaseIds and reads every relative uri as relative to the root of
+// the repository; the declaration is for other viewers. Outside a git
+// repository the absolute root is left out: it would be the checked tree,
+// which differs from machine to machine and can name a user (SARIF
+// §3.14.14), and it is not what code scanning resolves against.
+func sourceRoot(uri string) sarifArtifactLocation {
+	if uri == "" {
+		return sarifArtifactLocation{Description: &sarifText{Text: "The root of the tree phasegate checked (the repository root in CI)."}}
+	}
+	return sarifArtifactLocation{URI: uri, Description: &sarifText{Text: "The root of the git repository that holds the checked files."}}
+}
+
+// DirURI is the absolute "file:" URI of the directory at the absolute path
+// dir, ending in '/' as a base URI must (SARIF §3.14.14): each byte other
+// than an unreserved character, '/' or ':' is percent-encoded, and a Windows
+// path gets its leading '/' (file:///C:/repo/).
+func DirURI(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return "file://" + escapePath(p, ":")
+}
+
+// Rebase returns a copy of fs with prefix ("" or a '/'-separated directory
+// ending in '/') put before every file: it turns files relative to a checked
+// directory into files relative to the repository that holds it, for a
+// Report with SourceRoot. Findings without a file are kept as they are.
+func Rebase(fs []check.Finding, prefix string) []check.Finding {
+	out := make([]check.Finding, len(fs))
+	for i, f := range fs {
+		if f.File != "" {
+			f.File = path.Join(prefix, f.File)
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // descriptor documents a rule. Its text is phasegate's own (never an
@@ -280,13 +322,18 @@ func escapeSARIFText(s string) string {
 // §2.3) or a '/' is percent-encoded, so spaces, '#', '?', '%', ':' (which
 // would read as a scheme in the first segment), backslashes and non-ASCII
 // characters all survive.
-func fileURI(p string) string {
+func fileURI(p string) string { return escapePath(p, "") }
+
+// escapePath percent-encodes every byte of p other than an unreserved
+// character, '/' and the bytes of also.
+func escapePath(p, also string) string {
 	const hexDigits = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/':
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/',
+			strings.IndexByte(also, c) >= 0:
 			b.WriteByte(c)
 		default:
 			b.WriteByte('%')

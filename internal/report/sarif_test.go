@@ -80,6 +80,17 @@ func TestSARIFValidAgainstOfficialSchema(t *testing.T) {
 		{name: "hostile path", report: one(check.Finding{File: "a:b/%7e #1?q=1&r\\s [x] ü.yaml", Line: 2, Column: 2, Rule: "schema", Severity: check.SeverityError, Message: "m"})},
 		{name: "absolute-looking path", report: one(check.Finding{File: "/tmp/x y/a.yaml", Line: 2, Column: 2, Rule: "schema", Severity: check.SeverityError, Message: "m"})},
 		{name: "invalid UTF-8 in message", report: one(check.Finding{File: "a.yaml", Line: 1, Column: 1, Rule: "schema", Severity: check.SeverityError, Message: "bad \xff byte"})},
+		{name: "repository root", report: repoReport()},
+		{name: "repository root with hostile characters", report: func() Report {
+			r := one(check.Finding{File: "sub/a.yaml", Line: 1, Column: 1, Rule: "schema", Severity: check.SeverityError, Message: "m"})
+			r.SourceRoot = DirURI("/home/x y/%7e #1?q=ü/repo")
+			return r
+		}()},
+		{name: "windows repository root", report: func() Report {
+			r := one(check.Finding{File: "sub/a.yaml", Line: 1, Column: 1, Rule: "schema", Severity: check.SeverityError, Message: "m"})
+			r.SourceRoot = DirURI(`C:\work\repo`)
+			return r
+		}()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -555,6 +566,145 @@ func TestDescribeRuleFallback(t *testing.T) {
 			d := describeRule(tt.id, tt.seen)
 			if d.Level != tt.wantLevel || d.Short != tt.wantShort || d.Full == "" {
 				t.Errorf("describeRule(%q, %s) = %+v, want level %s, short %q", tt.id, tt.seen, d, tt.wantLevel, tt.wantShort)
+			}
+		})
+	}
+}
+
+// repoReport is the realistic report as the CLI renders it for SARIF when
+// it checked sub/dir of a git repository at /home/runner/work/shop/shop.
+func repoReport() Report {
+	r := realisticReport()
+	r.Findings = Rebase(r.Findings, "sub/dir/")
+	r.SourceRoot = "file:///home/runner/work/shop/shop/"
+	return r
+}
+
+// TestSARIFSourceRoot checks %SRCROOT%: declared as the absolute repository
+// root when the caller knows it, described only when it does not, and every
+// result relative to it.
+func TestSARIFSourceRoot(t *testing.T) {
+	withFixedCatalogue(t)
+	tests := []struct {
+		name     string
+		report   Report
+		golden   string
+		wantURI  string
+		wantFile string // the first result's uri
+	}{
+		{name: "outside a repository", report: realisticReport(), golden: "realistic.sarif", wantFile: ".pace/day-1/gate-report.yaml"},
+		{name: "inside a repository", report: repoReport(), golden: "repo.sarif", wantURI: "file:///home/runner/work/shop/shop/", wantFile: "sub/dir/.pace/day-1/gate-report.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := render(t, "sarif", tt.report)
+			checkGolden(t, tt.golden, out)
+			if err := validateSARIF(t, out); err != nil {
+				t.Fatalf("log is not valid SARIF 2.1.0: %v", err)
+			}
+			var log decodedLog
+			if err := json.Unmarshal(out, &log); err != nil {
+				t.Fatal(err)
+			}
+			var root struct {
+				URI         string `json:"uri"`
+				Description struct{ Text string }
+			}
+			if err := json.Unmarshal(log.Runs[0].OriginalURIBaseIDs["%SRCROOT%"], &root); err != nil {
+				t.Fatalf("originalUriBaseIds[%%SRCROOT%%]: %v", err)
+			}
+			if root.URI != tt.wantURI || root.Description.Text == "" {
+				t.Errorf("%%SRCROOT%% = %+v, want uri %q and a description", root, tt.wantURI)
+			}
+			res := log.Runs[0].Results
+			if len(res) != len(tt.report.Findings) {
+				t.Fatalf("%d results, want %d", len(res), len(tt.report.Findings))
+			}
+			loc := res[0].Locations[0].PhysicalLocation.ArtifactLocation
+			if loc.URI != tt.wantFile || loc.URIBaseID != "%SRCROOT%" {
+				t.Errorf("first result at %q (base %q), want %q on %%SRCROOT%%", loc.URI, loc.URIBaseID, tt.wantFile)
+			}
+			// Resolved against the root, every uri lands inside it.
+			if tt.wantURI != "" {
+				base, err := url.Parse(tt.wantURI)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range res {
+					ref, err := url.Parse(r.Locations[0].PhysicalLocation.ArtifactLocation.URI)
+					if err != nil {
+						t.Fatalf("result %d: %v", i, err)
+					}
+					if got := base.ResolveReference(ref); !strings.HasPrefix(got.Path, "/home/runner/work/shop/shop/sub/dir/") {
+						t.Errorf("result %d resolves to %s, outside the checked directory", i, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestDirURI(t *testing.T) {
+	tests := []struct {
+		name string
+		dir  string
+		want string
+		// wantElsewhere, when set, is the want off Windows, where
+		// filepath.ToSlash leaves '\' alone.
+		wantElsewhere string
+	}{
+		{name: "unix", dir: "/home/runner/work/shop/shop", want: "file:///home/runner/work/shop/shop/"},
+		{name: "trailing slash kept single", dir: "/github/workspace/", want: "file:///github/workspace/"},
+		{name: "filesystem root", dir: "/", want: "file:///"},
+		{name: "hostile characters", dir: "/tmp/x y/%7e #1?q=ü", want: "file:///tmp/x%20y/%257e%20%231%3Fq%3D%C3%BC/"},
+		{name: "windows drive", dir: `C:\work\repo`, want: "file:///C:/work/repo/", wantElsewhere: "file:///C:%5Cwork%5Crepo/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DirURI(tt.dir)
+			if tt.wantElsewhere != "" && filepath.Separator != '\\' {
+				tt.want = tt.wantElsewhere
+			}
+			if got != tt.want {
+				t.Errorf("DirURI(%q) = %q, want %q", tt.dir, got, tt.want)
+			}
+			u, err := url.Parse(got)
+			if err != nil || u.Scheme != "file" || u.RawQuery != "" || u.Fragment != "" || !strings.HasSuffix(u.Path, "/") {
+				t.Errorf("%q is not an absolute file URI of a directory: %+v, %v", got, u, err)
+			}
+		})
+	}
+}
+
+func TestRebase(t *testing.T) {
+	fs := []check.Finding{
+		{File: "a.yaml", Line: 2, Rule: "schema", Message: "m"},
+		{Rule: "config", Message: "no file"},
+		{File: ".pace/day-1/gate-report.yaml", Rule: "schema"},
+	}
+	tests := []struct {
+		name   string
+		prefix string
+		want   []string
+	}{
+		{name: "no prefix", prefix: "", want: []string{"a.yaml", "", ".pace/day-1/gate-report.yaml"}},
+		{name: "subdirectory", prefix: "sub/dir/", want: []string{"sub/dir/a.yaml", "", "sub/dir/.pace/day-1/gate-report.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Rebase(fs, tt.prefix)
+			var files []string
+			for i, f := range got {
+				files = append(files, f.File)
+				if f.Line != fs[i].Line || f.Rule != fs[i].Rule || f.Message != fs[i].Message {
+					t.Errorf("finding %d changed beyond its file: %+v", i, f)
+				}
+			}
+			if !slices.Equal(files, tt.want) {
+				t.Errorf("files = %q, want %q", files, tt.want)
+			}
+			if fs[0].File != "a.yaml" {
+				t.Errorf("Rebase changed its input: %q", fs[0].File)
 			}
 		})
 	}
