@@ -200,12 +200,12 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 		Schema:  sarifSchema,
 		Version: sarifVersion,
 		Runs: []sarifRun{{
-			Tool:        sarifTool{Driver: sarifDriver{Name: toolName, Version: r.Version, InformationURI: toolInfoURI, Rules: rules}},
-			Invocations: []sarifInvocation{inv},
+			Tool:               sarifTool{Driver: sarifDriver{Name: toolName, Version: r.Version, InformationURI: toolInfoURI, Rules: rules}},
+			Invocations:        []sarifInvocation{inv},
 			OriginalURIBaseIDs: map[string]sarifArtifactLocation{srcRoot: sourceRoot(r.SourceRoot)},
-			AutomationDetails: sarifAutomationDetails{ID: automationID},
-			ColumnKind:        "unicodeCodePoints",
-			Results:           results,
+			AutomationDetails:  sarifAutomationDetails{ID: automationID},
+			ColumnKind:         "unicodeCodePoints",
+			Results:            results,
 		}},
 	}
 	var buf bytes.Buffer
