@@ -5,57 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/report/sariftest"
 )
-
-// sarifSchemaID is the $id of the official SARIF 2.1.0 schema (OASIS
-// errata 01) kept in testdata; see testdata/sarif-schema-2.1.0.NOTICE.md.
-const sarifSchemaID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-
-var officialSARIFSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	data, err := os.ReadFile(filepath.Join("testdata", "sarif-schema-2.1.0.json"))
-	if err != nil {
-		return nil, fmt.Errorf("reading the sarif schema: %w", err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("decoding the sarif schema: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat() // uri, uri-reference, date-time are checked, not just annotated
-	if err := c.AddResource(sarifSchemaID, doc); err != nil {
-		return nil, fmt.Errorf("adding the sarif schema: %w", err)
-	}
-	s, err := c.Compile(sarifSchemaID)
-	if err != nil {
-		return nil, fmt.Errorf("compiling the sarif schema: %w", err)
-	}
-	return s, nil
-})
 
 // validateSARIF validates a log against the official schema.
 func validateSARIF(t *testing.T, log []byte) error {
 	t.Helper()
-	s, err := officialSARIFSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(log))
-	if err != nil {
-		t.Fatalf("the log is not JSON: %v", err)
-	}
-	return s.Validate(v)
+	return sariftest.Validate(log)
 }
 
 // TestSARIFValidAgainstOfficialSchema renders logs for the situations that
