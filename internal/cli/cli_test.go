@@ -3,14 +3,19 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5"
+
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/report"
+	"github.com/phasegate/phasegate/internal/report/sariftest"
 )
 
 // validGateReport is a PACE gate report that satisfies its schema and its
@@ -495,4 +500,142 @@ func TestReconcileCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sarifLocations is what TestValidateSARIFRepositoryPaths reads of a log.
+type sarifLocations struct {
+	Runs []struct {
+		OriginalURIBaseIDs map[string]struct {
+			URI string `json:"uri"`
+		} `json:"originalUriBaseIds"`
+		Results []struct {
+			Locations []struct {
+				PhysicalLocation struct {
+					ArtifactLocation struct {
+						URI       string `json:"uri"`
+						URIBaseID string `json:"uriBaseId"`
+					} `json:"artifactLocation"`
+				} `json:"physicalLocation"`
+			} `json:"locations"`
+		} `json:"results"`
+	} `json:"runs"`
+}
+
+// TestValidateSARIFRepositoryPaths checks that SARIF names files relative
+// to the root of the git repository that holds the checked path, as GitHub
+// code scanning reads them, whatever PATH and working directory, and keeps
+// them relative to the checked root outside a repository; the JSON format
+// keeps them relative to the checked root in every case.
+func TestValidateSARIFRepositoryPaths(t *testing.T) {
+	files := map[string]string{
+		"sub/dir/.pace/day-2/gate-report.yaml":   brokenYAML,
+		"sub/dir/.github/phasegate.yml":          "rules: [\n",
+		"sub/other/.pace/day-1/gate-report.yaml": wrongTypes,
+		"broken-config.yml":                      "rules: [\n",
+	}
+	repo := writeTree(t, files)
+	if _, err := git.PlainInit(repo, false); err != nil {
+		t.Fatal(err)
+	}
+	// A linked worktree (or a submodule) has a .git file, not a directory.
+	worktree := writeTree(t, files)
+	if err := os.WriteFile(filepath.Join(worktree, ".git"), []byte("gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := writeTree(t, files)
+	if r := gitRoot(outside); r != "" {
+		t.Fatalf("the temporary directory %s is inside the git repository %s: this test needs one outside", outside, r)
+	}
+	tests := []struct {
+		name     string
+		dir      string // working directory
+		args     []string
+		wantRoot string   // the absolute repository root; "" for none
+		wantURIs []string // decoded
+	}{
+		{name: "subdirectory by absolute path", dir: outside, args: []string{filepath.Join(repo, "sub", "dir")}, wantRoot: repo,
+			wantURIs: []string{"sub/dir/.github/phasegate.yml", "sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "subdirectory from a subdirectory", dir: filepath.Join(repo, "sub"), args: []string{"dir"}, wantRoot: repo,
+			wantURIs: []string{"sub/dir/.github/phasegate.yml", "sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "subdirectory from inside it", dir: filepath.Join(repo, "sub", "dir"), args: nil, wantRoot: repo,
+			wantURIs: []string{"sub/dir/.github/phasegate.yml", "sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "a file", dir: repo, args: []string{"sub/dir/.pace/day-2/gate-report.yaml"}, wantRoot: repo,
+			wantURIs: []string{"sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "several paths", dir: filepath.Join(repo, "sub"), args: []string{"dir", "../sub/other"}, wantRoot: repo,
+			wantURIs: []string{"sub/dir/.github/phasegate.yml", "sub/dir/.pace/day-2/gate-report.yaml",
+				"sub/other/.pace/day-1/gate-report.yaml", "sub/other/.pace/day-1/gate-report.yaml"}}, // two schema findings there
+		{name: "config given apart", dir: filepath.Join(repo, "sub"), args: []string{"--config", "../broken-config.yml", "dir"}, wantRoot: repo,
+			wantURIs: []string{"broken-config.yml", "sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "a worktree", dir: outside, args: []string{filepath.Join(worktree, "sub", "dir")}, wantRoot: worktree,
+			wantURIs: []string{"sub/dir/.github/phasegate.yml", "sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "outside a repository", dir: outside, args: []string{"sub/dir"},
+			wantURIs: []string{".github/phasegate.yml", ".pace/day-2/gate-report.yaml"}},
+		{name: "paths in two repositories", dir: outside, args: []string{filepath.Join(repo, "sub", "dir"), filepath.Join(worktree, "sub", "dir")},
+			wantURIs: []string{
+				filepath.ToSlash(filepath.Join(repo, "sub", "dir")) + "/.pace/day-2/gate-report.yaml",
+				filepath.ToSlash(filepath.Join(repo, "sub", "dir", ".github", "phasegate.yml")),
+				filepath.ToSlash(filepath.Join(worktree, "sub", "dir")) + "/.pace/day-2/gate-report.yaml",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(tt.dir)
+			got := run(t, append([]string{"validate", "--format", "sarif"}, tt.args...)...)
+			if got.code != ExitFindings || got.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+			}
+			if err := sariftest.Validate([]byte(got.stdout)); err != nil {
+				t.Fatalf("not valid SARIF 2.1.0: %v\n%s", err, got.stdout)
+			}
+			var log sarifLocations
+			if err := json.Unmarshal([]byte(got.stdout), &log); err != nil {
+				t.Fatal(err)
+			}
+			wantRoot := ""
+			if tt.wantRoot != "" {
+				wantRoot = report.DirURI(tt.wantRoot)
+			}
+			if root := log.Runs[0].OriginalURIBaseIDs["%SRCROOT%"].URI; root != wantRoot {
+				t.Errorf("%%SRCROOT%% = %q, want %q", root, wantRoot)
+			}
+			var uris []string
+			for _, r := range log.Runs[0].Results {
+				loc := r.Locations[0].PhysicalLocation.ArtifactLocation
+				if loc.URIBaseID != "%SRCROOT%" {
+					t.Errorf("uri %q has base %q", loc.URI, loc.URIBaseID)
+				}
+				p, err := url.PathUnescape(loc.URI)
+				if err != nil {
+					t.Fatalf("uri %q: %v", loc.URI, err)
+				}
+				uris = append(uris, p)
+			}
+			slices.Sort(uris)
+			want := slices.Sorted(slices.Values(tt.wantURIs))
+			if !slices.Equal(uris, want) {
+				t.Errorf("uris = %q, want %q", uris, want)
+			}
+			for _, p := range uris {
+				if tt.wantRoot == "" {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(tt.wantRoot, filepath.FromSlash(p))); err != nil {
+					t.Errorf("uri %q names no file of the repository: %v", p, err)
+				}
+			}
+		})
+	}
+	t.Run("json keeps files relative to the checked root", func(t *testing.T) {
+		t.Chdir(filepath.Join(repo, "sub"))
+		got := run(t, "validate", "--format", "json", "dir")
+		var rep jsonReport
+		decodeStrict(t, got.stdout, &rep)
+		var files []string
+		for _, f := range rep.Findings {
+			files = append(files, f.File)
+		}
+		if want := []string{".github/phasegate.yml", ".pace/day-2/gate-report.yaml"}; !slices.Equal(files, want) {
+			t.Errorf("files = %q, want %q", files, want)
+		}
+	})
 }

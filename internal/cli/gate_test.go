@@ -13,8 +13,19 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // five families (testdata/gate/repo: a PACE day whose SENTINEL holds, a JG
 // review that fails, a consistent SCC task, an Autopilot run, a Phase Outcome
 // and one schema error) and compares the output with golden files.
+//
+// The tree is checked from a copy outside any git repository, so that the
+// SARIF paths are relative to it and the golden file does not depend on
+// where this repository is checked out (TestValidateSARIFRepositoryPaths
+// covers paths relative to a repository root).
 func TestGateGolden(t *testing.T) {
-	repo := filepath.Join("testdata", "gate", "repo")
+	repo := t.TempDir()
+	if err := os.CopyFS(repo, os.DirFS(filepath.Join("testdata", "gate", "repo"))); err != nil {
+		t.Fatal(err)
+	}
+	if r := gitRoot(repo); r != "" {
+		t.Fatalf("the temporary directory %s is inside the git repository %s: this test needs one outside", repo, r)
+	}
 	tests := []struct {
 		format, golden string
 	}{

@@ -113,7 +113,7 @@ func (e *environment) check(name string, args []string) int {
 	if err != nil {
 		return e.failf("%v", err)
 	}
-	rep, err := e.runChecks(context.Background(), f)
+	rep, sarif, err := e.runChecks(context.Background(), f)
 	if err != nil {
 		return e.failf("%v", err)
 	}
@@ -126,7 +126,14 @@ func (e *environment) check(name string, args []string) int {
 		rep.Verdict = gate.FromFindings(rep.Findings)
 		rep.Pipeline = nil
 	}
-	if err := report.Write(e.stdout, f.format, rep); err != nil {
+	out := rep
+	if sarif.root != "" {
+		// Code scanning reads every path as relative to the repository
+		// root: SARIF alone gets the files rebased there.
+		out.Findings, out.SourceRoot = sarif.findings, report.DirURI(sarif.root)
+		check.Sort(out.Findings)
+	}
+	if err := report.Write(e.stdout, f.format, out); err != nil {
 		return e.failf("%v", err)
 	}
 	if rep.Verdict.Verdict == gate.Hold {
@@ -135,30 +142,40 @@ func (e *environment) check(name string, args []string) int {
 	return ExitOK
 }
 
-// runChecks loads the config and checks every PATH.
-func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Report, error) {
+// runChecks loads the config and checks every PATH. With --format sarif it
+// also returns the findings rebased on the git repository that holds the
+// PATHs (see repoFindings).
+func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Report, repoFindings, error) {
 	rep := report.Report{Version: Version()}
+	var sarif repoFindings
+	if f.format == "sarif" {
+		sarif.root = repoRootOf(f.paths)
+	}
 	v, err := check.NewValidator()
 	if err != nil {
-		return rep, fmt.Errorf("loading schemas: %w", err)
+		return rep, sarif, fmt.Errorf("loading schemas: %w", err)
 	}
-	cfg, cfgFindings, err := loadConfig(f)
+	cfg, cfgFindings, cfgBase, err := loadConfig(f)
 	if err != nil {
-		return rep, err
+		return rep, sarif, err
 	}
 	rep.Findings = append(rep.Findings, cfgFindings...)
+	sarif.add(cfgBase, cfgFindings)
 	for _, p := range f.paths {
-		prefix := ""
-		if info, err := os.Stat(p); err == nil && info.IsDir() && len(f.paths) > 1 {
-			prefix = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(p)), "/") + "/"
-			if prefix == "./" {
-				prefix = ""
+		prefix, isDir := "", false
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			isDir = true
+			if len(f.paths) > 1 {
+				prefix = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(p)), "/") + "/"
+				if prefix == "./" {
+					prefix = ""
+				}
 			}
 		}
 		opts := check.Options{Config: cfg, Prefix: prefix, Kind: artifact.KindByID(f.kind), RootName: p}
 		if f.base != "" {
 			if opts.Changed, err = changedSince(ctx, p, f.base); err != nil {
-				return rep, err
+				return rep, sarif, err
 			}
 			// A PATH inside a marker directory is checked relative to the
 			// directory holding the marker (see artifact.ContextRoot).
@@ -174,15 +191,97 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 		}
 		res, err := v.Run(ctx, p, opts)
 		if err != nil {
-			return rep, err
+			return rep, sarif, err
 		}
 		rep.Artifacts += res.Artifacts
 		rep.Findings = append(rep.Findings, res.Findings...)
 		rep.Pipeline = append(rep.Pipeline, res.Statuses...)
+		// A directory's files are relative to it, unless several PATHs
+		// put it in front of them; a file PATH's file is the PATH.
+		base := ""
+		if isDir && prefix == "" {
+			base = p
+		}
+		sarif.add(base, res.Findings)
 	}
 	check.Sort(rep.Findings)
 	check.SortStatuses(rep.Pipeline)
-	return rep, nil
+	return rep, sarif, nil
+}
+
+// repoFindings are the findings with their files relative to root, the git
+// repository that holds every checked PATH ("" when there is none: then
+// nothing is collected and SARIF keeps the files relative to the checked
+// root).
+type repoFindings struct {
+	root     string
+	findings []check.Finding
+}
+
+// add collects fs, whose files are relative to the directory base ("" for
+// the working directory) or absolute.
+func (r *repoFindings) add(base string, fs []check.Finding) {
+	if r.root == "" {
+		return
+	}
+	absBase, err := filepath.Abs(base)
+	if err != nil {
+		r.root = "" // cannot place the files: keep them as they are
+		return
+	}
+	for _, f := range fs {
+		if f.File != "" {
+			p := filepath.FromSlash(f.File)
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(absBase, p)
+			}
+			rel, err := filepath.Rel(r.root, p)
+			if err != nil {
+				r.root = ""
+				return
+			}
+			f.File = filepath.ToSlash(rel)
+		}
+		r.findings = append(r.findings, f)
+	}
+}
+
+// repoRootOf is the root of the git repository that holds every path: the
+// nearest directory at or above each one with a .git directory, or a .git
+// file (a worktree or a submodule). It is "" when a path is in no
+// repository, or when the paths are in different ones.
+func repoRootOf(paths []string) string {
+	root := ""
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return ""
+		}
+		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+			abs = filepath.Dir(abs)
+		}
+		r := gitRoot(abs)
+		if r == "" || root != "" && r != root {
+			return ""
+		}
+		root = r
+	}
+	return root
+}
+
+// gitRoot walks up from the absolute directory dir to the first directory
+// holding a .git directory or file, and returns it ("" when there is none).
+func gitRoot(dir string) string {
+	for {
+		if info, err := os.Stat(filepath.Join(dir, ".git")); err == nil && (info.IsDir() || info.Mode().IsRegular()) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // changedSince reads which files under PATH changed since base. For a file
@@ -211,30 +310,32 @@ func changedSince(ctx context.Context, p, base string) (map[string]check.Change,
 
 // loadConfig reads --config, or <first directory PATH>/.github/phasegate.yml
 // when it exists. A config that cannot be decoded yields findings and the
-// defaults; a --config file that cannot be read is an error.
-func loadConfig(f validateFlags) (config.Config, []check.Finding, error) {
-	path, display := f.config, f.config
+// defaults; a --config file that cannot be read is an error. base is the
+// directory the findings' file is relative to ("" for the working
+// directory).
+func loadConfig(f validateFlags) (config.Config, []check.Finding, string, error) {
+	path, display, base := f.config, f.config, ""
 	if path == "" {
 		for _, p := range f.paths {
 			if info, err := os.Stat(p); err == nil && info.IsDir() {
 				path = filepath.Join(p, filepath.FromSlash(config.DefaultPath))
-				display = config.DefaultPath
+				display, base = config.DefaultPath, p
 				if len(f.paths) > 1 {
-					display = filepath.ToSlash(path)
+					display, base = filepath.ToSlash(path), ""
 				}
 				break
 			}
 		}
 	}
 	if path == "" {
-		return config.Default(), nil, nil
+		return config.Default(), nil, "", nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if f.config == "" && errors.Is(err, fs.ErrNotExist) {
-			return config.Default(), nil, nil
+			return config.Default(), nil, "", nil
 		}
-		return config.Default(), nil, fmt.Errorf("reading config %s: %w", path, err)
+		return config.Default(), nil, "", fmt.Errorf("reading config %s: %w", path, err)
 	}
 	cfg, probs := config.Parse(data, check.KnownRule)
 	var out []check.Finding
@@ -242,5 +343,5 @@ func loadConfig(f validateFlags) (config.Config, []check.Finding, error) {
 		out = append(out, check.Finding{File: filepath.ToSlash(display), Line: p.Line, Column: p.Column, Kind: "config", Rule: "config",
 			Severity: check.SeverityError, Message: p.Message + " (phasegate uses the defaults until this is fixed)"})
 	}
-	return cfg, out, nil
+	return cfg, out, base, nil
 }
