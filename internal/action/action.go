@@ -7,10 +7,13 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -65,6 +68,9 @@ type inputs struct {
 	postOutcomes bool
 	failOn       string
 	config       string
+	// sarifFile is where the SARIF report is written, relative to the
+	// workspace and '/'-separated; "" writes none.
+	sarifFile string
 }
 
 func readInputs(a *githubactions.Action) (inputs, error) {
@@ -73,7 +79,8 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 		token:  strings.TrimSpace(a.GetInput("token")),
 		format: strings.TrimSpace(a.GetInput("format")),
 		failOn: strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
-		config: strings.TrimSpace(a.GetInput("config")),
+		config:    strings.TrimSpace(a.GetInput("config")),
+		sarifFile: a.GetInput("sarif-file"),
 	}
 	if in.path == "" {
 		in.path = "."
@@ -104,10 +111,31 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 	default:
 		return in, fmt.Errorf("input post-outcomes: %q is not true or false", v)
 	}
-	if filepath.IsAbs(in.path) || strings.HasPrefix(path.Clean(filepath.ToSlash(in.path)), "../") {
+	if _, ok := inWorkspace(in.path); !ok {
 		return in, fmt.Errorf("input path: %q must be relative to the workspace and inside it", in.path)
 	}
+	if in.sarifFile != "" {
+		p, ok := inWorkspace(in.sarifFile)
+		if !ok || p == "." || strings.HasSuffix(in.sarifFile, "/") {
+			return in, fmt.Errorf("input sarif-file: %q must be the path of a file relative to the workspace and inside it", in.sarifFile)
+		}
+		in.sarifFile = p
+	}
 	return in, nil
+}
+
+// inWorkspace cleans p, a path relative to the workspace, and says whether
+// it stays inside the workspace: not absolute, and no ".." that climbs out.
+// (Symbolic links are the business of whoever opens the path.)
+func inWorkspace(p string) (string, bool) {
+	if p == "" || strings.ContainsRune(p, 0) || filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
+		return "", false
+	}
+	c := path.Clean(filepath.ToSlash(p))
+	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+		return "", false
+	}
+	return c, true
 }
 
 // event is the part of a GitHub event payload phasegate reads.
@@ -282,24 +310,51 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		return exitCouldNot
 	}
+	// repoFindings are the findings with files relative to the repository
+	// root (the workspace) rather than to the checked directory, for SARIF:
+	// code scanning reads every path as relative to the repository root.
+	// The config file's path is already the repository's.
+	repoFindings := append(report.Rebase(res.Findings, cr.prefix), cr.findings...)
 	res.Findings = append(res.Findings, cr.findings...)
 	var outs []carried
 	if r.gh != nil {
 		var vetted []check.Finding
 		outs, vetted = r.vetOutcomes(ctx, cr, r.carriedOutcomes(cr, res.Outcomes))
 		res.Findings = append(res.Findings, vetted...)
+		repoFindings = append(repoFindings, report.Rebase(vetted, cr.prefix)...)
 	}
 	check.Sort(res.Findings)
+	check.Sort(repoFindings)
 	rep := report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses, Version: r.opts.Version}
 	if rep.Pipeline == nil {
 		rep.Pipeline = []check.Status{}
 	}
 	rep.Verdict = gate.Compute(res.Findings, res.Statuses)
 
-	// The log, the annotations, the summary.
-	if in.format != "github" {
+	sarif := rep
+	sarif.Findings = repoFindings
+	if abs, err := filepath.Abs(workspace); err == nil {
+		sarif.SourceRoot = report.DirURI(abs)
+	}
+
+	// The log, the SARIF file, the annotations, the summary.
+	switch in.format {
+	case "github":
+	case "sarif":
+		if err := report.SARIF(r.out, sarif); err != nil {
+			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		}
+	default:
 		if err := report.Write(r.out, in.format, rep); err != nil {
 			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		}
+	}
+	if in.sarifFile != "" {
+		if err := writeSARIFFile(workspace, in.sarifFile, sarif); err != nil {
+			r.failed = true
+			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		} else {
+			r.a.SetOutput("sarif-file", in.sarifFile)
 		}
 	}
 	r.annotate(rep.Findings)
@@ -335,6 +390,43 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 		return exitCouldNot
 	}
 	return code
+}
+
+// writeSARIFFile writes the SARIF report to name, a clean '/'-separated path
+// inside the workspace, creating its parent directories. It is opened
+// through an os.Root, so a symbolic link in the checkout (which the change
+// under check controls) cannot send it out of the workspace.
+func writeSARIFFile(workspace, name string, rep report.Report) error {
+	var buf bytes.Buffer
+	if err := report.SARIF(&buf, rep); err != nil {
+		return fmt.Errorf("rendering the sarif-file %s: %w", name, err)
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+	}
+	defer root.Close()
+	if dir := path.Dir(name); dir != "." {
+		parent := ""
+		for _, part := range strings.Split(dir, "/") {
+			parent = path.Join(parent, part)
+			if err := root.Mkdir(filepath.FromSlash(parent), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+			}
+		}
+	}
+	f, err := root.OpenFile(filepath.FromSlash(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+	}
+	return nil
 }
 
 // loadConfig reads the configuration from the default branch, never from
