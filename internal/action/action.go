@@ -75,10 +75,10 @@ type inputs struct {
 
 func readInputs(a *githubactions.Action) (inputs, error) {
 	in := inputs{
-		path:   strings.TrimSpace(a.GetInput("path")),
-		token:  strings.TrimSpace(a.GetInput("token")),
-		format: strings.TrimSpace(a.GetInput("format")),
-		failOn: strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
+		path:      strings.TrimSpace(a.GetInput("path")),
+		token:     strings.TrimSpace(a.GetInput("token")),
+		format:    strings.TrimSpace(a.GetInput("format")),
+		failOn:    strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
 		config:    strings.TrimSpace(a.GetInput("config")),
 		sarifFile: a.GetInput("sarif-file"),
 	}
