@@ -405,6 +405,24 @@ func TestValidateSeveralPaths(t *testing.T) {
 	}
 }
 
+// TestValidateSeveralPathsInMarkerDirectories checks that a PATH inside a
+// marker directory, checked in its place, is named once in the files when
+// several PATHs are given.
+func TestValidateSeveralPathsInMarkerDirectories(t *testing.T) {
+	root := writeTree(t, map[string]string{"a/.pace/day-1/gate-report.yaml": brokenYAML, "b/.pace/day-1/gate-report.yaml": brokenYAML})
+	t.Chdir(root)
+	got := run(t, "validate", "--format", "json", "a/.pace", "b")
+	var rep jsonReport
+	decodeStrict(t, got.stdout, &rep)
+	var files []string
+	for _, f := range rep.Findings {
+		files = append(files, f.File)
+	}
+	if want := []string{"a/.pace/day-1/gate-report.yaml", "b/.pace/day-1/gate-report.yaml"}; !slices.Equal(files, want) {
+		t.Errorf("files = %q, want %q", files, want)
+	}
+}
+
 // TestValidateDefaultsToCurrentDirectory runs validate without a PATH.
 func TestValidateDefaultsToCurrentDirectory(t *testing.T) {
 	root := writeTree(t, map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
@@ -566,6 +584,10 @@ func TestValidateSARIFRepositoryPaths(t *testing.T) {
 				"sub/other/.pace/day-1/gate-report.yaml", "sub/other/.pace/day-1/gate-report.yaml"}}, // two schema findings there
 		{name: "config given apart", dir: filepath.Join(repo, "sub"), args: []string{"--config", "../broken-config.yml", "dir"}, wantRoot: repo,
 			wantURIs: []string{"broken-config.yml", "sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "a marker directory", dir: repo, args: []string{"sub/dir/.pace"}, wantRoot: repo,
+			wantURIs: []string{"sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "a marker directory among several paths", dir: filepath.Join(repo, "sub"), args: []string{"dir/.pace", "other"}, wantRoot: repo,
+			wantURIs: []string{"sub/dir/.pace/day-2/gate-report.yaml", "sub/other/.pace/day-1/gate-report.yaml", "sub/other/.pace/day-1/gate-report.yaml"}},
 		{name: "a worktree", dir: outside, args: []string{filepath.Join(worktree, "sub", "dir")}, wantRoot: worktree,
 			wantURIs: []string{"sub/dir/.github/phasegate.yml", "sub/dir/.pace/day-2/gate-report.yaml"}},
 		{name: "outside a repository", dir: outside, args: []string{"sub/dir"},

@@ -162,11 +162,15 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 	rep.Findings = append(rep.Findings, cfgFindings...)
 	sarif.add(cfgBase, cfgFindings)
 	for _, p := range f.paths {
-		prefix, isDir := "", false
+		// A directory's files are relative to it, or to the directory
+		// holding the marker directory it lies in (see
+		// artifact.ContextRoot); with several PATHs that directory is put
+		// in front of them.
+		prefix, filesBase := "", ""
 		if info, err := os.Stat(p); err == nil && info.IsDir() {
-			isDir = true
+			filesBase, _ = artifact.ContextRoot(p)
 			if len(f.paths) > 1 {
-				prefix = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(p)), "/") + "/"
+				prefix = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(filesBase)), "/") + "/"
 				if prefix == "./" {
 					prefix = ""
 				}
@@ -196,13 +200,11 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 		rep.Artifacts += res.Artifacts
 		rep.Findings = append(rep.Findings, res.Findings...)
 		rep.Pipeline = append(rep.Pipeline, res.Statuses...)
-		// A directory's files are relative to it, unless several PATHs
-		// put it in front of them; a file PATH's file is the PATH.
-		base := ""
-		if isDir && prefix == "" {
-			base = p
+		// A file PATH's file is the PATH, relative to the working directory.
+		if prefix != "" {
+			filesBase = ""
 		}
-		sarif.add(base, res.Findings)
+		sarif.add(filesBase, res.Findings)
 	}
 	check.Sort(rep.Findings)
 	check.SortStatuses(rep.Pipeline)
