@@ -22,6 +22,7 @@ import (
 
 	githubactions "github.com/sethvargo/go-githubactions"
 
+	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
@@ -314,14 +315,15 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 	// root (the workspace) rather than to the checked directory, for SARIF:
 	// code scanning reads every path as relative to the repository root.
 	// The config file's path is already the repository's.
-	repoFindings := append(report.Rebase(res.Findings, cr.prefix), cr.findings...)
+	filesPrefix := checkedFilesPrefix(workspace, cr)
+	repoFindings := append(report.Rebase(res.Findings, filesPrefix), cr.findings...)
 	res.Findings = append(res.Findings, cr.findings...)
 	var outs []carried
 	if r.gh != nil {
 		var vetted []check.Finding
 		outs, vetted = r.vetOutcomes(ctx, cr, r.carriedOutcomes(cr, res.Outcomes))
 		res.Findings = append(res.Findings, vetted...)
-		repoFindings = append(repoFindings, report.Rebase(vetted, cr.prefix)...)
+		repoFindings = append(repoFindings, report.Rebase(vetted, filesPrefix)...)
 	}
 	check.Sort(res.Findings)
 	check.Sort(repoFindings)
@@ -390,6 +392,25 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 		return exitCouldNot
 	}
 	return code
+}
+
+// checkedFilesPrefix is the directory, relative to the workspace ("" or
+// ending in '/'), that the checker's files are relative to: the checked
+// directory, or the directory holding the marker directory it lies in
+// (artifact.ContextRoot, as check.Validator.Run places it).
+func checkedFilesPrefix(workspace string, cr *commitRun) string {
+	base, ctxPrefix := artifact.ContextRoot(cr.root)
+	if ctxPrefix == "" {
+		return cr.prefix
+	}
+	rel, err := filepath.Rel(workspace, base)
+	if err != nil {
+		return cr.prefix
+	}
+	if rel = filepath.ToSlash(rel); rel == "." {
+		return ""
+	}
+	return rel + "/"
 }
 
 // writeSARIFFile writes the SARIF report to name, a clean '/'-separated path

@@ -75,6 +75,8 @@ func TestSARIFFileForCodeScanning(t *testing.T) {
 			wantPaths: []string{".pace/day-1/gate-report.yaml", "sub/dir/.pace/day-2/gate-report.yaml"}},
 		{name: "subdirectory", path: "sub/dir", sarifFile: "reports/code scanning/phasegate.sarif", wantFile: "reports/code scanning/phasegate.sarif",
 			wantPaths: []string{"sub/dir/.pace/day-2/gate-report.yaml"}},
+		{name: "marker directory", path: "sub/dir/.pace", sarifFile: "phasegate.sarif", wantFile: "phasegate.sarif",
+			wantPaths: []string{"sub/dir/.pace/day-2/gate-report.yaml"}},
 		{name: "subdirectory given untidily", path: "./sub//dir/", sarifFile: "./out/../phasegate.sarif", wantFile: "phasegate.sarif",
 			wantPaths: []string{"sub/dir/.pace/day-2/gate-report.yaml"}},
 	}
