@@ -144,7 +144,18 @@ func SARIF(w io.Writer, r Report) error { return writeSARIF(w, r, MaxSARIFResult
 
 // writeSARIF writes the log with at most limit results.
 func writeSARIF(w io.Writer, r Report, limit int) error {
-	findings, omitted := capFindings(r.Findings, limit)
+	// GitHub code scanning rejects the whole log when one result has no
+	// location, so a finding about the run rather than a file (no file)
+	// is a notification of the invocation, not a result.
+	var located, runLevel []check.Finding
+	for _, f := range r.Findings {
+		if f.File == "" {
+			runLevel = append(runLevel, f)
+		} else {
+			located = append(located, f)
+		}
+	}
+	findings, omitted := capFindings(located, limit)
 
 	// Rules: one descriptor per distinct rule ID, sorted.
 	seen := map[string]check.Severity{}
@@ -174,12 +185,10 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 			Level:     sarifLevel(f.Severity),
 			Message:   sarifText{Text: sarifMessage(f)},
 		}
-		if f.File != "" {
-			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{
-				ArtifactLocation: sarifArtifactLocation{URI: fileURI(f.File), URIBaseID: srcRoot},
-				Region:           sarifRegion{StartLine: max(1, f.Line), StartColumn: max(1, f.Column)},
-			}}}
-		}
+		res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{
+			ArtifactLocation: sarifArtifactLocation{URI: fileURI(f.File), URIBaseID: srcRoot},
+			Region:           sarifRegion{StartLine: max(1, f.Line), StartColumn: max(1, f.Column)},
+		}}}
 		hash := findingHash(f)
 		occurrences[hash]++
 		res.PartialFingerprints = map[string]string{fingerprintKey: fmt.Sprintf("%s:%d", hash, occurrences[hash])}
@@ -190,10 +199,14 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 	}
 
 	inv := sarifInvocation{ExecutionSuccessful: true}
+	for _, f := range runLevel {
+		inv.Notifications = append(inv.Notifications, sarifNotification{Level: sarifLevel(f.Severity),
+			Message: sarifText{Text: escapeSARIFText(Terminal(f.Rule)) + ": " + sarifMessage(f)}})
+	}
 	if omitted > 0 {
-		inv.Notifications = []sarifNotification{{Level: "warning", Message: sarifText{Text: fmt.Sprintf(
+		inv.Notifications = append(inv.Notifications, sarifNotification{Level: "warning", Message: sarifText{Text: fmt.Sprintf(
 			"%d of %d findings are not in this log: GitHub code scanning accepts at most %d results per run (errors were kept first). Run phasegate validate for the full list.",
-			omitted, len(r.Findings), limit)}}}
+			omitted, len(r.Findings), limit)}})
 	}
 
 	log := sarifLog{

@@ -62,7 +62,57 @@ func TestSARIFValidAgainstOfficialSchema(t *testing.T) {
 			if err := validateSARIF(t, out); err != nil {
 				t.Errorf("log is not valid SARIF 2.1.0: %v\n%s", err, out)
 			}
+			// GitHub's ingestion rule beyond the schema: one result
+			// without a location, or without a uri, fails the whole
+			// upload.
+			var log decodedLog
+			if err := json.Unmarshal(out, &log); err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range log.Runs[0].Results {
+				if len(r.Locations) == 0 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI == "" {
+					t.Errorf("result %d (%s) has no location with a uri: code scanning would reject the log", i, r.RuleID)
+				}
+			}
 		})
+	}
+}
+
+// TestSARIFRunLevelFindings checks that a finding about the run rather than
+// a file becomes a notification of the invocation, at its level, and not a
+// result without a location (which code scanning rejects).
+func TestSARIFRunLevelFindings(t *testing.T) {
+	fs := []check.Finding{
+		{Rule: "discovery.nothing-found", Severity: check.SeverityWarning, Message: "no artifact found under {sub}"},
+		{Rule: "config", Severity: check.SeverityError, Message: "whole run"},
+		{File: "a.yaml", Line: 2, Column: 1, Rule: "schema", Severity: check.SeverityError, Message: "m"},
+	}
+	var buf bytes.Buffer
+	if err := writeSARIF(&buf, Report{Findings: fs, Verdict: gate.FromFindings(fs)}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := validateSARIF(t, buf.Bytes()); err != nil {
+		t.Fatalf("not valid SARIF: %v", err)
+	}
+	var log decodedLog
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	if len(run.Results) != 1 || run.Results[0].RuleID != "schema" {
+		t.Errorf("results = %+v, want the one finding with a file", run.Results)
+	}
+	type note struct{ level, text string }
+	var got []note
+	for _, n := range run.Invocations[0].Notifications {
+		got = append(got, note{n.Level, n.Message.Text})
+	}
+	want := []note{
+		{"warning", "discovery.nothing-found: no artifact found under {{sub}}"},
+		{"error", "config: whole run"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("notifications = %q, want %q", got, want)
 	}
 }
 
