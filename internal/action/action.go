@@ -414,17 +414,26 @@ func checkedFilesPrefix(workspace string, cr *commitRun) string {
 }
 
 // writeSARIFFile writes the SARIF report to name, a clean '/'-separated path
-// inside the workspace, creating its parent directories. It is opened
-// through an os.Root, so a symbolic link in the checkout (which the change
-// under check controls) cannot send it out of the workspace.
+// inside the workspace (see writeInWorkspace).
 func writeSARIFFile(workspace, name string, rep report.Report) error {
 	var buf bytes.Buffer
 	if err := report.SARIF(&buf, rep); err != nil {
 		return fmt.Errorf("rendering the sarif-file %s: %w", name, err)
 	}
+	if err := writeInWorkspace(workspace, name, buf.Bytes()); err != nil {
+		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeInWorkspace writes data to name, a clean '/'-separated path inside
+// the workspace, creating its parent directories. Everything is opened
+// through an os.Root, so a symbolic link in the checkout (which the change
+// under check controls) cannot send the write out of the workspace.
+func writeInWorkspace(workspace, name string, data []byte) error {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
-		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+		return err
 	}
 	defer root.Close()
 	if dir := path.Dir(name); dir != "." {
@@ -432,22 +441,19 @@ func writeSARIFFile(workspace, name string, rep report.Report) error {
 		for _, part := range strings.Split(dir, "/") {
 			parent = path.Join(parent, part)
 			if err := root.Mkdir(filepath.FromSlash(parent), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+				return err
 			}
 		}
 	}
 	f, err := root.OpenFile(filepath.FromSlash(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+		return err
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
-	}
-	return nil
+	return f.Close()
 }
 
 // loadConfig reads the configuration from the default branch, never from
