@@ -359,7 +359,8 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 			r.a.SetOutput("sarif-file", in.sarifFile)
 		}
 	}
-	r.annotate(rep.Findings)
+	// Annotations name files as the repository does, as SARIF does.
+	r.annotate(repoFindings)
 	r.summary(rep, cr)
 
 	posted := 0

@@ -113,6 +113,12 @@ func TestSARIFFileForCodeScanning(t *testing.T) {
 					t.Errorf("%q names no file of the repository: %v", p, err)
 				}
 			}
+			// The annotations name the same files.
+			for _, p := range tt.wantPaths {
+				if !strings.Contains(log, ",file="+p+",line=") {
+					t.Errorf("no error annotation on %s; log:\n%s", p, log)
+				}
+			}
 			// format: sarif prints the same log.
 			start := strings.Index(log, "{\n")
 			if start < 0 || !strings.Contains(log[start:], string(data)) {
