@@ -122,7 +122,7 @@ type event struct {
 	Deleted bool   `json:"deleted"`
 	Before  string `json:"before"`
 	After   string `json:"after"`
-	Sender struct {
+	Sender  struct {
 		Login string `json:"login"`
 	} `json:"sender"`
 	Pusher struct {
@@ -280,9 +280,9 @@ type commitRun struct {
 	cfgInvalid string
 	// fork is the repository of a pull request's head from a fork ("":
 	// none): its outcomes are never posted.
-	fork string
-	findings   []check.Finding
-	changed    map[string]check.Change
+	fork     string
+	findings []check.Finding
+	changed  map[string]check.Change
 }
 
 func (r *run) checkCommit(ctx context.Context, eventName string) int {
