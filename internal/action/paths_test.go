@@ -277,7 +277,7 @@ func workflowRunEvent(head, headRepo string) map[string]any {
 		"workflow_run": map[string]any{
 			"id": 501, "name": "phasegate", "event": "pull_request", "status": "completed", "conclusion": "success",
 			"head_sha": head, "head_branch": "feature", "html_url": "https://github.com/acme/shop/actions/runs/501",
-			"pull_requests": []any{}, // GitHub lists none for a fork's pull request
+			"pull_requests":   []any{}, // GitHub lists none for a fork's pull request
 			"repository":      map[string]any{"full_name": "acme/shop", "fork": false},
 			"head_repository": map[string]any{"full_name": headRepo, "fork": headRepo != "acme/shop"},
 		},
