@@ -31,6 +31,8 @@ func TestAppManifest(t *testing.T) {
 	want := map[string]string{
 		"issues": "write", "pull_requests": "write", "statuses": "write",
 		"contents": "read", "metadata": "read", "members": "read",
+		// merge_group deliveries need read access to merge queues.
+		"merge_queues": "read",
 	}
 	if len(m.Permissions) != len(want) {
 		t.Errorf("permissions %v, want exactly %v", m.Permissions, want)
