@@ -112,6 +112,10 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 	if filepath.IsAbs(in.path) || strings.HasPrefix(path.Clean(filepath.ToSlash(in.path)), "../") {
 		return in, fmt.Errorf("input path: %q must be relative to the workspace and inside it", in.path)
 	}
+	// The action's container sees only the workspace of the job's files.
+	if p := path.Clean(filepath.ToSlash(in.resultsFile)); in.resultsFile != "" && (filepath.IsAbs(in.resultsFile) || p == "." || p == ".." || strings.HasPrefix(p, "../")) {
+		return in, fmt.Errorf("input results-file: %q must be a file relative to the workspace and inside it", in.resultsFile)
+	}
 	return in, nil
 }
 

@@ -185,7 +185,7 @@ func TestForkPullRequestWritesNothing(t *testing.T) {
 			head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": tc.gate, "outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
 			pr := f.fake.AddPullRequest("acme", "shop", ghfake.PullRequest{HeadSHA: head, BaseSHA: base, Author: "mallory"})
 			f.fake.SetPullRequestFiles("acme", "shop", pr, f.diff(base, head))
-			resultsPath := filepath.Join(t.TempDir(), "results", "phasegate.json")
+			resultsPath := "results/phasegate.json"
 			code, log := f.runAction(f.env("pull_request", prEvent(pr, head, base, "mallory/shop"), map[string]string{"INPUT_RESULTS-FILE": resultsPath}))
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d; log:\n%s", code, tc.wantCode, log)
@@ -199,7 +199,7 @@ func TestForkPullRequestWritesNothing(t *testing.T) {
 			if got := f.output("results-file"); got != resultsPath {
 				t.Errorf("results-file output = %q, want %q", got, resultsPath)
 			}
-			data, err := os.ReadFile(resultsPath)
+			data, err := os.ReadFile(filepath.Join(f.dir, resultsPath))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,21 +253,36 @@ func TestReadOnlyTokenStopsAtTheFirst403(t *testing.T) {
 }
 
 // forkRun runs a fork's pull request that saves its results, and returns
-// the head and the results file.
-func forkRun(t *testing.T, f *repoFixture, files map[string]string) (head string, pr int, path string) {
+// the head and the workspace of the privileged run, where the results are
+// at resultsFile.
+func forkRun(t *testing.T, f *repoFixture, files map[string]string) (head string, pr int, workspace string) {
 	t.Helper()
 	f.fake.DenyWrites("github-actions[bot]", true)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head = f.commit(files)
 	pr = f.fake.AddPullRequest("acme", "shop", ghfake.PullRequest{Number: 2, HeadSHA: head, BaseSHA: base, Author: "mallory"})
 	f.fake.SetPullRequestFiles("acme", "shop", pr, f.diff(base, head))
-	path = filepath.Join(t.TempDir(), "phasegate-results.json")
-	if code, log := f.runAction(f.env("pull_request", prEvent(pr, head, base, "mallory/shop"), map[string]string{"INPUT_RESULTS-FILE": path})); code != exitOK && code != exitFindings {
+	if code, log := f.runAction(f.env("pull_request", prEvent(pr, head, base, "mallory/shop"), map[string]string{"INPUT_RESULTS-FILE": "phasegate-results.json"})); code != exitOK && code != exitFindings {
 		t.Fatalf("fork run: exit %d\n%s", code, log)
 	}
 	f.fake.DenyWrites("github-actions[bot]", false)
-	return head, pr, path
+	// The privileged run downloads the artifact into its own workspace.
+	workspace = t.TempDir()
+	data, err := os.ReadFile(filepath.Join(f.dir, "phasegate-results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(workspace, "phasegate-results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(workspace, resultsFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return head, pr, workspace
 }
+
+// resultsFile is where the publishing workflow downloads the results.
+const resultsFile = "phasegate-results/phasegate-results.json"
 
 // workflowRunEvent is a workflow_run completed payload for the run that
 // checked head, from headRepo.
@@ -292,10 +307,11 @@ func workflowRunEvent(head, headRepo string) map[string]any {
 // posted.
 func TestWorkflowRunPublishesAForksResults(t *testing.T) {
 	f := newRepoFixture(t)
-	head, pr, path := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": goodGate, "outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
-	// The privileged run has no checkout: its workspace is empty.
+	head, pr, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": goodGate, "outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
+	// The privileged run checks nothing out: its workspace holds only the
+	// downloaded results.
 	code, log := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
-		"INPUT_RESULTS-FILE": path, "GITHUB_WORKSPACE": t.TempDir(), "GITHUB_SHA": strings.Repeat("e", 40)}))
+		"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": workspace, "GITHUB_SHA": strings.Repeat("e", 40)}))
 	if code != exitOK {
 		t.Fatalf("workflow_run: exit %d\n%s", code, log)
 	}
@@ -359,7 +375,8 @@ func TestWorkflowRunRefusesUntrustedResults(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newRepoFixture(t)
-			head, _, path := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": holdGate})
+			head, _, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": holdGate})
+			path := filepath.Join(workspace, resultsFile)
 			var res map[string]any
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -376,7 +393,7 @@ func TestWorkflowRunRefusesUntrustedResults(t *testing.T) {
 			if tc.runHead != nil {
 				runHead = tc.runHead(head)
 			}
-			code, log := f.runAction(f.env("workflow_run", workflowRunEvent(runHead, "mallory/shop"), map[string]string{"INPUT_RESULTS-FILE": path}))
+			code, log := f.runAction(f.env("workflow_run", workflowRunEvent(runHead, "mallory/shop"), map[string]string{"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": workspace}))
 			if code != exitCouldNot || !strings.Contains(log, tc.wantErr) {
 				t.Errorf("exit %d, want %d with %q; log:\n%s", code, exitCouldNot, tc.wantErr, log)
 			}
@@ -444,4 +461,61 @@ func TestSummarySaysWhatTheRunDid(t *testing.T) {
 	if !strings.Contains(string(summary), "**GitHub failures**:") || !strings.Contains(string(summary), "could not set the phasegate/contracts status") {
 		t.Errorf("summary does not list the GitHub failures:\n%s", summary)
 	}
+}
+
+func TestResultsFileInput(t *testing.T) {
+	tests := []struct {
+		name, value string
+		wantErr     bool
+	}{
+		{name: "relative", value: "out/phasegate.json"},
+		{name: "absolute", value: "/tmp/phasegate.json", wantErr: true},
+		{name: "outside the workspace", value: "../phasegate.json", wantErr: true},
+		{name: "the workspace itself", value: ".", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newRepoFixture(t)
+			base := f.commit(map[string]string{"README.md": "shop\n"})
+			head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": goodGate})
+			code, log := f.runAction(f.env("push", pushEvent(base, head), map[string]string{"INPUT_RESULTS-FILE": tc.value}))
+			if (code == exitCouldNot) != tc.wantErr || tc.wantErr && !strings.Contains(log, "input results-file") {
+				t.Errorf("exit %d, want error %v; log:\n%s", code, tc.wantErr, log)
+			}
+			if tc.wantErr {
+				return
+			}
+			// A run that published both statuses says so: nothing is left
+			// for a workflow_run run to publish.
+			data, err := os.ReadFile(filepath.Join(f.dir, tc.value))
+			var res results
+			if err != nil || json.Unmarshal(data, &res) != nil || !res.Published {
+				t.Errorf("results %s: %+v, %v; want published", data, res, err)
+			}
+		})
+	}
+}
+
+// FuzzReadResults: any results file is refused or read into results
+// that can only say what a status may say.
+func FuzzReadResults(f *testing.F) {
+	f.Add([]byte(`{"version":1,"repository":"acme/shop","head_sha":"` + strings.Repeat("a", 40) + `","event":"pull_request","verdict":"SHIP","description":"SHIP: 1 artifacts","artifacts":1,"errors":0,"warnings":0,"published":false}`))
+	f.Add([]byte(`{"version":1,"verdict":"HOLD","description":"a\u2028b\u0000::error::x"}`))
+	f.Add([]byte(`{} {}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "r.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := readResults(p)
+		if err != nil {
+			return
+		}
+		if !fullSHA(res.HeadSHA) || (res.Verdict != "SHIP" && res.Verdict != "ADVISORY" && res.Verdict != "HOLD") {
+			t.Fatalf("accepted %+v", res)
+		}
+		if strings.ContainsAny(res.Description, "\n\r\x00") || len([]rune(res.Description)) > 140 {
+			t.Fatalf("description %q", res.Description)
+		}
+	})
 }

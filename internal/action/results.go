@@ -61,12 +61,9 @@ type workflowRun struct {
 	HeadRepository *repoRef `json:"head_repository"`
 }
 
-// resultsPath is the results-file input made absolute: relative paths are
-// relative to the workspace.
+// resultsPath is the results-file input (relative to the workspace) in
+// the workspace.
 func (r *run) resultsPath(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
 	workspace := r.getenv("GITHUB_WORKSPACE")
 	if workspace == "" {
 		workspace = "."
@@ -95,7 +92,9 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 		r.failed = true
 		return
 	}
-	r.a.SetOutput("results-file", p)
+	// The output is the path as given: relative to the workspace, as the
+	// steps outside the action's container (upload-artifact) see it.
+	r.a.SetOutput("results-file", cr.in.resultsFile)
 	if !res.Published {
 		r.notes = append(r.notes, "the results were saved to "+cr.in.resultsFile+" for a workflow_run workflow to publish")
 	}
