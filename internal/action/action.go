@@ -349,6 +349,7 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 
 	if in.token == "" {
 		r.failed = true
+		r.failures = append(r.failures, "no GitHub token (input token): nothing was read from or published to GitHub")
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
 	} else {
 		o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}

@@ -519,3 +519,19 @@ func FuzzReadResults(f *testing.F) {
 		}
 	})
 }
+
+// TestResultsFileUnwritable: a results file that cannot be saved is a
+// run that could not do its job.
+func TestResultsFileUnwritable(t *testing.T) {
+	f := newRepoFixture(t)
+	base := f.commit(map[string]string{"README.md": "shop\n"})
+	head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": goodGate})
+	// A file where the results file's directory would be.
+	if err := os.WriteFile(filepath.Join(f.dir, "out"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, log := f.runAction(f.env("push", pushEvent(base, head), map[string]string{"INPUT_RESULTS-FILE": "out/results.json"}))
+	if code != exitCouldNot || !strings.Contains(log, "saving the results to") {
+		t.Errorf("exit %d, want %d with the error; log:\n%s", code, exitCouldNot, log)
+	}
+}

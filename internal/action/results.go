@@ -84,11 +84,13 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 		return
 	}
 	p := r.resultsPath(cr.in.resultsFile)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+	err = os.MkdirAll(filepath.Dir(p), 0o755)
+	if err == nil {
 		err = os.WriteFile(p, append(data, '\n'), 0o644)
 	}
 	if err != nil {
 		r.a.Errorf("phasegate: saving the results to %s: %s", report.Terminal(p), oneLine(err.Error()))
+		r.notes = append(r.notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
 		r.failed = true
 		return
 	}
