@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/server"
 )
@@ -79,6 +80,10 @@ func (NopDecider) ReconcileRepo(context.Context, decide.GitHub, string, string) 
 
 func (NopDecider) SyncPullRequest(context.Context, decide.GitHub, string, string, int) error {
 	return nil
+}
+
+func (NopDecider) SyncCommit(context.Context, decide.GitHub, string, string, string, decide.CommitOptions) (ghclient.Status, error) {
+	return ghclient.Status{}, nil
 }
 
 // Start builds the fake GitHub and the server, serves on a loopback listener

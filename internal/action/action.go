@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,16 +73,20 @@ type inputs struct {
 	// sarifFile is where the SARIF report is written, relative to the
 	// workspace and '/'-separated; "" writes none.
 	sarifFile string
+	// resultsFile: where a read-only run saves its results, and what a
+	// workflow_run run publishes; "" for none.
+	resultsFile string
 }
 
 func readInputs(a *githubactions.Action) (inputs, error) {
 	in := inputs{
-		path:      strings.TrimSpace(a.GetInput("path")),
-		token:     strings.TrimSpace(a.GetInput("token")),
-		format:    strings.TrimSpace(a.GetInput("format")),
-		failOn:    strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
-		config:    strings.TrimSpace(a.GetInput("config")),
-		sarifFile: a.GetInput("sarif-file"),
+		path:        strings.TrimSpace(a.GetInput("path")),
+		token:       strings.TrimSpace(a.GetInput("token")),
+		format:      strings.TrimSpace(a.GetInput("format")),
+		failOn:      strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
+		config:      strings.TrimSpace(a.GetInput("config")),
+		sarifFile:   a.GetInput("sarif-file"),
+		resultsFile: strings.TrimSpace(a.GetInput("results-file")),
 	}
 	if in.path == "" {
 		in.path = "."
@@ -122,6 +127,13 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 		}
 		in.sarifFile = p
 	}
+	// The action's container sees only the workspace of the job's files.
+	if in.resultsFile != "" {
+		p, ok := inWorkspace(in.resultsFile)
+		if !ok || p == "." || strings.HasSuffix(in.resultsFile, "/") {
+			return in, fmt.Errorf("input results-file: %q must be a file relative to the workspace and inside it", in.resultsFile)
+		}
+	}
 	return in, nil
 }
 
@@ -141,9 +153,12 @@ func inWorkspace(p string) (string, bool) {
 
 // event is the part of a GitHub event payload phasegate reads.
 type event struct {
-	Before string `json:"before"`
-	After  string `json:"after"`
-	Sender struct {
+	Action  string `json:"action"`
+	Ref     string `json:"ref"`
+	Deleted bool   `json:"deleted"`
+	Before  string `json:"before"`
+	After   string `json:"after"`
+	Sender  struct {
 		Login string `json:"login"`
 	} `json:"sender"`
 	Pusher struct {
@@ -155,19 +170,49 @@ type event struct {
 			Login string `json:"login"`
 		} `json:"user"`
 		Head struct {
-			SHA string `json:"sha"`
+			SHA  string   `json:"sha"`
+			Repo *repoRef `json:"repo"`
 		} `json:"head"`
 		Base struct {
-			SHA string `json:"sha"`
+			SHA  string   `json:"sha"`
+			Repo *repoRef `json:"repo"`
 		} `json:"base"`
 	} `json:"pull_request"`
 	MergeGroup *struct {
 		HeadSHA string `json:"head_sha"`
 		BaseSHA string `json:"base_sha"`
+		HeadRef string `json:"head_ref"`
 	} `json:"merge_group"`
 	Repository struct {
 		DefaultBranch string `json:"default_branch"`
+		FullName      string `json:"full_name"`
 	} `json:"repository"`
+	WorkflowRun *workflowRun `json:"workflow_run"`
+}
+
+// repoRef is a repository as an event names it.
+type repoRef struct {
+	FullName string `json:"full_name"`
+	Fork     bool   `json:"fork"`
+}
+
+// forkHead is the repository a pull request's head lives in when it is not
+// the repository the run belongs to ("" when it is, or the payload does not
+// say). A pull request from a fork runs pull_request with a read-only token.
+// head.repo.fork alone is not enough: a fork's own pull requests between
+// its branches have it too, with a token that can write.
+func (ev event) forkHead(repository string) string {
+	if ev.PullRequest == nil || ev.PullRequest.Head.Repo == nil || ev.PullRequest.Head.Repo.FullName == "" {
+		return ""
+	}
+	base := repository
+	if ev.PullRequest.Base.Repo != nil && ev.PullRequest.Base.Repo.FullName != "" {
+		base = ev.PullRequest.Base.Repo.FullName
+	}
+	if strings.EqualFold(ev.PullRequest.Head.Repo.FullName, base) {
+		return ""
+	}
+	return ev.PullRequest.Head.Repo.FullName
 }
 
 func readEvent(p string) (event, error) {
@@ -192,6 +237,8 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 		return r.decide(ctx)
 	case "schedule", "workflow_dispatch":
 		return r.reconcile(ctx)
+	case "workflow_run":
+		return r.publishResults(ctx)
 	case "":
 		a.Errorf("%s", "phasegate action runs inside a GitHub Actions workflow: GITHUB_EVENT_NAME is not set (use `phasegate validate` elsewhere)")
 		return exitCouldNot
@@ -211,17 +258,44 @@ type run struct {
 	owner, repo string
 	gh          *ghclient.Client
 	failed      bool // an API call failed: exit 2 after reporting
+	// readOnly says why the run writes nothing to GitHub ("" when it
+	// may): a pull request from a fork, or a token GitHub answered 403.
+	readOnly string
 
 	// What the run did, for the job summary.
 	posted   []decide.PostedOutcome
 	statuses []ghclient.Status
+	skipped  []string // what was skipped, and why
+	failures []string // every GitHub call that failed, and what for
+	notes    []string
 }
 
 // apiError reports a failed GitHub call as an error annotation; the run
 // goes on so that validation results are still reported.
 func (r *run) apiError(what string, err error) {
 	r.failed = true
-	r.a.Errorf("phasegate could not %s: %s", what, oneLine(err.Error()))
+	msg := "could not " + what + ": " + oneLine(err.Error())
+	r.failures = append(r.failures, msg)
+	r.a.Errorf("phasegate %s", msg)
+}
+
+// skip records and announces a check or step the run skipped.
+func (r *run) skip(why string) {
+	r.skipped = append(r.skipped, why)
+	r.a.Noticef("phasegate: %s", oneLine(why))
+}
+
+// denied reports whether err is GitHub refusing a write for want of
+// permission (403 "Resource not accessible by integration": a pull
+// request's run from a fork, Dependabot's, or a job without the write
+// permissions). The run then writes nothing more and exits by the verdict.
+func (r *run) denied(err error) bool {
+	if !ghclient.IsPermissionDenied(err) {
+		return false
+	}
+	r.readOnly = "the token cannot write to this repository (GitHub answered 403: " + oneLine(err.Error()) + "), so nothing more was attempted"
+	r.a.Warningf("phasegate: %s. For pull requests from forks, save results-file and publish it from a workflow_run workflow (README: Forks); otherwise give the job statuses, issues and pull-requests write", r.readOnly)
+	return true
 }
 
 func oneLine(s string) string { return report.Terminal(strings.ReplaceAll(s, "\n", " ")) }
@@ -240,8 +314,11 @@ type commitRun struct {
 	// cfgInvalid says why the config is invalid ("" when valid): the
 	// decisions status then errors (no resolution is accepted).
 	cfgInvalid string
-	findings   []check.Finding
-	changed    map[string]check.Change
+	// fork is the repository of a pull request's head from a fork ("":
+	// none): its outcomes are never posted.
+	fork     string
+	findings []check.Finding
+	changed  map[string]check.Change
 }
 
 func (r *run) checkCommit(ctx context.Context, eventName string) int {
@@ -254,6 +331,14 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 	if err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		return exitCouldNot
+	}
+	switch {
+	case eventName == "push" && (ev.Deleted || ev.After != "" && zeroSHA(ev.After)):
+		r.a.Noticef("phasegate: the push deleted %s: there is no commit to check", oneLine(ev.Ref))
+		return exitOK
+	case eventName == "merge_group" && ev.Action != "" && ev.Action != "checks_requested":
+		r.a.Noticef("phasegate: merge_group %s: nothing to check", oneLine(ev.Action))
+		return exitOK
 	}
 	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
 	if !ok || owner == "" || repo == "" {
@@ -283,9 +368,20 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
 		cr.prefix = p + "/"
 	}
+	if eventName == "pull_request_target" && ev.PullRequest != nil {
+		if err := r.checkedHead(cr); err != nil {
+			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+			return exitCouldNot
+		}
+	}
+	if cr.fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.fork != "" && eventName == "pull_request" {
+		r.readOnly = "this pull request comes from the fork " + cr.fork + ", whose pull_request runs get a read-only token"
+		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (README: Forks)", oneLine(r.readOnly))
+	}
 
 	if in.token == "" {
 		r.failed = true
+		r.failures = append(r.failures, "no GitHub token (input token): nothing was read from or published to GitHub")
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
 	} else {
 		o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
@@ -361,12 +457,15 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 	}
 	// Annotations name files as the repository does, as SARIF does.
 	r.annotate(repoFindings)
-	r.summary(rep, cr)
 
 	posted := 0
 	if r.gh != nil {
 		posted = r.publish(ctx, cr, rep, outs)
 	}
+	if in.resultsFile != "" {
+		r.saveResults(cr, rep)
+	}
+	r.summary(rep, cr)
 
 	errs, warns := check.Count(rep.Findings)
 	r.a.SetOutput("verdict", string(rep.Verdict.Verdict))
@@ -498,7 +597,7 @@ func (r *run) loadConfig(ctx context.Context, cr *commitRun) {
 // checkout's history when it has the base commit, else from the API.
 func (r *run) loadChanges(ctx context.Context, cr *commitRun) {
 	if cr.base == "" {
-		r.a.Noticef("%s", "phasegate: this event has no base commit (a new branch): the commit-aware checks are skipped and no outcome is posted")
+		r.skip("commit-aware checks and outcome posting: this event has no base commit (a new branch)")
 		return
 	}
 	changed, err := history.Changed(ctx, cr.root, cr.base)
@@ -510,7 +609,7 @@ func (r *run) loadChanges(ctx context.Context, cr *commitRun) {
 		return
 	}
 	if r.gh == nil {
-		r.a.Warningf("phasegate: the commit-aware checks are skipped: %s", oneLine(err.Error()))
+		r.skip("commit-aware checks: " + err.Error())
 		return
 	}
 	var files map[string]string
@@ -595,6 +694,7 @@ func (r *run) summary(rep report.Report, cr *commitRun) {
 	if server := r.getenv("GITHUB_SERVER_URL"); server != "" && cr.head != "" {
 		links.BlobBase = strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/blob/" + cr.head + "/" + cr.prefix
 	}
+	links.Run = r.runSummary(cr.head)
 	var b strings.Builder
 	if err := report.Markdown(&b, rep, links); err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
@@ -610,4 +710,42 @@ func (r *run) runURL() string {
 		return ""
 	}
 	return strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/actions/runs/" + id
+}
+
+// runSummary is what the run did on GitHub, for the job summary.
+func (r *run) runSummary(sha string) *report.RunSummary {
+	rs := &report.RunSummary{Failed: r.failed, ReadOnly: r.readOnly, StatusSHA: sha,
+		Skipped: r.skipped, Failures: r.failures, Notes: r.notes}
+	for _, p := range r.posted {
+		rs.Posted = append(rs.Posted, report.PostedLink{Source: p.Source, Issue: p.Issue, URL: p.Comment.HTMLURL})
+	}
+	for _, s := range r.statuses {
+		rs.Statuses = append(rs.Statuses, report.StatusLine{Context: s.Context, State: s.State, Description: ghclient.StatusDescription(s.Description), URL: s.TargetURL})
+	}
+	return rs
+}
+
+// checkedHead refuses a pull_request_target run that publishes for a head
+// it did not check: that event checks out the base branch, so the
+// workspace must hold the pull request's head (or GitHub's merge commit of
+// it) for the statuses on the head to mean anything.
+func (r *run) checkedHead(cr *commitRun) error {
+	head := cr.ev.PullRequest.Head.SHA
+	checked, parents, err := history.Head(cr.root)
+	if err != nil {
+		checked, parents = r.getenv("GITHUB_SHA"), nil
+	}
+	if strings.EqualFold(checked, head) || len(parents) > 1 && slices.Contains(parents, strings.ToLower(head)) {
+		return nil
+	}
+	return fmt.Errorf("refusing to publish for pull request #%d: this pull_request_target run checked %s (the base branch), not the pull request's head %s, and a status on the head must be about the head. "+
+		"Run phasegate on pull_request instead; for pull requests from forks, save results-file there and publish it from a workflow_run workflow (see the README, Forks)",
+		cr.pr, shortSHA(checked), shortSHA(head))
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }

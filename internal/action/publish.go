@@ -95,11 +95,26 @@ func (r *run) vetOutcomes(ctx context.Context, cr *commitRun, outs []carried) ([
 // go through the decision handler, the one writer the App shares: the
 // decisions status is a function of the commit (decide.SyncCommit), so
 // whichever event computes it last, it says the same.
+//
+// A read-only run (a pull request from a fork) writes nothing; a run whose
+// first write GitHub refuses with 403 writes nothing more. Either exits by
+// the verdict: its results are published by a workflow_run run.
 func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []carried) int {
+	if r.readOnly != "" {
+		return 0
+	}
 	h := r.handler(cr.in)
 	var news []decide.NewOutcome
 	for _, c := range outs {
-		if c.issue == 0 || !c.added || c.refused || !cr.in.postOutcomes {
+		if c.issue == 0 || !c.added || c.refused {
+			continue
+		}
+		switch {
+		case !cr.in.postOutcomes:
+			r.skip("posting " + cr.prefix + c.doc.Path + ": the input post-outcomes is false")
+			continue
+		case cr.fork != "":
+			r.skip("posting " + cr.prefix + c.doc.Path + ": the pull request comes from the fork " + cr.fork + ", and phasegate never posts a fork's outcomes")
 			continue
 		}
 		news = append(news, decide.NewOutcome{Source: cr.prefix + c.doc.Path, Outcome: c.o, Canonical: c.canonical, Issue: c.issue})
@@ -110,6 +125,9 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		posted = len(p)
 		r.posted = append(r.posted, p...)
 		if err != nil {
+			if r.denied(err) {
+				return posted
+			}
 			r.apiError("post the Phase Outcomes", err)
 		}
 	}
@@ -187,19 +205,11 @@ func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report,
 		r.apiError("publish statuses", fmt.Errorf("the event names no head commit"))
 		return
 	}
-	contracts := ghclient.Status{State: "success", Context: ContextContracts, TargetURL: r.runURL()}
-	switch rep.Verdict.Verdict {
-	case gate.Hold:
-		contracts.State = "failure"
-	}
-	contracts.Description = string(rep.Verdict.Verdict)
-	if len(rep.Verdict.Reasons) > 0 {
-		contracts.Description += ": " + rep.Verdict.Reasons[0]
-	} else {
-		errs, warns := check.Count(rep.Findings)
-		contracts.Description += fmt.Sprintf(": %d artifacts, %d errors, %d warnings", rep.Artifacts, errs, warns)
-	}
+	contracts := contractsStatus(rep.Verdict.Verdict, contractsDescription(rep), r.runURL())
 	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
+		if r.denied(err) {
+			return
+		}
 		r.apiError("set the "+ContextContracts+" status", err)
 	} else {
 		r.statuses = append(r.statuses, contracts)
@@ -208,10 +218,39 @@ func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report,
 	if cr.pr > 0 && cr.ev.PullRequest != nil && cr.ev.PullRequest.Head.SHA == cr.head {
 		opts.PR = &ghclient.PR{Number: cr.pr, State: "open", HeadSHA: cr.head, BaseSHA: cr.base}
 	}
-	st, err := h.SyncCommit(ctx, r.gh, r.owner, r.repo, cr.head, opts)
+	r.syncDecisions(ctx, h, cr.head, opts)
+}
+
+// syncDecisions sets phasegate/decisions on sha (decide.SyncCommit).
+func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, opts decide.CommitOptions) {
+	st, err := h.SyncCommit(ctx, r.gh, r.owner, r.repo, sha, opts)
 	if err != nil {
+		if r.denied(err) {
+			return
+		}
 		r.apiError("set the "+ContextDecisions+" status", err)
 		return
 	}
 	r.statuses = append(r.statuses, st)
+}
+
+// contractsDescription is phasegate/contracts' description: the verdict
+// and its first reason, or the counts.
+func contractsDescription(rep report.Report) string {
+	d := string(rep.Verdict.Verdict)
+	if len(rep.Verdict.Reasons) > 0 {
+		return d + ": " + rep.Verdict.Reasons[0]
+	}
+	errs, warns := check.Count(rep.Findings)
+	return d + fmt.Sprintf(": %d artifacts, %d errors, %d warnings", rep.Artifacts, errs, warns)
+}
+
+// contractsStatus is phasegate/contracts for a verdict: success for SHIP
+// and ADVISORY, failure for HOLD.
+func contractsStatus(v gate.Verdict, description, targetURL string) ghclient.Status {
+	s := ghclient.Status{State: "success", Context: ContextContracts, Description: description, TargetURL: targetURL}
+	if v == gate.Hold {
+		s.State = "failure"
+	}
+	return s
 }

@@ -37,7 +37,8 @@ type CommitOptions struct {
 	DefaultBranch string
 	// TargetURL is the Details link when no phasegate comment decides the
 	// status (the workflow run); a status about outcomes links the newest
-	// phasegate comment of their issue.
+	// phasegate comment of their issue. "": the pull request whose head
+	// the commit is. Every status phasegate sets has a Details link.
 	TargetURL string
 }
 
@@ -58,6 +59,9 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	}
 	s := ghclient.Status{Context: ContextDecisions, TargetURL: opts.TargetURL}
 	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, opts)
+	if s.TargetURL == "" && pr != nil {
+		s.TargetURL = pr.HTMLURL
+	}
 	if err != nil {
 		s.State, s.Description = "error", "could not determine the Phase Outcomes this change carries: "+oneLine(err.Error())
 		return s, setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
@@ -65,7 +69,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	var outcomes []*ledger.Outcome
 	frozen, firstIssue := "", 0
 	for _, c := range carried {
-		issue, ok := outcome.IssueOf(c.value, pr)
+		issue, ok := outcome.IssueOf(c.value, pr.number())
 		var on *ledger.Outcome
 		if ok {
 			t := threads[issue]
@@ -125,11 +129,11 @@ type carriedOutcome struct {
 }
 
 // carried reads the Phase Outcomes the commit's change adds or modifies,
-// and the number of the pull request whose head it is (0 for none).
-func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) ([]carriedOutcome, int, error) {
+// and the pull request whose head it is (nil for none).
+func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) ([]carriedOutcome, *headPR, error) {
 	files, pr, err := h.change(ctx, gh, owner, repo, sha, opts)
 	if err != nil {
-		return nil, 0, err
+		return nil, pr, err
 	}
 	var names []string
 	for name, status := range files {
@@ -175,13 +179,27 @@ func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha strin
 	return out, pr, nil
 }
 
-// change is the files of the commit's change and its pull request's number.
-func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, int, error) {
+// headPR is the open pull request whose head a commit is.
+type headPR struct {
+	Number  int
+	HTMLURL string
+}
+
+func (p *headPR) number() int {
+	if p == nil {
+		return 0
+	}
+	return p.Number
+}
+
+// change is the files of the commit's change and the pull request whose
+// head the commit is.
+func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, *headPR, error) {
 	pr := opts.PR
 	if pr == nil {
 		prs, err := gh.PullRequestsForCommit(ctx, owner, repo, sha)
 		if err != nil {
-			return nil, 0, fmt.Errorf("finding the pull request of %s: %w", shortSHA(sha), err)
+			return nil, nil, fmt.Errorf("finding the pull request of %s: %w", shortSHA(sha), err)
 		}
 		sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
 		for i := range prs {
@@ -192,37 +210,38 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 		}
 	}
 	if pr != nil {
+		head := &headPR{Number: pr.Number, HTMLURL: pr.HTMLURL}
 		key := fmt.Sprintf("pr:%s/%s#%d@%s..%s", owner, repo, pr.Number, pr.BaseSHA, sha)
 		if files, ok := h.cached(key); ok {
-			return files.(map[string]string), pr.Number, nil
+			return files.(map[string]string), head, nil
 		}
 		files, err := gh.PullRequestFiles(ctx, owner, repo, pr.Number)
 		if err != nil {
-			return nil, pr.Number, fmt.Errorf("listing the files of pull request #%d: %w", pr.Number, err)
+			return nil, head, fmt.Errorf("listing the files of pull request #%d: %w", pr.Number, err)
 		}
 		if pr.BaseSHA != "" {
 			h.cache(key, files)
 		}
-		return files, pr.Number, nil
+		return files, head, nil
 	}
 	branch := opts.DefaultBranch
 	if branch == "" {
 		b, err := gh.DefaultBranch(ctx, owner, repo)
 		if err != nil {
-			return nil, 0, fmt.Errorf("reading the default branch: %w", err)
+			return nil, nil, fmt.Errorf("reading the default branch: %w", err)
 		}
 		branch = b
 	}
 	files, onBase, err := gh.Change(ctx, owner, repo, branch, sha)
 	if err != nil {
-		return nil, 0, fmt.Errorf("comparing %s with %s: %w", shortSHA(sha), branch, err)
+		return nil, nil, fmt.Errorf("comparing %s with %s: %w", shortSHA(sha), branch, err)
 	}
 	if onBase {
 		if files, err = gh.CommitFiles(ctx, owner, repo, sha); err != nil {
-			return nil, 0, fmt.Errorf("listing the files of %s: %w", shortSHA(sha), err)
+			return nil, nil, fmt.Errorf("listing the files of %s: %w", shortSHA(sha), err)
 		}
 	}
-	return files, 0, nil
+	return files, nil, nil
 }
 
 // content reads a file at a commit, once per process: a commit's content

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,10 +26,18 @@ func TestSyncPullRequest(t *testing.T) {
 		if !ok {
 			t.Fatal("no status")
 		}
+		if st.TargetURL == "" {
+			t.Errorf("%s %s has no Details link", ContextDecisions, st.State)
+		}
 		return st
 	}
-	if st := sync(); st.State != "success" || !strings.Contains(st.Description, "no Phase Outcome") {
-		t.Errorf("without outcomes: %+v", st)
+	if st := sync(); st.State != "success" || !strings.Contains(st.Description, "no Phase Outcome") || !strings.HasSuffix(st.TargetURL, "/pull/"+strconv.Itoa(prNumber)) {
+		t.Errorf("without outcomes: %+v, want success linking the pull request", st)
+	}
+	// The change cannot be read: error, still with a Details link.
+	w.fake.FailNext(ghclient.DefaultMaxAttempts, 502, "/files")
+	if st := sync(); st.State != "error" {
+		t.Errorf("files unreadable: %+v, want error", st)
 	}
 	w.fake.SetPullRequestFiles(owner, repo, prNumber, []ghfake.File{{Filename: source, Status: "added"}, {Filename: "src/app.go", Status: "modified"}})
 	w.fake.SetFile(owner, repo, headSHA, source, []byte(seed))

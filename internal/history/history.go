@@ -125,3 +125,25 @@ func repoPrefix(repo *git.Repository, dir string) (string, error) {
 	}
 	return filepath.ToSlash(rel) + "/", nil
 }
+
+// Head returns the commit checked out in the work tree that holds dir and
+// its parents' hashes (read from the commit object: a shallow clone knows
+// them without having the parents).
+func Head(dir string) (sha string, parents []string, err error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return "", nil, fmt.Errorf("opening the git repository of %s: %w", dir, err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return "", nil, fmt.Errorf("resolving HEAD in %s: %w", dir, err)
+	}
+	c, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return "", nil, fmt.Errorf("reading HEAD commit %s: %w", head.Hash(), err)
+	}
+	for _, p := range c.ParentHashes {
+		parents = append(parents, p.String())
+	}
+	return head.Hash().String(), parents, nil
+}

@@ -117,3 +117,34 @@ func TestChangedErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestHead(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := commitTree(t, repo, dir, map[string]string{"a": "1\n"}, "first")
+	second := commitTree(t, repo, dir, map[string]string{"a": "2\n"}, "second")
+	tests := []struct {
+		name        string
+		dir         string
+		wantSHA     string
+		wantParents []string
+		wantErr     bool
+	}{
+		{name: "the checked-out commit and its parent", dir: dir, wantSHA: second, wantParents: []string{first}},
+		{name: "no repository", dir: t.TempDir(), wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sha, parents, err := Head(tc.dir)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if sha != tc.wantSHA || !reflect.DeepEqual(parents, tc.wantParents) {
+				t.Errorf("Head = %s %v, want %s %v", sha, parents, tc.wantSHA, tc.wantParents)
+			}
+		})
+	}
+}

@@ -19,6 +19,41 @@ type SummaryLinks struct {
 	BlobBase string
 	// Commit is the checked commit, shown in the heading line.
 	Commit string
+	// Run is what the action run did on GitHub; nil: nothing to say (the
+	// CLI).
+	Run *RunSummary
+}
+
+// RunSummary is what one action run did on GitHub, for its job summary.
+type RunSummary struct {
+	// Failed: the run could not do its job (it exits 2); the headline then
+	// never shows the verdict as if all went well.
+	Failed bool
+	// ReadOnly says why the run wrote nothing to GitHub ("": it could).
+	ReadOnly string
+	// Posted are the outcome comments posted.
+	Posted []PostedLink
+	// Statuses are the commit statuses set, on StatusSHA.
+	Statuses  []StatusLine
+	StatusSHA string
+	// Skipped are the checks or steps skipped, each with why.
+	Skipped []string
+	// Failures are the GitHub calls that failed, each with what it was for.
+	Failures []string
+	// Notes are anything else the run did (a results file saved).
+	Notes []string
+}
+
+// PostedLink is an outcome comment a run posted.
+type PostedLink struct {
+	Source string
+	Issue  int
+	URL    string
+}
+
+// StatusLine is a commit status a run set.
+type StatusLine struct {
+	Context, State, Description, URL string
 }
 
 // maxSummary keeps the job summary under GitHub's 1 MiB limit per step, with
@@ -41,14 +76,21 @@ const (
 // many more are in the log.
 func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 	var b strings.Builder
-	icon := map[gate.Verdict]string{gate.Ship: "✅", gate.Advisory: "⚠️", gate.Hold: "⛔"}[r.Verdict.Verdict]
-	fmt.Fprintf(&b, "## %s phasegate: %s\n\n", icon, r.Verdict.Verdict)
+	if links.Run != nil && links.Run.Failed {
+		fmt.Fprintf(&b, "## ❌ phasegate: the run failed (the checks alone say %s)\n\n", r.Verdict.Verdict)
+	} else {
+		icon := map[gate.Verdict]string{gate.Ship: "✅", gate.Advisory: "⚠️", gate.Hold: "⛔"}[r.Verdict.Verdict]
+		fmt.Fprintf(&b, "## %s phasegate: %s\n\n", icon, r.Verdict.Verdict)
+	}
 	errs, warns := check.Count(r.Findings)
 	at := ""
 	if links.Commit != "" {
 		at = " at `" + short(links.Commit) + "`"
 	}
 	fmt.Fprintf(&b, "**%s** checked%s: **%s**, **%s**.\n\n", plural(r.Artifacts, "artifact"), at, plural(errs, "error"), plural(warns, "warning"))
+	if links.Run != nil {
+		writeRun(&b, *links.Run)
+	}
 	if len(r.Verdict.Reasons) > 0 {
 		b.WriteString("### Why\n\n")
 		for i, reason := range r.Verdict.Reasons {
@@ -183,7 +225,7 @@ func writeMermaid(b *strings.Builder, statuses []check.Status) {
 		if len(units) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "  subgraph %s[\"%s\"]\n", fam.id, fam.title)
+		fmt.Fprintf(b, "  subgraph %s[\"%s\"]\n    direction LR\n", fam.id, fam.title)
 		for _, st := range units {
 			n++
 			class := map[string]string{"HOLD": "hold", "ADVISORY": "advisory", "SHIP": "ship", "": "none"}[worstEffect(st)]
@@ -191,10 +233,12 @@ func writeMermaid(b *strings.Builder, statuses []check.Status) {
 		}
 		b.WriteString("  end\n")
 	}
-	b.WriteString("  classDef ship fill:#dafbe1,stroke:#1a7f37\n")
-	b.WriteString("  classDef advisory fill:#fff8c5,stroke:#9a6700\n")
-	b.WriteString("  classDef hold fill:#ffebe9,stroke:#cf222e\n")
-	b.WriteString("  classDef none fill:#f6f8fa,stroke:#8c959f\n")
+	// Light fills with dark text: readable on GitHub's light and dark
+	// themes alike (the dark theme's default text colour is light).
+	b.WriteString("  classDef ship fill:#dafbe1,stroke:#1a7f37,color:#1f2328\n")
+	b.WriteString("  classDef advisory fill:#fff8c5,stroke:#9a6700,color:#1f2328\n")
+	b.WriteString("  classDef hold fill:#ffebe9,stroke:#cf222e,color:#1f2328\n")
+	b.WriteString("  classDef none fill:#f6f8fa,stroke:#8c959f,color:#1f2328\n")
 	b.WriteString("```\n\n")
 }
 
@@ -219,4 +263,101 @@ func mermaidText(s string) string {
 		}
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// RunMarkdown writes the job summary of a run that published what another
+// run checked (workflow_run): a headline and what it did.
+func RunMarkdown(w io.Writer, headline string, run RunSummary) error {
+	var b strings.Builder
+	icon := "✅"
+	if run.Failed {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "## %s phasegate: %s\n\n", icon, outcome.Inline(headline))
+	writeRun(&b, run)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing job summary: %w", err)
+	}
+	return nil
+}
+
+// Bound on each list of what a run did (a run posts at most
+// outcome.max_per_push outcomes; failures could repeat).
+const maxRunLines = 50
+
+// writeRun writes "What this run did": the outcomes posted, the statuses
+// set and their states, what was skipped and why, and every GitHub call
+// that failed. Text that comes from artifacts or GitHub is escaped.
+func writeRun(b *strings.Builder, run RunSummary) {
+	b.WriteString("### What this run did\n\n")
+	if run.ReadOnly != "" {
+		fmt.Fprintf(b, "**Nothing was written to GitHub**: %s\n\n", outcome.Inline(run.ReadOnly))
+	}
+	if len(run.Statuses) == 0 {
+		b.WriteString("**Statuses set**: none.\n\n")
+	} else {
+		at := ""
+		if run.StatusSHA != "" {
+			at = " on `" + codeSafe(short(run.StatusSHA)) + "`"
+		}
+		fmt.Fprintf(b, "**Statuses set**%s:\n\n| status | state | description |\n| --- | --- | --- |\n", at)
+		for _, s := range run.Statuses {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", link(outcome.Inline(s.Context), s.URL), stateIcon(s.State), outcome.Inline(s.Description))
+		}
+		b.WriteByte('\n')
+	}
+	if len(run.Posted) == 0 {
+		b.WriteString("**Outcomes posted**: none.\n\n")
+	} else {
+		b.WriteString("**Outcomes posted**:\n\n")
+		for i, p := range run.Posted {
+			if i == maxRunLines {
+				fmt.Fprintf(b, "- … and %d more\n", len(run.Posted)-i)
+				break
+			}
+			fmt.Fprintf(b, "- %s on #%d\n", link(outcome.Inline(p.Source), p.URL), p.Issue)
+		}
+		b.WriteByte('\n')
+	}
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(b, "**%s**:\n\n", title)
+		for i, it := range items {
+			if i == maxRunLines {
+				fmt.Fprintf(b, "- … and %d more (see the log)\n", len(items)-i)
+				break
+			}
+			fmt.Fprintf(b, "- %s\n", outcome.Inline(it))
+		}
+		b.WriteByte('\n')
+	}
+	list("Skipped", run.Skipped)
+	list("Also", run.Notes)
+	list("GitHub failures", run.Failures)
+}
+
+func stateIcon(state string) string {
+	switch state {
+	case "success":
+		return "✅ success"
+	case "failure":
+		return "❌ failure"
+	case "error":
+		return "❌ error"
+	case "pending":
+		return "⏳ pending"
+	}
+	return outcome.Inline(state)
+}
+
+// link renders text as a link to u when u is an http(s) URL; the URL is
+// re-encoded so that it cannot end the link or add markup.
+func link(text, u string) string {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+		return text
+	}
+	return "[" + text + "](" + strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "<", "%3C", ">", "%3E").Replace(p.String()) + ")"
 }

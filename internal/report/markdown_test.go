@@ -35,6 +35,24 @@ func TestMarkdownGolden(t *testing.T) {
 	}{
 		{name: "summary-realistic", report: pipelineReport(), links: SummaryLinks{BlobBase: "https://github.com/acme/shop/blob/0123456789abcdef0123456789abcdef01234567/", Commit: "0123456789abcdef0123456789abcdef01234567"}},
 		{name: "summary-empty", report: emptyReport()},
+		{name: "summary-run", report: pipelineReport(), links: SummaryLinks{Commit: "0123456789abcdef0123456789abcdef01234567", Run: &RunSummary{
+			Posted: []PostedLink{{Source: "outcomes/feature-042-requirements.outcome.yaml", Issue: 42, URL: "https://github.com/acme/shop/issues/42#issuecomment-7"}},
+			Statuses: []StatusLine{
+				{Context: "phasegate/contracts", State: "failure", Description: "HOLD: .pace/day-3/sentinel.md — SENTINEL decided HOLD", URL: "https://github.com/acme/shop/actions/runs/77"},
+				{Context: "phasegate/decisions", State: "pending", Description: "D-001 of feature-042 requirements is unresolved", URL: "https://github.com/acme/shop/issues/42#issuecomment-7"},
+			},
+			StatusSHA: "0123456789abcdef0123456789abcdef01234567",
+			Skipped:   []string{"commit-aware checks: this event has no base commit (a new branch)"},
+		}}},
+		{name: "summary-failed", report: emptyReport(), links: SummaryLinks{Commit: "0123456789abcdef0123456789abcdef01234567", Run: &RunSummary{
+			Failed:   true,
+			Statuses: []StatusLine{{Context: "phasegate/contracts", State: "success", Description: "SHIP: 0 artifacts, 0 errors, 0 warnings", URL: "https://github.com/acme/shop/actions/runs/77"}},
+			Failures: []string{"could not set the phasegate/decisions status: setting phasegate/decisions on 0123: 502 Server Error"},
+		}}},
+		{name: "summary-read-only", report: emptyReport(), links: SummaryLinks{Run: &RunSummary{
+			ReadOnly: "this pull request comes from the fork mallory/shop: its token is read-only",
+			Notes:    []string{"the results were saved to phasegate-results.json for a workflow_run run to publish"},
+		}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,5 +102,25 @@ func TestMarkdownEscapesAgentText(t *testing.T) {
 	}
 	if strings.Contains(out, "@org/team") {
 		t.Error("a mention survived outside the Mermaid block")
+	}
+}
+
+// TestRunSummaryEscapes: what a run did carries agent text (file names,
+// status descriptions) and GitHub URLs; neither may add markup or links.
+func TestRunSummaryEscapes(t *testing.T) {
+	var buf bytes.Buffer
+	run := RunSummary{
+		Posted:   []PostedLink{{Source: "outcomes/[x](https://evil.example)@team.yaml", Issue: 1, URL: "https://github.com/a/b/issues/1#c) [y](https://evil.example"}},
+		Statuses: []StatusLine{{Context: "phasegate/contracts", State: "failure", Description: "HOLD: <img src=x> @org/team\n## pwned", URL: "javascript:alert(1)"}},
+		Failures: []string{"::error::pwned <script>"},
+	}
+	if err := Markdown(&buf, emptyReport(), SummaryLinks{Run: &run}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, bad := range []string{"[x](", "<img", "@org/team", "\n## pwned", "javascript:", "<script>", ") [y]("} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the summary contains %q:\n%s", bad, out)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
 // Decider is what the server needs of the decision handler
@@ -21,6 +22,9 @@ type Decider interface {
 	// head commit, and writes it even when it did not change, so that a
 	// status someone else set is overwritten.
 	SyncPullRequest(ctx context.Context, gh decide.GitHub, owner, repo string, number int) error
+	// SyncCommit computes phasegate/decisions of a commit (a merge
+	// group's head) and sets it.
+	SyncCommit(ctx context.Context, gh decide.GitHub, owner, repo, sha string, opts decide.CommitOptions) (ghclient.Status, error)
 }
 
 // DeciderOptions is what the server hands NewDecider.

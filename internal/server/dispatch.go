@@ -105,6 +105,15 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 			return fmt.Errorf("syncing %s on pull request #%d: %w", decide.ContextDecisions, j.pr, err)
 		}
 		log.Info("synced "+decide.ContextDecisions, "head", j.sha)
+	case kindMergeGroup:
+		// A merge queue waits for the required statuses on the merge
+		// group's commit: phasegate/decisions of that commit, as of any
+		// other (phasegate/contracts comes from the action's run).
+		st, err := d.SyncCommit(ctx, gh, j.owner, j.repo, j.sha, decide.CommitOptions{TargetURL: j.targetURL})
+		if err != nil {
+			return fmt.Errorf("syncing %s on merge group %s: %w", decide.ContextDecisions, j.sha, err)
+		}
+		log.Info("synced "+decide.ContextDecisions+" on a merge group", "head", j.sha, "state", st.State)
 	case kindStatus:
 		if strings.EqualFold(j.sender, self) {
 			return nil

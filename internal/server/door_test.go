@@ -235,6 +235,7 @@ func TestPayloadMustMatchEvent(t *testing.T) {
 	added := installationEvent("installation_repositories", "added", "acme/web")
 	pr := pullRequestEvent("opened", 7, "abc")
 	status := statusEvent("phasegate/decisions", "mallory", "abc", "success")
+	mergeGroup := mergeGroupEvent("checks_requested", headSHA, addedSHA)
 	// A comment's body with an installation object that has an account
 	// (GitHub sends only the id there): still a comment's.
 	commentWithAccount := mustJSON(map[string]any{
@@ -268,6 +269,10 @@ func TestPayloadMustMatchEvent(t *testing.T) {
 		{name: "a comment on a pull request itself", event: "issue_comment", body: prComment, want: 202},
 		{name: "the pull request itself", event: "pull_request", body: pr, want: 202},
 		{name: "the status itself", event: "status", body: status, want: 202},
+		{name: "a comment re-sent as merge_group", event: "merge_group", body: comment, want: 400, wantBody: "comment, issue"},
+		{name: "a pull request re-sent as merge_group", event: "merge_group", body: pr, want: 400, wantBody: "pull_request"},
+		{name: "a merge group re-sent as a pull request", event: "pull_request", body: mergeGroup, want: 400},
+		{name: "the merge group itself", event: "merge_group", body: mergeGroup, want: 202},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -121,3 +121,28 @@ func TestCommandEndToEnd(t *testing.T) {
 		t.Fatal("tamper not counted")
 	}
 }
+
+// TestMergeGroupEndToEnd: a merge queue waits for phasegate/decisions on
+// the merge group's commit; merge_group checks_requested sets it there,
+// through the real decision handler, as a function of that commit.
+func TestMergeGroupEndToEnd(t *testing.T) {
+	const groupSHA = "9999999999999999999999999999999999999999"
+	h := newHarness(t, func(c *Config) { c.NewDecider = nil })
+	f := h.fake
+	seedFeature(t, f)
+	// The merge group's commit carries the outcome the pull request added.
+	f.SetCompare(owner, repo, "main", groupSHA, []ghfake.File{{Filename: source, Status: "added"}})
+	f.SetFile(owner, repo, groupSHA, source, []byte(outcometest.SeedFor(featureIssue)))
+	h.start()
+	h.waitReady()
+	if code, body := h.send(delivery{event: "merge_group", id: "mg-1", body: mergeGroupEvent("checks_requested", groupSHA, addedSHA)}); code != http.StatusAccepted {
+		t.Fatalf("answer %d %q", code, body)
+	}
+	if d := h.waitJobs(1)[0]; d.outcome != "ok" {
+		t.Fatalf("job %+v; logs:\n%s", d, h.logs.String())
+	}
+	st, ok := f.LatestStatus(owner, repo, groupSHA, decide.ContextDecisions)
+	if !ok || st.State != "pending" || st.Creator != appBot || !strings.Contains(st.TargetURL, "#issuecomment-") {
+		t.Fatalf("%s on merge_group.head_sha = %+v (set %v), want pending by the App, linking the outcome", decide.ContextDecisions, st, ok)
+	}
+}

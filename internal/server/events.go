@@ -21,6 +21,7 @@ const (
 	kindInstallRepos = "install_repos" // installation created, installation_repositories added
 	kindUninstall    = "uninstall"     // installation deleted or suspended, repositories removed
 	kindStatus       = "status"        // phasegate/decisions set by someone else
+	kindMergeGroup   = "merge_group"   // merge_group checks_requested: phasegate/decisions on its head
 )
 
 // job is one accepted delivery, queued for a worker.
@@ -42,6 +43,7 @@ type job struct {
 	state        string
 	description  string
 	repos        []repoRef
+	targetURL    string // merge_group: the Details link of the status (the commit's page)
 
 	enqueued time.Time
 	elem     *list.Element
@@ -115,6 +117,7 @@ type payload struct {
 		Name     string `json:"name"`
 		FullName string `json:"full_name"`
 		Owner    user   `json:"owner"`
+		HTMLURL  string `json:"html_url"`
 	} `json:"repository"`
 	Sender user `json:"sender"`
 	Issue  *struct {
@@ -134,8 +137,13 @@ type payload struct {
 			SHA string `json:"sha"`
 		} `json:"head"`
 	} `json:"pull_request"`
-	Review *struct{} `json:"review"` // pull_request_review: only its presence
-	Number int       `json:"number"`
+	Review     *struct{} `json:"review"` // pull_request_review: only its presence
+	MergeGroup *struct {
+		HeadSHA string `json:"head_sha"`
+		HeadRef string `json:"head_ref"`
+		BaseRef string `json:"base_ref"`
+	} `json:"merge_group"`
+	Number int `json:"number"`
 	// status
 	SHA         string  `json:"sha"`
 	Context     string  `json:"context"`
@@ -172,6 +180,8 @@ func jsonObject(body []byte) bool {
 //     review.
 //   - status: a repository, a sha, a context and a state, no comment, issue
 //     or pull request.
+//   - merge_group: a repository and a merge group with its head_sha, no
+//     comment, issue or pull request.
 func (p *payload) matches(event string) error {
 	var missing, foreign []string
 	need := func(name string, present bool) {
@@ -219,6 +229,12 @@ func (p *payload) matches(event string) error {
 		refuse("comment", p.Comment != nil)
 		refuse("issue", p.Issue != nil)
 		refuse("pull_request", p.PullRequest != nil)
+	case "merge_group":
+		need("repository", p.Repository != nil)
+		need("merge_group.head_sha", p.MergeGroup != nil && p.MergeGroup.HeadSHA != "")
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("pull_request", p.PullRequest != nil)
 	}
 	switch {
 	case len(foreign) > 0:
@@ -245,7 +261,7 @@ type ignored string
 // the worker checks.
 func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
 	switch event {
-	case "issue_comment", "pull_request", "installation", "installation_repositories", "status":
+	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group":
 	case "ping":
 		return nil, "ping", nil
 	default:
@@ -361,6 +377,23 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 			j.description = *p.Description
 		}
 		j.kind = kindStatus
+	case "merge_group":
+		if err := needRepo(); err != nil {
+			return nil, "", err
+		}
+		if p.Action != "checks_requested" {
+			return nil, ignored("merge group " + clip(p.Action)), nil
+		}
+		if !hexSHA(p.MergeGroup.HeadSHA) {
+			return nil, "", fmt.Errorf("%w: merge_group.head_sha is not a commit sha (%q)", errMalformed, clip(p.MergeGroup.HeadSHA))
+		}
+		j.sha = strings.ToLower(p.MergeGroup.HeadSHA)
+		// The Details link: the merge group's commit, on the repository's
+		// page GitHub names (its html_url).
+		if u := p.Repository.HTMLURL; strings.HasPrefix(u, "https://") && !strings.ContainsAny(u, " \t\n\"'<>") {
+			j.targetURL = strings.TrimSuffix(u, "/") + "/commit/" + j.sha
+		}
+		j.kind = kindMergeGroup
 	case "installation":
 		switch p.Action {
 		case "created", "unsuspend":
@@ -381,4 +414,18 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		}
 	}
 	return j, "", nil
+}
+
+// hexSHA reports whether s is a full commit sha (40 hex digits, or 64 in a
+// SHA-256 repository).
+func hexSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -20,6 +20,7 @@ func seedPayloads() map[string][]byte {
 		"status":                    statusEvent("phasegate/decisions", "mallory", headSHA, "success"),
 		"installation":              installationEvent("installation", "created", "acme/shop"),
 		"installation_repositories": installationEvent("installation_repositories", "added", "acme/shop"),
+		"merge_group":               mergeGroupEvent("checks_requested", headSHA, addedSHA),
 	}
 }
 

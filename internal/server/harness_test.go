@@ -101,6 +101,8 @@ type call struct {
 	number   int
 	event    decide.Event
 	identity string
+	// SyncCommit
+	sha, targetURL string
 }
 
 // fakeDecider records calls; it can block them, panic or fail.
@@ -151,6 +153,10 @@ func (f *fakeDecider) SyncPullRequest(ctx context.Context, gh decide.GitHub, own
 	return f.record(ctx, call{method: "SyncPullRequest", owner: owner, repo: repo, number: number})
 }
 
+func (f *fakeDecider) SyncCommit(ctx context.Context, gh decide.GitHub, owner, repo, sha string, opts decide.CommitOptions) (ghclient.Status, error) {
+	return ghclient.Status{}, f.record(ctx, call{method: "SyncCommit", owner: owner, repo: repo, sha: sha, targetURL: opts.TargetURL})
+}
+
 func (f *fakeDecider) Calls() []call {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -164,6 +170,9 @@ func summary(cs []call) []string {
 		s := c.method + " " + c.owner + "/" + c.repo
 		if c.number > 0 {
 			s += fmt.Sprintf("#%d", c.number)
+		}
+		if c.sha != "" {
+			s += "@" + c.sha + " " + c.targetURL
 		}
 		out = append(out, s)
 	}
@@ -410,6 +419,28 @@ func pullRequestEvent(action string, number int, head string) []byte {
 		"repository":   repoJSON(owner, repo),
 		"sender":       userJSON("alice"),
 		"pull_request": map[string]any{"number": number, "head": map[string]any{"sha": head}},
+	})
+}
+
+// mergeGroupEvent is a merge_group payload in the shape GitHub sends it.
+func mergeGroupEvent(action, head, base string) []byte {
+	r := repoJSON(owner, repo)
+	r["html_url"] = "https://github.com/" + owner + "/" + repo
+	return mustJSON(map[string]any{
+		"action": action,
+		"merge_group": map[string]any{
+			"head_sha": head, "head_ref": "refs/heads/gh-readonly-queue/main/pr-100-" + base,
+			"base_sha": base, "base_ref": "refs/heads/main",
+			"head_commit": map[string]any{
+				"id": head, "tree_id": "1111111111111111111111111111111111111111", "message": "Merge pull request #100 from acme/feature",
+				"timestamp": "2026-03-13T05:00:00Z",
+				"author":    map[string]any{"name": "alice", "email": "alice@example.com"},
+				"committer": map[string]any{"name": "GitHub", "email": "noreply@github.com"},
+			},
+		},
+		"installation": map[string]any{"id": installation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="},
+		"repository":   r,
+		"sender":       userJSON("alice"),
 	})
 }
 

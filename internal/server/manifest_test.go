@@ -33,6 +33,8 @@ func TestAppManifest(t *testing.T) {
 		// contents: write only for repository_dispatch (the resumed
 		// pipeline); phasegate never writes a file.
 		"contents": "write", "metadata": "read", "members": "read",
+		// merge_group deliveries need read access to merge queues.
+		"merge_queues": "read",
 	}
 	if len(m.Permissions) != len(want) {
 		t.Errorf("permissions %v, want exactly %v", m.Permissions, want)

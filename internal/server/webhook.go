@@ -273,7 +273,7 @@ func jsonPayload(contentType string, body []byte) ([]byte, error) {
 // label "other").
 var handledEvents = map[string]bool{
 	"issue_comment": true, "pull_request": true, "installation": true, "installation_repositories": true,
-	"status": true, "ping": true,
+	"status": true, "merge_group": true, "ping": true,
 }
 
 // eventLabel bounds the event label: the header is read before the

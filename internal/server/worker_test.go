@@ -157,6 +157,8 @@ func TestDispatch(t *testing.T) {
 			wantCalls: []string{"SyncPullRequest acme/shop#7"}},
 		{name: "a pull request pushed to", event: "pull_request", body: pullRequestEvent("synchronize", 7, head),
 			wantCalls: []string{"SyncPullRequest acme/shop#7"}},
+		{name: "a merge group's checks requested", event: "merge_group", body: mergeGroupEvent("checks_requested", head, addedSHA),
+			wantCalls: []string{"SyncCommit acme/shop@" + head + " https://github.com/acme/shop/commit/" + head}},
 		{name: "phasegate/decisions overwritten on a head", event: "status",
 			setup: func(f *ghfake.Server) {
 				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice"})

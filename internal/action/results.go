@@ -1,0 +1,272 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/report"
+)
+
+// A pull request from a fork runs pull_request with a read-only token, so
+// its run cannot set the statuses that branch protection waits for. As the
+// test-result publishing actions do, that run saves its results as a file
+// (input results-file, uploaded with actions/upload-artifact), and a
+// privileged run of a workflow_run workflow publishes them: it downloads
+// the file, never checks out or runs the pull request's code, and sets
+// phasegate/contracts from the saved verdict and phasegate/decisions from
+// the API (decide.SyncCommit), on the head commit the unprivileged run
+// checked, verified against the workflow_run payload.
+
+// resultsVersion is the version of the results file format.
+const resultsVersion = 1
+
+// maxResults bounds the results file read: it is a few hundred bytes, and
+// it comes from a run the pull request's author controls.
+const maxResults = 64 << 10
+
+// results is the results file.
+type results struct {
+	Version     int    `json:"version"`
+	Repository  string `json:"repository"`
+	HeadSHA     string `json:"head_sha"`
+	PullRequest int    `json:"pull_request,omitempty"`
+	Event       string `json:"event"`
+	Verdict     string `json:"verdict"`
+	Description string `json:"description"`
+	Artifacts   int    `json:"artifacts"`
+	Errors      int    `json:"errors"`
+	Warnings    int    `json:"warnings"`
+	// Published: the run set both statuses itself; nothing is left to
+	// publish.
+	Published bool `json:"published"`
+}
+
+// workflowRun is the part of a workflow_run payload phasegate reads.
+type workflowRun struct {
+	HeadSHA        string   `json:"head_sha"`
+	HTMLURL        string   `json:"html_url"`
+	Repository     *repoRef `json:"repository"`
+	HeadRepository *repoRef `json:"head_repository"`
+}
+
+// resultsPath is the results-file input (relative to the workspace) in
+// the workspace.
+func (r *run) resultsPath(p string) string {
+	workspace := r.getenv("GITHUB_WORKSPACE")
+	if workspace == "" {
+		workspace = "."
+	}
+	return filepath.Join(workspace, p)
+}
+
+// saveResults writes the results file and the results-file output.
+func (r *run) saveResults(cr *commitRun, rep report.Report) {
+	errs, warns := check.Count(rep.Findings)
+	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.head, PullRequest: cr.pr, Event: cr.event,
+		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(contractsDescription(rep)),
+		Artifacts: rep.Artifacts, Errors: errs, Warnings: warns, Published: len(r.statuses) == 2}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		r.a.Errorf("phasegate: encoding the results: %s", oneLine(err.Error()))
+		r.failed = true
+		return
+	}
+	p := r.resultsPath(cr.in.resultsFile)
+	err = os.MkdirAll(filepath.Dir(p), 0o755)
+	if err == nil {
+		err = os.WriteFile(p, append(data, '\n'), 0o644)
+	}
+	if err != nil {
+		r.a.Errorf("phasegate: saving the results to %s: %s", report.Terminal(p), oneLine(err.Error()))
+		r.notes = append(r.notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
+		r.failed = true
+		return
+	}
+	// The output is the path as given: relative to the workspace, as the
+	// steps outside the action's container (upload-artifact) see it.
+	r.a.SetOutput("results-file", cr.in.resultsFile)
+	if !res.Published {
+		r.notes = append(r.notes, "the results were saved to "+cr.in.resultsFile+" for a workflow_run workflow to publish")
+	}
+}
+
+// readResults reads and strictly decodes a results file: at most
+// maxResults bytes, one JSON object, no unknown field.
+func readResults(p string) (results, error) {
+	var res results
+	f, err := os.Open(p)
+	if err != nil {
+		return res, fmt.Errorf("reading the results file %s: %w", p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxResults+1))
+	if err != nil {
+		return res, fmt.Errorf("reading the results file %s: %w", p, err)
+	}
+	if len(data) > maxResults {
+		return res, fmt.Errorf("the results file %s is larger than %d bytes", p, maxResults)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil {
+		return res, fmt.Errorf("decoding the results file %s: %w", p, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return res, fmt.Errorf("decoding the results file %s: data after the results", p)
+	}
+	switch {
+	case res.Version != resultsVersion:
+		return res, fmt.Errorf("the results file %s has version %d; this phasegate reads version %d (use the same phasegate version in both workflows)", p, res.Version, resultsVersion)
+	case !fullSHA(res.HeadSHA):
+		return res, fmt.Errorf("the results file %s names no full commit sha", p)
+	case res.Verdict != string(gate.Ship) && res.Verdict != string(gate.Advisory) && res.Verdict != string(gate.Hold):
+		return res, fmt.Errorf("the results file %s has verdict %q, not SHIP, ADVISORY or HOLD", p, report.Terminal(res.Verdict))
+	case res.PullRequest < 0 || res.Artifacts < 0 || res.Errors < 0 || res.Warnings < 0:
+		return res, fmt.Errorf("the results file %s has a negative count", p)
+	}
+	res.Description = plainText(res.Description)
+	return res, nil
+}
+
+func fullSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// plainText keeps a description to one line of printable text, at most
+// GitHub's 140 characters.
+func plainText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' {
+			return ' '
+		}
+		return r
+	}, s)
+	return ghclient.StatusDescription(strings.Join(strings.Fields(s), " "))
+}
+
+// publishResults handles workflow_run: it publishes the results file that
+// a read-only run saved, on the head commit that run checked.
+func (r *run) publishResults(ctx context.Context) int {
+	in, ok := r.setup()
+	if !ok {
+		return exitCouldNot
+	}
+	var ev event
+	if err := readJSON(r.getenv("GITHUB_EVENT_PATH"), &ev); err != nil {
+		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		return exitCouldNot
+	}
+	wr := ev.WorkflowRun
+	if wr == nil {
+		r.a.Errorf("%s", "phasegate: the workflow_run event has no workflow_run")
+		return exitCouldNot
+	}
+	if in.resultsFile == "" {
+		r.a.Errorf("%s", "phasegate: on workflow_run, the input results-file names the results file the pull request's run saved (download it with actions/download-artifact first)")
+		return exitCouldNot
+	}
+	repository := r.owner + "/" + r.repo
+	target := wr.HTMLURL
+	if target == "" {
+		target = r.runURL()
+	}
+	headline, code := r.publishFile(ctx, in, wr, repository, target)
+	if p := r.getenv("GITHUB_STEP_SUMMARY"); p != "" {
+		rs := r.runSummary(wr.HeadSHA)
+		var b strings.Builder
+		if err := report.RunMarkdown(&b, headline, *rs); err == nil {
+			r.a.AddStepSummary(b.String())
+		}
+	}
+	return code
+}
+
+// publishFile verifies and publishes the results file; it returns the job
+// summary's headline and the exit code.
+func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repository, target string) (string, int) {
+	refuse := func(err error) (string, int) {
+		r.failed = true
+		r.a.Errorf("phasegate: refusing to publish: %s", oneLine(err.Error()))
+		r.failures = append(r.failures, "refused to publish: "+err.Error())
+		// A head that waits for statuses must not wait forever: say why on
+		// it, with a state that never lets it merge.
+		if fullSHA(wr.HeadSHA) && (wr.Repository == nil || strings.EqualFold(wr.Repository.FullName, repository)) {
+			st := ghclient.Status{Context: ContextContracts, State: "error", TargetURL: target,
+				Description: "phasegate could not publish the pull request's results: " + oneLine(err.Error())}
+			if err := r.gh.CreateStatus(ctx, r.owner, r.repo, wr.HeadSHA, st); err != nil {
+				r.apiError("set the "+ContextContracts+" status", err)
+			} else {
+				r.statuses = append(r.statuses, st)
+			}
+		}
+		return "the results could not be published", exitCouldNot
+	}
+	if wr.Repository != nil && !strings.EqualFold(wr.Repository.FullName, repository) {
+		return refuse(fmt.Errorf("the workflow run belongs to %s, not %s", report.Terminal(wr.Repository.FullName), repository))
+	}
+	if !fullSHA(wr.HeadSHA) {
+		return refuse(fmt.Errorf("the workflow_run event names no head commit"))
+	}
+	res, err := readResults(r.resultsPath(in.resultsFile))
+	if err != nil {
+		return refuse(err)
+	}
+	if !strings.EqualFold(res.Repository, repository) {
+		return refuse(fmt.Errorf("the results file is about %s, not %s", report.Terminal(res.Repository), repository))
+	}
+	if res.HeadSHA != wr.HeadSHA {
+		return refuse(fmt.Errorf("the results file is about commit %s, but the workflow run checked %s", shortSHA(res.HeadSHA), shortSHA(wr.HeadSHA)))
+	}
+	if res.Published {
+		r.a.Noticef("phasegate: the run of %s published its statuses itself: nothing to do", shortSHA(res.HeadSHA))
+		return "nothing to publish: the run published its statuses itself", exitOK
+	}
+	if wr.HeadRepository != nil && !strings.EqualFold(wr.HeadRepository.FullName, repository) {
+		r.skipped = append(r.skipped, "outcome posting: the head comes from the fork "+wr.HeadRepository.FullName+", and phasegate never posts a fork's outcomes")
+	}
+	contracts := contractsStatus(gate.Verdict(res.Verdict), res.Description, target)
+	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, res.HeadSHA, contracts); err != nil {
+		r.apiError("set the "+ContextContracts+" status", err)
+	} else {
+		r.statuses = append(r.statuses, contracts)
+	}
+	// phasegate/decisions comes from the API, never from the file: the
+	// open pull request whose head this is, read back from GitHub.
+	opts := decide.CommitOptions{TargetURL: target}
+	if res.PullRequest > 0 {
+		pr, err := r.gh.PullRequest(ctx, r.owner, r.repo, res.PullRequest)
+		if err == nil && pr.State == "open" && pr.HeadSHA == res.HeadSHA {
+			opts.PR = &pr
+		}
+	}
+	r.syncDecisions(ctx, r.handler(in), res.HeadSHA, opts)
+	what := "commit " + shortSHA(res.HeadSHA)
+	if opts.PR != nil {
+		what = fmt.Sprintf("pull request #%d (%s)", opts.PR.Number, shortSHA(res.HeadSHA))
+	}
+	r.a.Infof("phasegate: published %s for %s\n", res.Verdict, what)
+	if r.failed {
+		return "published " + res.Verdict + " for " + what + ", with failures", exitCouldNot
+	}
+	return "published " + res.Verdict + " for " + what, exitOK
+}
