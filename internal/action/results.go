@@ -84,11 +84,14 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 		return
 	}
 	p := r.resultsPath(cr.in.resultsFile)
-	err = os.MkdirAll(filepath.Dir(p), 0o755)
-	if err == nil {
-		err = os.WriteFile(p, append(data, '\n'), 0o644)
+	workspace := r.getenv("GITHUB_WORKSPACE")
+	if workspace == "" {
+		workspace = "."
 	}
-	if err != nil {
+	name, _ := inWorkspace(cr.in.resultsFile) // checked by readInputs
+	// Through an os.Root: a symbolic link in the checked-out change (a
+	// fork's) cannot send the write out of the workspace.
+	if err = writeInWorkspace(workspace, name, append(data, '\n')); err != nil {
 		r.a.Errorf("phasegate: saving the results to %s: %s", report.Terminal(p), oneLine(err.Error()))
 		r.notes = append(r.notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
 		r.failed = true
