@@ -266,8 +266,9 @@ func forkRun(t *testing.T, f *repoFixture, files map[string]string) (head string
 		t.Fatalf("fork run: exit %d\n%s", code, log)
 	}
 	f.fake.DenyWrites("github-actions[bot]", false)
-	// The privileged run downloads the artifact into its own workspace.
-	workspace = t.TempDir()
+	// The privileged run checks the head out (reading, never running it)
+	// and downloads the artifact into its workspace.
+	workspace = f.dir
 	data, err := os.ReadFile(filepath.Join(f.dir, "phasegate-results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -308,8 +309,6 @@ func workflowRunEvent(head, headRepo string) map[string]any {
 func TestWorkflowRunPublishesAForksResults(t *testing.T) {
 	f := newRepoFixture(t)
 	head, pr, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": goodGate, "outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
-	// The privileged run checks nothing out: its workspace holds only the
-	// downloaded results.
 	code, log := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
 		"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": workspace, "GITHUB_SHA": strings.Repeat("e", 40)}))
 	if code != exitOK {
@@ -335,6 +334,55 @@ func TestWorkflowRunPublishesAForksResults(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestWorkflowRunChecksTheHeadItself: a fork's run uses the fork's workflow
+// file, so its results file can say SHIP for a head that holds. The
+// publishing run checks the head out and checks it; without a checkout of
+// that head it refuses.
+func TestWorkflowRunChecksTheHeadItself(t *testing.T) {
+	t.Run("a forged SHIP", func(t *testing.T) {
+		f := newRepoFixture(t)
+		bad := strings.Replace(goodGate, "gate_decision: SHIP", "gate_decision: HOLD", 1)
+		head, _, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": bad})
+		p := filepath.Join(workspace, resultsFile)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res map[string]any
+		if err := json.Unmarshal(data, &res); err != nil {
+			t.Fatal(err)
+		}
+		res["verdict"], res["description"], res["errors"] = "SHIP", "SHIP: all good", 0
+		if err := os.WriteFile(p, mustJSON(res), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, log := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
+			"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": workspace}))
+		contracts, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+		if contracts.State != "failure" {
+			t.Errorf("%s = %+v after a forged SHIP (exit %d), want failure from checking the head\n%s", ContextContracts, contracts, code, log)
+		}
+	})
+	t.Run("no checkout of the head", func(t *testing.T) {
+		f := newRepoFixture(t)
+		head, _, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": goodGate})
+		elsewhere := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(elsewhere, "phasegate-results"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(workspace, resultsFile))
+		if err := os.WriteFile(filepath.Join(elsewhere, resultsFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _ := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
+			"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": elsewhere}))
+		contracts, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+		if code != exitCouldNot || contracts.State == "success" {
+			t.Errorf("exit %d, %s = %+v: want exit 2 and no success without a checkout of the head", code, ContextContracts, contracts)
+		}
+	})
+}
 
 // TestWorkflowRunRefusesUntrustedResults: the results file comes from a
 // run the pull request's author controls. Whatever it says, nothing green

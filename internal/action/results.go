@@ -16,6 +16,7 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/history"
 	"github.com/phasegate/phasegate/internal/report"
 )
 
@@ -204,6 +205,37 @@ func (r *run) publishResults(ctx context.Context) int {
 	return code
 }
 
+// verifyHead checks the artifacts of the head commit in the workspace,
+// which must be a checkout of exactly that commit (actions/checkout with
+// ref: the workflow_run's head_sha and persist-credentials: false:
+// phasegate reads the files, it runs nothing of them), with the config of
+// the default branch. It returns the verdict and the status description.
+func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdict, string, error) {
+	workspace := r.getenv("GITHUB_WORKSPACE")
+	if workspace == "" {
+		workspace = "."
+	}
+	head, _, err := history.Head(workspace)
+	if err != nil || head != sha {
+		return "", "", fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
+			"the verdict is checked here, never taken from the pull request's own run", shortSHA(sha))
+	}
+	cr := &commitRun{in: in, head: sha, root: filepath.Join(workspace, filepath.FromSlash(in.path))}
+	r.loadConfig(ctx, cr)
+	v, err := check.NewValidator()
+	if err != nil {
+		return "", "", fmt.Errorf("loading schemas: %w", err)
+	}
+	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg})
+	if err != nil {
+		return "", "", fmt.Errorf("checking %s: %w", shortSHA(sha), err)
+	}
+	res.Findings = append(res.Findings, cr.findings...)
+	rep := report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses}
+	rep.Verdict = gate.Compute(res.Findings, res.Statuses)
+	return rep.Verdict.Verdict, ghclient.StatusDescription(contractsDescription(rep)), nil
+}
+
 // publishFile verifies and publishes the results file; it returns the job
 // summary's headline and the exit code.
 func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repository, target string) (string, int) {
@@ -247,7 +279,18 @@ func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repos
 	if wr.HeadRepository != nil && !strings.EqualFold(wr.HeadRepository.FullName, repository) {
 		r.skipped = append(r.skipped, "outcome posting: the head comes from the fork "+wr.HeadRepository.FullName+", and phasegate never posts a fork's outcomes")
 	}
-	contracts := contractsStatus(gate.Verdict(res.Verdict), res.Description, target)
+	// The file's verdict is the pull request's own word: a fork's run uses
+	// the fork's workflow file, so it can save SHIP for anything. The
+	// contracts status comes from checking the head here, in a checkout of
+	// it (read, never run); the file only says which head.
+	verdict, description, err := r.verifyHead(ctx, in, res.HeadSHA)
+	if err != nil {
+		return refuse(err)
+	}
+	if verdict != gate.Verdict(res.Verdict) {
+		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), shortSHA(res.HeadSHA), verdict, verdict)
+	}
+	contracts := contractsStatus(verdict, description, target)
 	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, res.HeadSHA, contracts); err != nil {
 		r.apiError("set the "+ContextContracts+" status", err)
 	} else {

@@ -67,19 +67,24 @@ func TestExampleWorkflows(t *testing.T) {
 			t.Errorf("phasegate-publish.yml may write %s: it publishes statuses only", perm)
 		}
 	}
-	downloaded, published := false, false
+	downloaded, published, checkedOut := false, false, false
 	for _, s := range publish.Jobs["publish"].Steps {
 		switch {
 		case strings.HasPrefix(s.Uses, "actions/checkout@"):
-			t.Error("phasegate-publish.yml checks out code: a fork's code must never reach the privileged run")
+			// The head is checked out to be read (phasegate checks it
+			// itself), never run, and without the token in .git/config.
+			checkedOut = s.With["persist-credentials"] == "false" && strings.Contains(s.With["ref"], "workflow_run.head_sha")
+			if !checkedOut {
+				t.Errorf("phasegate-publish.yml checks out %v: want the workflow_run's head_sha with persist-credentials: false", s.With)
+			}
 		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
 			downloaded = s.With["name"] == "phasegate-results" && strings.Contains(s.With["run-id"], "github.event.workflow_run.id")
 		case strings.HasPrefix(s.Uses, "phasegate/phasegate@"):
 			published = strings.HasPrefix(s.With["results-file"], "phasegate-results/")
 		}
 	}
-	if !downloaded || !published {
-		t.Errorf("phasegate-publish.yml downloads the run's artifact %v, publishes it %v; want both", downloaded, published)
+	if !downloaded || !published || !checkedOut {
+		t.Errorf("phasegate-publish.yml downloads the run's artifact %v, publishes it %v, checks out the head %v; want all", downloaded, published, checkedOut)
 	}
 }
 
