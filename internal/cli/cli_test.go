@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // validGateReport is a PACE gate report that satisfies its schema and its
@@ -40,23 +40,6 @@ gate_decision: MAYBE
 hold_reason: ""
 `
 
-// writeTree writes files (slash-separated paths relative to a new temporary
-// directory) and returns the directory.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
 type result struct {
 	code           int
 	stdout, stderr string
@@ -72,20 +55,20 @@ func run(t *testing.T, args ...string) result {
 }
 
 func TestExitCodesAndStreams(t *testing.T) {
-	clean := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
+	clean := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
 	empty := t.TempDir()
-	broken := writeTree(t, map[string]string{
+	broken := testutil.WriteTree(t, t.TempDir(), map[string]string{
 		".pace/day-1/gate-report.yaml": validGateReport,
 		".pace/day-2/gate-report.yaml": brokenYAML,
 	})
-	schemaErr := writeTree(t, map[string]string{".pace/day-3/gate-report.yaml": wrongTypes})
-	badConfig := writeTree(t, map[string]string{
+	schemaErr := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-3/gate-report.yaml": wrongTypes})
+	badConfig := testutil.WriteTree(t, t.TempDir(), map[string]string{
 		".pace/day-1/gate-report.yaml": validGateReport,
 		".github/phasegate.yml":        "rules: [\n",
 	})
 	missing := filepath.Join(empty, "does-not-exist")
 	// A real gate report outside .pace/day-N/, and a file of no kind.
-	loose := writeTree(t, map[string]string{"reports/gate.md": validGateReport, "notes.json": `{"todo": 1}` + "\n"})
+	loose := testutil.WriteTree(t, t.TempDir(), map[string]string{"reports/gate.md": validGateReport, "notes.json": `{"todo": 1}` + "\n"})
 	looseGate := filepath.Join(loose, "reports", "gate.md")
 
 	tests := []struct {
@@ -292,7 +275,7 @@ func TestValidateJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := writeTree(t, tt.files)
+			root := testutil.WriteTree(t, t.TempDir(), tt.files)
 			got := run(t, "validate", "--format", "json", root)
 			if got.code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d; stderr: %s", got.code, tt.wantCode, got.stderr)
@@ -333,7 +316,7 @@ func TestValidateJSON(t *testing.T) {
 
 // TestValidateOtherFormats runs the machine formats end to end.
 func TestValidateOtherFormats(t *testing.T) {
-	root := writeTree(t, map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
 	t.Run("sarif", func(t *testing.T) {
 		got := run(t, "validate", "--format", "sarif", root)
 		if got.code != ExitFindings || got.stderr != "" {
@@ -383,8 +366,8 @@ func TestValidateOtherFormats(t *testing.T) {
 }
 
 func TestValidateSeveralPaths(t *testing.T) {
-	a := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": brokenYAML})
-	b := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
+	a := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-1/gate-report.yaml": brokenYAML})
+	b := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
 	got := run(t, "validate", "--format", "json", a, b)
 	if got.code != ExitFindings {
 		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
@@ -402,7 +385,7 @@ func TestValidateSeveralPaths(t *testing.T) {
 
 // TestValidateDefaultsToCurrentDirectory runs validate without a PATH.
 func TestValidateDefaultsToCurrentDirectory(t *testing.T) {
-	root := writeTree(t, map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
 	t.Chdir(root)
 	got := run(t, "validate")
 	if got.code != ExitFindings || !strings.Contains(got.stdout, ".pace/day-2/gate-report.yaml:2:") {

@@ -2,12 +2,14 @@
 // golden files, file trees on disk and edits of in-memory trees. Only
 // _test.go files import it; it is not part of phasegate.
 //
-// Golden files are refreshed, after reviewing the change, with
+// Golden files are refreshed, after reviewing the change, by running the
+// tests of the packages that compare them with -update, for example
 //
-//	go test ./... -update
+//	go test ./internal/report -run TestRulesDoc -update
 //
-// (or one package's tests with -update); -update is defined here once, so
-// every test binary that compares golden files has it.
+// The flag is defined here, once, so every test binary that compares golden
+// files has it (and only those: a package whose tests do not import
+// testutil rejects -update, so name the packages rather than ./...).
 package testutil
 
 import (
