@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 // Load is one load run: Conns client goroutines, each with its own
@@ -121,7 +123,7 @@ func Run(ctx context.Context, l Load) (Result, error) {
 	bodies := make([]signed, l.Bodies)
 	for i := range bodies {
 		b := Payload(100+i, 9_000_000+int64(i), l.Size)
-		bodies[i] = signed{b, Sign(l.Secret, b)}
+		bodies[i] = signed{b, ghfake.SignWebhook(l.Secret, b)}
 	}
 	tr := &http.Transport{
 		MaxIdleConns:        l.Conns,
