@@ -39,47 +39,7 @@ func (g *gen) pace(base string) {
 
 	days := make([]*paceDay, nDays)
 	for i := range days {
-		d := &paceDay{n: i + 1, theme: pick(r, themes), partial: map[string]string{}}
-		nStories := 1
-		if !code && r.chance(0.3) {
-			nStories = 2
-		}
-		used := map[string]bool{}
-		for s := 0; s < nStories; s++ {
-			var acs, oos []string
-			for k := r.between(2, 5); len(acs) < k; {
-				c := r.criterion(len(d.acs) + len(acs) + 1)
-				if !used[c] {
-					used[c] = true
-					acs = append(acs, c)
-				}
-			}
-			for k := r.between(0, 3); len(oos) < k; {
-				o := pick(r, outOfScope)
-				if !used[o] {
-					used[o] = true
-					oos = append(oos, o)
-				}
-			}
-			// Some criteria are only partly in scope: PRIME declares the rest
-			// out of scope, and GATE will grade them PARTIAL.
-			for _, ac := range acs {
-				if len(d.partial) < 2 && r.chance(0.1) {
-					w := strings.Fields(ac)
-					o := strings.Join(w[:min(5, len(w))], " ") + " — beyond this day, in a later story"
-					d.partial[ac] = o
-					oos = append(oos, o)
-				}
-			}
-			d.acs = append(d.acs, acs...)
-			d.oos = append(d.oos, oos...)
-			d.stories = append(d.stories, obj{
-				{"title", fmt.Sprintf("%s %s", pick(r, verbs), pick(r, nouns))},
-				{"acceptance_criteria", strs(acs)},
-				{"out_of_scope", strs(oos)},
-			})
-		}
-		days[i] = d
+		days[i] = g.pacePlanDay(i+1, code)
 	}
 	last := days[nDays-1]
 	switch x := r.Float64(); {
@@ -93,6 +53,72 @@ func (g *gen) pace(base string) {
 		last.fate = fateInProgress
 	}
 
+	backlog := g.paceDays(root, code, days)
+
+	// The plan comes first in a real repository; it is emitted last here only
+	// because it records what the days did (shipped_at).
+	if code {
+		g.pacePlanCode(base, days)
+	} else {
+		g.pacePlanDocs(root, days)
+	}
+	if len(backlog) > 0 {
+		g.add(root+"/advisory_backlog.yaml", "pace.advisory-backlog", encYAML, backlog)
+	}
+}
+
+// pacePlanDay plans day n: its theme and stories, their criteria and what
+// is out of scope.
+func (g *gen) pacePlanDay(n int, code bool) *paceDay {
+	r := g.r
+	d := &paceDay{n: n, theme: pick(r, themes), partial: map[string]string{}}
+	nStories := 1
+	if !code && r.chance(0.3) {
+		nStories = 2
+	}
+	used := map[string]bool{}
+	for s := 0; s < nStories; s++ {
+		var acs, oos []string
+		for k := r.between(2, 5); len(acs) < k; {
+			c := r.criterion(len(d.acs) + len(acs) + 1)
+			if !used[c] {
+				used[c] = true
+				acs = append(acs, c)
+			}
+		}
+		for k := r.between(0, 3); len(oos) < k; {
+			o := pick(r, outOfScope)
+			if !used[o] {
+				used[o] = true
+				oos = append(oos, o)
+			}
+		}
+		// Some criteria are only partly in scope: PRIME declares the rest
+		// out of scope, and GATE will grade them PARTIAL.
+		for _, ac := range acs {
+			if len(d.partial) < 2 && r.chance(0.1) {
+				w := strings.Fields(ac)
+				o := strings.Join(w[:min(5, len(w))], " ") + " — beyond this day, in a later story"
+				d.partial[ac] = o
+				oos = append(oos, o)
+			}
+		}
+		d.acs = append(d.acs, acs...)
+		d.oos = append(d.oos, oos...)
+		d.stories = append(d.stories, obj{
+			{"title", fmt.Sprintf("%s %s", pick(r, verbs), pick(r, nouns))},
+			{"acceptance_criteria", strs(acs)},
+			{"out_of_scope", strs(oos)},
+		})
+	}
+	return d
+}
+
+// paceDays writes the days' folders under root and returns the advisory
+// backlog they raised.
+func (g *gen) paceDays(root string, code bool, days []*paceDay) []any {
+	r := g.r
+	nDays := len(days)
 	var backlog []any
 	seenAdvisory := map[string]bool{}
 	start := g.clock
@@ -125,60 +151,63 @@ func (g *gen) pace(base string) {
 		}
 	}
 	g.clock = start.Add(time.Duration(nDays+1) * 24 * time.Hour)
+	return backlog
+}
 
-	// The plan comes first in a real repository; it is emitted last here only
-	// because it records what the days did (shipped_at).
-	if code {
-		var stories []any
-		for _, d := range days {
-			st := obj{{"id", fmt.Sprintf("story-%d", d.n)}, {"title", d.theme}}
-			switch d.fate {
-			case fateShipped:
-				st = append(st, kv{"status", "shipped"}, kv{"shipped_at", d.shipAt})
-			case fateInProgress:
-				st = append(st, kv{"status", "in_progress"}, kv{"shipped_at", nil})
-			default:
-				st = append(st, kv{"status", "hold"}, kv{"shipped_at", nil})
-			}
-			if d.n%7 == 0 {
-				st = append(st, kv{"human_gate", true})
-			}
-			stories = append(stories, st)
+// pacePlanCode writes the code naming set's plan: one story a day, then
+// some pending ones.
+func (g *gen) pacePlanCode(base string, days []*paceDay) {
+	r := g.r
+	var stories []any
+	for _, d := range days {
+		st := obj{{"id", fmt.Sprintf("story-%d", d.n)}, {"title", d.theme}}
+		switch d.fate {
+		case fateShipped:
+			st = append(st, kv{"status", "shipped"}, kv{"shipped_at", d.shipAt})
+		case fateInProgress:
+			st = append(st, kv{"status", "in_progress"}, kv{"shipped_at", nil})
+		default:
+			st = append(st, kv{"status", "hold"}, kv{"shipped_at", nil})
 		}
-		for k := r.between(0, 4); k > 0; k-- {
-			n := len(stories) + 1
-			stories = append(stories, obj{{"id", fmt.Sprintf("story-%d", n)}, {"title", pick(r, themes)}, {"status", "pending"}, {"shipped_at", nil}})
+		if d.n%7 == 0 {
+			st = append(st, kv{"human_gate", true})
 		}
-		g.add(base+"/pace/plan.yaml", "pace.plan", encYAML, obj{
-			{"release", fmt.Sprintf("v%d.%d.0", r.between(0, 3), r.between(0, 12))},
-			{"context_version", r.between(1, 5)},
-			{"stories", stories},
-		})
-	} else {
-		var pdays []any
-		for _, d := range days {
-			pd := obj{{"day", d.n}, {"theme", d.theme}}
-			if r.chance(0.3) {
-				pd = append(pd, kv{"notes", r.words(12)})
-			}
-			if d.n%7 == 0 {
-				pd = append(pd, kv{"human_gate", true})
-			}
-			var sts []any
-			for _, s := range d.stories {
-				sts = append(sts, s)
-			}
-			pd = append(pd, kv{"stories", sts})
-			pdays = append(pdays, pd)
-		}
-		g.add(root+"/plan.yaml", "pace.plan", encYAML, obj{
-			{"sprint", obj{{"goal", r.sentence()}, {"duration_days", nDays}}},
-			{"days", pdays},
-		})
+		stories = append(stories, st)
 	}
-	if len(backlog) > 0 {
-		g.add(root+"/advisory_backlog.yaml", "pace.advisory-backlog", encYAML, backlog)
+	for k := r.between(0, 4); k > 0; k-- {
+		n := len(stories) + 1
+		stories = append(stories, obj{{"id", fmt.Sprintf("story-%d", n)}, {"title", pick(r, themes)}, {"status", "pending"}, {"shipped_at", nil}})
 	}
+	g.add(base+"/pace/plan.yaml", "pace.plan", encYAML, obj{
+		{"release", fmt.Sprintf("v%d.%d.0", r.between(0, 3), r.between(0, 12))},
+		{"context_version", r.between(1, 5)},
+		{"stories", stories},
+	})
+}
+
+// pacePlanDocs writes the docs naming set's plan: the sprint and its days.
+func (g *gen) pacePlanDocs(root string, days []*paceDay) {
+	r := g.r
+	var pdays []any
+	for _, d := range days {
+		pd := obj{{"day", d.n}, {"theme", d.theme}}
+		if r.chance(0.3) {
+			pd = append(pd, kv{"notes", r.words(12)})
+		}
+		if d.n%7 == 0 {
+			pd = append(pd, kv{"human_gate", true})
+		}
+		var sts []any
+		for _, s := range d.stories {
+			sts = append(sts, s)
+		}
+		pd = append(pd, kv{"stories", sts})
+		pdays = append(pdays, pd)
+	}
+	g.add(root+"/plan.yaml", "pace.plan", encYAML, obj{
+		{"sprint", obj{{"goal", r.sentence()}, {"duration_days", len(days)}}},
+		{"days", pdays},
+	})
 }
 
 type advisory struct{ agent, finding string }
@@ -200,8 +229,41 @@ func (g *gen) paceDay(dir string, code bool, d *paceDay, date time.Time) []advis
 		}
 		return dir + "/" + docs
 	}
+	g.paceStoryCard(name, code, d)
+	if d.fate == fateInProgress && r.chance(0.5) {
+		return nil
+	}
+	area, forgeCost := g.paceHandoff(name, d)
+	if d.fate == fateInProgress {
+		return nil
+	}
+	gateDecision := g.paceGate(name, dir, code, d, area)
 
-	// Story card, in the shape that goes with the naming set.
+	var raised []advisory
+	holdAt := ""
+	if gateDecision == "SHIP" {
+		decision, adv := g.review(name("sentinel-report.yaml", "sentinel.md"), "pace.sentinel-report", "SENTINEL", checksSentinel, d, d.fate == fateSentinelHold)
+		raised = append(raised, adv...)
+		if decision == "HOLD" {
+			holdAt = "SENTINEL"
+		} else {
+			decision, adv = g.review(name("conduit-report.yaml", "conduit.md"), "pace.conduit-report", "CONDUIT", checksConduit, d, d.fate == fateConduitHold)
+			raised = append(raised, adv...)
+			if decision == "HOLD" {
+				holdAt = "CONDUIT"
+			}
+		}
+	} else {
+		holdAt = "GATE"
+	}
+	g.paceAttempts(dir, d, date, holdAt, forgeCost)
+	return raised
+}
+
+// paceStoryCard writes the story card, in the shape that goes with the
+// naming set; name is the day's file of either naming set.
+func (g *gen) paceStoryCard(name func(docs, code string) string, code bool, d *paceDay) {
+	r := g.r
 	if code {
 		g.add(name("", "story.md"), "pace.story-card", encYAML, obj{
 			{"day", d.n}, {"agent", "PRIME"},
@@ -212,21 +274,23 @@ func (g *gen) paceDay(dir string, code bool, d *paceDay, date time.Time) []advis
 			{"acceptance", strs(d.acs)},
 			{"out_of_scope", strs(d.oos)},
 		})
-	} else {
-		var sts []any
-		for _, s := range d.stories {
-			sts = append(sts, s)
-		}
-		g.add(name("story-card.yaml", ""), "pace.story-card", encYAML, obj{
-			{"day", d.n}, {"agent", "PRIME"}, {"theme", d.theme}, {"stories", sts},
-		})
+		return
 	}
-	if d.fate == fateInProgress && r.chance(0.5) {
-		return nil
+	var sts []any
+	for _, s := range d.stories {
+		sts = append(sts, s)
 	}
+	g.add(name("story-card.yaml", ""), "pace.story-card", encYAML, obj{
+		{"day", d.n}, {"agent", "PRIME"}, {"theme", d.theme}, {"stories", sts},
+	})
+}
 
-	// Handoff: every known gap is an out-of-scope item of the story.
-	area := pick(r, areas)
+// paceHandoff writes FORGE's handoff, where every known gap is an
+// out-of-scope item of the story, and returns the area it built in and
+// what it cost.
+func (g *gen) paceHandoff(name func(docs, code string) string, d *paceDay) (area string, forgeCost float64) {
+	r := g.r
+	area = pick(r, areas)
 	var built []string
 	for k := r.between(1, 3); k > 0; k-- {
 		built = append(built, r.file(area))
@@ -241,7 +305,7 @@ func (g *gen) paceDay(dir string, code bool, d *paceDay, date time.Time) []advis
 			gaps = append(gaps, o)
 		}
 	}
-	forgeCost := r.cost(0.4, 4)
+	forgeCost = r.cost(0.4, 4)
 	g.add(name("handoff.yaml", "handoff.md"), "pace.handoff", encYAML, obj{
 		{"day", d.n}, {"agent", "FORGE"},
 		{"commit", r.hex(40)},
@@ -255,11 +319,14 @@ func (g *gen) paceDay(dir string, code bool, d *paceDay, date time.Time) []advis
 		{"iterations_used", r.between(3, 30)},
 		{"forge_cost_usd", forgeCost},
 	})
-	if d.fate == fateInProgress {
-		return nil
-	}
+	return area, forgeCost
+}
 
-	// Gate: one result per acceptance criterion, with its exact text.
+// paceGate writes GATE's report, one result per acceptance criterion with
+// its exact text (and, in the code naming set, the deferred scope), and
+// returns its decision.
+func (g *gen) paceGate(name func(docs, code string) string, dir string, code bool, d *paceDay, area string) string {
+	r := g.r
 	var results []any
 	var blockers, deferred []any
 	fails := 0
@@ -305,26 +372,14 @@ func (g *gen) paceDay(dir string, code bool, d *paceDay, date time.Time) []advis
 	if code && len(deferred) > 0 {
 		g.add(dir+"/deferred_scope.yaml", "pace.deferred-scope", encYAML, obj{{"deferred", deferred}})
 	}
+	return gateDecision
+}
 
-	var raised []advisory
-	holdAt := ""
-	if gateDecision == "SHIP" {
-		decision, adv := g.review(name("sentinel-report.yaml", "sentinel.md"), "pace.sentinel-report", "SENTINEL", checksSentinel, d, d.fate == fateSentinelHold)
-		raised = append(raised, adv...)
-		if decision == "HOLD" {
-			holdAt = "SENTINEL"
-		} else {
-			decision, adv = g.review(name("conduit-report.yaml", "conduit.md"), "pace.conduit-report", "CONDUIT", checksConduit, d, d.fate == fateConduitHold)
-			raised = append(raised, adv...)
-			if decision == "HOLD" {
-				holdAt = "CONDUIT"
-			}
-		}
-	} else {
-		holdAt = "GATE"
-	}
-
-	// Attempts: HOLDs then at most one SHIP, the last; cycle.md iff shipped.
+// paceAttempts writes the attempts, HOLDs then at most one SHIP, the last
+// (holdAt is the agent that held the day, "" if it shipped), and cycle.md
+// iff the day shipped.
+func (g *gen) paceAttempts(dir string, d *paceDay, date time.Time, holdAt string, forgeCost float64) {
+	r := g.r
 	var attempts []any
 	t := date.Add(4*time.Hour + time.Duration(r.IntN(3600))*time.Second)
 	nAttempts := 2 // MAX_RETRIES = 1: a held day has used both attempts
@@ -359,7 +414,6 @@ func (g *gen) paceDay(dir string, code bool, d *paceDay, date time.Time) []advis
 		})
 	}
 	g.add(dir+"/attempts.yaml", "pace.attempts", encYAML, attempts)
-	return raised
 }
 
 // review writes a SENTINEL or CONDUIT report whose decision, advisories and

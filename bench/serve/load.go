@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 // Load is one load run: Conns client goroutines, each with its own
@@ -89,16 +91,74 @@ func (r Result) Max() time.Duration { return time.Duration(r.latencies.max) }
 
 // Run runs the load. It refuses non-loopback URLs.
 func Run(ctx context.Context, l Load) (Result, error) {
-	u, err := url.Parse(l.URL)
-	if err != nil {
+	if err := l.check(); err != nil {
 		return Result{}, err
 	}
+	l.defaults()
+	bodies := make([]signed, l.Bodies)
+	for i := range bodies {
+		b := Payload(100+i, 9_000_000+int64(i), l.Size)
+		bodies[i] = signed{b, ghfake.SignWebhook(l.Secret, b)}
+	}
+	tr := &http.Transport{
+		MaxIdleConns:        l.Conns,
+		MaxIdleConnsPerHost: l.Conns,
+		MaxConnsPerHost:     l.Conns,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	}
+	defer tr.CloseIdleConnections()
+
+	if l.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.Duration)
+		defer cancel()
+	}
+	ld := &loader{
+		l:      l,
+		client: &http.Client{Transport: tr, Timeout: 30 * time.Second},
+		bodies: bodies,
+		res:    Result{Conns: l.Conns, Offered: l.Rate, Size: len(bodies[0].body), Codes: map[int]int64{}},
+	}
+	start := time.Now()
+	if l.Rate > 0 {
+		ld.sched = make(chan time.Time, 1<<16)
+		go pace(ctx, ld.sched, start, l.Rate, l.Count)
+	}
+	var wg sync.WaitGroup
+	for c := 0; c < l.Conns; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ld.conn(ctx)
+		}()
+	}
+	wg.Wait()
+	res := ld.res
+	res.Elapsed = time.Since(start)
+	res.Errors = ld.errCount.Load()
+	res.Sent = res.latencies.count() + res.Errors
+	return res, nil
+}
+
+// check refuses a load that is not against loopback or has no end.
+func (l *Load) check() error {
+	u, err := url.Parse(l.URL)
+	if err != nil {
+		return err
+	}
 	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
-		return Result{}, fmt.Errorf("%s is not a loopback address", u.Host)
+		return fmt.Errorf("%s is not a loopback address", u.Host)
 	}
 	if l.Duration <= 0 && l.Count <= 0 {
-		return Result{}, errors.New("a load needs a duration or a count")
+		return errors.New("a load needs a duration or a count")
 	}
+	return nil
+}
+
+// defaults fills in what the load leaves unset.
+func (l *Load) defaults() {
 	if l.Secret == nil {
 		l.Secret = Secret
 	}
@@ -114,116 +174,99 @@ func Run(ctx context.Context, l Load) (Result, error) {
 	if l.Prefix == "" {
 		l.Prefix = "load-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
-	type signed struct {
-		body []byte
-		sig  string
-	}
-	bodies := make([]signed, l.Bodies)
-	for i := range bodies {
-		b := Payload(100+i, 9_000_000+int64(i), l.Size)
-		bodies[i] = signed{b, Sign(l.Secret, b)}
-	}
-	tr := &http.Transport{
-		MaxIdleConns:        l.Conns,
-		MaxIdleConnsPerHost: l.Conns,
-		MaxConnsPerHost:     l.Conns,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
 
-	if l.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, l.Duration)
-		defer cancel()
-	}
-	var (
-		seq      atomic.Int64
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		res      = Result{Conns: l.Conns, Offered: l.Rate, Size: len(bodies[0].body), Codes: map[int]int64{}}
-		errCount atomic.Int64
-	)
-	start := time.Now()
-	var sched chan time.Time
-	if l.Rate > 0 {
-		sched = make(chan time.Time, 1<<16)
-		go pace(ctx, sched, start, l.Rate, l.Count)
-	}
-	for c := 0; c < l.Conns; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var h hist
-			codes := map[int]int64{}
-			var firstErr error
-			for ctx.Err() == nil {
-				var due time.Time
-				if sched != nil {
-					var ok bool
-					if due, ok = <-sched; !ok {
-						break
-					}
-				}
-				n := seq.Add(1)
-				if l.Count > 0 && n > l.Count {
-					break
-				}
-				b := bodies[int(n)%len(bodies)]
-				req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.URL, bytes.NewReader(b.body))
-				if err != nil {
-					panic(err)
-				}
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("User-Agent", "GitHub-Hookshot/phasegate-bench")
-				req.Header.Set("X-GitHub-Event", "issue_comment")
-				req.Header.Set("X-GitHub-Delivery", l.Prefix+"-"+strconv.FormatInt(n, 10))
-				req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-				req.Header.Set("X-Hub-Signature-256", b.sig)
-				t0 := time.Now()
-				if !due.IsZero() {
-					t0 = due
-				}
-				resp, err := client.Do(req)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-				d := time.Since(t0)
-				if err != nil {
-					if ctx.Err() != nil { // cut off by the end of the run: not an error
-						break
-					}
-					errCount.Add(1)
-					if firstErr == nil {
-						firstErr = err
-					}
-					continue
-				}
-				h.add(d)
-				codes[resp.StatusCode]++
-				if l.Progress != nil {
-					l.Progress.Add(1)
-				}
+// signed is a payload and its signature.
+type signed struct {
+	body []byte
+	sig  string
+}
+
+// loader is a running load, shared by its connections.
+type loader struct {
+	l        Load
+	client   *http.Client
+	bodies   []signed
+	sched    chan time.Time // with a Rate, when each delivery is due
+	seq      atomic.Int64   // deliveries taken
+	errCount atomic.Int64
+	mu       sync.Mutex // guards res
+	res      Result
+}
+
+// conn sends deliveries on one connection until the load ends, then adds
+// what it measured to the result.
+func (ld *loader) conn(ctx context.Context) {
+	var h hist
+	codes := map[int]int64{}
+	var firstErr error
+	for ctx.Err() == nil {
+		var due time.Time
+		if ld.sched != nil {
+			var ok bool
+			if due, ok = <-ld.sched; !ok {
+				break
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			res.latencies.merge(&h)
-			for c, k := range codes {
-				res.Codes[c] += k
+		}
+		n := ld.seq.Add(1)
+		if ld.l.Count > 0 && n > ld.l.Count {
+			break
+		}
+		code, d, err := ld.send(ctx, n, due)
+		if err != nil {
+			if ctx.Err() != nil { // cut off by the end of the run: not an error
+				break
 			}
-			if res.FirstErr == nil {
-				res.FirstErr = firstErr
+			ld.errCount.Add(1)
+			if firstErr == nil {
+				firstErr = err
 			}
-		}()
+			continue
+		}
+		h.add(d)
+		codes[code]++
+		if ld.l.Progress != nil {
+			ld.l.Progress.Add(1)
+		}
 	}
-	wg.Wait()
-	res.Elapsed = time.Since(start)
-	res.Errors = errCount.Load()
-	res.Sent = res.latencies.count() + res.Errors
-	return res, nil
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.res.latencies.merge(&h)
+	for c, k := range codes {
+		ld.res.Codes[c] += k
+	}
+	if ld.res.FirstErr == nil {
+		ld.res.FirstErr = firstErr
+	}
+}
+
+// send posts delivery n and returns its status code and latency, measured
+// from due if it is set.
+func (ld *loader) send(ctx context.Context, n int64, due time.Time) (int, time.Duration, error) {
+	b := ld.bodies[int(n)%len(ld.bodies)]
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ld.l.URL, bytes.NewReader(b.body))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "GitHub-Hookshot/phasegate-bench")
+	req.Header.Set("X-GitHub-Event", "issue_comment")
+	req.Header.Set("X-GitHub-Delivery", ld.l.Prefix+"-"+strconv.FormatInt(n, 10))
+	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
+	req.Header.Set("X-Hub-Signature-256", b.sig)
+	t0 := time.Now()
+	if !due.IsZero() {
+		t0 = due
+	}
+	resp, err := ld.client.Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return resp.StatusCode, time.Since(t0), nil
 }
 
 // pace sends the scheduled times of a load at rate per second, waking every

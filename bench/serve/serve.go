@@ -9,12 +9,9 @@ package serve
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -185,11 +182,4 @@ func Payload(issue int, commentID int64, size int) []byte {
 		panic(err)
 	}
 	return out
-}
-
-// Sign is the X-Hub-Signature-256 of body under secret.
-func Sign(secret, body []byte) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }

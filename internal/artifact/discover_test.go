@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // tree writes files (path → content; a content of "->target" makes a
@@ -15,22 +17,22 @@ import (
 func tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
+	regular := map[string]string{}
 	for p, content := range files {
+		target, ok := strings.CutPrefix(content, "->")
+		if !ok {
+			regular[p] = content
+			continue
+		}
 		full := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if target, ok := strings.CutPrefix(content, "->"); ok {
-			if err := os.Symlink(filepath.FromSlash(target), full); err != nil {
-				t.Skipf("symlinks unavailable: %v", err)
-			}
-			continue
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
+		if err := os.Symlink(filepath.FromSlash(target), full); err != nil {
+			t.Skipf("symlinks unavailable: %v", err)
 		}
 	}
-	return root
+	return testutil.WriteTree(t, root, regular)
 }
 
 // found renders discovered files as "rel kind" (kind "?" for a content

@@ -2,16 +2,15 @@ package artifact
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/phasegate/phasegate/internal/testutil"
+)
 
 // TestDecodeGolden decodes every file under testdata/decode/ and compares
 // what came out — decoded or not, the problems, the value and the position
@@ -39,19 +38,7 @@ func TestDecodeGolden(t *testing.T) {
 				kind = KindByID("autopilot.learnings")
 			}
 			got := renderDoc(Decode(filepath.Base(file), kind, data, DefaultLimits))
-			golden := file + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("missing golden file (run go test ./internal/artifact -run TestDecodeGolden -update): %v", err)
-			}
-			if got != string(want) {
-				t.Errorf("decoding differs from %s\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			testutil.Golden(t, file+".golden", []byte(got))
 		})
 	}
 	if n < 5 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // A consistent Autopilot project: a running run (phase 5 failed with its
@@ -274,44 +275,11 @@ Phase 6.2 (Dark mode toggle) was deferred to human review. Human found issues: t
 `,
 }
 
-// apEdit changes the consistent project: with old set, a textual
-// replacement within file (the n-th occurrence when n > 0, else the first);
-// else file's new content, "" deleting the file; with to set, the file moves.
-type apEdit struct {
-	file, old, new, to string
-	n                  int
-}
+// apEdit changes the consistent project (see testutil.Edit).
+type apEdit = testutil.Edit
 
-func apWith(edits ...apEdit) map[string]string {
-	tree := map[string]string{}
-	for k, v := range apProject {
-		tree[k] = v
-	}
-	for _, e := range edits {
-		switch {
-		case e.to != "":
-			tree[e.to] = tree[e.file]
-			delete(tree, e.file)
-		case e.old != "":
-			content := tree[e.file]
-			n := max(e.n, 1)
-			at := -1
-			for i := 0; i < n; i++ {
-				j := strings.Index(content[at+1:], e.old)
-				if j < 0 {
-					panic("apWith: " + e.file + " does not contain " + e.old)
-				}
-				at += 1 + j
-			}
-			tree[e.file] = content[:at] + e.new + content[at+len(e.old):]
-		case e.new == "":
-			delete(tree, e.file)
-		default:
-			tree[e.file] = e.new
-		}
-	}
-	return tree
-}
+// apWith is the consistent project with edits.
+func apWith(edits ...apEdit) map[string]string { return testutil.EditTree(apProject, edits...) }
 
 // apLine is the 1-based line of the first occurrence of needle.
 func apLine(content, needle string) int {
@@ -345,190 +313,190 @@ func init() {
 	}
 	addRuleCases("autopilot",
 		silent("autopilot.state.current-phase-exists"),
-		quiet("autopilot.state.current-phase-exists", "no current phase", apEdit{file: apState, old: `"current_phase": "6.3"`, new: `"current_phase": null`}),
-		fire("autopilot.state.current-phase-exists", "unknown current phase", apState, `"current_phase"`, apEdit{file: apState, old: `"current_phase": "6.3"`, new: `"current_phase": "6.4"`}),
+		quiet("autopilot.state.current-phase-exists", "no current phase", apEdit{File: apState, Old: `"current_phase": "6.3"`, New: `"current_phase": null`}),
+		fire("autopilot.state.current-phase-exists", "unknown current phase", apState, `"current_phase"`, apEdit{File: apState, Old: `"current_phase": "6.3"`, New: `"current_phase": "6.4"`}),
 
 		silent("autopilot.state.checkpoint-after-start"),
-		fire("autopilot.state.checkpoint-after-start", "checkpoint before start", apState, `"last_checkpoint"`, apEdit{file: apState, old: `"last_checkpoint": "2026-02-09T17:05:00Z"`, new: `"last_checkpoint": "2026-02-09T14:00:00Z"`}),
+		fire("autopilot.state.checkpoint-after-start", "checkpoint before start", apState, `"last_checkpoint"`, apEdit{File: apState, Old: `"last_checkpoint": "2026-02-09T17:05:00Z"`, New: `"last_checkpoint": "2026-02-09T14:00:00Z"`}),
 
 		silent("autopilot.state.checkpoint-after-events"),
-		quiet("autopilot.state.checkpoint-after-events", "checkpoint equal to the last event", apEdit{file: apState, old: `"last_checkpoint": "2026-02-09T17:05:00Z"`, new: `"last_checkpoint": "2026-02-09T17:00:00Z"`}),
-		fire("autopilot.state.checkpoint-after-events", "event after the checkpoint", apState, `"last_checkpoint"`, apEdit{file: apState, old: `"last_checkpoint": "2026-02-09T17:05:00Z"`, new: `"last_checkpoint": "2026-02-09T16:58:00Z"`}),
+		quiet("autopilot.state.checkpoint-after-events", "checkpoint equal to the last event", apEdit{File: apState, Old: `"last_checkpoint": "2026-02-09T17:05:00Z"`, New: `"last_checkpoint": "2026-02-09T17:00:00Z"`}),
+		fire("autopilot.state.checkpoint-after-events", "event after the checkpoint", apState, `"last_checkpoint"`, apEdit{File: apState, Old: `"last_checkpoint": "2026-02-09T17:05:00Z"`, New: `"last_checkpoint": "2026-02-09T16:58:00Z"`}),
 
 		silent("autopilot.state.human-verify-iff-deferred"),
 		fire("autopilot.state.human-verify-iff-deferred", "deferred without justification", apState, `"status": "needs_human_verification"`,
-			apEdit{file: apState, old: `"human_verify_justification": {
+			apEdit{File: apState, Old: `"human_verify_justification": {
         "checkpoint_task_id": "06-02-03",
         "task_description": "Confirm the dark-mode toggle animates on Safari",
         "auto_tasks_passed": 2,
         "auto_tasks_total": 3
-      }`, new: `"human_verify_justification": null`}),
+      }`, New: `"human_verify_justification": null`}),
 		fire("autopilot.state.human-verify-iff-deferred", "justification on a completed phase", apState, `"human_verify_justification": {`,
-			apEdit{file: apState, old: `"human_verify_justification": null`, new: `"human_verify_justification": { "checkpoint_task_id": "06-01-02" }`, n: 2}),
+			apEdit{File: apState, Old: `"human_verify_justification": null`, New: `"human_verify_justification": { "checkpoint_task_id": "06-01-02" }`, N: 2}),
 
 		silent("autopilot.state.checkpoint-task-id"),
-		fire("autopilot.state.checkpoint-task-id", "empty checkpoint task", apState, `"human_verify_justification": {`, apEdit{file: apState, old: `"checkpoint_task_id": "06-02-03"`, new: `"checkpoint_task_id": " "`}),
-		fire("autopilot.state.checkpoint-task-id", "no checkpoint task", apState, `"human_verify_justification": {`, apEdit{file: apState, old: `"checkpoint_task_id": "06-02-03",`, new: ``}),
+		fire("autopilot.state.checkpoint-task-id", "empty checkpoint task", apState, `"human_verify_justification": {`, apEdit{File: apState, Old: `"checkpoint_task_id": "06-02-03"`, New: `"checkpoint_task_id": " "`}),
+		fire("autopilot.state.checkpoint-task-id", "no checkpoint task", apState, `"human_verify_justification": {`, apEdit{File: apState, Old: `"checkpoint_task_id": "06-02-03",`, New: ``}),
 
 		silent("autopilot.state.human-verdict-needs-deferral"),
 		quiet("autopilot.state.human-verdict-needs-deferral", "HEAD deferral record",
-			apEdit{file: apState, old: `"human_verdict": null`, new: `"human_verdict": { "verdict": "pass", "timestamp": "2026-02-09T16:30:00Z" }`, n: 2},
-			apEdit{file: apState, old: `"total_phases_processed": 3`, new: `"total_phases_processed": 3, "deferral_history": [{ "phase_id": "6.1", "reason": "deferred" }]`}),
+			apEdit{File: apState, Old: `"human_verdict": null`, New: `"human_verdict": { "verdict": "pass", "timestamp": "2026-02-09T16:30:00Z" }`, N: 2},
+			apEdit{File: apState, Old: `"total_phases_processed": 3`, New: `"total_phases_processed": 3, "deferral_history": [{ "phase_id": "6.1", "reason": "deferred" }]`}),
 		fire("autopilot.state.human-verdict-needs-deferral", "verdict on a phase never deferred", apState, `"human_verdict": { "verdict": "pass"`,
-			apEdit{file: apState, old: `"human_verdict": null`, new: `"human_verdict": { "verdict": "pass", "timestamp": "2026-02-09T16:30:00Z" }`, n: 2}),
+			apEdit{File: apState, Old: `"human_verdict": null`, New: `"human_verdict": { "verdict": "pass", "timestamp": "2026-02-09T16:30:00Z" }`, N: 2}),
 
 		silent("autopilot.state.verdict-issues"),
-		fire("autopilot.state.verdict-issues", "issues_found without issues", apState, `"verdict": "issues_found"`, apEdit{file: apState, old: `"issues": ["Toggle flickers on Safari 17"]`, new: `"issues": []`}),
+		fire("autopilot.state.verdict-issues", "issues_found without issues", apState, `"verdict": "issues_found"`, apEdit{File: apState, Old: `"issues": ["Toggle flickers on Safari 17"]`, New: `"issues": []`}),
 
 		silent("autopilot.state.debug-cap"),
-		fire("autopilot.state.debug-cap", "four debug attempts", apState, `"debug_attempts": 4`, apEdit{file: apState, old: `"debug_attempts": 3`, new: `"debug_attempts": 4`}),
-		fire("autopilot.state.debug-cap", "over the config's cap", apState, `"debug_attempts": 3`, apEdit{file: apConfig, old: `"max_debug_attempts_per_phase": 3`, new: `"max_debug_attempts_per_phase": 2`}),
+		fire("autopilot.state.debug-cap", "four debug attempts", apState, `"debug_attempts": 4`, apEdit{File: apState, Old: `"debug_attempts": 3`, New: `"debug_attempts": 4`}),
+		fire("autopilot.state.debug-cap", "over the config's cap", apState, `"debug_attempts": 3`, apEdit{File: apConfig, Old: `"max_debug_attempts_per_phase": 3`, New: `"max_debug_attempts_per_phase": 2`}),
 
 		silent("autopilot.state.replan-cap"),
-		fire("autopilot.state.replan-cap", "two re-plans", apState, `"replan_attempts": 2`, apEdit{file: apState, old: `"replan_attempts": 1`, new: `"replan_attempts": 2`}),
+		fire("autopilot.state.replan-cap", "two re-plans", apState, `"replan_attempts": 2`, apEdit{File: apState, Old: `"replan_attempts": 1`, New: `"replan_attempts": 2`}),
 
 		silent("autopilot.state.retry-cap"),
-		fire("autopilot.state.retry-cap", "eleven retries", apState, `"retries": 11`, apEdit{file: apState, old: `"retries": 1 }`, new: `"retries": 11 }`}),
+		fire("autopilot.state.retry-cap", "eleven retries", apState, `"retries": 11`, apEdit{File: apState, Old: `"retries": 1 }`, New: `"retries": 11 }`}),
 
 		silent("autopilot.state.phase-token-cap"),
-		quiet("autopilot.state.phase-token-cap", "over the cap on a failed phase", apEdit{file: apState, old: `"tokens_used": 200000`, new: `"tokens_used": 600000`}),
-		fire("autopilot.state.phase-token-cap", "completed phase over the cap", apState, `"tokens_used": 600000`, apEdit{file: apState, old: `"tokens_used": 85000`, new: `"tokens_used": 600000`}),
+		quiet("autopilot.state.phase-token-cap", "over the cap on a failed phase", apEdit{File: apState, Old: `"tokens_used": 200000`, New: `"tokens_used": 600000`}),
+		fire("autopilot.state.phase-token-cap", "completed phase over the cap", apState, `"tokens_used": 600000`, apEdit{File: apState, Old: `"tokens_used": 85000`, New: `"tokens_used": 600000`}),
 
 		silent("autopilot.state.total-token-cap"),
-		quiet("autopilot.state.total-token-cap", "failed run over the cap", apEdit{file: apState, old: `"total_tokens_used": 400000`, new: `"total_tokens_used": 6000000`}, apEdit{file: apState, old: `"status": "running"`, new: `"status": "failed"`}),
-		fire("autopilot.state.total-token-cap", "running run over the cap", apState, `"total_tokens_used"`, apEdit{file: apState, old: `"total_tokens_used": 400000`, new: `"total_tokens_used": 6000000`}),
+		quiet("autopilot.state.total-token-cap", "failed run over the cap", apEdit{File: apState, Old: `"total_tokens_used": 400000`, New: `"total_tokens_used": 6000000`}, apEdit{File: apState, Old: `"status": "running"`, New: `"status": "failed"`}),
+		fire("autopilot.state.total-token-cap", "running run over the cap", apState, `"total_tokens_used"`, apEdit{File: apState, Old: `"total_tokens_used": 400000`, New: `"total_tokens_used": 6000000`}),
 
 		silent("autopilot.state.metrics-phases-completed"),
-		fire("autopilot.state.metrics-phases-completed", "miscounted", apState, `"phases_completed"`, apEdit{file: apState, old: `"phases_completed": 1`, new: `"phases_completed": 2`}),
+		fire("autopilot.state.metrics-phases-completed", "miscounted", apState, `"phases_completed"`, apEdit{File: apState, Old: `"phases_completed": 1`, New: `"phases_completed": 2`}),
 		silent("autopilot.state.metrics-phases-failed"),
-		fire("autopilot.state.metrics-phases-failed", "miscounted", apState, `"phases_failed"`, apEdit{file: apState, old: `"phases_failed": 1`, new: `"phases_failed": 0`}),
+		fire("autopilot.state.metrics-phases-failed", "miscounted", apState, `"phases_failed"`, apEdit{File: apState, Old: `"phases_failed": 1`, New: `"phases_failed": 0`}),
 		silent("autopilot.state.metrics-debug-loops"),
-		fire("autopilot.state.metrics-debug-loops", "miscounted", apState, `"debug_loops_total"`, apEdit{file: apState, old: `"debug_loops_total": 3`, new: `"debug_loops_total": 2`}),
+		fire("autopilot.state.metrics-debug-loops", "miscounted", apState, `"debug_loops_total"`, apEdit{File: apState, Old: `"debug_loops_total": 3`, New: `"debug_loops_total": 2`}),
 		silent("autopilot.state.metrics-replan-count"),
-		fire("autopilot.state.metrics-replan-count", "miscounted", apState, `"replan_count"`, apEdit{file: apState, old: `"replan_count": 1`, new: `"replan_count": 0`}),
+		fire("autopilot.state.metrics-replan-count", "miscounted", apState, `"replan_count"`, apEdit{File: apState, Old: `"replan_count": 1`, New: `"replan_count": 0`}),
 		silent("autopilot.state.metrics-total-tokens"),
-		fire("autopilot.state.metrics-total-tokens", "less than the phases used", apState, `"total_tokens_used"`, apEdit{file: apState, old: `"total_tokens_used": 400000`, new: `"total_tokens_used": 300000`}),
+		fire("autopilot.state.metrics-total-tokens", "less than the phases used", apState, `"total_tokens_used"`, apEdit{File: apState, Old: `"total_tokens_used": 400000`, New: `"total_tokens_used": 300000`}),
 
 		silent("autopilot.state.defer-counter-order"),
-		fire("autopilot.state.defer-counter-order", "more deferred than processed", apState, `"human_deferred_count"`, apEdit{file: apState, old: `"human_deferred_count": 1`, new: `"human_deferred_count": 4`}, apEdit{file: apConfig, new: ""}),
-		fire("autopilot.state.defer-counter-order", "more processed than planned", apState, `"total_phases_processed"`, apEdit{file: apState, old: `"total_phases_processed": 3`, new: `"total_phases_processed": 6`}),
+		fire("autopilot.state.defer-counter-order", "more deferred than processed", apState, `"human_deferred_count"`, apEdit{File: apState, Old: `"human_deferred_count": 1`, New: `"human_deferred_count": 4`}, apEdit{File: apConfig, New: ""}),
+		fire("autopilot.state.defer-counter-order", "more processed than planned", apState, `"total_phases_processed"`, apEdit{File: apState, Old: `"total_phases_processed": 3`, New: `"total_phases_processed": 6`}),
 
 		silent("autopilot.state.defer-count-covers-deferred"),
-		fire("autopilot.state.defer-count-covers-deferred", "deferral not counted", apState, `"human_deferred_count"`, apEdit{file: apState, old: `"human_deferred_count": 1`, new: `"human_deferred_count": 0`}),
+		fire("autopilot.state.defer-count-covers-deferred", "deferral not counted", apState, `"human_deferred_count"`, apEdit{File: apState, Old: `"human_deferred_count": 1`, New: `"human_deferred_count": 0`}),
 
 		silent("autopilot.state.high-defer-rate-event"),
 		quiet("autopilot.state.high-defer-rate-event", "high rate with the event",
-			apEdit{file: apState, old: `"human_deferred_count": 1`, new: `"human_deferred_count": 2`},
-			apEdit{file: apState, old: `"event": "checkpoint_written"`, new: `"event": "high_defer_rate_warning"`}),
-		withConfig(quiet("autopilot.state.high-defer-rate-event", "2 of 3 under a configured 0.7", apEdit{file: apState, old: `"human_deferred_count": 1`, new: `"human_deferred_count": 2`}), config.Config{Autopilot: config.Autopilot{DeferRate: apFloat(0.7)}}),
-		fire("autopilot.state.high-defer-rate-event", "2 of 3 deferred without the event", apState, `"human_deferred_count"`, apEdit{file: apState, old: `"human_deferred_count": 1`, new: `"human_deferred_count": 2`}),
+			apEdit{File: apState, Old: `"human_deferred_count": 1`, New: `"human_deferred_count": 2`},
+			apEdit{File: apState, Old: `"event": "checkpoint_written"`, New: `"event": "high_defer_rate_warning"`}),
+		withConfig(quiet("autopilot.state.high-defer-rate-event", "2 of 3 under a configured 0.7", apEdit{File: apState, Old: `"human_deferred_count": 1`, New: `"human_deferred_count": 2`}), config.Config{Autopilot: config.Autopilot{DeferRate: apFloat(0.7)}}),
+		fire("autopilot.state.high-defer-rate-event", "2 of 3 deferred without the event", apState, `"human_deferred_count"`, apEdit{File: apState, Old: `"human_deferred_count": 1`, New: `"human_deferred_count": 2`}),
 		withConfig(fire("autopilot.state.high-defer-rate-event", "HEAD's 5% threshold", apState, `"human_deferred_count"`), config.Config{Autopilot: config.Autopilot{DeferRate: apFloat(0.05)}}),
 
 		silent("autopilot.state.breaker-open-at-threshold"),
-		quiet("autopilot.state.breaker-open-at-threshold", "open at the threshold", apEdit{file: apState, old: `"state": "closed",
-    "consecutive_no_progress": 0`, new: `"state": "open",
+		quiet("autopilot.state.breaker-open-at-threshold", "open at the threshold", apEdit{File: apState, Old: `"state": "closed",
+    "consecutive_no_progress": 0`, New: `"state": "open",
     "consecutive_no_progress": 3`}),
-		fire("autopilot.state.breaker-open-at-threshold", "closed at the threshold", apState, `"consecutive_no_progress"`, apEdit{file: apState, old: `"consecutive_no_progress": 0`, new: `"consecutive_no_progress": 3`}),
-		fire("autopilot.state.breaker-open-at-threshold", "closed at the same-error threshold", apState, `"consecutive_same_error"`, apEdit{file: apState, old: `"consecutive_same_error": 0,
-    "last_error": null`, new: `"consecutive_same_error": 5,
+		fire("autopilot.state.breaker-open-at-threshold", "closed at the threshold", apState, `"consecutive_no_progress"`, apEdit{File: apState, Old: `"consecutive_no_progress": 0`, New: `"consecutive_no_progress": 3`}),
+		fire("autopilot.state.breaker-open-at-threshold", "closed at the same-error threshold", apState, `"consecutive_same_error"`, apEdit{File: apState, Old: `"consecutive_same_error": 0,
+    "last_error": null`, New: `"consecutive_same_error": 5,
     "last_error": "go build: undefined: Budget"`}),
 
 		silent("autopilot.state.breaker-cooldown-when-open"),
-		fire("autopilot.state.breaker-cooldown-when-open", "cooldown while closed", apState, `"cooldown_until"`, apEdit{file: apState, old: `"cooldown_until": null`, new: `"cooldown_until": "2026-02-09T17:10:00Z"`}),
+		fire("autopilot.state.breaker-cooldown-when-open", "cooldown while closed", apState, `"cooldown_until"`, apEdit{File: apState, Old: `"cooldown_until": null`, New: `"cooldown_until": "2026-02-09T17:10:00Z"`}),
 
 		silent("autopilot.state.breaker-last-error"),
-		fire("autopilot.state.breaker-last-error", "repeated error not recorded", apState, `"last_error"`, apEdit{file: apState, old: `"consecutive_same_error": 0`, new: `"consecutive_same_error": 2`}),
+		fire("autopilot.state.breaker-last-error", "repeated error not recorded", apState, `"last_error"`, apEdit{File: apState, Old: `"consecutive_same_error": 0`, New: `"consecutive_same_error": 2`}),
 
 		silent("autopilot.state.phase-gate"),
-		quiet("autopilot.state.phase-gate", "HEAD force_incomplete below the score", apEdit{file: apState, old: `"alignment": 8,`, new: `"alignment": 6,`}, apEdit{file: apState, old: `"replan_attempts": 1,`, new: `"replan_attempts": 1, "force_incomplete": true,`}),
-		fire("autopilot.state.phase-gate", "judge alignment below 7", apState, `"alignment": 6,`, apEdit{file: apState, old: `"alignment": 8,`, new: `"alignment": 6,`}),
+		quiet("autopilot.state.phase-gate", "HEAD force_incomplete below the score", apEdit{File: apState, Old: `"alignment": 8,`, New: `"alignment": 6,`}, apEdit{File: apState, Old: `"replan_attempts": 1,`, New: `"replan_attempts": 1, "force_incomplete": true,`}),
+		fire("autopilot.state.phase-gate", "judge alignment below 7", apState, `"alignment": 6,`, apEdit{File: apState, Old: `"alignment": 8,`, New: `"alignment": 6,`}),
 		fire("autopilot.state.phase-gate", "judge recommended debug", apState, `"recommendation": "debug"
-        }`, apEdit{file: apState, old: `"recommendation": "proceed"
-        }`, new: `"recommendation": "debug"
+        }`, apEdit{File: apState, Old: `"recommendation": "proceed"
+        }`, New: `"recommendation": "debug"
         }`}),
-		fire("autopilot.state.phase-gate", "verify failed", apState, `"status": "partial"`, apEdit{file: apState, old: `"status": "pass",
-          "automated"`, new: `"status": "partial",
+		fire("autopilot.state.phase-gate", "verify failed", apState, `"status": "partial"`, apEdit{File: apState, Old: `"status": "pass",
+          "automated"`, New: `"status": "partial",
           "automated"`}),
-		fire("autopilot.state.phase-gate", "HEAD rate score below the pass score", apArchive, `"alignment_score": 6.5`, apEdit{file: apArchive, old: `"alignment_score": 9.6`, new: `"alignment_score": 6.5`}),
+		fire("autopilot.state.phase-gate", "HEAD rate score below the pass score", apArchive, `"alignment_score": 6.5`, apEdit{File: apArchive, Old: `"alignment_score": 9.6`, New: `"alignment_score": 6.5`}),
 		withConfig(fire("autopilot.state.phase-gate", "configured pass score 9", apState, `"alignment": 8,`), config.Config{Autopilot: config.Autopilot{PassScore: apFloat(9)}}),
 
 		silent("autopilot.state.plan-check-confidence"),
-		fire("autopilot.state.plan-check-confidence", "pass at confidence 6", apState, `"plan_check"`, apEdit{file: apState, old: `"confidence": 9`, new: `"confidence": 6`}),
+		fire("autopilot.state.plan-check-confidence", "pass at confidence 6", apState, `"plan_check"`, apEdit{File: apState, Old: `"confidence": 9`, New: `"confidence": 6`}),
 
 		silent("autopilot.state.event-type"),
-		fire("autopilot.state.event-type", "unknown event type", apState, `"phase_finished"`, apEdit{file: apState, old: `"event": "phase_completed"`, new: `"event": "phase_finished"`}),
+		fire("autopilot.state.event-type", "unknown event type", apState, `"phase_finished"`, apEdit{File: apState, Old: `"event": "phase_completed"`, New: `"event": "phase_finished"`}),
 
 		silent("autopilot.state.event-order"),
-		fire("autopilot.state.event-order", "event out of order", apState, `"timestamp": "2026-02-09T15:40:00Z"`, apEdit{file: apState, old: `{ "timestamp": "2026-02-09T15:50:00Z", "phase": "6.1"`, new: `{ "timestamp": "2026-02-09T15:40:00Z", "phase": "6.1"`}),
+		fire("autopilot.state.event-order", "event out of order", apState, `"timestamp": "2026-02-09T15:40:00Z"`, apEdit{File: apState, Old: `{ "timestamp": "2026-02-09T15:50:00Z", "phase": "6.1"`, New: `{ "timestamp": "2026-02-09T15:40:00Z", "phase": "6.1"`}),
 
 		silent("autopilot.state.completed-run-phases"),
-		quiet("autopilot.state.completed-run-phases", "HEAD split_request in a completed run", apEdit{file: apArchive, old: `"status": "completed",
-      "steps"`, new: `"status": "split_request",
+		quiet("autopilot.state.completed-run-phases", "HEAD split_request in a completed run", apEdit{File: apArchive, Old: `"status": "completed",
+      "steps"`, New: `"status": "split_request",
       "steps"`}),
-		fire("autopilot.state.completed-run-phases", "completed run with a phase in progress", apState, `"status": "in_progress"`, apEdit{file: apState, old: `"status": "running"`, new: `"status": "completed"`}),
+		fire("autopilot.state.completed-run-phases", "completed run with a phase in progress", apState, `"status": "in_progress"`, apEdit{File: apState, Old: `"status": "running"`, New: `"status": "completed"`}),
 		fire("autopilot.state.completed-run-phases", "archived run with a deferred phase without verdict", apArchive, `"status": "needs_human_verification"`,
-			apEdit{file: apArchive, old: `"status": "completed",
-      "steps"`, new: `"status": "needs_human_verification",
+			apEdit{File: apArchive, Old: `"status": "completed",
+      "steps"`, New: `"status": "needs_human_verification",
       "steps"`}),
 
 		silent("autopilot.config.phase-caps-within-total"),
-		fire("autopilot.config.phase-caps-within-total", "phase token cap over the total", apConfig, `"cost_cap_tokens_per_phase"`, apEdit{file: apConfig, old: `"cost_cap_tokens_per_phase": 500000`, new: `"cost_cap_tokens_per_phase": 6000000`}),
-		fire("autopilot.config.phase-caps-within-total", "phase timeout over the total", apConfig, `"wall_clock_timeout_minutes_per_phase"`, apEdit{file: apConfig, old: `"wall_clock_timeout_minutes_per_phase": 120`, new: `"wall_clock_timeout_minutes_per_phase": 2000`}),
+		fire("autopilot.config.phase-caps-within-total", "phase token cap over the total", apConfig, `"cost_cap_tokens_per_phase"`, apEdit{File: apConfig, Old: `"cost_cap_tokens_per_phase": 500000`, New: `"cost_cap_tokens_per_phase": 6000000`}),
+		fire("autopilot.config.phase-caps-within-total", "phase timeout over the total", apConfig, `"wall_clock_timeout_minutes_per_phase"`, apEdit{File: apConfig, Old: `"wall_clock_timeout_minutes_per_phase": 120`, New: `"wall_clock_timeout_minutes_per_phase": 2000`}),
 
 		silent("autopilot.trace.step-matches-file"),
-		fire("autopilot.trace.step-matches-file", "verify span in the execute trace", apExecTrace, `"go build`, apEdit{file: apExecTrace, old: `"step": "execute", "action": "command_run"`, new: `"step": "verify", "action": "command_run"`}),
+		fire("autopilot.trace.step-matches-file", "verify span in the execute trace", apExecTrace, `"go build`, apEdit{File: apExecTrace, Old: `"step": "execute", "action": "command_run"`, New: `"step": "verify", "action": "command_run"`}),
 
 		silent("autopilot.trace.phase-id-matches-dir"),
 		quiet("autopilot.trace.phase-id-matches-dir", "directory named 06.1-budget",
-			apEdit{file: apTrace, to: ".planning/phases/06.1-budget/TRACE.jsonl"},
-			apEdit{file: apExecTrace, to: ".planning/phases/06.1-budget/execute-trace.jsonl"},
-			apEdit{file: apVerTrace, to: ".planning/phases/06.1-budget/verify-trace.jsonl"}),
-		fire("autopilot.trace.phase-id-matches-dir", "span of another phase", apVerTrace, "", apEdit{file: apVerTrace, old: `"phase_id": "6.1"`, new: `"phase_id": "6.2"`}),
-		fire("autopilot.trace.phase-id-matches-dir", "files in the wrong directory", ".planning/phases/7/TRACE.jsonl", "", apEdit{file: apTrace, to: ".planning/phases/7/TRACE.jsonl"}),
+			apEdit{File: apTrace, To: ".planning/phases/06.1-budget/TRACE.jsonl"},
+			apEdit{File: apExecTrace, To: ".planning/phases/06.1-budget/execute-trace.jsonl"},
+			apEdit{File: apVerTrace, To: ".planning/phases/06.1-budget/verify-trace.jsonl"}),
+		fire("autopilot.trace.phase-id-matches-dir", "span of another phase", apVerTrace, "", apEdit{File: apVerTrace, Old: `"phase_id": "6.1"`, New: `"phase_id": "6.2"`}),
+		fire("autopilot.trace.phase-id-matches-dir", "files in the wrong directory", ".planning/phases/7/TRACE.jsonl", "", apEdit{File: apTrace, To: ".planning/phases/7/TRACE.jsonl"}),
 
 		silent("autopilot.trace.timestamp-order"),
-		fire("autopilot.trace.timestamp-order", "span out of order", apTrace, `Spawning verifier`, apEdit{file: apTrace, old: `"timestamp": "2026-02-09T16:09:00Z"`, new: `"timestamp": "2026-02-09T15:59:00Z"`}),
+		fire("autopilot.trace.timestamp-order", "span out of order", apTrace, `Spawning verifier`, apEdit{File: apTrace, Old: `"timestamp": "2026-02-09T16:09:00Z"`, New: `"timestamp": "2026-02-09T15:59:00Z"`}),
 
 		silent("autopilot.trace.span-in-step-file"),
-		fire("autopilot.trace.span-in-step-file", "span not in the step trace", apTrace, `"go build`, apEdit{file: apTrace, old: `"output_summary": "ok", "duration_ms": 3000`, new: `"output_summary": "ok (cached)", "duration_ms": 3000`}),
-		fire("autopilot.trace.span-in-step-file", "step trace missing", apTrace, `"go test`, apEdit{file: apVerTrace, new: ""}),
+		fire("autopilot.trace.span-in-step-file", "span not in the step trace", apTrace, `"go build`, apEdit{File: apTrace, Old: `"output_summary": "ok", "duration_ms": 3000`, New: `"output_summary": "ok (cached)", "duration_ms": 3000`}),
+		fire("autopilot.trace.span-in-step-file", "step trace missing", apTrace, `"go test`, apEdit{File: apVerTrace, New: ""}),
 
 		silent("autopilot.postmortem.phase-id-matches-file"),
-		fire("autopilot.postmortem.phase-id-matches-file", "phase id 6 in phase-5", apPostmortem, `"phase_id"`, apEdit{file: apPostmortem, old: `"phase_id": "5"`, new: `"phase_id": "6"`}),
+		fire("autopilot.postmortem.phase-id-matches-file", "phase id 6 in phase-5", apPostmortem, `"phase_id"`, apEdit{File: apPostmortem, Old: `"phase_id": "5"`, New: `"phase_id": "6"`}),
 
 		silent("autopilot.postmortem.first-observed-before-report"),
-		fire("autopilot.postmortem.first-observed-before-report", "observed after the report", apPostmortem, `"first_observed_at"`, apEdit{file: apPostmortem, old: `"first_observed_at": "2026-02-09T15:00:00Z"`, new: `"first_observed_at": "2026-02-09T16:00:00Z"`}),
+		fire("autopilot.postmortem.first-observed-before-report", "observed after the report", apPostmortem, `"first_observed_at"`, apEdit{File: apPostmortem, Old: `"first_observed_at": "2026-02-09T15:00:00Z"`, New: `"first_observed_at": "2026-02-09T16:00:00Z"`}),
 
 		silent("autopilot.postmortem.timeline-order"),
-		fire("autopilot.postmortem.timeline-order", "timeline out of order", apPostmortem, `"2026-02-09T14:50:00Z"`, apEdit{file: apPostmortem, old: `{ "timestamp": "2026-02-09T15:20:00Z"`, new: `{ "timestamp": "2026-02-09T14:50:00Z"`}),
+		fire("autopilot.postmortem.timeline-order", "timeline out of order", apPostmortem, `"2026-02-09T14:50:00Z"`, apEdit{File: apPostmortem, Old: `{ "timestamp": "2026-02-09T15:20:00Z"`, New: `{ "timestamp": "2026-02-09T14:50:00Z"`}),
 
 		silent("autopilot.postmortem.fix-sequence"),
-		fire("autopilot.postmortem.fix-sequence", "attempt numbered 3 twice", apPostmortem, `"attempt": 3, "description": "Added`, apEdit{file: apPostmortem, old: `"attempt": 2`, new: `"attempt": 3`}),
+		fire("autopilot.postmortem.fix-sequence", "attempt numbered 3 twice", apPostmortem, `"attempt": 3, "description": "Added`, apEdit{File: apPostmortem, Old: `"attempt": 2`, New: `"attempt": 3`}),
 
 		silent("autopilot.postmortem.fixes-within-debug-cap"),
-		fire("autopilot.postmortem.fixes-within-debug-cap", "four fixes", apPostmortem, `"attempt": 4`, apEdit{file: apPostmortem, old: `"remaining": ["criterion_2"] }
-  ],`, new: `"remaining": ["criterion_2"] },
+		fire("autopilot.postmortem.fixes-within-debug-cap", "four fixes", apPostmortem, `"attempt": 4`, apEdit{File: apPostmortem, Old: `"remaining": ["criterion_2"] }
+  ],`, New: `"remaining": ["criterion_2"] },
     { "attempt": 4, "description": "Reverted", "commit_sha": null, "resolved": [], "remaining": ["criterion_2"] }
   ],`}),
 
 		silent("autopilot.postmortem.state-phase-failed"),
 		quiet("autopilot.postmortem.state-phase-failed", "post-mortem of an earlier run",
-			apEdit{file: apState, old: `"status": "failed"`, new: `"status": "completed"`},
-			apEdit{file: apPostmortem, old: `"timestamp": "2026-02-09T15:45:00Z"`, new: `"timestamp": "2026-02-08T15:45:00Z"`}),
-		fire("autopilot.postmortem.state-phase-failed", "phase not failed in the state", apPostmortem, `"phase_id"`, apEdit{file: apState, old: `"status": "failed"`, new: `"status": "in_progress"`}),
+			apEdit{File: apState, Old: `"status": "failed"`, New: `"status": "completed"`},
+			apEdit{File: apPostmortem, Old: `"timestamp": "2026-02-09T15:45:00Z"`, New: `"timestamp": "2026-02-08T15:45:00Z"`}),
+		fire("autopilot.postmortem.state-phase-failed", "phase not failed in the state", apPostmortem, `"phase_id"`, apEdit{File: apState, Old: `"status": "failed"`, New: `"status": "in_progress"`}),
 
 		silent("autopilot.postmortem.learnings-entry"),
 		quiet("autopilot.postmortem.learnings-entry", "post-mortem of an earlier run, learnings reset",
-			apEdit{file: apPostmortem, old: `"timestamp": "2026-02-09T15:45:00Z"`, new: `"timestamp": "2026-02-08T15:45:00Z"`},
-			apEdit{file: apLearnings, old: "### Phase 5 failure -- acceptance_criteria_unmet", new: "### Phase 4 failure -- tool_failure"}),
-		fire("autopilot.postmortem.learnings-entry", "entry with another category", apLearnings, "### Phase 5 failure", apEdit{file: apLearnings, old: "### Phase 5 failure -- acceptance_criteria_unmet", new: "### Phase 5 failure -- tool_failure"}),
-		fire("autopilot.postmortem.learnings-entry", "no entry", apLearnings, "", apEdit{file: apLearnings, old: "### Phase 5 failure -- acceptance_criteria_unmet", new: "### Phase 4 failure -- acceptance_criteria_unmet"}),
-		fire("autopilot.postmortem.learnings-entry", "learnings.md missing", apPostmortem, `"category"`, apEdit{file: apLearnings, new: ""}),
+			apEdit{File: apPostmortem, Old: `"timestamp": "2026-02-09T15:45:00Z"`, New: `"timestamp": "2026-02-08T15:45:00Z"`},
+			apEdit{File: apLearnings, Old: "### Phase 5 failure -- acceptance_criteria_unmet", New: "### Phase 4 failure -- tool_failure"}),
+		fire("autopilot.postmortem.learnings-entry", "entry with another category", apLearnings, "### Phase 5 failure", apEdit{File: apLearnings, Old: "### Phase 5 failure -- acceptance_criteria_unmet", New: "### Phase 5 failure -- tool_failure"}),
+		fire("autopilot.postmortem.learnings-entry", "no entry", apLearnings, "", apEdit{File: apLearnings, Old: "### Phase 5 failure -- acceptance_criteria_unmet", New: "### Phase 4 failure -- acceptance_criteria_unmet"}),
+		fire("autopilot.postmortem.learnings-entry", "learnings.md missing", apPostmortem, `"category"`, apEdit{File: apLearnings, New: ""}),
 
 		silent("autopilot.learnings.verdict-entries"),
-		fire("autopilot.learnings.verdict-entries", "verdict differs", apLearnings, "### Human Verdict", apEdit{file: apLearnings, old: "6.2 -- ISSUES_FOUND", new: "6.2 -- PASS"}),
-		fire("autopilot.learnings.verdict-entries", "entry for a phase without verdict", apLearnings, "### Human Verdict", apEdit{file: apLearnings, old: "Phase 6.2 -- ISSUES_FOUND", new: "Phase 6.1 -- ISSUES_FOUND"}),
-		fire("autopilot.learnings.verdict-entries", "verdict without entry", apLearnings, "", apEdit{file: apLearnings, old: "### Human Verdict: Phase 6.2", new: "### Human Verdict: Phase 9"}),
+		fire("autopilot.learnings.verdict-entries", "verdict differs", apLearnings, "### Human Verdict", apEdit{File: apLearnings, Old: "6.2 -- ISSUES_FOUND", New: "6.2 -- PASS"}),
+		fire("autopilot.learnings.verdict-entries", "entry for a phase without verdict", apLearnings, "### Human Verdict", apEdit{File: apLearnings, Old: "Phase 6.2 -- ISSUES_FOUND", New: "Phase 6.1 -- ISSUES_FOUND"}),
+		fire("autopilot.learnings.verdict-entries", "verdict without entry", apLearnings, "", apEdit{File: apLearnings, Old: "### Human Verdict: Phase 6.2", New: "### Human Verdict: Phase 9"}),
 	)
 }
 
@@ -543,13 +511,13 @@ func TestAutopilotStatus(t *testing.T) {
 		reason  string
 	}{
 		{name: "running", tree: apWith(), unit: "Autopilot run-2026-02-09-143052", state: "running, phase 6.3 execute, breaker closed, last checkpoint 2026-02-09T17:05:00Z", effects: []string{"SHIP"}},
-		{name: "failed", tree: apWith(apEdit{file: apState, old: `"status": "running"`, new: `"status": "failed"`}), unit: "Autopilot run-2026-02-09-143052", state: "failed, phase 6.3 execute, breaker closed", effects: []string{"HOLD"}, reason: "Autopilot run-2026-02-09-143052 failed at phase 6.3 execute"},
+		{name: "failed", tree: apWith(apEdit{File: apState, Old: `"status": "running"`, New: `"status": "failed"`}), unit: "Autopilot run-2026-02-09-143052", state: "failed, phase 6.3 execute, breaker closed", effects: []string{"HOLD"}, reason: "Autopilot run-2026-02-09-143052 failed at phase 6.3 execute"},
 		{name: "paused and breaker open", tree: apWith(
-			apEdit{file: apState, old: `"status": "running"`, new: `"status": "paused"`},
-			apEdit{file: apState, old: `"state": "closed",
-    "consecutive_no_progress": 0`, new: `"state": "open",
+			apEdit{File: apState, Old: `"status": "running"`, New: `"status": "paused"`},
+			apEdit{File: apState, Old: `"state": "closed",
+    "consecutive_no_progress": 0`, New: `"state": "open",
     "consecutive_no_progress": 3`}), unit: "Autopilot run-2026-02-09-143052", state: "paused, phase 6.3 execute, breaker open", effects: []string{"ADVISORY", "HOLD"}, reason: "circuit breaker open (3 steps without progress)"},
-		{name: "archive only", tree: apWith(apEdit{file: apState, new: ""}), unit: "Autopilot", state: "no active run, 1 archived, traced phases 6.1"},
+		{name: "archive only", tree: apWith(apEdit{File: apState, New: ""}), unit: "Autopilot", state: "no active run, 1 archived, traced phases 6.1"},
 		{name: "nested project", tree: map[string]string{"svc/" + apState: apProject[apState]}, unit: "Autopilot svc run-2026-02-09-143052", effects: []string{"SHIP"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // TestSharedPathsClaimedByContent: other tools write files at paths a kind
@@ -54,7 +55,7 @@ func TestSharedPathsClaimedByContent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := writeTree(t, map[string]string{tt.path: tt.content})
+			root := testutil.WriteTree(t, t.TempDir(), map[string]string{tt.path: tt.content})
 			res, err := sharedValidator.Run(context.Background(), root, Options{Config: config.Default()})
 			if err != nil {
 				t.Fatal(err)

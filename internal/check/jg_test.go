@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 const (
@@ -114,7 +116,7 @@ stages:
 
 // A folder in a debug round: the test failed and the debugger diagnosed it.
 var jgFailIssue = jgTree(jgShipIssue,
-	jgEdit{file: jgTest, new: `{
+	jgEdit{File: jgTest, New: `{
   "verdict": "FAIL",
   "phase_1": {
     "lint": {"result": "PASS"},
@@ -127,7 +129,7 @@ var jgFailIssue = jgTree(jgShipIssue,
   "produced_by": "jg-tester"
 }
 `},
-	jgEdit{file: jgDebug, new: `{
+	jgEdit{File: jgDebug, New: `{
   "failure_source": "tester Phase 1",
   "failure_description": "test_x failed",
   "root_cause": "wrong default",
@@ -140,32 +142,15 @@ var jgFailIssue = jgTree(jgShipIssue,
   "produced_by": "jg-debugger"
 }
 `},
-	jgEdit{file: jgReview}, jgEdit{file: jgGit},
+	jgEdit{File: jgReview}, jgEdit{File: jgGit},
 )
 
-// jgEdit changes one file of a tree: new content (replacing it; "" deletes
-// the file) or, when old is set, a textual replacement within it.
-type jgEdit struct{ file, old, new string }
+// jgEdit changes one file of a tree (see testutil.Edit).
+type jgEdit = testutil.Edit
 
+// jgTree is base with edits.
 func jgTree(base map[string]string, edits ...jgEdit) map[string]string {
-	tree := map[string]string{}
-	for k, v := range base {
-		tree[k] = v
-	}
-	for _, e := range edits {
-		switch {
-		case e.old != "":
-			if !strings.Contains(tree[e.file], e.old) {
-				panic("jgTree: " + e.file + " does not contain " + e.old)
-			}
-			tree[e.file] = strings.Replace(tree[e.file], e.old, e.new, 1)
-		case e.new == "":
-			delete(tree, e.file)
-		default:
-			tree[e.file] = e.new
-		}
-	}
-	return tree
+	return testutil.EditTree(base, edits...)
 }
 
 // jgChanged is a diff that implements exactly the plan.
@@ -196,7 +181,7 @@ func init() {
 	for i := 0; i < 51; i++ {
 		fmt.Fprintf(&lessons51, "  - {date: \"2026-03-13\", issue: I-%d, pattern: \"pattern %d\"}\n", i, i)
 	}
-	blockerReview := jgEdit{file: jgReview, old: `"blockers": []`, new: `"blockers": [{"file": "src/a.py", "line": 9, "description": "SQL injection", "fix": "bind parameters"}]`}
+	blockerReview := jgEdit{File: jgReview, Old: `"blockers": []`, New: `"blockers": [{"file": "src/a.py", "line": 9, "description": "SQL injection", "fix": "bind parameters"}]`}
 	cases = append(cases,
 		// Debug-round folders.
 		silent("jg.test.phase-2-gated", "phase 1 failed and phase 2 null", jgFailIssue),
@@ -205,52 +190,52 @@ func init() {
 		silent("jg.test.classification-needs-triage", "classification with inline triage", jgFailIssue),
 		silent("jg.debug.after-test-fail", "diagnosis after a FAIL", jgFailIssue),
 		silent("jg.debug.after-test-fail", "diagnosis beside a kept failing round and a passing re-run", jgFailIssue,
-			jgEdit{file: jgDir + "test-result-fail.json", new: jgFailIssue[jgTest]},
-			jgEdit{file: jgDir + "test-result-pass.json", new: jgShipIssue[jgTest]},
-			jgEdit{file: jgTest}),
-		silent("jg.debug.after-test-fail", "diagnosis without any test result", jgFailIssue, jgEdit{file: jgTest}),
+			jgEdit{File: jgDir + "test-result-fail.json", New: jgFailIssue[jgTest]},
+			jgEdit{File: jgDir + "test-result-pass.json", New: jgShipIssue[jgTest]},
+			jgEdit{File: jgTest}),
+		silent("jg.debug.after-test-fail", "diagnosis without any test result", jgFailIssue, jgEdit{File: jgTest}),
 		silent("jg.debug.escalate-iff-sub", "escalate with a reason", jgFailIssue,
-			jgEdit{file: jgDebug, old: `"classification": "fix_target",
-  "escalation_sub": null`, new: `"classification": "escalate",
+			jgEdit{File: jgDebug, Old: `"classification": "fix_target",
+  "escalation_sub": null`, New: `"classification": "escalate",
   "escalation_sub": "ambiguous_requirement"`}),
 		silent("jg.debug.instructions", "plan_defect with plan instructions", jgFailIssue,
-			jgEdit{file: jgDebug, old: `"classification": "fix_target"`, new: `"classification": "plan_defect"`},
-			jgEdit{file: jgDebug, old: `"plan_fix_instructions": null`, new: `"plan_fix_instructions": "add a migration step"`}),
+			jgEdit{File: jgDebug, Old: `"classification": "fix_target"`, New: `"classification": "plan_defect"`},
+			jgEdit{File: jgDebug, Old: `"plan_fix_instructions": null`, New: `"plan_fix_instructions": "add a migration step"`}),
 
 		// check.py plan rules.
 		fire("jg.plan.file-has-step", "affected file without a step", jgPlan, 4, ship,
-			jgEdit{file: jgPlan, old: `"file": "tests/test_a.py"`, new: `"file": "src/a.py"`}),
+			jgEdit{File: jgPlan, Old: `"file": "tests/test_a.py"`, New: `"file": "src/a.py"`}),
 		fire("jg.plan.step-in-affected", "step file not affected", jgPlan, 9, ship,
-			jgEdit{file: jgPlan, old: `"file": "tests/test_a.py"`, new: `"file": "tests/test_b.py"`}),
+			jgEdit{File: jgPlan, Old: `"file": "tests/test_a.py"`, New: `"file": "tests/test_b.py"`}),
 		silent("jg.plan.step-in-affected", "steps numbered with step (upstream solutions)", ship,
-			jgEdit{file: jgPlan, old: `{"order": 1, "action": "modify", `, new: `{"step": 1, `},
-			jgEdit{file: jgPlan, old: `{"order": 2, "action": "test", `, new: `{"step": 2, `},
-			jgEdit{file: jgPlan, old: `{"order": 3, "action": "verify", `, new: `{"step": 3, `}),
+			jgEdit{File: jgPlan, Old: `{"order": 1, "action": "modify", `, New: `{"step": 1, `},
+			jgEdit{File: jgPlan, Old: `{"order": 2, "action": "test", `, New: `{"step": 2, `},
+			jgEdit{File: jgPlan, Old: `{"order": 3, "action": "verify", `, New: `{"step": 3, `}),
 		silent("jg.plan.step-order", "steps numbered with step (upstream solutions)", ship,
-			jgEdit{file: jgPlan, old: `{"order": 1, "action": "modify", `, new: `{"step": 1, `},
-			jgEdit{file: jgPlan, old: `{"order": 2, "action": "test", `, new: `{"step": 2, `},
-			jgEdit{file: jgPlan, old: `{"order": 3, "action": "verify", `, new: `{"step": 3, `}),
+			jgEdit{File: jgPlan, Old: `{"order": 1, "action": "modify", `, New: `{"step": 1, `},
+			jgEdit{File: jgPlan, Old: `{"order": 2, "action": "test", `, New: `{"step": 2, `},
+			jgEdit{File: jgPlan, Old: `{"order": 3, "action": "verify", `, New: `{"step": 3, `}),
 		silent("jg.plan.depends-on", "steps numbered with step (upstream solutions)", ship,
-			jgEdit{file: jgPlan, old: `{"order": 1, "action": "modify", `, new: `{"step": 1, `},
-			jgEdit{file: jgPlan, old: `{"order": 2, "action": "test", `, new: `{"step": 2, `},
-			jgEdit{file: jgPlan, old: `{"order": 3, "action": "verify", `, new: `{"step": 3, `}),
+			jgEdit{File: jgPlan, Old: `{"order": 1, "action": "modify", `, New: `{"step": 1, `},
+			jgEdit{File: jgPlan, Old: `{"order": 2, "action": "test", `, New: `{"step": 2, `},
+			jgEdit{File: jgPlan, Old: `{"order": 3, "action": "verify", `, New: `{"step": 3, `}),
 		fire("jg.plan.step-order", "order used twice", jgPlan, 9, ship,
-			jgEdit{file: jgPlan, old: `{"order": 2,`, new: `{"order": 1,`}),
+			jgEdit{File: jgPlan, Old: `{"order": 2,`, New: `{"order": 1,`}),
 		fire("jg.plan.step-order", "order not a number", jgPlan, 10, ship,
-			jgEdit{file: jgPlan, old: `{"order": 3,`, new: `{"order": "three",`}),
+			jgEdit{File: jgPlan, Old: `{"order": 3,`, New: `{"order": "three",`}),
 		fire("jg.plan.depends-on", "depends on a missing step", jgPlan, 10, ship,
-			jgEdit{file: jgPlan, old: `"depends_on": [1, 2]`, new: `"depends_on": [1, 5]`}),
+			jgEdit{File: jgPlan, Old: `"depends_on": [1, 2]`, New: `"depends_on": [1, 5]`}),
 		fire("jg.plan.depends-on", "depends on itself", jgPlan, 9, ship,
-			jgEdit{file: jgPlan, old: `"depends_on": [1]}`, new: `"depends_on": [2]}`}),
+			jgEdit{File: jgPlan, Old: `"depends_on": [1]}`, New: `"depends_on": [2]}`}),
 		fire("jg.plan.depends-on-acyclic", "1 and 2 depend on each other", jgPlan, 8, ship,
-			jgEdit{file: jgPlan, old: `"depends_on": []}`, new: `"depends_on": [2]}`}),
+			jgEdit{File: jgPlan, Old: `"depends_on": []}`, New: `"depends_on": [2]}`}),
 		fire("jg.provenance.produced-by", "plan written by the worker", jgPlan, 13, ship,
-			jgEdit{file: jgPlan, old: `"produced_by": "jg-subplanner-high"`, new: `"produced_by": "jg-worker"`}),
+			jgEdit{File: jgPlan, Old: `"produced_by": "jg-subplanner-high"`, New: `"produced_by": "jg-worker"`}),
 		fire("jg.provenance.produced-by", "unknown tier suffix", jgGit, 6, ship,
-			jgEdit{file: jgGit, old: `"jg-git"`, new: `"jg-git-turbo"`}),
+			jgEdit{File: jgGit, Old: `"jg-git"`, New: `"jg-git-turbo"`}),
 		silent("jg.provenance.produced-by", "no produced_by", ship,
-			jgEdit{file: jgGit, old: `,
-  "produced_by": "jg-git"`, new: ``}),
+			jgEdit{File: jgGit, Old: `,
+  "produced_by": "jg-git"`, New: ``}),
 
 		// Scope (needs a diff base).
 		func() ruleCase {
@@ -287,7 +272,7 @@ func init() {
 			return c
 		}(),
 		func() ruleCase {
-			c := silent("jg.scope.missing", "worker has not completed", ship, jgEdit{file: jgWorker})
+			c := silent("jg.scope.missing", "worker has not completed", ship, jgEdit{File: jgWorker})
 			c.changed = map[string]Change{"src/a.py": Modified, jgPlan: Added}
 			return c
 		}(),
@@ -303,110 +288,110 @@ func init() {
 
 		// Tiers.
 		fire("jg.tier.complex-no-fast", "fast worker on a complex issue", jgWorker, 9, ship,
-			jgEdit{file: jgWorker, old: `"tier_used": "high"`, new: `"tier_used": "fast"`}),
+			jgEdit{File: jgWorker, Old: `"tier_used": "high"`, New: `"tier_used": "fast"`}),
 		silent("jg.tier.complex-no-fast", "fast worker on a standard issue", ship,
-			jgEdit{file: jgPlan, old: `"complexity": "complex"`, new: `"complexity": "standard"`},
-			jgEdit{file: jgWorker, old: `"tier_used": "high"`, new: `"tier_used": "fast"`}),
+			jgEdit{File: jgPlan, Old: `"complexity": "complex"`, New: `"complexity": "standard"`},
+			jgEdit{File: jgWorker, Old: `"tier_used": "high"`, New: `"tier_used": "fast"`}),
 		fire("jg.tier.escalation-progression", "escalation goes down", jgWorker, 11, ship,
-			jgEdit{file: jgWorker, old: `"to_tier": "high"`, new: `"to_tier": "fast"`}),
+			jgEdit{File: jgWorker, Old: `"to_tier": "high"`, New: `"to_tier": "fast"`}),
 
 		// Worker.
 		fire("jg.worker.blocked-iff-blockers", "blocked without blockers", jgWorker, 2, ship,
-			jgEdit{file: jgWorker, old: `"status": "completed"`, new: `"status": "blocked"`}),
+			jgEdit{File: jgWorker, Old: `"status": "completed"`, New: `"status": "blocked"`}),
 		fire("jg.worker.blocked-iff-blockers", "completed with blockers", jgWorker, 7, ship,
-			jgEdit{file: jgWorker, old: `"blockers": []`, new: `"blockers": ["missing API key"]`}),
+			jgEdit{File: jgWorker, Old: `"blockers": []`, New: `"blockers": ["missing API key"]`}),
 		silent("jg.worker.blocked-iff-blockers", "escalate with its reason in blockers", ship,
-			jgEdit{file: jgWorker, old: `"status": "completed"`, new: `"status": "escalate"`},
-			jgEdit{file: jgWorker, old: `"blockers": []`, new: `"blockers": ["exceeds fast scope"]`}),
+			jgEdit{File: jgWorker, Old: `"status": "completed"`, New: `"status": "escalate"`},
+			jgEdit{File: jgWorker, Old: `"blockers": []`, New: `"blockers": ["exceeds fast scope"]`}),
 		fire("jg.worker.files-in-plan", "worker changed an unplanned file", jgWorker, 5, ship,
-			jgEdit{file: jgWorker, old: `"tests/test_a.py"`, new: `"tests/test_b.py"`}),
+			jgEdit{File: jgWorker, Old: `"tests/test_a.py"`, New: `"tests/test_b.py"`}),
 
 		// Test.
 		fire("jg.test.phase-2-gated", "phase 2 after a phase 1 failure", jgTest, 7, jgFailIssue,
-			jgEdit{file: jgTest, old: `"phase_2": null`, new: `"phase_2": {"integration": {"result": "PASS"}}`}),
+			jgEdit{File: jgTest, Old: `"phase_2": null`, New: `"phase_2": {"integration": {"result": "PASS"}}`}),
 		fire("jg.test.verdict-matches-results", "PASS with a failed check", jgTest, 2, ship,
-			jgEdit{file: jgTest, old: `"unit": {"result": "PASS"}`, new: `"unit": {"result": "FAIL"}`}),
+			jgEdit{File: jgTest, Old: `"unit": {"result": "PASS"}`, New: `"unit": {"result": "FAIL"}`}),
 		fire("jg.test.verdict-matches-results", "PASS with a bare FAIL in a kept round", jgDir+"test-result-pass.json", 2, ship,
-			jgEdit{file: jgDir + "test-result-pass.json", new: strings.Replace(jgShipIssue[jgTest], `"unit": {"result": "PASS"}`, `"unit": "FAIL"`, 1)}),
+			jgEdit{File: jgDir + "test-result-pass.json", New: strings.Replace(jgShipIssue[jgTest], `"unit": {"result": "PASS"}`, `"unit": "FAIL"`, 1)}),
 		fire("jg.test.verdict-matches-results", "PASS with {status: FAIL}", jgTest, 2, ship,
-			jgEdit{file: jgTest, old: `"unit": {"result": "PASS"}`, new: `"unit": {"status": "FAIL"}`}),
+			jgEdit{File: jgTest, Old: `"unit": {"result": "PASS"}`, New: `"unit": {"status": "FAIL"}`}),
 		silent("jg.test.verdict-matches-results", "FAIL with {status: FAIL}, the walkthrough's form", ship,
-			jgEdit{file: jgTest, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgTest, old: `"unit": {"result": "PASS"}`, new: `"unit": {"status": "FAIL"}`},
-			jgEdit{file: jgTest, old: `"phase_2": {"integration": {"result": "PASS"}}`, new: `"phase_2": null`}),
+			jgEdit{File: jgTest, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgTest, Old: `"unit": {"result": "PASS"}`, New: `"unit": {"status": "FAIL"}`},
+			jgEdit{File: jgTest, Old: `"phase_2": {"integration": {"result": "PASS"}}`, New: `"phase_2": null`}),
 		fire("jg.test.check-object", "bare string in test-result.json (check.py crashes)", jgTest, 5, ship,
-			jgEdit{file: jgTest, old: `"unit": {"result": "PASS"}`, new: `"unit": "PASS"`}),
+			jgEdit{File: jgTest, Old: `"unit": {"result": "PASS"}`, New: `"unit": "PASS"`}),
 		silent("jg.test.check-object", "bare string in test-result-pass.json (check.py does not read it)", ship,
-			jgEdit{file: jgDir + "test-result-pass.json", new: strings.Replace(jgShipIssue[jgTest], `"unit": {"result": "PASS"}`, `"unit": "PASS"`, 1)}),
+			jgEdit{File: jgDir + "test-result-pass.json", New: strings.Replace(jgShipIssue[jgTest], `"unit": {"result": "PASS"}`, `"unit": "PASS"`, 1)}),
 		fire("jg.test.verdict-matches-results", "PASS with a phase 2 failure", jgTest, 2, ship,
-			jgEdit{file: jgTest, old: `"phase_2": {"integration": {"result": "PASS"}}`, new: `"phase_2": {"checks": [{"name": "e2e", "result": "FAIL"}]}`}),
+			jgEdit{File: jgTest, Old: `"phase_2": {"integration": {"result": "PASS"}}`, New: `"phase_2": {"checks": [{"name": "e2e", "result": "FAIL"}]}`}),
 		fire("jg.test.verdict-matches-results", "FAIL without a failed check", jgTest, 2, ship,
-			jgEdit{file: jgTest, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`}),
+			jgEdit{File: jgTest, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`}),
 		silent("jg.test.verdict-matches-results", "FAIL with a phase 2 stack trace", ship,
-			jgEdit{file: jgTest, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgTest, old: `"phase_2": {"integration": {"result": "PASS"}}`, new: `"phase_2": {"stack_trace": "TypeError at x.py:3", "reproduction": "pytest -k x"}`}),
+			jgEdit{File: jgTest, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgTest, Old: `"phase_2": {"integration": {"result": "PASS"}}`, New: `"phase_2": {"stack_trace": "TypeError at x.py:3", "reproduction": "pytest -k x"}`}),
 		fire("jg.test.check-result", "lower-case result", jgTest, 5, ship,
-			jgEdit{file: jgTest, old: `"unit": {"result": "PASS"}`, new: `"unit": {"result": "passed"}`}),
+			jgEdit{File: jgTest, Old: `"unit": {"result": "PASS"}`, New: `"unit": {"result": "passed"}`}),
 		fire("jg.test.inline-triage-fix", "inline triage without a classification", jgTest, 9, jgFailIssue,
-			jgEdit{file: jgTest, old: `"classification": "fix_target"`, new: `"classification": null`}),
+			jgEdit{File: jgTest, Old: `"classification": "fix_target"`, New: `"classification": null`}),
 		fire("jg.test.inline-triage-fix", "inline triage without an instruction", jgTest, 9, jgFailIssue,
-			jgEdit{file: jgTest, old: `"fix_instruction": "default Y is 1"`, new: `"fix_instruction": " "`}),
+			jgEdit{File: jgTest, Old: `"fix_instruction": "default Y is 1"`, New: `"fix_instruction": " "`}),
 		fire("jg.test.classification-needs-triage", "classification without triage", jgTest, 8, jgFailIssue,
-			jgEdit{file: jgTest, old: `"inline_triage": true`, new: `"inline_triage": false`}),
+			jgEdit{File: jgTest, Old: `"inline_triage": true`, New: `"inline_triage": false`}),
 
 		// Review.
 		fire("jg.review.verdict-consistent", "PASS with a blocker", jgReview, 2, ship, blockerReview),
 		fire("jg.review.pass-with-concerns", "PASS with a concern", jgReview, 4, ship,
-			jgEdit{file: jgReview, old: `"concerns": []`, new: `"concerns": [{"file": "src/a.py", "line": 5, "description": "naming", "fix": "rename"}]`}),
+			jgEdit{File: jgReview, Old: `"concerns": []`, New: `"concerns": [{"file": "src/a.py", "line": 5, "description": "naming", "fix": "rename"}]`}),
 		fire("jg.review.fail-without-findings", "FAIL with nits only", jgReview, 2, ship,
-			jgEdit{file: jgReview, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgReview, old: `"trim_instructions": null`, new: `"trim_instructions": "drop the helper"`}),
+			jgEdit{File: jgReview, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgReview, Old: `"trim_instructions": null`, New: `"trim_instructions": "drop the helper"`}),
 		fire("jg.review.fail-without-trim", "FAIL without trim instructions", jgReview, 8, ship,
-			blockerReview, jgEdit{file: jgReview, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`}),
+			blockerReview, jgEdit{File: jgReview, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`}),
 		silent("jg.review.fail-without-trim", "FAIL with a blocker and trim instructions", ship,
-			blockerReview, jgEdit{file: jgReview, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgReview, old: `"trim_instructions": null`, new: `"trim_instructions": "bind parameters in query()"`}),
+			blockerReview, jgEdit{File: jgReview, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgReview, Old: `"trim_instructions": null`, New: `"trim_instructions": "bind parameters in query()"`}),
 		silent("jg.review.fail-without-findings", "FAIL with a blocker and trim instructions", ship,
-			blockerReview, jgEdit{file: jgReview, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgReview, old: `"trim_instructions": null`, new: `"trim_instructions": "bind parameters in query()"`}),
+			blockerReview, jgEdit{File: jgReview, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgReview, Old: `"trim_instructions": null`, New: `"trim_instructions": "bind parameters in query()"`}),
 
 		// Debug.
 		fire("jg.debug.escalate-iff-sub", "escalate without a reason", jgDebug, 7, jgFailIssue,
-			jgEdit{file: jgDebug, old: `"classification": "fix_target"`, new: `"classification": "escalate"`}),
+			jgEdit{File: jgDebug, Old: `"classification": "fix_target"`, New: `"classification": "escalate"`}),
 		silent("jg.debug.escalate-iff-sub", "escalation_sub of the wrong type (the schema reports it)", jgFailIssue,
-			jgEdit{file: jgDebug, old: `"classification": "fix_target",
-  "escalation_sub": null`, new: `"classification": "escalate",
+			jgEdit{File: jgDebug, Old: `"classification": "fix_target",
+  "escalation_sub": null`, New: `"classification": "escalate",
   "escalation_sub": 4`}),
 		fire("jg.debug.escalate-iff-sub", "reason without escalating", jgDebug, 8, jgFailIssue,
-			jgEdit{file: jgDebug, old: `"escalation_sub": null`, new: `"escalation_sub": "technical_complexity"`}),
+			jgEdit{File: jgDebug, Old: `"escalation_sub": null`, New: `"escalation_sub": "technical_complexity"`}),
 		fire("jg.debug.instructions", "fix_target without instructions", jgDebug, 7, jgFailIssue,
-			jgEdit{file: jgDebug, old: `"fix_instructions": "set the default to 1"`, new: `"fix_instructions": null`}),
+			jgEdit{File: jgDebug, Old: `"fix_instructions": "set the default to 1"`, New: `"fix_instructions": null`}),
 		fire("jg.debug.instructions", "plan_defect without plan instructions", jgDebug, 7, jgFailIssue,
-			jgEdit{file: jgDebug, old: `"classification": "fix_target"`, new: `"classification": "plan_defect"`}),
+			jgEdit{File: jgDebug, Old: `"classification": "fix_target"`, New: `"classification": "plan_defect"`}),
 		fire("jg.debug.after-test-fail", "diagnosis beside a passing test", jgDebug, 1, ship,
-			jgEdit{file: jgDebug, new: jgFailIssue[jgDebug]}),
+			jgEdit{File: jgDebug, New: jgFailIssue[jgDebug]}),
 
 		// Git.
 		fire("jg.git.after-review-pass", "git after a failed review", jgGit, 1, ship,
-			blockerReview, jgEdit{file: jgReview, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgReview, old: `"trim_instructions": null`, new: `"trim_instructions": "bind parameters"`}),
-		silent("jg.git.after-review-pass", "git without a review in the folder", ship, jgEdit{file: jgReview}),
+			blockerReview, jgEdit{File: jgReview, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgReview, Old: `"trim_instructions": null`, New: `"trim_instructions": "bind parameters"`}),
+		silent("jg.git.after-review-pass", "git without a review in the folder", ship, jgEdit{File: jgReview}),
 
 		// State.
 		fire("jg.state.artifact-path", "stage artifact missing from the folder", jgState, 12, ship,
-			jgEdit{file: jgState, old: "artifact_path: worker-result.json", new: "artifact_path: worker-result-fast.json"}),
+			jgEdit{File: jgState, Old: "artifact_path: worker-result.json", New: "artifact_path: worker-result-fast.json"}),
 		fire("jg.state.artifact-path", "full path to a missing artifact", jgState, 8, ship,
-			jgEdit{file: jgPlan}),
+			jgEdit{File: jgPlan}),
 
 		// Lessons.
 		fire("jg.lessons.frequency-positive", "frequency 0", jgLessons, 5, ship,
-			jgEdit{file: jgLessons, old: "frequency: 2", new: "frequency: 0"}),
+			jgEdit{File: jgLessons, Old: "frequency: 2", New: "frequency: 0"}),
 		fire("jg.lessons.duplicate-pattern", "pattern twice", jgLessons, 2, ship,
-			jgEdit{file: jgLessons, new: "- {date: \"2026-03-12\", issue: I-1, pattern: \"Forgot the migration\"}\n- {date: \"2026-03-13\", issue: I-2, pattern: \"forgot the migration.\"}\n"}),
+			jgEdit{File: jgLessons, New: "- {date: \"2026-03-12\", issue: I-1, pattern: \"Forgot the migration\"}\n- {date: \"2026-03-13\", issue: I-2, pattern: \"forgot the migration.\"}\n"}),
 		silent("jg.lessons.duplicate-pattern", "top-level list shape", ship,
-			jgEdit{file: jgLessons, new: "- {date: \"2026-03-12\", issue: I-1, pattern: \"forgot the migration\"}\n- {date: \"2026-03-13\", issue: I-2, pattern: \"stale mocks\"}\n"}),
+			jgEdit{File: jgLessons, New: "- {date: \"2026-03-12\", issue: I-1, pattern: \"forgot the migration\"}\n- {date: \"2026-03-13\", issue: I-2, pattern: \"stale mocks\"}\n"}),
 		fire("jg.lessons.max-entries", "51 lessons", jgLessons, 52, ship,
-			jgEdit{file: jgLessons, new: lessons51.String()}),
+			jgEdit{File: jgLessons, New: lessons51.String()}),
 	)
 	addRuleCases("jg", cases...)
 }
@@ -418,9 +403,9 @@ func TestJGStatus(t *testing.T) {
 		decisions   []string // "EFFECT file: reason"
 	}
 	kept := jgTree(jgFailIssue,
-		jgEdit{file: jgDir + "test-result-fail.json", new: jgFailIssue[jgTest]},
-		jgEdit{file: jgDir + "test-result-pass.json", new: jgShipIssue[jgTest]},
-		jgEdit{file: jgTest})
+		jgEdit{File: jgDir + "test-result-fail.json", New: jgFailIssue[jgTest]},
+		jgEdit{File: jgDir + "test-result-pass.json", New: jgShipIssue[jgTest]},
+		jgEdit{File: jgTest})
 	for _, tc := range []struct {
 		name string
 		tree map[string]string
@@ -437,16 +422,16 @@ func TestJGStatus(t *testing.T) {
 			"SHIP " + jgDir + "test-result-pass.json: tester PASS",
 		}}}},
 		{"review failed", jgTree(jgShipIssue,
-			jgEdit{file: jgReview, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgReview, old: `"blockers": []`, new: `"blockers": [{"file": "a", "line": 1, "description": "d", "fix": "f"}, {"file": "a", "line": 2, "description": "d", "fix": "f"}]`},
-			jgEdit{file: jgGit}), []want{{"JG ISSUE-42", "stage review, FAIL", []string{
+			jgEdit{File: jgReview, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgReview, Old: `"blockers": []`, New: `"blockers": [{"file": "a", "line": 1, "description": "d", "fix": "f"}, {"file": "a", "line": 2, "description": "d", "fix": "f"}]`},
+			jgEdit{File: jgGit}), []want{{"JG ISSUE-42", "stage review, FAIL", []string{
 			"SHIP " + jgTest + ": tester PASS",
 			"HOLD " + jgReview + ": reviewer FAIL: 2 blockers",
 		}}}},
 		{"review failed on trim instructions alone", jgTree(jgShipIssue,
-			jgEdit{file: jgReview, old: `"verdict": "PASS"`, new: `"verdict": "FAIL"`},
-			jgEdit{file: jgReview, old: `"trim_instructions": null`, new: `"trim_instructions": "drop the helper"`},
-			jgEdit{file: jgGit}), []want{{"JG ISSUE-42", "stage review, FAIL", []string{
+			jgEdit{File: jgReview, Old: `"verdict": "PASS"`, New: `"verdict": "FAIL"`},
+			jgEdit{File: jgReview, Old: `"trim_instructions": null`, New: `"trim_instructions": "drop the helper"`},
+			jgEdit{File: jgGit}), []want{{"JG ISSUE-42", "stage review, FAIL", []string{
 			"SHIP " + jgTest + ": tester PASS",
 			"HOLD " + jgReview + ": reviewer FAIL: drop the helper",
 		}}}},

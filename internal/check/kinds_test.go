@@ -1,7 +1,6 @@
 package check
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path"
@@ -10,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var sharedValidator = func() *Validator {
 	v, err := NewValidator()
@@ -83,19 +81,7 @@ func TestKindFixtures(t *testing.T) {
 						if got == "" {
 							t.Fatalf("invalid fixture has no findings")
 						}
-						golden := file + ".golden"
-						if *update {
-							if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-								t.Fatal(err)
-							}
-						}
-						want, err := os.ReadFile(golden)
-						if err != nil {
-							t.Fatalf("missing golden file (run go test ./internal/check -run TestKindFixtures -update): %v", err)
-						}
-						if got != string(want) {
-							t.Errorf("findings differ from %s\n--- got\n%s--- want\n%s", golden, got, want)
-						}
+						testutil.Golden(t, file+".golden", []byte(got))
 					})
 				default:
 					t.Errorf("fixture %s must be named valid* or invalid*", name)

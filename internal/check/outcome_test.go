@@ -9,6 +9,7 @@ import (
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // outcomeSeed is seed 004's example: every outcome rule is silent on it.
@@ -23,10 +24,7 @@ func outcomeTree(content string) map[string]string {
 
 // outcomeEdit is the seed outcome with old replaced by new (once).
 func outcomeEdit(old, new string) map[string]string {
-	if !strings.Contains(outcomeSeed, old) {
-		panic("outcomeEdit: " + old + " is not in the seed outcome")
-	}
-	return outcomeTree(strings.Replace(outcomeSeed, old, new, 1))
+	return outcomeTree(testutil.Replace(outcomeSeed, old, new, 1))
 }
 
 // outcomeDevelop is a develop-phase outcome with a blocking finding and the
@@ -55,11 +53,9 @@ pending_decisions:
     blocking: true
 `
 
+// outcomeDevelopEdit is the develop outcome with old replaced by new (once).
 func outcomeDevelopEdit(old, new string) map[string]string {
-	if !strings.Contains(outcomeDevelop, old) {
-		panic("outcomeDevelopEdit: " + old + " is not in the develop outcome")
-	}
-	return outcomeTree(strings.Replace(outcomeDevelop, old, new, 1))
+	return outcomeTree(testutil.Replace(outcomeDevelop, old, new, 1))
 }
 
 func init() {
@@ -240,7 +236,7 @@ func TestOutcomeStatus(t *testing.T) {
 // TestOutcomeImmutablePrefix: with several roots, document paths carry the
 // run's prefix while the changed files are relative to the root.
 func TestOutcomeImmutablePrefix(t *testing.T) {
-	root := writeTree(t, outcomeTree(outcomeSeed))
+	root := testutil.WriteTree(t, t.TempDir(), outcomeTree(outcomeSeed))
 	opts := Options{Config: config.Default(), Prefix: "svc/", Changed: map[string]Change{outcomePath: Modified}}
 	res, err := sharedValidator.Run(context.Background(), root, opts)
 	if err != nil {
@@ -271,7 +267,7 @@ func TestOutcomeRemovedFinding(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			root := writeTree(t, tc.tree)
+			root := testutil.WriteTree(t, t.TempDir(), tc.tree)
 			res, err := sharedValidator.Run(context.Background(), root, Options{Config: config.Default(), Prefix: "svc/", Changed: tc.changed})
 			if err != nil {
 				t.Fatal(err)

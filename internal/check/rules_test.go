@@ -2,13 +2,12 @@ package check
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // ruleCase is one table row of the rule tests: a small tree of artifacts and
@@ -38,24 +37,9 @@ func addRuleCases(family string, cases ...ruleCase) {
 	ruleCases[family] = append(ruleCases[family], cases...)
 }
 
-func writeTree(t *testing.T, tree map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, content := range tree {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
 func runTree(t *testing.T, tree map[string]string, cfg *config.Config, changed map[string]Change) Result {
 	t.Helper()
-	root := writeTree(t, tree)
+	root := testutil.WriteTree(t, t.TempDir(), tree)
 	opts := Options{Config: config.Default(), Changed: changed}
 	if cfg != nil {
 		opts.Config = *cfg

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // sccID is the task of the consistent folder (a UUID, so that the UUID
@@ -94,12 +95,12 @@ const sccSeedVerdict = `{
 }
 `
 
-// sccEdit changes one file of the folder: its new content (sccDelete
-// removes it) or, when old is set, a textual replacement within it. file
-// is relative to artifacts/<ID>/.
-type sccEdit struct{ file, old, new string }
+// sccEdit changes one file of the folder (see testutil.Edit); its File is
+// relative to artifacts/<ID>/, and <ID> in its Old and New is the task id.
+type sccEdit = testutil.Edit
 
-const sccDelete = "\x00delete"
+// sccDelete as an edit's New deletes the file.
+const sccDelete = ""
 
 const (
 	sccFTask    = "task.json"
@@ -112,27 +113,18 @@ const (
 
 // sccWithID builds the folder for task id with edits applied.
 func sccWithID(id string, edits ...sccEdit) map[string]string {
-	dir := "artifacts/" + id + "/"
-	tree := map[string]string{}
+	base := map[string]string{}
 	for k, v := range sccFolder {
-		tree[strings.ReplaceAll(k, "<ID>", id)] = strings.ReplaceAll(v, "<ID>", id)
+		base[strings.ReplaceAll(k, "<ID>", id)] = strings.ReplaceAll(v, "<ID>", id)
 	}
-	for _, e := range edits {
-		f := dir + e.file
-		switch {
-		case e.old != "":
-			old := strings.ReplaceAll(e.old, "<ID>", id)
-			if !strings.Contains(tree[f], old) {
-				panic("sccWith: " + f + " does not contain " + old)
-			}
-			tree[f] = strings.Replace(tree[f], old, strings.ReplaceAll(e.new, "<ID>", id), 1)
-		case e.new == sccDelete:
-			delete(tree, f)
-		default:
-			tree[f] = strings.ReplaceAll(e.new, "<ID>", id)
-		}
+	inFolder := make([]sccEdit, len(edits))
+	for i, e := range edits {
+		e.File = "artifacts/" + id + "/" + e.File
+		e.Old = strings.ReplaceAll(e.Old, "<ID>", id)
+		e.New = strings.ReplaceAll(e.New, "<ID>", id)
+		inFolder[i] = e
 	}
-	return tree
+	return testutil.EditTree(base, inFolder...)
 }
 
 func sccWith(edits ...sccEdit) map[string]string { return sccWithID(sccID, edits...) }
@@ -161,24 +153,24 @@ func init() {
 	}
 	// Building blocks.
 	status := func(s string) sccEdit {
-		return sccEdit{file: sccFSubmit, old: `"status": "DONE",`, new: `"status": ` + s + `,`}
+		return sccEdit{File: sccFSubmit, Old: `"status": "DONE",`, New: `"status": ` + s + `,`}
 	}
 	exit := func(n string) sccEdit {
-		return sccEdit{file: sccFSubmit, old: `"exit_code": 0`, new: `"exit_code": ` + n}
+		return sccEdit{File: sccFSubmit, Old: `"exit_code": 0`, New: `"exit_code": ` + n}
 	}
-	logExit := func(n string) sccEdit { return sccEdit{file: sccFLog, old: "EXIT_CODE=0", new: "EXIT_CODE=" + n} }
-	testsFailed := sccEdit{file: sccFSubmit, old: `"passed": true`, new: `"passed": false`}
+	logExit := func(n string) sccEdit { return sccEdit{File: sccFLog, Old: "EXIT_CODE=0", New: "EXIT_CODE=" + n} }
+	testsFailed := sccEdit{File: sccFSubmit, Old: `"passed": true`, New: `"passed": false`}
 	verdict := func(v string) sccEdit {
-		return sccEdit{file: sccFVerdict, old: `"verdict": "DONE"`, new: `"verdict": "` + v + `"`}
+		return sccEdit{File: sccFVerdict, Old: `"verdict": "DONE"`, New: `"verdict": "` + v + `"`}
 	}
-	seed := sccEdit{file: sccFVerdict, new: sccSeedVerdict}
+	seed := sccEdit{File: sccFVerdict, New: sccSeedVerdict}
 	seedVerdict := func(v, next string) []sccEdit {
-		return []sccEdit{seed, {file: sccFVerdict, old: `"verdict": "DONE"`, new: `"verdict": "` + v + `"`}, {file: sccFVerdict, old: `"next_action": "none"`, new: `"next_action": "` + next + `"`}}
+		return []sccEdit{seed, {File: sccFVerdict, Old: `"verdict": "DONE"`, New: `"verdict": "` + v + `"`}, {File: sccFVerdict, Old: `"next_action": "none"`, New: `"next_action": "` + next + `"`}}
 	}
 	check := func(name string) sccEdit {
-		return sccEdit{file: sccFVerdict, old: `"` + name + `": true`, new: `"` + name + `": false`}
+		return sccEdit{File: sccFVerdict, Old: `"` + name + `": true`, New: `"` + name + `": false`}
 	}
-	needInput := []sccEdit{status(`"NEED_INPUT"`), {file: sccFSubmit, old: `"needs_input": []`, new: `"needs_input": ["Which session store should the redirect use?"]`}}
+	needInput := []sccEdit{status(`"NEED_INPUT"`), {File: sccFSubmit, Old: `"needs_input": []`, New: `"needs_input": ["Which session store should the redirect use?"]`}}
 	failedSubmit := []sccEdit{status(`"FAILED", "reason_code": "CI_FAILED"`), testsFailed, exit("1"), logExit("1")}
 	failedCI := append(append([]sccEdit{}, failedSubmit...), verdict("RETRY"))
 	join := func(parts ...[]sccEdit) []sccEdit {
@@ -191,20 +183,20 @@ func init() {
 
 	cases = append(cases,
 		// submit.json on its own.
-		fire("scc.submit.task-id-nonblank", "blank task_id", sccFSubmit, 3, sccEdit{file: sccFSubmit, old: `"task_id": "<ID>"`, new: `"task_id": "  "`}),
+		fire("scc.submit.task-id-nonblank", "blank task_id", sccFSubmit, 3, sccEdit{File: sccFSubmit, Old: `"task_id": "<ID>"`, New: `"task_id": "  "`}),
 		withConfig(ruleCase{name: "not a UUID", rule: "scc.submit.task-id-uuid", fires: true, file: "artifacts/task-1/submit.json", line: 3, tree: sccWithID("task-1")}, sccStrict),
 		ruleCase{name: "not a UUID, UUIDs not required", rule: "scc.submit.task-id-uuid", tree: sccWithID("task-1")},
-		fire("scc.submit.task-id-matches-dir", "other task's id", sccFSubmit, 3, sccEdit{file: sccFSubmit, old: `"task_id": "<ID>"`, new: `"task_id": "other-task"`}),
+		fire("scc.submit.task-id-matches-dir", "other task's id", sccFSubmit, 3, sccEdit{File: sccFSubmit, Old: `"task_id": "<ID>"`, New: `"task_id": "other-task"`}),
 		ruleCase{name: "submit found by content elsewhere", rule: "scc.submit.task-id-matches-dir", tree: map[string]string{"runs/last-submit.json": sccWith()[sccFile(sccFSubmit)]}},
-		fire("scc.submit.need-input-has-questions", "NEED_INPUT with no questions", sccFSubmit, 21, status(`"NEED_INPUT"`), sccEdit{file: sccFSubmit, old: `"needs_input": []`, new: `"needs_input": [" "]`}),
+		fire("scc.submit.need-input-has-questions", "NEED_INPUT with no questions", sccFSubmit, 21, status(`"NEED_INPUT"`), sccEdit{File: sccFSubmit, Old: `"needs_input": []`, New: `"needs_input": [" "]`}),
 		silent("scc.submit.need-input-has-questions", "NEED_INPUT with a question", needInput...),
-		fire("scc.submit.needs-input-empty", "DONE with a question", sccFSubmit, 21, sccEdit{file: sccFSubmit, old: `"needs_input": []`, new: `"needs_input": ["anything else?"]`}),
+		fire("scc.submit.needs-input-empty", "DONE with a question", sccFSubmit, 21, sccEdit{File: sccFSubmit, Old: `"needs_input": []`, New: `"needs_input": ["anything else?"]`}),
 		silent("scc.submit.needs-input-empty", "NEED_INPUT with a question", needInput...),
 		fire("scc.submit.done-needs-exit-0", "DONE with exit 1", sccFSubmit, 20, exit("1"), logExit("1")),
 		silent("scc.submit.done-needs-exit-0", "FAILED with exit 1", failedCI...),
 		fire("scc.submit.done-needs-tests-passed", "DONE with failed tests", sccFSubmit, 10, testsFailed),
 		silent("scc.submit.done-needs-tests-passed", "FAILED with failed tests", failedCI...),
-		fire("scc.submit.done-needs-tests", "DONE without tests", sccFSubmit, 9, sccEdit{file: sccFSubmit, old: `"commands": ["go test ./src/auth/..."]`, new: `"commands": []`}),
+		fire("scc.submit.done-needs-tests", "DONE without tests", sccFSubmit, 9, sccEdit{File: sccFSubmit, Old: `"commands": ["go test ./src/auth/..."]`, New: `"commands": []`}),
 		fire("scc.submit.tests-failed-status", "failed tests, other reason", sccFSubmit, 4, status(`"FAILED", "reason_code": "TIMEOUT_EXCEEDED"`), testsFailed, exit("1"), logExit("1")),
 		silent("scc.submit.tests-failed-status", "failed tests, CI_FAILED (lower case)", status(`"FAILED", "reason_code": "ci_failed"`), testsFailed, exit("1"), logExit("1")),
 		fire("scc.submit.failed-has-reason", "FAILED without reason_code", sccFSubmit, 4, status(`"FAILED"`), testsFailed, exit("1"), logExit("1")),
@@ -212,11 +204,11 @@ func init() {
 		silent("scc.submit.failed-has-reason", "FAILED with CI_FAILED", failedCI...),
 		fire("scc.submit.exit-0-not-failed", "FAILED with exit 0", sccFSubmit, 20, status(`"FAILED", "reason_code": "CI_FAILED"`), testsFailed),
 		silent("scc.submit.exit-0-not-failed", "FAILED with exit 1", failedCI...),
-		fire("scc.submit.artifact-under-task", "report outside the task folder", sccFSubmit, 14, sccEdit{file: sccFSubmit, old: `"report_md": "artifacts/<ID>/report.md"`, new: `"report_md": "docs/report.md"`}),
-		fire("scc.submit.artifact-under-task", "report escapes with ..", sccFSubmit, 14, sccEdit{file: sccFSubmit, old: `"report_md": "artifacts/<ID>/report.md"`, new: `"report_md": "artifacts/<ID>/../../README.md"`}),
-		silent("scc.submit.artifact-under-task", "./ and backslashes", sccEdit{file: sccFSubmit, old: `"report_md": "artifacts/<ID>/report.md"`, new: `"report_md": "./artifacts\\<ID>\\report.md"`}),
-		fire("scc.submit.artifact-exists", "report.md missing", sccFSubmit, 14, sccEdit{file: sccFReport, new: sccDelete}),
-		fire("scc.submit.artifact-exists", "evidence/ missing", sccFSubmit, 16, sccEdit{file: "evidence/notes.txt", new: sccDelete}),
+		fire("scc.submit.artifact-under-task", "report outside the task folder", sccFSubmit, 14, sccEdit{File: sccFSubmit, Old: `"report_md": "artifacts/<ID>/report.md"`, New: `"report_md": "docs/report.md"`}),
+		fire("scc.submit.artifact-under-task", "report escapes with ..", sccFSubmit, 14, sccEdit{File: sccFSubmit, Old: `"report_md": "artifacts/<ID>/report.md"`, New: `"report_md": "artifacts/<ID>/../../README.md"`}),
+		silent("scc.submit.artifact-under-task", "./ and backslashes", sccEdit{File: sccFSubmit, Old: `"report_md": "artifacts/<ID>/report.md"`, New: `"report_md": "./artifacts\\<ID>\\report.md"`}),
+		fire("scc.submit.artifact-exists", "report.md missing", sccFSubmit, 14, sccEdit{File: sccFReport, New: sccDelete}),
+		fire("scc.submit.artifact-exists", "evidence/ missing", sccFSubmit, 16, sccEdit{File: "evidence/notes.txt", New: sccDelete}),
 		ruleCase{name: "folder below the root", rule: "scc.submit.artifact-exists", tree: func() map[string]string {
 			tree := map[string]string{}
 			for k, v := range sccWith() {
@@ -224,48 +216,48 @@ func init() {
 			}
 			return tree
 		}()},
-		fire("scc.submit.submit-json-path", "names another file", sccFSubmit, 18, sccEdit{file: sccFSubmit, old: `"submit_json": "artifacts/<ID>/submit.json"`, new: `"submit_json": "artifacts/<ID>/submit-2.json"`}),
-		fire("scc.submit.write-allowed", "outside allow_paths.write", sccFSubmit, 5, sccEdit{file: sccFSubmit, old: `"write": ["src/"]`, new: `"write": ["lib/"]`}),
-		silent("scc.submit.write-allowed", "write glob", sccEdit{file: sccFSubmit, old: `"write": ["src/"]`, new: `"write": ["src/**"]`}),
-		silent("scc.submit.write-allowed", "no allow_paths", sccEdit{file: sccFSubmit, old: `  "allow_paths": {"read": ["**"], "write": ["src/"]},` + "\n", new: ""}),
-		fire("scc.submit.hygiene", "tmp directory", sccFSubmit, 6, sccEdit{file: sccFSubmit, old: `"new_files": ["src/auth/login_test.go"]`, new: `"new_files": ["src/auth/tmp/scratch.go"]`}),
-		fire("scc.submit.hygiene", ".bak file", sccFSubmit, 5, sccEdit{file: sccFSubmit, old: `"changed_files": ["src/auth/login.go"]`, new: `"changed_files": ["src/auth/login.go.bak"]`}),
-		silent("scc.submit.hygiene", "debug/ under artifacts/", sccEdit{file: sccFSubmit, old: `"new_files": ["src/auth/login_test.go"]`, new: `"new_files": ["src/auth/login_test.go", "artifacts/<ID>/debug/trace.txt"]`}),
-		silent("scc.submit.hygiene", "tmp in a file name", sccEdit{file: sccFSubmit, old: `"new_files": ["src/auth/login_test.go"]`, new: `"new_files": ["src/auth/tmpl.go"]`}),
-		fire("scc.submit.changed-new-disjoint", "file both changed and new", sccFSubmit, 6, sccEdit{file: sccFSubmit, old: `"new_files": ["src/auth/login_test.go"]`, new: `"new_files": ["src/auth/login_test.go", "./src/auth/login.go"]`}),
-		fire("scc.submit.report-nonempty", "empty report", sccFSubmit, 14, sccEdit{file: sccFReport, new: " \n"}),
-		fire("scc.submit.selftest-exit-line", "no EXIT_CODE line", sccFSubmit, 15, sccEdit{file: sccFLog, old: "EXIT_CODE=0\n", new: "done\n"}),
-		fire("scc.submit.selftest-exit-line", "EXIT_CODE not last", sccFSubmit, 15, sccEdit{file: sccFLog, old: "EXIT_CODE=0\n", new: "EXIT_CODE=0\ncleanup\n"}),
-		silent("scc.submit.selftest-exit-line", "CRLF and trailing blank lines", sccEdit{file: sccFLog, old: "EXIT_CODE=0\n", new: "EXIT_CODE=0\r\n\r\n\r\n"}),
+		fire("scc.submit.submit-json-path", "names another file", sccFSubmit, 18, sccEdit{File: sccFSubmit, Old: `"submit_json": "artifacts/<ID>/submit.json"`, New: `"submit_json": "artifacts/<ID>/submit-2.json"`}),
+		fire("scc.submit.write-allowed", "outside allow_paths.write", sccFSubmit, 5, sccEdit{File: sccFSubmit, Old: `"write": ["src/"]`, New: `"write": ["lib/"]`}),
+		silent("scc.submit.write-allowed", "write glob", sccEdit{File: sccFSubmit, Old: `"write": ["src/"]`, New: `"write": ["src/**"]`}),
+		silent("scc.submit.write-allowed", "no allow_paths", sccEdit{File: sccFSubmit, Old: `  "allow_paths": {"read": ["**"], "write": ["src/"]},` + "\n", New: ""}),
+		fire("scc.submit.hygiene", "tmp directory", sccFSubmit, 6, sccEdit{File: sccFSubmit, Old: `"new_files": ["src/auth/login_test.go"]`, New: `"new_files": ["src/auth/tmp/scratch.go"]`}),
+		fire("scc.submit.hygiene", ".bak file", sccFSubmit, 5, sccEdit{File: sccFSubmit, Old: `"changed_files": ["src/auth/login.go"]`, New: `"changed_files": ["src/auth/login.go.bak"]`}),
+		silent("scc.submit.hygiene", "debug/ under artifacts/", sccEdit{File: sccFSubmit, Old: `"new_files": ["src/auth/login_test.go"]`, New: `"new_files": ["src/auth/login_test.go", "artifacts/<ID>/debug/trace.txt"]`}),
+		silent("scc.submit.hygiene", "tmp in a file name", sccEdit{File: sccFSubmit, Old: `"new_files": ["src/auth/login_test.go"]`, New: `"new_files": ["src/auth/tmpl.go"]`}),
+		fire("scc.submit.changed-new-disjoint", "file both changed and new", sccFSubmit, 6, sccEdit{File: sccFSubmit, Old: `"new_files": ["src/auth/login_test.go"]`, New: `"new_files": ["src/auth/login_test.go", "./src/auth/login.go"]`}),
+		fire("scc.submit.report-nonempty", "empty report", sccFSubmit, 14, sccEdit{File: sccFReport, New: " \n"}),
+		fire("scc.submit.selftest-exit-line", "no EXIT_CODE line", sccFSubmit, 15, sccEdit{File: sccFLog, Old: "EXIT_CODE=0\n", New: "done\n"}),
+		fire("scc.submit.selftest-exit-line", "EXIT_CODE not last", sccFSubmit, 15, sccEdit{File: sccFLog, Old: "EXIT_CODE=0\n", New: "EXIT_CODE=0\ncleanup\n"}),
+		silent("scc.submit.selftest-exit-line", "CRLF and trailing blank lines", sccEdit{File: sccFLog, Old: "EXIT_CODE=0\n", New: "EXIT_CODE=0\r\n\r\n\r\n"}),
 		fire("scc.submit.selftest-exit-matches", "log says 2", sccFSubmit, 20, logExit("2")),
 		silent("scc.submit.selftest-exit-matches", "negative exit code in both", status(`"FAILED", "reason_code": "EXECUTOR_ERROR"`), exit("-1"), logExit("-1")),
-		fire("scc.submit.patch-parseable", "not a diff", sccFSubmit, 17, sccEdit{file: sccFPatch, new: "changed the login redirect\n"}),
-		silent("scc.submit.patch-parseable", "plain ---/+++ diff", sccEdit{file: sccFPatch, new: "--- src/auth/login.go\t2026-01-01\n+++ src/auth/login.go\t2026-01-02\n@@ -1 +1 @@\n-old\n+new\n--- /dev/null\n+++ src/auth/login_test.go\n@@ -0,0 +1 @@\n+test\n"}),
-		fire("scc.submit.patch-in-files", "patch changes an unlisted file", sccFSubmit, 5, sccEdit{file: sccFPatch, old: "diff --git a/src/auth/login_test.go", new: "diff --git a/src/auth/session.go b/src/auth/session.go\n--- a/src/auth/session.go\n+++ b/src/auth/session.go\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/src/auth/login_test.go"}),
-		silent("scc.submit.patch-in-files", "empty patch, no files", sccEdit{file: sccFSubmit, old: `"changed_files": ["src/auth/login.go"]`, new: `"changed_files": []`}, sccEdit{file: sccFSubmit, old: `"new_files": ["src/auth/login_test.go"]`, new: `"new_files": []`}, sccEdit{file: sccFPatch, new: "\n"}),
-		fire("scc.submit.files-in-patch", "new file not in the patch", sccFSubmit, 6, sccEdit{file: sccFPatch, old: "diff --git a/src/auth/login_test.go b/src/auth/login_test.go\nnew file mode 100644\n--- /dev/null\n+++ b/src/auth/login_test.go\n@@ -0,0 +1 @@\n+test\n", new: ""}),
-		fire("scc.submit.files-in-patch", "empty patch", sccFSubmit, 5, sccEdit{file: sccFPatch, new: "\n"}),
+		fire("scc.submit.patch-parseable", "not a diff", sccFSubmit, 17, sccEdit{File: sccFPatch, New: "changed the login redirect\n"}),
+		silent("scc.submit.patch-parseable", "plain ---/+++ diff", sccEdit{File: sccFPatch, New: "--- src/auth/login.go\t2026-01-01\n+++ src/auth/login.go\t2026-01-02\n@@ -1 +1 @@\n-old\n+new\n--- /dev/null\n+++ src/auth/login_test.go\n@@ -0,0 +1 @@\n+test\n"}),
+		fire("scc.submit.patch-in-files", "patch changes an unlisted file", sccFSubmit, 5, sccEdit{File: sccFPatch, Old: "diff --git a/src/auth/login_test.go", New: "diff --git a/src/auth/session.go b/src/auth/session.go\n--- a/src/auth/session.go\n+++ b/src/auth/session.go\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/src/auth/login_test.go"}),
+		silent("scc.submit.patch-in-files", "empty patch, no files", sccEdit{File: sccFSubmit, Old: `"changed_files": ["src/auth/login.go"]`, New: `"changed_files": []`}, sccEdit{File: sccFSubmit, Old: `"new_files": ["src/auth/login_test.go"]`, New: `"new_files": []`}, sccEdit{File: sccFPatch, New: "\n"}),
+		fire("scc.submit.files-in-patch", "new file not in the patch", sccFSubmit, 6, sccEdit{File: sccFPatch, Old: "diff --git a/src/auth/login_test.go b/src/auth/login_test.go\nnew file mode 100644\n--- /dev/null\n+++ b/src/auth/login_test.go\n@@ -0,0 +1 @@\n+test\n", New: ""}),
+		fire("scc.submit.files-in-patch", "empty patch", sccFSubmit, 5, sccEdit{File: sccFPatch, New: "\n"}),
 		// submit.json against the task input.
-		fire("scc.submit.task-id-matches-task", "task input has another id", sccFSubmit, 3, sccEdit{file: sccFTask, old: `"task_id": "<ID>"`, new: `"task_id": "00000000-0000-4000-8000-000000000000"`}),
-		silent("scc.submit.task-id-matches-task", "child task without task_id", sccEdit{file: sccFTask, old: `"task_id": "<ID>"`, new: `"title": "Fix login"`}),
-		silent("scc.submit.task-id-matches-task", "no task input", sccEdit{file: sccFTask, new: sccDelete}),
-		fire("scc.submit.scope-conflict", "forbidden file", sccFSubmit, 6, sccEdit{file: sccFSubmit, old: `"new_files": ["src/auth/login_test.go"]`, new: `"new_files": ["src/auth/secrets/key.go"]`}),
-		fire("scc.submit.scope-conflict", "file outside the pins", sccFSubmit, 5, sccEdit{file: sccFSubmit, old: `"changed_files": ["src/auth/login.go"]`, new: `"changed_files": ["src/db/schema.go"]`}),
-		silent("scc.submit.scope-conflict", "glob pins", sccEdit{file: sccFTask, old: `"allowed_paths": ["src/auth/"]`, new: `"allowed_paths": ["src/**/*.go"]`}),
-		silent("scc.submit.scope-conflict", "pins_instance adds the path", sccEdit{file: sccFTask, old: `"allowed_paths": ["src/auth/"]`, new: `"allowed_paths": ["src/auth/login.go"]`}, sccEdit{file: sccFTask, old: `"timeoutMs": 600000,`, new: `"timeoutMs": 600000, "pins_instance": {"allowed_paths_add": ["src/auth/login_test.go"]},`}),
-		silent("scc.submit.scope-conflict", "the task's own evidence", sccEdit{file: sccFSubmit, old: `"new_files": ["src/auth/login_test.go"]`, new: `"new_files": ["src/auth/login_test.go", "artifacts/<ID>/evidence/notes.txt"]`}),
-		fire("scc.submit.done-ran-allowed-tests", "lint not run", sccFSubmit, 9, sccEdit{file: sccFTask, old: `"allowedTests": ["go test ./src/auth/..."]`, new: `"allowedTests": ["go test ./src/auth/...", "make lint"]`}),
-		silent("scc.submit.done-ran-allowed-tests", "spacing differs", sccEdit{file: sccFSubmit, old: `"commands": ["go test ./src/auth/..."]`, new: `"commands": ["go  test ./src/auth/... "]`}),
+		fire("scc.submit.task-id-matches-task", "task input has another id", sccFSubmit, 3, sccEdit{File: sccFTask, Old: `"task_id": "<ID>"`, New: `"task_id": "00000000-0000-4000-8000-000000000000"`}),
+		silent("scc.submit.task-id-matches-task", "child task without task_id", sccEdit{File: sccFTask, Old: `"task_id": "<ID>"`, New: `"title": "Fix login"`}),
+		silent("scc.submit.task-id-matches-task", "no task input", sccEdit{File: sccFTask, New: sccDelete}),
+		fire("scc.submit.scope-conflict", "forbidden file", sccFSubmit, 6, sccEdit{File: sccFSubmit, Old: `"new_files": ["src/auth/login_test.go"]`, New: `"new_files": ["src/auth/secrets/key.go"]`}),
+		fire("scc.submit.scope-conflict", "file outside the pins", sccFSubmit, 5, sccEdit{File: sccFSubmit, Old: `"changed_files": ["src/auth/login.go"]`, New: `"changed_files": ["src/db/schema.go"]`}),
+		silent("scc.submit.scope-conflict", "glob pins", sccEdit{File: sccFTask, Old: `"allowed_paths": ["src/auth/"]`, New: `"allowed_paths": ["src/**/*.go"]`}),
+		silent("scc.submit.scope-conflict", "pins_instance adds the path", sccEdit{File: sccFTask, Old: `"allowed_paths": ["src/auth/"]`, New: `"allowed_paths": ["src/auth/login.go"]`}, sccEdit{File: sccFTask, Old: `"timeoutMs": 600000,`, New: `"timeoutMs": 600000, "pins_instance": {"allowed_paths_add": ["src/auth/login_test.go"]},`}),
+		silent("scc.submit.scope-conflict", "the task's own evidence", sccEdit{File: sccFSubmit, Old: `"new_files": ["src/auth/login_test.go"]`, New: `"new_files": ["src/auth/login_test.go", "artifacts/<ID>/evidence/notes.txt"]`}),
+		fire("scc.submit.done-ran-allowed-tests", "lint not run", sccFSubmit, 9, sccEdit{File: sccFTask, Old: `"allowedTests": ["go test ./src/auth/..."]`, New: `"allowedTests": ["go test ./src/auth/...", "make lint"]`}),
+		silent("scc.submit.done-ran-allowed-tests", "spacing differs", sccEdit{File: sccFSubmit, Old: `"commands": ["go test ./src/auth/..."]`, New: `"commands": ["go  test ./src/auth/... "]`}),
 		// verdict.json.
-		fire("scc.verdict.task-id-matches-submit", "verdict for another task", sccFVerdict, 3, sccEdit{file: sccFVerdict, old: `"task_id": "<ID>"`, new: `"task_id": "unknown"`}),
-		fire("scc.verdict.task-id-matches-dir", "verdict in another task's folder", sccFVerdict, 3, sccEdit{file: sccFVerdict, old: `"task_id": "<ID>"`, new: `"task_id": "unknown"`}),
+		fire("scc.verdict.task-id-matches-submit", "verdict for another task", sccFVerdict, 3, sccEdit{File: sccFVerdict, Old: `"task_id": "<ID>"`, New: `"task_id": "unknown"`}),
+		fire("scc.verdict.task-id-matches-dir", "verdict in another task's folder", sccFVerdict, 3, sccEdit{File: sccFVerdict, Old: `"task_id": "<ID>"`, New: `"task_id": "unknown"`}),
 		fire("scc.verdict.done-needs-submit-done", "DONE on a FAILED submit", sccFVerdict, 4, failedSubmit...),
 		fire("scc.verdict.done-needs-submit-done", "seed DONE on failing tests", sccFVerdict, 3, seed, testsFailed),
 		silent("scc.verdict.done-needs-submit-done", "RETRY on a FAILED submit", failedCI...),
 		fire("scc.verdict.need-input-escalates", "NEED_INPUT retried", sccFVerdict, 4, join(needInput, []sccEdit{verdict("RETRY")})...),
 		fire("scc.verdict.need-input-escalates", "ESCALATE without needs_input action", sccFVerdict, 6, join(needInput, []sccEdit{verdict("ESCALATE")})...),
 		fire("scc.verdict.need-input-escalates", "seed shape NEED_INPUT retried", sccFVerdict, 3, join(needInput, seedVerdict("RETRY", "retry"), []sccEdit{check("tests_passed")})...),
-		silent("scc.verdict.need-input-escalates", "ESCALATE with needs_input", join(needInput, []sccEdit{verdict("ESCALATE"), {file: sccFVerdict, old: `{"type": "DONE", "notes": "No follow-up required."}`, new: `{"type": "needs_input", "notes": "needs_input=[\"Which session store?\"]"}`}})...),
+		silent("scc.verdict.need-input-escalates", "ESCALATE with needs_input", join(needInput, []sccEdit{verdict("ESCALATE"), {File: sccFVerdict, Old: `{"type": "DONE", "notes": "No follow-up required."}`, New: `{"type": "needs_input", "notes": "needs_input=[\"Which session store?\"]"}`}})...),
 		silent("scc.verdict.need-input-escalates", "seed shape ESCALATE to a human", join(needInput, seedVerdict("ESCALATE", "human"))...),
 		fire("scc.verdict.done-iff-checks", "DONE with a failed check", sccFVerdict, 3, seed, check("artifacts_complete")),
 		fire("scc.verdict.done-iff-checks", "RETRY with all checks passing", sccFVerdict, 3, seedVerdict("RETRY", "retry")...),
@@ -279,15 +271,15 @@ func init() {
 		silent("scc.verdict.next-action", "REJECT to the DLQ", join(seedVerdict("REJECT", "dlq"), []sccEdit{check("schema_valid")})...),
 		// Task input.
 		withConfig(ruleCase{name: "not a UUID", rule: "scc.task.task-id-uuid", fires: true, file: "artifacts/task-1/task.json", line: 2, tree: sccWithID("task-1")}, sccStrict),
-		fire("scc.task.pins-disjoint", "path allowed and forbidden", sccFTask, 11, sccEdit{file: sccFTask, old: `"forbidden_paths": ["src/auth/secrets/**"]`, new: `"forbidden_paths": ["src/auth/secrets/**", "./src/auth"]`}),
-		silent("scc.task.pins-disjoint", "forbidden narrows allowed", sccEdit{file: sccFTask, old: `"forbidden_paths": ["src/auth/secrets/**"]`, new: `"forbidden_paths": ["src/auth/secrets/"]`}),
-		fire("scc.task.files-allowed", "target outside the pins", sccFTask, 5, sccEdit{file: sccFTask, old: `"files": ["src/auth/login.go"]`, new: `"files": ["src/db/schema.go"]`}),
-		fire("scc.task.files-allowed", "forbidden target", sccFTask, 5, sccEdit{file: sccFTask, old: `"files": ["src/auth/login.go"]`, new: `"files": ["src/auth/login.go", "src/auth/secrets/key.go"]`}),
-		fire("scc.task.executor-known", "renamed executor", sccFTask, 7, sccEdit{file: sccFTask, old: `"allowedExecutors": ["codex"]`, new: `"allowedExecutors": ["codex", "oltcli"]`}),
-		withConfig(silent("scc.task.executor-known", "renamed executor configured", sccEdit{file: sccFTask, old: `"allowedExecutors": ["codex"]`, new: `"allowedExecutors": ["codex", "oltcli"]`}), &config.Config{SCC: config.SCC{Executors: []string{"codex", "oltcli"}}}),
-		withConfig(fire("scc.task.role-known", "unregistered role", sccFTask, 4, sccEdit{file: sccFTask, old: `"role": "engineer"`, new: `"role": "wizard"`}), sccStrict),
-		silent("scc.task.role-known", "any role without scc.roles", sccEdit{file: sccFTask, old: `"role": "engineer"`, new: `"role": "wizard"`}),
-		fire("scc.task.timeout-positive", "zero timeout", sccFTask, 8, sccEdit{file: sccFTask, old: `"timeoutMs": 600000`, new: `"timeoutMs": 0`}),
+		fire("scc.task.pins-disjoint", "path allowed and forbidden", sccFTask, 11, sccEdit{File: sccFTask, Old: `"forbidden_paths": ["src/auth/secrets/**"]`, New: `"forbidden_paths": ["src/auth/secrets/**", "./src/auth"]`}),
+		silent("scc.task.pins-disjoint", "forbidden narrows allowed", sccEdit{File: sccFTask, Old: `"forbidden_paths": ["src/auth/secrets/**"]`, New: `"forbidden_paths": ["src/auth/secrets/"]`}),
+		fire("scc.task.files-allowed", "target outside the pins", sccFTask, 5, sccEdit{File: sccFTask, Old: `"files": ["src/auth/login.go"]`, New: `"files": ["src/db/schema.go"]`}),
+		fire("scc.task.files-allowed", "forbidden target", sccFTask, 5, sccEdit{File: sccFTask, Old: `"files": ["src/auth/login.go"]`, New: `"files": ["src/auth/login.go", "src/auth/secrets/key.go"]`}),
+		fire("scc.task.executor-known", "renamed executor", sccFTask, 7, sccEdit{File: sccFTask, Old: `"allowedExecutors": ["codex"]`, New: `"allowedExecutors": ["codex", "oltcli"]`}),
+		withConfig(silent("scc.task.executor-known", "renamed executor configured", sccEdit{File: sccFTask, Old: `"allowedExecutors": ["codex"]`, New: `"allowedExecutors": ["codex", "oltcli"]`}), &config.Config{SCC: config.SCC{Executors: []string{"codex", "oltcli"}}}),
+		withConfig(fire("scc.task.role-known", "unregistered role", sccFTask, 4, sccEdit{File: sccFTask, Old: `"role": "engineer"`, New: `"role": "wizard"`}), sccStrict),
+		silent("scc.task.role-known", "any role without scc.roles", sccEdit{File: sccFTask, Old: `"role": "engineer"`, New: `"role": "wizard"`}),
+		fire("scc.task.timeout-positive", "zero timeout", sccFTask, 8, sccEdit{File: sccFTask, Old: `"timeoutMs": 600000`, New: `"timeoutMs": 0`}),
 	)
 	addRuleCases("scc", cases...)
 }
@@ -295,7 +287,7 @@ func init() {
 // TestSCCConsistentFolder: the consistent folder has no finding at all,
 // schema included, so the silent cases above are meaningful.
 func TestSCCConsistentFolder(t *testing.T) {
-	for _, tree := range []map[string]string{sccWith(), sccWith(sccEdit{file: sccFVerdict, new: sccSeedVerdict})} {
+	for _, tree := range []map[string]string{sccWith(), sccWith(sccEdit{File: sccFVerdict, New: sccSeedVerdict})} {
 		res := runTree(t, tree, sccStrict, nil)
 		for _, f := range res.Findings {
 			t.Errorf("unexpected finding: %s", formatFinding(f))
@@ -305,15 +297,15 @@ func TestSCCConsistentFolder(t *testing.T) {
 
 // TestSCCStatus: what each task folder means for the gate.
 func TestSCCStatus(t *testing.T) {
-	needInput := []sccEdit{{file: sccFSubmit, old: `"status": "DONE",`, new: `"status": "NEED_INPUT",`}, {file: sccFSubmit, old: `"needs_input": []`, new: `"needs_input": ["Which store?"]`}}
+	needInput := []sccEdit{{File: sccFSubmit, Old: `"status": "DONE",`, New: `"status": "NEED_INPUT",`}, {File: sccFSubmit, Old: `"needs_input": []`, New: `"needs_input": ["Which store?"]`}}
 	failed := func(code string) []sccEdit {
-		return []sccEdit{{file: sccFSubmit, old: `"status": "DONE",`, new: `"status": "FAILED", "reason_code": "` + code + `",`}, {file: sccFVerdict, new: sccDelete}}
+		return []sccEdit{{File: sccFSubmit, Old: `"status": "DONE",`, New: `"status": "FAILED", "reason_code": "` + code + `",`}, {File: sccFVerdict, New: sccDelete}}
 	}
 	verdict := func(v string) sccEdit {
-		return sccEdit{file: sccFVerdict, old: `"verdict": "DONE"`, new: `"verdict": "` + v + `"`}
+		return sccEdit{File: sccFVerdict, Old: `"verdict": "DONE"`, New: `"verdict": "` + v + `"`}
 	}
-	noVerdict := sccEdit{file: sccFVerdict, new: sccDelete}
-	seedReject := []sccEdit{{file: sccFVerdict, new: sccSeedVerdict}, {file: sccFVerdict, old: `"verdict": "DONE"`, new: `"verdict": "REJECT"`}, {file: sccFVerdict, old: `"next_action": "none"`, new: `"next_action": "dlq"`}}
+	noVerdict := sccEdit{File: sccFVerdict, New: sccDelete}
+	seedReject := []sccEdit{{File: sccFVerdict, New: sccSeedVerdict}, {File: sccFVerdict, Old: `"verdict": "DONE"`, New: `"verdict": "REJECT"`}, {File: sccFVerdict, Old: `"next_action": "none"`, New: `"next_action": "dlq"`}}
 	for _, tc := range []struct {
 		name         string
 		edits        []sccEdit
@@ -328,7 +320,7 @@ func TestSCCStatus(t *testing.T) {
 		{"submit NEED_INPUT, no verdict", append(needInput, noVerdict), "submit NEED_INPUT, no verdict", "HOLD", sccFSubmit},
 		{"submit FAILED CI_FAILED", failed("CI_FAILED"), "submit FAILED, no verdict", "ADVISORY", sccFSubmit},
 		{"submit FAILED SCOPE_CONFLICT", failed("SCOPE_CONFLICT"), "submit FAILED, no verdict", "HOLD", sccFSubmit},
-		{"task only", []sccEdit{{file: sccFSubmit, new: sccDelete}, noVerdict}, "task input only, not run yet", "", ""},
+		{"task only", []sccEdit{{File: sccFSubmit, New: sccDelete}, noVerdict}, "task input only, not run yet", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runTree(t, sccWith(tc.edits...), nil, nil)
@@ -398,7 +390,7 @@ func TestSCCWithoutTree(t *testing.T) {
 	saved := sccTreeOf
 	sccTreeOf = func(*Group) sccTree { return nil }
 	defer func() { sccTreeOf = saved }()
-	res := runTree(t, sccWith(sccEdit{file: sccFReport, new: sccDelete}, sccEdit{file: sccFLog, new: "no exit line\n"}, sccEdit{file: sccFPatch, new: "not a diff\n"}), nil, nil)
+	res := runTree(t, sccWith(sccEdit{File: sccFReport, New: sccDelete}, sccEdit{File: sccFLog, New: "no exit line\n"}, sccEdit{File: sccFPatch, New: "not a diff\n"}), nil, nil)
 	for _, f := range res.Findings {
 		t.Errorf("unexpected finding without a tree: %s", formatFinding(f))
 	}

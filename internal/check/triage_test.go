@@ -2,6 +2,8 @@ package check
 
 import (
 	"strings"
+
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 const (
@@ -40,10 +42,7 @@ const (
 // edited applies old→new replacements (each must match) to a base text.
 func edited(base string, pairs ...string) string {
 	for i := 0; i+1 < len(pairs); i += 2 {
-		if !strings.Contains(base, pairs[i]) {
-			panic("edit does not apply: " + pairs[i])
-		}
-		base = strings.Replace(base, pairs[i], pairs[i+1], 1)
+		base = testutil.Replace(base, pairs[i], pairs[i+1], 1)
 	}
 	return base
 }

@@ -3,12 +3,12 @@ package check
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // TestUnitTrees checks the cross-file fixtures under testdata/units: for each
@@ -44,19 +44,7 @@ func TestUnitTrees(t *testing.T) {
 						fmt.Fprintf(&b, "  %s %s:%d %s\n", d.Effect, d.File, d.Line, d.Reason)
 					}
 				}
-				golden := dir + ".golden"
-				if *update {
-					if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("missing golden (go test ./internal/check -run TestUnitTrees -update): %v", err)
-				}
-				if b.String() != string(want) {
-					t.Errorf("differs from %s\n--- got\n%s--- want\n%s", golden, b.String(), want)
-				}
+				testutil.Golden(t, dir+".golden", []byte(b.String()))
 			})
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/report"
 	"github.com/phasegate/phasegate/internal/report/sariftest"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // validGateReport is a PACE gate report that satisfies its schema and its
@@ -45,23 +46,6 @@ gate_decision: MAYBE
 hold_reason: ""
 `
 
-// writeTree writes files (slash-separated paths relative to a new temporary
-// directory) and returns the directory.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
 type result struct {
 	code           int
 	stdout, stderr string
@@ -77,20 +61,20 @@ func run(t *testing.T, args ...string) result {
 }
 
 func TestExitCodesAndStreams(t *testing.T) {
-	clean := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
+	clean := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
 	empty := t.TempDir()
-	broken := writeTree(t, map[string]string{
+	broken := testutil.WriteTree(t, t.TempDir(), map[string]string{
 		".pace/day-1/gate-report.yaml": validGateReport,
 		".pace/day-2/gate-report.yaml": brokenYAML,
 	})
-	schemaErr := writeTree(t, map[string]string{".pace/day-3/gate-report.yaml": wrongTypes})
-	badConfig := writeTree(t, map[string]string{
+	schemaErr := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-3/gate-report.yaml": wrongTypes})
+	badConfig := testutil.WriteTree(t, t.TempDir(), map[string]string{
 		".pace/day-1/gate-report.yaml": validGateReport,
 		".github/phasegate.yml":        "rules: [\n",
 	})
 	missing := filepath.Join(empty, "does-not-exist")
 	// A real gate report outside .pace/day-N/, and a file of no kind.
-	loose := writeTree(t, map[string]string{"reports/gate.md": validGateReport, "notes.json": `{"todo": 1}` + "\n"})
+	loose := testutil.WriteTree(t, t.TempDir(), map[string]string{"reports/gate.md": validGateReport, "notes.json": `{"todo": 1}` + "\n"})
 	looseGate := filepath.Join(loose, "reports", "gate.md")
 
 	tests := []struct {
@@ -297,7 +281,7 @@ func TestValidateJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := writeTree(t, tt.files)
+			root := testutil.WriteTree(t, t.TempDir(), tt.files)
 			got := run(t, "validate", "--format", "json", root)
 			if got.code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d; stderr: %s", got.code, tt.wantCode, got.stderr)
@@ -338,7 +322,7 @@ func TestValidateJSON(t *testing.T) {
 
 // TestValidateOtherFormats runs the machine formats end to end.
 func TestValidateOtherFormats(t *testing.T) {
-	root := writeTree(t, map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
 	t.Run("sarif", func(t *testing.T) {
 		got := run(t, "validate", "--format", "sarif", root)
 		if got.code != ExitFindings || got.stderr != "" {
@@ -388,8 +372,8 @@ func TestValidateOtherFormats(t *testing.T) {
 }
 
 func TestValidateSeveralPaths(t *testing.T) {
-	a := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": brokenYAML})
-	b := writeTree(t, map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
+	a := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-1/gate-report.yaml": brokenYAML})
+	b := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
 	got := run(t, "validate", "--format", "json", a, b)
 	if got.code != ExitFindings {
 		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
@@ -409,7 +393,7 @@ func TestValidateSeveralPaths(t *testing.T) {
 // marker directory, checked in its place, is named once in the files when
 // several PATHs are given.
 func TestValidateSeveralPathsInMarkerDirectories(t *testing.T) {
-	root := writeTree(t, map[string]string{"a/.pace/day-1/gate-report.yaml": brokenYAML, "b/.pace/day-1/gate-report.yaml": brokenYAML})
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{"a/.pace/day-1/gate-report.yaml": brokenYAML, "b/.pace/day-1/gate-report.yaml": brokenYAML})
 	t.Chdir(root)
 	got := run(t, "validate", "--format", "json", "a/.pace", "b")
 	var rep jsonReport
@@ -425,7 +409,7 @@ func TestValidateSeveralPathsInMarkerDirectories(t *testing.T) {
 
 // TestValidateDefaultsToCurrentDirectory runs validate without a PATH.
 func TestValidateDefaultsToCurrentDirectory(t *testing.T) {
-	root := writeTree(t, map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-2/gate-report.yaml": brokenYAML})
 	t.Chdir(root)
 	got := run(t, "validate")
 	if got.code != ExitFindings || !strings.Contains(got.stdout, ".pace/day-2/gate-report.yaml:2:") {
@@ -551,16 +535,16 @@ func TestValidateSARIFRepositoryPaths(t *testing.T) {
 		"sub/other/.pace/day-1/gate-report.yaml": wrongTypes,
 		"broken-config.yml":                      "rules: [\n",
 	}
-	repo := writeTree(t, files)
+	repo := testutil.WriteTree(t, t.TempDir(), files)
 	if _, err := git.PlainInit(repo, false); err != nil {
 		t.Fatal(err)
 	}
 	// A linked worktree (or a submodule) has a .git file, not a directory.
-	worktree := writeTree(t, files)
+	worktree := testutil.WriteTree(t, t.TempDir(), files)
 	if err := os.WriteFile(filepath.Join(worktree, ".git"), []byte("gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	outside := writeTree(t, files)
+	outside := testutil.WriteTree(t, t.TempDir(), files)
 	if r := gitRoot(outside); r != "" {
 		t.Fatalf("the temporary directory %s is inside the git repository %s: this test needs one outside", outside, r)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 const (
@@ -118,29 +118,6 @@ func (w *decWorld) run(sl *sleeper, args ...string) result {
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-func checkDecisionsGolden(t *testing.T, name, got string) {
-	t.Helper()
-	golden := filepath.Join("testdata", "decisions", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("missing golden (go test ./internal/cli -run TestDecisions -update): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s\n--- got\n%s\n--- want\n%s", golden, got, want)
-	}
-}
-
-// TestDecisionsGolden: #42 has D-002 resolved and D-001 pending; #43 has
-// everything resolved but a stale phasegate:pending label; #44 has a pending
-// decision and an edited phasegate comment; #45 has no outcome.
 func TestDecisionsGolden(t *testing.T) {
 	w := newDecWorld(t)
 	for i := 1; i <= 41; i++ {
@@ -178,7 +155,7 @@ func TestDecisionsGolden(t *testing.T) {
 			if r.code != ExitOK {
 				t.Fatalf("exit %d, want 0; stderr %s", r.code, r.stderr)
 			}
-			checkDecisionsGolden(t, tc.golden, r.stdout)
+			testutil.Golden(t, filepath.Join("testdata", "decisions", tc.golden), []byte(r.stdout))
 		})
 	}
 }

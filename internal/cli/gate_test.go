@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/phasegate/phasegate/internal/testutil"
+)
 
 // TestGateGolden runs `phasegate gate` in every format over a tree of all
 // five families (testdata/gate/repo: a PACE day whose SENTINEL holds, a JG
@@ -43,19 +42,7 @@ func TestGateGolden(t *testing.T) {
 			if r.stderr != "" {
 				t.Errorf("stderr = %q, want nothing", r.stderr)
 			}
-			golden := filepath.Join("testdata", "gate", tc.golden)
-			if *update {
-				if err := os.WriteFile(golden, []byte(r.stdout), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("missing golden (go test ./internal/cli -run TestGateGolden -update): %v", err)
-			}
-			if r.stdout != string(want) {
-				t.Errorf("output differs from %s\n--- got\n%s\n--- want\n%s", golden, r.stdout, want)
-			}
+			testutil.Golden(t, filepath.Join("testdata", "gate", tc.golden), []byte(r.stdout))
 		})
 	}
 }

@@ -2,9 +2,6 @@ package ghfake
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -338,15 +335,13 @@ func (s *Server) redeliverHook(q *req) reply {
 // send delivers rd to target as GitHub would, and records the answer.
 func (h *hookState) send(rd *HookDelivery, target http.Handler, secret []byte) {
 	defer h.inflight.Done()
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(rd.Payload)
 	req := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(rd.Payload))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "GitHub-Hookshot/fake")
 	req.Header.Set("X-GitHub-Event", rd.Event)
 	req.Header.Set("X-GitHub-Delivery", rd.GUID)
 	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("X-Hub-Signature-256", SignWebhook(secret, rd.Payload))
 	rec := httptest.NewRecorder()
 	target.ServeHTTP(rec, req)
 	h.mu.Lock()

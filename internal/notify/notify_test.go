@@ -1,10 +1,7 @@
 package notify
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,9 +11,8 @@ import (
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const (
 	identity = "github-actions[bot]"
@@ -64,23 +60,6 @@ func (th *thread) source(t *testing.T, decision string) Source {
 		CommentURL: "https://github.com/acme/shop/issues/42#issuecomment-" + strconv.FormatInt(d.ResolutionComment, 10)}
 }
 
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 func TestEventGolden(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -115,7 +94,7 @@ func TestEventGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, tc.golden, append(b, '\n'))
+			testutil.Golden(t, filepath.Join("testdata", tc.golden), append(b, '\n'))
 
 			// GitHub allows client_payload at most 10 top-level keys.
 			var top map[string]json.RawMessage

@@ -3,9 +3,12 @@ package outcome
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // TestCanonicalGolden keeps the canonical YAML of every test outcome under
@@ -14,7 +17,7 @@ func TestCanonicalGolden(t *testing.T) {
 	for _, name := range []string{"seed", "hostile", "defaults", "empty"} {
 		t.Run(name, func(t *testing.T) {
 			v, _, canonical := loadOutcome(t, name+".yaml")
-			golden(t, name+".canonical.yaml", string(canonical))
+			testutil.Golden(t, filepath.Join("testdata", "golden", name+".canonical.yaml"), []byte(string(canonical)))
 			checkCanonical(t, v, canonical)
 		})
 	}

@@ -1,16 +1,14 @@
 package outcome
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
@@ -38,26 +36,6 @@ func loadOutcome(t testing.TB, name string) (any, *Outcome, []byte) {
 		t.Fatalf("Canonical(%s): %v", name, err)
 	}
 	return doc.Value, o, canonical
-}
-
-// golden compares got with the file testdata/golden/name, or rewrites it
-// under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("missing golden file (go test ./internal/outcome -run %s -update): %v", t.Name(), err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (review, then rerun with -update)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 // outcomeCases are the outcome comments under golden test.
@@ -92,9 +70,9 @@ func TestOutcomeGolden(t *testing.T) {
 	for _, tc := range outcomeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			body, o, canonical := renderCase(t, tc.input, tc.key, tc.pr)
-			golden(t, tc.name+".md", body)
+			testutil.Golden(t, filepath.Join("testdata", "golden", tc.name+".md"), []byte(body))
 			out := renderHTML(t, body)
-			golden(t, tc.name+".html", out)
+			testutil.Golden(t, filepath.Join("testdata", "golden", tc.name+".html"), []byte(out))
 
 			var refs []string
 			if tc.pr > 0 {
@@ -141,9 +119,9 @@ func TestResolutionGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("RenderResolution: %v", err)
 			}
-			golden(t, tc.name+".md", body)
+			testutil.Golden(t, filepath.Join("testdata", "golden", tc.name+".md"), []byte(body))
 			out := renderHTML(t, body)
-			golden(t, tc.name+".html", out)
+			testutil.Golden(t, filepath.Join("testdata", "golden", tc.name+".html"), []byte(out))
 			for _, p := range inertReport(out, 0, []string{tc.res.By}, tc.refs) {
 				t.Errorf("HTML not inert: %s", p)
 			}

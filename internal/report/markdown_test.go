@@ -3,11 +3,13 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 func pipelineReport() Report {
@@ -60,7 +62,7 @@ func TestMarkdownGolden(t *testing.T) {
 			if err := Markdown(&buf, tc.report, tc.links); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, tc.name+".md", buf.Bytes())
+			testutil.Golden(t, filepath.Join("testdata", "golden", tc.name+".md"), buf.Bytes())
 		})
 	}
 }

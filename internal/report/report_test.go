@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -14,9 +12,8 @@ import (
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
 
 // testVersion is the version the golden files are rendered with.
 const testVersion = "1.2.3-test"
@@ -83,27 +80,6 @@ func render(t *testing.T, format string, r Report) []byte {
 	return buf.Bytes()
 }
 
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run go test ./internal/report -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update after reviewing):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
 // TestGolden renders the same reports in every format and compares them
 // with the files under testdata/golden.
 func TestGolden(t *testing.T) {
@@ -131,7 +107,7 @@ func TestGolden(t *testing.T) {
 		for _, f := range formats {
 			t.Run(rep.name+"/"+f.format, func(t *testing.T) {
 				out := render(t, f.format, rep.report)
-				checkGolden(t, rep.name+"."+f.ext, out)
+				testutil.Golden(t, filepath.Join("testdata", "golden", rep.name+"."+f.ext), out)
 				// Rendering twice gives the same bytes.
 				if again := render(t, f.format, rep.report); !bytes.Equal(out, again) {
 					t.Errorf("%s output is not deterministic", f.format)

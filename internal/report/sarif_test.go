@@ -14,6 +14,7 @@ import (
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/report/sariftest"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // validateSARIF validates a log against the official schema.
@@ -612,7 +613,7 @@ func TestSARIFSourceRoot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := render(t, "sarif", tt.report)
-			checkGolden(t, tt.golden, out)
+			testutil.Golden(t, filepath.Join("testdata", "golden", tt.golden), out)
 			if err := validateSARIF(t, out); err != nil {
 				t.Fatalf("log is not valid SARIF 2.1.0: %v", err)
 			}

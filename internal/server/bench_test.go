@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 // BenchmarkWebhookAccept measures the acknowledgement of a signed 20 KB
@@ -29,7 +31,7 @@ func BenchmarkWebhookAccept(b *testing.B) {
 	defer h.stop()
 	text := "Looks complete to me.\n/resolve D-001 approve\n\n" + strings.Repeat("Some discussion of the outcome, quoted at length. ", 400)
 	body := commentEvent("created", 5, 99, "alice", "alice", text)
-	sig := sign(testSecret, body)
+	sig := ghfake.SignWebhook(testSecret, body)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	var seq atomic.Int64

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 // The attacks of "at the App's door": bodies pushed by clients who know no
@@ -177,7 +179,7 @@ func TestInflightBudget(t *testing.T) {
 				t.Fatal("a body over the budget was read")
 			}
 			// A signed delivery that fits is served meanwhile.
-			if got := serve(h, rawDelivery(h.newID(), "issue_comment", bytes.NewReader(small), int64(len(small)), sign(testSecret, small))); got.Code != http.StatusAccepted {
+			if got := serve(h, rawDelivery(h.newID(), "issue_comment", bytes.NewReader(small), int64(len(small)), ghfake.SignWebhook(testSecret, small))); got.Code != http.StatusAccepted {
 				t.Fatalf("a small signed delivery beside the held one: %d %q", got.Code, got.Body.String())
 			}
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 // seedPayloads are real-shaped deliveries of every event phasegate reads.
@@ -113,7 +115,7 @@ func FuzzWebhook(f *testing.F) {
 		}
 		req.Header.Set("X-GitHub-Event", event)
 		req.Header.Set("X-GitHub-Delivery", h.newID())
-		req.Header.Set("X-Hub-Signature-256", sign(testSecret, body))
+		req.Header.Set("X-Hub-Signature-256", ghfake.SignWebhook(testSecret, body))
 		rec := httptest.NewRecorder()
 		h.srv.Handler().ServeHTTP(rec, req)
 		switch rec.Code {

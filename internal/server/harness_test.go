@@ -3,12 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -317,12 +314,6 @@ func (h *harness) until(what string, cond func() bool) {
 	}
 }
 
-func sign(secret, body []byte) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
-}
-
 // delivery is a webhook request.
 type delivery struct {
 	method  string // default POST
@@ -356,7 +347,7 @@ func (h *harness) send(d delivery) (int, string) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", d.event)
 	req.Header.Set("X-GitHub-Delivery", d.id)
-	req.Header.Set("X-Hub-Signature-256", sign(d.secret, d.body))
+	req.Header.Set("X-Hub-Signature-256", ghfake.SignWebhook(d.secret, d.body))
 	for k, v := range d.headers {
 		if v == "" {
 			req.Header.Del(k)

@@ -180,7 +180,7 @@ func (r *replica) send(event, id string, body []byte) (int, string) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", event)
 	req.Header.Set("X-GitHub-Delivery", id)
-	req.Header.Set("X-Hub-Signature-256", sign(testSecret, body))
+	req.Header.Set("X-Hub-Signature-256", ghfake.SignWebhook(testSecret, body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err.Error()

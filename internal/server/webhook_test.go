@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 func TestNewRefuses(t *testing.T) {
@@ -80,12 +81,12 @@ func TestWebhookAnswers(t *testing.T) {
 	}{
 		{name: "signed command", d: delivery{event: "issue_comment", body: command}, want: 202, wantBody: "accepted"},
 		{name: "signed command at /", d: delivery{path: "/", event: "issue_comment", body: command}, want: 202},
-		{name: "bad signature", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": sign(testSecret, []byte("other body"))}}, want: 401, wantBody: "does not verify"},
-		{name: "body altered after signing", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": sign(testSecret, append([]byte(nil), command[:len(command)-1]...))}}, want: 401},
+		{name: "bad signature", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": ghfake.SignWebhook(testSecret, []byte("other body"))}}, want: 401, wantBody: "does not verify"},
+		{name: "body altered after signing", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": ghfake.SignWebhook(testSecret, append([]byte(nil), command[:len(command)-1]...))}}, want: 401},
 		{name: "missing signature", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": ""}}, want: 401, wantBody: "missing X-Hub-Signature-256"},
 		{name: "SHA-1 signature only", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": "", "X-Hub-Signature": sha1Sig(command)}}, want: 401, wantBody: "SHA-1"},
 		{name: "SHA-1 signature in the SHA-256 header", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": sha1Sig(command)}}, want: 401},
-		{name: "signature without its prefix", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": strings.TrimPrefix(sign(testSecret, command), "sha256=")}}, want: 401},
+		{name: "signature without its prefix", d: delivery{event: "issue_comment", body: command, headers: map[string]string{"X-Hub-Signature-256": strings.TrimPrefix(ghfake.SignWebhook(testSecret, command), "sha256=")}}, want: 401},
 		{name: "wrong secret", d: delivery{event: "issue_comment", body: command, secret: []byte("guess")}, want: 401},
 		{name: "rotation: the old secret", secrets: [][]byte{oldSecret, newSecret}, d: delivery{event: "issue_comment", body: command, secret: oldSecret}, want: 202},
 		{name: "rotation: the new secret", secrets: [][]byte{oldSecret, newSecret}, d: delivery{event: "issue_comment", body: command, secret: newSecret}, want: 202},

@@ -76,6 +76,49 @@ type kindOut struct {
 }
 
 func run(corpusDir, out string) error {
+	if err := prepareOut(out); err != nil {
+		return err
+	}
+	v, err := check.NewValidator()
+	if err != nil {
+		return err
+	}
+	files, err := artifact.Discover(corpusDir, artifact.DiscoverOptions{})
+	if err != nil {
+		return err
+	}
+	mapF, err := os.Create(filepath.Join(out, "map.tsv"))
+	if err != nil {
+		return err
+	}
+	defer mapF.Close()
+	p := &prep{out: out, v: v, mapW: bufio.NewWriter(mapF), kinds: map[string]*kindOut{}}
+	for _, f := range files {
+		if err := p.add(f); err != nil {
+			return err
+		}
+	}
+	if err := p.mapW.Flush(); err != nil {
+		return err
+	}
+	if err := writeLines(filepath.Join(out, "expected-invalid.txt"), p.expected); err != nil {
+		return err
+	}
+	if err := writeLines(filepath.Join(out, "skipped.txt"), p.skipped); err != nil {
+		return err
+	}
+	total, invalid, err := writeKinds(filepath.Join(out, "kinds.tsv"), p.kinds)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "peerprep: %d artifacts in %d kinds for the peers (%d rejected by phasegate's schema layer); %d undecodable files left out\n",
+		total, len(p.kinds), invalid, len(p.skipped))
+	return nil
+}
+
+// prepareOut makes out afresh, with the schemas for kubeconform and the
+// wrappers for per-item kinds.
+func prepareOut(out string) error {
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
@@ -91,101 +134,93 @@ func run(corpusDir, out string) error {
 	if err := writeKubeSchemas(filepath.Join(out, "kube-schemas"), docs); err != nil {
 		return err
 	}
-	if err := writeWrappers(filepath.Join(out, "wrap")); err != nil {
-		return err
-	}
+	return writeWrappers(filepath.Join(out, "wrap"))
+}
 
-	v, err := check.NewValidator()
-	if err != nil {
-		return err
-	}
-	files, err := artifact.Discover(corpusDir, artifact.DiscoverOptions{})
-	if err != nil {
-		return err
-	}
-	mapF, err := os.Create(filepath.Join(out, "map.tsv"))
-	if err != nil {
-		return err
-	}
-	defer mapF.Close()
-	mapW := bufio.NewWriter(mapF)
-	var expected, skipped []string
-	kinds := map[string]*kindOut{}
-	seq := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f.Abs)
-		if err != nil {
-			return err
-		}
-		k := f.Kind
-		if k == nil {
-			if k = artifact.Sniff(f.Rel, data); k == nil {
-				continue // not an artifact
-			}
-		}
-		doc := artifact.Decode(f.Rel, k, data, artifact.Limits{})
-		if !doc.Decoded || len(doc.Problems) > 0 {
-			skipped = append(skipped, f.Rel)
-			continue
-		}
-		ko := kinds[k.ID]
-		if ko == nil {
-			ko = &kindOut{kind: k}
-			kinds[k.ID] = ko
-			for _, d := range []string{"plain", "kube"} {
-				if err := os.MkdirAll(filepath.Join(out, d, k.ID), 0o755); err != nil {
-					return err
-				}
-			}
-		}
-		ko.count++
-		seq++
-		if len(v.Validate(doc)) > 0 {
-			expected = append(expected, f.Rel)
-			ko.invalid++
-		}
+// prep is the peers' inputs being written.
+type prep struct {
+	out               string
+	v                 *check.Validator
+	mapW              *bufio.Writer // map.tsv
+	expected, skipped []string      // rejected by phasegate's schema layer; undecodable
+	kinds             map[string]*kindOut
+	seq               int
+}
 
-		plain, kube, ext, err := convert(k, f, data, doc)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.Rel, err)
+// add writes file f for the peers, if it is a decodable artifact.
+func (p *prep) add(f artifact.File) error {
+	data, err := os.ReadFile(f.Abs)
+	if err != nil {
+		return err
+	}
+	k := f.Kind
+	if k == nil {
+		if k = artifact.Sniff(f.Rel, data); k == nil {
+			return nil // not an artifact
 		}
-		name := fmt.Sprintf("%06d%s", seq, ext)
-		plainPath := filepath.Join(out, "plain", k.ID, name)
-		if plain == nil {
-			if err := os.Link(f.Abs, plainPath); err != nil {
-				plain = data // another file system: copy
-			}
-		}
-		if plain != nil {
-			if err := os.WriteFile(plainPath, plain, 0o644); err != nil {
+	}
+	doc := artifact.Decode(f.Rel, k, data, artifact.Limits{})
+	if !doc.Decoded || len(doc.Problems) > 0 {
+		p.skipped = append(p.skipped, f.Rel)
+		return nil
+	}
+	ko := p.kinds[k.ID]
+	if ko == nil {
+		ko = &kindOut{kind: k}
+		p.kinds[k.ID] = ko
+		for _, d := range []string{"plain", "kube"} {
+			if err := os.MkdirAll(filepath.Join(p.out, d, k.ID), 0o755); err != nil {
 				return err
 			}
 		}
-		kubeExt := ext
-		if k.PerItem {
-			kubeExt = ".yaml" // a stream of documents
+	}
+	ko.count++
+	p.seq++
+	if len(p.v.Validate(doc)) > 0 {
+		p.expected = append(p.expected, f.Rel)
+		ko.invalid++
+	}
+	return p.write(k, f, data, doc)
+}
+
+// write writes the artifact's plain and kube forms and its map.tsv line.
+func (p *prep) write(k *artifact.Kind, f artifact.File, data []byte, doc *artifact.Document) error {
+	plain, kube, ext, err := convert(k, f, data, doc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Rel, err)
+	}
+	name := fmt.Sprintf("%06d%s", p.seq, ext)
+	plainPath := filepath.Join(p.out, "plain", k.ID, name)
+	if plain == nil {
+		if err := os.Link(f.Abs, plainPath); err != nil {
+			plain = data // another file system: copy
 		}
-		if err := os.WriteFile(filepath.Join(out, "kube", k.ID, fmt.Sprintf("%06d%s", seq, kubeExt)), kube, 0o644); err != nil {
+	}
+	if plain != nil {
+		if err := os.WriteFile(plainPath, plain, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(mapW, "%s\t%s\t%s\n", path.Join("plain", k.ID, name), path.Join("kube", k.ID, fmt.Sprintf("%06d%s", seq, kubeExt)), f.Rel)
 	}
-	if err := mapW.Flush(); err != nil {
+	kubeExt := ext
+	if k.PerItem {
+		kubeExt = ".yaml" // a stream of documents
+	}
+	if err := os.WriteFile(filepath.Join(p.out, "kube", k.ID, fmt.Sprintf("%06d%s", p.seq, kubeExt)), kube, 0o644); err != nil {
 		return err
 	}
-	if err := writeLines(filepath.Join(out, "expected-invalid.txt"), expected); err != nil {
-		return err
-	}
-	if err := writeLines(filepath.Join(out, "skipped.txt"), skipped); err != nil {
-		return err
-	}
+	fmt.Fprintf(p.mapW, "%s\t%s\t%s\n", path.Join("plain", k.ID, name), path.Join("kube", k.ID, fmt.Sprintf("%06d%s", p.seq, kubeExt)), f.Rel)
+	return nil
+}
+
+// writeKinds writes kinds.tsv, a line a kind, and returns the artifacts and
+// the invalid ones they hold.
+func writeKinds(file string, kinds map[string]*kindOut) (total, invalid int, err error) {
 	var ids []string
 	for id := range kinds {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	var rows []string
-	total, invalid := 0, 0
 	for _, id := range ids {
 		ko := kinds[id]
 		wrapper := "-"
@@ -196,12 +231,7 @@ func run(corpusDir, out string) error {
 		total += ko.count
 		invalid += ko.invalid
 	}
-	if err := writeLines(filepath.Join(out, "kinds.tsv"), rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "peerprep: %d artifacts in %d kinds for the peers (%d rejected by phasegate's schema layer); %d undecodable files left out\n",
-		total, len(ids), invalid, len(skipped))
-	return nil
+	return total, invalid, writeLines(file, rows)
 }
 
 // convert returns the peers' plain copy (nil: link the original) and the

@@ -84,36 +84,13 @@ func run(ctx context.Context, bin string, env []string, conns, rounds int, size 
 		return err
 	}
 	defer os.RemoveAll(dir)
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return err
-	}
-	keyFile := filepath.Join(dir, "app.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
-		return err
-	}
 	addr, err := freeLoopback()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(),
-		"PHASEGATE_ADDR="+addr,
-		"PHASEGATE_WEBHOOK_SECRET=flood-test-secret",
-		"PHASEGATE_APP_ID=1",
-		"PHASEGATE_PRIVATE_KEY_FILE="+keyFile,
-		"PHASEGATE_GITHUB_API_URL=http://127.0.0.1:9/", // nothing answers: never ready, never calls GitHub
-		"PHASEGATE_RECONCILE_EVERY=0",
-	)
-	cmd.Env = append(cmd.Env, env...)
-	logs, err := os.Create(filepath.Join(dir, "serve.log"))
+	cmd, err := startServe(bin, env, dir, addr)
 	if err != nil {
 		return err
-	}
-	defer logs.Close()
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", bin, err)
 	}
 	pid := cmd.Process.Pid
 	defer func() {
@@ -134,27 +111,8 @@ func run(ctx context.Context, bin string, env []string, conns, rounds int, size 
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns, DisableCompression: true}}
 	answers := map[string]int{}
 	for r := 1; r <= rounds; r++ {
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		start := time.Now()
-		for i := 0; i < conns; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				a := post(ctx, client, url, size, sig, chunked, fmt.Sprintf("flood-%d-%d", r, i))
-				mu.Lock()
-				answers[a]++
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		m, err := memory(pid)
-		if err != nil {
+		if err := round(ctx, client, url, r, conns, size, sig, chunked, pid, answers); err != nil {
 			return err
-		}
-		fmt.Printf("round %d: %s; VmHWM %s, VmRSS %s\n", r, time.Since(start).Round(time.Millisecond), mib(m.hwm), mib(m.rss))
-		if ctx.Err() != nil {
-			return fmt.Errorf("stopped after round %d: %w", r, ctx.Err())
 		}
 	}
 	final, err := memory(pid)
@@ -172,6 +130,67 @@ func run(ctx context.Context, bin string, env []string, conns, rounds int, size 
 	}
 	fmt.Printf("answers: %s\n", strings.Join(parts, ", "))
 	fmt.Printf("peak RSS (VmHWM) of serve: %s (idle %s)\n", mib(final.hwm), mib(idle.hwm))
+	return nil
+}
+
+// startServe starts `bin serve` on addr with a fresh App key under dir,
+// against a GitHub that never answers, logging to dir/serve.log.
+func startServe(bin string, env []string, dir, addr string) (*exec.Cmd, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	keyFile := filepath.Join(dir, "app.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"PHASEGATE_ADDR="+addr,
+		"PHASEGATE_WEBHOOK_SECRET=flood-test-secret",
+		"PHASEGATE_APP_ID=1",
+		"PHASEGATE_PRIVATE_KEY_FILE="+keyFile,
+		"PHASEGATE_GITHUB_API_URL=http://127.0.0.1:9/", // nothing answers: never ready, never calls GitHub
+		"PHASEGATE_RECONCILE_EVERY=0",
+	)
+	cmd.Env = append(cmd.Env, env...)
+	logs, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logs.Close() // the started process has its own descriptor
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	return cmd, nil
+}
+
+// round r posts conns deliveries at once, counts their answers, and prints
+// the server's memory after them.
+func round(ctx context.Context, client *http.Client, url string, r, conns int, size int64, sig string, chunked bool, pid int, answers map[string]int) error {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < conns; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := post(ctx, client, url, size, sig, chunked, fmt.Sprintf("flood-%d-%d", r, i))
+			mu.Lock()
+			answers[a]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	m, err := memory(pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("round %d: %s; VmHWM %s, VmRSS %s\n", r, time.Since(start).Round(time.Millisecond), mib(m.hwm), mib(m.rss))
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped after round %d: %w", r, ctx.Err())
+	}
 	return nil
 }
 
