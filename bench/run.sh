@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh — the design §12 validate budget, measured.
+# bench/run.sh — the CONTRIBUTING.md validate budget, measured.
 #
 # Generates a realistic corpus, then times `phasegate validate` against three
 # peers doing JSON Schema validation alone on the same files with the same

@@ -8,7 +8,7 @@ import (
 	"github.com/phasegate/phasegate/internal/config"
 )
 
-// BenchmarkValidate10k is the in-process form of the design §12 budget:
+// BenchmarkValidate10k is the in-process form of the CONTRIBUTING.md budget:
 // 10,000 artifacts validated in well under a second on 2 cores. The corpus
 // is generated once (untimed); each iteration compiles the schemas and
 // checks the whole tree, as `phasegate validate` does minus printing.

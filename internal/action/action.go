@@ -33,7 +33,7 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// Commit status contexts (design §4): kept apart so neither depends on itself.
+// Commit status contexts (docs/contracts/README.md): kept apart so neither depends on itself.
 const (
 	ContextContracts = "phasegate/contracts"
 	ContextDecisions = "phasegate/decisions"

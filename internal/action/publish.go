@@ -15,7 +15,7 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// Labels phasegate manages (design §7).
+// Labels phasegate manages (docs/contracts/outcome.md).
 const (
 	LabelPending = "phasegate:pending"
 	labelPhase   = "phase:"

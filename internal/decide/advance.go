@@ -11,7 +11,7 @@ import (
 	"github.com/phasegate/phasegate/internal/outcome"
 )
 
-// Labels and statuses phasegate manages (design §4, §7).
+// Labels and statuses phasegate manages (docs/contracts/README.md).
 const (
 	LabelPending     = "phasegate:pending"
 	LabelCaptured    = "phasegate:captured"
@@ -20,7 +20,7 @@ const (
 	ContextDecisions = "phasegate/decisions"
 )
 
-// advance brings labels and statuses in line with the thread (design §7).
+// advance brings labels and statuses in line with the thread (docs/contracts/outcome.md).
 //
 // phasegate:pending is the reconcile loop's work list, so it comes off
 // last: a replica that dies between two steps leaves the issue labelled,
@@ -140,7 +140,7 @@ func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string
 }
 
 // capture opens the follow-up issue of a capture-out-of-scope decision
-// (design §7), or finds the one an earlier, interrupted attempt opened (its
+// (docs/contracts/outcome.md), or finds the one an earlier, interrupted attempt opened (its
 // body carries a hidden marker naming the outcome and decision).
 func (h *Handler) capture(ctx context.Context, gh GitHub, t *thread, tg *target, c Comment) (int, error) {
 	d := tg.decision

@@ -1,6 +1,6 @@
 // Package decide is the decision handler shared by the action (on
 // issue_comment, schedule and workflow_dispatch) and the App server: the one
-// place where the ledger meets GitHub (design §6–8). For a comment holding
+// place where the ledger meets GitHub (docs/contracts/outcome.md). For a comment holding
 // `/resolve D-001 approve` it folds the issue thread, authorises the
 // commenter, records an immutable resolution comment and advances state —
 // the phasegate:pending and phase:<name> labels, a captured follow-up issue,

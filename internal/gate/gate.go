@@ -1,6 +1,6 @@
 // Package gate turns findings and the decisions the artifacts record into one
 // verdict per commit — SHIP, ADVISORY or HOLD — with one human-readable
-// reason per cause (design §4). It is pure.
+// reason per cause (docs/contracts/README.md). It is pure.
 package gate
 
 import (
@@ -33,7 +33,7 @@ type Result struct {
 // FromFindings is the contract verdict of findings alone (phasegate validate).
 func FromFindings(fs []check.Finding) Result { return Compute(fs, nil) }
 
-// Compute is the verdict of design §4: HOLD when any error finding exists or
+// Compute is the verdict of docs/contracts/README.md: HOLD when any error finding exists or
 // any pipeline unit's latest decision holds (a PACE agent's HOLD, a JG
 // tester's or reviewer's FAIL, an SCC REJECT/ESCALATE, a failed Autopilot run
 // or an open circuit breaker); ADVISORY when there are warnings or ADVISORY

@@ -1,5 +1,5 @@
 // Package redisx shares what `phasegate serve` must not do twice across its
-// replicas (design §8): per-issue locks and the set of recently seen
+// replicas (docs/security.md): per-issue locks and the set of recently seen
 // webhook delivery IDs, in one Redis (`--redis-url`).
 //
 // Redis is never on the correctness path of the ledger: the issue thread is

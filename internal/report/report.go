@@ -1,5 +1,5 @@
 // Package report renders a run's findings and verdict: text for people,
-// JSON (the public shape of design §2), SARIF 2.1.0 for code scanning, and
+// JSON (the public shape the README documents under output formats), SARIF 2.1.0 for code scanning, and
 // GitHub workflow-command annotations. It is pure: it writes to the writer it
 // is given and nothing else. Everything an agent wrote is escaped for the
 // medium it lands in.
@@ -61,11 +61,11 @@ type jsonReport struct {
 	Artifacts int             `json:"artifacts"`
 	Findings  []check.Finding `json:"findings"`
 	// Pipeline is present for phasegate gate only; an addition to the
-	// design §2 shape that leaves its four keys as they are.
+	// public JSON shape that leaves its four keys as they are.
 	Pipeline []check.Status `json:"pipeline,omitempty"`
 }
 
-// JSON writes the one-object shape of design §2. Lists are never null.
+// JSON writes the one-object shape the README documents. Lists are never null.
 // Bidirectional controls and C1 controls in strings are written as \u
 // escapes (the decoded values are unchanged), so the JSON is safe to print.
 func JSON(w io.Writer, r Report) error {

@@ -150,7 +150,7 @@ func TestWriteReturnsWriterErrors(t *testing.T) {
 	}
 }
 
-// TestJSONShape decodes --format json into exactly the design §2 shape.
+// TestJSONShape decodes --format json into exactly the public JSON shape (README, output formats).
 func TestJSONShape(t *testing.T) {
 	tests := []struct {
 		name         string

@@ -64,7 +64,7 @@ func (s *Server) claimPass(ctx context.Context) bool {
 }
 
 // reconcileOnce re-folds every pending issue of every repository of every
-// installation (design §8), skipping installations whose rate limit runs
+// installation (docs/security.md), skipping installations whose rate limit runs
 // low, then redelivers the App's recent failed deliveries.
 func (s *Server) reconcileOnce(ctx context.Context) {
 	start := time.Now()
