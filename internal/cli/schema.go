@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io/fs"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -13,8 +12,12 @@ import (
 
 // schema lists the kinds, or prints one kind's schema.
 func (e *environment) schema(args []string) int {
-	switch {
-	case len(args) == 0:
+	fset := e.flags("schema", "Without KIND, lists every artifact kind and where it is found; with KIND, prints its\nJSON Schema (draft 2020-12).")
+	if code, done := fset.parse(args); done {
+		return code
+	}
+	switch fset.NArg() {
+	case 0:
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KIND\tTITLE\tFOUND AT")
 		for _, k := range artifact.Kinds() {
@@ -23,10 +26,10 @@ func (e *environment) schema(args []string) int {
 		tw.Flush()
 		fmt.Fprintf(e.stdout, "\nSchemas: phasegate schema KIND, or %s<family>/<kind>.schema.json\n", check.SchemaBaseURL)
 		return ExitOK
-	case len(args) == 1 && !strings.HasPrefix(args[0], "-"):
-		k := artifact.KindByID(args[0])
+	case 1:
+		k := artifact.KindByID(fset.Arg(0))
 		if k == nil {
-			return e.failf("unknown kind %q (run 'phasegate schema' to list the kinds)", args[0])
+			return e.failf("unknown kind %q (run 'phasegate schema' to list the kinds)", fset.Arg(0))
 		}
 		data, err := fs.ReadFile(schemas.FS, k.SchemaPath())
 		if err != nil {
@@ -35,9 +38,6 @@ func (e *environment) schema(args []string) int {
 		if _, err := e.stdout.Write(data); err != nil {
 			return e.failf("writing schema: %v", err)
 		}
-		return ExitOK
-	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
-		fmt.Fprintln(e.stdout, "Usage: phasegate schema [KIND]\n\nWithout KIND, lists every artifact kind; with KIND, prints its JSON Schema (draft 2020-12).")
 		return ExitOK
 	}
 	return e.failf("usage: phasegate schema [KIND]")
