@@ -560,6 +560,7 @@ func TestCommandHelp(t *testing.T) {
 					t.Errorf("%s %s: exit %d, stderr %q, stdout differs from help %s:\n%s", c.name, flag, got.code, got.stderr, c.name, got.stdout)
 				}
 			}
+			checkHelpGolden(t, c.name, want.stdout)
 			if other, dup := seen[want.stdout]; dup {
 				t.Errorf("help %s prints the same usage as help %s", c.name, other)
 			}
@@ -569,6 +570,40 @@ func TestCommandHelp(t *testing.T) {
 				t.Errorf("general help does not list %q:\n%s", synopsis(c), general.stdout)
 			}
 		})
+	}
+}
+
+// TestGeneralHelp: the general help lists the command table (golden).
+func TestGeneralHelp(t *testing.T) {
+	got := run(t, "help")
+	if got.code != ExitOK || got.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+	}
+	checkHelpGolden(t, "general", got.stdout)
+	if noArgs := run(t); noArgs.stderr != got.stdout || noArgs.code != ExitUsage {
+		t.Errorf("without arguments: exit %d and stderr differs from the help", noArgs.code)
+	}
+}
+
+// checkHelpGolden compares a usage with testdata/help/NAME.txt
+// (go test ./internal/cli -run 'Help' -update rewrites them).
+func checkHelpGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", "help", name+".txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("missing golden (go test ./internal/cli -run Help -update): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("usage differs from %s\n--- got\n%s\n--- want\n%s", golden, got, want)
 	}
 }
 
