@@ -7,10 +7,15 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# What `phasegate version` prints: docker build --build-arg VERSION=v1.2.3
+# --build-arg COMMIT=$(git rev-parse HEAD) --build-arg DATE=$(git log -1 --format=%cI).
 ARG VERSION=dev
+ARG COMMIT=
+ARG DATE=
 # The same command is run by cmd/phasegate/build_test.go, which checks that the
-# binary is static and small.
-RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false -ldflags="-s -w -X github.com/phasegate/phasegate/internal/cli.version=${VERSION}" -o /out/phasegate ./cmd/phasegate
+# binary is static and small. (Releases are built by GoReleaser with the same
+# flags: .goreleaser.yaml, deploy/release.Dockerfile.)
+RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false -ldflags="-s -w -X github.com/phasegate/phasegate/internal/cli.version=${VERSION} -X github.com/phasegate/phasegate/internal/cli.commit=${COMMIT} -X github.com/phasegate/phasegate/internal/cli.date=${DATE}" -o /out/phasegate ./cmd/phasegate
 
 FROM gcr.io/distroless/static-debian12
 COPY --from=build /out/phasegate /phasegate

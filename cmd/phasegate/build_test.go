@@ -38,7 +38,7 @@ func TestDockerfileBuild(t *testing.T) {
 		t.Fatal("Dockerfile has no `RUN CGO_ENABLED=0 GOOS=linux go build … -o /out/phasegate ./cmd/phasegate` line")
 	}
 	out := filepath.Join(t.TempDir(), "phasegate")
-	line := strings.ReplaceAll(m[1], "${VERSION}", "v0.0.0-test")
+	line := strings.NewReplacer("${VERSION}", "v0.0.0-test", "${COMMIT}", "0123456789abcdef0123456789abcdef01234567", "${DATE}", "2026-01-02T03:04:05Z").Replace(m[1])
 	// The line is: ENV=… ENV=… go build ARGS…; split off the environment.
 	fields := shellWords(line)
 	var env []string
@@ -78,8 +78,9 @@ func TestDockerfileBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(string(v)); got != "phasegate v0.0.0-test" {
-		t.Errorf("version = %q, want the stamped version", got)
+	want := "phasegate v0.0.0-test\ncommit: 0123456789abcdef0123456789abcdef01234567\ndate:   2026-01-02T03:04:05Z\n"
+	if got := string(v); !strings.HasPrefix(got, want) {
+		t.Errorf("version = %q, want it to start with the stamped version, commit and date %q", got, want)
 	}
 }
 

@@ -79,6 +79,7 @@ var roles = map[string]Role{
 	"internal/outcome/outcometest": TestSupport,
 	"internal/redisx/redistest":    TestSupport,
 	"internal/report/sariftest":    TestSupport,
+	"internal/testutil":            TestSupport,
 	"internal/archtest":            TestSupport,
 }
 
@@ -245,7 +246,7 @@ func Check(pkgs map[string]*Package) []Violation {
 				add("only-cli-runs-adapters", name, "imports %s", imp)
 			case role == Main && imp != "internal/cli" && imp != "os":
 				add("main-is-one-line", name, "imports %s (main only calls cli.Main)", imp)
-			case role != TestSupport && role != Tooling && (hasPrefixPath(imp, "internal/ghfake") || hasPrefixPath(imp, "internal/outcome/outcometest") || hasPrefixPath(imp, "internal/redisx/redistest") || hasPrefixPath(imp, "internal/report/sariftest") || imp == "testing"):
+			case role != TestSupport && role != Tooling && (hasPrefixPath(imp, "internal/ghfake") || hasPrefixPath(imp, "internal/outcome/outcometest") || hasPrefixPath(imp, "internal/redisx/redistest") || hasPrefixPath(imp, "internal/report/sariftest") || hasPrefixPath(imp, "internal/testutil") || imp == "testing"):
 				add("test-support-stays-in-tests", name, "imports %s outside its tests", imp)
 			}
 		}

@@ -23,39 +23,86 @@ const (
 	ExitUsage = 2
 )
 
-// version is stamped at build time with -ldflags "-X github.com/phasegate/phasegate/internal/cli.version=v1.2.3".
-var version = ""
-
-// Version is phasegate's version: the stamped one, else the module version
-// that `go install …@vX` records, else "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+// command is one entry of the command table. Adding a command is adding an
+// entry: the general help lists it, `phasegate help NAME` prints its usage
+// (by running it with -h), and TestCommandHelp checks that its usage is its
+// own.
+type command struct {
+	name    string
+	args    string // what follows the name in the synopsis, e.g. "[flags] [PATH...]"
+	summary string // one line for the general help
+	// batch commands read many files once and exit: see tuneGC.
+	batch bool
+	// run runs the command with the arguments after its name. With -h or
+	// --help it prints the command's usage on stdout and returns ExitOK.
+	run func(e *environment, args []string) int
 }
 
-const usage = `phasegate checks the artifacts that AI coding-agent pipelines commit
+// commands is the command table, in the order the general help lists it.
+// (A function, not a variable: help refers to the table.)
+func commands() []command {
+	return []command{
+		{name: "validate", args: "[flags] [PATH...]", summary: "check artifacts; print findings", batch: true,
+			run: (*environment).validate},
+		{name: "gate", args: "[flags] [PATH...]", summary: "validate, then compute the verdict (SHIP, ADVISORY, HOLD)", batch: true,
+			run: (*environment).gate},
+		{name: "reconcile", args: "[flags]", summary: "apply /resolve commands that have no answer yet",
+			run: (*environment).reconcile},
+		{name: "decisions", args: "[flags]", summary: "print an issue's decisions; --wait blocks until one is resolved",
+			run: (*environment).decisions},
+		{name: "action", summary: "the GitHub Action's entrypoint (reads the workflow's environment)", batch: true,
+			run: (*environment).action},
+		{name: "serve", args: "[flags]", summary: "the GitHub App webhook server (answers /resolve for every installation)",
+			run: func(e *environment, args []string) int {
+				return server.Main(args, e.getenv, e.stdout, e.stderr, Version())
+			}},
+		{name: "schema", args: "[KIND | --conventions]", summary: "list the kinds, print one kind's JSON Schema, or the convention-tier fields",
+			run: (*environment).schema},
+		{name: "version", summary: "print the version, commit and build date",
+			run: (*environment).version},
+		{name: "help", args: "[COMMAND]", summary: "print this help, or a command's usage",
+			run: (*environment).help},
+	}
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// writeUsage writes the general help: every command of the table.
+func writeUsage(w io.Writer) {
+	cmds := commands()
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(synopsis(c)))
+	}
+	var b strings.Builder
+	b.WriteString(`phasegate checks the artifacts that AI coding-agent pipelines commit
 (PACE, JG pipeline, SCC, Autopilot, Phase Outcomes) against their contracts.
 
 Usage:
-  phasegate validate [flags] [PATH...]   check artifacts; print findings
-  phasegate gate [flags] [PATH...]       validate, then compute the verdict (SHIP, ADVISORY, HOLD)
-  phasegate reconcile [--repo OWNER/NAME] apply /resolve commands that have no answer yet
-  phasegate action                       the GitHub Action's entrypoint (reads the workflow's environment)
-  phasegate serve [flags]                the GitHub App webhook server (answers /resolve for every installation)
-  phasegate schema [KIND]                list the kinds, or print one kind's JSON Schema
-  phasegate version                      print the version
-  phasegate help                         print this help
-
-Run 'phasegate <command> -h' for a command's flags.
+`)
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "  %-*s   %s\n", width, synopsis(c), c.summary)
+	}
+	b.WriteString(`
+Run 'phasegate help COMMAND' or 'phasegate COMMAND -h' for a command's usage.
 
 Exit codes: 0 checked, no error findings; 1 error findings (verdict HOLD);
 2 usage error or could not run.
-`
+`)
+	io.WriteString(w, b.String())
+}
+
+// synopsis is "phasegate NAME ARGS".
+func synopsis(c command) string {
+	return strings.TrimSpace("phasegate " + c.name + " " + c.args)
+}
 
 // Main runs phasegate with args (without the program name) and returns the
 // exit code. getenv is os.Getenv in production and a map in tests.
@@ -67,38 +114,73 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 		}
 	}()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeUsage(stderr)
 		return ExitUsage
 	}
-	env := &environment{getenv: getenv, stdout: stdout, stderr: stderr}
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "validate":
-		tuneGC(getenv)
-		return env.validate(rest)
-	case "gate":
-		tuneGC(getenv)
-		return env.gate(rest)
-	case "reconcile":
-		return env.reconcile(rest)
-	case "decisions":
-		return env.decisions(rest)
-	case "action":
-		tuneGC(getenv)
-		return action.Main(context.Background(), getenv, stdout, action.Options{Version: Version()})
-	case "serve":
-		return server.Main(rest, getenv, stdout, stderr, Version())
-	case "schema":
-		return env.schema(rest)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "phasegate %s\n", Version())
-		return ExitOK
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return ExitOK
-	default:
-		fmt.Fprintf(stderr, "phasegate: unknown command %q\n\n%s", strings.TrimSpace(cmd), usage)
+	env := &environment{getenv: getenv, stdout: stdout, stderr: stderr, color: useColor(stdout, getenv)}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "--help":
+		name = "help"
+	case "--version":
+		name = "version"
+	}
+	c, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "phasegate: unknown command %q\n\n", strings.TrimSpace(name))
+		writeUsage(stderr)
 		return ExitUsage
 	}
+	if c.batch {
+		tuneGC(getenv)
+	}
+	return c.run(env, rest)
+}
+
+// help prints the general help, or runs COMMAND -h.
+func (e *environment) help(args []string) int {
+	fset := e.flags("help", "Without COMMAND, lists the commands; with COMMAND, prints that command's usage\n(the same as 'phasegate COMMAND -h').")
+	if code, done := fset.parse(args); done {
+		return code
+	}
+	switch fset.NArg() {
+	case 0:
+		writeUsage(e.stdout)
+		return ExitOK
+	case 1:
+		c, ok := lookup(fset.Arg(0))
+		if !ok {
+			return e.failf("help: unknown command %q (run 'phasegate help' for the list)", fset.Arg(0))
+		}
+		return c.run(e, []string{"-h"})
+	}
+	return e.failf("help takes at most one command (got %q)", fset.Args())
+}
+
+// action is the GitHub Action's entrypoint. It takes no arguments: the
+// workflow's environment says what to do.
+func (e *environment) action(args []string) int {
+	fset := e.flags("action", `The GitHub Action's entrypoint: action.yml runs it in phasegate's container image.
+It reads the workflow's environment, never arguments. GITHUB_EVENT_NAME says what to do:
+  push, pull_request, pull_request_target, merge_group
+      check the commit's artifacts, annotate the findings, write the job summary, set
+      the phasegate/contracts and phasegate/decisions statuses, post new Phase Outcomes
+  issue_comment
+      handle /resolve, /decisions and /phasegate help commands
+  schedule, workflow_dispatch
+      reconcile: apply every command on the open phasegate:pending issues that has no answer yet
+The inputs come as INPUT_PATH, INPUT_TOKEN, INPUT_FORMAT, INPUT_POST-OUTCOMES, INPUT_FAIL-ON
+and INPUT_CONFIG (see action.yml); PHASEGATE_SIGNING_KEY signs outcome and resolution comments.
+Outside GitHub Actions, use 'phasegate validate' or 'phasegate gate'.
+
+Exit codes: 0 or 1 by the fail-on input; 2 could not run (no token, GitHub API failures).`)
+	if code, done := fset.parse(args); done {
+		return code
+	}
+	if fset.NArg() > 0 {
+		return e.failf("action takes no arguments (got %q): it reads the workflow's environment", fset.Arg(0))
+	}
+	return action.Main(context.Background(), e.getenv, e.stdout, action.Options{Version: Version()})
 }
 
 // tuneGC trades memory for speed: a check allocates a lot of short-lived
@@ -117,6 +199,9 @@ func tuneGC(getenv func(string) string) {
 type environment struct {
 	getenv         func(string) string
 	stdout, stderr io.Writer
+	// color: stdout is a terminal and NO_COLOR is not set, so text output
+	// may use ANSI colours.
+	color bool
 }
 
 func (e *environment) failf(format string, args ...any) int {

@@ -143,9 +143,33 @@ func TestExitCodesAndStreams(t *testing.T) {
 		{name: "-h", args: []string{"-h"}, wantCode: ExitOK,
 			wantStdout: []string{"Usage:"}},
 		{name: "version", args: []string{"version"}, wantCode: ExitOK,
-			wantStdout: []string{"phasegate " + Version() + "\n"}},
+			wantStdout: []string{"phasegate " + Version() + "\n", "\ncommit: ", "\ndate:   ", "\ngo:     go"}},
 		{name: "--version", args: []string{"--version"}, wantCode: ExitOK,
-			wantStdout: []string{"phasegate " + Version() + "\n"}},
+			wantStdout: []string{"phasegate " + Version() + "\n", "\ncommit: "}},
+		{name: "version takes no arguments", args: []string{"version", "extra"}, wantCode: ExitUsage,
+			wantStderr: []string{`version takes no arguments (got "extra")`}},
+		{name: "help validate", args: []string{"help", "validate"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate validate [flags] [PATH...]", "-format", "-base"}},
+		{name: "help gate is gate's own", args: []string{"help", "gate"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate gate [flags] [PATH...]", "computes the verdict", "0 SHIP or ADVISORY; 1 HOLD"}},
+		{name: "gate -h is gate's own", args: []string{"gate", "-h"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate gate [flags] [PATH...]", "computes the verdict"}},
+		{name: "action --help", args: []string{"action", "--help"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate action", "GITHUB_EVENT_NAME", "INPUT_FAIL-ON"}},
+		{name: "action takes no arguments", args: []string{"action", "push"}, wantCode: ExitUsage,
+			wantStderr: []string{`action takes no arguments (got "push")`}},
+		{name: "help serve", args: []string{"help", "serve"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate serve", "-webhook-secret"}},
+		{name: "help help", args: []string{"help", "help"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage: phasegate help [COMMAND]"}},
+		{name: "help unknown command", args: []string{"help", "frobnicate"}, wantCode: ExitUsage,
+			wantStderr: []string{`help: unknown command "frobnicate"`}},
+		{name: "help two commands", args: []string{"help", "gate", "validate"}, wantCode: ExitUsage,
+			wantStderr: []string{"help takes at most one command"}},
+		{name: "--help", args: []string{"--help"}, wantCode: ExitOK,
+			wantStdout: []string{"Usage:", "phasegate help [COMMAND]", "phasegate help COMMAND"}},
+		{name: "schema unknown flag", args: []string{"schema", "--bogus"}, wantCode: ExitUsage,
+			wantStderr: []string{"flag provided but not defined: -bogus", "Usage: phasegate schema [KIND | --conventions]"}},
 		{name: "serve -h", args: []string{"serve", "-h"}, wantCode: ExitOK,
 			wantStdout: []string{"Usage: phasegate serve", "-addr", "-webhook-secret", "-app-id", "-private-key-file", "-github-api-url", "-redis-url", "-reconcile-every", "-lock-ttl", "PHASEGATE_SIGNING_KEY"}},
 		{name: "serve refuses to start without a secret", args: []string{"serve"}, wantCode: ExitUsage,
@@ -489,6 +513,8 @@ func TestReconcileCommand(t *testing.T) {
 		{name: "no repository", env: map[string]string{"GITHUB_TOKEN": "tok"}, wantCode: ExitUsage, want: "owner/name"},
 		{name: "nothing pending", env: map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": f.URL()}, args: []string{"--repo", "acme/shop"}, wantCode: ExitOK, want: "0 resolutions"},
 		{name: "help", args: []string{"-h"}, wantCode: ExitOK, want: "Usage: phasegate reconcile"},
+		{name: "unknown flag", args: []string{"--bogus"}, wantCode: ExitUsage, want: "flag provided but not defined: -bogus"},
+		{name: "arguments", env: map[string]string{"GITHUB_REPOSITORY": "acme/shop"}, args: []string{"now"}, wantCode: ExitUsage, want: "reconcile takes no arguments"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -644,4 +670,144 @@ func TestValidateSARIFRepositoryPaths(t *testing.T) {
 			t.Errorf("files = %q, want %q", files, want)
 		}
 	})
+}
+
+// TestReconcileFailureIsNotSuccess: when reconciling fails, nothing that
+// looks like a success is printed; the error and what was done before it go
+// to stderr, and the exit code is 2.
+func TestReconcileFailureIsNotSuccess(t *testing.T) {
+	f := ghfake.New()
+	defer f.Close()
+	f.AddToken("tok", "github-actions[bot]")
+	f.AddRepo("acme", "shop", "main")
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{name: "token GitHub refuses", env: map[string]string{"GITHUB_TOKEN": "not-a-token", "GITHUB_API_URL": f.URL(), "GITHUB_REPOSITORY": "acme/shop"},
+			want: []string{"reconciling acme/shop failed:", "401", "before the failure: 0 resolutions"}},
+		{name: "unknown repository", env: map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": f.URL(), "GITHUB_REPOSITORY": "acme/gone"},
+			want: []string{"reconciling acme/gone failed:", "404"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Main([]string{"reconcile"}, func(k string) string { return tc.env[k] }, &stdout, &stderr)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d", code, ExitUsage)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing after a failure", stdout.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// TestCommandHelp: every command of the table has its own usage, printed
+// alike by `help NAME`, `NAME -h` and `NAME --help` on stdout with exit 0.
+func TestCommandHelp(t *testing.T) {
+	seen := map[string]string{}
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			want := run(t, "help", c.name)
+			if want.code != ExitOK || want.stderr != "" {
+				t.Fatalf("help %s: exit %d, stderr %q", c.name, want.code, want.stderr)
+			}
+			if !strings.HasPrefix(want.stdout, "Usage: phasegate "+c.name) {
+				t.Errorf("help %s starts %q, want its own usage line", c.name, firstLine(want.stdout))
+			}
+			if !strings.Contains(want.stdout, c.name) || strings.Count(want.stdout, "\n") < 3 {
+				t.Errorf("help %s is not a usage:\n%s", c.name, want.stdout)
+			}
+			for _, flag := range []string{"-h", "--help"} {
+				got := run(t, c.name, flag)
+				if got.code != ExitOK || got.stderr != "" || got.stdout != want.stdout {
+					t.Errorf("%s %s: exit %d, stderr %q, stdout differs from help %s:\n%s", c.name, flag, got.code, got.stderr, c.name, got.stdout)
+				}
+			}
+			checkHelpGolden(t, c.name, want.stdout)
+			if other, dup := seen[want.stdout]; dup {
+				t.Errorf("help %s prints the same usage as help %s", c.name, other)
+			}
+			seen[want.stdout] = c.name
+			// The general help lists the command with its synopsis.
+			if general := run(t, "help"); !strings.Contains(general.stdout, "  "+synopsis(c)+" ") {
+				t.Errorf("general help does not list %q:\n%s", synopsis(c), general.stdout)
+			}
+		})
+	}
+}
+
+// TestGeneralHelp: the general help lists the command table (golden).
+func TestGeneralHelp(t *testing.T) {
+	got := run(t, "help")
+	if got.code != ExitOK || got.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+	}
+	checkHelpGolden(t, "general", got.stdout)
+	if noArgs := run(t); noArgs.stderr != got.stdout || noArgs.code != ExitUsage {
+		t.Errorf("without arguments: exit %d and stderr differs from the help", noArgs.code)
+	}
+}
+
+// checkHelpGolden compares a usage with testdata/help/NAME.txt
+// (go test ./internal/cli -run 'Help' -update rewrites them).
+func checkHelpGolden(t *testing.T, name, got string) {
+	t.Helper()
+	testutil.Golden(t, filepath.Join("testdata", "help", name+".txt"), []byte(got))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// TestGateJSONPipelineKey: gate --format json always has "pipeline", a list
+// even when no pipeline artifact was found; validate's JSON never has it.
+func TestGateJSONPipelineKey(t *testing.T) {
+	empty := t.TempDir()
+	withPipeline := testutil.WriteTree(t, t.TempDir(), map[string]string{".pace/day-1/gate-report.yaml": validGateReport})
+	tests := []struct {
+		name     string
+		args     []string
+		want     string // the raw value of "pipeline"; "" means absent
+		wantCode int
+	}{
+		{name: "gate, no pipeline artifacts", args: []string{"gate", "--format", "json", empty}, want: "[]", wantCode: ExitOK},
+		{name: "gate, a PACE day", args: []string{"gate", "--format", "json", withPipeline}, want: `[{"family":"pace"`, wantCode: ExitOK},
+		{name: "validate", args: []string{"validate", "--format", "json", withPipeline}, want: "", wantCode: ExitOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := run(t, tc.args...)
+			if got.code != tc.wantCode || got.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+			}
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(got.stdout), &raw); err != nil {
+				t.Fatal(err)
+			}
+			p, ok := raw["pipeline"]
+			switch {
+			case tc.want == "" && ok:
+				t.Errorf("pipeline = %s, want no pipeline key", p)
+			case tc.want != "" && !ok:
+				t.Errorf("no pipeline key:\n%s", got.stdout)
+			case tc.want != "":
+				var compact bytes.Buffer
+				if err := json.Compact(&compact, p); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(compact.String(), tc.want) {
+					t.Errorf("pipeline = %s, want it to start %s", compact.String(), tc.want)
+				}
+			}
+		})
+	}
 }

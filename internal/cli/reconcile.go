@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/decide"
@@ -16,24 +13,17 @@ import (
 // repository and applies the commands that have no answer yet (design §8),
 // outside GitHub Actions (a cron job, an operator's shell).
 func (e *environment) reconcile(args []string) int {
-	fset := flag.NewFlagSet("phasegate reconcile", flag.ContinueOnError)
-	fset.SetOutput(io.Discard)
+	fset := e.flags("reconcile", `Applies every /resolve command on the repository's open phasegate:pending issues that has
+no answer yet, outside GitHub Actions (a cron job, an operator's shell). The token comes
+from $PHASEGATE_TOKEN or $GITHUB_TOKEN; the signing key from $PHASEGATE_SIGNING_KEY.
+
+Exit codes: 0 done; 2 usage error, or a repository or issue could not be reconciled
+(what was done before the failure is printed on stderr).`)
 	repoFlag := fset.String("repo", e.getenv("GITHUB_REPOSITORY"), "owner/name of the repository (default $GITHUB_REPOSITORY)")
 	apiURL := fset.String("github-api-url", e.getenv("GITHUB_API_URL"), "GitHub API base URL, for GitHub Enterprise (default $GITHUB_API_URL, else api.github.com)")
 	configPath := fset.String("config", "", "config file on the default branch (default .github/phasegate.yml)")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: phasegate reconcile [flags]\n\nApplies every /resolve command on the repository's open phasegate:pending issues that has no answer yet.\nThe token comes from $PHASEGATE_TOKEN or $GITHUB_TOKEN; the signing key from $PHASEGATE_SIGNING_KEY. Flags:\n")
-		fset.SetOutput(w)
-		fset.PrintDefaults()
-	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(e.stdout)
-			return ExitOK
-		}
-		fmt.Fprintf(e.stderr, "phasegate: %v\n\n", err)
-		usage(e.stderr)
-		return ExitUsage
+	if code, done := fset.parse(args); done {
+		return code
 	}
 	if fset.NArg() > 0 {
 		return e.failf("reconcile takes no arguments (got %q)", fset.Arg(0))
@@ -59,10 +49,13 @@ func (e *environment) reconcile(args []string) int {
 	}
 	h := &decide.Handler{Key: key, ConfigPath: *configPath}
 	res, err := h.ReconcileRepo(context.Background(), gh, owner, repo)
-	fmt.Fprintf(e.stdout, "%s/%s: %d resolutions, %d replies, %d captured issues, %d commands already answered, %d edited phasegate comments\n",
-		owner, repo, res.Resolutions, res.Replies, res.Captured, res.Skipped, res.Tampered)
+	summary := fmt.Sprintf("%d resolutions, %d replies, %d captured issues, %d commands already answered, %d edited phasegate comments",
+		res.Resolutions, res.Replies, res.Captured, res.Skipped, res.Tampered)
 	if err != nil {
-		return e.failf("reconciling %s/%s: %v", owner, repo, err)
+		// Never a success-looking line after a failure: what was done
+		// before it goes with the error, on stderr.
+		return e.failf("reconciling %s/%s failed: %v\nbefore the failure: %s", owner, repo, err, summary)
 	}
+	fmt.Fprintf(e.stdout, "%s/%s: %s\n", owner, repo, summary)
 	return ExitOK
 }

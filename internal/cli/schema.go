@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io/fs"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -13,8 +12,15 @@ import (
 
 // schema lists the kinds, or prints one kind's schema.
 func (e *environment) schema(args []string) int {
+	fset := e.flags("schema", "Without KIND, lists every artifact kind and where it is found; with KIND, prints its\nJSON Schema (draft 2020-12), whose x-tier/x-basis annotations mark the convention tier;\n--conventions lists every convention-tier field with its upstream basis.")
+	conventions := fset.Bool("conventions", false, "list the convention-tier fields (schema.convention warnings) and their upstream basis")
+	if code, done := fset.parse(args); done {
+		return code
+	}
 	switch {
-	case len(args) == 0:
+	case *conventions && fset.NArg() == 0:
+		return e.listConventions()
+	case fset.NArg() == 0:
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KIND\tTITLE\tFOUND AT")
 		for _, k := range artifact.Kinds() {
@@ -24,22 +30,10 @@ func (e *environment) schema(args []string) int {
 		fmt.Fprintf(e.stdout, "\nSchemas: phasegate schema KIND, or %s<family>/<kind>.schema.json\n", check.SchemaBaseURL)
 		fmt.Fprintln(e.stdout, "Convention-tier fields (schema.convention warnings, with their upstream basis): phasegate schema --conventions")
 		return ExitOK
-	case len(args) == 1 && args[0] == "--conventions":
-		convs, err := check.Conventions()
-		if err != nil {
-			return e.failf("%v", err)
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCHEMA\tFIELD\tBASIS (why upstream accepts a departure here)")
-		for _, c := range convs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Schema, c.Field, c.Basis)
-		}
-		tw.Flush()
-		return ExitOK
-	case len(args) == 1 && !strings.HasPrefix(args[0], "-"):
-		k := artifact.KindByID(args[0])
+	case fset.NArg() == 1 && !*conventions:
+		k := artifact.KindByID(fset.Arg(0))
 		if k == nil {
-			return e.failf("unknown kind %q (run 'phasegate schema' to list the kinds)", args[0])
+			return e.failf("unknown kind %q (run 'phasegate schema' to list the kinds)", fset.Arg(0))
 		}
 		data, err := fs.ReadFile(schemas.FS, k.SchemaPath())
 		if err != nil {
@@ -49,9 +43,21 @@ func (e *environment) schema(args []string) int {
 			return e.failf("writing schema: %v", err)
 		}
 		return ExitOK
-	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
-		fmt.Fprintln(e.stdout, "Usage: phasegate schema [KIND | --conventions]\n\nWithout KIND, lists every artifact kind; with KIND, prints its JSON Schema (draft 2020-12),\nwhose x-tier/x-basis annotations mark the convention tier; --conventions lists every\nconvention-tier field with its upstream basis.")
-		return ExitOK
 	}
 	return e.failf("usage: phasegate schema [KIND | --conventions]")
+}
+
+// listConventions prints every convention-tier field with its basis.
+func (e *environment) listConventions() int {
+	convs, err := check.Conventions()
+	if err != nil {
+		return e.failf("%v", err)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCHEMA\tFIELD\tBASIS (why upstream accepts a departure here)")
+	for _, c := range convs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Schema, c.Field, c.Basis)
+	}
+	tw.Flush()
+	return ExitOK
 }

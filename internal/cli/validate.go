@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,34 +27,40 @@ type validateFlags struct {
 	paths  []string
 }
 
-// parseValidateFlags parses the flags and paths of validate. Flags may come
-// before or after the paths (as in most tools); "--" ends the flags. With -h
-// the usage goes to stdout and flag.ErrHelp is returned; with a bad flag the
-// error and the usage go to stderr and a usageError is returned, so that the
-// caller does not print the error a second time.
+// checkAbout is what validate and gate do, for their usage.
+var checkAbout = map[string]string{
+	"validate": `Checks every artifact under each PATH (default .; a PATH may also be one file) against
+its kind's contract and prints the findings. Flags may come before or after the PATHs;
+-- ends the flags.
+
+Exit codes: 0 no error findings; 1 error findings (verdict HOLD); 2 usage error or
+could not run.`,
+	"gate": `Checks every artifact under each PATH like validate, then computes the verdict (SHIP,
+ADVISORY or HOLD) from the findings and from the decisions the latest artifacts of each
+pipeline record, and prints where each pipeline stands and the verdict's reasons.
+Flags may come before or after the PATHs; -- ends the flags.
+
+Exit codes: 0 SHIP or ADVISORY; 1 HOLD; 2 usage error or could not run.`,
+}
+
+// parseValidateFlags parses the flags and paths of validate and gate. Flags
+// may come before or after the paths (as in most tools); "--" ends the
+// flags. With -h the usage goes to stdout and flag.ErrHelp is returned; with
+// a bad flag the error and the usage go to stderr and a usageError is
+// returned, so that the caller does not print the error a second time.
 func parseValidateFlags(name string, args []string, e *environment) (validateFlags, error) {
 	var f validateFlags
-	fset := flag.NewFlagSet("phasegate "+name, flag.ContinueOnError)
-	fset.SetOutput(io.Discard)
-	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", "))
+	fset := e.flags(name, checkAbout[name])
+	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", ")+" (text is coloured on a terminal unless NO_COLOR is set)")
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
 	fset.StringVar(&f.kind, "kind", "", "check each PATH, which must be a file, as this artifact kind (e.g. pace.gate-report; 'phasegate schema' lists them), whatever its path or content say")
 	fset.StringVar(&f.base, "base", "", "base revision (commit, branch or tag) for the commit-aware checks: outcomes modified since it, JG scope against the files changed since it")
-	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage: phasegate %s [flags] [PATH...]\n\nChecks every artifact under each PATH (default .). Flags:\n", name)
-		fset.SetOutput(w)
-		fset.PrintDefaults()
-		fset.SetOutput(io.Discard)
-	}
 	for {
 		err := fset.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			usage(e.stdout)
-			return f, err
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "phasegate: %v\n\n", err)
-			usage(e.stderr)
+		if code, done := fset.handle(err); done {
+			if code == ExitOK {
+				return f, err // flag.ErrHelp
+			}
 			return f, usageError{err}
 		}
 		rest := fset.Args()
@@ -127,6 +132,7 @@ func (e *environment) check(name string, args []string) int {
 		rep.Pipeline = nil
 	}
 	out := rep
+	out.Color = e.color && f.format == "text"
 	if sarif.root != "" {
 		// Code scanning reads every path as relative to the repository
 		// root: SARIF alone gets the files rebased there.

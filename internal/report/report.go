@@ -35,6 +35,9 @@ type Report struct {
 	// rebase the files) for SARIF only, since the other formats keep files
 	// relative to the checked root.
 	SourceRoot string
+	// Color asks the text format for ANSI colours (severities, the verdict),
+	// for a terminal. Everything an artifact says stays escaped.
+	Color bool
 }
 
 // Formats are the names accepted by --format.
@@ -60,18 +63,19 @@ type jsonReport struct {
 	Reasons   []string        `json:"reasons"`
 	Artifacts int             `json:"artifacts"`
 	Findings  []check.Finding `json:"findings"`
-	// Pipeline is present for phasegate gate only; an addition to the
-	// public JSON shape that leaves its four keys as they are.
-	Pipeline []check.Status `json:"pipeline,omitempty"`
+	// Pipeline is present for phasegate gate only, always a list (empty
+	// when no pipeline artifact was found); an addition to the four keys
+	// validate prints, which it leaves as they are.
+	Pipeline *[]check.Status `json:"pipeline,omitempty"`
 }
 
 // JSON writes the one-object shape the README documents. Lists are never null.
 // Bidirectional controls and C1 controls in strings are written as \u
 // escapes (the decoded values are unchanged), so the JSON is safe to print.
 func JSON(w io.Writer, r Report) error {
-	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings, Pipeline: r.Pipeline}
-	if r.Pipeline != nil && len(r.Pipeline) == 0 {
-		out.Pipeline = nil
+	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings}
+	if r.Pipeline != nil {
+		out.Pipeline = &r.Pipeline
 	}
 	if out.Reasons == nil {
 		out.Reasons = []string{}
@@ -92,8 +96,10 @@ func JSON(w io.Writer, r Report) error {
 }
 
 // Text writes `file:line:col: severity rule: message`, one line per finding,
-// a blank line between files, then a one-line summary.
+// a blank line between files, then a one-line summary. With r.Color, the
+// location is bold and the severities and the verdict are coloured.
 func Text(w io.Writer, r Report) error {
+	c := palette{on: r.Color}
 	var b strings.Builder
 	prev := ""
 	for i, f := range r.Findings {
@@ -103,10 +109,10 @@ func Text(w io.Writer, r Report) error {
 		prev = f.File
 		if f.File == "" {
 			// A finding about the run, not a file (nothing found).
-			fmt.Fprintf(&b, "phasegate: %s %s: %s\n", f.Severity, Terminal(f.Rule), Terminal(f.Message))
+			fmt.Fprintf(&b, "phasegate: %s %s: %s\n", c.severity(f.Severity), Terminal(f.Rule), Terminal(f.Message))
 			continue
 		}
-		fmt.Fprintf(&b, "%s:%d:%d: %s %s: %s\n", Terminal(f.File), f.Line, f.Column, f.Severity, Terminal(f.Rule), Terminal(f.Message))
+		fmt.Fprintf(&b, "%s: %s %s: %s\n", c.bold(fmt.Sprintf("%s:%d:%d", Terminal(f.File), f.Line, f.Column)), c.severity(f.Severity), Terminal(f.Rule), Terminal(f.Message))
 	}
 	if len(r.Findings) > 0 {
 		b.WriteByte('\n')
@@ -114,7 +120,7 @@ func Text(w io.Writer, r Report) error {
 	if r.Pipeline != nil {
 		writePipeline(&b, r.Pipeline)
 		if len(r.Verdict.Reasons) > 0 {
-			fmt.Fprintf(&b, "Verdict %s because:\n", r.Verdict.Verdict)
+			fmt.Fprintf(&b, "Verdict %s because:\n", c.verdict(r.Verdict.Verdict))
 			for _, reason := range r.Verdict.Reasons {
 				fmt.Fprintf(&b, "  %s\n", Terminal(reason))
 			}
@@ -122,12 +128,56 @@ func Text(w io.Writer, r Report) error {
 		}
 	}
 	errs, warns := check.Count(r.Findings)
-	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), r.Verdict.Verdict)
+	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), c.verdict(r.Verdict.Verdict))
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("writing text report: %w", err)
 	}
 	return nil
+}
+
+// ANSI SGR sequences of the text format's colours.
+const (
+	sgrReset  = "\x1b[0m"
+	sgrBold   = "\x1b[1m"
+	sgrRed    = "\x1b[1;31m"
+	sgrYellow = "\x1b[33m"
+	sgrGreen  = "\x1b[1;32m"
+)
+
+// palette colours text when on; off, it returns the text as it is. Its
+// arguments are phasegate's own words or already escaped.
+type palette struct{ on bool }
+
+func (p palette) paint(sgr, s string) string {
+	if !p.on {
+		return s
+	}
+	return sgr + s + sgrReset
+}
+
+func (p palette) bold(s string) string { return p.paint(sgrBold, s) }
+
+func (p palette) severity(s check.Severity) string {
+	switch s {
+	case check.SeverityError:
+		return p.paint(sgrRed, string(s))
+	case check.SeverityWarning:
+		return p.paint(sgrYellow, string(s))
+	}
+	return Terminal(string(s))
+}
+
+func (p palette) verdict(v gate.Verdict) string {
+	switch v {
+	case gate.Ship:
+		return p.paint(sgrGreen, string(v))
+	case gate.Advisory:
+		return p.paint(sgrYellow, string(v))
+	case gate.Hold:
+		return p.paint(sgrRed, string(v))
+	}
+	return Terminal(string(v))
 }
 
 func plural(n int, word string) string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -345,6 +346,79 @@ func TestTerminal(t *testing.T) {
 			}
 			if Terminal(got) != got {
 				t.Errorf("Terminal is not idempotent on %q", got)
+			}
+		})
+	}
+}
+
+// sgr matches the colour sequences the text format writes.
+var sgr = regexp.MustCompile(`\x1b\[(0|1|1;31|33|1;32)m`)
+
+// TestTextColor: with Color, the text format adds colour sequences and
+// nothing else, and an artifact's own escape sequences stay escaped.
+func TestTextColor(t *testing.T) {
+	reports := []struct {
+		name   string
+		report Report
+	}{
+		{name: "realistic", report: realisticReport()},
+		{name: "empty", report: emptyReport()},
+		{name: "pipeline", report: Report{Verdict: gate.Result{Verdict: gate.Advisory, Reasons: []string{"ADVISORY: \x1b[1;32mSHIP\x1b[0m"}}, Artifacts: 1,
+			Pipeline: []check.Status{{Family: "pace", Unit: "PACE day 1", State: "GATE SHIP"}}}},
+	}
+	for _, rep := range reports {
+		t.Run(rep.name, func(t *testing.T) {
+			plain := render(t, "text", rep.report)
+			rep.report.Color = true
+			colored := render(t, "text", rep.report)
+			if bytes.Equal(plain, colored) {
+				t.Fatal("Color changed nothing")
+			}
+			stripped := sgr.ReplaceAll(colored, nil)
+			if !bytes.Equal(stripped, plain) {
+				t.Errorf("without its colour sequences the output differs from the plain one:\n%s\n---\n%s", stripped, plain)
+			}
+			if bytes.ContainsRune(stripped, 0x1b) {
+				t.Errorf("an escape sequence that is not phasegate's reached the output:\n%q", stripped)
+			}
+			testutil.Golden(t, filepath.Join("testdata", "golden", rep.name+".color.txt"), colored)
+		})
+	}
+}
+
+// TestJSONPipeline: the pipeline key is absent without a pipeline (validate)
+// and a list, never null or absent, with one (gate), even an empty one.
+func TestJSONPipeline(t *testing.T) {
+	tests := []struct {
+		name     string
+		pipeline []check.Status
+		want     string // raw JSON; "" means no key
+	}{
+		{name: "validate", pipeline: nil, want: ""},
+		{name: "gate, none found", pipeline: []check.Status{}, want: "[]"},
+		{name: "gate, one unit", pipeline: []check.Status{{Family: "pace", Unit: "PACE day 1", State: "GATE SHIP"}}, want: `[{"family":"pace","unit":"PACE day 1","state":"GATE SHIP"}]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := emptyReport()
+			r.Pipeline = tc.pipeline
+			var top map[string]json.RawMessage
+			if err := json.Unmarshal(render(t, "json", r), &top); err != nil {
+				t.Fatal(err)
+			}
+			raw, ok := top["pipeline"]
+			if tc.want == "" {
+				if ok {
+					t.Errorf("pipeline = %s, want no key", raw)
+				}
+				return
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, raw); err != nil {
+				t.Fatalf("pipeline = %q: %v", raw, err)
+			}
+			if compact.String() != tc.want {
+				t.Errorf("pipeline = %s, want %s", compact.String(), tc.want)
 			}
 		})
 	}

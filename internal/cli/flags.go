@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// cmdFlags is a command's flag set together with its usage: the synopsis
+// from the command table, what the command does, and its flags.
+type cmdFlags struct {
+	*flag.FlagSet
+	e     *environment
+	name  string
+	about string
+}
+
+// flags starts the flag set of the command name (an entry of the command
+// table); about says what the command does.
+func (e *environment) flags(name, about string) *cmdFlags {
+	fs := flag.NewFlagSet("phasegate "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &cmdFlags{FlagSet: fs, e: e, name: name, about: about}
+}
+
+// usage writes the command's usage to w.
+func (f *cmdFlags) usage(w io.Writer) {
+	syn := "phasegate " + f.name
+	if c, ok := lookup(f.name); ok {
+		syn = synopsis(c)
+	}
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", syn, f.about)
+	hasFlags := false
+	f.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprint(w, "\nFlags:\n")
+		f.SetOutput(w)
+		f.PrintDefaults()
+		f.SetOutput(io.Discard)
+	}
+}
+
+// parse parses args. With -h or --help it prints the usage on stdout; with
+// a bad flag, the error and the usage on stderr. done says the command
+// ends there, with code.
+func (f *cmdFlags) parse(args []string) (code int, done bool) {
+	err := f.Parse(args)
+	return f.handle(err)
+}
+
+// handle reports a Parse error as parse does.
+func (f *cmdFlags) handle(err error) (code int, done bool) {
+	switch {
+	case err == nil:
+		return ExitOK, false
+	case errors.Is(err, flag.ErrHelp):
+		f.usage(f.e.stdout)
+		return ExitOK, true
+	default:
+		fmt.Fprintf(f.e.stderr, "phasegate: %v\n\n", err)
+		f.usage(f.e.stderr)
+		return ExitUsage, true
+	}
+}
