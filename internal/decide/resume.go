@@ -88,53 +88,51 @@ func (h *Handler) resumeOne(ctx context.Context, gh GitHub, t *thread, o *ledger
 		return events, nil
 	}
 	if dispatch && !h.denied(t) {
-		sent, err := h.reactedBy(ctx, gh, t, c, reactDispatched)
-		if err != nil {
-			return err
-		}
-		if !sent {
-			evs, err := build()
-			if err != nil {
-				return fmt.Errorf("building the events of %s: %w", d.ID, err)
-			}
-			for _, ev := range evs {
-				if err := gh.RepositoryDispatch(ctx, t.owner, t.repo, ev.Event, ev); err != nil {
-					if ghclient.IsPermissionDenied(err) {
-						h.deny(t)
-						log.Warn("repository_dispatch skipped: the token may not dispatch (it needs contents: write); the pipeline is not told", "error", err)
-						return nil
-					}
-					return fmt.Errorf("dispatching %s for %s on %s/%s#%d: %w", ev.Event, d.ID, t.owner, t.repo, t.issue, err)
-				}
+		err := h.sendOnce(ctx, gh, t, c, reactDispatched, build, func(ev notify.Event) error {
+			err := gh.RepositoryDispatch(ctx, t.owner, t.repo, ev.Event, ev)
+			if err == nil {
 				log.Info("dispatched", "event", ev.Event, "id", ev.ID)
 			}
-			if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactDispatched); err != nil {
-				return fmt.Errorf("recording the dispatch of %s: %w", d.ID, err)
-			}
-			h.sent.Store(sentKey(t, c.ID, reactDispatched), true)
+			return err
+		})
+		switch {
+		case ghclient.IsPermissionDenied(err):
+			h.deny(t)
+			log.Warn("repository_dispatch skipped: the token may not dispatch (it needs contents: write); the pipeline is not told", "error", err)
+		case err != nil:
+			return fmt.Errorf("dispatching the events of %s on %s/%s#%d: %w", d.ID, t.owner, t.repo, t.issue, err)
 		}
 	}
 	if h.Notifier != nil {
-		sent, err := h.reactedBy(ctx, gh, t, c, reactNotified)
-		if err != nil {
-			return err
-		}
-		if !sent {
-			evs, err := build()
-			if err != nil {
-				return fmt.Errorf("building the events of %s: %w", d.ID, err)
-			}
-			for _, ev := range evs {
-				if err := h.Notifier.Notify(ctx, ev); err != nil {
-					return fmt.Errorf("notifying %s for %s: %w", ev.Event, d.ID, err)
-				}
-			}
-			if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactNotified); err != nil {
-				return fmt.Errorf("recording the notification of %s: %w", d.ID, err)
-			}
-			h.sent.Store(sentKey(t, c.ID, reactNotified), true)
+		if err := h.sendOnce(ctx, gh, t, c, reactNotified, build, func(ev notify.Event) error { return h.Notifier.Notify(ctx, ev) }); err != nil {
+			return fmt.Errorf("notifying the events of %s: %w", d.ID, err)
 		}
 	}
+	return nil
+}
+
+// sendOnce sends the events of resolution comment c with send, unless
+// phasegate's reaction content on c says they were sent, and then records
+// them sent with that reaction.
+func (h *Handler) sendOnce(ctx context.Context, gh GitHub, t *thread, c ghclient.Comment, content string,
+	build func() ([]notify.Event, error), send func(notify.Event) error) error {
+	sent, err := h.reactedBy(ctx, gh, t, c, content)
+	if err != nil || sent {
+		return err
+	}
+	evs, err := build()
+	if err != nil {
+		return fmt.Errorf("building the events: %w", err)
+	}
+	for _, ev := range evs {
+		if err := send(ev); err != nil {
+			return fmt.Errorf("sending %s: %w", ev.Event, err)
+		}
+	}
+	if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, content); err != nil {
+		return fmt.Errorf("recording what was sent: %w", err)
+	}
+	h.sent.Store(sentKey(t, c.ID, content), true)
 	return nil
 }
 
