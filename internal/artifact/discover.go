@@ -80,86 +80,128 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 		return fmt.Errorf("reading %s: %w", root, err)
 	}
 	if !info.IsDir() {
-		rel := filepath.ToSlash(filepath.Clean(root))
-		f := classify(rel, root, opts)
-		if opts.Kind != nil {
-			f.Kind, f.ByPath = opts.Kind, false
-		}
-		if f.Kind == nil {
-			f.Sniff = true
-		}
-		f.Named = true
-		return fn(f)
+		return fn(namedFile(root, opts))
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return fmt.Errorf("resolving %s: %w", root, err)
+	w := &walker{root: root, opts: opts, fn: fn}
+	if err := w.resolveRoot(); err != nil {
+		return err
 	}
-	if realRoot, err = filepath.Abs(realRoot); err != nil {
-		return fmt.Errorf("resolving %s: %w", root, err)
-	}
-	// WalkDir does not descend into a root that is itself a symlink (to a
-	// directory): walk its target instead, under the same relative paths.
-	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-		root = realRoot
-	}
-	var fnErr error
-	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // an unreadable entry below the root: skip it
-		}
-		rel, rerr := filepath.Rel(root, p)
-		if rerr != nil || rel == "." {
-			return nil
-		}
-		rel = opts.Prefix + filepath.ToSlash(rel)
-		if d.IsDir() {
-			if skippedDirs[d.Name()] || ignored(rel+"/", opts.Ignore) || ignored(rel, opts.Ignore) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ignored(rel, opts.Ignore) {
-			return nil
-		}
-		f := classify(rel, p, opts)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return nil // dangling link: nothing to read
-			}
-			if abs, err := filepath.Abs(target); err != nil || !inside(realRoot, abs) {
-				if f.Kind == nil && !Sniffable(rel) {
-					return nil
-				}
-				f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
-				return emit(fn, f, &fnErr)
-			}
-			if ti, err := os.Stat(target); err != nil || !ti.Mode().IsRegular() {
-				return nil // a link to a directory is not followed
-			}
-		case !d.Type().IsRegular():
-			return nil
-		}
-		if f.Kind == nil {
-			if !Sniffable(rel) {
-				return nil
-			}
-			f.Sniff = true
-		}
-		return emit(fn, f, &fnErr)
-	})
-	if fnErr != nil {
-		return fnErr
+	walkErr := filepath.WalkDir(w.root, w.visit)
+	if w.fnErr != nil {
+		return w.fnErr
 	}
 	if walkErr != nil {
-		return fmt.Errorf("walking %s: %w", root, walkErr)
+		return fmt.Errorf("walking %s: %w", w.root, walkErr)
 	}
 	return nil
+}
+
+// namedFile is the File of a root that is a file: the user named it, so it
+// is checked as opts.Kind when set, and sniffed when its path says nothing.
+func namedFile(root string, opts DiscoverOptions) File {
+	rel := filepath.ToSlash(filepath.Clean(root))
+	f := classify(rel, root, opts)
+	if opts.Kind != nil {
+		f.Kind, f.ByPath = opts.Kind, false
+	}
+	if f.Kind == nil {
+		f.Sniff = true
+	}
+	f.Named = true
+	return f
+}
+
+// walker is one walk of a directory root.
+type walker struct {
+	root     string // the directory walked: the root, or its target when the root is a symlink
+	realRoot string // the root with symlinks resolved, absolute: what a symlinked file must stay inside
+	opts     DiscoverOptions
+	fn       func(File) error
+	fnErr    error // fn's error, which stopped the walk
+}
+
+// resolveRoot sets realRoot and, for a root that is itself a symlink (to a
+// directory), walks its target instead, under the same relative paths:
+// WalkDir does not descend into a symlink.
+func (w *walker) resolveRoot() error {
+	realRoot, err := filepath.EvalSymlinks(w.root)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", w.root, err)
+	}
+	if realRoot, err = filepath.Abs(realRoot); err != nil {
+		return fmt.Errorf("resolving %s: %w", w.root, err)
+	}
+	w.realRoot = realRoot
+	if li, err := os.Lstat(w.root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		w.root = realRoot
+	}
+	return nil
+}
+
+// visit is the WalkDir callback: it skips ignored and skipped directories,
+// ignored entries and what is not a regular file (or a symlink to one inside
+// the root), and emits the rest that a path classifies or that may be
+// sniffed.
+func (w *walker) visit(p string, d fs.DirEntry, err error) error {
+	if err != nil {
+		if p == w.root {
+			return err
+		}
+		return nil // an unreadable entry below the root: skip it
+	}
+	rel, rerr := filepath.Rel(w.root, p)
+	if rerr != nil || rel == "." {
+		return nil
+	}
+	rel = w.opts.Prefix + filepath.ToSlash(rel)
+	if d.IsDir() {
+		if skippedDirs[d.Name()] || ignored(rel+"/", w.opts.Ignore) || ignored(rel, w.opts.Ignore) {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	if ignored(rel, w.opts.Ignore) {
+		return nil
+	}
+	f := classify(rel, p, w.opts)
+	switch {
+	case d.Type()&fs.ModeSymlink != 0:
+		if done, err := w.visitLink(p, rel, f); done {
+			return err
+		}
+	case !d.Type().IsRegular():
+		return nil
+	}
+	if f.Kind == nil {
+		if !Sniffable(rel) {
+			return nil
+		}
+		f.Sniff = true
+	}
+	return emit(w.fn, f, &w.fnErr)
+}
+
+// visitLink deals with a symlinked file f: a dangling link, or a link to
+// something other than a regular file, is skipped; a link out of the root
+// is emitted with a problem, not read (if it could be an artifact). done is
+// false for a link to a regular file inside the root, which is read like
+// any file; otherwise err is what visit returns.
+func (w *walker) visitLink(p, rel string, f File) (done bool, err error) {
+	target, lerr := filepath.EvalSymlinks(p)
+	if lerr != nil {
+		return true, nil // dangling link: nothing to read
+	}
+	if abs, aerr := filepath.Abs(target); aerr != nil || !inside(w.realRoot, abs) {
+		if f.Kind == nil && !Sniffable(rel) {
+			return true, nil
+		}
+		f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
+		return true, emit(w.fn, f, &w.fnErr)
+	}
+	if ti, serr := os.Stat(target); serr != nil || !ti.Mode().IsRegular() {
+		return true, nil // a link to a directory is not followed
+	}
+	return false, nil
 }
 
 // errStop stops WalkDir after fn failed; the failure is returned as is.
