@@ -84,7 +84,8 @@ var hidingElements = map[string]bool{
 // element. ok is false when the body is too complex to render
 // (maxMarkdownWork) or nested deeper than MaxDepth.
 func visibleLines(body string) (lines map[int]bool, ok bool) {
-	src, starts, ok := markdownSource(body)
+	starts := map[int]int{} // offset in the source of a line's first non-space, when it is "/" → line number
+	src, ok := markdownSource(body, starts)
 	if !ok {
 		return nil, false
 	}
@@ -102,13 +103,12 @@ func visibleLines(body string) (lines map[int]bool, ok bool) {
 // ended by LF (it does not end lines at a lone CR), without a leading byte
 // order mark, and with runs of blank lines cut to two (they cost goldmark
 // time in proportion to the open blocks, and change no block structure).
-// starts maps the offset in it of a line's first non-space, when that is
-// "/", to the line's number. ok is false when the body is nested deeper
-// than MaxDepth or its paragraphs cost more than maxMarkdownWork.
-func markdownSource(body string) (src string, starts map[int]int, ok bool) {
+// It adds to starts the offset in it of each line's first non-space, when
+// that is "/", with the line's number. ok is false when the body is nested
+// deeper than MaxDepth or its paragraphs cost more than maxMarkdownWork.
+func markdownSource(body string, starts map[int]int) (src string, ok bool) {
 	var b strings.Builder
 	b.Grow(len(body) + 1)
-	starts = map[int]int{}
 	sc := newScanner(MaxDepth)
 	work, para, paraLen, paraPunct := 0, 0, 0, 0
 	blanks := 0
@@ -148,9 +148,9 @@ func markdownSource(body string) (src string, starts map[int]int, ok bool) {
 	})
 	work += paraLen * paraPunct
 	if sc.tooDeep || work > maxMarkdownWork {
-		return "", nil, false
+		return "", false
 	}
-	return b.String(), starts, true
+	return b.String(), true
 }
 
 // markLineStarts parses source and renders the skeleton of its HTML that
