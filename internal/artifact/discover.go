@@ -82,16 +82,24 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 	if !info.IsDir() {
 		return fn(namedFile(root, opts))
 	}
-	w := &walker{root: root, opts: opts, fn: fn}
-	if err := w.resolveRoot(); err != nil {
+	walkRoot, realRoot, err := resolveRoot(root)
+	if err != nil {
 		return err
 	}
-	walkErr := filepath.WalkDir(w.root, w.visit)
-	if w.fnErr != nil {
-		return w.fnErr
+	w := walker{root: walkRoot, realRoot: realRoot, opts: &opts}
+	var fnErr error
+	walkErr := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+		f, ok, ret := w.visit(p, d, err)
+		if !ok {
+			return ret
+		}
+		return emit(fn, f, &fnErr)
+	})
+	if fnErr != nil {
+		return fnErr
 	}
 	if walkErr != nil {
-		return fmt.Errorf("walking %s: %w", w.root, walkErr)
+		return fmt.Errorf("walking %s: %w", walkRoot, walkErr)
 	}
 	return nil
 }
@@ -111,97 +119,97 @@ func namedFile(root string, opts DiscoverOptions) File {
 	return f
 }
 
-// walker is one walk of a directory root.
+// walker is one walk of a directory root. It holds no callback, so that
+// the caller's fn stays on its stack (Walk calls it).
 type walker struct {
 	root     string // the directory walked: the root, or its target when the root is a symlink
 	realRoot string // the root with symlinks resolved, absolute: what a symlinked file must stay inside
-	opts     DiscoverOptions
-	fn       func(File) error
-	fnErr    error // fn's error, which stopped the walk
+	opts     *DiscoverOptions
 }
 
-// resolveRoot sets realRoot and, for a root that is itself a symlink (to a
-// directory), walks its target instead, under the same relative paths:
-// WalkDir does not descend into a symlink.
-func (w *walker) resolveRoot() error {
-	realRoot, err := filepath.EvalSymlinks(w.root)
+// resolveRoot returns the directory to walk and the root with symlinks
+// resolved, absolute. The directory is the root, or its target when the
+// root is itself a symlink (to a directory): WalkDir does not descend into
+// a symlink, so the target is walked under the same relative paths.
+func resolveRoot(root string) (walkRoot, realRoot string, err error) {
+	realRoot, err = filepath.EvalSymlinks(root)
 	if err != nil {
-		return fmt.Errorf("resolving %s: %w", w.root, err)
+		return "", "", fmt.Errorf("resolving %s: %w", root, err)
 	}
 	if realRoot, err = filepath.Abs(realRoot); err != nil {
-		return fmt.Errorf("resolving %s: %w", w.root, err)
+		return "", "", fmt.Errorf("resolving %s: %w", root, err)
 	}
-	w.realRoot = realRoot
-	if li, err := os.Lstat(w.root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-		w.root = realRoot
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		return realRoot, realRoot, nil
 	}
-	return nil
+	return root, realRoot, nil
 }
 
-// visit is the WalkDir callback: it skips ignored and skipped directories,
-// ignored entries and what is not a regular file (or a symlink to one inside
-// the root), and emits the rest that a path classifies or that may be
-// sniffed.
-func (w *walker) visit(p string, d fs.DirEntry, err error) error {
+// visit decides on one entry of the walk: ok says to hand f to the
+// caller's fn; otherwise ret is what the WalkDir callback returns. It skips
+// ignored and skipped directories, ignored entries and what is not a
+// regular file (or a symlink to one inside the root), and emits the rest
+// that a path classifies or that may be sniffed.
+func (w *walker) visit(p string, d fs.DirEntry, err error) (f File, ok bool, ret error) {
 	if err != nil {
 		if p == w.root {
-			return err
+			return File{}, false, err
 		}
-		return nil // an unreadable entry below the root: skip it
+		return File{}, false, nil // an unreadable entry below the root: skip it
 	}
 	rel, rerr := filepath.Rel(w.root, p)
 	if rerr != nil || rel == "." {
-		return nil
+		return File{}, false, nil
 	}
 	rel = w.opts.Prefix + filepath.ToSlash(rel)
 	if d.IsDir() {
 		if skippedDirs[d.Name()] || ignored(rel+"/", w.opts.Ignore) || ignored(rel, w.opts.Ignore) {
-			return filepath.SkipDir
+			return File{}, false, filepath.SkipDir
 		}
-		return nil
+		return File{}, false, nil
 	}
 	if ignored(rel, w.opts.Ignore) {
-		return nil
+		return File{}, false, nil
 	}
-	f := classify(rel, p, w.opts)
+	f = classify(rel, p, *w.opts)
 	switch {
 	case d.Type()&fs.ModeSymlink != 0:
-		if done, err := w.visitLink(p, rel, f); done {
-			return err
+		if done, keep := w.visitLink(p, rel, &f); done {
+			return f, keep, nil
 		}
 	case !d.Type().IsRegular():
-		return nil
+		return File{}, false, nil
 	}
 	if f.Kind == nil {
 		if !Sniffable(rel) {
-			return nil
+			return File{}, false, nil
 		}
 		f.Sniff = true
 	}
-	return emit(w.fn, f, &w.fnErr)
+	return f, true, nil
 }
 
 // visitLink deals with a symlinked file f: a dangling link, or a link to
 // something other than a regular file, is skipped; a link out of the root
-// is emitted with a problem, not read (if it could be an artifact). done is
+// is kept with a problem, not read (if it could be an artifact). done is
 // false for a link to a regular file inside the root, which is read like
-// any file; otherwise err is what visit returns.
-func (w *walker) visitLink(p, rel string, f File) (done bool, err error) {
-	target, lerr := filepath.EvalSymlinks(p)
-	if lerr != nil {
-		return true, nil // dangling link: nothing to read
+// any file; otherwise keep says whether f is handed to the caller.
+func (w *walker) visitLink(p, rel string, f *File) (done, keep bool) {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return true, false // dangling link: nothing to read
 	}
-	if abs, aerr := filepath.Abs(target); aerr != nil || !inside(w.realRoot, abs) {
+	if abs, err := filepath.Abs(target); err != nil || !inside(w.realRoot, abs) {
 		if f.Kind == nil && !Sniffable(rel) {
-			return true, nil
+			return true, false
 		}
 		f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
-		return true, emit(w.fn, f, &w.fnErr)
+		return true, true
 	}
-	if ti, serr := os.Stat(target); serr != nil || !ti.Mode().IsRegular() {
-		return true, nil // a link to a directory is not followed
+	if ti, err := os.Stat(target); err != nil || !ti.Mode().IsRegular() {
+		return true, false // a link to a directory is not followed
 	}
-	return false, nil
+	return false, false
 }
 
 // errStop stops WalkDir after fn failed; the failure is returned as is.

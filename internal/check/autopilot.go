@@ -308,7 +308,7 @@ func autopilotPhases(obj map[string]any) []autopilotPhase {
 type autopilotStateCheck struct {
 	c  *ruleCtx
 	d  *artifact.Document
-	br *autopilotBreaker
+	br autopilotBreaker // a copy: the pointer does not escape
 
 	meta, phases, cb, metrics map[string]any
 	list                      []autopilotPhase
@@ -316,7 +316,6 @@ type autopilotStateCheck struct {
 	runStatus, cbState        string
 
 	// Set by checkPhases.
-	deferred                                   map[string]bool // phase ids _meta.deferral_history records as deferred
 	passScore                                  float64
 	nCompleted, nFailed, nDeferred             int64
 	sumDebug, sumReplan, sumTokens, sumRetries int64
@@ -335,7 +334,7 @@ func autopilotCheckState(c *ruleCtx, d *artifact.Document, br *autopilotBreaker)
 	meta := asObj(obj["_meta"])
 	cb := asObj(obj["circuit_breaker"])
 	s := &autopilotStateCheck{
-		c: c, d: d, br: br,
+		c: c, d: d, br: *br,
 		meta:      meta,
 		phases:    asObj(obj["phases"]),
 		list:      autopilotPhases(obj),
@@ -389,11 +388,11 @@ func (s *autopilotStateCheck) checkMeta() {
 // checkPhases checks each phase (deferral, verdicts, caps, gate) and tallies
 // the phases' statuses, attempts, tokens and retries.
 func (s *autopilotStateCheck) checkPhases() {
-	s.deferred = map[string]bool{}
+	deferred := map[string]bool{} // phase ids _meta.deferral_history records as deferred
 	for _, e := range asList(s.meta["deferral_history"]) {
 		h := asObj(e)
 		if id, ok := str(h, "phase_id"); ok && strOr(h, "reason") == "deferred" {
-			s.deferred[id] = true
+			deferred[id] = true
 		}
 	}
 	s.passScore = 7.0
@@ -409,7 +408,7 @@ func (s *autopilotStateCheck) checkPhases() {
 		case "needs_human_verification":
 			s.nDeferred++
 		}
-		s.checkPhaseDeferral(ph)
+		s.checkPhaseDeferral(ph, deferred)
 		s.checkPhaseCaps(ph)
 		s.checkPhaseRetries(ph)
 		if pc := asObj(asObj(ph.obj["steps"])["plan_check"]); strOr(pc, "status") == "pass" {
@@ -425,8 +424,9 @@ func (s *autopilotStateCheck) checkPhases() {
 
 // checkPhaseDeferral checks a phase's deferral to a human: the justification
 // exactly when it needs human verification, its checkpoint task, and the
-// human verdict.
-func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase) {
+// human verdict; deferred holds the phase ids _meta.deferral_history records
+// as deferred.
+func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase, deferred map[string]bool) {
 	c, d, p := s.c, s.d, ph.obj
 	nhv := ph.status == "needs_human_verification"
 	hasJust := asObj(p["human_verify_justification"]) != nil
@@ -442,7 +442,7 @@ func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase) {
 		c.report("autopilot.state.checkpoint-task-id", d, ph.at("human_verify_justification"), "phase %s is deferred to a human without a `checkpoint_task_id`: name the checkpoint task the person must verify (the orchestrator rejects this return, check 13)", quote(ph.id))
 	}
 	if verdict := asObj(p["human_verdict"]); verdict != nil {
-		if !nhv && !hasJust && !mistyped && !s.deferred[ph.id] {
+		if !nhv && !hasJust && !mistyped && !deferred[ph.id] {
 			c.report("autopilot.state.human-verdict-needs-deferral", d, ph.at("human_verdict"), "phase %s has a `human_verdict` but was never deferred to a human (status %s, no `human_verify_justification`, no deferral record): a verdict is only collected for a needs_human_verification phase", quote(ph.id), quote(ph.status))
 		}
 		v := strOr(verdict, "verdict")

@@ -143,7 +143,8 @@ type jgIssue struct {
 // on its own, then the cross-file rules on the kinds' current files, and
 // records the status of a folder not under completed/.
 func checkJG(c *ruleCtx, g *Group) {
-	is, states, lessons := jgCollect(c, g)
+	is := &jgIssue{key: strings.TrimPrefix(g.Key, c.opts.Prefix)}
+	states, lessons := jgCollect(c, g, is)
 	for _, d := range lessons {
 		jgCheckLessons(c, d)
 	}
@@ -191,11 +192,10 @@ func checkJG(c *ruleCtx, g *Group) {
 	}
 }
 
-// jgCollect sorts a group's documents by kind into an issue folder, its
+// jgCollect sorts a group's documents by kind into the issue folder is, its
 // state files and its lessons files, checking on the way what needs no other
 // file: pipeline traces and provenance.
-func jgCollect(c *ruleCtx, g *Group) (is *jgIssue, states, lessons []*artifact.Document) {
-	is = &jgIssue{key: strings.TrimPrefix(g.Key, c.opts.Prefix)}
+func jgCollect(c *ruleCtx, g *Group, is *jgIssue) (states, lessons []*artifact.Document) {
 	for _, d := range g.Docs {
 		switch d.Kind.ID {
 		case "jg.plan":
@@ -221,7 +221,7 @@ func jgCollect(c *ruleCtx, g *Group) (is *jgIssue, states, lessons []*artifact.D
 			jgCheckProducedBy(c, d, w)
 		}
 	}
-	return is, states, lessons
+	return states, lessons
 }
 
 // pickCurrent sets each kind's current file, the state file (the first of
@@ -279,7 +279,8 @@ func jgCheckPlan(c *ruleCtx, d *artifact.Document) {
 	}
 	steps := asList(obj["steps"])
 	jgCheckPlanFiles(c, d, obj, steps)
-	numbers := jgCheckPlanSteps(c, d, obj, steps)
+	numbers := map[int64]int{} // step number → index of its first step
+	jgCheckPlanSteps(c, d, obj, steps, numbers)
 	jgCheckPlanDeps(c, d, steps, numbers)
 }
 
@@ -305,15 +306,14 @@ func jgCheckPlanFiles(c *ruleCtx, d *artifact.Document, obj map[string]any, step
 }
 
 // jgCheckPlanSteps checks that each step's file is an affected file and that
-// the steps are numbered, each with its own number. It returns each step
-// number's index of its first step.
-func jgCheckPlanSteps(c *ruleCtx, d *artifact.Document, obj map[string]any, steps []any) map[int64]int {
+// the steps are numbered, each with its own number. It records in numbers
+// each step number's index of its first step.
+func jgCheckPlanSteps(c *ruleCtx, d *artifact.Document, obj map[string]any, steps []any, numbers map[int64]int) {
 	affected, hasAffected := stringList(obj, "affected_files")
 	inAffected := map[string]bool{}
 	for _, f := range affected {
 		inAffected[f] = true
 	}
-	numbers := map[int64]int{} // step number → index of its first step
 	for i, e := range steps {
 		st := asObj(e)
 		if st == nil {
@@ -336,7 +336,6 @@ func jgCheckPlanSteps(c *ruleCtx, d *artifact.Document, obj map[string]any, step
 			}
 		}
 	}
-	return numbers
 }
 
 // jgCheckPlanDeps checks the steps' depends_on over their numbers:
