@@ -158,18 +158,7 @@ func (c *converter) convert(n *yaml.Node, depth int, aliased bool) any {
 	if c.stop || n == nil {
 		return nil
 	}
-	c.nodes++
-	if aliased {
-		c.aliasNodes++
-		if c.aliasNodes > c.limits.MaxAliasNodes {
-			c.fail(c.outerAlias, RuleAliasBudget, "YAML aliases expand to more than %d nodes; write the values out instead of using anchors and aliases", c.limits.MaxAliasNodes)
-			c.stop = true
-			return nil
-		}
-	}
-	if c.nodes > c.limits.MaxNodes {
-		c.fail(n, RuleNodeCount, "file has more than %d values", c.limits.MaxNodes)
-		c.stop = true
+	if !c.count(n, aliased) {
 		return nil
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!merge" && n.Style&yaml.TaggedStyle == 0 {
@@ -186,76 +175,121 @@ func (c *converter) convert(n *yaml.Node, depth int, aliased bool) any {
 		}
 		return c.convert(n.Content[0], depth, aliased)
 	case yaml.AliasNode:
-		if n.Alias == nil {
-			return nil
-		}
-		if c.expanding[n.Alias] {
-			c.fail(n, RuleAliasBudget, "YAML alias *%s is inside its own anchor: it would expand forever", truncate(n.Value))
-			c.stop = true
-			return nil
-		}
-		if c.expanding == nil {
-			c.expanding = map[*yaml.Node]bool{}
-		}
-		c.expanding[n.Alias] = true
-		if !aliased {
-			c.outerAlias = n
-		}
-		v := c.convert(n.Alias, depth, true)
-		delete(c.expanding, n.Alias)
-		return v
+		return c.convertAlias(n, depth, aliased)
 	case yaml.MappingNode:
-		if depth >= c.limits.MaxDepth {
-			c.fail(n, RuleDepth, "nesting is deeper than %d levels", c.limits.MaxDepth)
-			c.stop = true
-			return nil
-		}
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind == yaml.AliasNode {
-				k = deref(k)
-			}
-			if k == nil || k.Kind != yaml.ScalarNode {
-				c.fail(n.Content[i], RuleComplexKey, "mapping keys must be plain strings")
-				continue
-			}
-			if k.Tag == "!!merge" {
-				c.fail(k, RuleMergeKey, "YAML merge keys (<<) are not supported in artifacts; write the fields out")
-				continue
-			}
-			if !allowedTags[k.Tag] {
-				c.fail(k, RuleTag, "YAML tag %s is not allowed on a key", quoteTag(k.Tag))
-				continue
-			}
-			if _, dup := m[k.Value]; dup {
-				c.fail(k, RuleDuplicateKey, "duplicate key %q: the later value would silently replace the earlier one", k.Value)
-				continue
-			}
-			m[k.Value] = c.convert(v, depth+1, aliased)
-			if c.stop {
-				return nil
-			}
-		}
-		return m
+		return c.convertMapping(n, depth, aliased)
 	case yaml.SequenceNode:
-		if depth >= c.limits.MaxDepth {
-			c.fail(n, RuleDepth, "nesting is deeper than %d levels", c.limits.MaxDepth)
-			c.stop = true
-			return nil
-		}
-		s := make([]any, 0, len(n.Content))
-		for _, e := range n.Content {
-			s = append(s, c.convert(e, depth+1, aliased))
-			if c.stop {
-				return nil
-			}
-		}
-		return s
+		return c.convertSequence(n, depth, aliased)
 	case yaml.ScalarNode:
 		return scalar(n)
 	}
 	return nil
+}
+
+// count counts n against the node budgets (all nodes, and the nodes alias
+// expansion produces); on a breach it reports it, stops the conversion and
+// returns false.
+func (c *converter) count(n *yaml.Node, aliased bool) bool {
+	c.nodes++
+	if aliased {
+		c.aliasNodes++
+		if c.aliasNodes > c.limits.MaxAliasNodes {
+			c.fail(c.outerAlias, RuleAliasBudget, "YAML aliases expand to more than %d nodes; write the values out instead of using anchors and aliases", c.limits.MaxAliasNodes)
+			c.stop = true
+			return false
+		}
+	}
+	if c.nodes > c.limits.MaxNodes {
+		c.fail(n, RuleNodeCount, "file has more than %d values", c.limits.MaxNodes)
+		c.stop = true
+		return false
+	}
+	return true
+}
+
+// tooDeep reports whether a mapping or sequence at depth is past the depth
+// limit; if so it reports it and stops the conversion.
+func (c *converter) tooDeep(n *yaml.Node, depth int) bool {
+	if depth < c.limits.MaxDepth {
+		return false
+	}
+	c.fail(n, RuleDepth, "nesting is deeper than %d levels", c.limits.MaxDepth)
+	c.stop = true
+	return true
+}
+
+// convertAlias expands an alias: the value of its anchor, counted against
+// the alias budget. An alias inside its own anchor stops the conversion.
+func (c *converter) convertAlias(n *yaml.Node, depth int, aliased bool) any {
+	if n.Alias == nil {
+		return nil
+	}
+	if c.expanding[n.Alias] {
+		c.fail(n, RuleAliasBudget, "YAML alias *%s is inside its own anchor: it would expand forever", truncate(n.Value))
+		c.stop = true
+		return nil
+	}
+	if c.expanding == nil {
+		c.expanding = map[*yaml.Node]bool{}
+	}
+	c.expanding[n.Alias] = true
+	if !aliased {
+		c.outerAlias = n
+	}
+	v := c.convert(n.Alias, depth, true)
+	delete(c.expanding, n.Alias)
+	return v
+}
+
+// convertMapping converts a mapping whose keys are plain strings, leaving
+// out (and reporting) complex, merge, tagged and duplicate keys.
+func (c *converter) convertMapping(n *yaml.Node, depth int, aliased bool) any {
+	if c.tooDeep(n, depth) {
+		return nil
+	}
+	m := make(map[string]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode {
+			k = deref(k)
+		}
+		if k == nil || k.Kind != yaml.ScalarNode {
+			c.fail(n.Content[i], RuleComplexKey, "mapping keys must be plain strings")
+			continue
+		}
+		if k.Tag == "!!merge" {
+			c.fail(k, RuleMergeKey, "YAML merge keys (<<) are not supported in artifacts; write the fields out")
+			continue
+		}
+		if !allowedTags[k.Tag] {
+			c.fail(k, RuleTag, "YAML tag %s is not allowed on a key", quoteTag(k.Tag))
+			continue
+		}
+		if _, dup := m[k.Value]; dup {
+			c.fail(k, RuleDuplicateKey, "duplicate key %q: the later value would silently replace the earlier one", k.Value)
+			continue
+		}
+		m[k.Value] = c.convert(v, depth+1, aliased)
+		if c.stop {
+			return nil
+		}
+	}
+	return m
+}
+
+// convertSequence converts a sequence item by item.
+func (c *converter) convertSequence(n *yaml.Node, depth int, aliased bool) any {
+	if c.tooDeep(n, depth) {
+		return nil
+	}
+	s := make([]any, 0, len(n.Content))
+	for _, e := range n.Content {
+		s = append(s, c.convert(e, depth+1, aliased))
+		if c.stop {
+			return nil
+		}
+	}
+	return s
 }
 
 // convertLines converts the lines of a JSONL file one by one. A line with a

@@ -80,76 +80,18 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 		return fmt.Errorf("reading %s: %w", root, err)
 	}
 	if !info.IsDir() {
-		rel := filepath.ToSlash(filepath.Clean(root))
-		f := classify(rel, root, opts)
-		if opts.Kind != nil {
-			f.Kind, f.ByPath = opts.Kind, false
-		}
-		if f.Kind == nil {
-			f.Sniff = true
-		}
-		f.Named = true
-		return fn(f)
+		return fn(namedFile(root, opts))
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
+	walkRoot, realRoot, err := resolveRoot(root)
 	if err != nil {
-		return fmt.Errorf("resolving %s: %w", root, err)
+		return err
 	}
-	if realRoot, err = filepath.Abs(realRoot); err != nil {
-		return fmt.Errorf("resolving %s: %w", root, err)
-	}
-	// WalkDir does not descend into a root that is itself a symlink (to a
-	// directory): walk its target instead, under the same relative paths.
-	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-		root = realRoot
-	}
+	w := walker{root: walkRoot, realRoot: realRoot, opts: &opts}
 	var fnErr error
-	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // an unreadable entry below the root: skip it
-		}
-		rel, rerr := filepath.Rel(root, p)
-		if rerr != nil || rel == "." {
-			return nil
-		}
-		rel = opts.Prefix + filepath.ToSlash(rel)
-		if d.IsDir() {
-			if skippedDirs[d.Name()] || ignored(rel+"/", opts.Ignore) || ignored(rel, opts.Ignore) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ignored(rel, opts.Ignore) {
-			return nil
-		}
-		f := classify(rel, p, opts)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return nil // dangling link: nothing to read
-			}
-			if abs, err := filepath.Abs(target); err != nil || !inside(realRoot, abs) {
-				if f.Kind == nil && !Sniffable(rel) {
-					return nil
-				}
-				f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
-				return emit(fn, f, &fnErr)
-			}
-			if ti, err := os.Stat(target); err != nil || !ti.Mode().IsRegular() {
-				return nil // a link to a directory is not followed
-			}
-		case !d.Type().IsRegular():
-			return nil
-		}
-		if f.Kind == nil {
-			if !Sniffable(rel) {
-				return nil
-			}
-			f.Sniff = true
+	walkErr := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+		f, ok, ret := w.visit(p, d, err)
+		if !ok {
+			return ret
 		}
 		return emit(fn, f, &fnErr)
 	})
@@ -157,9 +99,117 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 		return fnErr
 	}
 	if walkErr != nil {
-		return fmt.Errorf("walking %s: %w", root, walkErr)
+		return fmt.Errorf("walking %s: %w", walkRoot, walkErr)
 	}
 	return nil
+}
+
+// namedFile is the File of a root that is a file: the user named it, so it
+// is checked as opts.Kind when set, and sniffed when its path says nothing.
+func namedFile(root string, opts DiscoverOptions) File {
+	rel := filepath.ToSlash(filepath.Clean(root))
+	f := classify(rel, root, opts)
+	if opts.Kind != nil {
+		f.Kind, f.ByPath = opts.Kind, false
+	}
+	if f.Kind == nil {
+		f.Sniff = true
+	}
+	f.Named = true
+	return f
+}
+
+// walker is one walk of a directory root. It holds no callback, so that
+// the caller's fn stays on its stack (Walk calls it).
+type walker struct {
+	root     string // the directory walked: the root, or its target when the root is a symlink
+	realRoot string // the root with symlinks resolved, absolute: what a symlinked file must stay inside
+	opts     *DiscoverOptions
+}
+
+// resolveRoot returns the directory to walk and the root with symlinks
+// resolved, absolute. The directory is the root, or its target when the
+// root is itself a symlink (to a directory): WalkDir does not descend into
+// a symlink, so the target is walked under the same relative paths.
+func resolveRoot(root string) (walkRoot, realRoot string, err error) {
+	realRoot, err = filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving %s: %w", root, err)
+	}
+	if realRoot, err = filepath.Abs(realRoot); err != nil {
+		return "", "", fmt.Errorf("resolving %s: %w", root, err)
+	}
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		return realRoot, realRoot, nil
+	}
+	return root, realRoot, nil
+}
+
+// visit decides on one entry of the walk: ok says to hand f to the
+// caller's fn; otherwise ret is what the WalkDir callback returns. It skips
+// ignored and skipped directories, ignored entries and what is not a
+// regular file (or a symlink to one inside the root), and emits the rest
+// that a path classifies or that may be sniffed.
+func (w *walker) visit(p string, d fs.DirEntry, err error) (f File, ok bool, ret error) {
+	if err != nil {
+		if p == w.root {
+			return File{}, false, err
+		}
+		return File{}, false, nil // an unreadable entry below the root: skip it
+	}
+	rel, rerr := filepath.Rel(w.root, p)
+	if rerr != nil || rel == "." {
+		return File{}, false, nil
+	}
+	rel = w.opts.Prefix + filepath.ToSlash(rel)
+	if d.IsDir() {
+		if skippedDirs[d.Name()] || ignored(rel+"/", w.opts.Ignore) || ignored(rel, w.opts.Ignore) {
+			return File{}, false, filepath.SkipDir
+		}
+		return File{}, false, nil
+	}
+	if ignored(rel, w.opts.Ignore) {
+		return File{}, false, nil
+	}
+	f = classify(rel, p, *w.opts)
+	switch {
+	case d.Type()&fs.ModeSymlink != 0:
+		if done, keep := w.visitLink(p, rel, &f); done {
+			return f, keep, nil
+		}
+	case !d.Type().IsRegular():
+		return File{}, false, nil
+	}
+	if f.Kind == nil {
+		if !Sniffable(rel) {
+			return File{}, false, nil
+		}
+		f.Sniff = true
+	}
+	return f, true, nil
+}
+
+// visitLink deals with a symlinked file f: a dangling link, or a link to
+// something other than a regular file, is skipped; a link out of the root
+// is kept with a problem, not read (if it could be an artifact). done is
+// false for a link to a regular file inside the root, which is read like
+// any file; otherwise keep says whether f is handed to the caller.
+func (w *walker) visitLink(p, rel string, f *File) (done, keep bool) {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return true, false // dangling link: nothing to read
+	}
+	if abs, err := filepath.Abs(target); err != nil || !inside(w.realRoot, abs) {
+		if f.Kind == nil && !Sniffable(rel) {
+			return true, false
+		}
+		f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
+		return true, true
+	}
+	if ti, err := os.Stat(target); err != nil || !ti.Mode().IsRegular() {
+		return true, false // a link to a directory is not followed
+	}
+	return false, false
 }
 
 // errStop stops WalkDir after fn failed; the failure is returned as is.

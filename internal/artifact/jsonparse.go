@@ -308,55 +308,7 @@ func (p *jsonParser) str() (string, bool) {
 			p.fail("control character %s in string (escape it)", strconv.QuoteRune(rune(c)))
 			return "", false
 		case c == '\\':
-			if p.off+1 >= len(d) {
-				p.off++
-				p.fail("unexpected end of file in string escape")
-				return "", false
-			}
-			e := d[p.off+1]
-			p.off += 2
-			switch e {
-			case '"', '\\', '/':
-				b.WriteByte(e)
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
-					return "", false
-				}
-				if utf16.IsSurrogate(r) {
-					r2 := utf8.RuneError
-					if p.off+1 < len(d) && d[p.off] == '\\' && d[p.off+1] == 'u' {
-						save := p.off
-						p.off += 2
-						if lo, ok := p.hex4(); ok {
-							r2 = utf16.DecodeRune(r, lo)
-							if r2 == utf8.RuneError {
-								p.off = save
-							}
-						} else {
-							return "", false
-						}
-					}
-					r = r2
-				}
-				b.WriteRune(r)
-			default:
-				p.off -= 2 // report at the backslash
-				if r, _ := utf8.DecodeRune(d[p.off+1:]); unicode.IsPrint(r) {
-					p.fail("invalid escape \\%c in string", r)
-				} else {
-					p.fail("invalid escape in string: a backslash before %U", r)
-				}
+			if !p.escape(&b) {
 				return "", false
 			}
 		default:
@@ -366,6 +318,77 @@ func (p *jsonParser) str() (string, bool) {
 	}
 	p.fail("unexpected end of file in string")
 	return "", false
+}
+
+// escape decodes the escape sequence at p.off (which is '\\') into b and
+// moves past it; false after a problem.
+func (p *jsonParser) escape(b *strings.Builder) bool {
+	d := p.data
+	if p.off+1 >= len(d) {
+		p.off++
+		p.fail("unexpected end of file in string escape")
+		return false
+	}
+	e := d[p.off+1]
+	p.off += 2
+	switch e {
+	case '"', '\\', '/':
+		b.WriteByte(e)
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'n':
+		b.WriteByte('\n')
+	case 'r':
+		b.WriteByte('\r')
+	case 't':
+		b.WriteByte('\t')
+	case 'u':
+		r, ok := p.unicodeEscape()
+		if !ok {
+			return false
+		}
+		b.WriteRune(r)
+	default:
+		p.off -= 2 // report at the backslash
+		if r, _ := utf8.DecodeRune(d[p.off+1:]); unicode.IsPrint(r) {
+			p.fail("invalid escape \\%c in string", r)
+		} else {
+			p.fail("invalid escape in string: a backslash before %U", r)
+		}
+		return false
+	}
+	return true
+}
+
+// unicodeEscape decodes a \u escape whose four hex digits are at p.off. A
+// high surrogate takes the \u low surrogate that follows it; a surrogate
+// without its pair is U+FFFD (and a \u that does not pair is read as an
+// escape of its own).
+func (p *jsonParser) unicodeEscape() (rune, bool) {
+	d := p.data
+	r, ok := p.hex4()
+	if !ok {
+		return 0, false
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, true
+	}
+	r2 := utf8.RuneError
+	if p.off+1 < len(d) && d[p.off] == '\\' && d[p.off+1] == 'u' {
+		save := p.off
+		p.off += 2
+		lo, ok := p.hex4()
+		if !ok {
+			return 0, false
+		}
+		r2 = utf16.DecodeRune(r, lo)
+		if r2 == utf8.RuneError {
+			p.off = save
+		}
+	}
+	return r2, true
 }
 
 // hex4 reads the four hex digits after \u (p.off is at the first).

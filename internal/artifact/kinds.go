@@ -192,28 +192,36 @@ func ClassifyPath(rel string) *Kind {
 	segs := strings.Split(rel, "/")
 	name := segs[len(segs)-1]
 	dirs := segs[:len(segs)-1]
-	after := func(marker string) []string {
-		for i := len(dirs) - 1; i >= 0; i-- {
-			if dirs[i] == marker {
-				return dirs[i+1:]
-			}
-		}
-		return nil
-	}
-	has := func(marker string) bool {
-		for _, d := range dirs {
-			if d == marker {
-				return true
-			}
-		}
-		return false
-	}
-
 	if outcomeSuffix.MatchString(name) {
 		return byID["outcome.phase-outcome"]
 	}
-	if has(".pace") {
-		rest := after(".pace")
+	if k := classifyPACEPath(dirs, name); k != nil {
+		return k
+	}
+	if k := classifyJGPath(dirs, name); k != nil {
+		return k
+	}
+	if k := classifySCCPath(dirs, name); k != nil {
+		return k
+	}
+	return classifyAutopilotPath(dirs, name)
+}
+
+// underDir returns the directories below the last one named marker in dirs;
+// ok is false when no directory is named marker.
+func underDir(dirs []string, marker string) (rest []string, ok bool) {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if dirs[i] == marker {
+			return dirs[i+1:], true
+		}
+	}
+	return nil, false
+}
+
+// classifyPACEPath classifies .pace/plan.yaml, .pace/advisory_backlog.yaml,
+// the files of .pace/day-N/ and pace/plan.yaml.
+func classifyPACEPath(dirs []string, name string) *Kind {
+	if rest, ok := underDir(dirs, ".pace"); ok {
 		switch {
 		case len(rest) == 0 && name == "plan.yaml":
 			return byID["pace.plan"]
@@ -228,40 +236,57 @@ func ClassifyPath(rel string) *Kind {
 	if len(dirs) > 0 && dirs[len(dirs)-1] == "pace" && name == "plan.yaml" {
 		return byID["pace.plan"]
 	}
-	if has(".pipeline") {
-		rest := after(".pipeline")
-		switch {
-		case len(rest) == 0 && name == "lessons.yaml":
-			return byID["jg.lessons"]
-		case len(rest) == 1 || (len(rest) == 2 && rest[0] == "completed"):
-			if m := jgFile.FindStringSubmatch(name); m != nil {
-				return byID["jg."+m[1]]
-			}
-			if name == "state.yaml" {
-				return byID["jg.state"]
-			}
-			if name == "pipeline-trace.json" {
-				return byID["jg.pipeline-trace"]
-			}
+	return nil
+}
+
+// classifyJGPath classifies .pipeline/lessons.yaml and the files of an issue
+// folder, .pipeline/<issue>/ or .pipeline/completed/<issue>/.
+func classifyJGPath(dirs []string, name string) *Kind {
+	rest, ok := underDir(dirs, ".pipeline")
+	if !ok {
+		return nil
+	}
+	switch {
+	case len(rest) == 0 && name == "lessons.yaml":
+		return byID["jg.lessons"]
+	case len(rest) == 1 || (len(rest) == 2 && rest[0] == "completed"):
+		if m := jgFile.FindStringSubmatch(name); m != nil {
+			return byID["jg."+m[1]]
+		}
+		if name == "state.yaml" {
+			return byID["jg.state"]
+		}
+		if name == "pipeline-trace.json" {
+			return byID["jg.pipeline-trace"]
 		}
 	}
-	if has("artifacts") {
-		if rest := after("artifacts"); len(rest) == 1 {
-			switch name {
-			case "submit.json":
-				return byID["scc.submit"]
-			case "verdict.json":
-				return byID["scc.verdict"]
-			case "task.json":
-				return byID["scc.task"]
-			}
+	return nil
+}
+
+// classifySCCPath classifies the files of a task folder artifacts/<task_id>/
+// and a task input *.task.json anywhere.
+func classifySCCPath(dirs []string, name string) *Kind {
+	if rest, ok := underDir(dirs, "artifacts"); ok && len(rest) == 1 {
+		switch name {
+		case "submit.json":
+			return byID["scc.submit"]
+		case "verdict.json":
+			return byID["scc.verdict"]
+		case "task.json":
+			return byID["scc.task"]
 		}
 	}
 	if strings.HasSuffix(name, ".task.json") {
 		return byID["scc.task"]
 	}
-	if has(".autopilot") {
-		rest := after(".autopilot")
+	return nil
+}
+
+// classifyAutopilotPath classifies the files of .autopilot/ (state,
+// learnings, circuit-breaker config, archived runs, post-mortems) and the
+// traces and triage of .planning/phases/<id>/.
+func classifyAutopilotPath(dirs []string, name string) *Kind {
+	if rest, ok := underDir(dirs, ".autopilot"); ok {
 		switch {
 		case len(rest) == 0 && name == "state.json":
 			return byID["autopilot.state"]
@@ -275,14 +300,12 @@ func ClassifyPath(rel string) *Kind {
 			return byID["autopilot.postmortem"]
 		}
 	}
-	if has(".planning") {
-		if rest := after(".planning"); len(rest) == 2 && rest[0] == "phases" {
-			switch {
-			case stepTrace.MatchString(name):
-				return byID["autopilot.trace"]
-			case name == "TRIAGE.json":
-				return byID["autopilot.triage"]
-			}
+	if rest, ok := underDir(dirs, ".planning"); ok && len(rest) == 2 && rest[0] == "phases" {
+		switch {
+		case stepTrace.MatchString(name):
+			return byID["autopilot.trace"]
+		case name == "TRIAGE.json":
+			return byID["autopilot.triage"]
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/phasegate/phasegate/internal/artifact"
 )
 
-// Autopilot rules (contracts.md §3.4, appendix §1.4; seed 003). A group is one
+// Autopilot rules (docs/contracts/autopilot.md, docs/rules.md). A group is one
 // project directory: .autopilot/state.json (the active run), the archived runs
 // .autopilot/archive/run-*.json (same kind, history), the circuit-breaker
 // config .autopilot/config.json, the post-mortems
@@ -302,23 +302,68 @@ func autopilotPhases(obj map[string]any) []autopilotPhase {
 	return out
 }
 
+// autopilotStateCheck is one state file being checked: the sections the
+// rules read, and what the phase loop tallies for the metrics and deferral
+// counter rules.
+type autopilotStateCheck struct {
+	c  *ruleCtx
+	d  *artifact.Document
+	br autopilotBreaker // a copy: the pointer does not escape
+
+	meta, phases, cb, metrics map[string]any
+	list                      []autopilotPhase
+	events                    []any
+	runStatus, cbState        string
+
+	// Set by checkPhases.
+	passScore                                  float64
+	nCompleted, nFailed, nDeferred             int64
+	sumDebug, sumReplan, sumTokens, sumRetries int64
+	retryReported                              bool
+}
+
+// autopilotCheckState checks one state file, the active run or an archived
+// one: _meta, the phases (deferral, verdicts, caps, gate), the metrics, the
+// deferral counters, the circuit breaker, the event log and, for a completed
+// run, that every phase finished.
 func autopilotCheckState(c *ruleCtx, d *artifact.Document, br *autopilotBreaker) {
 	obj := asObj(d.Value)
 	if obj == nil {
 		return
 	}
 	meta := asObj(obj["_meta"])
-	phases := asObj(obj["phases"])
-	list := autopilotPhases(obj)
-	runStatus := strOr(meta, "status")
 	cb := asObj(obj["circuit_breaker"])
-	cbState := strOr(cb, "state")
-	events := asList(obj["event_log"])
-	metrics := asObj(obj["metrics"])
+	s := &autopilotStateCheck{
+		c: c, d: d, br: *br,
+		meta:      meta,
+		phases:    asObj(obj["phases"]),
+		list:      autopilotPhases(obj),
+		runStatus: strOr(meta, "status"),
+		cb:        cb,
+		cbState:   strOr(cb, "state"),
+		events:    asList(obj["event_log"]),
+		metrics:   asObj(obj["metrics"]),
+	}
+	s.checkMeta()
+	s.checkPhases()
+	s.checkMetrics()
+	s.checkDeferralCounters()
+	s.checkBreaker()
+	s.checkEventLog()
+	s.checkCompletedRun()
+}
 
-	// _meta.
-	if cp, ok := str(meta, "current_phase"); ok && phases != nil {
-		if _, exists := phases["phase_"+cp]; !exists {
+// at is the pointer to a field of the phase's record.
+func (ph autopilotPhase) at(tokens ...any) []string {
+	return ptr(append([]any{"phases", ph.key}, tokens...)...)
+}
+
+// checkMeta checks _meta: the current phase exists, and the checkpoint is
+// not before the start nor before any event.
+func (s *autopilotStateCheck) checkMeta() {
+	c, d, meta := s.c, s.d, s.meta
+	if cp, ok := str(meta, "current_phase"); ok && s.phases != nil {
+		if _, exists := s.phases["phase_"+cp]; !exists {
 			c.report("autopilot.state.current-phase-exists", d, ptr("_meta", "current_phase"), "`_meta.current_phase` is %s but `phases` has no key %s: add the phase record or correct the current phase", quote(cp), quote("phase_"+cp))
 		}
 	}
@@ -329,128 +374,156 @@ func autopilotCheckState(c *ruleCtx, d *artifact.Document, br *autopilotBreaker)
 	}
 	if okCheck {
 		latest, at := time.Time{}, -1
-		for i, e := range events {
+		for i, e := range s.events {
 			if t, ok := autopilotTime(asObj(e)["timestamp"]); ok && t.After(checkpoint) && (at < 0 || t.After(latest)) {
 				latest, at = t, i
 			}
 		}
 		if at >= 0 {
-			c.report("autopilot.state.checkpoint-after-events", d, ptr("_meta", "last_checkpoint"), "`last_checkpoint` %s is earlier than `event_log[%d]` at %s: the orchestrator updates the checkpoint on every write, so the state was written without it (or the event was added by hand)", strOr(meta, "last_checkpoint"), at, strOr(asObj(events[at]), "timestamp"))
+			c.report("autopilot.state.checkpoint-after-events", d, ptr("_meta", "last_checkpoint"), "`last_checkpoint` %s is earlier than `event_log[%d]` at %s: the orchestrator updates the checkpoint on every write, so the state was written without it (or the event was added by hand)", strOr(meta, "last_checkpoint"), at, strOr(asObj(s.events[at]), "timestamp"))
 		}
 	}
+}
 
-	// Phases: deferral, verdicts, caps, gate.
-	deferred := map[string]bool{}
-	for _, e := range asList(meta["deferral_history"]) {
+// checkPhases checks each phase (deferral, verdicts, caps, gate) and tallies
+// the phases' statuses, attempts, tokens and retries.
+func (s *autopilotStateCheck) checkPhases() {
+	deferred := map[string]bool{} // phase ids _meta.deferral_history records as deferred
+	for _, e := range asList(s.meta["deferral_history"]) {
 		h := asObj(e)
 		if id, ok := str(h, "phase_id"); ok && strOr(h, "reason") == "deferred" {
 			deferred[id] = true
 		}
 	}
-	passScore := 7.0
-	if p := c.opts.Config.Autopilot.PassScore; p != nil {
-		passScore = *p
+	s.passScore = 7.0
+	if p := s.c.opts.Config.Autopilot.PassScore; p != nil {
+		s.passScore = *p
 	}
-	var nCompleted, nFailed, nDeferred int64
-	var sumDebug, sumReplan, sumTokens, sumRetries int64
-	retryCap := br.get("max_total_retries_per_run")
-	retryReported := false
-	for _, ph := range list {
-		p := ph.obj
-		at := func(tokens ...any) []string { return ptr(append([]any{"phases", ph.key}, tokens...)...) }
+	for _, ph := range s.list {
 		switch ph.status {
 		case "completed":
-			nCompleted++
+			s.nCompleted++
 		case "failed":
-			nFailed++
+			s.nFailed++
 		case "needs_human_verification":
-			nDeferred++
+			s.nDeferred++
 		}
-		nhv := ph.status == "needs_human_verification"
-		hasJust := asObj(p["human_verify_justification"]) != nil
-		mistyped := autopilotNonNull(p, "human_verify_justification") && !hasJust // the schema reports it
-		switch {
-		case mistyped:
-		case nhv && !hasJust:
-			c.report("autopilot.state.human-verify-iff-deferred", d, at("status"), "phase %s needs human verification but has no `human_verify_justification`: record the checkpoint task and why it needs a person", quote(ph.id))
-		case !nhv && hasJust && ph.status != "":
-			c.report("autopilot.state.human-verify-iff-deferred", d, at("human_verify_justification"), "phase %s has a `human_verify_justification` but its status is %s, not needs_human_verification: set it to null or correct the status", quote(ph.id), quote(ph.status))
-		}
-		if just := asObj(p["human_verify_justification"]); nhv && just != nil && blank(strOr(just, "checkpoint_task_id")) {
-			c.report("autopilot.state.checkpoint-task-id", d, at("human_verify_justification"), "phase %s is deferred to a human without a `checkpoint_task_id`: name the checkpoint task the person must verify (the orchestrator rejects this return, check 13)", quote(ph.id))
-		}
-		if verdict := asObj(p["human_verdict"]); verdict != nil {
-			if !nhv && !hasJust && !mistyped && !deferred[ph.id] {
-				c.report("autopilot.state.human-verdict-needs-deferral", d, at("human_verdict"), "phase %s has a `human_verdict` but was never deferred to a human (status %s, no `human_verify_justification`, no deferral record): a verdict is only collected for a needs_human_verification phase", quote(ph.id), quote(ph.status))
-			}
-			v := strOr(verdict, "verdict")
-			if issues, _ := stringList(verdict, "issues"); (v == "fail" || v == "issues_found") && len(issues) == 0 {
-				c.report("autopilot.state.verdict-issues", d, at("human_verdict", "verdict"), "the human verdict on phase %s is %s but lists no `issues`: record what the person found", quote(ph.id), quote(v))
-			}
-		}
-		debug, okDebug := integer(p, "debug_attempts")
-		if okDebug {
-			sumDebug += debug
-			if max := br.get("max_debug_attempts_per_phase"); debug > max {
-				c.report("autopilot.state.debug-cap", d, at("debug_attempts"), "phase %s made %d debug attempts, over %s: the phase should have failed at the cap", quote(ph.id), debug, br.from("max_debug_attempts_per_phase"))
-			}
-		}
-		if replan, ok := integer(p, "replan_attempts"); ok {
-			sumReplan += replan
-			if max := br.get("max_replan_attempts_per_phase"); replan > max {
-				c.report("autopilot.state.replan-cap", d, at("replan_attempts"), "phase %s re-planned %d times, over %s: the phase should have failed at the cap", quote(ph.id), replan, br.from("max_replan_attempts_per_phase"))
-			}
-		}
-		if tokens, ok := integer(p, "tokens_used"); ok {
-			sumTokens += tokens
-			tripped := ph.status == "failed" || runStatus == "failed" || runStatus == "paused" || (cbState != "" && cbState != "closed")
-			if max := br.get("cost_cap_tokens_per_phase"); tokens > max && !tripped {
-				c.report("autopilot.state.phase-token-cap", d, at("tokens_used"), "phase %s used %d tokens, over %s, yet it is %s, the run %s and the breaker %s: exceeding the cap halts the phase and opens the breaker", quote(ph.id), tokens, br.from("cost_cap_tokens_per_phase"), quote(ph.status), quote(runStatus), quote(cbState))
-			}
-		}
-		tasks := asObj(asObj(asObj(p["steps"])["execute"])["tasks"])
-		for _, tk := range autopilotSortedKeys(tasks) {
-			r, ok := integer(asObj(tasks[tk]), "retries")
-			if !ok {
-				continue
-			}
-			sumRetries += r
-			if sumRetries > retryCap && !retryReported {
-				retryReported = true
-				c.report("autopilot.state.retry-cap", d, at("steps", "execute", "tasks", tk, "retries"), "with task %s of phase %s the run has made %d task retries, over %s: the run should have halted at the cap", quote(tk), quote(ph.id), sumRetries, br.from("max_total_retries_per_run"))
-			}
-		}
-		steps := asObj(p["steps"])
-		if pc := asObj(steps["plan_check"]); strOr(pc, "status") == "pass" {
+		s.checkPhaseDeferral(ph, deferred)
+		s.checkPhaseCaps(ph)
+		s.checkPhaseRetries(ph)
+		if pc := asObj(asObj(ph.obj["steps"])["plan_check"]); strOr(pc, "status") == "pass" {
 			if conf, ok := num(pc, "confidence"); ok && conf < 7 {
-				c.report("autopilot.state.plan-check-confidence", d, at("steps", "plan_check", "confidence"), "the plan check of phase %s passed with confidence %s: the playbook's gate needs confidence ≥ 7, so its status should be fail (or the confidence is wrong)", quote(ph.id), autopilotNum(conf))
+				s.c.report("autopilot.state.plan-check-confidence", s.d, ph.at("steps", "plan_check", "confidence"), "the plan check of phase %s passed with confidence %s: the playbook's gate needs confidence ≥ 7, so its status should be fail (or the confidence is wrong)", quote(ph.id), autopilotNum(conf))
 			}
 		}
 		if ph.status == "completed" {
-			autopilotCheckGate(c, d, ph, passScore)
+			autopilotCheckGate(s.c, s.d, ph, s.passScore)
 		}
 	}
-	if list != nil && metrics != nil {
+}
+
+// checkPhaseDeferral checks a phase's deferral to a human: the justification
+// exactly when it needs human verification, its checkpoint task, and the
+// human verdict; deferred holds the phase ids _meta.deferral_history records
+// as deferred.
+func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase, deferred map[string]bool) {
+	c, d, p := s.c, s.d, ph.obj
+	nhv := ph.status == "needs_human_verification"
+	hasJust := asObj(p["human_verify_justification"]) != nil
+	mistyped := autopilotNonNull(p, "human_verify_justification") && !hasJust // the schema reports it
+	switch {
+	case mistyped:
+	case nhv && !hasJust:
+		c.report("autopilot.state.human-verify-iff-deferred", d, ph.at("status"), "phase %s needs human verification but has no `human_verify_justification`: record the checkpoint task and why it needs a person", quote(ph.id))
+	case !nhv && hasJust && ph.status != "":
+		c.report("autopilot.state.human-verify-iff-deferred", d, ph.at("human_verify_justification"), "phase %s has a `human_verify_justification` but its status is %s, not needs_human_verification: set it to null or correct the status", quote(ph.id), quote(ph.status))
+	}
+	if just := asObj(p["human_verify_justification"]); nhv && just != nil && blank(strOr(just, "checkpoint_task_id")) {
+		c.report("autopilot.state.checkpoint-task-id", d, ph.at("human_verify_justification"), "phase %s is deferred to a human without a `checkpoint_task_id`: name the checkpoint task the person must verify (the orchestrator rejects this return, check 13)", quote(ph.id))
+	}
+	if verdict := asObj(p["human_verdict"]); verdict != nil {
+		if !nhv && !hasJust && !mistyped && !deferred[ph.id] {
+			c.report("autopilot.state.human-verdict-needs-deferral", d, ph.at("human_verdict"), "phase %s has a `human_verdict` but was never deferred to a human (status %s, no `human_verify_justification`, no deferral record): a verdict is only collected for a needs_human_verification phase", quote(ph.id), quote(ph.status))
+		}
+		v := strOr(verdict, "verdict")
+		if issues, _ := stringList(verdict, "issues"); (v == "fail" || v == "issues_found") && len(issues) == 0 {
+			c.report("autopilot.state.verdict-issues", d, ph.at("human_verdict", "verdict"), "the human verdict on phase %s is %s but lists no `issues`: record what the person found", quote(ph.id), quote(v))
+		}
+	}
+}
+
+// checkPhaseCaps checks a phase's debug attempts, re-plans and tokens
+// against the breaker's per-phase caps, and adds them to the run's sums.
+func (s *autopilotStateCheck) checkPhaseCaps(ph autopilotPhase) {
+	c, d, p, br := s.c, s.d, ph.obj, s.br
+	if debug, ok := integer(p, "debug_attempts"); ok {
+		s.sumDebug += debug
+		if max := br.get("max_debug_attempts_per_phase"); debug > max {
+			c.report("autopilot.state.debug-cap", d, ph.at("debug_attempts"), "phase %s made %d debug attempts, over %s: the phase should have failed at the cap", quote(ph.id), debug, br.from("max_debug_attempts_per_phase"))
+		}
+	}
+	if replan, ok := integer(p, "replan_attempts"); ok {
+		s.sumReplan += replan
+		if max := br.get("max_replan_attempts_per_phase"); replan > max {
+			c.report("autopilot.state.replan-cap", d, ph.at("replan_attempts"), "phase %s re-planned %d times, over %s: the phase should have failed at the cap", quote(ph.id), replan, br.from("max_replan_attempts_per_phase"))
+		}
+	}
+	if tokens, ok := integer(p, "tokens_used"); ok {
+		s.sumTokens += tokens
+		tripped := ph.status == "failed" || s.runStatus == "failed" || s.runStatus == "paused" || (s.cbState != "" && s.cbState != "closed")
+		if max := br.get("cost_cap_tokens_per_phase"); tokens > max && !tripped {
+			c.report("autopilot.state.phase-token-cap", d, ph.at("tokens_used"), "phase %s used %d tokens, over %s, yet it is %s, the run %s and the breaker %s: exceeding the cap halts the phase and opens the breaker", quote(ph.id), tokens, br.from("cost_cap_tokens_per_phase"), quote(ph.status), quote(s.runStatus), quote(s.cbState))
+		}
+	}
+}
+
+// checkPhaseRetries adds a phase's task retries to the run's and reports the
+// task with which the run first went over the run's retry cap.
+func (s *autopilotStateCheck) checkPhaseRetries(ph autopilotPhase) {
+	retryCap := s.br.get("max_total_retries_per_run")
+	tasks := asObj(asObj(asObj(ph.obj["steps"])["execute"])["tasks"])
+	for _, tk := range autopilotSortedKeys(tasks) {
+		r, ok := integer(asObj(tasks[tk]), "retries")
+		if !ok {
+			continue
+		}
+		s.sumRetries += r
+		if s.sumRetries > retryCap && !s.retryReported {
+			s.retryReported = true
+			s.c.report("autopilot.state.retry-cap", s.d, ph.at("steps", "execute", "tasks", tk, "retries"), "with task %s of phase %s the run has made %d task retries, over %s: the run should have halted at the cap", quote(tk), quote(ph.id), s.sumRetries, s.br.from("max_total_retries_per_run"))
+		}
+	}
+}
+
+// checkMetrics compares `metrics` with the phases' tallies and the run's
+// token total with its cap.
+func (s *autopilotStateCheck) checkMetrics() {
+	c, d, metrics := s.c, s.d, s.metrics
+	if s.list != nil && metrics != nil {
 		tally := func(id, field string, want int64, what string) {
 			if got, ok := integer(metrics, field); ok && got != want {
 				c.report(id, d, ptr("metrics", field), "`metrics.%s` is %d but %s is %d", field, got, what, want)
 			}
 		}
-		tally("autopilot.state.metrics-phases-completed", "phases_completed", nCompleted, "the number of completed phases")
-		tally("autopilot.state.metrics-phases-failed", "phases_failed", nFailed, "the number of failed phases")
-		tally("autopilot.state.metrics-debug-loops", "debug_loops_total", sumDebug, "the sum of the phases' `debug_attempts`")
-		tally("autopilot.state.metrics-replan-count", "replan_count", sumReplan, "the sum of the phases' `replan_attempts`")
-		if got, ok := integer(metrics, "total_tokens_used"); ok && got < sumTokens {
-			c.report("autopilot.state.metrics-total-tokens", d, ptr("metrics", "total_tokens_used"), "`metrics.total_tokens_used` is %d, less than the %d tokens the phases used (sum of `tokens_used`)", got, sumTokens)
+		tally("autopilot.state.metrics-phases-completed", "phases_completed", s.nCompleted, "the number of completed phases")
+		tally("autopilot.state.metrics-phases-failed", "phases_failed", s.nFailed, "the number of failed phases")
+		tally("autopilot.state.metrics-debug-loops", "debug_loops_total", s.sumDebug, "the sum of the phases' `debug_attempts`")
+		tally("autopilot.state.metrics-replan-count", "replan_count", s.sumReplan, "the sum of the phases' `replan_attempts`")
+		if got, ok := integer(metrics, "total_tokens_used"); ok && got < s.sumTokens {
+			c.report("autopilot.state.metrics-total-tokens", d, ptr("metrics", "total_tokens_used"), "`metrics.total_tokens_used` is %d, less than the %d tokens the phases used (sum of `tokens_used`)", got, s.sumTokens)
 		}
 	}
 	if got, ok := integer(metrics, "total_tokens_used"); ok {
-		if max := br.get("cost_cap_tokens_total"); got > max && runStatus != "failed" && runStatus != "paused" {
-			c.report("autopilot.state.total-token-cap", d, ptr("metrics", "total_tokens_used"), "the run used %d tokens, over %s, yet its status is %s: exceeding the total cap fails the run immediately", got, br.from("cost_cap_tokens_total"), quote(runStatus))
+		if max := s.br.get("cost_cap_tokens_total"); got > max && s.runStatus != "failed" && s.runStatus != "paused" {
+			c.report("autopilot.state.total-token-cap", d, ptr("metrics", "total_tokens_used"), "the run used %d tokens, over %s, yet its status is %s: exceeding the total cap fails the run immediately", got, s.br.from("cost_cap_tokens_total"), quote(s.runStatus))
 		}
 	}
+}
 
-	// Deferral counters.
+// checkDeferralCounters checks _meta's deferral counters: their order, that
+// they count every deferred phase, and the high-defer-rate event.
+func (s *autopilotStateCheck) checkDeferralCounters() {
+	c, d, meta := s.c, s.d, s.meta
 	deferredCount, okDeferred := integer(meta, "human_deferred_count")
 	processed, okProcessed := integer(meta, "total_phases_processed")
 	total, okTotal := integer(meta, "total_phases")
@@ -460,8 +533,8 @@ func autopilotCheckState(c *ruleCtx, d *artifact.Document, br *autopilotBreaker)
 	case okProcessed && okTotal && processed > total:
 		c.report("autopilot.state.defer-counter-order", d, ptr("_meta", "total_phases_processed"), "`total_phases_processed` %d is more than `total_phases` %d", processed, total)
 	}
-	if okDeferred && deferredCount < nDeferred {
-		c.report("autopilot.state.defer-count-covers-deferred", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` is %d but %s needs_human_verification: count every deferral", deferredCount, autopilotCount(nDeferred, "phase is", "phases are"))
+	if okDeferred && deferredCount < s.nDeferred {
+		c.report("autopilot.state.defer-count-covers-deferred", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` is %d but %s needs_human_verification: count every deferral", deferredCount, autopilotCount(s.nDeferred, "phase is", "phases are"))
 	}
 	if okDeferred && okProcessed && processed >= 2 {
 		threshold := 0.50
@@ -469,58 +542,69 @@ func autopilotCheckState(c *ruleCtx, d *artifact.Document, br *autopilotBreaker)
 			threshold = *r
 		}
 		rate := float64(deferredCount) / float64(processed)
-		if rate > threshold && !autopilotHasEvent(events, "high_defer_rate_warning") {
+		if rate > threshold && !autopilotHasEvent(s.events, "high_defer_rate_warning") {
 			c.report("autopilot.state.high-defer-rate-event", d, ptr("_meta", "human_deferred_count"), "%d of %d processed phases were deferred to a human (%s%%, over the %s%% threshold) but `event_log` has no high_defer_rate_warning event: the orchestrator must log it (set autopilot.defer_rate in .github/phasegate.yml to match the Autopilot version: 0.50 at the seed, 0.05 at HEAD)", deferredCount, processed, autopilotNum(float64(int(rate*1000+0.5))/10), autopilotNum(threshold*100))
 		}
 	}
+}
 
-	// Circuit breaker.
-	if cb != nil {
-		if n, ok := integer(cb, "consecutive_no_progress"); ok && cbState == "closed" && n >= br.get("no_progress_threshold") {
-			c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_no_progress"), "the breaker is closed although `consecutive_no_progress` is %d, at or over %s: it should be open", n, br.from("no_progress_threshold"))
-		}
-		if n, ok := integer(cb, "consecutive_same_error"); ok && cbState == "closed" && n >= br.get("same_error_threshold") {
-			c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_same_error"), "the breaker is closed although `consecutive_same_error` is %d, at or over %s: it should be open", n, br.from("same_error_threshold"))
-		}
-		if autopilotNonNull(cb, "cooldown_until") && cbState != "" && cbState != "open" {
-			c.report("autopilot.state.breaker-cooldown-when-open", d, ptr("circuit_breaker", "cooldown_until"), "`cooldown_until` is set but the breaker is %s: a cooldown only runs while it is open (clear it, or correct the state)", quote(cbState))
-		}
-		if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 && blank(strOr(cb, "last_error")) {
-			c.report("autopilot.state.breaker-last-error", d, ptr("circuit_breaker", "last_error"), "`consecutive_same_error` is %d but `last_error` is empty: record the error that repeats", n)
-		}
+// checkBreaker checks the circuit breaker's state against its counters.
+func (s *autopilotStateCheck) checkBreaker() {
+	c, d, cb, cbState, br := s.c, s.d, s.cb, s.cbState, s.br
+	if cb == nil {
+		return
 	}
+	if n, ok := integer(cb, "consecutive_no_progress"); ok && cbState == "closed" && n >= br.get("no_progress_threshold") {
+		c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_no_progress"), "the breaker is closed although `consecutive_no_progress` is %d, at or over %s: it should be open", n, br.from("no_progress_threshold"))
+	}
+	if n, ok := integer(cb, "consecutive_same_error"); ok && cbState == "closed" && n >= br.get("same_error_threshold") {
+		c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_same_error"), "the breaker is closed although `consecutive_same_error` is %d, at or over %s: it should be open", n, br.from("same_error_threshold"))
+	}
+	if autopilotNonNull(cb, "cooldown_until") && cbState != "" && cbState != "open" {
+		c.report("autopilot.state.breaker-cooldown-when-open", d, ptr("circuit_breaker", "cooldown_until"), "`cooldown_until` is set but the breaker is %s: a cooldown only runs while it is open (clear it, or correct the state)", quote(cbState))
+	}
+	if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 && blank(strOr(cb, "last_error")) {
+		c.report("autopilot.state.breaker-last-error", d, ptr("circuit_breaker", "last_error"), "`consecutive_same_error` is %d but `last_error` is empty: record the error that repeats", n)
+	}
+}
 
-	// Event log.
+// checkEventLog checks each event's type and that the timestamps do not go
+// backwards.
+func (s *autopilotStateCheck) checkEventLog() {
 	var prev time.Time
 	prevAt := -1
-	for i, e := range events {
+	for i, e := range s.events {
 		ev := asObj(e)
 		if name, ok := str(ev, "event"); ok && !blank(name) && !autopilotEventTypes[name] {
-			c.report("autopilot.state.event-type", d, ptr("event_log", i, "event"), "event type %s is not one of the Autopilot event types (the seed's 23 and those HEAD added): check its spelling", quote(name))
+			s.c.report("autopilot.state.event-type", s.d, ptr("event_log", i, "event"), "event type %s is not one of the Autopilot event types (the seed's 23 and those HEAD added): check its spelling", quote(name))
 		}
 		t, ok := autopilotTime(ev["timestamp"])
 		if !ok {
 			continue
 		}
 		if prevAt >= 0 && t.Before(prev) {
-			c.report("autopilot.state.event-order", d, ptr("event_log", i, "timestamp"), "`event_log[%d]` at %s is earlier than `event_log[%d]` at %s: the event log is append-only", i, strOr(ev, "timestamp"), prevAt, strOr(asObj(events[prevAt]), "timestamp"))
+			s.c.report("autopilot.state.event-order", s.d, ptr("event_log", i, "timestamp"), "`event_log[%d]` at %s is earlier than `event_log[%d]` at %s: the event log is append-only", i, strOr(ev, "timestamp"), prevAt, strOr(asObj(s.events[prevAt]), "timestamp"))
 			continue
 		}
 		prev, prevAt = t, i
 	}
+}
 
-	if runStatus == "completed" {
-		for _, ph := range list {
-			// split_request (HEAD) marks a phase replaced by its sub-phases.
-			if ph.status == "completed" || ph.status == "split_request" || ph.status == "" || (ph.status == "needs_human_verification" && autopilotNonNull(ph.obj, "human_verdict")) {
-				continue
-			}
-			why := "it is " + quote(ph.status)
-			if ph.status == "needs_human_verification" {
-				why = "it still waits for a human verdict"
-			}
-			c.report("autopilot.state.completed-run-phases", d, ptr("phases", ph.key, "status"), "the run is completed but phase %s is not: %s", quote(ph.id), why)
+// checkCompletedRun checks that a completed run left no phase unfinished.
+func (s *autopilotStateCheck) checkCompletedRun() {
+	if s.runStatus != "completed" {
+		return
+	}
+	for _, ph := range s.list {
+		// split_request (HEAD) marks a phase replaced by its sub-phases.
+		if ph.status == "completed" || ph.status == "split_request" || ph.status == "" || (ph.status == "needs_human_verification" && autopilotNonNull(ph.obj, "human_verdict")) {
+			continue
 		}
+		why := "it is " + quote(ph.status)
+		if ph.status == "needs_human_verification" {
+			why = "it still waits for a human verdict"
+		}
+		s.c.report("autopilot.state.completed-run-phases", s.d, ptr("phases", ph.key, "status"), "the run is completed but phase %s is not: %s", quote(ph.id), why)
 	}
 }
 
@@ -714,11 +798,36 @@ func autopilotInRun(pm map[string]any, state *artifact.Document) bool {
 	return !ok1 || !ok2 || !at.Before(started)
 }
 
+// autopilotCheckPostmortem checks a post-mortem on its own (its phase id,
+// timestamps and attempted fixes) and, when it belongs to the current run,
+// against state.json and learnings.md.
 func autopilotCheckPostmortem(c *ruleCtx, d *artifact.Document, ag *autopilotGroup, br *autopilotBreaker) {
 	pm := asObj(d.Value)
 	if pm == nil {
 		return
 	}
+	id := autopilotPostmortemID(c, d, pm)
+	autopilotCheckPostmortemTimes(c, d, pm)
+	fixes := asList(pm["attempted_fixes"])
+	for i, e := range fixes {
+		if n, ok := integer(asObj(e), "attempt"); ok && n != int64(i+1) {
+			c.report("autopilot.postmortem.fix-sequence", d, ptr("attempted_fixes", i, "attempt"), "attempt %d is listed as number %d: number the attempted fixes 1, 2, … in order", i+1, n)
+		}
+	}
+	if max := br.get("max_debug_attempts_per_phase"); int64(len(fixes)) > max {
+		c.report("autopilot.postmortem.fixes-within-debug-cap", d, ptr("attempted_fixes", int(max)), "%d attempted fixes are listed, over %s: the debug loop stops at the cap", len(fixes), br.from("max_debug_attempts_per_phase"))
+	}
+	if id == "" || !autopilotInRun(pm, ag.state) {
+		return
+	}
+	autopilotCheckPostmortemState(c, d, id, ag)
+	autopilotCheckPostmortemLearnings(c, d, pm, id, ag)
+}
+
+// autopilotPostmortemID returns the phase a post-mortem is for: its
+// `phase_id`, else N of its file name phase-N-postmortem.json; it reports a
+// `phase_id` that disagrees with the file name.
+func autopilotPostmortemID(c *ruleCtx, d *artifact.Document, pm map[string]any) string {
 	fileN := ""
 	if m := autopilotPostmortemRE.FindStringSubmatch(d.Path); m != nil {
 		fileN = m[1]
@@ -730,6 +839,12 @@ func autopilotCheckPostmortem(c *ruleCtx, d *artifact.Document, ag *autopilotGro
 	if !okID {
 		id = fileN
 	}
+	return id
+}
+
+// autopilotCheckPostmortemTimes checks that the failure was observed before
+// the post-mortem was written and that the timeline goes forwards.
+func autopilotCheckPostmortemTimes(c *ruleCtx, d *artifact.Document, pm map[string]any) {
 	rc := asObj(pm["root_cause"])
 	if first, ok := autopilotTime(rc["first_observed_at"]); ok {
 		if at, ok := autopilotTime(pm["timestamp"]); ok && first.After(at) {
@@ -750,32 +865,32 @@ func autopilotCheckPostmortem(c *ruleCtx, d *artifact.Document, ag *autopilotGro
 		}
 		prev, prevAt = t, i
 	}
-	fixes := asList(pm["attempted_fixes"])
-	for i, e := range fixes {
-		if n, ok := integer(asObj(e), "attempt"); ok && n != int64(i+1) {
-			c.report("autopilot.postmortem.fix-sequence", d, ptr("attempted_fixes", i, "attempt"), "attempt %d is listed as number %d: number the attempted fixes 1, 2, … in order", i+1, n)
-		}
-	}
-	if max := br.get("max_debug_attempts_per_phase"); int64(len(fixes)) > max {
-		c.report("autopilot.postmortem.fixes-within-debug-cap", d, ptr("attempted_fixes", int(max)), "%d attempted fixes are listed, over %s: the debug loop stops at the cap", len(fixes), br.from("max_debug_attempts_per_phase"))
-	}
-	if id == "" || !autopilotInRun(pm, ag.state) {
+}
+
+// autopilotCheckPostmortemState checks that state.json lists the
+// post-mortem's phase as failed.
+func autopilotCheckPostmortemState(c *ruleCtx, d *artifact.Document, id string, ag *autopilotGroup) {
+	if ag.state == nil {
 		return
 	}
-	if ag.state != nil {
-		phases := asObj(asObj(ag.state.Value)["phases"])
-		if phases != nil {
-			ph, exists := phases["phase_"+id]
-			status := strOr(asObj(ph), "status")
-			switch {
-			case !exists:
-				c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, which %s does not list: the post-mortem and the state disagree", quote(id), ag.state.Path)
-			case status != "" && status != "failed":
-				c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, whose status in %s is %s, not failed: post-mortems are written only for failed phases", quote(id), ag.state.Path, quote(status))
-			}
-		}
+	phases := asObj(asObj(ag.state.Value)["phases"])
+	if phases == nil {
+		return
 	}
-	category, ok := str(rc, "category")
+	ph, exists := phases["phase_"+id]
+	status := strOr(asObj(ph), "status")
+	switch {
+	case !exists:
+		c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, which %s does not list: the post-mortem and the state disagree", quote(id), ag.state.Path)
+	case status != "" && status != "failed":
+		c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, whose status in %s is %s, not failed: post-mortems are written only for failed phases", quote(id), ag.state.Path, quote(status))
+	}
+}
+
+// autopilotCheckPostmortemLearnings checks that learnings.md records the
+// post-mortem's failure with its root-cause category.
+func autopilotCheckPostmortemLearnings(c *ruleCtx, d *artifact.Document, pm map[string]any, id string, ag *autopilotGroup) {
+	category, ok := str(asObj(pm["root_cause"]), "category")
 	if !ok || blank(category) {
 		return
 	}
@@ -857,19 +972,7 @@ func autopilotStatus(c *ruleCtx, g *Group, ag *autopilotGroup) {
 		if len(ag.traceDirs) == 0 && len(ag.archives) == 0 {
 			return
 		}
-		var parts []string
-		parts = append(parts, "no active run")
-		if n := len(ag.archives); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d archived", n))
-		}
-		if len(ag.traceDirs) > 0 {
-			var ids []string
-			for _, d := range ag.traceDirs {
-				ids = append(ids, path.Base(d))
-			}
-			parts = append(parts, "traced phases "+strings.Join(ids, " "))
-		}
-		c.status(Status{Family: "autopilot", Unit: strings.TrimSpace(unit("")), State: strings.Join(parts, ", ")})
+		c.status(Status{Family: "autopilot", Unit: strings.TrimSpace(unit("")), State: autopilotIdleState(ag)})
 		return
 	}
 	d := ag.state
@@ -880,18 +983,43 @@ func autopilotStatus(c *ruleCtx, g *Group, ag *autopilotGroup) {
 	if blank(runID) {
 		runID = "run"
 	}
+	state, at := autopilotRunState(meta, strOr(cb, "state"))
+	st := Status{Family: "autopilot", Unit: unit(runID), State: state}
+	st.Decisions = autopilotRunDecisions(d, meta, cb, runID, at)
+	c.status(st)
+}
+
+// autopilotIdleState is the status of a project without an active run: how
+// many runs are archived and which phases have traces.
+func autopilotIdleState(ag *autopilotGroup) string {
+	var parts []string
+	parts = append(parts, "no active run")
+	if n := len(ag.archives); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d archived", n))
+	}
+	if len(ag.traceDirs) > 0 {
+		var ids []string
+		for _, d := range ag.traceDirs {
+			ids = append(ids, path.Base(d))
+		}
+		parts = append(parts, "traced phases "+strings.Join(ids, " "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// autopilotRunState is the status of the active run (its status, where it
+// is, the breaker's state and, while running, its last checkpoint), and
+// where it is ("phase 3 execute", or "" when _meta does not say).
+func autopilotRunState(meta map[string]any, cbState string) (state, at string) {
 	status := strOr(meta, "status")
 	phase, _ := str(meta, "current_phase")
 	step, _ := str(meta, "current_step")
-	cbState := strOr(cb, "state")
-
 	var parts []string
 	if status != "" {
 		parts = append(parts, status)
 	} else {
 		parts = append(parts, "status unknown")
 	}
-	at := ""
 	if phase != "" {
 		at = "phase " + phase
 		if step != "" {
@@ -907,7 +1035,15 @@ func autopilotStatus(c *ruleCtx, g *Group, ag *autopilotGroup) {
 			parts = append(parts, "last checkpoint "+lc)
 		}
 	}
-	st := Status{Family: "autopilot", Unit: unit(runID), State: strings.Join(parts, ", ")}
+	return strings.Join(parts, ", "), at
+}
+
+// autopilotRunDecisions are the gate decisions of the active run: its
+// status (failed → HOLD, paused → ADVISORY, running/completed → SHIP) and an
+// open circuit breaker (HOLD).
+func autopilotRunDecisions(d *artifact.Document, meta, cb map[string]any, runID, at string) []Decision {
+	var out []Decision
+	status := strOr(meta, "status")
 	where := ""
 	if at != "" {
 		where = " at " + at
@@ -920,31 +1056,36 @@ func autopilotStatus(c *ruleCtx, g *Group, ag *autopilotGroup) {
 		if !blank(lastErr) {
 			reason += ": " + lastErr
 		}
-		st.Decisions = append(st.Decisions, Decision{File: d.Path, Line: line, Effect: "HOLD", Reason: reason + " (it needs an explicit human command to resume)"})
+		out = append(out, Decision{File: d.Path, Line: line, Effect: "HOLD", Reason: reason + " (it needs an explicit human command to resume)"})
 	case "paused":
-		st.Decisions = append(st.Decisions, Decision{File: d.Path, Line: line, Effect: "ADVISORY", Reason: "Autopilot " + runID + " paused" + where + ": it halted and waits for a person to resolve the cause and resume it"})
+		out = append(out, Decision{File: d.Path, Line: line, Effect: "ADVISORY", Reason: "Autopilot " + runID + " paused" + where + ": it halted and waits for a person to resolve the cause and resume it"})
 	case "running", "completed":
-		st.Decisions = append(st.Decisions, Decision{File: d.Path, Line: line, Effect: "SHIP", Reason: "Autopilot " + runID + " " + status + where})
+		out = append(out, Decision{File: d.Path, Line: line, Effect: "SHIP", Reason: "Autopilot " + runID + " " + status + where})
 	}
-	if cbState == "open" {
-		reason := "Autopilot " + runID + ": circuit breaker open"
-		var why []string
-		if n, ok := integer(cb, "consecutive_no_progress"); ok && n > 0 {
-			why = append(why, fmt.Sprintf("%d steps without progress", n))
-		}
-		if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 {
-			why = append(why, fmt.Sprintf("%d identical errors", n))
-		}
-		if !blank(lastErr) {
-			why = append(why, "last error: "+lastErr)
-		}
-		if cu, ok := str(cb, "cooldown_until"); ok {
-			why = append(why, "cooldown until "+cu)
-		}
-		if len(why) > 0 {
-			reason += " (" + strings.Join(why, "; ") + ")"
-		}
-		st.Decisions = append(st.Decisions, Decision{File: d.Path, Line: d.Locate(ptr("circuit_breaker", "state")).Line, Effect: "HOLD", Reason: reason})
+	if strOr(cb, "state") == "open" {
+		out = append(out, Decision{File: d.Path, Line: d.Locate(ptr("circuit_breaker", "state")).Line, Effect: "HOLD", Reason: autopilotBreakerReason(cb, runID, lastErr)})
 	}
-	c.status(st)
+	return out
+}
+
+// autopilotBreakerReason says why an open circuit breaker holds the gate.
+func autopilotBreakerReason(cb map[string]any, runID, lastErr string) string {
+	reason := "Autopilot " + runID + ": circuit breaker open"
+	var why []string
+	if n, ok := integer(cb, "consecutive_no_progress"); ok && n > 0 {
+		why = append(why, fmt.Sprintf("%d steps without progress", n))
+	}
+	if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 {
+		why = append(why, fmt.Sprintf("%d identical errors", n))
+	}
+	if !blank(lastErr) {
+		why = append(why, "last error: "+lastErr)
+	}
+	if cu, ok := str(cb, "cooldown_until"); ok {
+		why = append(why, "cooldown until "+cu)
+	}
+	if len(why) > 0 {
+		reason += " (" + strings.Join(why, "; ") + ")"
+	}
+	return reason
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/phasegate/phasegate/internal/artifact"
 )
 
-// JG pipeline rules (contracts.md §3.2, appendix §1.2). A group is one issue
+// JG pipeline rules (docs/contracts/jg.md, docs/rules.md). A group is one issue
 // folder, .pipeline/<issue>/ or .pipeline/completed/<issue>/, holding plan,
 // worker, test, review, debug and git results and state.yaml;
 // .pipeline/lessons.yaml is a group of its own.
@@ -31,7 +31,7 @@ import (
 //	<kind>-fast.json   superseded by any higher tier;
 //	<kind>-fail.json   the record of a failed round.
 //
-// "Latest" for the gate (design §4) is each issue folder not under
+// "Latest" for the gate (docs/contracts/jg.md) is each issue folder not under
 // completed/ (archived runs are history): its current test result and
 // current review result decide — FAIL holds, PASS ships, SKIP is advisory —
 // and a current worker result that is blocked holds (the worker says the plan
@@ -117,7 +117,7 @@ func jgCurrent(docs []*artifact.Document) *artifact.Document {
 	return best
 }
 
-// jgWriters is the writer agent of each kind (appendix §1.2, provenance).
+// jgWriters is the writer agent of each kind (provenance, docs/contracts/jg.md).
 var jgWriters = map[string]string{
 	"jg.plan": "jg-subplanner", "jg.worker-result": "jg-worker", "jg.test-result": "jg-tester",
 	"jg.review-result": "jg-reviewer", "jg.debug-diagnosis": "jg-debugger", "jg.git-result": "jg-git",
@@ -139,53 +139,19 @@ type jgIssue struct {
 	affected                   map[string]bool // the current plan's affected_files; nil without one
 }
 
+// checkJG checks an issue folder (or .pipeline/lessons.yaml): each artifact
+// on its own, then the cross-file rules on the kinds' current files, and
+// records the status of a folder not under completed/.
 func checkJG(c *ruleCtx, g *Group) {
 	is := &jgIssue{key: strings.TrimPrefix(g.Key, c.opts.Prefix)}
-	var lessons []*artifact.Document
-	var states []*artifact.Document
-	for _, d := range g.Docs {
-		switch d.Kind.ID {
-		case "jg.plan":
-			is.plans = append(is.plans, d)
-		case "jg.worker-result":
-			is.workers = append(is.workers, d)
-		case "jg.test-result":
-			is.tests = append(is.tests, d)
-		case "jg.review-result":
-			is.reviews = append(is.reviews, d)
-		case "jg.debug-diagnosis":
-			is.debugs = append(is.debugs, d)
-		case "jg.git-result":
-			is.gits = append(is.gits, d)
-		case "jg.state":
-			states = append(states, d)
-		case "jg.lessons":
-			lessons = append(lessons, d)
-		case "jg.pipeline-trace":
-			jgCheckTrace(c, d)
-		}
-		if w, ok := jgWriters[d.Kind.ID]; ok {
-			jgCheckProducedBy(c, d, w)
-		}
-	}
+	states, lessons := jgCollect(c, g, is)
 	for _, d := range lessons {
 		jgCheckLessons(c, d)
 	}
 	if len(g.Docs) == len(lessons) {
 		return
 	}
-	is.plan, is.worker, is.test = jgCurrent(is.plans), jgCurrent(is.workers), jgCurrent(is.tests)
-	is.review, is.debug, is.git = jgCurrent(is.reviews), jgCurrent(is.debugs), jgCurrent(is.gits)
-	if len(states) > 0 {
-		is.state = states[0]
-	}
-	segs := strings.Split(is.key, "/")
-	for i := len(segs) - 2; i >= 0; i-- {
-		if segs[i] == ".pipeline" {
-			is.completed = i+1 < len(segs) && segs[i+1] == "completed"
-			break
-		}
-	}
+	is.pickCurrent(states)
 
 	for _, d := range is.plans {
 		jgCheckPlan(c, d)
@@ -226,6 +192,55 @@ func checkJG(c *ruleCtx, g *Group) {
 	}
 }
 
+// jgCollect sorts a group's documents by kind into the issue folder is, its
+// state files and its lessons files, checking on the way what needs no other
+// file: pipeline traces and provenance.
+func jgCollect(c *ruleCtx, g *Group, is *jgIssue) (states, lessons []*artifact.Document) {
+	for _, d := range g.Docs {
+		switch d.Kind.ID {
+		case "jg.plan":
+			is.plans = append(is.plans, d)
+		case "jg.worker-result":
+			is.workers = append(is.workers, d)
+		case "jg.test-result":
+			is.tests = append(is.tests, d)
+		case "jg.review-result":
+			is.reviews = append(is.reviews, d)
+		case "jg.debug-diagnosis":
+			is.debugs = append(is.debugs, d)
+		case "jg.git-result":
+			is.gits = append(is.gits, d)
+		case "jg.state":
+			states = append(states, d)
+		case "jg.lessons":
+			lessons = append(lessons, d)
+		case "jg.pipeline-trace":
+			jgCheckTrace(c, d)
+		}
+		if w, ok := jgWriters[d.Kind.ID]; ok {
+			jgCheckProducedBy(c, d, w)
+		}
+	}
+	return states, lessons
+}
+
+// pickCurrent sets each kind's current file, the state file (the first of
+// states) and whether the folder is under .pipeline/completed/.
+func (is *jgIssue) pickCurrent(states []*artifact.Document) {
+	is.plan, is.worker, is.test = jgCurrent(is.plans), jgCurrent(is.workers), jgCurrent(is.tests)
+	is.review, is.debug, is.git = jgCurrent(is.reviews), jgCurrent(is.debugs), jgCurrent(is.gits)
+	if len(states) > 0 {
+		is.state = states[0]
+	}
+	segs := strings.Split(is.key, "/")
+	for i := len(segs) - 2; i >= 0; i-- {
+		if segs[i] == ".pipeline" {
+			is.completed = i+1 < len(segs) && segs[i+1] == "completed"
+			break
+		}
+	}
+}
+
 // jgCheckProducedBy checks provenance against the kind's writer.
 func jgCheckProducedBy(c *ruleCtx, d *artifact.Document, writer string) {
 	got, ok := str(asObj(d.Value), "produced_by")
@@ -255,34 +270,50 @@ func jgStepNumber(step map[string]any) (n int64, key string, ok bool) {
 	return 0, "", false
 }
 
+// jgCheckPlan checks a plan: its affected files against its steps' files,
+// the steps' numbers, and their dependencies.
 func jgCheckPlan(c *ruleCtx, d *artifact.Document) {
 	obj := asObj(d.Value)
 	if obj == nil {
 		return
 	}
-	affected, hasAffected := stringList(obj, "affected_files")
-	inAffected := map[string]bool{}
-	for _, f := range affected {
-		inAffected[f] = true
-	}
 	steps := asList(obj["steps"])
+	jgCheckPlanFiles(c, d, obj, steps)
+	numbers := map[int64]int{} // step number → index of its first step
+	jgCheckPlanSteps(c, d, obj, steps, numbers)
+	jgCheckPlanDeps(c, d, steps, numbers)
+}
+
+// jgCheckPlanFiles checks that every affected file has a step changing it
+// (when the plan has steps).
+func jgCheckPlanFiles(c *ruleCtx, d *artifact.Document, obj map[string]any, steps []any) {
+	if steps == nil {
+		return
+	}
 	stepFiles := map[string]bool{}
 	for _, e := range steps {
 		if f, ok := str(asObj(e), "file"); ok {
 			stepFiles[f] = true
 		}
 	}
-	if steps != nil {
-		for i, e := range asList(obj["affected_files"]) {
-			f, ok := e.(string)
-			if !ok || stepFiles[f] {
-				continue
-			}
-			c.report("jg.plan.file-has-step", d, ptr("affected_files", i), "%s is in `affected_files` but no step has `\"file\": %s`: add a step that changes it, or drop it from `affected_files`", quote(f), quote(f))
+	for i, e := range asList(obj["affected_files"]) {
+		f, ok := e.(string)
+		if !ok || stepFiles[f] {
+			continue
 		}
+		c.report("jg.plan.file-has-step", d, ptr("affected_files", i), "%s is in `affected_files` but no step has `\"file\": %s`: add a step that changes it, or drop it from `affected_files`", quote(f), quote(f))
 	}
+}
 
-	numbers := map[int64]int{} // step number → index of its first step
+// jgCheckPlanSteps checks that each step's file is an affected file and that
+// the steps are numbered, each with its own number. It records in numbers
+// each step number's index of its first step.
+func jgCheckPlanSteps(c *ruleCtx, d *artifact.Document, obj map[string]any, steps []any, numbers map[int64]int) {
+	affected, hasAffected := stringList(obj, "affected_files")
+	inAffected := map[string]bool{}
+	for _, f := range affected {
+		inAffected[f] = true
+	}
 	for i, e := range steps {
 		st := asObj(e)
 		if st == nil {
@@ -305,8 +336,11 @@ func jgCheckPlan(c *ruleCtx, d *artifact.Document) {
 			}
 		}
 	}
+}
 
-	// depends_on: references and cycles, over the steps' numbers.
+// jgCheckPlanDeps checks the steps' depends_on over their numbers:
+// references to existing other steps, and no cycle.
+func jgCheckPlanDeps(c *ruleCtx, d *artifact.Document, steps []any, numbers map[int64]int) {
 	deps := map[int64][]int64{}
 	for i, e := range steps {
 		st := asObj(e)
@@ -836,118 +870,176 @@ func jgCheckLessons(c *ruleCtx, d *artifact.Document) {
 // jgStatus records where an active issue folder stands and the decisions that
 // count for the gate (see the comment at the top of this file).
 func jgStatus(c *ruleCtx, is *jgIssue) {
-	segs := strings.Split(is.key, "/")
-	unit := "JG " + is.key
+	st := Status{Family: "jg", Unit: jgUnit(is.key)}
+	workerStatus := jgWorkerDecision(&st, is)
+	testVerdict := jgTestDecision(&st, is)
+	reviewVerdict := jgReviewDecision(&st, is)
+	stateStatus := jgStateDecision(&st, is)
+
+	stage, result := jgStage(is, workerStatus, testVerdict, reviewVerdict, stateStatus)
+	if stage == "" {
+		stage = "—"
+	}
+	st.State = "stage " + stage
+	if result != "" {
+		st.State += ", " + result
+	}
+	if workerStatus == "blocked" && stage != "implement" {
+		st.State += " (worker blocked)"
+	}
+	if stateStatus == "failed" || stateStatus == "paused" {
+		st.State += " (state " + stateStatus + ")"
+	}
+	c.status(st)
+}
+
+// jgUnit names an issue folder in the status: "JG <issue>", or
+// "JG <project>/<issue>" for a .pipeline below the root.
+func jgUnit(key string) string {
+	segs := strings.Split(key, "/")
+	unit := "JG " + key
 	if n := len(segs); n >= 2 && segs[n-2] == ".pipeline" {
 		unit = "JG " + segs[n-1]
 		if n > 2 {
 			unit = "JG " + strings.Join(segs[:n-2], "/") + "/" + segs[n-1]
 		}
 	}
-	st := Status{Family: "jg", Unit: unit}
-	decide := func(d *artifact.Document, field, effect, reason string) {
-		st.Decisions = append(st.Decisions, Decision{File: d.Path, Line: d.Locate(ptr(field)).Line, Effect: effect, Reason: reason})
-	}
+	return unit
+}
 
-	workerStatus := ""
-	if w := asObj(valueOf(is.worker)); w != nil {
-		workerStatus, _ = str(w, "status")
-		blockers, _ := stringList(w, "blockers")
-		why := ""
-		if len(blockers) > 0 {
-			why = ": " + strings.Join(blockers, "; ")
-		}
-		switch workerStatus {
-		case "blocked":
-			decide(is.worker, "status", "HOLD", "worker blocked"+why)
-		case "escalate":
-			tier := strOr(w, "tier_used")
-			if tier == "" {
-				tier = jgVariant(is.worker)
-			}
-			if tier != "" {
-				tier = " from the " + tier + " tier"
-			}
-			decide(is.worker, "status", "ADVISORY", "worker escalated"+tier+why+" (no higher-tier result committed yet)")
-		}
+// jgDecide adds a decision on d's field to st.
+func jgDecide(st *Status, d *artifact.Document, field, effect, reason string) {
+	st.Decisions = append(st.Decisions, Decision{File: d.Path, Line: d.Locate(ptr(field)).Line, Effect: effect, Reason: reason})
+}
+
+// jgWorkerDecision decides on the current worker result (blocked holds,
+// escalate is advisory) and returns its status.
+func jgWorkerDecision(st *Status, is *jgIssue) string {
+	w := asObj(valueOf(is.worker))
+	if w == nil {
+		return ""
 	}
-	testVerdict := ""
-	if t := asObj(valueOf(is.test)); t != nil {
-		testVerdict, _ = str(t, "verdict")
-		switch testVerdict {
-		case "FAIL":
-			failed := jgFailed(asObj(t["phase_1"]))
-			if p2, ok := t["phase_2"].(map[string]any); ok {
-				f2, _ := jgPhase2Failed(p2)
-				failed = append(failed, f2...)
-			}
-			reason := "tester FAIL"
-			if len(failed) > 0 {
-				reason += ": " + strings.Join(failed, ", ") + " failed"
-			}
-			if dg := asObj(valueOf(is.debug)); dg != nil {
-				if class, ok := str(dg, "classification"); ok {
-					reason += "; debugger: " + class
-					if sub, ok := str(dg, "escalation_sub"); ok {
-						reason += " (" + sub + ")"
-					}
+	workerStatus, _ := str(w, "status")
+	blockers, _ := stringList(w, "blockers")
+	why := ""
+	if len(blockers) > 0 {
+		why = ": " + strings.Join(blockers, "; ")
+	}
+	switch workerStatus {
+	case "blocked":
+		jgDecide(st, is.worker, "status", "HOLD", "worker blocked"+why)
+	case "escalate":
+		tier := strOr(w, "tier_used")
+		if tier == "" {
+			tier = jgVariant(is.worker)
+		}
+		if tier != "" {
+			tier = " from the " + tier + " tier"
+		}
+		jgDecide(st, is.worker, "status", "ADVISORY", "worker escalated"+tier+why+" (no higher-tier result committed yet)")
+	}
+	return workerStatus
+}
+
+// jgTestDecision decides on the current test result (FAIL holds, with the
+// failed checks and the debugger's diagnosis; PASS ships; SKIP is advisory)
+// and returns its verdict.
+func jgTestDecision(st *Status, is *jgIssue) string {
+	t := asObj(valueOf(is.test))
+	if t == nil {
+		return ""
+	}
+	testVerdict, _ := str(t, "verdict")
+	switch testVerdict {
+	case "FAIL":
+		failed := jgFailed(asObj(t["phase_1"]))
+		if p2, ok := t["phase_2"].(map[string]any); ok {
+			f2, _ := jgPhase2Failed(p2)
+			failed = append(failed, f2...)
+		}
+		reason := "tester FAIL"
+		if len(failed) > 0 {
+			reason += ": " + strings.Join(failed, ", ") + " failed"
+		}
+		if dg := asObj(valueOf(is.debug)); dg != nil {
+			if class, ok := str(dg, "classification"); ok {
+				reason += "; debugger: " + class
+				if sub, ok := str(dg, "escalation_sub"); ok {
+					reason += " (" + sub + ")"
 				}
 			}
-			decide(is.test, "verdict", "HOLD", reason)
-		case "PASS":
-			decide(is.test, "verdict", "SHIP", "tester PASS")
-		case "SKIP":
-			decide(is.test, "verdict", "ADVISORY", "tester SKIP: the checks were not run")
 		}
+		jgDecide(st, is.test, "verdict", "HOLD", reason)
+	case "PASS":
+		jgDecide(st, is.test, "verdict", "SHIP", "tester PASS")
+	case "SKIP":
+		jgDecide(st, is.test, "verdict", "ADVISORY", "tester SKIP: the checks were not run")
 	}
-	reviewVerdict := ""
-	if r := asObj(valueOf(is.review)); r != nil {
-		reviewVerdict, _ = str(r, "verdict")
-		blockers, concerns := len(asList(r["blockers"])), len(asList(r["concerns"]))
-		switch reviewVerdict {
-		case "FAIL":
-			var found []string
-			if blockers > 0 {
-				found = append(found, countWord(blockers, "blocker", "blockers"))
-			}
-			if concerns > 0 {
-				found = append(found, countWord(concerns, "concern", "concerns"))
-			}
-			reason := "reviewer FAIL"
-			switch {
-			case len(found) > 0:
-				reason += ": " + strings.Join(found, ", ")
-			case !blank(strOr(r, "trim_instructions")):
-				reason += ": " + strOr(r, "trim_instructions")
-			}
-			decide(is.review, "verdict", "HOLD", reason)
-		case "PASS":
-			reason := "reviewer PASS"
-			if concerns > 0 {
-				reason += " with " + countWord(concerns, "concern", "concerns")
-			}
-			decide(is.review, "verdict", "SHIP", reason)
-		case "SKIP":
-			decide(is.review, "verdict", "ADVISORY", "reviewer SKIP: the change was not reviewed")
-		}
-	}
-	stateStatus := ""
-	if s := asObj(valueOf(is.state)); s != nil {
-		stateStatus, _ = str(s, "status")
-		if stateStatus == "failed" {
-			reason := "planner state failed"
-			if sum, ok := str(s, "running_summary"); ok && !blank(sum) {
-				reason += ": " + sum
-			}
-			decide(is.state, "status", "HOLD", reason)
-		}
-	}
+	return testVerdict
+}
 
-	// The stage the folder stands at: a failed test holds the pipeline at
-	// test (or at debug once diagnosed); otherwise the furthest artifact of
-	// plan → implement → test → review → git (a debug diagnosis only counts
-	// while no test result follows it).
-	var stage, result string
+// jgReviewDecision decides on the current review result (FAIL holds, PASS
+// ships, SKIP is advisory) and returns its verdict.
+func jgReviewDecision(st *Status, is *jgIssue) string {
+	r := asObj(valueOf(is.review))
+	if r == nil {
+		return ""
+	}
+	reviewVerdict, _ := str(r, "verdict")
+	blockers, concerns := len(asList(r["blockers"])), len(asList(r["concerns"]))
+	switch reviewVerdict {
+	case "FAIL":
+		var found []string
+		if blockers > 0 {
+			found = append(found, countWord(blockers, "blocker", "blockers"))
+		}
+		if concerns > 0 {
+			found = append(found, countWord(concerns, "concern", "concerns"))
+		}
+		reason := "reviewer FAIL"
+		switch {
+		case len(found) > 0:
+			reason += ": " + strings.Join(found, ", ")
+		case !blank(strOr(r, "trim_instructions")):
+			reason += ": " + strOr(r, "trim_instructions")
+		}
+		jgDecide(st, is.review, "verdict", "HOLD", reason)
+	case "PASS":
+		reason := "reviewer PASS"
+		if concerns > 0 {
+			reason += " with " + countWord(concerns, "concern", "concerns")
+		}
+		jgDecide(st, is.review, "verdict", "SHIP", reason)
+	case "SKIP":
+		jgDecide(st, is.review, "verdict", "ADVISORY", "reviewer SKIP: the change was not reviewed")
+	}
+	return reviewVerdict
+}
+
+// jgStateDecision decides on state.yaml (failed holds) and returns its
+// status.
+func jgStateDecision(st *Status, is *jgIssue) string {
+	s := asObj(valueOf(is.state))
+	if s == nil {
+		return ""
+	}
+	stateStatus, _ := str(s, "status")
+	if stateStatus == "failed" {
+		reason := "planner state failed"
+		if sum, ok := str(s, "running_summary"); ok && !blank(sum) {
+			reason += ": " + sum
+		}
+		jgDecide(st, is.state, "status", "HOLD", reason)
+	}
+	return stateStatus
+}
+
+// jgStage is the stage the folder stands at, and its result there: a failed
+// test holds the pipeline at test (or at debug once diagnosed); otherwise
+// the furthest artifact of plan → implement → test → review → git (a debug
+// diagnosis only counts while no test result follows it). The stage is ""
+// when no artifact says.
+func jgStage(is *jgIssue, workerStatus, testVerdict, reviewVerdict, stateStatus string) (stage, result string) {
 	switch {
 	case testVerdict == "FAIL" && is.debug != nil:
 		stage, result = "debug", strOr(asObj(is.debug.Value), "classification")
@@ -978,18 +1070,5 @@ func jgStatus(c *ruleCtx, is *jgIssue) {
 	case is.state != nil:
 		stage, result = strOr(asObj(is.state.Value), "current_stage"), stateStatus
 	}
-	if stage == "" {
-		stage = "—"
-	}
-	st.State = "stage " + stage
-	if result != "" {
-		st.State += ", " + result
-	}
-	if workerStatus == "blocked" && stage != "implement" {
-		st.State += " (worker blocked)"
-	}
-	if stateStatus == "failed" || stateStatus == "paused" {
-		st.State += " (state " + stateStatus + ")"
-	}
-	c.status(st)
+	return stage, result
 }

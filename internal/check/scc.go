@@ -12,7 +12,7 @@ import (
 	"github.com/phasegate/phasegate/internal/artifact"
 )
 
-// SCC rules (contracts.md §3.3, appendix §1.3). A group is one task folder
+// SCC rules (docs/contracts/scc.md, docs/rules.md). A group is one task folder
 // artifacts/<task_id>/ — its submit.json, verdict.json and task input(s)
 // (task.json, *.task.json) — or a submit/verdict classified by content
 // elsewhere, alone.
@@ -35,10 +35,10 @@ import (
 // (the submit's task_id, else the verdict's, else the folder name); State
 // e.g. "submit DONE, verdict DONE". The decision that counts for the gate:
 //
-//   - With a verdict, the verdict decides (design §4): DONE → SHIP;
+//   - With a verdict, the verdict decides: DONE → SHIP;
 //     ESCALATE and REJECT → HOLD; RETRY → ADVISORY: the task is not done,
 //     but nothing was escalated or rejected — the judge scheduled another
-//     attempt — and design §4 lists only REJECT and ESCALATE as holding, so a
+//     attempt — and only REJECT and ESCALATE hold the gate, so a
 //     retry annotates without blocking.
 //   - Without a verdict (the judge has not run yet), the submit decides as
 //     the judge deterministically would (verifier_judge), so that the gate
@@ -249,23 +249,40 @@ func sccReadSubmit(c *ruleCtx, d *artifact.Document) *sccSubmit {
 	return s
 }
 
+// sccCheckSubmit checks a submit.json on its own: its task_id, its status
+// against the rest of the report, and its changed and new files.
 func sccCheckSubmit(c *ruleCtx, s *sccSubmit) {
-	d, obj := s.doc, s.obj
-	if obj == nil {
+	if s.obj == nil {
 		return
 	}
-	if s.hasTaskID {
-		switch {
-		case blank(s.taskID):
-			c.report("scc.submit.task-id-nonblank", d, ptr("task_id"), "`task_id` is blank: echo the task input's task_id")
-		case c.opts.Config.SCC.RequireUUIDTaskID && !sccUUID.MatchString(strings.TrimSpace(s.taskID)):
-			c.report("scc.submit.task-id-uuid", d, ptr("task_id"), "`task_id` %s is not a UUID, and scc.require_uuid_task_id is set: use the task's UUID", quote(s.taskID))
-		}
-		if s.dir != "" && !blank(s.taskID) && strings.TrimSpace(s.taskID) != s.dir {
-			c.report("scc.submit.task-id-matches-dir", d, ptr("task_id"), "`task_id` is %s but the file is in artifacts/%s/: the judge reads and writes artifacts/<task_id>/ — move the folder or correct `task_id`", quote(s.taskID), s.dir)
-		}
+	sccCheckSubmitTaskID(c, s)
+	sccCheckSubmitStatus(c, s)
+	sccCheckSubmitPaths(c, s)
+}
+
+// sccCheckSubmitTaskID checks that task_id is non-blank, a UUID when the
+// config requires one, and the name of the task folder.
+func sccCheckSubmitTaskID(c *ruleCtx, s *sccSubmit) {
+	if !s.hasTaskID {
+		return
 	}
-	needs, hasNeeds := stringList(obj, "needs_input")
+	d := s.doc
+	switch {
+	case blank(s.taskID):
+		c.report("scc.submit.task-id-nonblank", d, ptr("task_id"), "`task_id` is blank: echo the task input's task_id")
+	case c.opts.Config.SCC.RequireUUIDTaskID && !sccUUID.MatchString(strings.TrimSpace(s.taskID)):
+		c.report("scc.submit.task-id-uuid", d, ptr("task_id"), "`task_id` %s is not a UUID, and scc.require_uuid_task_id is set: use the task's UUID", quote(s.taskID))
+	}
+	if s.dir != "" && !blank(s.taskID) && strings.TrimSpace(s.taskID) != s.dir {
+		c.report("scc.submit.task-id-matches-dir", d, ptr("task_id"), "`task_id` is %s but the file is in artifacts/%s/: the judge reads and writes artifacts/<task_id>/ — move the folder or correct `task_id`", quote(s.taskID), s.dir)
+	}
+}
+
+// sccCheckSubmitStatus checks the status against needs_input, and what
+// DONE and FAILED require of the exit code, the tests and the reason code.
+func sccCheckSubmitStatus(c *ruleCtx, s *sccSubmit) {
+	d := s.doc
+	needs, hasNeeds := stringList(s.obj, "needs_input")
 	nonBlank := 0
 	for _, n := range needs {
 		if !blank(n) {
@@ -304,6 +321,12 @@ func sccCheckSubmit(c *ruleCtx, s *sccSubmit) {
 			c.report("scc.submit.exit-0-not-failed", d, ptr("exit_code"), "status is FAILED but `exit_code` is 0: a failed attempt exits non-zero — set the real exit code, or report DONE")
 		}
 	}
+}
+
+// sccCheckSubmitPaths checks the changed and new files: no file in both,
+// each under allow_paths.write, and no scratch file.
+func sccCheckSubmitPaths(c *ruleCtx, s *sccSubmit) {
+	d := s.doc
 	seen := map[string]sccPath{}
 	for _, p := range s.paths {
 		if p.field == "changed_files" {
@@ -316,7 +339,7 @@ func sccCheckSubmit(c *ruleCtx, s *sccSubmit) {
 		}
 	}
 	var writes []string
-	allowWrite, _ := stringList(asObj(obj["allow_paths"]), "write")
+	allowWrite, _ := stringList(asObj(s.obj["allow_paths"]), "write")
 	for _, w := range allowWrite {
 		if !blank(w) {
 			writes = append(writes, w)
@@ -811,20 +834,7 @@ func sccDocOf(s *sccSubmit) *artifact.Document {
 
 // sccStatus records where the task stands (see the top of this file).
 func sccStatus(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc *artifact.Document, task *artifact.Document) {
-	// The unit is the task folder (its name is the task_id); a submit or
-	// verdict found by content elsewhere is named by its task_id.
-	unit := g.Key
-	if _, dir, ok := sccTaskDir(strings.TrimPrefix(g.Key, c.opts.Prefix) + "/x"); ok {
-		unit = dir
-	} else {
-		for _, d := range []*artifact.Document{sccDocOf(s), verdictDoc, task} {
-			if id := strOr(asObj(valueOf(d)), "task_id"); !blank(id) {
-				unit = strings.TrimSpace(id)
-				break
-			}
-		}
-	}
-	st := Status{Family: "scc", Unit: "SCC " + unit}
+	st := Status{Family: "scc", Unit: "SCC " + sccUnit(c, g, s, verdictDoc, task)}
 	var parts []string
 	if s != nil && s.status != "" {
 		parts = append(parts, "submit "+s.status)
@@ -840,59 +850,14 @@ func sccStatus(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc *artifact.Document
 	}
 	switch {
 	case verdictDoc != nil && verdict != "":
-		parts = append(parts, "verdict "+verdict)
-		dec := Decision{File: verdictDoc.Path, Line: verdictDoc.Locate(ptr("verdict")).Line}
-		var why string
-		if sccIsV1(vobj) {
-			r, _ := stringList(vobj, "reasons")
-			why = strings.Join(r, "; ")
-		} else {
-			why = strOr(vobj, "reason")
-			if na := strOr(vobj, "next_action"); na != "" {
-				parts[len(parts)-1] += " (next: " + na + ")"
-			}
-		}
-		switch verdict {
-		case "DONE":
-			dec.Effect = "SHIP"
-		case "RETRY":
-			dec.Effect = "ADVISORY"
-		default:
-			dec.Effect = "HOLD"
-		}
-		dec.Reason = "SCC verdict " + verdict
-		if verdict == "RETRY" {
-			dec.Reason += " (task not done, another attempt is due)"
-		}
-		if !blank(why) {
-			dec.Reason += ": " + why
-		}
+		dec, state := sccVerdictDecision(verdictDoc, vobj, verdict)
+		parts = append(parts, state)
 		st.Decisions = append(st.Decisions, dec)
 	case verdictDoc != nil:
 		parts = append(parts, "verdict —")
 	case s != nil:
 		parts = append(parts, "no verdict")
-		dec := Decision{File: s.doc.Path, Line: s.doc.Locate(ptr("status")).Line}
-		switch s.status {
-		case "DONE":
-			dec.Effect, dec.Reason = "SHIP", "SCC submit DONE, not judged yet"
-		case "NEED_INPUT":
-			dec.Effect, dec.Reason = "HOLD", "SCC submit NEED_INPUT (the judge escalates it)"
-			if needs, _ := stringList(s.obj, "needs_input"); sccAnyNonBlank(needs) {
-				dec.Reason += ": needs " + strings.Join(needs, "; ")
-			}
-		case "FAILED":
-			code := strings.ToUpper(strings.TrimSpace(s.reason))
-			if sccEscalatingReasons[code] {
-				dec.Effect, dec.Reason = "HOLD", "SCC submit FAILED with "+code+" (escalated, not retried)"
-			} else {
-				dec.Effect, dec.Reason = "ADVISORY", "SCC submit FAILED (the judge retries)"
-				if code != "" {
-					dec.Reason += ": " + code
-				}
-			}
-		}
-		if dec.Effect != "" {
+		if dec := sccSubmitDecision(s); dec.Effect != "" {
 			st.Decisions = append(st.Decisions, dec)
 		}
 	}
@@ -904,4 +869,79 @@ func sccStatus(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc *artifact.Document
 	}
 	st.State = strings.Join(parts, ", ")
 	c.status(st)
+}
+
+// sccUnit names the task in the status: the task folder (its name is the
+// task_id); a submit or verdict found by content elsewhere is named by its
+// task_id, else by the group key.
+func sccUnit(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc, task *artifact.Document) string {
+	if _, dir, ok := sccTaskDir(strings.TrimPrefix(g.Key, c.opts.Prefix) + "/x"); ok {
+		return dir
+	}
+	for _, d := range []*artifact.Document{sccDocOf(s), verdictDoc, task} {
+		if id := strOr(asObj(valueOf(d)), "task_id"); !blank(id) {
+			return strings.TrimSpace(id)
+		}
+	}
+	return g.Key
+}
+
+// sccVerdictDecision is the decision of a verdict (DONE → SHIP, RETRY →
+// ADVISORY, ESCALATE and REJECT → HOLD) and its part of the status.
+func sccVerdictDecision(verdictDoc *artifact.Document, vobj map[string]any, verdict string) (dec Decision, state string) {
+	state = "verdict " + verdict
+	dec = Decision{File: verdictDoc.Path, Line: verdictDoc.Locate(ptr("verdict")).Line}
+	var why string
+	if sccIsV1(vobj) {
+		r, _ := stringList(vobj, "reasons")
+		why = strings.Join(r, "; ")
+	} else {
+		why = strOr(vobj, "reason")
+		if na := strOr(vobj, "next_action"); na != "" {
+			state += " (next: " + na + ")"
+		}
+	}
+	switch verdict {
+	case "DONE":
+		dec.Effect = "SHIP"
+	case "RETRY":
+		dec.Effect = "ADVISORY"
+	default:
+		dec.Effect = "HOLD"
+	}
+	dec.Reason = "SCC verdict " + verdict
+	if verdict == "RETRY" {
+		dec.Reason += " (task not done, another attempt is due)"
+	}
+	if !blank(why) {
+		dec.Reason += ": " + why
+	}
+	return dec, state
+}
+
+// sccSubmitDecision is the decision of a submit not judged yet, as the judge
+// would decide it (see the top of this file); its Effect is "" when the
+// submit has no status.
+func sccSubmitDecision(s *sccSubmit) Decision {
+	dec := Decision{File: s.doc.Path, Line: s.doc.Locate(ptr("status")).Line}
+	switch s.status {
+	case "DONE":
+		dec.Effect, dec.Reason = "SHIP", "SCC submit DONE, not judged yet"
+	case "NEED_INPUT":
+		dec.Effect, dec.Reason = "HOLD", "SCC submit NEED_INPUT (the judge escalates it)"
+		if needs, _ := stringList(s.obj, "needs_input"); sccAnyNonBlank(needs) {
+			dec.Reason += ": needs " + strings.Join(needs, "; ")
+		}
+	case "FAILED":
+		code := strings.ToUpper(strings.TrimSpace(s.reason))
+		if sccEscalatingReasons[code] {
+			dec.Effect, dec.Reason = "HOLD", "SCC submit FAILED with "+code+" (escalated, not retried)"
+		} else {
+			dec.Effect, dec.Reason = "ADVISORY", "SCC submit FAILED (the judge retries)"
+			if code != "" {
+				dec.Reason += ": " + code
+			}
+		}
+	}
+	return dec
 }

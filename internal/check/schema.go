@@ -350,7 +350,8 @@ func (v *Validator) describe(doc *artifact.Document, value any, prefix []string,
 
 // message words one violation. hinted says the schema author's hint will
 // follow (so the raw pattern need not be shown); yaml says the file is YAML
-// (so YAML advice applies).
+// (so YAML advice applies). Violations of a size or a bound are worded by
+// limitMessage.
 func (v *Validator) message(e *jsonschema.ValidationError, field string, got any, hinted, yaml bool) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
@@ -364,12 +365,6 @@ func (v *Validator) message(e *jsonschema.ValidationError, field string, got any
 			msg += " — write each entry as its own `- item` line"
 		}
 		return msg
-	case *kind.Contains:
-		return fmt.Sprintf("%s has no entry of the required form", field)
-	case *kind.MinContains:
-		return fmt.Sprintf("%s must have at least %d entries of the required form, has %d", field, k.Want, len(k.Got))
-	case *kind.MaxContains:
-		return fmt.Sprintf("%s must have at most %d entries of this form, has %d", field, k.Want, len(k.Got))
 	case *kind.Enum:
 		var want []string
 		for _, w := range k.Want {
@@ -394,37 +389,6 @@ func (v *Validator) message(e *jsonschema.ValidationError, field string, got any
 			return fmt.Sprintf("%s is %s, which is not a date (YYYY-MM-DD)", field, display(k.Got))
 		}
 		return fmt.Sprintf("%s is %s, which is not a valid %s", field, display(k.Got), k.Want)
-	case *kind.MinItems:
-		if k.Want == 1 {
-			return fmt.Sprintf("%s must not be empty", field)
-		}
-		return fmt.Sprintf("%s must have at least %d entries, has %d", field, k.Want, k.Got)
-	case *kind.MaxItems:
-		return fmt.Sprintf("%s must have at most %d entries, has %d", field, k.Want, k.Got)
-	case *kind.MinLength:
-		if k.Want == 1 {
-			return fmt.Sprintf("%s must not be empty", field)
-		}
-		return fmt.Sprintf("%s must be at least %d characters long, is %d", field, k.Want, k.Got)
-	case *kind.MaxLength:
-		return fmt.Sprintf("%s must be at most %d characters long, is %d", field, k.Want, k.Got)
-	case *kind.MinProperties:
-		if k.Want == 1 {
-			return fmt.Sprintf("%s must not be empty", field)
-		}
-		return fmt.Sprintf("%s must have at least %d fields, has %d", field, k.Want, k.Got)
-	case *kind.MaxProperties:
-		return fmt.Sprintf("%s must have at most %d fields, has %d", field, k.Want, k.Got)
-	case *kind.Minimum:
-		return fmt.Sprintf("%s must be at least %s, got %s", field, ratString(k.Want), ratString(k.Got))
-	case *kind.Maximum:
-		return fmt.Sprintf("%s must be at most %s, got %s", field, ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("%s must be greater than %s, got %s", field, ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("%s must be less than %s, got %s", field, ratString(k.Want), ratString(k.Got))
-	case *kind.UniqueItems:
-		return fmt.Sprintf("%s must not repeat entries: entries %d and %d are the same", field, k.Duplicates[0]+1, k.Duplicates[1]+1)
 	case *kind.FalseSchema:
 		return fmt.Sprintf("%s is not allowed here", field)
 	case *kind.Not:
@@ -438,7 +402,56 @@ func (v *Validator) message(e *jsonschema.ValidationError, field string, got any
 	case *kind.PropertyNames:
 		return fmt.Sprintf("%s has an invalid field name %s", field, display(k.Property))
 	}
+	if msg, ok := limitMessage(e.ErrorKind, field); ok {
+		return msg
+	}
 	return fmt.Sprintf("%s: %s", field, e.ErrorKind.LocalizedString(printer))
+}
+
+// limitMessage words a violation of a size (entries, characters, fields,
+// matching entries, unique entries) or of a numeric bound; ok is false for
+// any other kind.
+func limitMessage(ek jsonschema.ErrorKind, field string) (msg string, ok bool) {
+	switch k := ek.(type) {
+	case *kind.Contains:
+		return fmt.Sprintf("%s has no entry of the required form", field), true
+	case *kind.MinContains:
+		return fmt.Sprintf("%s must have at least %d entries of the required form, has %d", field, k.Want, len(k.Got)), true
+	case *kind.MaxContains:
+		return fmt.Sprintf("%s must have at most %d entries of this form, has %d", field, k.Want, len(k.Got)), true
+	case *kind.MinItems:
+		if k.Want == 1 {
+			return fmt.Sprintf("%s must not be empty", field), true
+		}
+		return fmt.Sprintf("%s must have at least %d entries, has %d", field, k.Want, k.Got), true
+	case *kind.MaxItems:
+		return fmt.Sprintf("%s must have at most %d entries, has %d", field, k.Want, k.Got), true
+	case *kind.MinLength:
+		if k.Want == 1 {
+			return fmt.Sprintf("%s must not be empty", field), true
+		}
+		return fmt.Sprintf("%s must be at least %d characters long, is %d", field, k.Want, k.Got), true
+	case *kind.MaxLength:
+		return fmt.Sprintf("%s must be at most %d characters long, is %d", field, k.Want, k.Got), true
+	case *kind.MinProperties:
+		if k.Want == 1 {
+			return fmt.Sprintf("%s must not be empty", field), true
+		}
+		return fmt.Sprintf("%s must have at least %d fields, has %d", field, k.Want, k.Got), true
+	case *kind.MaxProperties:
+		return fmt.Sprintf("%s must have at most %d fields, has %d", field, k.Want, k.Got), true
+	case *kind.UniqueItems:
+		return fmt.Sprintf("%s must not repeat entries: entries %d and %d are the same", field, k.Duplicates[0]+1, k.Duplicates[1]+1), true
+	case *kind.Minimum:
+		return fmt.Sprintf("%s must be at least %s, got %s", field, ratString(k.Want), ratString(k.Got)), true
+	case *kind.Maximum:
+		return fmt.Sprintf("%s must be at most %s, got %s", field, ratString(k.Want), ratString(k.Got)), true
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("%s must be greater than %s, got %s", field, ratString(k.Want), ratString(k.Got)), true
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("%s must be less than %s, got %s", field, ratString(k.Want), ratString(k.Got)), true
+	}
+	return "", false
 }
 
 // wantTypes names the wanted types, saying "a list of strings" where the

@@ -84,13 +84,31 @@ var hidingElements = map[string]bool{
 // element. ok is false when the body is too complex to render
 // (maxMarkdownWork) or nested deeper than MaxDepth.
 func visibleLines(body string) (lines map[int]bool, ok bool) {
-	// The document goldmark reads: the lines of body, each ended by LF (it
-	// does not end lines at a lone CR), without a leading byte order mark,
-	// and with runs of blank lines cut to two (they cost goldmark time in
-	// proportion to the open blocks, and change no block structure).
-	var src strings.Builder
-	src.Grow(len(body) + 1)
-	starts := map[int]int{} // offset in src of a line's first non-space, when it is "/" → line number
+	starts := map[int]int{} // offset in the source of a line's first non-space, when it is "/" → line number
+	src, ok := markdownSource(body, starts)
+	if !ok {
+		return nil, false
+	}
+	if len(starts) == 0 {
+		return map[int]bool{}, true
+	}
+	html, marked := markLineStarts([]byte(src), starts)
+	if len(marked) == 0 {
+		return map[int]bool{}, true
+	}
+	return seenMarkers(html, marked), true
+}
+
+// markdownSource is the document goldmark reads: the lines of body, each
+// ended by LF (it does not end lines at a lone CR), without a leading byte
+// order mark, and with runs of blank lines cut to two (they cost goldmark
+// time in proportion to the open blocks, and change no block structure).
+// It adds to starts the offset in it of each line's first non-space, when
+// that is "/", with the line's number. ok is false when the body is nested
+// deeper than MaxDepth or its paragraphs cost more than maxMarkdownWork.
+func markdownSource(body string, starts map[int]int) (src string, ok bool) {
+	var b strings.Builder
+	b.Grow(len(body) + 1)
 	sc := newScanner(MaxDepth)
 	work, para, paraLen, paraPunct := 0, 0, 0, 0
 	blanks := 0
@@ -122,24 +140,28 @@ func visibleLines(body string) (lines map[int]bool, ok bool) {
 			blanks = 0
 		}
 		if i := commandIndent(ln); i >= 0 && ln[i] == '/' {
-			starts[src.Len()+i] = n
+			starts[b.Len()+i] = n
 		}
-		src.WriteString(ln)
-		src.WriteByte('\n')
+		b.WriteString(ln)
+		b.WriteByte('\n')
 		return true
 	})
 	work += paraLen * paraPunct
 	if sc.tooDeep || work > maxMarkdownWork {
-		return nil, false
+		return "", false
 	}
-	if len(starts) == 0 {
-		return map[int]bool{}, true
-	}
+	return b.String(), true
+}
 
-	source := []byte(src.String())
+// markLineStarts parses source and renders the skeleton of its HTML that
+// seenMarkers reads: paragraphs and headings as <p>…</p>, raw HTML as is
+// (with any marker characters in it replaced), and a marker
+// markOpen+index+markClose at each text node that starts at an offset of
+// starts and is text of its paragraph or heading itself (lineText). marked
+// holds the line number of each marker, by index.
+func markLineStarts(source []byte, starts map[int]int) (html string, marked []int) {
 	doc := markdown.Parse(text.NewReader(source))
 	var out strings.Builder
-	var marked []int // line numbers, by marker index
 	raw := func(b []byte) {
 		s := string(b)
 		if strings.ContainsRune(s, markOpen) || strings.ContainsRune(s, markClose) {
@@ -184,10 +206,7 @@ func visibleLines(body string) (lines map[int]bool, ok bool) {
 		}
 		return ast.WalkContinue, nil
 	})
-	if len(marked) == 0 {
-		return map[int]bool{}, true
-	}
-	return seenMarkers(out.String(), marked), true
+	return out.String(), marked
 }
 
 // lineText reports whether a text node is text of a paragraph or heading

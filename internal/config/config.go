@@ -56,7 +56,7 @@ type Config struct {
 	Phases Phases `yaml:"phases"`
 }
 
-// Resolvers: who may resolve a decision (design §6). A commenter qualifies
+// Resolvers: who may resolve a decision (docs/security.md). A commenter qualifies
 // by repository permission at least Permission, or by being listed in Users
 // or in one of Teams; accounts in Exclude (agent machine users) never do,
 // and neither do bots.
@@ -80,7 +80,7 @@ func (r Resolvers) PermissionOrDefault() string {
 	return "write"
 }
 
-// Phases configures the phase:<name> labels (design §7).
+// Phases configures the phase:<name> labels.
 type Phases struct {
 	// Sequence of phases; an approval moves the issue to the next one.
 	Sequence []string `yaml:"sequence"`
@@ -469,14 +469,39 @@ func columns(root *yaml.Node) map[int]int {
 	return cols
 }
 
+// validate checks what strict decoding cannot: artifact kinds and globs,
+// rule severities and ids, resolvers, phase aliases, the ranges of the
+// autopilot and pace settings, and limits. Each problem is placed at the
+// node of its key in root.
 func validate(cfg Config, root *yaml.Node, knownRule func(id string) bool) []Problem {
-	var probs []Problem
-	at := func(n *yaml.Node) (int, int) {
-		if n == nil {
-			return 1, 1
-		}
-		return n.Line, n.Column
+	p := &problems{root: root}
+	p.checkArtifacts(cfg)
+	p.checkRules(cfg, knownRule)
+	p.checkResolvers(cfg)
+	p.checkPhases(cfg)
+	p.checkRanges(cfg)
+	p.checkLimits(cfg)
+	return p.list
+}
+
+// problems collects a config's problems, each placed at a node of root.
+type problems struct {
+	root *yaml.Node
+	list []Problem
+}
+
+// add records msg at n, or at line 1 column 1 without a node.
+func (p *problems) add(n *yaml.Node, msg string) {
+	l, c := 1, 1
+	if n != nil {
+		l, c = n.Line, n.Column
 	}
+	p.list = append(p.list, Problem{l, c, msg})
+}
+
+// checkArtifacts checks that each key of artifacts is a kind and each glob
+// of artifacts and ignore is valid.
+func (p *problems) checkArtifacts(cfg Config) {
 	ids := make([]string, 0, len(cfg.Artifacts))
 	for id := range cfg.Artifacts {
 		ids = append(ids, id)
@@ -484,23 +509,24 @@ func validate(cfg Config, root *yaml.Node, knownRule func(id string) bool) []Pro
 	sort.Strings(ids)
 	for _, id := range ids {
 		if artifact.KindByID(id) == nil {
-			l, c := at(find(root, "artifacts", id))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("artifacts: unknown kind %q (run `phasegate schema` to list the kinds)", id)})
+			p.add(find(p.root, "artifacts", id), fmt.Sprintf("artifacts: unknown kind %q (run `phasegate schema` to list the kinds)", id))
 			continue
 		}
 		for i, g := range cfg.Artifacts[id] {
 			if !doublestar.ValidatePattern(g) {
-				l, c := at(item(root, i, "artifacts", id))
-				probs = append(probs, Problem{l, c, fmt.Sprintf("artifacts.%s: invalid glob %q", id, g)})
+				p.add(item(p.root, i, "artifacts", id), fmt.Sprintf("artifacts.%s: invalid glob %q", id, g))
 			}
 		}
 	}
 	for i, g := range cfg.Ignore {
 		if !doublestar.ValidatePattern(g) {
-			l, c := at(item(root, i, "ignore"))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("ignore: invalid glob %q", g)})
+			p.add(item(p.root, i, "ignore"), fmt.Sprintf("ignore: invalid glob %q", g))
 		}
 	}
+}
+
+// checkRules checks each rule's severity and, with knownRule, its id.
+func (p *problems) checkRules(cfg Config, knownRule func(id string) bool) {
 	rules := make([]string, 0, len(cfg.Rules))
 	for id := range cfg.Rules {
 		rules = append(rules, id)
@@ -510,26 +536,31 @@ func validate(cfg Config, root *yaml.Node, knownRule func(id string) bool) []Pro
 		switch cfg.Rules[id] {
 		case "error", "warning", "off":
 		default:
-			l, c := at(find(root, "rules", id))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("rules.%s: severity %q must be error, warning or off", id, cfg.Rules[id])})
+			p.add(find(p.root, "rules", id), fmt.Sprintf("rules.%s: severity %q must be error, warning or off", id, cfg.Rules[id]))
 		}
 		if knownRule != nil && !knownRule(id) {
-			l, c := at(find(root, "rules", id))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id)})
+			p.add(find(p.root, "rules", id), fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id))
 		}
 	}
+}
+
+// checkResolvers checks the resolvers' permission and team names.
+func (p *problems) checkResolvers(cfg Config) {
 	switch cfg.Resolvers.Permission {
 	case "", "admin", "maintain", "write", "triage", "read":
 	default:
-		l, c := at(find(root, "resolvers", "permission"))
-		probs = append(probs, Problem{l, c, fmt.Sprintf("resolvers.permission %q must be admin, maintain, write, triage or read", cfg.Resolvers.Permission)})
+		p.add(find(p.root, "resolvers", "permission"), fmt.Sprintf("resolvers.permission %q must be admin, maintain, write, triage or read", cfg.Resolvers.Permission))
 	}
 	for _, team := range cfg.Resolvers.Teams {
 		if org, slug, ok := strings.Cut(team, "/"); !ok || org == "" || slug == "" {
-			l, c := at(find(root, "resolvers", "teams"))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("resolvers.teams: %q must be org/team-slug", team)})
+			p.add(find(p.root, "resolvers", "teams"), fmt.Sprintf("resolvers.teams: %q must be org/team-slug", team))
 		}
 	}
+}
+
+// checkPhases checks that each phase alias maps to a phase of the sequence
+// (when there is one).
+func (p *problems) checkPhases(cfg Config) {
 	aliases := make([]string, 0, len(cfg.Phases.Aliases))
 	for alias := range cfg.Phases.Aliases {
 		aliases = append(aliases, alias)
@@ -538,36 +569,37 @@ func validate(cfg Config, root *yaml.Node, knownRule func(id string) bool) []Pro
 	for _, alias := range aliases {
 		target := cfg.Phases.Aliases[alias]
 		if len(cfg.Phases.Sequence) > 0 && !slices.Contains(cfg.Phases.Sequence, target) {
-			l, c := at(find(root, "phases", "aliases"))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("phases.aliases: %q maps to %q, which is not in phases.sequence", alias, target)})
+			p.add(find(p.root, "phases", "aliases"), fmt.Sprintf("phases.aliases: %q maps to %q, which is not in phases.sequence", alias, target))
 		}
 	}
+}
+
+// checkRanges checks the ranges of the autopilot and pace settings.
+func (p *problems) checkRanges(cfg Config) {
 	if r := cfg.Autopilot.DeferRate; r != nil && (*r < 0 || *r > 1) {
-		l, c := at(find(root, "autopilot", "defer_rate"))
-		probs = append(probs, Problem{l, c, "autopilot.defer_rate must be between 0 and 1"})
+		p.add(find(p.root, "autopilot", "defer_rate"), "autopilot.defer_rate must be between 0 and 1")
 	}
-	if p := cfg.Autopilot.PassScore; p != nil && (*p < 1 || *p > 10) {
-		l, c := at(find(root, "autopilot", "pass_score"))
-		probs = append(probs, Problem{l, c, "autopilot.pass_score must be between 1 and 10"})
+	if s := cfg.Autopilot.PassScore; s != nil && (*s < 1 || *s > 10) {
+		p.add(find(p.root, "autopilot", "pass_score"), "autopilot.pass_score must be between 1 and 10")
 	}
 	if cfg.Pace.MaxIterations < 0 {
-		l, c := at(find(root, "pace", "max_iterations"))
-		probs = append(probs, Problem{l, c, "pace.max_iterations must be positive"})
+		p.add(find(p.root, "pace", "max_iterations"), "pace.max_iterations must be positive")
 	}
+}
+
+// checkLimits checks that each limit is not negative nor over its ceiling.
+func (p *problems) checkLimits(cfg Config) {
 	limit := func(key string, v int64, ceiling int64) {
 		switch {
 		case v < 0:
-			l, c := at(find(root, "limits", key))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("limits.%s: %d is negative; use a positive number (0 or absent means the default)", key, v)})
+			p.add(find(p.root, "limits", key), fmt.Sprintf("limits.%s: %d is negative; use a positive number (0 or absent means the default)", key, v))
 		case ceiling > 0 && v > ceiling:
-			l, c := at(find(root, "limits", key))
-			probs = append(probs, Problem{l, c, fmt.Sprintf("limits.%s: %d is over the most phasegate allows, %d", key, v, ceiling)})
+			p.add(find(p.root, "limits", key), fmt.Sprintf("limits.%s: %d is over the most phasegate allows, %d", key, v, ceiling))
 		}
 	}
 	limit("max_file_size", cfg.Limits.MaxFileSize, 0)
 	limit("max_depth", int64(cfg.Limits.MaxDepth), artifact.MaxDepthCeiling)
 	limit("max_alias_nodes", int64(cfg.Limits.MaxAliasNodes), 0)
-	return probs
 }
 
 // find returns the key node at a path of mapping keys: the deepest that

@@ -235,89 +235,141 @@ func (e *timeoutError) Error() string   { return fmt.Sprintf("no answer from git
 func (e *timeoutError) Timeout() bool   { return true }
 func (e *timeoutError) Temporary() bool { return true }
 
+// RoundTrip sends req, retrying what is safe to retry: a request that was
+// not sent, or a repeatable one after a network error or a server error
+// (with backoff, within MaxRetryWait), and any request a rate limit turned
+// away (once the gate opens, within MaxRateLimitWait); at most MaxAttempts
+// attempts in all.
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	p := t.c.pol
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		// Keep a copy so that the body can be sent again.
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
+		var err error
+		if req, err = withReplayableBody(req); err != nil {
 			return nil, err
 		}
-		req = req.Clone(ctx)
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	} else if req.Body != nil {
 		defer req.Body.Close()
 	}
-	repeat := repeatable(req)
-	var backoffWaited, rateWaited time.Duration
-	secondaryStreak := 0
+	r := &retryRun{t: t, ctx: req.Context(), repeat: repeatable(req)}
 	for attempt := 1; ; attempt++ {
-		if until, secondary := t.c.gate.blockedUntil(); until.After(t.c.now()) {
-			d := until.Sub(t.c.now())
-			if rateWaited+d > p.maxRateWait {
-				return nil, &RateLimitError{Secondary: secondary, Until: until, MaxWait: p.maxRateWait}
-			}
-			t.c.ctr.rateWaits.Add(1)
-			t.c.ctr.rateWaitNanos.Add(int64(d))
-			if err := t.c.sleep(ctx, d); err != nil {
-				return nil, err
-			}
-			rateWaited += d
+		if err := r.waitForGate(); err != nil {
+			return nil, err
 		}
 		if attempt > 1 {
 			t.c.ctr.retries.Add(1)
 		}
 		resp, body, err := t.attempt(req, attempt)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if !retryableErr(err) || (!repeat && !notSent(err)) || attempt >= p.maxAttempts {
+			if err := r.afterError(err, attempt); err != nil {
 				return nil, err
 			}
-			d := t.c.backoff(attempt)
-			if backoffWaited+d > p.maxRetryWait {
-				return nil, err
-			}
-			if err := t.c.sleep(ctx, d); err != nil {
-				return nil, err
-			}
-			backoffWaited += d
 			continue
 		}
-		now := t.c.now()
-		t.c.gate.observe(resp.Header, now)
-		switch kind, wait, secondary := classify(resp, body, now, secondaryStreak); kind {
-		case rateLimited:
-			if secondary {
-				secondaryStreak++
-			}
-			until := now.Add(wait)
-			t.c.gate.block(until, secondary)
-			if attempt >= p.maxAttempts || rateWaited+wait > p.maxRateWait {
-				return nil, &RateLimitError{Secondary: secondary, Status: resp.StatusCode, Until: until,
-					MaxWait: p.maxRateWait, Message: errorMessage(body)}
-			}
-			continue // the gate makes the next attempt wait
-		case serverError:
-			if !repeat || attempt >= p.maxAttempts {
-				return t.deliver(resp), nil
-			}
-			d := max(t.c.backoff(attempt), retryAfter(resp.Header, now))
-			if backoffWaited+d > p.maxRetryWait {
-				return t.deliver(resp), nil
-			}
-			if err := t.c.sleep(ctx, d); err != nil {
-				return nil, err
-			}
-			backoffWaited += d
-			continue
-		default:
-			return t.deliver(resp), nil
+		if resp, again, err := r.afterResponse(resp, body, attempt); !again {
+			return resp, err
 		}
+	}
+}
+
+// withReplayableBody reads req's body into memory and returns a clone of
+// req that can send it again (GetBody).
+func withReplayableBody(req *http.Request) (*http.Request, error) {
+	b, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return req, nil
+}
+
+// retryRun is one request's way through its attempts: whether it may be
+// sent again, and what it has waited so far.
+type retryRun struct {
+	t                         *retryTransport
+	ctx                       context.Context
+	repeat                    bool // repeatable: safe to send again once sent
+	backoffWaited, rateWaited time.Duration
+	secondaryStreak           int // secondary rate limits met, for their growing wait
+}
+
+// waitForGate waits while the rate gate is closed, or fails with a
+// RateLimitError when that would go past MaxRateLimitWait.
+func (r *retryRun) waitForGate() error {
+	c := r.t.c
+	until, secondary := c.gate.blockedUntil()
+	if !until.After(c.now()) {
+		return nil
+	}
+	d := until.Sub(c.now())
+	if r.rateWaited+d > c.pol.maxRateWait {
+		return &RateLimitError{Secondary: secondary, Until: until, MaxWait: c.pol.maxRateWait}
+	}
+	c.ctr.rateWaits.Add(1)
+	c.ctr.rateWaitNanos.Add(int64(d))
+	if err := c.sleep(r.ctx, d); err != nil {
+		return err
+	}
+	r.rateWaited += d
+	return nil
+}
+
+// afterError decides on an attempt that got no response: nil after backing
+// off when it may be retried, else the error to return.
+func (r *retryRun) afterError(err error, attempt int) error {
+	c := r.t.c
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
+	}
+	if !retryableErr(err) || (!r.repeat && !notSent(err)) || attempt >= c.pol.maxAttempts {
+		return err
+	}
+	d := c.backoff(attempt)
+	if r.backoffWaited+d > c.pol.maxRetryWait {
+		return err
+	}
+	if err := c.sleep(r.ctx, d); err != nil {
+		return err
+	}
+	r.backoffWaited += d
+	return nil
+}
+
+// afterResponse decides on a response: again after a rate limit (the gate
+// makes the next attempt wait) or after backing off from a server error
+// that may be retried; otherwise the response (or error) to return.
+func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) (out *http.Response, again bool, err error) {
+	c, p := r.t.c, r.t.c.pol
+	now := c.now()
+	c.gate.observe(resp.Header, now)
+	switch kind, wait, secondary := classify(resp, body, now, r.secondaryStreak); kind {
+	case rateLimited:
+		if secondary {
+			r.secondaryStreak++
+		}
+		until := now.Add(wait)
+		c.gate.block(until, secondary)
+		if attempt >= p.maxAttempts || r.rateWaited+wait > p.maxRateWait {
+			return nil, false, &RateLimitError{Secondary: secondary, Status: resp.StatusCode, Until: until,
+				MaxWait: p.maxRateWait, Message: errorMessage(body)}
+		}
+		return nil, true, nil
+	case serverError:
+		if !r.repeat || attempt >= p.maxAttempts {
+			return r.t.deliver(resp), false, nil
+		}
+		d := max(c.backoff(attempt), retryAfter(resp.Header, now))
+		if r.backoffWaited+d > p.maxRetryWait {
+			return r.t.deliver(resp), false, nil
+		}
+		if err := c.sleep(r.ctx, d); err != nil {
+			return nil, false, err
+		}
+		r.backoffWaited += d
+		return nil, true, nil
+	default:
+		return r.t.deliver(resp), false, nil
 	}
 }
 

@@ -49,9 +49,9 @@ const (
 	resolutionHeader = "Resolved: **"
 )
 
-// Render renders an outcome's issue comment (design §5): a readable
-// summary of the outcome, its canonical YAML in a collapsed fenced block,
-// and the marker as the last line. canonical must be Canonical of the value
+// Render renders an outcome's issue comment (docs/contracts/outcome.md): a
+// readable summary of the outcome, its canonical YAML in a collapsed fenced
+// block, and the marker as the last line. canonical must be Canonical of the value
 // o was parsed from (Render checks: the comment's summary and YAML can never
 // disagree). Every agent-written string in the summary goes through Inline.
 //
@@ -120,10 +120,34 @@ func decodeCanonical(canonical []byte) (any, *Outcome, error) {
 }
 
 // renderOutcomeAbove renders everything of an outcome comment above the
-// marker line, including the blank line before it.
+// marker line, including the blank line before it: the summary (header,
+// produced artifacts, findings, pending decisions) and the outcome's YAML.
 func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
 	var b strings.Builder
 	b.Grow(2*len(canonical) + 1024)
+	writeOutcomeHeader(&b, o, mk)
+	writeProduced(&b, o)
+	writeFindings(&b, o)
+	writeDecisions(&b, o)
+
+	// The fence is longer than any run of backticks in the YAML, so no line
+	// of it can close the block (canonical YAML has no line that starts
+	// with a backtick anyway: such strings are quoted).
+	fence := strings.Repeat("`", max(3, longestRun(canonical, '`')+1))
+	summary := trimLines(b.String())
+	var out strings.Builder
+	out.Grow(len(summary) + len(canonical) + 128)
+	out.WriteString(summary)
+	out.WriteString("<details>\n<summary>Phase Outcome YAML · id " + short(mk.ID) + "</summary>\n\n")
+	out.WriteString(fence + "yaml\n")
+	out.Write(canonical)
+	out.WriteString(fence + "\n\n</details>\n\n")
+	return out.String()
+}
+
+// writeOutcomeHeader writes the title (phase and feature), the source
+// commit and pull request, and who pushed or authored it.
+func writeOutcomeHeader(b *strings.Builder, o *Outcome, mk Marker) {
 	b.WriteString(outcomeHeader + Inline(o.Phase))
 	if o.Feature != "" {
 		b.WriteString(" · " + Inline(o.Feature))
@@ -149,69 +173,65 @@ func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
 		}
 		b.WriteString(" (they cannot resolve its decisions)\n\n")
 	}
+}
 
+// writeProduced writes the table of produced artifacts.
+func writeProduced(b *strings.Builder, o *Outcome) {
 	b.WriteString("#### Produced\n\n")
 	if len(o.Produced) == 0 {
 		b.WriteString("_Nothing listed._\n\n")
-	} else {
-		b.WriteString("| Artifact | Location |\n| --- | --- |\n")
-		for _, p := range o.Produced {
-			row(&b, Inline(p.Artifact), Inline(p.Location))
-		}
-		b.WriteString("\n")
+		return
 	}
+	b.WriteString("| Artifact | Location |\n| --- | --- |\n")
+	for _, p := range o.Produced {
+		row(b, Inline(p.Artifact), Inline(p.Location))
+	}
+	b.WriteString("\n")
+}
 
+// writeFindings writes the table of findings.
+func writeFindings(b *strings.Builder, o *Outcome) {
 	b.WriteString("#### Findings\n\n")
 	if len(o.Findings) == 0 {
 		b.WriteString("_No findings._\n\n")
-	} else {
-		b.WriteString("| Type | Title | Category | Reasoning |\n| --- | --- | --- | --- |\n")
-		for _, f := range o.Findings {
-			row(&b, Inline(f.Type), Inline(f.Title), category(f), Inline(f.Reasoning))
-		}
-		b.WriteString("\n")
+		return
 	}
+	b.WriteString("| Type | Title | Category | Reasoning |\n| --- | --- | --- | --- |\n")
+	for _, f := range o.Findings {
+		row(b, Inline(f.Type), Inline(f.Title), category(f), Inline(f.Reasoning))
+	}
+	b.WriteString("\n")
+}
 
+// writeDecisions writes the table of pending decisions, with the commands
+// that resolve them.
+func writeDecisions(b *strings.Builder, o *Outcome) {
 	blocking := 0
 	for _, d := range o.Decisions {
 		if d.Blocking {
 			blocking++
 		}
 	}
-	fmt.Fprintf(&b, "#### Pending decisions: %d (%d blocking)\n\n", len(o.Decisions), blocking)
+	fmt.Fprintf(b, "#### Pending decisions: %d (%d blocking)\n\n", len(o.Decisions), blocking)
 	if len(o.Decisions) == 0 {
 		b.WriteString("_No decisions to make._\n\n")
-	} else {
-		b.WriteString("| ID | Type | Question | Blocking | Options | Command to resolve |\n| --- | --- | --- | --- | --- | --- |\n")
-		for _, d := range o.Decisions {
-			question := Inline(d.Question)
-			if d.Reasoning != "" {
-				question += "<br>**Reasoning:** " + Inline(d.Reasoning)
-			}
-			block := "no"
-			if d.Blocking {
-				block = "**yes**"
-			}
-			row(&b, Inline(d.ID), Inline(d.Type), question, block, options(d), commands(d))
-		}
-		b.WriteString("\n")
-		b.WriteString("To decide, comment a command on this issue, one per line; your reasons may follow the option. " +
-			"`/resolve <id> recommended` takes the recommended option. The first valid resolution of a decision is final.\n\n")
+		return
 	}
-
-	// The fence is longer than any run of backticks in the YAML, so no line
-	// of it can close the block (canonical YAML has no line that starts
-	// with a backtick anyway: such strings are quoted).
-	fence := strings.Repeat("`", max(3, longestRun(canonical, '`')+1))
-	summary := trimLines(b.String())
-	var out strings.Builder
-	out.Grow(len(summary) + len(canonical) + 128)
-	out.WriteString(summary)
-	out.WriteString("<details>\n<summary>Phase Outcome YAML · id " + short(mk.ID) + "</summary>\n\n")
-	out.WriteString(fence + "yaml\n")
-	out.Write(canonical)
-	out.WriteString(fence + "\n\n</details>\n\n")
-	return out.String()
+	b.WriteString("| ID | Type | Question | Blocking | Options | Command to resolve |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, d := range o.Decisions {
+		question := Inline(d.Question)
+		if d.Reasoning != "" {
+			question += "<br>**Reasoning:** " + Inline(d.Reasoning)
+		}
+		block := "no"
+		if d.Blocking {
+			block = "**yes**"
+		}
+		row(b, Inline(d.ID), Inline(d.Type), question, block, options(d), commands(d))
+	}
+	b.WriteString("\n")
+	b.WriteString("To decide, comment a command on this issue, one per line; your reasons may follow the option. " +
+		"`/resolve <id> recommended` takes the recommended option. The first valid resolution of a decision is final.\n\n")
 }
 
 // row writes one table row of already escaped cells.
@@ -337,10 +357,10 @@ func (r Resolution) marker() Marker {
 		Command: r.Command, Captured: r.Captured, Auth: r.Auth, Prev: r.Prev}
 }
 
-// RenderResolution renders a resolution comment (design §6): the visible
-// line "D-001 → approve, by @user" with a link to the command comment,
-// "Captured as #N." when a capture opened an issue, and the marker as the
-// last line. The link is the fragment #issuecomment-<id>, which GitHub's
+// RenderResolution renders a resolution comment (docs/contracts/outcome.md):
+// the visible line "D-001 → approve, by @user" with a link to the command
+// comment, "Captured as #N." when a capture opened an issue, and the marker
+// as the last line. The link is the fragment #issuecomment-<id>, which GitHub's
 // issue page resolves to the command comment on the same page, so the body
 // depends on nothing but the marker's fields (and works on GitHub
 // Enterprise). Decision, option and login must be within the marker
