@@ -168,8 +168,25 @@ func SortStatuses(sts []Status) {
 		if a, b := rank(sts[i].Family), rank(sts[j].Family); a != b {
 			return a < b
 		}
-		return sts[i].Unit < sts[j].Unit
+		if sts[i].Unit != sts[j].Unit {
+			return sts[i].Unit < sts[j].Unit
+		}
+		// Two groups can name one unit (an SCC task's files in two
+		// folders): the order must not depend on which worker finished
+		// first.
+		if sts[i].State != sts[j].State {
+			return sts[i].State < sts[j].State
+		}
+		return firstFile(sts[i]) < firstFile(sts[j])
 	})
+}
+
+// firstFile is the file of a status's first decision, "" when none.
+func firstFile(s Status) string {
+	if len(s.Decisions) == 0 {
+		return ""
+	}
+	return s.Decisions[0].File
 }
 
 // fileGroup is the discovered files of one unit.
