@@ -19,7 +19,7 @@ const (
 )
 
 // Finding is one located problem. Its JSON form is a public interface
-// (design §2): keep the field names stable.
+// (docs/architecture.md): keep the field names stable.
 type Finding struct {
 	// File is relative to the checked root, with '/' separators.
 	File string `json:"file"`

@@ -12,7 +12,7 @@ import (
 	"github.com/phasegate/phasegate/internal/outcome"
 )
 
-// Phase Outcome rules (contracts.md §3.5, design.md §3 and §5–7). A group is
+// Phase Outcome rules (docs/contracts/outcome.md, docs/contracts/README.md). A group is
 // one outcome file: a *.outcome.yaml, or a YAML file whose top-level keys
 // include phase and pending_decisions. Every outcome is its own unit: each
 // skill run writes a new, immutable outcome and the older one stays as the
@@ -27,27 +27,27 @@ var _ = registerFamily(&family{
 	name:  "outcome",
 	check: checkOutcome,
 	rules: []Rule{
-		{ID: "outcome.decision-id-unique", Severity: SeverityError, Basis: "S", Summary: "Each `pending_decisions[].id` appears once in the outcome: resolutions reference the decision ID (seed 004) and `/resolve D-001` cannot tell two decisions of one outcome apart (design §6), so a duplicate is unresolvable."},
+		{ID: "outcome.decision-id-unique", Severity: SeverityError, Basis: "S", Summary: "Each `pending_decisions[].id` appears once in the outcome: resolutions reference the decision ID and `/resolve D-001` cannot tell two decisions of one outcome apart (docs/contracts/outcome.md), so a duplicate is unresolvable."},
 		{ID: "outcome.decision-id-format", Severity: SeverityWarning, Basis: "I", Summary: "A decision id looks like `D-001` (`^D-\\d{3,}$`); one with white space or a colon cannot be typed in `/resolve <id>`."},
 		{ID: "outcome.options-count", Severity: SeverityWarning, Basis: "I", Summary: "A decision offers at least two options (one option is no choice)."},
 		{ID: "outcome.options-unique", Severity: SeverityWarning, Basis: "I", Summary: "A decision's options are distinct, also ignoring case."},
 		{ID: "outcome.option-single-word", Severity: SeverityWarning, Basis: "I", Summary: "An option is one word (`request-changes`, not `request changes`): `/resolve D-001 <option> [rationale…]` reads the first word as the option."},
-		{ID: "outcome.option-reserved", Severity: SeverityWarning, Basis: "I", Summary: "No option is called `recommended`: `/resolve D-002 recommended` means the decision's recommended option (design §6), so such an option is ambiguous unless it is itself the recommended one."},
+		{ID: "outcome.option-reserved", Severity: SeverityWarning, Basis: "I", Summary: "No option is called `recommended`: `/resolve D-002 recommended` means the decision's recommended option (docs/contracts/outcome.md), so such an option is ambiguous unless it is itself the recommended one."},
 		{ID: "outcome.recommended-in-options", Severity: SeverityWarning, Basis: "I", Summary: "`recommended` is one of the decision's `options` (`/resolve D-002 recommended` must take a real option)."},
 		{ID: "outcome.recommended-missing", Severity: SeverityWarning, Basis: "I", Summary: "A decision other than an approval names its `recommended` option (the seed says each decision carries one; its own approval example does not, and an agent does not recommend approving its own work)."},
 		{ID: "outcome.approval-blocking", Severity: SeverityWarning, Basis: "I", Summary: "An `approval` decision is `blocking: true` (the approval gates block pipeline advancement)."},
-		{ID: "outcome.approval-has-approve", Severity: SeverityWarning, Basis: "I", Summary: "An `approval` decision offers `approve` (design §7 advances the phase when an approval resolves `approve`)."},
+		{ID: "outcome.approval-has-approve", Severity: SeverityWarning, Basis: "I", Summary: "An `approval` decision offers `approve` (phasegate advances the phase when an approval resolves `approve`: docs/contracts/outcome.md)."},
 		{ID: "outcome.phase-needs-approval", Severity: SeverityWarning, Basis: "R", Summary: "An outcome of an approval phase (config `outcome.approval_phases`, default requirements, technical-plan, develop) carries an `approval` decision."},
-		{ID: "outcome.capture-has-capture", Severity: SeverityWarning, Basis: "I", Summary: "A `capture-out-of-scope` decision offers `capture` (design §7 opens an issue when it resolves `capture`)."},
-		{ID: "outcome.capture-names-finding", Severity: SeverityWarning, Basis: "I", Summary: "A `capture-out-of-scope` decision's question names one of the outcome's findings by its title (the captured issue is opened from that finding, design §7)."},
-		{ID: "outcome.finding-category", Severity: SeverityWarning, Basis: "S", Summary: "A finding states its `proposed_category`; a missing or unknown one is treated as in-scope-blocking (seed 004: \"the safe default is in-scope, blocking\")."},
+		{ID: "outcome.capture-has-capture", Severity: SeverityWarning, Basis: "I", Summary: "A `capture-out-of-scope` decision offers `capture` (phasegate opens an issue when it resolves `capture`: docs/contracts/outcome.md)."},
+		{ID: "outcome.capture-names-finding", Severity: SeverityWarning, Basis: "I", Summary: "A `capture-out-of-scope` decision's question names one of the outcome's findings by its title (the captured issue is opened from that finding, docs/contracts/outcome.md)."},
+		{ID: "outcome.finding-category", Severity: SeverityWarning, Basis: "S", Summary: "A finding states its `proposed_category`; a missing or unknown one is treated as in-scope-blocking (the Phase Outcome contract: \"the safe default is in-scope, blocking\")."},
 		{ID: "outcome.blocking-finding-has-decision", Severity: SeverityWarning, Basis: "I", Summary: "An in-scope-blocking finding (explicit, or by default) has a blocking decision whose question names it by its title."},
-		{ID: "outcome.issue-resolvable", Severity: SeverityWarning, Basis: "I", Summary: "The outcome names its issue: `issue:`, or a numbered `feature: feature-NNN` (design §5); otherwise only the action can post it, on the pull request of its run."},
-		{ID: "outcome.immutable", Severity: SeverityError, Basis: "S", Summary: "A committed Phase Outcome is never modified, removed or renamed (seed 004, design §3): on a push, a changed (not added) outcome file is an error, and so is a removed one (a rename is a removal plus an addition; a removed file is one whose path names a Phase Outcome: `*.outcome.yaml` or a configured glob) — write a new Phase Outcome instead. Needs a base revision."},
+		{ID: "outcome.issue-resolvable", Severity: SeverityWarning, Basis: "I", Summary: "The outcome names its issue: `issue:`, or a numbered `feature: feature-NNN` (docs/contracts/outcome.md); otherwise only the action can post it, on the pull request of its run."},
+		{ID: "outcome.immutable", Severity: SeverityError, Basis: "S", Summary: "A committed Phase Outcome is never modified, removed or renamed (docs/contracts/outcome.md): on a push, a changed (not added) outcome file is an error, and so is a removed one (a rename is a removal plus an addition; a removed file is one whose path names a Phase Outcome: `*.outcome.yaml` or a configured glob) — write a new Phase Outcome instead. Needs a base revision."},
 	},
 })
 
-// Finding categories of seed 004. A missing or unknown category is treated
+// Finding categories of the Phase Outcome contract (docs/contracts/outcome.md). A missing or unknown category is treated
 // as in-scope-blocking.
 const outcomeBlockingCategory = "in-scope-blocking"
 
@@ -63,7 +63,7 @@ var outcomeCategories = map[string]bool{
 var defaultApprovalPhases = []string{"requirements", "technical-plan", "develop"}
 
 // outcomeRecommendedWord is the option word that `/resolve D-002 recommended`
-// reads as "the decision's recommended option" (design §6).
+// reads as "the decision's recommended option" (docs/contracts/outcome.md).
 const outcomeRecommendedWord = "recommended"
 
 var (
@@ -125,7 +125,7 @@ func checkOutcomeDoc(c *ruleCtx, doc *artifact.Document) {
 			if featureIsStr {
 				what = "has `feature: " + quote(feature) + "`, which carries no issue number"
 			}
-			c.report("outcome.issue-resolvable", doc, ptr("feature"), "the outcome has no `issue` and %s (design §5 wants feature-NNN): `phasegate validate` cannot tell which issue it belongs to, and the action will post it on the pull request of its run instead of the feature's issue; add `issue: <number>`", what)
+			c.report("outcome.issue-resolvable", doc, ptr("feature"), "the outcome has no `issue` and %s (docs/contracts/outcome.md: feature-NNN names issue NNN): `phasegate validate` cannot tell which issue it belongs to, and the action will post it on the pull request of its run instead of the feature's issue; add `issue: <number>`", what)
 		}
 	}
 	outcomeStatus(c, doc, obj, decisions)
@@ -266,7 +266,7 @@ func outcomeCheckOptions(c *ruleCtx, doc *artifact.Document, d outcomeDecision) 
 				c.report("outcome.option-single-word", doc, at, "option %s of %s is several words: `/resolve %s <option> [rationale…]` reads only the first word as the option and the rest as rationale, so this option cannot be chosen; join the words with hyphens (%s)", quote(o), label, outcomeCmdID(d), quote(strings.Join(strings.Fields(o), "-")))
 			}
 			if strings.EqualFold(strings.TrimSpace(o), outcomeRecommendedWord) && !(hasRec && rec == o) {
-				c.report("outcome.option-reserved", doc, at, "%s has an option called %s, but `/resolve %s recommended` takes the decision's recommended option (design §6), so this option is ambiguous; rename it", label, quote(o), outcomeCmdID(d))
+				c.report("outcome.option-reserved", doc, at, "%s has an option called %s, but `/resolve %s recommended` takes the decision's recommended option (docs/contracts/outcome.md), so this option is ambiguous; rename it", label, quote(o), outcomeCmdID(d))
 			}
 		}
 		if hasRec && !outcomeHas(d.options, rec) {
@@ -307,11 +307,11 @@ func outcomeCheckDecisionType(c *ruleCtx, doc *artifact.Document, d outcomeDecis
 			c.report("outcome.approval-blocking", doc, ptr("pending_decisions", d.index, "blocking"), "%s is an approval but is not blocking: an approval gate must hold the next phase until it is resolved; set `blocking: true`", label)
 		}
 		if d.hasOptions && len(d.options) > 0 && !outcomeHasFold(d.options, "approve") {
-			c.report("outcome.approval-has-approve", doc, ptr("pending_decisions", d.index, "options"), "approval %s does not offer `approve` (its options are %s): the issue moves to the next phase only when an approval resolves approve (design §7); use [approve, request-changes, reject]", label, outcomeQuoteList(d.options))
+			c.report("outcome.approval-has-approve", doc, ptr("pending_decisions", d.index, "options"), "approval %s does not offer `approve` (its options are %s): the issue moves to the next phase only when an approval resolves approve (docs/contracts/outcome.md); use [approve, request-changes, reject]", label, outcomeQuoteList(d.options))
 		}
 	case "capture-out-of-scope":
 		if d.hasOptions && len(d.options) > 0 && !outcomeHasFold(d.options, "capture") {
-			c.report("outcome.capture-has-capture", doc, ptr("pending_decisions", d.index, "options"), "%s is a capture-out-of-scope decision but does not offer `capture` (its options are %s): only `capture` opens the follow-up issue (design §7); use [capture, discard]", label, outcomeQuoteList(d.options))
+			c.report("outcome.capture-has-capture", doc, ptr("pending_decisions", d.index, "options"), "%s is a capture-out-of-scope decision but does not offer `capture` (its options are %s): only `capture` opens the follow-up issue (docs/contracts/outcome.md); use [capture, discard]", label, outcomeQuoteList(d.options))
 		}
 		if blank(d.question) {
 			return
@@ -427,7 +427,7 @@ func outcomeCheckFindings(c *ruleCtx, doc *artifact.Document, obj map[string]any
 // outcomeStatus records the outcome's unit and state. It records no
 // Decisions: a pending decision does not count for the contracts gate; a
 // blocking decision holds only once it is resolved negatively, which only
-// the issue's comments know (design §4: phasegate/decisions, not
+// the issue's comments know (docs/contracts/README.md: phasegate/decisions, not
 // phasegate/contracts).
 func outcomeStatus(c *ruleCtx, doc *artifact.Document, obj map[string]any, decisions []outcomeDecision) {
 	feature, phase := strings.TrimSpace(strOr(obj, "feature")), strings.TrimSpace(strOr(obj, "phase"))

@@ -12,7 +12,7 @@ import (
 	"github.com/phasegate/phasegate/internal/testutil"
 )
 
-// outcomeSeed is seed 004's example: every outcome rule is silent on it.
+// outcomeSeed is the Phase Outcome skill's own example: every outcome rule is silent on it.
 const outcomeSeed = outcometest.Seed
 
 const outcomePath = ".devwork/feature-042/requirements.outcome.yaml"

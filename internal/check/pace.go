@@ -11,7 +11,7 @@ import (
 	"github.com/phasegate/phasegate/internal/artifact"
 )
 
-// PACE rules (contracts.md §3.1). A group is one .pace directory: the plan,
+// PACE rules (docs/contracts/pace.md). A group is one .pace directory: the plan,
 // the advisory backlog and every day-N directory.
 
 var _ = registerFamily(&family{

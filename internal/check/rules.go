@@ -22,7 +22,7 @@ type Rule struct {
 	Severity Severity
 	// Summary says in one line what the rule requires.
 	Summary string
-	// Basis is where the invariant comes from, in contracts.md's legend:
+	// Basis is where the invariant comes from, in docs/contracts/README.md's legend:
 	// "S" stated in the source document, "R" confirmed in upstream code or
 	// schemas, "I" inferred (a judgement call: a warning or off by default).
 	Basis string

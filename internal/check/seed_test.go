@@ -11,7 +11,7 @@ import (
 )
 
 // TestSeedExamples: the examples of the source documents get exactly the
-// findings contracts.md and the fixtures' README predict. Seed 000's day is
+// findings docs/contracts/README.md and the fixtures' README predict. Seed 000's day is
 // not consistent: the handoff's `commit` is the truncated placeholder
 // "a3f9c12d8e4b..." (a schema.convention warning: PACE's HANDOFF_SCHEMA
 // requires only a string, and PACE's docs ship this very example), and the gate report judges "CI pipeline

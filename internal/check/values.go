@@ -135,7 +135,7 @@ func normalize(s string) string {
 
 func isDash(r rune) bool { return r == '—' || r == '–' }
 
-// looselyMatches is the fuzzy "maps to" of contracts.md: exact text rarely
+// looselyMatches is the fuzzy "maps to" of docs/contracts/README.md: exact text rarely
 // survives an agent's paraphrase ("CI pipeline green" ↔ "CI pipeline — not
 // yet configured"), so two texts match when, normalised, one contains the
 // other, or they share their first two significant words.

@@ -13,7 +13,7 @@ import (
 	"github.com/phasegate/phasegate/internal/server"
 )
 
-// Exit codes (design §2).
+// Exit codes (docs/architecture.md).
 const (
 	// ExitOK: checked; verdict SHIP or ADVISORY.
 	ExitOK = 0

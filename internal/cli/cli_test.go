@@ -235,7 +235,7 @@ func TestErrorsAreReportedOnce(t *testing.T) {
 	}
 }
 
-// jsonReport is the design §2 shape of --format json.
+// jsonReport is the public JSON shape (README, output formats) of --format json.
 type jsonReport struct {
 	Verdict   string        `json:"verdict"`
 	Reasons   []string      `json:"reasons"`

@@ -10,7 +10,7 @@ import (
 )
 
 // reconcile re-folds every open issue labelled phasegate:pending in a
-// repository and applies the commands that have no answer yet (design §8),
+// repository and applies the commands that have no answer yet (docs/security.md),
 // outside GitHub Actions (a cron job, an operator's shell).
 func (e *environment) reconcile(args []string) int {
 	fset := e.flags("reconcile", `Applies every /resolve command on the repository's open phasegate:pending issues that has

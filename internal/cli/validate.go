@@ -100,7 +100,7 @@ func (u usageError) Unwrap() error { return u.err }
 
 func (e *environment) validate(args []string) int { return e.check("validate", args) }
 
-// gate validates, then computes the verdict of design §4 from the findings
+// gate validates, then computes the verdict of docs/contracts/README.md from the findings
 // and the decisions the latest artifacts of each pipeline record.
 func (e *environment) gate(args []string) int { return e.check("gate", args) }
 

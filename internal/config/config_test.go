@@ -336,7 +336,7 @@ func TestParseUnknownRule(t *testing.T) {
 
 func TestDefaultPath(t *testing.T) {
 	if DefaultPath != ".github/phasegate.yml" {
-		t.Errorf("DefaultPath = %q; it is a public convention (design §9)", DefaultPath)
+		t.Errorf("DefaultPath = %q; it is a public convention (docs/architecture.md)", DefaultPath)
 	}
 	if l := Default().Limits.ArtifactLimits(); l != artifact.DefaultLimits {
 		t.Errorf("Default() limits = %+v, want artifact.DefaultLimits %+v", l, artifact.DefaultLimits)

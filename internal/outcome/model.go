@@ -41,7 +41,7 @@ type Finding struct {
 	// ProposedCategory is the category as written; "" when absent.
 	ProposedCategory string
 	// Category is the effective category: ProposedCategory when it is one
-	// of Categories, else CategoryInScopeBlocking (seed 004: "the safe
+	// of Categories, else CategoryInScopeBlocking (the Phase Outcome contract, docs/contracts/outcome.md: "the safe
 	// default is in-scope, blocking").
 	Category string
 }
@@ -92,7 +92,7 @@ func (d Decision) HasOption(o string) bool {
 	return false
 }
 
-// Finding categories of seed 004.
+// Finding categories of the Phase Outcome contract (docs/contracts/outcome.md).
 const (
 	CategoryInScopeBlocking   = "in-scope-blocking"
 	CategoryInScopeDeferrable = "in-scope-deferrable"

@@ -106,7 +106,7 @@ type VerifiedResolution struct {
 // comment at all, and a *TamperError (errors.Is ErrTampered) when it is one,
 // or claims to be one by its header or a broken marker, but does not
 // verify. Call it only for comments whose author is phasegate's identity:
-// the verdict on anyone else's comment means nothing (design §8).
+// the verdict on anyone else's comment means nothing (docs/security.md).
 func VerifyOutcomeComment(body string, key []byte) (*Verified, error) {
 	norm := Normalize(body)
 	above, line := splitMarker(norm)
