@@ -94,7 +94,8 @@ Usage:
 Run 'phasegate help COMMAND' or 'phasegate COMMAND -h' for a command's usage.
 
 Exit codes: 0 checked, no error findings; 1 error findings (verdict HOLD);
-2 usage error or could not run.
+2 usage error or could not run; decisions --wait: 0 resolved positively,
+1 negatively, 3 still pending at the timeout.
 `)
 	io.WriteString(w, b.String())
 }
