@@ -51,3 +51,32 @@ func TestDecisionsStatusIsAFunctionOfTheCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestActionDispatches: the action sends phasegate.resolved for each
+// resolution and phasegate.phase-advanced when it moved the phase, once:
+// not for a refused command, not again on a rerun or a scheduled reconcile.
+func TestActionDispatches(t *testing.T) {
+	rt := newRedTeam(t, "")
+	rt.open(map[string]string{rtSource: seedOutcome})
+	types := func() string {
+		var out []string
+		for _, d := range rt.fake.Dispatches(rtOwner, rtRepo) {
+			out = append(out, d.EventType)
+		}
+		return strings.Join(out, ",")
+	}
+	rt.say("bob", "/resolve D-001 approve") // read permission: refused
+	if got := types(); got != "" {
+		t.Fatalf("a refused command dispatched: %s", got)
+	}
+	id := rt.say("alice", "/resolve D-001 approve")
+	want := "phasegate.resolved,phasegate.phase-advanced"
+	if got := types(); got != want {
+		t.Fatalf("after the approval: %s, want %s", got, want)
+	}
+	rt.deliver(id, "alice", "/resolve D-001 approve") // the workflow re-run
+	rt.reconcile()
+	if got := types(); got != want {
+		t.Errorf("after a rerun and a reconcile: %s, want %s", got, want)
+	}
+}
