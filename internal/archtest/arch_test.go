@@ -66,6 +66,7 @@ var roles = map[string]Role{
 	"internal/command":             Pure,
 	"internal/report":              Pure,
 	"internal/notify":              Pure,
+	"internal/clock":               Pure,
 	"internal/history":             Local,
 	"internal/ghclient":            GitHubClient,
 	"internal/decide":              Handler,

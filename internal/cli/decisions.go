@@ -16,6 +16,8 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
+
+	waits "github.com/phasegate/phasegate/internal/clock"
 )
 
 // ExitStillPending is the exit code of `decisions --wait` when the decision
@@ -36,16 +38,7 @@ type clock struct {
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-var realClock = clock{now: time.Now, sleep: func(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}}
+var realClock = clock{now: time.Now, sleep: waits.Sleep}
 
 // decisions prints the folded decisions of an issue, or of every open issue
 // waiting for one, and with --wait blocks until a decision is resolved.

@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/notify"
+
+	"github.com/phasegate/phasegate/internal/clock"
 )
 
 // Environment variables read by OptionsFromEnv.
@@ -375,16 +377,5 @@ func retryAfter(h string, now time.Time) time.Duration {
 	return 0
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// sleepCtx is clock.Sleep.
+var sleepCtx = clock.Sleep
