@@ -302,15 +302,18 @@ func oneLine(s string) string { return report.Terminal(strings.ReplaceAll(s, "\n
 
 // commitRun holds what one check of a commit knows.
 type commitRun struct {
-	in     inputs
-	ev     event
-	event  string
-	head   string
-	base   string
-	pr     int
-	root   string // the checked directory
-	prefix string // the checked directory relative to the repository, "" or "sub/"
-	cfg    config.Config
+	in    inputs
+	ev    event
+	event string
+	head  string
+	base  string
+	pr    int
+	root  string // the checked directory
+	// workspace is GITHUB_WORKSPACE ("." when unset), the repository's
+	// checkout.
+	workspace string
+	prefix    string // the checked directory relative to the repository, "" or "sub/"
+	cfg       config.Config
 	// cfgInvalid says why the config is invalid ("" when valid): the
 	// decisions status then errors (no resolution is accepted).
 	cfgInvalid string
@@ -321,32 +324,105 @@ type commitRun struct {
 	changed  map[string]check.Change
 }
 
+// checkCommit checks the commit a push, pull request or merge group event
+// names: it validates the checked directory, reports the findings (log,
+// SARIF, annotations, job summary, step outputs), publishes the statuses
+// and the new Phase Outcomes, and returns the exit code fail-on asks for.
 func (r *run) checkCommit(ctx context.Context, eventName string) int {
-	in, err := readInputs(r.a)
+	cr, code := r.newCommitRun(eventName)
+	if cr == nil {
+		return code
+	}
+	r.connect(cr.in)
+	r.loadConfig(ctx, cr)
+	r.loadChanges(ctx, cr)
+
+	rep, sarif, outs, err := r.checkTree(ctx, cr)
 	if err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		return exitCouldNot
+	}
+	r.writeReports(cr, rep, sarif)
+
+	posted := 0
+	if r.gh != nil {
+		posted = r.publish(ctx, cr, rep, outs)
+	}
+	if cr.in.resultsFile != "" {
+		r.saveResults(cr, rep)
+	}
+	r.summary(rep, cr)
+
+	errs, warns := check.Count(rep.Findings)
+	r.a.SetOutput("verdict", string(rep.Verdict.Verdict))
+	r.a.SetOutput("errors", strconv.Itoa(errs))
+	r.a.SetOutput("warnings", strconv.Itoa(warns))
+	r.a.SetOutput("outcomes-posted", strconv.Itoa(posted))
+
+	if r.failed {
+		return exitCouldNot
+	}
+	return failOnCode(cr.in.failOn, rep.Verdict.Verdict, errs, warns)
+}
+
+// newCommitRun reads the inputs and the event and works out the commit to
+// check, its base and the checked directory. It returns nil and the exit
+// code when there is nothing to check (a push that deleted a branch, a
+// merge_group action other than checks_requested) or the run cannot go on.
+func (r *run) newCommitRun(eventName string) (*commitRun, int) {
+	in, err := readInputs(r.a)
+	if err != nil {
+		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+		return nil, exitCouldNot
 	}
 	ev, err := readEvent(r.getenv("GITHUB_EVENT_PATH"))
 	if err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return exitCouldNot
+		return nil, exitCouldNot
 	}
 	switch {
 	case eventName == "push" && (ev.Deleted || ev.After != "" && zeroSHA(ev.After)):
 		r.a.Noticef("phasegate: the push deleted %s: there is no commit to check", oneLine(ev.Ref))
-		return exitOK
+		return nil, exitOK
 	case eventName == "merge_group" && ev.Action != "" && ev.Action != "checks_requested":
 		r.a.Noticef("phasegate: merge_group %s: nothing to check", oneLine(ev.Action))
-		return exitOK
+		return nil, exitOK
 	}
 	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
 	if !ok || owner == "" || repo == "" {
 		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
-		return exitCouldNot
+		return nil, exitCouldNot
 	}
 	r.owner, r.repo = owner, repo
 	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA")}
+	cr.setRange()
+	cr.workspace = r.getenv("GITHUB_WORKSPACE")
+	if cr.workspace == "" {
+		cr.workspace = "."
+	}
+	cr.root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
+	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
+		cr.prefix = p + "/"
+	}
+	if eventName == "pull_request_target" && ev.PullRequest != nil {
+		if err := r.checkedHead(cr); err != nil {
+			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+			return nil, exitCouldNot
+		}
+	}
+	if cr.fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.fork != "" && eventName == "pull_request" {
+		r.readOnly = "this pull request comes from the fork " + cr.fork + ", whose pull_request runs get a read-only token"
+		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (README: Forks)", oneLine(r.readOnly))
+	}
+	return cr, exitOK
+}
+
+// setRange sets the checked head, its base and the pull request from the
+// event: a pull request's head and base, a merge group's, or a push's after
+// and before (none when the push created the branch). cr.head keeps
+// GITHUB_SHA when the event names no head.
+func (cr *commitRun) setRange() {
+	ev := cr.ev
 	switch {
 	case ev.PullRequest != nil:
 		cr.head, cr.base, cr.pr = ev.PullRequest.Head.SHA, ev.PullRequest.Base.SHA, ev.PullRequest.Number
@@ -360,61 +436,47 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 			cr.base = ev.Before
 		}
 	}
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
-		workspace = "."
-	}
-	cr.root = filepath.Join(workspace, filepath.FromSlash(in.path))
-	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
-		cr.prefix = p + "/"
-	}
-	if eventName == "pull_request_target" && ev.PullRequest != nil {
-		if err := r.checkedHead(cr); err != nil {
-			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-			return exitCouldNot
-		}
-	}
-	if cr.fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.fork != "" && eventName == "pull_request" {
-		r.readOnly = "this pull request comes from the fork " + cr.fork + ", whose pull_request runs get a read-only token"
-		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (README: Forks)", oneLine(r.readOnly))
-	}
+}
 
+// connect creates the GitHub client from the token input. Without a token
+// the run reports its findings but reads and publishes nothing, and exits 2.
+func (r *run) connect(in inputs) {
 	if in.token == "" {
 		r.failed = true
 		r.failures = append(r.failures, "no GitHub token (input token): nothing was read from or published to GitHub")
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
-	} else {
-		o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
-		if r.opts.Client != nil {
-			r.opts.Client(&o)
-		}
-		r.gh, err = ghclient.New(o)
-		if err != nil {
-			r.apiError("create a GitHub client", err)
-		}
+		return
 	}
+	o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
+	if r.opts.Client != nil {
+		r.opts.Client(&o)
+	}
+	var err error
+	if r.gh, err = ghclient.New(o); err != nil {
+		r.apiError("create a GitHub client", err)
+	}
+}
 
-	r.loadConfig(ctx, cr)
-	r.loadChanges(ctx, cr)
-
+// checkTree validates the checked directory and vets the Phase Outcomes it
+// carries, and computes the verdict. It returns the report (files relative
+// to the checked directory), the same report for SARIF (files relative to
+// the repository), and the outcomes to post; an error when it could not run.
+func (r *run) checkTree(ctx context.Context, cr *commitRun) (rep, sarif report.Report, outs []carried, err error) {
 	v, err := check.NewValidator()
 	if err != nil {
-		r.a.Errorf("phasegate: loading schemas: %s", oneLine(err.Error()))
-		return exitCouldNot
+		return rep, sarif, nil, fmt.Errorf("loading schemas: %w", err)
 	}
-	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg, Changed: cr.changed, KeepOutcomes: true, RootName: in.path})
+	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg, Changed: cr.changed, KeepOutcomes: true, RootName: cr.in.path})
 	if err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return exitCouldNot
+		return rep, sarif, nil, err
 	}
 	// repoFindings are the findings with files relative to the repository
 	// root (the workspace) rather than to the checked directory, for SARIF:
 	// code scanning reads every path as relative to the repository root.
 	// The config file's path is already the repository's.
-	filesPrefix := checkedFilesPrefix(workspace, cr)
+	filesPrefix := checkedFilesPrefix(cr.workspace, cr)
 	repoFindings := append(report.Rebase(res.Findings, filesPrefix), cr.findings...)
 	res.Findings = append(res.Findings, cr.findings...)
-	var outs []carried
 	if r.gh != nil {
 		var vetted []check.Finding
 		outs, vetted = r.vetOutcomes(ctx, cr, r.carriedOutcomes(cr, res.Outcomes))
@@ -423,75 +485,64 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 	}
 	check.Sort(res.Findings)
 	check.Sort(repoFindings)
-	rep := report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses, Version: r.opts.Version}
+	rep = report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses, Version: r.opts.Version}
 	if rep.Pipeline == nil {
 		rep.Pipeline = []check.Status{}
 	}
 	rep.Verdict = gate.Compute(res.Findings, res.Statuses)
 
-	sarif := rep
+	sarif = rep
 	sarif.Findings = repoFindings
-	if abs, err := filepath.Abs(workspace); err == nil {
+	if abs, err := filepath.Abs(cr.workspace); err == nil {
 		sarif.SourceRoot = report.DirURI(abs)
 	}
+	return rep, sarif, outs, nil
+}
 
-	// The log, the SARIF file, the annotations, the summary.
-	switch in.format {
+// writeReports writes the log in the format input, the SARIF file and the
+// annotations. Annotations name files as the repository does, as SARIF does.
+func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
+	switch cr.in.format {
 	case "github":
 	case "sarif":
 		if err := report.SARIF(r.out, sarif); err != nil {
 			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		}
 	default:
-		if err := report.Write(r.out, in.format, rep); err != nil {
+		if err := report.Write(r.out, cr.in.format, rep); err != nil {
 			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		}
 	}
-	if in.sarifFile != "" {
-		if err := writeSARIFFile(workspace, in.sarifFile, sarif); err != nil {
+	if cr.in.sarifFile != "" {
+		if err := writeSARIFFile(cr.workspace, cr.in.sarifFile, sarif); err != nil {
 			r.failed = true
 			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		} else {
-			r.a.SetOutput("sarif-file", in.sarifFile)
+			r.a.SetOutput("sarif-file", cr.in.sarifFile)
 		}
 	}
-	// Annotations name files as the repository does, as SARIF does.
-	r.annotate(repoFindings)
+	r.annotate(sarif.Findings)
+}
 
-	posted := 0
-	if r.gh != nil {
-		posted = r.publish(ctx, cr, rep, outs)
-	}
-	if in.resultsFile != "" {
-		r.saveResults(cr, rep)
-	}
-	r.summary(rep, cr)
-
-	errs, warns := check.Count(rep.Findings)
-	r.a.SetOutput("verdict", string(rep.Verdict.Verdict))
-	r.a.SetOutput("errors", strconv.Itoa(errs))
-	r.a.SetOutput("warnings", strconv.Itoa(warns))
-	r.a.SetOutput("outcomes-posted", strconv.Itoa(posted))
-
-	code := exitOK
-	switch in.failOn {
+// failOnCode is the exit code the fail-on input asks for: 1 on a HOLD
+// verdict ("hold"), on any error ("error") or on any error or warning
+// ("warning"), 0 otherwise ("never").
+func failOnCode(failOn string, verdict gate.Verdict, errs, warns int) int {
+	switch failOn {
 	case "hold":
-		if rep.Verdict.Verdict == gate.Hold {
-			code = exitFindings
+		if verdict == gate.Hold {
+			return exitFindings
 		}
 	case "error":
 		if errs > 0 {
-			code = exitFindings
+			return exitFindings
 		}
 	case "warning":
 		if errs+warns > 0 {
-			code = exitFindings
+			return exitFindings
 		}
 	}
-	if r.failed {
-		return exitCouldNot
-	}
-	return code
+	return exitOK
 }
 
 // checkedFilesPrefix is the directory, relative to the workspace ("" or

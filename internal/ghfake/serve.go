@@ -311,6 +311,9 @@ func isWrite(method string) bool {
 	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
 }
 
+// serve handles one request: it authenticates it, counts it among the
+// requests in flight, applies the latency, holds and injected faults, routes
+// it, and logs the call.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	segs, enterprise := splitPath(r)
 	call := Call{Method: r.Method, Path: "/" + strings.Join(segs, "/"), Query: r.URL.RawQuery,
@@ -335,16 +338,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.finish(w, r, &call, identity, errReply(http.StatusUnauthorized, authFail), nil, false)
 		return
 	}
-	s.active++
-	s.maxActive = max(s.maxActive, s.active)
-	defer func() {
-		s.mu.Lock()
-		s.active--
-		s.mu.Unlock()
-	}()
 	write := isWrite(r.Method)
+	leave := s.enterLocked(identity, write)
 	fault, hang := s.drawFaultLocked(call.Path, write)
 	latency := s.faults.Latency
+	s.mu.Unlock()
+	defer leave()
+
+	fault, ok := s.delay(r, &call, fault, latency, hang)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	rep, extra, count := s.answerLocked(q, &call, identity, fault, write)
+	s.mu.Unlock()
+	s.finish(w, r, &call, identity, rep, extra, count)
+}
+
+// enterLocked counts a request in flight, and a write among identity's
+// writes in flight (an overlap when another was); leave uncounts it.
+func (s *Server) enterLocked(identity string, write bool) (leave func()) {
+	s.active++
+	s.maxActive = max(s.maxActive, s.active)
 	if write {
 		s.inflight[identity]++
 		if s.inflight[identity] > 1 {
@@ -352,52 +367,64 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.maxInflight[identity] = max(s.maxInflight[identity], s.inflight[identity])
 	}
-	s.mu.Unlock()
-	if write {
-		defer func() {
-			s.mu.Lock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if write {
 			s.inflight[identity]--
-			s.mu.Unlock()
-		}()
+		}
+		s.active--
 	}
+}
 
+// delay spends the latency, waits while the request is held, and hangs it
+// when the drawn fault is "hang" (then no fault is left). It returns the
+// fault left, and false when the client went away (the call is logged
+// without a status, and nothing is processed).
+func (s *Server) delay(r *http.Request, call *Call, fault string, latency, hang time.Duration) (string, bool) {
 	if !sleepCtx(r.Context(), latency) {
-		return
+		return fault, false
 	}
 	if h := s.takeHold(r.Method, call.Path); h != nil {
 		call.Fault = "held"
-		if !h.wait(r, call) {
-			s.mu.Lock()
-			call.Status = 0
-			s.logLocked(call)
-			s.mu.Unlock()
-			return
+		if !h.wait(r, *call) {
+			s.logGone(call)
+			return fault, false
 		}
 	}
 	if fault == "hang" {
 		call.Fault = "hang"
 		if !sleepCtx(r.Context(), hang) {
-			s.mu.Lock()
-			call.Status = 0
-			s.logLocked(call)
-			s.mu.Unlock()
-			return
+			s.logGone(call)
+			return fault, false
 		}
 		fault = ""
 	}
+	return fault, true
+}
 
+// logGone logs a call whose client went away before it was answered.
+func (s *Server) logGone(call *Call) {
 	s.mu.Lock()
+	call.Status = 0
+	s.logLocked(*call)
+	s.mu.Unlock()
+}
+
+// answerLocked is the answer to q: a secondary or primary rate limit in
+// force, the injected fault, a write denied to identity, or else the
+// route's answer (replaced by a 502 when its response is to be lost).
+// count says whether the request counts against the primary rate limit.
+func (s *Server) answerLocked(q *req, call *Call, identity, fault string, write bool) (rep reply, extra http.Header, count bool) {
 	now := s.now()
-	var rep reply
-	count := false
-	extra := http.Header{}
+	extra = http.Header{}
 	st := s.rateLocked(identity)
 	switch {
 	case now.Before(s.secUntil):
 		call.Fault = "secondary"
 		rep = secondaryReply(s.secStatus)
 		extra.Set("Retry-After", strconv.Itoa(ceilSeconds(s.secUntil.Sub(now))))
-	case st.used >= st.limit && !isRateLimitPath(segs):
+	case st.used >= st.limit && !isRateLimitPath(q.segs):
 		call.Fault = "primary"
 		rep = errReply(s.primaryCode, fmt.Sprintf("API rate limit exceeded for %s.", identity))
 		rep.body.(map[string]any)["documentation_url"] = "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"
@@ -421,14 +448,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rep = errReply(http.StatusForbidden, "Resource not accessible by integration")
 	default:
 		rep = s.routeLocked(q)
-		count = !isRateLimitPath(segs)
+		count = !isRateLimitPath(q.segs)
 		if fault == "lost-response" && rep.status < 300 {
 			call.Fault = "lost-response"
 			rep = errReply(http.StatusBadGateway, "Server Error")
 		}
 	}
-	s.mu.Unlock()
-	s.finish(w, r, &call, identity, rep, extra, count)
+	return rep, extra, count
 }
 
 func isRateLimitPath(segs []string) bool { return len(segs) == 1 && segs[0] == "rate_limit" }

@@ -156,8 +156,36 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 		}
 	}
 	findings, omitted := capFindings(located, limit)
+	rules, index := sarifRules(findings)
 
-	// Rules: one descriptor per distinct rule ID, sorted.
+	log := sarifLog{
+		Schema:  sarifSchema,
+		Version: sarifVersion,
+		Runs: []sarifRun{{
+			Tool:               sarifTool{Driver: sarifDriver{Name: toolName, Version: r.Version, InformationURI: toolInfoURI, Rules: rules}},
+			Invocations:        []sarifInvocation{sarifInvocationOf(runLevel, omitted, len(r.Findings), limit)},
+			OriginalURIBaseIDs: map[string]sarifArtifactLocation{srcRoot: sourceRoot(r.SourceRoot)},
+			AutomationDetails:  sarifAutomationDetails{ID: automationID},
+			ColumnKind:         "unicodeCodePoints",
+			Results:            sarifResults(findings, index),
+		}},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(log); err != nil {
+		return fmt.Errorf("encoding sarif log: %w", err)
+	}
+	if _, err := w.Write(jsonSafe(buf.Bytes())); err != nil {
+		return fmt.Errorf("writing sarif log: %w", err)
+	}
+	return nil
+}
+
+// sarifRules are the rule descriptors, one per distinct rule ID of the
+// findings, sorted by ID (an error's severity wins over a warning's), and
+// each ID's index among them.
+func sarifRules(findings []check.Finding) ([]sarifDescriptor, map[string]int) {
 	seen := map[string]check.Severity{}
 	for _, f := range findings {
 		if prev, ok := seen[f.Rule]; !ok || (prev != check.SeverityError && f.Severity == check.SeverityError) {
@@ -175,7 +203,13 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 		index[id] = i
 		rules = append(rules, descriptor(id, seen[id]))
 	}
+	return rules, index
+}
 
+// sarifResults are the results of the findings, each with its location
+// relative to %SRCROOT% and a fingerprint numbering the findings that hash
+// alike in order.
+func sarifResults(findings []check.Finding, index map[string]int) []sarifResult {
 	results := make([]sarifResult, 0, len(findings))
 	occurrences := map[string]int{}
 	for _, f := range findings {
@@ -197,7 +231,13 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 		}
 		results = append(results, res)
 	}
+	return results
+}
 
+// sarifInvocationOf is the run's invocation: a notification per finding
+// about the run rather than a file, and one saying how many of the total
+// findings were left out past limit (omitted), if any.
+func sarifInvocationOf(runLevel []check.Finding, omitted, total, limit int) sarifInvocation {
 	inv := sarifInvocation{ExecutionSuccessful: true}
 	for _, f := range runLevel {
 		inv.Notifications = append(inv.Notifications, sarifNotification{Level: sarifLevel(f.Severity),
@@ -206,31 +246,9 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 	if omitted > 0 {
 		inv.Notifications = append(inv.Notifications, sarifNotification{Level: "warning", Message: sarifText{Text: fmt.Sprintf(
 			"%d of %d findings are not in this log: GitHub code scanning accepts at most %d results per run (errors were kept first). Run phasegate validate for the full list.",
-			omitted, len(r.Findings), limit)}})
+			omitted, total, limit)}})
 	}
-
-	log := sarifLog{
-		Schema:  sarifSchema,
-		Version: sarifVersion,
-		Runs: []sarifRun{{
-			Tool:               sarifTool{Driver: sarifDriver{Name: toolName, Version: r.Version, InformationURI: toolInfoURI, Rules: rules}},
-			Invocations:        []sarifInvocation{inv},
-			OriginalURIBaseIDs: map[string]sarifArtifactLocation{srcRoot: sourceRoot(r.SourceRoot)},
-			AutomationDetails:  sarifAutomationDetails{ID: automationID},
-			ColumnKind:         "unicodeCodePoints",
-			Results:            results,
-		}},
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(log); err != nil {
-		return fmt.Errorf("encoding sarif log: %w", err)
-	}
-	if _, err := w.Write(jsonSafe(buf.Bytes())); err != nil {
-		return fmt.Errorf("writing sarif log: %w", err)
-	}
-	return nil
+	return inv
 }
 
 // sourceRoot declares %SRCROOT%. GitHub code scanning ignores

@@ -35,27 +35,69 @@ const DefaultLockTTL = 30 * time.Second
 // files so that they are not visible in ps; none of them is ever printed.
 func parseServe(args []string, getenv func(string) string, stdout, stderr io.Writer) (serveSettings, error) {
 	var s serveSettings
+	f, err := parseServeFlags(args, getenv, stdout)
+	if err != nil {
+		return s, err
+	}
+	if s.cfg.Secrets, err = webhookSecrets(*f.secret, getenv); err != nil {
+		return s, err
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(*f.appID), 10, 64)
+	if err != nil || id <= 0 {
+		return s, fmt.Errorf("--app-id / PHASEGATE_APP_ID must be the App's numeric id (got %q)", *f.appID)
+	}
+	s.cfg.AppID = id
+	if s.cfg.PrivateKeyPEM, err = privateKey(*f.keyFile, getenv); err != nil {
+		return s, err
+	}
+	if err := f.settings(&s); err != nil {
+		return s, err
+	}
+	if k := getenv("PHASEGATE_SIGNING_KEY"); k != "" {
+		s.cfg.SigningKey = []byte(k)
+	}
+	if err := setNotifier(&s.cfg, getenv); err != nil {
+		return s, err
+	}
+	s.redisURL = *f.redisURL
+	return s, nil
+}
+
+// serveFlags are the values of serve's flags: a flag given wins; else its
+// variable (serveVars), when set; else the default.
+type serveFlags struct {
+	addr, secret, appID, keyFile, apiURL, redisURL, lockTTL, every *string
+	metricsAddr, maxInflight, installEvery                         *string
+}
+
+// serveVars names each flag's environment variable.
+var serveVars = map[string]string{
+	"addr": "PHASEGATE_ADDR", "webhook-secret": "PHASEGATE_WEBHOOK_SECRET", "app-id": "PHASEGATE_APP_ID",
+	"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
+	"redis-url": "PHASEGATE_REDIS_URL", "lock-ttl": "PHASEGATE_LOCK_TTL", "reconcile-every": "PHASEGATE_RECONCILE_EVERY",
+	"metrics-addr": "PHASEGATE_METRICS_ADDR", "max-inflight-bytes": "PHASEGATE_MAX_INFLIGHT_BYTES",
+	"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL",
+}
+
+// parseServeFlags parses args, filling each flag not given from its
+// variable. -h prints the usage to stdout and returns flag.ErrHelp.
+func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer) (*serveFlags, error) {
 	fset := flag.NewFlagSet("phasegate serve", flag.ContinueOnError)
 	fset.SetOutput(io.Discard)
 	// Defaults are the documented ones, never the environment's values:
 	// -h must not print a secret (a password in PHASEGATE_REDIS_URL).
-	addr := fset.String("addr", DefaultAddr, "listen address ($PHASEGATE_ADDR)")
-	secret := fset.String("webhook-secret", "", "webhook secret(s), comma-separated for rotation ($PHASEGATE_WEBHOOK_SECRET, or a file in $PHASEGATE_WEBHOOK_SECRET_FILE); prefer the variable or the file: a flag shows in ps")
-	appID := fset.String("app-id", "", "GitHub App id ($PHASEGATE_APP_ID)")
-	keyFile := fset.String("private-key-file", "", "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)")
-	apiURL := fset.String("github-api-url", "", "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)")
-	redisURL := fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits ($PHASEGATE_REDIS_URL)")
-	lockTTL := fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)")
-	every := fset.String("reconcile-every", "15m", "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)")
-	metricsAddr := fset.String("metrics-addr", "", "serve /metrics on this address only, not on --addr ($PHASEGATE_METRICS_ADDR)")
-	maxInflight := fset.String("max-inflight-bytes", "64MiB", "bytes of webhook bodies read at once before their signatures are checked, over all connections; beyond it 503 (bytes, or with KiB, MiB, GiB; at least 25MiB) ($PHASEGATE_MAX_INFLIGHT_BYTES)")
-	installEvery := fset.String("install-reconcile-interval", "5m", "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)")
-	vars := map[string]string{
-		"addr": "PHASEGATE_ADDR", "webhook-secret": "PHASEGATE_WEBHOOK_SECRET", "app-id": "PHASEGATE_APP_ID",
-		"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
-		"redis-url": "PHASEGATE_REDIS_URL", "lock-ttl": "PHASEGATE_LOCK_TTL", "reconcile-every": "PHASEGATE_RECONCILE_EVERY",
-		"metrics-addr": "PHASEGATE_METRICS_ADDR", "max-inflight-bytes": "PHASEGATE_MAX_INFLIGHT_BYTES",
-		"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL",
+	f := &serveFlags{
+		addr:         fset.String("addr", DefaultAddr, "listen address ($PHASEGATE_ADDR)"),
+		secret:       fset.String("webhook-secret", "", "webhook secret(s), comma-separated for rotation ($PHASEGATE_WEBHOOK_SECRET, or a file in $PHASEGATE_WEBHOOK_SECRET_FILE); prefer the variable or the file: a flag shows in ps"),
+		appID:        fset.String("app-id", "", "GitHub App id ($PHASEGATE_APP_ID)"),
+		keyFile:      fset.String("private-key-file", "", "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)"),
+		apiURL:       fset.String("github-api-url", "", "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)"),
+		redisURL:     fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits ($PHASEGATE_REDIS_URL)"),
+		lockTTL:      fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)"),
+		every:        fset.String("reconcile-every", "15m", "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)"),
+		metricsAddr:  fset.String("metrics-addr", "", "serve /metrics on this address only, not on --addr ($PHASEGATE_METRICS_ADDR)"),
+		maxInflight:  fset.String("max-inflight-bytes", "64MiB", "bytes of webhook bodies read at once before their signatures are checked, over all connections; beyond it 503 (bytes, or with KiB, MiB, GiB; at least 25MiB) ($PHASEGATE_MAX_INFLIGHT_BYTES)"),
+		installEvery: fset.String("install-reconcile-interval", "5m", "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)"),
 	}
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -63,95 +105,112 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 			fset.SetOutput(stdout)
 			fset.PrintDefaults()
 			fmt.Fprint(stdout, "\nAlso: PHASEGATE_PRIVATE_KEY may hold the private key's PEM instead of a file; PHASEGATE_SIGNING_KEY signs outcome and resolution comments.\n")
-			return s, err
+			return nil, err
 		}
-		return s, err
+		return nil, err
 	}
 	if fset.NArg() > 0 {
-		return s, fmt.Errorf("serve takes no arguments (got %q)", fset.Arg(0))
+		return nil, fmt.Errorf("serve takes no arguments (got %q)", fset.Arg(0))
 	}
 	// A flag given wins; else its variable, when set; else the default.
 	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	fset.VisitAll(func(f *flag.Flag) {
-		if v := getenv(vars[f.Name]); !set[f.Name] && v != "" {
+		if v := getenv(serveVars[f.Name]); !set[f.Name] && v != "" {
 			_ = f.Value.Set(v) // string flags: never fails
 		}
 	})
-	raw := *secret
+	return f, nil
+}
+
+// webhookSecrets are the comma-separated webhook secrets of the flag or
+// the variable, else of the file PHASEGATE_WEBHOOK_SECRET_FILE names; at
+// least one is required.
+func webhookSecrets(raw string, getenv func(string) string) ([][]byte, error) {
 	if raw == "" {
 		if p := getenv("PHASEGATE_WEBHOOK_SECRET_FILE"); p != "" {
 			data, err := os.ReadFile(p)
 			if err != nil {
-				return s, fmt.Errorf("reading the webhook secret file: %w", err)
+				return nil, fmt.Errorf("reading the webhook secret file: %w", err)
 			}
 			raw = strings.TrimSpace(string(data))
 		}
 	}
+	var secrets [][]byte
 	for _, part := range strings.Split(raw, ",") {
 		if part = strings.TrimSpace(part); part != "" {
-			s.cfg.Secrets = append(s.cfg.Secrets, []byte(part))
+			secrets = append(secrets, []byte(part))
 		}
 	}
-	if len(s.cfg.Secrets) == 0 {
-		return s, errors.New("no webhook secret: set PHASEGATE_WEBHOOK_SECRET or PHASEGATE_WEBHOOK_SECRET_FILE (GitHub signs every delivery with it; serve refuses to run without one)")
+	if len(secrets) == 0 {
+		return nil, errors.New("no webhook secret: set PHASEGATE_WEBHOOK_SECRET or PHASEGATE_WEBHOOK_SECRET_FILE (GitHub signs every delivery with it; serve refuses to run without one)")
 	}
-	id, err := strconv.ParseInt(strings.TrimSpace(*appID), 10, 64)
-	if err != nil || id <= 0 {
-		return s, fmt.Errorf("--app-id / PHASEGATE_APP_ID must be the App's numeric id (got %q)", *appID)
-	}
-	s.cfg.AppID = id
+	return secrets, nil
+}
+
+// privateKey is the App's private key, PEM: read from keyFile, or the
+// value of PHASEGATE_PRIVATE_KEY; exactly one of them must be set.
+func privateKey(keyFile string, getenv func(string) string) ([]byte, error) {
 	switch inline := getenv("PHASEGATE_PRIVATE_KEY"); {
-	case *keyFile != "" && inline != "":
-		return s, errors.New("both a private key file and PHASEGATE_PRIVATE_KEY are set: set one")
+	case keyFile != "" && inline != "":
+		return nil, errors.New("both a private key file and PHASEGATE_PRIVATE_KEY are set: set one")
 	case inline != "":
 		// The PEM itself, for platforms that hand secrets over as
 		// variables (a Kubernetes secretKeyRef). Never a flag: ps shows flags.
-		s.cfg.PrivateKeyPEM = []byte(inline)
-	case *keyFile == "":
-		return s, errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
+		return []byte(inline), nil
+	case keyFile == "":
+		return nil, errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
 	default:
-		if s.cfg.PrivateKeyPEM, err = os.ReadFile(*keyFile); err != nil {
-			return s, fmt.Errorf("reading the private key file: %w", err)
+		pem, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the private key file: %w", err)
 		}
+		return pem, nil
 	}
-	d, err := time.ParseDuration(*every)
+}
+
+// settings checks the durations, sizes and addresses of the flags and sets
+// them in s.
+func (f *serveFlags) settings(s *serveSettings) error {
+	d, err := time.ParseDuration(*f.every)
 	if err != nil || d < 0 {
-		return s, fmt.Errorf("--reconcile-every / PHASEGATE_RECONCILE_EVERY must be a duration such as 15m (got %q)", *every)
+		return fmt.Errorf("--reconcile-every / PHASEGATE_RECONCILE_EVERY must be a duration such as 15m (got %q)", *f.every)
 	}
-	ttl, err := time.ParseDuration(*lockTTL)
+	ttl, err := time.ParseDuration(*f.lockTTL)
 	if err != nil || ttl < time.Second {
-		return s, fmt.Errorf("--lock-ttl / PHASEGATE_LOCK_TTL must be a duration of at least 1s such as 30s (got %q)", *lockTTL)
+		return fmt.Errorf("--lock-ttl / PHASEGATE_LOCK_TTL must be a duration of at least 1s such as 30s (got %q)", *f.lockTTL)
 	}
-	inflight, err := parseBytes(*maxInflight)
+	inflight, err := parseBytes(*f.maxInflight)
 	if err != nil || inflight < DefaultMaxBody {
-		return s, fmt.Errorf("--max-inflight-bytes / PHASEGATE_MAX_INFLIGHT_BYTES must be a size of at least 25MiB (GitHub's largest delivery), such as 64MiB (got %q)", *maxInflight)
+		return fmt.Errorf("--max-inflight-bytes / PHASEGATE_MAX_INFLIGHT_BYTES must be a size of at least 25MiB (GitHub's largest delivery), such as 64MiB (got %q)", *f.maxInflight)
 	}
-	ie, err := time.ParseDuration(*installEvery)
+	ie, err := time.ParseDuration(*f.installEvery)
 	if err != nil || ie < time.Second {
-		return s, fmt.Errorf("--install-reconcile-interval / PHASEGATE_INSTALL_RECONCILE_INTERVAL must be a duration of at least 1s such as 5m (got %q)", *installEvery)
+		return fmt.Errorf("--install-reconcile-interval / PHASEGATE_INSTALL_RECONCILE_INTERVAL must be a duration of at least 1s such as 5m (got %q)", *f.installEvery)
 	}
-	if *metricsAddr != "" && *metricsAddr == *addr {
-		return s, fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *addr)
+	if *f.metricsAddr != "" && *f.metricsAddr == *f.addr {
+		return fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *f.addr)
 	}
-	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery, s.lockTTL = *addr, *apiURL, d, ttl
-	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *metricsAddr, inflight, ie
-	if k := getenv("PHASEGATE_SIGNING_KEY"); k != "" {
-		s.cfg.SigningKey = []byte(k)
-	}
+	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery, s.lockTTL = *f.addr, *f.apiURL, d, ttl
+	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *f.metricsAddr, inflight, ie
+	return nil
+}
+
+// setNotifier sets cfg.Notifier from PHASEGATE_NOTIFY_URL and its
+// companions, when the URL is set.
+func setNotifier(cfg *Config, getenv func(string) string) error {
 	nopts, on, err := webhook.OptionsFromEnv(getenv)
 	if err != nil {
-		return s, fmt.Errorf("the notify URL (PHASEGATE_NOTIFY_URL, PHASEGATE_NOTIFY_SECRET, PHASEGATE_NOTIFY_ALLOW_PRIVATE): %w", err)
+		return fmt.Errorf("the notify URL (PHASEGATE_NOTIFY_URL, PHASEGATE_NOTIFY_SECRET, PHASEGATE_NOTIFY_ALLOW_PRIVATE): %w", err)
 	}
 	if on {
 		sender, err := webhook.New(nopts)
 		if err != nil {
-			return s, fmt.Errorf("the notify URL (PHASEGATE_NOTIFY_URL): %w", err)
+			return fmt.Errorf("the notify URL (PHASEGATE_NOTIFY_URL): %w", err)
 		}
-		s.cfg.Notifier = sender
+		cfg.Notifier = sender
 	}
-	s.redisURL = *redisURL
-	return s, nil
+	return nil
 }
 
 // Main is `phasegate serve`: it runs the GitHub App webhook server until

@@ -175,33 +175,13 @@ func redacted(b []byte) string {
 
 // withDefaults checks c and fills in the defaults.
 func (c Config) withDefaults() (Config, error) {
-	if len(c.Secrets) == 0 {
-		return c, errors.New("no webhook secret: refusing to accept unsigned deliveries")
-	}
-	secrets := make([][]byte, len(c.Secrets))
-	for i, s := range c.Secrets {
-		if len(s) == 0 {
-			return c, fmt.Errorf("webhook secret %d of %d is empty", i+1, len(c.Secrets))
-		}
-		secrets[i] = append([]byte(nil), s...)
+	secrets, err := copySecrets(c.Secrets)
+	if err != nil {
+		return c, err
 	}
 	c.Secrets = secrets
-	if c.AppID <= 0 {
-		return c, fmt.Errorf("app id %d is not positive", c.AppID)
-	}
-	if len(c.PrivateKeyPEM) == 0 {
-		return c, errors.New("no private key for the github app")
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"reconcile period", c.ReconcileEvery}, {"shutdown timeout", c.ShutdownTimeout}, {"job timeout", c.JobTimeout}} {
-		if d.v < 0 {
-			return c, fmt.Errorf("%s %s is negative", d.name, d.v)
-		}
-	}
-	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 {
-		return c, errors.New("max body, max in-flight bytes, queue size, workers and the installation reconcile interval must not be negative")
+	if err := c.check(); err != nil {
+		return c, err
 	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
@@ -215,6 +195,51 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxInflightBytes < c.MaxBody {
 		return c, fmt.Errorf("max in-flight bytes %d is below the max body %d: the largest delivery could never be read", c.MaxInflightBytes, c.MaxBody)
 	}
+	c.fillDefaults()
+	return c, nil
+}
+
+// copySecrets copies the webhook secrets, refusing none or an empty one.
+func copySecrets(in [][]byte) ([][]byte, error) {
+	if len(in) == 0 {
+		return nil, errors.New("no webhook secret: refusing to accept unsigned deliveries")
+	}
+	secrets := make([][]byte, len(in))
+	for i, s := range in {
+		if len(s) == 0 {
+			return nil, fmt.Errorf("webhook secret %d of %d is empty", i+1, len(in))
+		}
+		secrets[i] = append([]byte(nil), s...)
+	}
+	return secrets, nil
+}
+
+// check refuses an App without an id or a private key, and negative
+// durations, sizes and counts.
+func (c *Config) check() error {
+	if c.AppID <= 0 {
+		return fmt.Errorf("app id %d is not positive", c.AppID)
+	}
+	if len(c.PrivateKeyPEM) == 0 {
+		return errors.New("no private key for the github app")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"reconcile period", c.ReconcileEvery}, {"shutdown timeout", c.ShutdownTimeout}, {"job timeout", c.JobTimeout}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s %s is negative", d.name, d.v)
+		}
+	}
+	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 {
+		return errors.New("max body, max in-flight bytes, queue size, workers and the installation reconcile interval must not be negative")
+	}
+	return nil
+}
+
+// fillDefaults sets every limit, timeout and dependency left zero (or,
+// for the redeliver window and the ready retry, negative) to its default.
+func (c *Config) fillDefaults() {
 	if c.InstallReconcileInterval == 0 {
 		c.InstallReconcileInterval = DefaultInstallReconcileInterval
 	}
@@ -260,5 +285,4 @@ func (c Config) withDefaults() (Config, error) {
 	if c.NewDecider == nil {
 		c.NewDecider = DefaultDecider
 	}
-	return c, nil
 }

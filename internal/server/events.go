@@ -280,6 +280,33 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 	if err := p.matches(event); err != nil {
 		return nil, "", err
 	}
+	j := newJob(event, delivery, &p)
+	var why ignored
+	var err error
+	switch event {
+	case "issue_comment":
+		why, err = j.fromComment(&p, identity)
+	case "pull_request":
+		why, err = j.fromPullRequest(&p)
+	case "status":
+		why, err = j.fromStatus(&p, identity)
+	case "merge_group":
+		why, err = j.fromMergeGroup(&p)
+	case "installation":
+		why = j.fromInstallation(&p)
+	case "installation_repositories":
+		why = j.fromInstallationRepos(&p)
+	}
+	if err != nil || why != "" {
+		return nil, why, err
+	}
+	return j, "", nil
+}
+
+// newJob is the job of a delivery before its event is looked at: the
+// installation, its account, the sender and the repository, named by its
+// owner and name or else by its full name.
+func newJob(event, delivery string, p *payload) *job {
 	j := &job{event: event, delivery: delivery, action: p.Action, installation: p.Installation.ID,
 		sender: p.Sender.Login, senderType: p.Sender.Type}
 	if p.Installation.Account != nil {
@@ -293,127 +320,163 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 			}
 		}
 	}
-	needRepo := func() error {
-		if j.owner == "" || j.repo == "" {
-			return fmt.Errorf("%w: %s without a repository", errMalformed, event)
-		}
-		if !validName(j.owner) || !validName(j.repo) {
-			return fmt.Errorf("%w: %s names a repository that GitHub would not (%q)", errMalformed, event, clip(j.owner+"/"+j.repo))
-		}
-		return nil
-	}
-	self := func(login string) bool { return identity != "" && strings.EqualFold(login, identity) }
+	return j
+}
 
-	switch event {
-	case "issue_comment":
-		if err := needRepo(); err != nil {
-			return nil, "", err
-		}
-		if p.Issue == nil || p.Issue.Number <= 0 || p.Comment == nil || p.Comment.ID <= 0 {
-			return nil, "", fmt.Errorf("%w: issue_comment without an issue or a comment", errMalformed)
-		}
-		j.issue = p.Issue.Number
-		if p.Issue.Labels != nil {
-			j.labels = []string{}
-			for _, l := range p.Issue.Labels {
-				j.labels = append(j.labels, l.Name)
-			}
-		}
-		j.comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
-		switch p.Action {
-		case "created":
-			if self(j.comment.Author) {
-				return nil, "phasegate's own comment", nil
-			}
-			if len(command.Parse(j.comment.Body)) == 0 {
-				return nil, "no command in the comment", nil
-			}
-			j.kind = kindComment
-		case "edited", "deleted":
-			// Only phasegate's own comments matter; without the identity
-			// yet, any bot's comment is checked by the worker.
-			if identity != "" && !self(j.comment.Author) || identity == "" && !j.comment.Bot {
-				return nil, ignored("comment " + clip(p.Action) + ": not phasegate's"), nil
-			}
-			j.kind = kindTamper
-		default:
-			return nil, ignored("comment " + clip(p.Action)), nil
-		}
-	case "pull_request":
-		if err := needRepo(); err != nil {
-			return nil, "", err
-		}
-		switch p.Action {
-		case "opened", "synchronize", "reopened":
-		default:
-			return nil, ignored("pull request " + clip(p.Action)), nil
-		}
-		j.pr = p.Number
-		if p.PullRequest != nil {
-			if j.pr <= 0 {
-				j.pr = p.PullRequest.Number
-			}
-			j.sha = p.PullRequest.Head.SHA
-		}
-		if j.pr <= 0 {
-			return nil, "", fmt.Errorf("%w: pull_request without a number", errMalformed)
-		}
-		j.kind = kindPullRequest
-	case "status":
-		if err := needRepo(); err != nil {
-			return nil, "", err
-		}
-		if p.Context != decide.ContextDecisions {
-			return nil, ignored("status " + clip(p.Context) + " is not phasegate's"), nil
-		}
-		if self(p.Sender.Login) {
-			return nil, "phasegate's own status", nil
-		}
-		if p.SHA == "" {
-			return nil, "", fmt.Errorf("%w: status without a sha", errMalformed)
-		}
-		j.sha, j.state = p.SHA, p.State
-		if p.Description != nil {
-			j.description = *p.Description
-		}
-		j.kind = kindStatus
-	case "merge_group":
-		if err := needRepo(); err != nil {
-			return nil, "", err
-		}
-		if p.Action != "checks_requested" {
-			return nil, ignored("merge group " + clip(p.Action)), nil
-		}
-		if !hexSHA(p.MergeGroup.HeadSHA) {
-			return nil, "", fmt.Errorf("%w: merge_group.head_sha is not a commit sha (%q)", errMalformed, clip(p.MergeGroup.HeadSHA))
-		}
-		j.sha = strings.ToLower(p.MergeGroup.HeadSHA)
-		// The Details link: the merge group's commit, on the repository's
-		// page GitHub names (its html_url).
-		if u := p.Repository.HTMLURL; strings.HasPrefix(u, "https://") && !strings.ContainsAny(u, " \t\n\"'<>") {
-			j.targetURL = strings.TrimSuffix(u, "/") + "/commit/" + j.sha
-		}
-		j.kind = kindMergeGroup
-	case "installation":
-		switch p.Action {
-		case "created", "unsuspend":
-			j.kind, j.repos = kindInstallRepos, p.Repositories
-		case "deleted", "suspend":
-			j.kind, j.repos = kindUninstall, p.Repositories
-		default:
-			return nil, ignored("installation " + clip(p.Action)), nil
-		}
-	case "installation_repositories":
-		switch p.Action {
-		case "added":
-			j.kind, j.repos = kindInstallRepos, p.RepositoriesAdded
-		case "removed":
-			j.kind, j.repos = kindUninstall, p.RepositoriesRemoved
-		default:
-			return nil, ignored("installation_repositories " + clip(p.Action)), nil
+// needRepo checks that the delivery names a repository, and one whose
+// owner and name GitHub would accept.
+func (j *job) needRepo() error {
+	if j.owner == "" || j.repo == "" {
+		return fmt.Errorf("%w: %s without a repository", errMalformed, j.event)
+	}
+	if !validName(j.owner) || !validName(j.repo) {
+		return fmt.Errorf("%w: %s names a repository that GitHub would not (%q)", errMalformed, j.event, clip(j.owner+"/"+j.repo))
+	}
+	return nil
+}
+
+// isSelf reports whether login is phasegate's identity (never when the
+// identity is not known yet).
+func isSelf(identity, login string) bool {
+	return identity != "" && strings.EqualFold(login, identity)
+}
+
+// fromComment fills an issue_comment job: a created comment with a command
+// (not phasegate's own), or an edit or deletion of phasegate's comment,
+// checked for tampering.
+func (j *job) fromComment(p *payload, identity string) (ignored, error) {
+	if err := j.needRepo(); err != nil {
+		return "", err
+	}
+	if p.Issue == nil || p.Issue.Number <= 0 || p.Comment == nil || p.Comment.ID <= 0 {
+		return "", fmt.Errorf("%w: issue_comment without an issue or a comment", errMalformed)
+	}
+	j.issue = p.Issue.Number
+	if p.Issue.Labels != nil {
+		j.labels = []string{}
+		for _, l := range p.Issue.Labels {
+			j.labels = append(j.labels, l.Name)
 		}
 	}
-	return j, "", nil
+	j.comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
+	switch p.Action {
+	case "created":
+		if isSelf(identity, j.comment.Author) {
+			return "phasegate's own comment", nil
+		}
+		if len(command.Parse(j.comment.Body)) == 0 {
+			return "no command in the comment", nil
+		}
+		j.kind = kindComment
+	case "edited", "deleted":
+		// Only phasegate's own comments matter; without the identity
+		// yet, any bot's comment is checked by the worker.
+		if identity != "" && !isSelf(identity, j.comment.Author) || identity == "" && !j.comment.Bot {
+			return ignored("comment " + clip(p.Action) + ": not phasegate's"), nil
+		}
+		j.kind = kindTamper
+	default:
+		return ignored("comment " + clip(p.Action)), nil
+	}
+	return "", nil
+}
+
+// fromPullRequest fills a pull_request job: a pull request opened,
+// synchronized or reopened, and its head.
+func (j *job) fromPullRequest(p *payload) (ignored, error) {
+	if err := j.needRepo(); err != nil {
+		return "", err
+	}
+	switch p.Action {
+	case "opened", "synchronize", "reopened":
+	default:
+		return ignored("pull request " + clip(p.Action)), nil
+	}
+	j.pr = p.Number
+	if p.PullRequest != nil {
+		if j.pr <= 0 {
+			j.pr = p.PullRequest.Number
+		}
+		j.sha = p.PullRequest.Head.SHA
+	}
+	if j.pr <= 0 {
+		return "", fmt.Errorf("%w: pull_request without a number", errMalformed)
+	}
+	j.kind = kindPullRequest
+	return "", nil
+}
+
+// fromStatus fills a status job: a phasegate/decisions status that
+// phasegate did not set itself.
+func (j *job) fromStatus(p *payload, identity string) (ignored, error) {
+	if err := j.needRepo(); err != nil {
+		return "", err
+	}
+	if p.Context != decide.ContextDecisions {
+		return ignored("status " + clip(p.Context) + " is not phasegate's"), nil
+	}
+	if isSelf(identity, p.Sender.Login) {
+		return "phasegate's own status", nil
+	}
+	if p.SHA == "" {
+		return "", fmt.Errorf("%w: status without a sha", errMalformed)
+	}
+	j.sha, j.state = p.SHA, p.State
+	if p.Description != nil {
+		j.description = *p.Description
+	}
+	j.kind = kindStatus
+	return "", nil
+}
+
+// fromMergeGroup fills a merge_group job: checks requested for the merge
+// group's commit.
+func (j *job) fromMergeGroup(p *payload) (ignored, error) {
+	if err := j.needRepo(); err != nil {
+		return "", err
+	}
+	if p.Action != "checks_requested" {
+		return ignored("merge group " + clip(p.Action)), nil
+	}
+	if !hexSHA(p.MergeGroup.HeadSHA) {
+		return "", fmt.Errorf("%w: merge_group.head_sha is not a commit sha (%q)", errMalformed, clip(p.MergeGroup.HeadSHA))
+	}
+	j.sha = strings.ToLower(p.MergeGroup.HeadSHA)
+	// The Details link: the merge group's commit, on the repository's
+	// page GitHub names (its html_url).
+	if u := p.Repository.HTMLURL; strings.HasPrefix(u, "https://") && !strings.ContainsAny(u, " \t\n\"'<>") {
+		j.targetURL = strings.TrimSuffix(u, "/") + "/commit/" + j.sha
+	}
+	j.kind = kindMergeGroup
+	return "", nil
+}
+
+// fromInstallation fills an installation job: phasegate installed or
+// unsuspended (its repositories to check), or deleted or suspended.
+func (j *job) fromInstallation(p *payload) ignored {
+	switch p.Action {
+	case "created", "unsuspend":
+		j.kind, j.repos = kindInstallRepos, p.Repositories
+	case "deleted", "suspend":
+		j.kind, j.repos = kindUninstall, p.Repositories
+	default:
+		return ignored("installation " + clip(p.Action))
+	}
+	return ""
+}
+
+// fromInstallationRepos fills an installation_repositories job:
+// repositories added to the installation or removed from it.
+func (j *job) fromInstallationRepos(p *payload) ignored {
+	switch p.Action {
+	case "added":
+		j.kind, j.repos = kindInstallRepos, p.RepositoriesAdded
+	case "removed":
+		j.kind, j.repos = kindUninstall, p.RepositoriesRemoved
+	default:
+		return ignored("installation_repositories " + clip(p.Action))
+	}
+	return ""
 }
 
 // hexSHA reports whether s is a full commit sha (40 hex digits, or 64 in a

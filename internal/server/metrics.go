@@ -28,8 +28,26 @@ type metrics struct {
 	ready          prometheus.Gauge
 }
 
+// newMetrics creates the server's metrics and registers them in reg, with
+// the gauges read from s at scrape time.
 func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
-	m := &metrics{
+	m := defineMetrics()
+	cs := []prometheus.Collector{
+		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
+		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.redeliveries, m.ready,
+	}
+	for _, c := range append(cs, scrapeGauges(s)...) {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// defineMetrics is the table of the metrics the server updates, none
+// registered yet.
+func defineMetrics() *metrics {
+	return &metrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phasegate_webhook_deliveries_total",
 			Help: "Webhook deliveries by event and result (accepted, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).",
@@ -90,12 +108,15 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 			Help: "1 once the App's key works and GitHub answered, 0 before and while shutting down.",
 		}),
 	}
+}
+
+// scrapeGauges are the metrics read from s when scraped: the queue, the
+// in-flight body budget and the GitHub rate limits left.
+func scrapeGauges(s *Server) []prometheus.Collector {
 	queueGauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
-	cs := []prometheus.Collector{
-		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
-		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.redeliveries, m.ready,
+	return []prometheus.Collector{
 		queueGauge("phasegate_queue_depth", "Deliveries queued and not yet taken by a worker.", func() float64 {
 			n, _, _ := s.queue.stats(s.cfg.Now())
 			return float64(n)
@@ -119,12 +140,6 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 			"Primary rate-limit requests left, per installation (\"app\" for the App's own JWT client), as GitHub last reported.",
 			[]string{"installation"}, nil)},
 	}
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering metrics: %w", err)
-		}
-	}
-	return m, nil
 }
 
 // newRegistry is the default registry: the server's metrics plus the Go

@@ -217,15 +217,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return errors.New("server already started")
 	}
-	var mln net.Listener
-	if s.metricsMux != nil {
-		var err error
-		if mln, err = net.Listen("tcp", s.cfg.MetricsAddr); err != nil {
-			ln.Close()
-			return fmt.Errorf("listening on %s for /metrics: %w", s.cfg.MetricsAddr, err)
-		}
-		addr := mln.Addr().String()
-		s.metricsAddr.Store(&addr)
+	mln, err := s.listenMetrics(ln)
+	if err != nil {
+		return err
 	}
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
@@ -243,23 +237,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go func() { defer workers.Done(); s.work(workCtx) }()
 	}
 
-	httpServer := func(h http.Handler) *http.Server {
-		return &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       time.Minute,
-			WriteTimeout:      time.Minute,
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		}
-	}
-	hs := httpServer(s.mux)
+	hs := s.httpServer(s.mux)
 	served := make(chan error, 2)
 	go func() { served <- hs.Serve(ln) }()
 	var ms *http.Server
 	if mln != nil {
-		ms = httpServer(s.metricsMux)
+		ms = s.httpServer(s.metricsMux)
 		go func() { served <- ms.Serve(mln) }()
 	}
 	s.log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", s.MetricsAddr(), "app_id", s.cfg.AppID, "workers", s.cfg.Workers,
@@ -273,7 +256,53 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Error("the listener failed: shutting down", "error", serveErr)
 	}
 
-	// Stop accepting, then drain.
+	s.drain(&workers, cancelWork)
+	cancelWork()
+	bg.Wait()
+
+	shutdownHTTP(hs, ms)
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", serveErr)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+// listenMetrics listens on Config.MetricsAddr when /metrics is served
+// apart (nil otherwise), and records the address it got. On failure it
+// closes ln.
+func (s *Server) listenMetrics(ln net.Listener) (net.Listener, error) {
+	if s.metricsMux == nil {
+		return nil, nil
+	}
+	mln, err := net.Listen("tcp", s.cfg.MetricsAddr)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listening on %s for /metrics: %w", s.cfg.MetricsAddr, err)
+	}
+	addr := mln.Addr().String()
+	s.metricsAddr.Store(&addr)
+	return mln, nil
+}
+
+// httpServer is an HTTP server of h with the timeouts and header limit
+// every listener of phasegate serve has, logging to the server's log.
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// drain stops accepting deliveries, then waits for the workers to drain
+// the queue for up to ShutdownTimeout; past it, cancelWork cancels the
+// work left (reconcile recovers it) and drain waits for the workers.
+func (s *Server) drain(workers *sync.WaitGroup, cancelWork context.CancelFunc) {
 	s.draining.Store(true)
 	s.metrics.ready.Set(0)
 	waiting, inflight, _ := s.queue.stats(s.cfg.Now())
@@ -291,9 +320,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancelWork()
 		<-drained
 	}
-	cancelWork()
-	bg.Wait()
+}
 
+// shutdownHTTP shuts the webhook server hs and the metrics server ms (when
+// not nil) down gracefully within 5 seconds, closing them past that.
+func shutdownHTTP(hs, ms *http.Server) {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(shutCtx); err != nil {
@@ -304,11 +335,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			ms.Close()
 		}
 	}
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return fmt.Errorf("serving: %w", serveErr)
-	}
-	s.log.Info("stopped")
-	return nil
 }
 
 // probe asks GitHub for the App (GET /app with its JWT) until it answers;

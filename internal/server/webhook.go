@@ -36,61 +36,14 @@ const seenTimeout = 2 * time.Second
 // webhook answers POST /webhook (and POST /). Nothing is acted on, and no
 // delivery ID is recorded, unless the body's X-Hub-Signature-256 verifies.
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	event := r.Header.Get("X-GitHub-Event")
-	label := eventLabel(event)
-	answer := func(code int, result, msg string) {
-		s.metrics.deliveries.WithLabelValues(label, result).Inc()
-		s.metrics.ack.Observe(time.Since(start).Seconds())
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(code)
-		_, _ = io.WriteString(w, msg+"\n")
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		answer(http.StatusMethodNotAllowed, resultMethodNotAllowed, "method not allowed: webhooks are POSTed")
-		return
-	}
-	if s.draining.Load() {
-		answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")
-		return
-	}
-	if r.ContentLength > s.cfg.MaxBody {
-		answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
-		return
-	}
-	delivery := r.Header.Get("X-GitHub-Delivery")
-	switch {
-	case event == "":
-		answer(http.StatusBadRequest, resultBadRequest, "missing X-GitHub-Event header")
-		return
-	case !validEvent(event):
-		answer(http.StatusBadRequest, resultBadRequest, "invalid X-GitHub-Event header")
-		return
-	case delivery == "":
-		answer(http.StatusBadRequest, resultBadRequest, "missing X-GitHub-Delivery header")
-		return
-	case !validDelivery(delivery):
-		answer(http.StatusBadRequest, resultBadRequest, "invalid X-GitHub-Delivery header")
-		return
-	}
-	// The signature header is checked for its form before a byte of the
-	// body is read: an unsigned request costs no memory.
-	sig := r.Header.Get("X-Hub-Signature-256")
-	if sig == "" {
-		msg := "missing X-Hub-Signature-256 header"
-		if r.Header.Get("X-Hub-Signature") != "" {
-			msg = "missing X-Hub-Signature-256 header (the SHA-1 X-Hub-Signature is not accepted)"
-		}
-		s.log.Warn("webhook refused: unsigned", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
-		answer(http.StatusUnauthorized, resultUnauthorized, msg)
-		return
-	}
-	want, ok := parseSignature(sig)
+	rs := &responder{w: w, m: s.metrics, start: time.Now(), label: eventLabel(event)}
+	delivery, ok := s.checkHeaders(rs, r, event)
 	if !ok {
-		s.log.Warn("webhook refused: the signature header is not sha256=<64 hex digits>", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
-		answer(http.StatusUnauthorized, resultUnauthorized, "X-Hub-Signature-256 does not verify")
+		return
+	}
+	want, ok := s.checkSignatureHeader(rs, r, event, delivery)
+	if !ok {
 		return
 	}
 	// Reserve the body's bytes in the global budget before reading it, so
@@ -103,57 +56,153 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("webhook refused: the in-flight body budget is spent (reconcile recovers a delivery GitHub records as failed)",
 			"delivery", delivery, "event", event, "remote", r.RemoteAddr, "content_length", r.ContentLength)
 		w.Header().Set("Retry-After", "5")
-		answer(http.StatusServiceUnavailable, resultOverBudget, "busy: too many payload bytes in flight")
+		rs.answer(http.StatusServiceUnavailable, resultOverBudget, "busy: too many payload bytes in flight")
 		return
 	}
 	defer s.budget.release(size)
+	j, ok := s.readVerified(rs, r, event, delivery, want)
+	if !ok {
+		return
+	}
+	s.enqueue(rs, r, j)
+}
+
+// responder answers one delivery and counts the answer in the metrics.
+type responder struct {
+	w     http.ResponseWriter
+	m     *metrics
+	start time.Time
+	label string // the event's label in the metrics
+}
+
+// answer writes the status code and msg as plain text, and counts the
+// delivery under result.
+func (rs *responder) answer(code int, result, msg string) {
+	rs.m.deliveries.WithLabelValues(rs.label, result).Inc()
+	rs.m.ack.Observe(time.Since(rs.start).Seconds())
+	rs.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	rs.w.Header().Set("X-Content-Type-Options", "nosniff")
+	rs.w.WriteHeader(code)
+	_, _ = io.WriteString(rs.w, msg+"\n")
+}
+
+// checkHeaders refuses what can be refused before the signature is looked
+// at: a method other than POST, a server shutting down, a declared length
+// over MaxBody, a missing or invalid X-GitHub-Event or X-GitHub-Delivery.
+// It returns the delivery ID, and false when it answered.
+func (s *Server) checkHeaders(rs *responder, r *http.Request, event string) (string, bool) {
+	if r.Method != http.MethodPost {
+		rs.w.Header().Set("Allow", http.MethodPost)
+		rs.answer(http.StatusMethodNotAllowed, resultMethodNotAllowed, "method not allowed: webhooks are POSTed")
+		return "", false
+	}
+	if s.draining.Load() {
+		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")
+		return "", false
+	}
+	if r.ContentLength > s.cfg.MaxBody {
+		rs.answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
+		return "", false
+	}
+	delivery := r.Header.Get("X-GitHub-Delivery")
+	switch {
+	case event == "":
+		rs.answer(http.StatusBadRequest, resultBadRequest, "missing X-GitHub-Event header")
+	case !validEvent(event):
+		rs.answer(http.StatusBadRequest, resultBadRequest, "invalid X-GitHub-Event header")
+	case delivery == "":
+		rs.answer(http.StatusBadRequest, resultBadRequest, "missing X-GitHub-Delivery header")
+	case !validDelivery(delivery):
+		rs.answer(http.StatusBadRequest, resultBadRequest, "invalid X-GitHub-Delivery header")
+	default:
+		return delivery, true
+	}
+	return "", false
+}
+
+// checkSignatureHeader checks the signature header for its form before a
+// byte of the body is read: an unsigned request costs no memory. It
+// returns the decoded signature, and false when it answered.
+func (s *Server) checkSignatureHeader(rs *responder, r *http.Request, event, delivery string) ([]byte, bool) {
+	sig := r.Header.Get("X-Hub-Signature-256")
+	if sig == "" {
+		msg := "missing X-Hub-Signature-256 header"
+		if r.Header.Get("X-Hub-Signature") != "" {
+			msg = "missing X-Hub-Signature-256 header (the SHA-1 X-Hub-Signature is not accepted)"
+		}
+		s.log.Warn("webhook refused: unsigned", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
+		rs.answer(http.StatusUnauthorized, resultUnauthorized, msg)
+		return nil, false
+	}
+	want, ok := parseSignature(sig)
+	if !ok {
+		s.log.Warn("webhook refused: the signature header is not sha256=<64 hex digits>", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
+		rs.answer(http.StatusUnauthorized, resultUnauthorized, "X-Hub-Signature-256 does not verify")
+		return nil, false
+	}
+	return want, true
+}
+
+// readVerified reads the body, verifies its signature against want and
+// classifies the delivery. It returns the job to queue, and false when it
+// answered: a body too large or unreadable, a signature that does not
+// verify, a malformed payload, or a delivery that is ignored (a ping).
+func (s *Server) readVerified(rs *responder, r *http.Request, event, delivery string, want []byte) (*job, bool) {
 	// GitHub gives up on a delivery after 10 seconds: a body still arriving
 	// after that holds its budget for nothing.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.bodyReadTimeout))
-	body, err := readBody(w, r, s.cfg.MaxBody)
+	_ = http.NewResponseController(rs.w).SetReadDeadline(time.Now().Add(s.cfg.bodyReadTimeout))
+	body, err := readBody(rs.w, r, s.cfg.MaxBody)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
-			return
+			rs.answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
+			return nil, false
 		}
-		answer(http.StatusBadRequest, resultBadRequest, "could not read the payload")
-		return
+		rs.answer(http.StatusBadRequest, resultBadRequest, "could not read the payload")
+		return nil, false
 	}
 	if !verifySignature(s.cfg.Secrets, want, body) {
 		s.log.Warn("webhook refused: the signature does not verify", "delivery", delivery, "event", event, "remote", r.RemoteAddr)
-		answer(http.StatusUnauthorized, resultUnauthorized, "X-Hub-Signature-256 does not verify")
-		return
+		rs.answer(http.StatusUnauthorized, resultUnauthorized, "X-Hub-Signature-256 does not verify")
+		return nil, false
 	}
 	// Verified from here on.
 	data, err := jsonPayload(r.Header.Get("Content-Type"), body)
 	if err != nil {
-		answer(http.StatusBadRequest, resultBadRequest, err.Error())
-		return
+		rs.answer(http.StatusBadRequest, resultBadRequest, err.Error())
+		return nil, false
 	}
 	j, why, err := classify(event, delivery, data, s.identity())
 	if err != nil {
 		s.log.Warn("webhook refused: malformed payload", "delivery", delivery, "event", event, "error", err)
-		answer(http.StatusBadRequest, resultBadRequest, err.Error())
-		return
+		rs.answer(http.StatusBadRequest, resultBadRequest, err.Error())
+		return nil, false
 	}
 	if j == nil {
 		if why == "ping" {
-			answer(http.StatusOK, resultIgnored, "pong")
-			return
+			rs.answer(http.StatusOK, resultIgnored, "pong")
+			return nil, false
 		}
 		s.log.Debug("webhook ignored", "delivery", delivery, "event", event, "why", string(why))
-		answer(http.StatusOK, resultIgnored, "ignored: "+string(why))
-		return
+		rs.answer(http.StatusOK, resultIgnored, "ignored: "+string(why))
+		return nil, false
 	}
+	return j, true
+}
+
+// enqueue queues a verified delivery's job and answers: refused when the
+// queue is closed or full or the seen store fails, dropped when the
+// delivery ID was seen before, throttled when its installation was
+// reconciled recently.
+func (s *Server) enqueue(rs *responder, r *http.Request, j *job) {
 	switch s.queue.reserve() {
 	case slotClosed:
-		answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")
+		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")
 		return
 	case slotFull:
-		s.log.Warn("webhook refused: the queue is full (reconcile recovers it)", "delivery", delivery, "event", event,
+		s.log.Warn("webhook refused: the queue is full (reconcile recovers it)", "delivery", j.delivery, "event", j.event,
 			"installation", j.installation, "repository", j.repository())
-		answer(http.StatusServiceUnavailable, resultQueueFull, "queue full")
+		rs.answer(http.StatusServiceUnavailable, resultQueueFull, "queue full")
 		return
 	}
 	pushed := false
@@ -163,27 +212,27 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), seenTimeout)
-	dup, err := s.cfg.Seen.SeenBefore(ctx, delivery)
+	dup, err := s.cfg.Seen.SeenBefore(ctx, j.delivery)
 	cancel()
 	if err != nil {
-		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", delivery, "event", event, "error", err)
-		answer(http.StatusServiceUnavailable, resultUnavailable, "cannot check for replays now")
+		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", j.delivery, "event", j.event, "error", err)
+		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot check for replays now")
 		return
 	}
 	if dup {
-		s.log.Info("webhook dropped: delivery seen before", "delivery", delivery, "event", event)
-		answer(http.StatusOK, resultDuplicate, "duplicate")
+		s.log.Info("webhook dropped: delivery seen before", "delivery", j.delivery, "event", j.event)
+		rs.answer(http.StatusOK, resultDuplicate, "duplicate")
 		return
 	}
 	if j.kind == kindInstallRepos {
 		if ok, msg := s.allowInstallReconcile(r.Context(), j); !ok {
-			answer(http.StatusOK, resultThrottled, "ignored: "+msg)
+			rs.answer(http.StatusOK, resultThrottled, "ignored: "+msg)
 			return
 		}
 	}
 	s.queue.push(j, s.cfg.Now())
 	pushed = true
-	answer(http.StatusAccepted, resultAccepted, "accepted")
+	rs.answer(http.StatusAccepted, resultAccepted, "accepted")
 }
 
 // bodyReadTimeout bounds the reading of a delivery's body: GitHub gives up
