@@ -98,13 +98,14 @@ type Handler struct {
 	// Notifier, when set, is told of every resolution (serve's notify URL).
 	Notifier Notifier
 
-	once       sync.Once
-	reads      readCache
-	sent       sync.Map // "owner/repo:comment:reaction" → recorded as sent
-	noDispatch sync.Map // "owner/repo" → when the token was refused a dispatch
-	mem        *MemLocker
-	noCfg      sync.Map // "owner/repo:path" → time the config was found missing
-	sources    sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
+	once        sync.Once
+	reads       readCache
+	sent        sync.Map // "owner/repo:comment:reaction" → recorded as sent
+	editAnswers sync.Map // "comment@updated_at" → whether GraphQL says it was edited
+	noDispatch  sync.Map // "owner/repo" → when the token was refused a dispatch
+	mem         *MemLocker
+	noCfg       sync.Map // "owner/repo:path" → time the config was found missing
+	sources     sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
 }
 
 // Comment is the comment that triggered the handler.
@@ -250,6 +251,9 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 		return nil, fmt.Errorf("reading the comments of %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments}
+	if err := h.confirmEdits(ctx, gh, t); err != nil {
+		return nil, err
+	}
 	if len(h.Key) == 0 {
 		if err := h.readSources(ctx, gh, t); err != nil {
 			return nil, err
@@ -266,7 +270,7 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 func (t *thread) fold(key []byte) {
 	lc := make([]ledger.Comment, len(t.comments))
 	for i, c := range t.comments {
-		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: c.Edited() || t.edited[c.ID]}
+		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: t.edited[c.ID]}
 	}
 	opts := ledger.Options{Identity: t.cfg.IdentityOrDefault(), Key: key, Phases: t.cfg.PhasesOrDefault()}
 	if len(key) == 0 {
@@ -393,7 +397,7 @@ func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before i
 		if before != 0 && u.ID >= before {
 			continue
 		}
-		if c, ok := t.comment(u.ID); ok && c.NodeID != "" && !c.Edited() {
+		if c, ok := t.comment(u.ID); ok && c.NodeID != "" && !t.edited[c.ID] {
 			ids = append(ids, c.NodeID)
 			byNode[c.NodeID] = c.ID
 		}
@@ -417,6 +421,48 @@ func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before i
 	}
 	if changed {
 		t.fold(h.Key)
+	}
+	return nil
+}
+
+// confirmEdits decides which comments were edited. The REST listing's
+// updated_at later than created_at says a comment may have been; GraphQL's
+// lastEditedAt, which only an edit of the body sets, says whether it was:
+// phasegate's own reactions on its comments must never read as an edit,
+// whatever else moves updated_at. A comment's answer is remembered for its
+// updated_at, so a re-fold asks nothing again. Without a node id, the REST
+// timestamps decide.
+func (h *Handler) confirmEdits(ctx context.Context, gh GitHub, t *thread) error {
+	t.edited = map[int64]bool{}
+	var ids []string
+	byNode := map[string]ghclient.Comment{}
+	for _, c := range t.comments {
+		if !c.Edited() {
+			continue
+		}
+		key := fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano))
+		switch v, ok := h.editAnswers.Load(key); {
+		case ok:
+			t.edited[c.ID] = v.(bool)
+		case c.NodeID == "":
+			t.edited[c.ID] = true
+		default:
+			ids = append(ids, c.NodeID)
+			byNode[c.NodeID] = c
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	edited, err := gh.EditedComments(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("checking which comments of %s/%s#%d were edited: %w", t.owner, t.repo, t.issue, err)
+	}
+	for node, c := range byNode {
+		e, known := edited[node]
+		e = e || !known // a comment GraphQL does not know: the REST timestamps decide
+		t.edited[c.ID] = e
+		h.editAnswers.Store(fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano)), e)
 	}
 	return nil
 }

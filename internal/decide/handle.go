@@ -89,7 +89,7 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 // first wrote it), an invalid config accepts nothing, and a tampered thread
 // is frozen.
 func (h *Handler) refuseAll(t *thread, c Comment) string {
-	if tc, _ := t.comment(c.ID); tc.Edited() || t.edited[c.ID] || (c.Body != "" && outcome.Normalize(tc.Body) != outcome.Normalize(c.Body)) {
+	if tc, _ := t.comment(c.ID); t.edited[c.ID] || (c.Body != "" && outcome.Normalize(tc.Body) != outcome.Normalize(c.Body)) {
 		return "this comment was edited since it was posted, and phasegate does not read edited comments: " +
 			"write the command in a new comment."
 	}

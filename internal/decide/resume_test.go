@@ -104,3 +104,30 @@ func TestResumeTurnedOff(t *testing.T) {
 		t.Errorf("dispatched although turned off: %+v", d)
 	}
 }
+
+// TestOnlyEditsAreEdits: GitHub may move a comment's updated_at without an
+// edit; only GraphQL's lastEditedAt, which an edit sets, makes a phasegate
+// comment tampered. A real edit still is.
+func TestOnlyEditsAreEdits(t *testing.T) {
+	w := newWorld(t)
+	w.postOutcome(seed, source, bot)
+	w.say("alice", "/resolve D-001 reject")
+	cs := w.fake.Comments(owner, repo, w.issue)
+	res := cs[len(cs)-1]
+	w.fake.TouchComment(res.ID)
+	fresh := &Handler{Logger: w.h.Logger}
+	r, err := fresh.ReconcileIssue(context.Background(), w.gh, owner, repo, w.issue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tampered != 0 {
+		t.Fatalf("a comment whose updated_at moved without an edit counts as tampered")
+	}
+	w.fake.EditComment(res.ID, res.Body)
+	if r, err = (&Handler{Logger: w.h.Logger}).ReconcileIssue(context.Background(), w.gh, owner, repo, w.issue); err != nil {
+		t.Fatal(err)
+	}
+	if r.Tampered == 0 {
+		t.Errorf("an edit (even to the same text) is not tampering")
+	}
+}

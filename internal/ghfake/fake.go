@@ -667,6 +667,20 @@ func editTime(now, created time.Time) time.Time {
 	return now
 }
 
+// TouchComment moves a comment's updated_at without editing it, as GitHub
+// may for reasons other than an edit (GraphQL's lastEditedAt stays unset):
+// for tests that an untouched body is not taken for an edit.
+func (s *Server) TouchComment(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.comment[id]
+	if !ok || c.deleted {
+		return false
+	}
+	c.updatedAt = editTime(s.now().UTC(), c.createdAt)
+	return true
+}
+
 // DeleteComment deletes a comment, as a person with write access can in the
 // UI: it vanishes from every listing.
 func (s *Server) DeleteComment(id int64) bool {
