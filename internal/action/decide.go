@@ -92,6 +92,9 @@ func (r *run) decide(ctx context.Context) int {
 		Comment: decide.Comment{ID: ev.Comment.ID, Author: ev.Comment.User.Login, Bot: ev.Comment.User.Type == "Bot", Body: ev.Comment.Body},
 	})
 	r.a.SetOutput("resolutions", fmt.Sprint(res.Resolutions))
+	if res.DispatchDenied > 0 {
+		r.a.Warningf("%s", "phasegate: the token may not send repository_dispatch (it needs contents: write in the workflow's permissions), so the pipeline waiting for this decision was not told; the resolution itself stands")
+	}
 	if err != nil {
 		r.a.Errorf("phasegate could not finish handling comment %d (the scheduled reconcile will): %s", ev.Comment.ID, oneLine(err.Error()))
 		return exitCouldNot
@@ -109,6 +112,9 @@ func (r *run) reconcile(ctx context.Context) int {
 	}
 	res, err := r.handler(in).ReconcileRepo(ctx, r.gh, r.owner, r.repo)
 	r.a.SetOutput("resolutions", fmt.Sprint(res.Resolutions))
+	if res.DispatchDenied > 0 {
+		r.a.Warningf("%s", "phasegate: the token may not send repository_dispatch (it needs contents: write in the workflow's permissions), so the pipeline waiting for this decision was not told; the resolution itself stands")
+	}
 	if res.Tampered > 0 {
 		r.a.Warningf("phasegate: %d edited phasegate comments no longer count", res.Tampered)
 	}

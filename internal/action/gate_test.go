@@ -80,3 +80,32 @@ func TestActionDispatches(t *testing.T) {
 		t.Errorf("after a rerun and a reconcile: %s, want %s", got, want)
 	}
 }
+
+// TestActionWarnsWhenItCannotDispatch: without contents: write the
+// resolution stands, nothing is dispatched, and the run says so with a
+// warning annotation, not a failure.
+func TestActionWarnsWhenItCannotDispatch(t *testing.T) {
+	rt := newRedTeam(t, "")
+	rt.open(map[string]string{rtSource: seedOutcome})
+	rt.fake.SetTokenPermissions("github-actions[bot]", map[string]string{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read"})
+	id := rt.fake.AddComment(rtOwner, rtRepo, rt.issue, "alice", "/resolve D-001 approve")
+	ev := map[string]any{
+		"action":     "created",
+		"issue":      map[string]any{"number": rt.issue},
+		"comment":    map[string]any{"id": id, "body": "/resolve D-001 approve", "user": map[string]any{"login": "alice", "type": "User"}},
+		"repository": map[string]any{"default_branch": "main"},
+	}
+	code, log := rt.runAction(rt.env("issue_comment", ev))
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0: a dispatch the token may not send is never a failure\n%s", code, log)
+	}
+	if !strings.HasPrefix(rt.d001(), "approve by alice") {
+		t.Errorf("D-001 = %q, want alice's approve", rt.d001())
+	}
+	if n := len(rt.fake.Dispatches(rtOwner, rtRepo)); n != 0 {
+		t.Errorf("%d dispatches without contents: write", n)
+	}
+	if !strings.Contains(log, "::warning::phasegate: the token may not send repository_dispatch") {
+		t.Errorf("no warning annotation:\n%s", log)
+	}
+}

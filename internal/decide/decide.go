@@ -137,9 +137,14 @@ type Result struct {
 	Captured    int // follow-up issues opened
 	Skipped     int // commands already answered
 	Tampered    int // edited phasegate comments seen
+	// DispatchDenied counts threads whose repository_dispatch the token was
+	// not allowed to send (it needs contents: write): the pipeline was not
+	// told, and the caller should say so.
+	DispatchDenied int
 }
 
 func (r *Result) add(o Result) {
+	r.DispatchDenied += o.DispatchDenied
 	r.Resolutions += o.Resolutions
 	r.Replies += o.Replies
 	r.Captured += o.Captured
@@ -205,6 +210,9 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 	}
 	r, err := h.handle(ctx, gh, t, ev.Comment, cmds, log)
 	total.add(r)
+	if t.dispatchDenied {
+		total.DispatchDenied++
+	}
 	return total, err
 }
 
@@ -235,6 +243,8 @@ type thread struct {
 	edited map[int64]bool
 	// labels are the issue's labels from the event, used once; nil: read.
 	labels []string
+	// dispatchDenied is set when the token may not send repository_dispatch.
+	dispatchDenied bool
 }
 
 // load reads the config from the default branch and folds the thread.
@@ -380,6 +390,9 @@ func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	// an edited phasegate comment fails phasegate/decisions.
 	if err := h.advance(ctx, gh, t); err != nil {
 		errs = append(errs, err)
+	}
+	if t.dispatchDenied {
+		total.DispatchDenied++
 	}
 	return total, errors.Join(errs...)
 }

@@ -98,6 +98,7 @@ func (h *Handler) resumeOne(ctx context.Context, gh GitHub, t *thread, o *ledger
 		switch {
 		case ghclient.IsPermissionDenied(err):
 			h.deny(t)
+			t.dispatchDenied = true
 			log.Warn("repository_dispatch skipped: the token may not dispatch (it needs contents: write); the pipeline is not told", "error", err)
 		case err != nil:
 			return fmt.Errorf("dispatching the events of %s on %s/%s#%d: %w", d.ID, t.owner, t.repo, t.issue, err)
