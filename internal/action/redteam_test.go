@@ -247,6 +247,22 @@ func TestRedTeam(t *testing.T) {
 			rt.want(rt.d001() == "", "state after deletion: %s", rt.d001())
 			rt.wantFrozen(before)
 		}},
+		{name: "3 a final reject deleted on an outcome pushed without a pull request", run: func(rt *redTeam) {
+			rt.head = rt.commit(seedFiles)
+			if code, log := rt.runAction(rt.env("push", pushEvent(rt.base, rt.head))); code != exitOK {
+				rt.t.Fatalf("push: exit %d\n%s", code, log)
+			}
+			cmd := rt.say("alice", "/resolve D-001 reject")
+			res := rt.lastBy("github-actions[bot]", "phasegate:resolution")
+			before := rt.labels()
+			rt.want(rt.decisions().State == "failure" && strings.HasSuffix(rt.decisions().TargetURL, fmt.Sprintf("#issuecomment-%d", res.ID)),
+				"after reject: %+v, want failure anchored at the resolution %d", rt.decisions(), res.ID)
+			rt.fake.DeleteComment(res.ID)
+			rt.fake.DeleteComment(cmd)
+			rt.reconcile()
+			rt.want(rt.d001() == "", "state after deletion: %s", rt.d001())
+			rt.wantFrozen(before)
+		}},
 		{name: "4 the pushing agent with an unlinked commit e-mail", run: func(rt *redTeam) {
 			rt.open(seedFiles) // the fixture's commits carry a@example.com, linked to no account
 			rt.say("agent-bot", "/resolve D-001 approve")

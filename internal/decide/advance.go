@@ -111,6 +111,13 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 			return fmt.Errorf("setting %s on pull request #%d: %w", ContextDecisions, n, err)
 		}
 	}
+	// Outcomes pushed without a pull request: the commit that added them
+	// carries the status, and with it the anchor of the newest comment.
+	for _, sha := range t.pushed {
+		if _, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, CommitOptions{}, map[int]*thread{t.issue: t}); err != nil {
+			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, shortSHA(sha), err)
+		}
+	}
 	return nil
 }
 

@@ -245,6 +245,9 @@ type thread struct {
 	labels []string
 	// dispatchDenied is set when the token may not send repository_dispatch.
 	dispatchDenied bool
+	// pushed are the commits that added outcomes posted without a pull
+	// request: phasegate/decisions is set there too, as their anchor.
+	pushed []string
 }
 
 // load reads the config from the default branch and folds the thread.

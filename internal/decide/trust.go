@@ -113,30 +113,9 @@ func anchorOf(targetURL string) (issue int, comment int64, ok bool) {
 func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error {
 	t.heads = map[int]ghclient.PR{}
 	t.statuses = map[string][]ghclient.Status{}
-	prs := map[int]bool{}
-	for _, o := range t.st.Outcomes {
-		if o.PR > 0 {
-			prs[o.PR] = true
-		}
-	}
-	for _, tm := range t.st.Tampered {
-		if c, ok := t.comment(tm.CommentID); ok {
-			if marks := outcome.ParseMarkers(c.Body); len(marks) > 0 && marks[0].PR > 0 {
-				prs[marks[0].PR] = true
-			}
-		}
-	}
-	numbers := make([]int, 0, len(prs))
-	for n := range prs {
-		numbers = append(numbers, n)
-	}
-	sort.Ints(numbers)
-	identity := t.cfg.IdentityOrDefault()
-	present := map[int64]bool{}
-	for _, c := range t.comments {
-		present[c.ID] = true
-	}
-	for _, n := range numbers {
+	t.pushed = nil
+	prs, commits := anchorTargets(t)
+	for _, n := range prs {
 		pr, err := gh.PullRequest(ctx, t.owner, t.repo, n)
 		if err != nil {
 			if ghclient.IsNotFound(err) {
@@ -144,23 +123,80 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 			}
 			return fmt.Errorf("reading pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
 		}
-		if pr.State != "open" || pr.HeadSHA == "" {
+		if pr.HeadSHA == "" {
 			continue
 		}
-		t.heads[n] = pr
-		history, err := gh.Statuses(ctx, t.owner, t.repo, pr.HeadSHA, ContextDecisions)
-		if err != nil {
-			return fmt.Errorf("reading the statuses of pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
+		if pr.State == "open" {
+			t.heads[n] = pr
 		}
-		t.statuses[pr.HeadSHA] = history
-		for _, s := range history {
-			if !strings.EqualFold(s.Creator, identity) {
-				continue
+		// A merged or closed pull request's head keeps its statuses: its
+		// anchors still show a deletion.
+		if err := h.readAnchors(ctx, gh, t, pr.HeadSHA); err != nil {
+			return err
+		}
+	}
+	for _, sha := range commits {
+		if err := h.readAnchors(ctx, gh, t, sha); err != nil {
+			if ghclient.IsNotFound(err) || ghclient.StatusCode(err) == 422 {
+				continue // a commit GitHub no longer has
 			}
-			if issue, id, ok := anchorOf(s.TargetURL); ok && issue == t.issue && !present[id] {
-				t.deleted = append(t.deleted, id)
-				t.st.Deleted(id)
+			return err
+		}
+		t.pushed = append(t.pushed, sha)
+	}
+	return nil
+}
+
+// anchorTargets are the pull requests carrying the thread's outcomes (from
+// the markers, tampered ones too) and, for outcomes posted without a pull
+// request (pushed straight to a branch), the commits that added them.
+func anchorTargets(t *thread) (prs []int, commits []string) {
+	seenPR, seenCommit := map[int]bool{}, map[string]bool{}
+	add := func(pr int, commit string) {
+		switch {
+		case pr > 0 && !seenPR[pr]:
+			seenPR[pr] = true
+			prs = append(prs, pr)
+		case pr == 0 && commit != "" && !seenCommit[commit]:
+			seenCommit[commit] = true
+			commits = append(commits, commit)
+		}
+	}
+	for _, o := range t.st.Outcomes {
+		add(o.PR, o.Commit)
+	}
+	for _, tm := range t.st.Tampered {
+		if c, ok := t.comment(tm.CommentID); ok {
+			if marks := outcome.ParseMarkers(c.Body); len(marks) > 0 && marks[0].Kind == outcome.KindOutcome {
+				add(marks[0].PR, marks[0].Commit)
 			}
+		}
+	}
+	sort.Ints(prs)
+	sort.Strings(commits)
+	return prs, commits
+}
+
+// readAnchors reads the phasegate/decisions history of sha and records
+// every phasegate comment of this issue it points at that is gone.
+func (h *Handler) readAnchors(ctx context.Context, gh GitHub, t *thread, sha string) error {
+	history, err := gh.Statuses(ctx, t.owner, t.repo, sha, ContextDecisions)
+	if err != nil {
+		return fmt.Errorf("reading the statuses of %s in %s/%s: %w", shortSHA(sha), t.owner, t.repo, err)
+	}
+	t.statuses[sha] = history
+	identity := t.cfg.IdentityOrDefault()
+	present := map[int64]bool{}
+	for _, c := range t.comments {
+		present[c.ID] = true
+	}
+	for _, s := range history {
+		if !strings.EqualFold(s.Creator, identity) {
+			continue
+		}
+		if issue, id, ok := anchorOf(s.TargetURL); ok && issue == t.issue && !present[id] {
+			t.deleted = append(t.deleted, id)
+			t.st.Deleted(id)
 		}
 	}
 	return nil
