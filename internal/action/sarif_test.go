@@ -1,8 +1,6 @@
 package action
 
 import (
-	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,50 +11,11 @@ import (
 	"github.com/phasegate/phasegate/internal/report/sariftest"
 )
 
-// sarifLog is what these tests read of a SARIF log.
-type sarifLog struct {
-	Runs []struct {
-		OriginalURIBaseIDs map[string]struct {
-			URI string `json:"uri"`
-		} `json:"originalUriBaseIds"`
-		Results []struct {
-			RuleID    string `json:"ruleId"`
-			Locations []struct {
-				PhysicalLocation struct {
-					ArtifactLocation struct {
-						URI       string `json:"uri"`
-						URIBaseID string `json:"uriBaseId"`
-					} `json:"artifactLocation"`
-				} `json:"physicalLocation"`
-			} `json:"locations"`
-		} `json:"results"`
-	} `json:"runs"`
-}
-
 // checkSARIF validates a log and returns its %SRCROOT% and the decoded
 // paths of its results.
 func checkSARIF(t *testing.T, data []byte) (string, []string) {
 	t.Helper()
-	if err := sariftest.Validate(data); err != nil {
-		t.Fatalf("not valid SARIF 2.1.0: %v\n%s", err, data)
-	}
-	var log sarifLog
-	if err := json.Unmarshal(data, &log); err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for _, r := range log.Runs[0].Results {
-		loc := r.Locations[0].PhysicalLocation.ArtifactLocation
-		if loc.URIBaseID != "%SRCROOT%" {
-			t.Errorf("uri %q has base %q, want %%SRCROOT%%", loc.URI, loc.URIBaseID)
-		}
-		p, err := url.PathUnescape(loc.URI)
-		if err != nil {
-			t.Fatalf("uri %q: %v", loc.URI, err)
-		}
-		paths = append(paths, p)
-	}
-	return log.Runs[0].OriginalURIBaseIDs["%SRCROOT%"].URI, paths
+	return sariftest.Locations(t, data)
 }
 
 // TestSARIFFileForCodeScanning runs the action with sarif-file: the file is

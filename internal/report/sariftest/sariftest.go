@@ -6,11 +6,14 @@ package sariftest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -56,4 +59,47 @@ func Validate(log []byte) error {
 		return fmt.Errorf("the log is not JSON: %w", err)
 	}
 	return s.Validate(v)
+}
+
+// Locations validates a SARIF log and returns its %SRCROOT% (the
+// originalUriBaseIds entry; "" when it declares none) and the decoded URI of
+// each result's first location, in order. It fails t when the log is not
+// valid SARIF 2.1.0 or a location is not relative to %SRCROOT%.
+func Locations(t testing.TB, data []byte) (root string, uris []string) {
+	t.Helper()
+	if err := Validate(data); err != nil {
+		t.Fatalf("not valid SARIF 2.1.0: %v\n%s", err, data)
+	}
+	var log struct {
+		Runs []struct {
+			OriginalURIBaseIDs map[string]struct {
+				URI string `json:"uri"`
+			} `json:"originalUriBaseIds"`
+			Results []struct {
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI       string `json:"uri"`
+							URIBaseID string `json:"uriBaseId"`
+						} `json:"artifactLocation"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range log.Runs[0].Results {
+		loc := r.Locations[0].PhysicalLocation.ArtifactLocation
+		if loc.URIBaseID != "%SRCROOT%" {
+			t.Errorf("uri %q has base %q, want %%SRCROOT%%", loc.URI, loc.URIBaseID)
+		}
+		p, err := url.PathUnescape(loc.URI)
+		if err != nil {
+			t.Fatalf("uri %q: %v", loc.URI, err)
+		}
+		uris = append(uris, p)
+	}
+	return log.Runs[0].OriginalURIBaseIDs["%SRCROOT%"].URI, uris
 }
