@@ -657,23 +657,7 @@ func (s *Server) listComments(q *req) reply {
 	if !ok {
 		return notFound()
 	}
-	var since time.Time
-	if v := q.query("since"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return validationFailed("IssueComment", "since", "invalid", "")
-		}
-		since = t
-	}
-	out := []any{}
-	for _, id := range is.comments {
-		c := s.comment[id]
-		if c == nil || c.deleted || (!since.IsZero() && c.updatedAt.Before(since)) {
-			continue
-		}
-		out = append(out, s.commentJSON(q, rp, c))
-	}
-	return reply{status: 200, list: out}
+	return s.commentsSince(q, rp, is.comments)
 }
 
 // listRepoComments is GET /repos/{owner}/{repo}/issues/comments: every
@@ -684,6 +668,17 @@ func (s *Server) listRepoComments(q *req) reply {
 	if !ok {
 		return notFound()
 	}
+	var ids []int64
+	for _, is := range rp.issues {
+		ids = append(ids, is.comments...)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return s.commentsSince(q, rp, ids)
+}
+
+// commentsSince lists the comments ids that are not deleted and, with the
+// query's since, were updated at or after it.
+func (s *Server) commentsSince(q *req, rp *repo, ids []int64) reply {
 	var since time.Time
 	if v := q.query("since"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
@@ -692,11 +687,6 @@ func (s *Server) listRepoComments(q *req) reply {
 		}
 		since = t
 	}
-	var ids []int64
-	for _, is := range rp.issues {
-		ids = append(ids, is.comments...)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	out := []any{}
 	for _, id := range ids {
 		c := s.comment[id]
