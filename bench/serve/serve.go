@@ -83,6 +83,11 @@ func (NopDecider) SyncCommit(context.Context, decide.GitHub, string, string, str
 	return ghclient.Status{}, nil
 }
 
+// RecordDeletion does nothing.
+func (NopDecider) RecordDeletion(context.Context, decide.GitHub, decide.Deletion) (decide.Result, error) {
+	return decide.Result{}, nil
+}
+
 // Start builds the fake GitHub and the server, serves on a loopback listener
 // and waits (at most 30 s) until the server is ready. Close stops both.
 func Start(o Options) (*Env, error) {

@@ -171,6 +171,7 @@ type event struct {
 		} `json:"user"`
 		Head struct {
 			SHA  string   `json:"sha"`
+			Ref  string   `json:"ref"`
 			Repo *repoRef `json:"repo"`
 		} `json:"head"`
 		Base struct {

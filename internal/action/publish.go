@@ -121,7 +121,7 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 	}
 	posted := 0
 	if len(news) > 0 && cr.head != "" {
-		p, err := h.PostOutcomes(ctx, r.gh, r.owner, r.repo, news, decide.PostMeta{Commit: cr.head, PR: cr.pr, Actors: r.actors(ctx, cr)})
+		p, err := h.PostOutcomes(ctx, r.gh, r.owner, r.repo, news, decide.PostMeta{Commit: cr.head, PR: cr.pr, Actors: r.actors(ctx, cr), Ref: pushedRef(cr)})
 		posted = len(p)
 		r.posted = append(r.posted, p...)
 		if err != nil {
@@ -182,13 +182,25 @@ func (r *run) actors(ctx context.Context, cr *commitRun) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range list {
-		if a == "" || !outcome.Actor(a) || seen[strings.ToLower(a)] || len(out) == 10 {
+		if a == "" || !outcome.Actor(a) || seen[strings.ToLower(a)] {
 			continue
 		}
 		seen[strings.ToLower(a)] = true
 		out = append(out, a)
 	}
 	return out
+}
+
+// pushedRef is the branch whose pushers the outcomes record: the pull
+// request's head branch, or the pushed branch.
+func pushedRef(cr *commitRun) string {
+	if pr := cr.ev.PullRequest; pr != nil {
+		return pr.Head.Ref
+	}
+	if strings.HasPrefix(cr.ev.Ref, "refs/heads/") {
+		return cr.ev.Ref
+	}
+	return ""
 }
 
 func (r *run) signingKey() []byte {

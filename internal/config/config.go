@@ -150,10 +150,33 @@ type Decisions struct {
 	// phasegate.phase-advanced) on every resolution, so that the pipeline
 	// waiting for it goes on (default true).
 	Dispatch *bool `yaml:"dispatch"`
+	// InvalidateOnPush says which pushes after a resolution make it stale,
+	// so that the decision is pending again on the new head until a person
+	// re-confirms it (GitHub's "dismiss stale approvals"): "unit" (default)
+	// when the push changes the outcome's unit — the files of its directory
+	// (other Phase Outcome files aside) and the paths its produced entries
+	// name; "all" on any change; "none" never. A negative resolution is
+	// final whatever this says.
+	InvalidateOnPush string `yaml:"invalidate_on_push"`
 }
 
 // DispatchOrDefault is decisions.dispatch, true unless set to false.
 func (d Decisions) DispatchOrDefault() bool { return d.Dispatch == nil || *d.Dispatch }
+
+// The values of decisions.invalidate_on_push.
+const (
+	InvalidateUnit = "unit"
+	InvalidateAll  = "all"
+	InvalidateNone = "none"
+)
+
+// InvalidateOnPushOrDefault is decisions.invalidate_on_push, or "unit".
+func (d Decisions) InvalidateOnPushOrDefault() string {
+	if d.InvalidateOnPush == "" {
+		return InvalidateUnit
+	}
+	return d.InvalidateOnPush
+}
 
 // SCC settings. Upstream's enums drift (executors were renamed, the role
 // registry has 27 roles where the seed lists 7), so they are configurable.
@@ -544,8 +567,14 @@ func (p *problems) checkRules(cfg Config, knownRule func(id string) bool) {
 	}
 }
 
-// checkResolvers checks the resolvers' permission and team names.
+// checkResolvers checks the resolvers' permission and team names, and
+// decisions.invalidate_on_push.
 func (p *problems) checkResolvers(cfg Config) {
+	switch cfg.Decisions.InvalidateOnPush {
+	case "", InvalidateUnit, InvalidateAll, InvalidateNone:
+	default:
+		p.add(find(p.root, "decisions", "invalidate_on_push"), fmt.Sprintf("decisions.invalidate_on_push %q must be unit, all or none", cfg.Decisions.InvalidateOnPush))
+	}
 	switch cfg.Resolvers.Permission {
 	case "", "admin", "maintain", "write", "triage", "read":
 	default:

@@ -96,9 +96,11 @@ func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []s
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every
 // open pull request that carries an outcome of this issue (the marker's
-// pr=), as a function of that commit (SyncCommit). Its target URL is the
-// newest phasegate comment of the thread: the Details link, and the anchor
-// that shows a deleted newest comment (GitHub keeps every status).
+// pr=), and on the commits that added outcomes pushed without one, as a
+// function of that commit (SyncCommit); then anchors the newest phasegate
+// comment on every commit the outcomes name (anchorTip). Each status's
+// target URL is the newest phasegate comment of the thread: the Details
+// link, and the anchor that shows a deleted newest comment.
 func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error {
 	prs := make([]int, 0, len(t.heads))
 	for n := range t.heads {
@@ -111,14 +113,12 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 			return fmt.Errorf("setting %s on pull request #%d: %w", ContextDecisions, n, err)
 		}
 	}
-	// Outcomes pushed without a pull request: the commit that added them
-	// carries the status, and with it the anchor of the newest comment.
 	for _, sha := range t.pushed {
 		if _, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, CommitOptions{}, map[int]*thread{t.issue: t}); err != nil {
 			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, shortSHA(sha), err)
 		}
 	}
-	return nil
+	return h.anchorTip(ctx, gh, t)
 }
 
 // setStatus sets s on sha unless the newest status of its context already
@@ -126,8 +126,10 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 // nothing, and a long-open pull request does not pile up statuses (GitHub
 // keeps at most 1,000 per context and commit). A status someone else set is
 // always overwritten. history is the context's statuses when the caller
-// read them already (nil: read the newest); when the read fails, it writes.
-func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, history []ghclient.Status) error {
+// read them already, or knows there is none like s (an empty list); nil:
+// read the newest. When the read fails, it writes. It reports whether it
+// wrote.
+func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, history []ghclient.Status) (bool, error) {
 	cur, ok := ghclient.Status{}, false
 	if len(history) > 0 {
 		cur, ok = history[0], true
@@ -138,12 +140,12 @@ func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string
 	}
 	if ok && identity != "" && strings.EqualFold(cur.Creator, identity) && cur.State == s.State &&
 		cur.Description == ghclient.StatusDescription(s.Description) && cur.TargetURL == s.TargetURL {
-		return nil
+		return false, nil
 	}
 	if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
-		return fmt.Errorf("setting %s on %s: %w", s.Context, sha, err)
+		return false, fmt.Errorf("setting %s on %s: %w", s.Context, sha, err)
 	}
-	return nil
+	return true, nil
 }
 
 // capture opens the follow-up issue of a capture-out-of-scope decision

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -64,7 +65,11 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	}
 	if err != nil {
 		s.State, s.Description = "error", "could not determine the Phase Outcomes this change carries: "+oneLine(err.Error())
-		return s, setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
+		_, err := setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
+		return s, err
+	}
+	if opts.PR != nil && opts.PR.State == "open" && len(carried) > 0 {
+		h.warmPushers(ctx, gh, owner, repo, *opts.PR)
 	}
 	var outcomes []*ledger.Outcome
 	frozen, firstIssue := "", 0
@@ -95,7 +100,16 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		}
 		outcomes = append(outcomes, on)
 	}
+	outcomes, stale, err := h.unstale(ctx, gh, owner, repo, cfg, outcomes, sha)
+	if err != nil {
+		s.State, s.Description = "error", "could not tell whether a push made a resolution stale: "+oneLine(err.Error())
+		_, err2 := setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
+		return s, errors.Join(err, err2)
+	}
 	v := ledger.Decisions(outcomes, cfg.Decisions.NegativeOptions)
+	if v.State == "pending" && stale != "" {
+		v.Description = stale
+	}
 	switch {
 	case len(carried) == 0:
 		v = ledger.Verdict{State: "success", Description: "no Phase Outcome in this change"}
@@ -106,18 +120,27 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		v = ledger.Verdict{State: "error", Description: "phasegate config invalid: " + invalid}
 	}
 	s.State, s.Description = v.State, v.Description
+	var history []ghclient.Status
 	if t := threads[firstIssue]; t != nil {
 		if c, ok := t.comment(t.st.Tip); ok {
 			s.TargetURL = c.HTMLURL
+			if t.fresh[c.ID] {
+				history = []ghclient.Status{} // posted by this run: no status points at it yet
+			}
 		}
 	}
-	var history []ghclient.Status
 	for _, t := range threads {
-		if hs, ok := t.statuses[sha]; ok {
-			history = hs
+		if hs, ok := t.history[sha]; ok {
+			history = contextHistory(hs, true, ContextDecisions)
 		}
 	}
-	return s, setStatus(ctx, gh, owner, repo, sha, identity, s, history)
+	wrote, err := setStatus(ctx, gh, owner, repo, sha, identity, s, history)
+	if wrote {
+		for _, t := range threads {
+			t.wrote(sha, s)
+		}
+	}
+	return s, err
 }
 
 // carriedOutcome is a Phase Outcome file of a change, read at its commit.

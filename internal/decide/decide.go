@@ -51,6 +51,9 @@ type GitHub interface {
 	CreateStatus(ctx context.Context, owner, repo, sha string, s ghclient.Status) error
 	LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error)
 	Statuses(ctx context.Context, owner, repo, sha, context string) ([]ghclient.Status, error)
+	StatusHistory(ctx context.Context, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error)
+	RefPushes(ctx context.Context, owner, repo, ref string) ([]ghclient.Push, error)
+	Compare(ctx context.Context, owner, repo, base, head string) (ghclient.Comparison, error)
 	PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error)
 	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
 	EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error)
@@ -106,6 +109,7 @@ type Handler struct {
 	mem         *MemLocker
 	noCfg       sync.Map // "owner/repo:path" → time the config was found missing
 	sources     sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
+	pushers     sync.Map // "owner/repo@ref@head" → who pushed ref up to head
 }
 
 // Comment is the comment that triggered the handler.
@@ -231,27 +235,44 @@ type thread struct {
 	comments   []ghclient.Comment
 	st         *ledger.State
 	sources    map[string]string // "commit:path" → outcome id, "" when absent
-	// heads are the open pull requests carrying the thread's outcomes, read
-	// once per load (for the deletion anchor and the statuses).
+	// heads are the open pull requests carrying the thread's outcomes, and
+	// prs all of them (closed and merged too), read once per load.
 	heads map[int]ghclient.PR
-	// statuses are the phasegate/decisions histories read, by commit.
-	statuses map[string][]ghclient.Status
+	prs   map[int]ghclient.PR
+	// history is the phasegate statuses (phasegate/decisions and
+	// phasegate/ledger) of each commit the thread's outcomes name, newest
+	// first, as read and then written: the anchors.
+	history map[string][]ghclient.Status
+	// anchored are the commits the thread's outcomes name that GitHub has:
+	// where the newest phasegate comment is anchored.
+	anchored []string
+	// extraAnchors are more commits to read anchors from (the commit a
+	// deleted outcome comment named).
+	extraAnchors []string
 	// deleted are phasegate comments a status points at that are gone.
 	deleted []int64
 	// edited are comments GraphQL says were edited (lastEditedAt), which
 	// the REST timestamps may not show.
 	edited map[int64]bool
+	// fresh are the phasegate comments this run posted: no status can
+	// point at them yet.
+	fresh map[int64]bool
 	// labels are the issue's labels from the event, used once; nil: read.
 	labels []string
 	// dispatchDenied is set when the token may not send repository_dispatch.
 	dispatchDenied bool
 	// pushed are the commits that added outcomes posted without a pull
-	// request: phasegate/decisions is set there too, as their anchor.
+	// request: phasegate/decisions is set there too.
 	pushed []string
 }
 
 // load reads the config from the default branch and folds the thread.
 func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue int) (*thread, error) {
+	return h.loadWith(ctx, gh, owner, repo, issue, nil)
+}
+
+// loadWith is load, reading the anchors of the extra commits too.
+func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, issue int, extra []string) (*thread, error) {
 	cfg, invalid, err := h.config(ctx, gh, owner, repo)
 	if err != nil {
 		return nil, err
@@ -263,7 +284,7 @@ func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue
 	if err != nil {
 		return nil, fmt.Errorf("reading the comments of %s/%s#%d: %w", owner, repo, issue, err)
 	}
-	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments}
+	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments, extraAnchors: extra, fresh: map[int64]bool{}}
 	if err := h.confirmEdits(ctx, gh, t); err != nil {
 		return nil, err
 	}
@@ -285,7 +306,7 @@ func (t *thread) fold(key []byte) {
 	for i, c := range t.comments {
 		lc[i] = ledger.Comment{ID: c.ID, Author: c.User, Body: c.Body, CreatedAt: c.CreatedAt, Edited: t.edited[c.ID]}
 	}
-	opts := ledger.Options{Identity: t.cfg.IdentityOrDefault(), Key: key, Phases: t.cfg.PhasesOrDefault()}
+	opts := ledger.Options{Identity: t.cfg.IdentityOrDefault(), Key: key, Phases: t.cfg.PhasesOrDefault(), Negative: t.cfg.Decisions.NegativeOptions}
 	if len(key) == 0 {
 		opts.SourceID = func(source, commit string) (string, bool) {
 			id := t.sources[commit+":"+source]

@@ -133,8 +133,8 @@ func TestSeedStory(t *testing.T) {
 	if r.Resolutions != 1 || r.Captured != 1 {
 		t.Fatalf("capture: %+v", r)
 	}
-	if got := w.reactions(cmd); got != "+1" {
-		t.Errorf("reactions = %s, want +1", got)
+	if got := w.reactions(cmd); got != "" {
+		t.Errorf("reactions = %s, want none: the resolution comment is the answer", got)
 	}
 	d2 := w.state().Outcome(id).Decision("D-002")
 	if d2.Resolution == nil || d2.Resolution.Option != "capture" || d2.Resolution.Captured == 0 {

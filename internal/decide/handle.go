@@ -11,11 +11,10 @@ import (
 	"github.com/phasegate/phasegate/internal/outcome"
 )
 
-// Reactions (GitHub reaction contents).
-const (
-	reactDone     = "+1"
-	reactConfused = "confused"
-)
+// reactConfused marks a command phasegate refused (with its reply). A
+// command it carried out needs no reaction: the resolution comment is the
+// answer, and 🚀 on it says the pipeline was told.
+const reactConfused = "confused"
 
 // handle answers one command comment, with the issue locked and folded.
 func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, cmds []command.Command, log *slog.Logger) (Result, error) {
@@ -65,13 +64,13 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 		}
 		res.Replies++
 	}
-	if resolved > 0 {
-		if err := gh.CreateCommentReaction(ctx, t.owner, t.repo, c.ID, reactDone); err != nil {
-			return res, fmt.Errorf("reacting to comment %d: %w", c.ID, err)
-		}
-	}
 	if resolved > 0 || sync {
 		if err := h.advance(ctx, gh, t); err != nil {
+			return res, err
+		}
+	} else if res.Replies > 0 {
+		// The reply is the newest phasegate comment: anchor it.
+		if err := h.anchorTip(ctx, gh, t); err != nil {
 			return res, err
 		}
 	}
@@ -118,6 +117,7 @@ func (h *Handler) reply(ctx context.Context, gh GitHub, t *thread, command int64
 		return fmt.Errorf("replying on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 	}
 	t.comments = append(t.comments, posted)
+	t.fresh[posted.ID] = true
 	t.fold(h.Key)
 	return nil
 }
@@ -127,8 +127,19 @@ func (h *Handler) reply(ctx context.Context, gh GitHub, t *thread, command int64
 func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, cmd command.Command, res *Result, log *slog.Logger) (string, bool, error) {
 	target, already := findTarget(t.st, cmd, c.ID)
 	who := mention(c.Author)
+	if target == nil && already != nil {
+		// A resolution a push made stale takes a new one on the new head.
+		st, err := h.staleAt(ctx, gh, t.owner, t.repo, t.cfg, already.outcome, already.decision, headOf(t, already.outcome))
+		if err != nil {
+			return "", false, err
+		}
+		if st != nil {
+			target, already = already, nil
+		}
+	}
 	switch {
 	case target == nil && already != nil:
+		already := already.decision
 		r := already.Resolution
 		return fmt.Sprintf("%s `%s` was already resolved: **%s**, by %s ([resolution](#issuecomment-%d)). Resolutions are final; to revisit it, post a new Phase Outcome.",
 			who, outcome.Inline(already.ID), outcome.Inline(r.Option), outcome.Inline("@"+r.By), already.ResolutionComment), false, nil
@@ -164,7 +175,8 @@ func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, 
 		return fmt.Sprintf("%s you cannot resolve `%s`: %s.", who, outcome.Inline(d.ID), why), false, nil
 	}
 
-	r := outcome.Resolution{Outcome: target.outcome.ID, Decision: d.ID, Option: option, By: c.Author, Command: c.ID, Auth: auth}
+	r := outcome.Resolution{Outcome: target.outcome.ID, Decision: d.ID, Option: option, By: c.Author, Command: c.ID, Auth: auth,
+		Head: headOf(t, target.outcome)}
 	if !outcome.Token(r.Decision) || !outcome.Token(r.Option) || !outcome.Login(r.By) {
 		return fmt.Sprintf("%s `%s` cannot be recorded: its ID or option has characters a resolution cannot hold.", who, outcome.Inline(d.ID)), false, nil
 	}
@@ -190,6 +202,7 @@ func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, 
 	// The thread now holds the resolution: fold it in, so that the next
 	// command and the state advance see it.
 	t.comments = append(t.comments, posted)
+	t.fresh[posted.ID] = true
 	t.fold(h.Key)
 	return "", true, nil
 }
@@ -205,8 +218,8 @@ type target struct {
 // phase prefix: a command never lands on an outcome posted after it was
 // written. When every such outcome has resolved it, already is the newest
 // resolved one.
-func findTarget(st *ledger.State, cmd command.Command, commentID int64) (*target, *ledger.Decision) {
-	var already *ledger.Decision
+func findTarget(st *ledger.State, cmd command.Command, commentID int64) (*target, *target) {
+	var already *target
 	for i := len(st.Outcomes) - 1; i >= 0; i-- {
 		o := st.Outcomes[i]
 		if o.CommentID >= commentID {
@@ -223,10 +236,20 @@ func findTarget(st *ledger.State, cmd command.Command, commentID int64) (*target
 			return &target{o, d}, nil
 		}
 		if already == nil {
-			already = d
+			already = &target{o, d}
 		}
 	}
 	return nil, already
+}
+
+// headOf is the commit a resolution of o's decisions is given on now: the
+// head of the pull request that carried o (open, closed or merged), else
+// the commit that added it.
+func headOf(t *thread, o *ledger.Outcome) string {
+	if pr, ok := t.prs[o.PR]; ok && o.PR > 0 && pr.HeadSHA != "" {
+		return pr.HeadSHA
+	}
+	return o.Commit
 }
 
 // authorise returns why the commenter may not resolve the decision, or "",
@@ -249,8 +272,11 @@ func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment
 		return "", "this account is excluded from resolving (resolvers.exclude)", nil
 	case len(o.Actors) == 0:
 		return "", "the outcome records no account that pushed it, so nobody can be shown not to be its author; post it again with a current phasegate", nil
-	case containsFold(o.Actors, login) || (t.heads[o.PR].Author != "" && strings.EqualFold(t.heads[o.PR].Author, login)):
+	case containsFold(o.Actors, login) || (t.prs[o.PR].Author != "" && strings.EqualFold(t.prs[o.PR].Author, login)):
 		return "", "you pushed or authored the change that carried this Phase Outcome; someone else must decide", nil
+	}
+	if why, err := h.pushedBy(ctx, gh, t, outcomeRef{pr: o.PR}, login); err != nil || why != "" {
+		return "", why, err
 	}
 	if containsFold(t.cfg.Resolvers.Users, login) {
 		return "listed", "", nil

@@ -33,6 +33,10 @@ type PostMeta struct {
 	PR     int
 	// Actors are the accounts GitHub attested made the change.
 	Actors []string
+	// Ref is the branch the change was pushed to (the pull request's head
+	// branch, or the pushed ref): every account GitHub's activity lists as
+	// having pushed it is recorded too. "": only Actors.
+	Ref string
 }
 
 // PostOutcomes posts each outcome once on its issue (an outcome already
@@ -44,6 +48,11 @@ type PostMeta struct {
 // itself). What was posted before an error is returned with it.
 func (h *Handler) PostOutcomes(ctx context.Context, gh GitHub, owner, repo string, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
 	var posted []PostedOutcome
+	actors, err := h.attest(ctx, gh, owner, repo, meta)
+	if err != nil {
+		return nil, err
+	}
+	meta.Actors = actors
 	byIssue := map[int][]NewOutcome{}
 	var issues []int
 	for _, o := range outs {
@@ -88,6 +97,7 @@ func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, iss
 		}
 		posted = append(posted, PostedOutcome{Source: o.Source, Issue: issue, Comment: c})
 		t.comments = append(t.comments, c)
+		t.fresh[c.ID] = true
 		if t.sources != nil { // it is the file at that commit: the caller read it there
 			t.sources[meta.Commit+":"+o.Source] = outcome.ID(o.Canonical)
 		}
@@ -96,7 +106,7 @@ func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, iss
 	if len(posted) == 0 {
 		return nil, nil
 	}
-	if t.heads == nil || (meta.PR > 0 && t.heads[meta.PR].Number == 0) {
+	if _, read := t.history[meta.Commit]; t.heads == nil || (meta.PR > 0 && t.heads[meta.PR].Number == 0) || !read {
 		if err := h.checkAnchors(ctx, gh, t); err != nil {
 			return posted, err
 		}

@@ -66,6 +66,9 @@ type Options struct {
 	// whose file does not hold it is a forgery. Nil skips the check (for a
 	// caller that only needs to know what was posted).
 	SourceID func(source, commit string) (id string, ok bool)
+	// Negative are the options that resolve a decision negatively, which is
+	// final (config decisions.negative_options); nil means DefaultNegative.
+	Negative []string
 }
 
 // State is what an issue's comments record.
@@ -142,10 +145,21 @@ type Outcome struct {
 // Decision is a decision of an outcome and its resolution, if any.
 type Decision struct {
 	outcome.Decision
-	// Resolution is the winning resolution; nil while unresolved.
+	// Resolution is the resolution in effect: the newest entry of History;
+	// nil while unresolved.
 	Resolution *outcome.Resolution
-	// ResolutionComment is the id of the resolution comment.
+	// ResolutionComment is the id of its resolution comment.
 	ResolutionComment int64
+	// History is every resolution that counts, oldest first: the first,
+	// then each one given on a later head after a push made the one before
+	// it stale (a re-confirmation). The ledger keeps them all.
+	History []Resolved
+}
+
+// Resolved is one resolution of a decision and its comment.
+type Resolved struct {
+	Resolution outcome.Resolution
+	Comment    int64
 }
 
 // Tamper is a phasegate comment that no longer verifies, or a deleted one.
@@ -187,16 +201,23 @@ type Ledger struct {
 	seen   map[int64]bool
 	ours   map[int64]bool           // phasegate comments seen (any kind)
 	people map[int64]CommandComment // people's comments holding commands
-	// winners: the resolution comment and command of each resolved decision.
-	winners map[*Decision]winner
+	// rounds: each resolved decision's resolutions, one round per head it
+	// was given on, oldest first; the last is the one in effect.
+	rounds map[*Decision][]round
 }
 
-type winner struct{ comment, command int64 }
+// round is the winning resolution of a decision given on one head: its
+// comment, its command and the head.
+type round struct {
+	comment, command int64
+	head             string
+	negative         bool
+}
 
 // New starts an empty ledger.
 func New(opts Options) *Ledger {
 	l := &Ledger{opts: opts, byID: map[string]*Outcome{}, seen: map[int64]bool{}, ours: map[int64]bool{},
-		people: map[int64]CommandComment{}, winners: map[*Decision]winner{}}
+		people: map[int64]CommandComment{}, rounds: map[*Decision][]round{}}
 	l.st.phases = opts.Phases
 	if len(l.st.phases.Sequence) == 0 {
 		l.st.phases = config.DefaultPhases
@@ -462,23 +483,56 @@ func (l *Ledger) apply(c Comment, r outcome.Resolution) {
 		return
 	}
 	st.answered[r.Command] = true
-	w, resolved := l.winners[d]
-	switch {
-	case resolved && w.command == r.Command:
-		// The same command resolved twice (two runs raced): one resolution.
-		st.Ignored = append(st.Ignored, Ignored{c.ID, "it repeats the resolution of the same command"})
-	case resolved && w.command < r.Command:
-		st.Ignored = append(st.Ignored, Ignored{c.ID, "the decision was already resolved by an earlier command"})
-		st.lost = append(st.lost, Superseded{Command: r.Command, Resolution: c.ID, Winner: d})
-	default:
-		if resolved { // an earlier command's resolution arrived later: it wins
-			st.Ignored = append(st.Ignored, Ignored{w.comment, "the decision was resolved by an earlier command"})
-			st.lost = append(st.lost, Superseded{Command: w.command, Resolution: w.comment, Winner: d})
-		}
-		rr := r
-		d.Resolution, d.ResolutionComment = &rr, c.ID
-		l.winners[d] = winner{comment: c.ID, command: r.Command}
+	l.record(c.ID, r, d)
+}
+
+// record counts resolution r (comment id) of decision d. Within the
+// resolutions given on one head, the earliest command wins, whichever was
+// posted first: a later one is superseded and its author told. A
+// resolution given on another head than the one in effect, for a later
+// command, is a re-confirmation after a push (decide posts one only when
+// the push made the decision stale): it takes effect, and both stay in the
+// history. A negative resolution is final: nothing after it counts.
+func (l *Ledger) record(id int64, r outcome.Resolution, d *Decision) {
+	st := &l.st
+	rs := l.rounds[d]
+	i := len(rs) - 1
+	for i >= 0 && rs[i].head != r.Head {
+		i--
 	}
+	switch {
+	case i >= 0 && rs[i].command == r.Command:
+		// The same command resolved twice (two runs raced): one resolution.
+		st.Ignored = append(st.Ignored, Ignored{id, "it repeats the resolution of the same command"})
+		return
+	case i >= 0 && rs[i].command < r.Command, i < 0 && len(rs) > 0 && rs[len(rs)-1].command > r.Command:
+		st.Ignored = append(st.Ignored, Ignored{id, "the decision was already resolved by an earlier command"})
+		st.lost = append(st.lost, Superseded{Command: r.Command, Resolution: id, Winner: d})
+		return
+	case i < 0 && len(rs) > 0 && rs[len(rs)-1].negative:
+		st.Ignored = append(st.Ignored, Ignored{id, "the decision was resolved negatively, which is final"})
+		st.lost = append(st.lost, Superseded{Command: r.Command, Resolution: id, Winner: d})
+		return
+	}
+	rr := r
+	negative := l.opts.Negative
+	if negative == nil {
+		negative = DefaultNegative
+	}
+	neg := containsFold(negative, r.Option)
+	if i >= 0 { // an earlier command's resolution arrived later: it wins its round
+		w := rs[i]
+		st.Ignored = append(st.Ignored, Ignored{w.comment, "the decision was resolved by an earlier command"})
+		st.lost = append(st.lost, Superseded{Command: w.command, Resolution: w.comment, Winner: d})
+		rs[i] = round{comment: id, command: r.Command, head: r.Head, negative: neg}
+		d.History[i] = Resolved{Resolution: rr, Comment: id}
+	} else {
+		rs = append(rs, round{comment: id, command: r.Command, head: r.Head, negative: neg})
+		d.History = append(d.History, Resolved{Resolution: rr, Comment: id})
+	}
+	l.rounds[d] = rs
+	last := d.History[len(d.History)-1]
+	d.Resolution, d.ResolutionComment = &last.Resolution, last.Comment
 }
 
 // unsound says why a resolution cannot be phasegate's, or "".

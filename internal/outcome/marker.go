@@ -15,12 +15,12 @@ import (
 //
 //	outcome-marker    = "<!-- phasegate:outcome v1"
 //	                    " id=" HEX64 " source=" PATH "@" COMMIT
-//	                    " pr=" ( NUM / "-" ) [ " actors=" ACTOR *9( "," ACTOR ) ]
+//	                    " pr=" ( NUM / "-" ) [ " actors=" ACTOR *19( "," ACTOR ) ]
 //	                    [ " prev=" NUM ] " sig=" ( HEX64 / "-" ) " -->"
 //	resolution-marker = "<!-- phasegate:resolution v1"
 //	                    " outcome=" HEX64 " decision=" TOKEN " option=" TOKEN
 //	                    " by=" LOGIN " command=" NUM [ " captured=" NUM ]
-//	                    [ " auth=" AUTH ] [ " prev=" NUM ]
+//	                    [ " auth=" AUTH ] [ " head=" COMMIT ] [ " prev=" NUM ]
 //	                    " sig=" ( HEX64 / "-" ) " -->"
 //	reply-marker      = "<!-- phasegate:reply v1" " command=" NUM
 //	                    [ " prev=" NUM ] " sig=" ( HEX64 / "-" ) " -->"
@@ -46,7 +46,11 @@ import (
 // author and committer only when GitHub verified its signature): none of
 // them may resolve its decisions. auth records why the resolver was allowed
 // (their repository permission at the time, or "listed" in the config's
-// resolvers). prev is the id of the phasegate comment that was newest on the
+// resolvers). head is the commit the resolution was given on: the head of
+// the pull request that carried the outcome when the command was answered
+// (or the outcome's own commit without one); an approval covers the work as
+// it was there, and a push that changes what the decision covers makes it
+// pending again (docs/security.md). prev is the id of the phasegate comment that was newest on the
 // thread when this one was posted, so that a deleted phasegate comment shows
 // as a gap in the chain; it is absent on the first.
 //
@@ -93,6 +97,7 @@ type Marker struct {
 	Command  int64  // the id of the comment holding the command
 	Captured int    // the issue a capture opened; 0 when absent
 	Auth     string // why By was allowed: a permission or "listed"; "" when absent
+	Head     string // the commit the resolution was given on; "" when absent
 
 	// Outcome marker: the accounts GitHub attested for the change.
 	Actors string // comma-separated logins; "" when absent
@@ -230,7 +235,7 @@ var outcomeKeys = []markerKey{
 	}},
 	{name: "actors", optional: true, set: func(m *Marker, v string) error {
 		if !ActorList(v) {
-			return fmt.Errorf("not a list of 1 to 10 GitHub logins")
+			return fmt.Errorf("not a list of 1 to 20 GitHub logins")
 		}
 		m.Actors = v
 		return nil
@@ -250,11 +255,14 @@ var replyKeys = []markerKey{
 // Auths are the values of a resolution marker's auth field.
 var Auths = []string{"admin", "maintain", "write", "triage", "read", "listed"}
 
-// ActorList reports whether v is a marker's actors value: 1 to 10 actors
+// MaxActors is the most accounts an outcome marker records.
+const MaxActors = 20
+
+// ActorList reports whether v is a marker's actors value: 1 to 20 actors
 // separated by commas.
 func ActorList(v string) bool {
 	parts := strings.Split(v, ",")
-	if v == "" || len(parts) > 10 {
+	if v == "" || len(parts) > MaxActors {
 		return false
 	}
 	for _, p := range parts {
@@ -315,6 +323,13 @@ var resolutionKeys = []markerKey{
 			}
 		}
 		return fmt.Errorf("not a permission or \"listed\"")
+	}},
+	{name: "head", optional: true, set: func(m *Marker, v string) error {
+		if !isCommit(v) {
+			return fmt.Errorf("commit is not 7 to 64 lower-case hex digits")
+		}
+		m.Head = v
+		return nil
 	}},
 	prevKey,
 	{name: "sig", set: setSig},
@@ -505,6 +520,9 @@ func (m Marker) fields() []field {
 		}
 		if m.Auth != "" {
 			f = append(f, field{"auth", m.Auth})
+		}
+		if m.Head != "" {
+			f = append(f, field{"head", m.Head})
 		}
 		return m.withPrev(f)
 	case KindReply:

@@ -347,6 +347,9 @@ type Resolution struct {
 	// Auth is why By was allowed to resolve: their repository permission
 	// at the time, or "listed" in the config's resolvers; "" when unknown.
 	Auth string
+	// Head is the commit the resolution was given on (the carrying pull
+	// request's head, or the outcome's commit); "" when unknown.
+	Head string
 	// Prev is the id of the newest phasegate comment on the thread when the
 	// resolution was posted; 0 for none.
 	Prev int64
@@ -354,7 +357,7 @@ type Resolution struct {
 
 func (r Resolution) marker() Marker {
 	return Marker{Kind: KindResolution, Version: Version, Outcome: r.Outcome, Decision: r.Decision, Option: r.Option, By: r.By,
-		Command: r.Command, Captured: r.Captured, Auth: r.Auth, Prev: r.Prev}
+		Command: r.Command, Captured: r.Captured, Auth: r.Auth, Head: r.Head, Prev: r.Prev}
 }
 
 // RenderResolution renders a resolution comment (docs/contracts/outcome.md):
@@ -385,6 +388,9 @@ func renderResolutionAbove(mk Marker) string {
 	// Inline, because this mention is meant.
 	fmt.Fprintf(&b, "%s%s → %s**, by @%s ([command](#issuecomment-%d)) · outcome `%s`\n\n",
 		resolutionHeader, Inline(mk.Decision), Inline(mk.Option), Inline(mk.By), mk.Command, mk.Outcome)
+	if mk.Head != "" {
+		fmt.Fprintf(&b, "Given on %s.\n\n", mk.Head)
+	}
 	if mk.Captured > 0 {
 		fmt.Fprintf(&b, "Captured as #%d.\n\n", mk.Captured)
 	}

@@ -25,6 +25,10 @@ type Decider interface {
 	// SyncCommit computes phasegate/decisions of a commit (a merge
 	// group's head) and sets it.
 	SyncCommit(ctx context.Context, gh decide.GitHub, owner, repo, sha string, opts decide.CommitOptions) (ghclient.Status, error)
+	// RecordDeletion records a deleted phasegate comment where the fold
+	// finds it again (a phasegate/ledger status on the commits the thread's
+	// outcomes name), then reconciles the issue.
+	RecordDeletion(ctx context.Context, gh decide.GitHub, d decide.Deletion) (decide.Result, error)
 }
 
 // DeciderOptions is what the server hands NewDecider.

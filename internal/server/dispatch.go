@@ -95,6 +95,18 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 		s.metrics.tamper.WithLabelValues(j.action).Inc()
 		log.Warn("audit: a phasegate comment was "+j.action+": it no longer counts",
 			"audit", "tamper", "comment", j.comment.ID, "author", j.comment.Author, "sender", j.sender)
+		if j.action == "deleted" {
+			// GitHub's signed word that phasegate's comment is gone is
+			// tampering by itself: recorded where every later fold reads it,
+			// however the heads move afterwards.
+			res, err := d.RecordDeletion(ctx, gh, decide.Deletion{Owner: j.owner, Repo: j.repo, Issue: j.issue, Sender: j.sender,
+				Comment: ghclient.Comment{ID: j.comment.ID, User: j.comment.Author, Body: j.comment.Body, HTMLURL: j.commentURL}})
+			if err != nil {
+				return fmt.Errorf("recording the deletion of comment %d: %w", j.comment.ID, err)
+			}
+			logResult(log, "recorded a deleted phasegate comment and reconciled", res)
+			return nil
+		}
 		res, err := d.ReconcileIssue(ctx, gh, j.owner, j.repo, j.issue)
 		if err != nil {
 			return fmt.Errorf("reconciling after tampering: %w", err)

@@ -44,6 +44,7 @@ type job struct {
 	description  string
 	repos        []repoRef
 	targetURL    string // merge_group: the Details link of the status (the commit's page)
+	commentURL   string // issue_comment: the comment's html_url
 
 	enqueued time.Time
 	elem     *list.Element
@@ -127,9 +128,10 @@ type payload struct {
 		} `json:"labels"`
 	} `json:"issue"`
 	Comment *struct {
-		ID   int64  `json:"id"`
-		Body string `json:"body"`
-		User user   `json:"user"`
+		ID      int64  `json:"id"`
+		Body    string `json:"body"`
+		User    user   `json:"user"`
+		HTMLURL string `json:"html_url"`
 	} `json:"comment"`
 	PullRequest *struct {
 		Number int `json:"number"`
@@ -359,6 +361,7 @@ func (j *job) fromComment(p *payload, identity string) (ignored, error) {
 		}
 	}
 	j.comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
+	j.commentURL = p.Comment.HTMLURL
 	switch p.Action {
 	case "created":
 		if isSelf(identity, j.comment.Author) {

@@ -154,6 +154,10 @@ func (f *fakeDecider) SyncCommit(ctx context.Context, gh decide.GitHub, owner, r
 	return ghclient.Status{}, f.record(ctx, call{method: "SyncCommit", owner: owner, repo: repo, sha: sha, targetURL: opts.TargetURL})
 }
 
+func (f *fakeDecider) RecordDeletion(ctx context.Context, gh decide.GitHub, d decide.Deletion) (decide.Result, error) {
+	return decide.Result{}, f.record(ctx, call{method: "RecordDeletion", owner: d.Owner, repo: d.Repo, number: d.Issue})
+}
+
 func (f *fakeDecider) Calls() []call {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -398,7 +402,8 @@ func commentEvent(action string, issue int, commentID int64, author, sender, bod
 		"repository":   repoJSON(owner, repo),
 		"sender":       userJSON(sender),
 		"issue":        map[string]any{"number": issue, "title": "Feature"},
-		"comment":      map[string]any{"id": commentID, "body": body, "user": userJSON(author)},
+		"comment": map[string]any{"id": commentID, "body": body, "user": userJSON(author),
+			"html_url": fmt.Sprintf("https://github.com/%s/%s/issues/%d#issuecomment-%d", owner, repo, issue, commentID)},
 	})
 }
 
