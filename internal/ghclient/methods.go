@@ -170,28 +170,10 @@ func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context str
 
 // Statuses returns the statuses of context on sha, newest first: GitHub
 // keeps every status ever set (up to 1,000 per context), and nobody can
-// delete one, so the list is a history. At most 300 statuses back are read.
+// delete one, so the list is a history. At most 300 statuses back are read
+// (StatusHistory for one context).
 func (c *Client) Statuses(ctx context.Context, owner, repo, sha, context string) ([]Status, error) {
-	ctx = withOp(ctx, "Statuses")
-	opts := &github.ListOptions{PerPage: 100}
-	out := []Status{}
-	for range 3 {
-		list, resp, err := c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, opts)
-		if err != nil {
-			return nil, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), short(sha), err)
-		}
-		for _, st := range list {
-			if st.GetContext() == context {
-				out = append(out, Status{State: st.GetState(), Context: st.GetContext(), Description: st.GetDescription(),
-					TargetURL: st.GetTargetURL(), Creator: st.GetCreator().GetLogin()})
-			}
-		}
-		if resp == nil || resp.NextPage <= opts.Page {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	return out, nil
+	return c.statusHistory(withOp(ctx, "Statuses"), owner, repo, sha, []string{context})
 }
 
 // truncateDescription makes a status description fit GitHub's 140

@@ -15,10 +15,16 @@
 //   - repositories with a default branch, branches, file contents per ref and
 //     git blobs; issues, pull requests, issue comments (create, edit, delete),
 //     labels, reactions (and their rollup in every comment), commit statuses
-//     (list and combined), collaborator permissions, team memberships,
-//     commits (per path, with authors), compare and pull-request files,
-//     repository_dispatch events (recorded, needing contents: write when the
-//     token's permissions are set);
+//     (list and combined; never deleted, at most 1000 per sha and context),
+//     collaborator permissions, team memberships, commits (per path, with
+//     authors), comparisons (status, ahead_by, behind_by, merge base, files)
+//     and pull-request files, repository_dispatch events (recorded, needing
+//     contents: write when the token's permissions are set);
+//   - the repository activity log (GET /repos/{o}/{r}/activity, with its
+//     filters and cursor pagination): Push moves a branch as `git push` does
+//     and records push, force_push or branch_creation, DeleteBranch records
+//     branch_deletion, AddActivity anything else; git/ref/heads/{branch}
+//     reads a branch;
 //   - GitHub's semantics where phasegate depends on them: per_page (default
 //     30, max 100) and page with Link headers; 404 and 422 with GitHub's error
 //     JSON; weak ETags on every GET and 304 on a matching If-None-Match, not
@@ -177,10 +183,11 @@ type repo struct {
 	labels        map[string]*label // by lower-cased name
 	statuses      map[string][]*status
 	commits       []*commitRec
-	compares      map[string][]File // "base...head"
-	perms         map[string]perm   // by lower-cased login
+	compares      map[string]Comparison // "base...head"
+	perms         map[string]perm       // by lower-cased login
 	prFiles       map[int][]File
 	dispatches    []Dispatch
+	activity      []Activity // in the order recorded
 }
 
 type perm struct {
@@ -390,7 +397,7 @@ func (s *Server) addRepoLocked(owner, name, defaultBranch string) {
 		owner: owner, name: name, id: s.nextID(), defaultBranch: defaultBranch,
 		branches: map[string]string{}, files: map[string]map[string][]byte{},
 		issues: map[int]*issue{}, next: 1, labels: map[string]*label{},
-		statuses: map[string][]*status{}, compares: map[string][]File{},
+		statuses: map[string][]*status{}, compares: map[string]Comparison{},
 		perms: map[string]perm{}, prFiles: map[int][]File{},
 	}
 }
@@ -582,11 +589,10 @@ func (s *Server) AddPullRequestFile(owner, name string, number int, f File) {
 	r.prFiles[number] = append(r.prFiles[number], f)
 }
 
-// SetCompare sets the files changed between base and head.
+// SetCompare sets the files changed between base and head; the
+// comparison's status is "ahead" (SetComparison sets the rest).
 func (s *Server) SetCompare(owner, name, base, head string, files []File) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.repoLocked(owner, name).compares[base+"..."+head] = append([]File(nil), files...)
+	s.SetComparison(owner, name, base, head, Comparison{Files: files})
 }
 
 // AddCommit records a commit. Commits listed for a path are those whose

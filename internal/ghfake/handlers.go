@@ -57,6 +57,8 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/pulls/:number", (*Server).getPull),
 	r("GET", "repos/:owner/:repo/pulls/:number/files", (*Server).pullFiles),
 	r("GET", "repos/:owner/:repo/compare/:basehead", (*Server).compare),
+	r("GET", "repos/:owner/:repo/activity", (*Server).listActivity),
+	r("GET", "repos/:owner/:repo/git/ref/*ref", (*Server).getRef),
 	r("POST", "repos/:owner/:repo/dispatches", (*Server).createDispatch),
 	r("POST", "graphql", (*Server).graphql),
 	r("POST", "api/graphql", (*Server).graphql), // GitHub Enterprise Server
@@ -245,19 +247,28 @@ func (s *Server) statusJSON(q *req, rp *repo, st *status) map[string]any {
 	if st.targetURL != "" {
 		target = st.targetURL
 	}
+	creator := s.simpleUserJSON(q, st.creator)
+	var avatar any
+	if m, ok := creator.(map[string]any); ok {
+		avatar = m["avatar_url"]
+	}
 	return map[string]any{
 		"id": st.id, "node_id": fmt.Sprintf("SC_%d", st.id), "state": st.state, "context": st.context,
 		"description": desc, "target_url": target, "created_at": ts(st.createdAt), "updated_at": ts(st.createdAt),
-		"creator": s.userJSON(st.creator),
-		"url":     q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/statuses/" + st.sha,
+		"creator": creator, "avatar_url": avatar,
+		"url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/statuses/" + st.sha,
 	}
 }
 
 func fileJSON(q *req, rp *repo, f File) map[string]any {
+	sha := blobSHA([]byte(f.Filename + f.Status))
+	web := "https://github.com/" + rp.owner + "/" + rp.name
 	m := map[string]any{
-		"sha": blobSHA([]byte(f.Filename + f.Status)), "filename": f.Filename, "status": f.Status,
+		"sha": sha, "filename": f.Filename, "status": f.Status,
 		"additions": 1, "deletions": 0, "changes": 1,
 		"contents_url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/contents/" + f.Filename,
+		"blob_url":     web + "/blob/" + sha + "/" + f.Filename,
+		"raw_url":      web + "/raw/" + sha + "/" + f.Filename,
 	}
 	if f.PreviousFilename != "" {
 		m["previous_filename"] = f.PreviousFilename
@@ -296,19 +307,28 @@ func (s *Server) commitJSON(q *req, rp *repo, c *commitRec, withFiles bool) map[
 		}
 		return map[string]any{"name": name, "email": email, "date": ts(c.Date)}
 	}
+	api := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
+	tree := blobSHA([]byte("tree " + c.SHA))
+	var verifiedAt any
+	if c.Verified {
+		verifiedAt = ts(c.Date)
+	}
 	m := map[string]any{
 		"sha": c.SHA, "node_id": "C_" + c.SHA,
-		"url":      q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/commits/" + c.SHA,
-		"html_url": s.webURL + "/" + rp.owner + "/" + rp.name + "/commit/" + c.SHA,
+		"url":          api + "/commits/" + c.SHA,
+		"html_url":     s.webURL + "/" + rp.owner + "/" + rp.name + "/commit/" + c.SHA,
+		"comments_url": api + "/commits/" + c.SHA + "/comments",
 		"commit": map[string]any{
-			"author":    person(c.AuthorName, c.AuthorEmail, c.Author),
-			"committer": person("", "", c.Committer),
-			"message":   c.Message,
-			"tree":      map[string]any{"sha": blobSHA([]byte("tree " + c.SHA))},
+			"url":           api + "/git/commits/" + c.SHA,
+			"author":        person(c.AuthorName, c.AuthorEmail, c.Author),
+			"committer":     person("", "", c.Committer),
+			"message":       c.Message,
+			"comment_count": 0,
+			"tree":          map[string]any{"sha": tree, "url": api + "/git/trees/" + tree},
 			"verification": map[string]any{"verified": c.Verified, "reason": map[bool]string{true: "valid", false: "unsigned"}[c.Verified],
-				"signature": nil, "payload": nil},
+				"signature": nil, "payload": nil, "verified_at": verifiedAt},
 		},
-		"author": s.userJSON(c.Author), "committer": s.userJSON(c.Committer), "parents": []any{},
+		"author": s.simpleUserJSON(q, c.Author), "committer": s.simpleUserJSON(q, c.Committer), "parents": []any{},
 	}
 	if withFiles {
 		files := []any{}
@@ -915,6 +935,10 @@ func (s *Server) getMembership(q *req) reply {
 	}}
 }
 
+// maxStatusesPerContext is GitHub's limit on the statuses of one sha and
+// context; statuses are never deleted, so a sha's history only grows.
+const maxStatusesPerContext = 1000
+
 var statusStates = map[string]bool{"error": true, "failure": true, "pending": true, "success": true}
 
 func (s *Server) createStatus(q *req) reply {
@@ -941,6 +965,15 @@ func (s *Server) createStatus(q *req) reply {
 		in.Context = "default"
 	}
 	sha := q.params["sha"]
+	n := 0
+	for _, old := range rp.statuses[sha] {
+		if old.context == in.Context {
+			n++
+		}
+	}
+	if n >= maxStatusesPerContext {
+		return validationFailed("Status", "context", "custom", "This SHA and context has reached the maximum number of statuses.")
+	}
 	st := &status{id: s.nextID(), sha: sha, state: in.State, context: in.Context, desc: in.Description,
 		targetURL: in.TargetURL, creator: q.login, createdAt: s.now().UTC()}
 	rp.statuses[sha] = append(rp.statuses[sha], st)
@@ -1129,37 +1162,4 @@ func (s *Server) pullFiles(q *req) reply {
 		out = append(out, fileJSON(q, rp, f))
 	}
 	return reply{status: 200, list: out}
-}
-
-// maxCompareFiles is GitHub's cap on the files of a comparison.
-const maxCompareFiles = 300
-
-func (s *Server) compare(q *req) reply {
-	rp, ok := s.repoOf(q)
-	if !ok {
-		return notFound()
-	}
-	base, head, ok := strings.Cut(q.params["basehead"], "...")
-	if !ok {
-		return notFound()
-	}
-	files, ok := rp.compares[base+"..."+head]
-	if !ok {
-		return notFound()
-	}
-	out := []any{}
-	for i, f := range files {
-		if i >= maxCompareFiles {
-			break
-		}
-		out = append(out, fileJSON(q, rp, f))
-	}
-	return reply{status: 200, body: map[string]any{
-		"url":      q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/compare/" + base + "..." + head,
-		"html_url": s.webURL + "/" + rp.owner + "/" + rp.name + "/compare/" + base + "..." + head,
-		"status":   "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
-		"base_commit":       map[string]any{"sha": resolveRef(rp, base)},
-		"merge_base_commit": map[string]any{"sha": resolveRef(rp, base)},
-		"commits":           []any{}, "files": out,
-	}}
 }

@@ -243,6 +243,7 @@ type reply struct {
 	list   []any // a paginated JSON array
 	raw    []byte
 	ctype  string
+	header http.Header // extra headers (a cursor-paginated listing's Link)
 }
 
 func errReply(status int, msg string) reply {
@@ -521,6 +522,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, identity string, rep reply, extra http.Header, count bool) {
 	h := w.Header()
 	for k, v := range extra {
+		h[k] = v
+	}
+	for k, v := range rep.header {
 		h[k] = v
 	}
 	var payload []byte
