@@ -56,7 +56,10 @@ func branchName(ref string) string { return strings.TrimPrefix(ref, "refs/heads/
 func (s *Server) Push(owner, name string, p Push) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.repoLocked(owner, name)
+	s.pushLocked(s.repoLocked(owner, name), p)
+}
+
+func (s *Server) pushLocked(r *repo, p Push) {
 	branch := branchName(p.Ref)
 	before, existed := r.branches[branch]
 	typ := "push"

@@ -561,6 +561,11 @@ func (s *Server) AddPullRequest(owner, name string, pr PullRequest) int {
 	p.Commits = append([]string(nil), pr.Commits...)
 	r.issues[pr.Number] = &issue{number: pr.Number, title: pr.Title, body: pr.Body, state: pr.State,
 		author: pr.Author, createdAt: now, updatedAt: now, pr: &p}
+	// Somebody pushed the head branch: unless a test pushed it itself
+	// (Push), the pull request's author did, as GitHub's activity records.
+	if _, pushed := r.branches[pr.HeadRef]; !pushed && pr.HeadSHA != "" {
+		s.pushLocked(r, Push{Ref: pr.HeadRef, After: pr.HeadSHA, Actor: pr.Author})
+	}
 	return pr.Number
 }
 
@@ -568,9 +573,12 @@ func (s *Server) AddPullRequest(owner, name string, pr PullRequest) int {
 func (s *Server) SetPullRequestHead(owner, name string, number int, headSHA string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if is := s.repoLocked(owner, name).issues[number]; is != nil && is.pr != nil {
+	r := s.repoLocked(owner, name)
+	if is := r.issues[number]; is != nil && is.pr != nil {
 		is.pr.Commits = append(is.pr.Commits, is.pr.HeadSHA)
 		is.pr.HeadSHA = headSHA
+		// The pull request's author pushed it (Push names anyone else).
+		s.pushLocked(r, Push{Ref: is.pr.HeadRef, After: headSHA, Actor: is.pr.Author})
 	}
 }
 

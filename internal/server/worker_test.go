@@ -150,7 +150,7 @@ func TestDispatch(t *testing.T) {
 			wantCalls: []string{"ReconcileIssue acme/shop#5"}, wantAudit: "tamper"},
 		{name: "phasegate's comment deleted", event: "issue_comment",
 			body:      commentEvent("deleted", 5, 99, appBot, "mallory", "gone"),
-			wantCalls: []string{"ReconcileIssue acme/shop#5"}, wantAudit: "tamper"},
+			wantCalls: []string{"RecordDeletion acme/shop#5"}, wantAudit: "tamper"},
 		{name: "another bot's comment edited, before the identity was known", event: "issue_comment", early: true,
 			body: commentEvent("edited", 5, 99, "other[bot]", "other[bot]", "edited")},
 		{name: "a pull request opened", event: "pull_request", body: pullRequestEvent("opened", 7, head),
