@@ -227,10 +227,12 @@ func zeroSHA(s string) bool { return strings.Trim(s, "0") == "" }
 
 // Main runs `phasegate action` and returns the exit code. getenv is
 // os.Getenv in production; stdout is the step's log, where workflow commands
-// go too.
+// go too: text that may carry what the change wrote is framed so that the
+// runner reads no command from it (log.go).
 func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opts Options) int {
-	a := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
-	r := &run{a: a, getenv: getenv, out: stdout, opts: opts}
+	lw := &logWriter{w: stdout}
+	a := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(lw))
+	r := &run{a: a, getenv: getenv, log: lw, opts: opts}
 	switch name := getenv("GITHUB_EVENT_NAME"); name {
 	case "push", "pull_request", "pull_request_target", "merge_group":
 		return r.checkCommit(ctx, name)
@@ -253,7 +255,7 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 type run struct {
 	a      *githubactions.Action
 	getenv func(string) string
-	out    io.Writer
+	log    *logWriter // the step's log (stdout)
 	opts   Options
 
 	owner, repo string
@@ -502,15 +504,21 @@ func (r *run) checkTree(ctx context.Context, cr *commitRun) (rep, sarif report.R
 
 // writeReports writes the log in the format input, the SARIF file and the
 // annotations. Annotations name files as the repository does, as SARIF does.
+// The report is framed (log.go): its lines start with paths the change
+// chose, and the annotations after it must stay commands.
 func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
-	switch cr.in.format {
-	case "github":
-	case "sarif":
-		if err := report.SARIF(r.out, sarif); err != nil {
-			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+	if cr.in.format != "github" {
+		var b bytes.Buffer
+		var err error
+		if cr.in.format == "sarif" {
+			err = report.SARIF(&b, sarif)
+		} else {
+			err = report.Write(&b, cr.in.format, rep)
 		}
-	default:
-		if err := report.Write(r.out, cr.in.format, rep); err != nil {
+		if err == nil {
+			err = r.log.framed(b.Bytes())
+		}
+		if err != nil {
 			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		}
 	}

@@ -61,7 +61,7 @@ func (r *run) setup() (inputs, bool) {
 }
 
 func (r *run) handler(in inputs) *decide.Handler {
-	return &decide.Handler{Key: r.signingKey(), ConfigPath: in.config, Now: r.opts.Now}
+	return &decide.Handler{Key: r.signingKey(), ConfigPath: in.config, Now: r.opts.Now, Logger: r.logger()}
 }
 
 // decide handles an issue_comment event: a created comment's commands. The

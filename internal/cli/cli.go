@@ -4,12 +4,14 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/action"
+	"github.com/phasegate/phasegate/internal/report"
 	"github.com/phasegate/phasegate/internal/server"
 )
 
@@ -110,7 +112,13 @@ func synopsis(c command) string {
 func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "phasegate: internal error: %v\n%s", r, debug.Stack())
+			// The panic may quote what it failed on: framed in a workflow.
+			msg := fmt.Appendf(nil, "phasegate: internal error: %v\n%s", r, debug.Stack())
+			if inWorkflow(getenv) {
+				report.StopCommands(stderr, msg, rand.Text)
+			} else {
+				stderr.Write(msg)
+			}
 			code = ExitUsage
 		}
 	}()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/report"
 
 	waits "github.com/phasegate/phasegate/internal/clock"
 )
@@ -113,7 +115,7 @@ func (e *environment) runDecisions(ctx context.Context, args []string, clk clock
 	if k := e.getenv("PHASEGATE_SIGNING_KEY"); k != "" {
 		key = []byte(k)
 	}
-	h := &decide.Handler{Key: key, ConfigPath: *configPath}
+	h := &decide.Handler{Key: key, ConfigPath: *configPath, Logger: e.logger()}
 	r := &decisionsRun{e: e, gh: gh, h: h, owner: owner, repo: repo, json: *format == "json"}
 	switch {
 	case *wait != "":
@@ -227,31 +229,47 @@ func (r *decisionsRun) pending(ctx context.Context) int {
 	if r.json {
 		return r.writeJSON(out)
 	}
+	var b bytes.Buffer
 	if len(out.Issues) == 0 {
-		fmt.Fprintf(r.e.stdout, "%s/%s: no open issue is waiting for a decision\n", r.owner, r.repo)
-		return ExitOK
+		fmt.Fprintf(&b, "%s/%s: no open issue is waiting for a decision\n", r.owner, r.repo)
 	}
 	for i, v := range out.Issues {
 		if i > 0 {
-			fmt.Fprintln(r.e.stdout)
+			fmt.Fprintln(&b)
 		}
-		writeText(r.e.stdout, v)
+		writeText(&b, v)
 	}
-	return ExitOK
+	return r.writeHuman(b.Bytes())
 }
 
 func (r *decisionsRun) print(v IssueDecisions) int {
 	if r.json {
 		return r.writeJSON(v)
 	}
-	writeText(r.e.stdout, v)
+	var b bytes.Buffer
+	writeText(&b, v)
+	return r.writeHuman(b.Bytes())
+}
+
+// writeHuman writes the text output (framed inside a workflow: the
+// outcomes' IDs, phases and types are agent-written).
+func (r *decisionsRun) writeHuman(text []byte) int {
+	if err := r.e.writeHuman(r.e.stdout, text); err != nil {
+		return r.e.failf("writing the decisions: %v", err)
+	}
 	return ExitOK
 }
 
+// writeJSON writes v as indented JSON, with the strings made safe to print
+// (report.JSONSafe: no "##[" for the Actions runner to read as a command).
 func (r *decisionsRun) writeJSON(v any) int {
-	enc := json.NewEncoder(r.e.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
+		return r.e.failf("writing json: %v", err)
+	}
+	if _, err := r.e.stdout.Write(report.JSONSafe(b.Bytes())); err != nil {
 		return r.e.failf("writing json: %v", err)
 	}
 	return ExitOK

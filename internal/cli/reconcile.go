@@ -47,7 +47,7 @@ Exit codes: 0 done; 2 usage error, or a repository or issue could not be reconci
 	if k := e.getenv("PHASEGATE_SIGNING_KEY"); k != "" {
 		key = []byte(k)
 	}
-	h := &decide.Handler{Key: key, ConfigPath: *configPath}
+	h := &decide.Handler{Key: key, ConfigPath: *configPath, Logger: e.logger()}
 	res, err := h.ReconcileRepo(context.Background(), gh, owner, repo)
 	summary := fmt.Sprintf("%d resolutions, %d replies, %d captured issues, %d commands already answered, %d edited phasegate comments",
 		res.Resolutions, res.Replies, res.Captured, res.Skipped, res.Tampered)

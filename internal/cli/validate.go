@@ -139,7 +139,7 @@ func (e *environment) check(name string, args []string) int {
 		out.Findings, out.SourceRoot = sarif.findings, report.DirURI(sarif.root)
 		check.Sort(out.Findings)
 	}
-	if err := report.Write(e.stdout, f.format, out); err != nil {
+	if err := e.writeReport(f.format, out); err != nil {
 		return e.failf("%v", err)
 	}
 	if rep.Verdict.Verdict == gate.Hold {

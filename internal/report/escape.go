@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -60,12 +61,22 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
+// JSONSafe is what the json and sarif formats do to the JSON they encode
+// (jsonSafe), for the other JSON phasegate prints.
+func JSONSafe(data []byte) []byte { return jsonSafe(data) }
+
 // jsonSafe rewrites encoded JSON so that no character of the unsafeRune set
 // appears raw: encoding/json already escapes C0 controls and U+2028/U+2029,
-// but not C1 controls or bidirectional overrides. The replacements are JSON
-// \u escapes, so the decoded value is unchanged; only what a person sees when
+// but not C1 controls or bidirectional overrides. Nor does "##[" appear,
+// which the Actions runner reads as a workflow command anywhere in a line
+// (see StopCommands): its "[" is written \u005b ('#' occurs only inside
+// strings in encoded JSON). The replacements are JSON \u escapes, so the
+// decoded value is unchanged; only what a person (or the runner) sees when
 // the JSON is printed changes. Structural whitespace is ASCII and untouched.
 func jsonSafe(data []byte) []byte {
+	if bytes.Contains(data, []byte("##[")) {
+		data = bytes.ReplaceAll(data, []byte("##["), []byte(`##\u005b`))
+	}
 	clean := true
 	for _, c := range data {
 		if c >= 0x80 {

@@ -1,5 +1,7 @@
 // Package testutil holds the helpers the tests of several packages share:
-// golden files, file trees on disk and edits of in-memory trees. Only
+// golden files, file trees on disk, edits of in-memory trees, and the
+// GitHub Actions runner's reading of workflow commands in a log
+// (RunWorkflowCommands). Only
 // _test.go files import it; it is not part of phasegate.
 //
 // Golden files are refreshed, after reviewing the change, by running the
