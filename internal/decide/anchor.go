@@ -271,9 +271,6 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 		s.Description += " by " + d.Sender
 	}
 	for _, sha := range t.anchored {
-		if anchoredAt(t.history[sha], t.cfg.IdentityOrDefault(), ghclient.Status{TargetURL: s.TargetURL, State: "success"}) {
-			continue // already recorded there
-		}
 		if err := gh.CreateStatus(ctx, d.Owner, d.Repo, sha, s); err != nil {
 			unlock()
 			return Result{}, fmt.Errorf("recording the deletion of comment %d on %s: %w", id, shortSHA(sha), err)

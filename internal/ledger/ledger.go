@@ -434,10 +434,10 @@ func (l *Ledger) addOutcome(c Comment, marks []outcome.Marker, edited func(outco
 }
 
 // Deleted records that the phasegate comment id, which a record outside the
-// thread names (a phasegate/decisions status points at it), is gone from the
+// thread names (a phasegate status points at it), is gone from the
 // thread: deleted, which is tampering like an edit.
 func (st *State) Deleted(id int64) {
-	st.tamper(id, "", "a phasegate comment was deleted (a phasegate/decisions status still points at it)")
+	st.tamper(id, "", "a phasegate comment was deleted (a phasegate status still points at it)")
 }
 
 func (st *State) tamper(id int64, k outcome.Kind, reason string) {
