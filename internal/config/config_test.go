@@ -172,6 +172,11 @@ func TestParseProblems(t *testing.T) {
 			},
 		},
 		{
+			name: "decisions.invalidate_on_push outside unit, all, none",
+			data: "decisions:\n  invalidate_on_push: sometimes\n",
+			want: []string{`2:3: decisions.invalidate_on_push "sometimes" must be unit, all or none`},
+		},
+		{
 			name: "wrong type for artifacts",
 			data: "artifacts: [pace.plan]\n",
 			want: []string{"1:1: wrong type: got a list, want a mapping of kind IDs to lists of globs"},
@@ -489,4 +494,26 @@ func manyKeys(n int) string {
 		fmt.Fprintf(&b, "  r%d: off\n", i)
 	}
 	return b.String()
+}
+
+func TestInvalidateOnPush(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{
+		{name: "default", data: "", want: InvalidateUnit},
+		{name: "unit", data: "decisions:\n  invalidate_on_push: unit\n", want: InvalidateUnit},
+		{name: "all", data: "decisions:\n  invalidate_on_push: all\n", want: InvalidateAll},
+		{name: "none", data: "decisions:\n  invalidate_on_push: none\n", want: InvalidateNone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, probs := Parse([]byte(tc.data), nil)
+			if len(probs) > 0 {
+				t.Fatalf("problems: %v", probs)
+			}
+			if got := cfg.Decisions.InvalidateOnPushOrDefault(); got != tc.want {
+				t.Errorf("invalidate_on_push = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

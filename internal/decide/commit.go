@@ -71,34 +71,9 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	if opts.PR != nil && opts.PR.State == "open" && len(carried) > 0 {
 		h.warmPushers(ctx, gh, owner, repo, *opts.PR)
 	}
-	var outcomes []*ledger.Outcome
-	frozen, firstIssue := "", 0
-	for _, c := range carried {
-		issue, ok := outcome.IssueOf(c.value, pr.number())
-		var on *ledger.Outcome
-		if ok {
-			t := threads[issue]
-			if t == nil {
-				if t, err = h.load(ctx, gh, owner, repo, issue); err != nil {
-					return s, err
-				}
-				threads[issue] = t
-			}
-			if firstIssue == 0 {
-				firstIssue = issue
-			}
-			on = t.st.Outcome(c.id)
-			if t.st.Frozen() && frozen == "" {
-				frozen = fmt.Sprintf("tampering on #%d (comment %d): %s", issue, t.st.Tampered[0].CommentID, t.st.Tampered[0].Reason)
-			}
-		}
-		if on == nil { // not posted (yet): nothing resolved it
-			on = &ledger.Outcome{ID: c.id, Outcome: c.o}
-			for _, d := range c.o.Decisions {
-				on.Decisions = append(on.Decisions, &ledger.Decision{Decision: d})
-			}
-		}
-		outcomes = append(outcomes, on)
+	outcomes, frozen, firstIssue, err := h.threadsOf(ctx, gh, owner, repo, carried, pr, threads)
+	if err != nil {
+		return s, err
 	}
 	outcomes, stale, err := h.unstale(ctx, gh, owner, repo, cfg, outcomes, sha)
 	if err != nil {
@@ -120,11 +95,53 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		v = ledger.Verdict{State: "error", Description: "phasegate config invalid: " + invalid}
 	}
 	s.State, s.Description = v.State, v.Description
+	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads)
+}
+
+// threadsOf folds the issue of each carried outcome (once per issue, kept
+// in threads) and returns the outcomes as their ledgers record them (an
+// outcome not posted yet has nothing resolved), the first tampering found
+// and the first issue.
+func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, carried []carriedOutcome, pr *headPR, threads map[int]*thread) (
+	outcomes []*ledger.Outcome, frozen string, firstIssue int, err error) {
+	for _, c := range carried {
+		issue, ok := outcome.IssueOf(c.value, pr.number())
+		var on *ledger.Outcome
+		if ok {
+			t := threads[issue]
+			if t == nil {
+				if t, err = h.load(ctx, gh, owner, repo, issue); err != nil {
+					return nil, "", 0, err
+				}
+				threads[issue] = t
+			}
+			if firstIssue == 0 {
+				firstIssue = issue
+			}
+			on = t.st.Outcome(c.id)
+			if t.st.Frozen() && frozen == "" {
+				frozen = fmt.Sprintf("tampering on #%d (comment %d): %s", issue, t.st.Tampered[0].CommentID, t.st.Tampered[0].Reason)
+			}
+		}
+		if on == nil { // not posted (yet): nothing resolved it
+			on = &ledger.Outcome{ID: c.id, Outcome: c.o}
+			for _, d := range c.o.Decisions {
+				on.Decisions = append(on.Decisions, &ledger.Decision{Decision: d})
+			}
+		}
+		outcomes = append(outcomes, on)
+	}
+	return outcomes, frozen, firstIssue, nil
+}
+
+// publish sets s on sha, linking the newest phasegate comment of the first
+// thread (the anchor), records it in the threads' histories and returns it.
+func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, first *thread, threads map[int]*thread) (ghclient.Status, error) {
 	var history []ghclient.Status
-	if t := threads[firstIssue]; t != nil {
-		if c, ok := t.comment(t.st.Tip); ok {
+	if first != nil {
+		if c, ok := first.comment(first.st.Tip); ok {
 			s.TargetURL = c.HTMLURL
-			if t.fresh[c.ID] {
+			if first.fresh[c.ID] {
 				history = []ghclient.Status{} // posted by this run: no status points at it yet
 			}
 		}

@@ -125,18 +125,11 @@ func (h *Handler) reply(ctx context.Context, gh GitHub, t *thread, command int64
 // resolve carries out one /resolve. It returns the reply line when it is
 // refused; ok when a resolution was recorded.
 func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, cmd command.Command, res *Result, log *slog.Logger) (string, bool, error) {
-	target, already := findTarget(t.st, cmd, c.ID)
-	who := mention(c.Author)
-	if target == nil && already != nil {
-		// A resolution a push made stale takes a new one on the new head.
-		st, err := h.staleAt(ctx, gh, t.owner, t.repo, t.cfg, already.outcome, already.decision, headOf(t, already.outcome))
-		if err != nil {
-			return "", false, err
-		}
-		if st != nil {
-			target, already = already, nil
-		}
+	target, already, err := h.findTarget(ctx, gh, t, cmd, c.ID)
+	if err != nil {
+		return "", false, err
 	}
+	who := mention(c.Author)
 	switch {
 	case target == nil && already != nil:
 		already := already.decision
@@ -240,6 +233,20 @@ func findTarget(st *ledger.State, cmd command.Command, commentID int64) (*target
 		}
 	}
 	return nil, already
+}
+
+// findTarget is findTarget, where a resolution a push made stale
+// (decisions.invalidate_on_push) takes a new one on the new head.
+func (h *Handler) findTarget(ctx context.Context, gh GitHub, t *thread, cmd command.Command, commentID int64) (*target, *target, error) {
+	target, already := findTarget(t.st, cmd, commentID)
+	if target != nil || already == nil {
+		return target, already, nil
+	}
+	st, err := h.staleAt(ctx, gh, t.owner, t.repo, t.cfg, already.outcome, already.decision, headOf(t, already.outcome))
+	if err != nil || st == nil {
+		return nil, already, err
+	}
+	return already, nil, nil
 }
 
 // headOf is the commit a resolution of o's decisions is given on now: the

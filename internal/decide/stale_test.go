@@ -1,8 +1,11 @@
 package decide
 
 import (
+	"context"
+	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
 )
@@ -40,6 +43,54 @@ func TestCovers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := covers(tc.o, tc.file); got != tc.want {
 				t.Errorf("covers(%s) = %v, want %v", tc.file, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStaleModes: decisions.invalidate_on_push decides which pushes after
+// an approval make phasegate/decisions pending again on the new head.
+func TestStaleModes(t *testing.T) {
+	const moved = "abad1deaabad1deaabad1deaabad1deaabad1dea"
+	tests := []struct {
+		name, config string
+		changed      string
+		want         string // the state on the new head
+	}{
+		{name: "unit, a file of the outcome's directory", changed: "outcomes/preq.md", want: "pending"},
+		{name: "unit, a file elsewhere", changed: "src/app.go", want: "success"},
+		{name: "unit, the next phase's outcome", changed: "outcomes/feature-042-technical-plan.outcome.yaml", want: "success"},
+		{name: "all, a file elsewhere", config: "all", changed: "src/app.go", want: "pending"},
+		{name: "none, a file of the outcome's directory", config: "none", changed: "outcomes/preq.md", want: "success"},
+		{name: "unit, history rewritten", changed: "", want: "pending"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			if tc.config != "" {
+				w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("decisions:\n  invalidate_on_push: "+tc.config+"\n"))
+			}
+			w.postOutcome(seed, source, bot)
+			w.say("alice", "/resolve D-001 approve")
+			if st, _ := w.fake.LatestStatus(owner, repo, headSHA, ContextDecisions); st.State != "success" {
+				t.Fatalf("after the approval: %+v", st)
+			}
+			w.fake.SetFile(owner, repo, moved, source, []byte(seed))
+			w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: moved, Actor: "agent-bot"})
+			cmp := ghfake.Comparison{Files: []ghfake.File{{Filename: tc.changed, Status: "modified"}}}
+			if tc.changed == "" {
+				cmp = ghfake.Comparison{Status: "diverged", AheadBy: 1, BehindBy: 1, Files: []ghfake.File{{Filename: "src/app.go", Status: "modified"}}}
+			}
+			w.fake.SetComparison(owner, repo, headSHA, moved, cmp)
+			if err := w.h.SyncPullRequest(context.Background(), w.gh, owner, repo, prNumber); err != nil {
+				t.Fatal(err)
+			}
+			st, _ := w.fake.LatestStatus(owner, repo, moved, ContextDecisions)
+			if st.State != tc.want {
+				t.Errorf("phasegate/decisions on the new head = %+v, want %s", st, tc.want)
+			}
+			if tc.want == "pending" && (!strings.Contains(st.Description, "D-001 (approve on "+headSHA[:12]+") is stale") || !strings.Contains(st.Description, "/resolve D-001 approve")) {
+				t.Errorf("description %q does not name the decision, the commit and the command", st.Description)
 			}
 		})
 	}
