@@ -96,3 +96,34 @@ func route(p string) string {
 	}
 	return strings.Join(parts, "/")
 }
+
+// TestAPICallsPerResolveCold measures the same /resolve as a process that
+// starts for it (the action: no ETag cache, no pushers read before), for
+// the record; the budget above is the long-running App's.
+func TestAPICallsPerResolveCold(t *testing.T) {
+	w := newWorld(t)
+	w.postOutcome(seed, source, bot)
+	for i := 0; i < 997; i++ {
+		w.fake.AddComment(owner, repo, w.issue, "chatter", fmt.Sprintf("comment %d: looks good so far", i))
+	}
+	w.fake.ResetCalls()
+	w.say("alice", "/resolve D-001 approve")
+	calls := w.fake.Calls()
+	others := map[string]int{}
+	for _, c := range calls {
+		others[c.Method+" "+route(c.Path)]++
+	}
+	var lines []string
+	for k, v := range others {
+		lines = append(lines, fmt.Sprintf("%s ×%d", k, v))
+	}
+	sort.Strings(lines)
+	t.Logf("cold /resolve on an issue with %d comments: %d calls:\n  %s", len(w.fake.Comments(owner, repo, w.issue)), len(calls), strings.Join(lines, "\n  "))
+	// A fresh process also reads what the App keeps between deliveries:
+	// the config, the outcome file at its commit and at the head, the pull
+	// request's files and who pushed its branch.
+	comments := len(w.fake.Comments(owner, repo, w.issue))
+	if budget := 10 + (comments+99)/100 + 5; len(calls) > budget {
+		t.Errorf("%d calls for a cold /resolve on %d comments, want at most %d", len(calls), comments, budget)
+	}
+}
