@@ -90,6 +90,30 @@ func TestRedTeamAnchorsAndPushers(t *testing.T) {
 			rt.want(!strings.HasPrefix(rt.d001(), "approve"), "the reject was erased and replaced: %s", rt.d001())
 			rt.wantFrozen(before)
 		}},
+		{name: "1 every phasegate comment deleted, then the outcome posted again", run: func(rt *redTeam) {
+			rt.open(seedFiles)
+			rt.say("carol", "/resolve D-001 reject")
+			for _, c := range rt.fake.Comments(rtOwner, rtRepo, rt.issue) {
+				rt.fake.DeleteComment(c.ID) // the outcome, the reject and its command
+			}
+			for _, l := range rt.fake.Labels(rtOwner, rtRepo, rt.issue) {
+				rt.fake.UnlabelIssue(rtOwner, rtRepo, rt.issue, l)
+			}
+			rt.head = rt.commit(map[string]string{"src/app.go": "package app\n"})
+			rt.fake.Push(rtOwner, rtRepo, ghfake.Push{Ref: rtBranch, After: rt.head, Actor: "agent-bot"})
+			rt.fake.SetPullRequestFiles(rtOwner, rtRepo, rt.pr, rt.diff(rt.base, rt.head))
+			ev := map[string]any{"action": "synchronize", "number": rt.pr, "sender": map[string]any{"login": "agent-bot"},
+				"pull_request": map[string]any{"number": rt.pr, "head": map[string]any{"sha": rt.head, "ref": rtBranch}, "base": map[string]any{"sha": rt.base},
+					"user": map[string]any{"login": "agent-bot"}}, "repository": map[string]any{"default_branch": "main"}}
+			code, log := rt.runAction(rt.env("pull_request", ev))
+			rt.want(code != exitOK && strings.Contains(log, "every phasegate comment of the issue was deleted"),
+				"exit %d, want a failed run saying the thread was wiped:\n%s", code, log)
+			rt.want(len(rt.state().Outcomes) == 0, "the outcome was posted again on the wiped thread")
+			rt.fake.AddComment(rtOwner, rtRepo, rt.issue, "alice", "/resolve D-001 approve")
+			rt.reconcile()
+			rt.want(rt.d001() == "", "the erased reject was replaced: %s", rt.d001())
+			rt.want(rt.decisions().State != "success", "phasegate/decisions after the wipe = %+v", rt.decisions())
+		}},
 		{name: "3 the agent approves its own outcome after a person opened the pull request", run: func(rt *redTeam) {
 			// The agent pushes its branch; a person opens the pull request.
 			rt.head = rt.commit(seedFiles)

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -284,6 +285,34 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 func markerCommits(body string) []string {
 	if marks := outcome.ParseMarkers(body); len(marks) > 0 && marks[0].Kind == outcome.KindOutcome {
 		return []string{marks[0].Commit}
+	}
+	return nil
+}
+
+// ErrWiped is the error of posting on an issue whose phasegate comments
+// were all deleted.
+var ErrWiped = errors.New("every phasegate comment of the issue was deleted")
+
+// checkWiped refuses to post on a thread that holds no phasegate comment
+// when phasegate's identity labelled the issue before (the issue's events,
+// which nobody can delete, say so): someone deleted every phasegate comment
+// of it, which no chain or anchor can show (nothing names the comments any
+// more). Re-posting the outcome would reopen decisions that were taken.
+func (h *Handler) checkWiped(ctx context.Context, gh GitHub, t *thread) error {
+	if t.st.Tip != 0 || len(t.st.Tampered) > 0 {
+		return nil
+	}
+	events, err := gh.LabelEvents(ctx, t.owner, t.repo, t.issue)
+	if err != nil {
+		return fmt.Errorf("reading the label events of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+	}
+	identity := t.cfg.IdentityOrDefault()
+	for _, e := range events {
+		l := strings.ToLower(e.Label)
+		if strings.EqualFold(e.Actor, identity) && (l == LabelPending || strings.HasPrefix(l, labelPhasePrefix)) {
+			return fmt.Errorf("%s/%s#%d: %w (phasegate labelled it %s before, and none of its comments is on the thread): "+
+				"decisions taken there cannot be reopened; post the Phase Outcome on a new issue", t.owner, t.repo, t.issue, ErrWiped, e.Label)
+		}
 	}
 	return nil
 }

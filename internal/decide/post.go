@@ -81,6 +81,9 @@ func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, iss
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkWiped(ctx, gh, t); err != nil {
+		return nil, err
+	}
 	var posted []PostedOutcome
 	for _, o := range outs {
 		if t.st.Outcome(outcome.ID(o.Canonical)) != nil {

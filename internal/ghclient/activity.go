@@ -172,3 +172,38 @@ func (c *Client) statusHistory(ctx context.Context, owner, repo, sha string, con
 	}
 	return out, nil
 }
+
+// LabelEvent is who labelled or unlabelled an issue, from its events.
+type LabelEvent struct {
+	Event string // "labeled" or "unlabeled"
+	Label string
+	Actor string // "" when GitHub records none
+}
+
+// LabelEvents lists who labelled and unlabelled an issue, oldest first (GET
+// /repos/{owner}/{repo}/issues/{number}/events; nobody can delete an event).
+// At most 10 pages of 100 events are read; more is an error wrapping
+// ErrTruncated, with what was read.
+func (c *Client) LabelEvents(ctx context.Context, owner, repo string, number int) ([]LabelEvent, error) {
+	ctx = withOp(ctx, "LabelEvents")
+	opts := &github.ListOptions{PerPage: 100}
+	var out []LabelEvent
+	for page := 0; ; page++ {
+		if page == 10 {
+			return out, fmt.Errorf("read the events of %s#%d: more than 10 pages: %w", repoName(owner, repo), number, ErrTruncated)
+		}
+		list, resp, err := c.gh.Issues.ListIssueEvents(ctx, owner, repo, number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("read the events of %s#%d: %w", repoName(owner, repo), number, err)
+		}
+		for _, e := range list {
+			if e.GetEvent() == "labeled" || e.GetEvent() == "unlabeled" {
+				out = append(out, LabelEvent{Event: e.GetEvent(), Label: e.GetLabel().GetName(), Actor: e.GetActor().GetLogin()})
+			}
+		}
+		if resp == nil || resp.NextPage == 0 || resp.NextPage <= opts.Page {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

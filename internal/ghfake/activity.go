@@ -406,3 +406,11 @@ func (s *Server) getRef(q *req) reply {
 		"object": map[string]any{"type": "commit", "sha": sha, "url": base + "/git/commits/" + sha},
 	}}
 }
+
+// ForgetActivity empties the repository's activity log, as if GitHub no
+// longer listed pushes that old; branches stay where they are.
+func (s *Server) ForgetActivity(owner, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repoLocked(owner, name).activity = nil
+}

@@ -211,6 +211,18 @@ type issue struct {
 	createdAt time.Time
 	updatedAt time.Time
 	pr        *PullRequest // non-nil for pull requests
+	events    []issueEvent // labeled and unlabeled, oldest first
+}
+
+// issueEvent is an entry of an issue's events (GET
+// /repos/{o}/{r}/issues/{n}/events): who labelled or unlabelled it. Nobody
+// can delete one.
+type issueEvent struct {
+	id        int64
+	event     string // labeled, unlabeled
+	label     string
+	actor     string // "" for none recorded
+	createdAt time.Time
 }
 
 type comment struct {
@@ -492,7 +504,7 @@ func (s *Server) addIssueLocked(r *repo, title, body, author string, labels []st
 	is := &issue{number: r.next, title: title, body: body, state: "open", author: author, createdAt: now, updatedAt: now}
 	r.next++
 	for _, l := range labels {
-		s.labelIssueLocked(r, is, l)
+		s.labelIssueLocked(r, is, l, author)
 	}
 	r.issues[is.number] = is
 	return is
@@ -509,7 +521,7 @@ func (s *Server) LabelIssue(owner, name string, number int, labels ...string) {
 		panic(fmt.Sprintf("ghfake: LabelIssue: no issue %s/%s#%d", owner, name, number))
 	}
 	for _, l := range labels {
-		s.labelIssueLocked(r, is, l)
+		s.labelIssueLocked(r, is, l, "")
 	}
 }
 
@@ -526,6 +538,8 @@ func (s *Server) UnlabelIssue(owner, name string, number int, label string) {
 	for _, l := range is.labels {
 		if !strings.EqualFold(l, label) {
 			kept = append(kept, l)
+		} else {
+			s.issueEventLocked(is, "unlabeled", l, "")
 		}
 	}
 	is.labels = kept

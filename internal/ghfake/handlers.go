@@ -45,6 +45,7 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/issues/:number/labels", (*Server).listLabels),
 	r("POST", "repos/:owner/:repo/issues/:number/labels", (*Server).addLabels),
 	r("DELETE", "repos/:owner/:repo/issues/:number/labels/:name", (*Server).removeLabel),
+	r("GET", "repos/:owner/:repo/issues/:number/events", (*Server).listIssueEvents),
 	r("GET", "repos/:owner/:repo/collaborators/:user/permission", (*Server).getPermission),
 	r("GET", "orgs/:org/teams/:slug/memberships/:user", (*Server).getMembership),
 	r("POST", "repos/:owner/:repo/statuses/:sha", (*Server).createStatus),
@@ -384,7 +385,7 @@ func (s *Server) commentOf(q *req) (*repo, *comment, bool) {
 	return rp, c, true
 }
 
-func (s *Server) labelIssueLocked(rp *repo, is *issue, name string) {
+func (s *Server) labelIssueLocked(rp *repo, is *issue, name, actor string) {
 	k := strings.ToLower(name)
 	l, ok := rp.labels[k]
 	if !ok {
@@ -398,6 +399,35 @@ func (s *Server) labelIssueLocked(rp *repo, is *issue, name string) {
 	}
 	is.labels = append(is.labels, l.name)
 	sort.Slice(is.labels, func(i, j int) bool { return strings.ToLower(is.labels[i]) < strings.ToLower(is.labels[j]) })
+	s.issueEventLocked(is, "labeled", l.name, actor)
+}
+
+// issueEventLocked records an event of the issue at the fake's clock.
+func (s *Server) issueEventLocked(is *issue, event, label, actor string) {
+	is.events = append(is.events, issueEvent{id: s.nextID(), event: event, label: label, actor: actor, createdAt: s.now().UTC()})
+}
+
+// listIssueEvents is GET /repos/{owner}/{repo}/issues/{number}/events,
+// oldest first.
+func (s *Server) listIssueEvents(q *req) reply {
+	rp, is, ok := s.issueOf(q)
+	if !ok {
+		return notFound()
+	}
+	out := []any{}
+	for _, e := range is.events {
+		var actor any
+		if e.actor != "" {
+			actor = s.userJSON(e.actor)
+		}
+		out = append(out, map[string]any{
+			"id": e.id, "node_id": fmt.Sprintf("LE_%d", e.id),
+			"url":   q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/issues/events/" + strconv.FormatInt(e.id, 10),
+			"actor": actor, "event": e.event, "commit_id": nil, "commit_url": nil, "created_at": ts(e.createdAt),
+			"label": map[string]any{"name": e.label, "color": "ededed"}, "performed_via_github_app": nil,
+		})
+	}
+	return reply{status: 200, list: out}
 }
 
 // resolveRef maps a branch name to its SHA; anything else is returned as is.
@@ -880,7 +910,7 @@ func (s *Server) addLabels(q *req) reply {
 		}
 	}
 	for _, n := range names {
-		s.labelIssueLocked(rp, is, n)
+		s.labelIssueLocked(rp, is, n, q.login)
 	}
 	is.updatedAt = s.now().UTC()
 	return reply{status: 200, body: s.issueLabels(q, rp, is)}
@@ -895,6 +925,7 @@ func (s *Server) removeLabel(q *req) reply {
 	for i, l := range is.labels {
 		if strings.EqualFold(l, name) {
 			is.labels = append(is.labels[:i:i], is.labels[i+1:]...)
+			s.issueEventLocked(is, "unlabeled", l, q.login)
 			is.updatedAt = s.now().UTC()
 			return reply{status: 200, body: s.issueLabels(q, rp, is)}
 		}

@@ -1,0 +1,85 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
+)
+
+// TestPushersFailClosed: when GitHub cannot say who pushed the change's
+// branch, nobody can be shown not to have pushed it, so the outcome's
+// decisions cannot be resolved; the reply says why. Never "nobody pushed".
+func TestPushersFailClosed(t *testing.T) {
+	const branch = "feature-100"
+	tests := []struct {
+		name  string
+		setup func(w *world)
+		want  string // a substring of the reply; "" when alice may resolve
+	}{
+		{name: "every push has an account and none is alice's", setup: func(w *world) {}},
+		{name: "alice pushed the branch", setup: func(w *world) {
+			w.fake.Push(owner, repo, ghfake.Push{Ref: branch, After: headSHA, Actor: "alice", Force: true})
+		}, want: "you pushed commits to `feature-100`"},
+		{name: "a push with no account", setup: func(w *world) {
+			w.fake.Push(owner, repo, ghfake.Push{Ref: branch, After: headSHA, Actor: "", Force: true})
+		}, want: "has no GitHub account"},
+		{name: "no push listed at all", setup: func(w *world) {
+			w.fake.ForgetActivity(owner, repo)
+		}, want: "does not show who pushed its head"},
+		{name: "the push of the head is not listed", setup: func(w *world) {
+			w.fake.ForgetActivity(owner, repo)
+			w.fake.AddActivity(owner, repo, ghfake.Activity{Type: "push", Ref: "refs/heads/" + branch, Before: strings.Repeat("b", 40), After: strings.Repeat("c", 40), Actor: "agent-bot"})
+		}, want: "does not show who pushed its head"},
+		{name: "more pushes than phasegate reads", setup: func(w *world) {
+			for i := 0; i < 1001; i++ {
+				w.fake.Push(owner, repo, ghfake.Push{Ref: branch, After: fmt.Sprintf("%040x", i+1), Actor: "agent-bot"})
+			}
+			w.fake.Push(owner, repo, ghfake.Push{Ref: branch, After: headSHA, Actor: "agent-bot"})
+		}, want: "more pushes than phasegate reads"},
+		{name: "GitHub refuses the activity", setup: func(w *world) {
+			w.fake.FailNext(1, 404, "/activity")
+		}, want: "did not say who pushed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.postOutcome(seed, source, bot)
+			tc.setup(w)
+			w.say("alice", "/resolve D-001 approve")
+			d := w.state().Outcome(w.ids[source]).Decision("D-001")
+			if tc.want == "" {
+				if d.Resolution == nil {
+					t.Fatalf("alice was refused:\n%s", w.lastReply())
+				}
+				return
+			}
+			if d.Resolution != nil {
+				t.Fatalf("resolved by %s although %s", d.Resolution.By, tc.want)
+			}
+			if !strings.Contains(w.lastReply(), tc.want) {
+				t.Errorf("reply does not say %q:\n%s", tc.want, w.lastReply())
+			}
+		})
+	}
+}
+
+// TestPushersAreReadAgainOnANewHead: the pushers of one head are kept for
+// the process, but a new head is read again.
+func TestPushersAreReadAgainOnANewHead(t *testing.T) {
+	w := newWorld(t)
+	w.postOutcome(seed, source, bot)
+	ctx := context.Background()
+	if err := w.h.SyncPullRequest(ctx, w.gh, owner, repo, prNumber); err != nil { // reads the pushers of headSHA
+		t.Fatal(err)
+	}
+	const moved = "abad1deaabad1deaabad1deaabad1deaabad1dea"
+	w.fake.SetFile(owner, repo, moved, source, []byte(seed))
+	w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: moved, Actor: "alice"})
+	w.say("alice", "/resolve D-001 approve")
+	if d := w.state().Outcome(w.ids[source]).Decision("D-001"); d.Resolution != nil {
+		t.Fatalf("alice, who pushed the new head, resolved it:\n%s", w.lastReply())
+	}
+}
