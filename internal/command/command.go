@@ -110,7 +110,8 @@ type Command struct {
 	// Reason says, for Invalid and Unknown, what is wrong, in Markdown that
 	// can be posted as it is: it quotes the comment's words only in code
 	// spans and only when they consist of letters, digits, '.', '_', ':' or
-	// '-' (at most 64), so it holds no mention, reference, link or HTML.
+	// '-' (at most 64), so it holds no mention, reference, link or HTML; a
+	// character of the comment it names by its code point only (U+202E).
 	Reason string
 	// Suggestion is, for Unknown, the command the author probably meant:
 	// "/resolve", "/decisions" or "/phasegate help".
@@ -281,7 +282,7 @@ func (p *parser) paragraphLine(n int, ln string, info lineInfo, hidden bool) boo
 			p.res.LongLines++
 			verdict = slashOther
 		} else {
-			cmd, verdict = parseLine(vis)
+			cmd, verdict = parseLine(vis, text)
 		}
 	}
 	if p.collect >= 0 {
@@ -492,8 +493,9 @@ func isWord(s string) bool {
 	return true
 }
 
-// parseLine reads the visible text of a line that starts with "/".
-func parseLine(s string) (Command, verdict) {
+// parseLine reads the visible text s of a line that starts with "/"; line
+// is its text as written.
+func parseLine(s, line string) (Command, verdict) {
 	tok, rest := nextToken(s)
 	tok = trimVerbPunct(tok) // `/resolve: D-001 approve`
 	if len(tok) < 2 || tok[0] != '/' || !isWord(tok[1:]) {
@@ -502,8 +504,11 @@ func parseLine(s string) (Command, verdict) {
 	word := strings.ToLower(tok[1:])
 	switch word {
 	case "resolve", "decisions", "phasegate":
-		if hasControl(s) {
-			return invalid("the line holds a control character; retype the command"), slashOurs
+		// Checked on the line as written, HTML comments and all: a
+		// command is refused rather than read from text that differs
+		// from what a reader sees.
+		if why := hiddenProblem(line); why != "" {
+			return invalid(why), slashOurs
 		}
 	}
 	switch word {

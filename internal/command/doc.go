@@ -72,11 +72,54 @@
 //
 // Words are separated by runs of spaces, tabs, other Unicode space
 // separators (NO-BREAK SPACE, the en, em and ideographic spaces, …) and
-// LINE/PARAGRAPH SEPARATOR. Invisible characters (zero-width space and
-// joiners, word joiner, soft hyphen, byte order mark, direction marks and
-// overrides, variation selectors, tags, Hangul fillers) are removed from
-// the words wherever they occur, so "D-0\u200b01" is D-001. A command line
-// with a control character other than TAB is Invalid.
+// LINE/PARAGRAPH SEPARATOR.
+//
+// # Invisible characters
+//
+// A command is what it looks like. A /resolve, /decisions or /phasegate
+// line is Invalid, with a reason that names the character by its code
+// point and asks for the command to be retyped, when anywhere on it (the
+// command words, the rationale after them, even an HTML comment) there is
+//
+//   - a control character other than TAB;
+//   - a format character (Unicode category Cf): the direction marks,
+//     embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+//     U+202A–U+202E, U+2066–U+2069), the zero-width space, non-joiner and
+//     joiner, the word joiner and invisible operators, the soft hyphen, the
+//     byte order mark, U+180E, the interlinear annotation characters, tags
+//     (U+E0000–U+E007F), …;
+//   - the combining grapheme joiner, the Hangul and Khmer fillers, or a
+//     variation selector (U+FE00–U+FE0F, U+E0100–U+E01EF);
+//   - or a character reference (&#x202E;, &#8238;, &rlm;, &zwj;) for any
+//     of these, which GitHub renders as the character itself. References
+//     are decoded as CommonMark does wherever they are on the line: one in
+//     a code span, or after a backslash, shows as written, and is refused
+//     all the same.
+//
+// Such a character is never dropped to read the command: `/resolve D-`
+// U+202E `100` U+202C ` approve` shows as /resolve D-001 approve, and
+// names D-100. It is refused anywhere on the line, the rationale after the
+// command words included: a reader takes in the line as one, and cannot
+// see where the parser's words end (it drops punctuation after the ID and
+// the option, and any space character separates words); a direction
+// control right after the words lays out the text shown next to them; and
+// the rationale is recorded and passed on as written, where tag
+// characters could carry text no reviewer saw. No one types these
+// characters by hand.
+//
+// Two exceptions are part of how visible text is drawn, and can neither
+// hide nor reorder it: a zero-width joiner or non-joiner between two
+// visible characters that are not ASCII (emoji sequences such as 👩‍💻,
+// Persian and Indic words), and a variation selector after such a character
+// (❤️, a CJK variant) or before U+20E3 (the keycap 1️⃣). Written as a
+// character reference, neither is allowed. Command words are ASCII, so
+// both can only be in the rationale; right-to-left letters, emoji and any
+// other visible text may be there as they are.
+//
+// An invisible character before the "/" makes the line no command at all
+// (rule 2 above). A line of the rationale after the command line is not a
+// command line: control and direction characters are removed from it (see
+// Rationale).
 //
 // # Grammar
 //
@@ -106,7 +149,8 @@
 // A `/resolve`, `/decisions` or `/phasegate` line that does not fit the
 // grammar is Invalid: no ID, no option, an ID that is not one (or an
 // option written before the ID), an empty phase before ':', more than one
-// ':', a phase or option of other characters, a control character.
+// ':', a phase or option of other characters, a control or invisible
+// character (see above).
 // `/phasegate` followed by a word other than help is Unknown.
 //
 // A slash word close to a command word — Damerau–Levenshtein distance at

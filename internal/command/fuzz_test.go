@@ -70,6 +70,45 @@ func checkResult(t *testing.T, body string, res Result) {
 			t.Fatalf("command on a line of %d bytes", len(c.Raw))
 		}
 		checkCommand(t, c)
+		checkShown(t, c)
+	}
+}
+
+// checkShown: a command that is carried out (resolve, decisions, help) is
+// on a line whose rendering holds no control character, direction control
+// or other format character but the joiners (which the parser allows
+// between visible characters other than ASCII): what is read is what is
+// shown. The line is rendered with goldmark, so character references are
+// decoded by another implementation than the parser's.
+func checkShown(t *testing.T, c Command) {
+	t.Helper()
+	if bad := shownViolation(c); bad != "" {
+		t.Fatal(bad)
+	}
+}
+
+func shownViolation(c Command) string {
+	if c.Kind != Resolve && c.Kind != Decisions && c.Kind != Help {
+		return ""
+	}
+	var out strings.Builder
+	if err := renderer.Convert([]byte(c.Raw), &out); err != nil {
+		return "render: " + err.Error()
+	}
+	z := html.NewTokenizer(strings.NewReader(out.String()))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return ""
+		}
+		if tt != html.TextToken && tt != html.CommentToken {
+			continue
+		}
+		for _, r := range string(z.Text()) {
+			if r != '\n' && (isControl(r) || isBidi(r) || unicode.Is(unicode.Cf, r) && r != 0x200c && r != 0x200d) {
+				return fmt.Sprintf("%s command on line %q, which renders U+%04X", c.Kind, c.Raw, r)
+			}
+		}
 	}
 }
 

@@ -283,9 +283,11 @@ func TestParseUnicode(t *testing.T) {
 		{name: "crlf fence", body: "```\r\n/resolve D-001 approve\r\n```\r\n/resolve D-002 capture", want: []Command{resolve(4, "D-002", "capture")}},
 		{name: "no-break spaces separate", body: "/resolve\u00a0D-001\u00a0approve\u00a0ok", want: []Command{withRationale(resolve(1, "D-001", "approve"), "ok")}},
 		{name: "other spaces separate", body: "/resolve\u2003D-001\u3000approve\u202fok", want: []Command{withRationale(resolve(1, "D-001", "approve"), "ok")}},
-		{name: "zero-width characters around words", body: "/resolve \u200bD-001\u200c \ufeffapprove\u2060", want: []Command{resolve(1, "D-001", "approve")}},
-		{name: "zero-width characters inside words", body: "/reso\u200blve D-0\u200d01 app\u00adrove", want: []Command{resolve(1, "D-001", "approve")}},
-		{name: "direction override inside a word", body: "/resolve D-001 \u202eevorppa", want: []Command{resolve(1, "D-001", "evorppa")}},
+		// Invisible characters are never dropped to read a command: the line
+		// is Invalid (TestParseInvisibleCharacters).
+		{name: "zero-width characters around words", body: "/resolve \u200bD-001\u200c \ufeffapprove\u2060", want: []Command{bad(1, hiddenChar("U+200B"))}},
+		{name: "zero-width characters inside words", body: "/reso\u200blve D-0\u200d01 app\u00adrove", want: []Command{bad(1, hiddenChar("U+200B"))}},
+		{name: "direction override inside a word", body: "/resolve D-001 \u202eevorppa", want: []Command{bad(1, hiddenChar("U+202E"))}},
 		{name: "zero-width space before the slash: not a command", body: "\u200b/resolve D-001 approve", want: nil},
 		{name: "no-break space before the slash: not a command", body: "\u00a0/resolve D-001 approve", want: nil},
 		{name: "fullwidth solidus: not a command", body: "／resolve D-001 approve", want: nil},

@@ -1,6 +1,9 @@
 package command
 
 import (
+	"fmt"
+	"html"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,9 +19,9 @@ func isSeparator(r rune) bool {
 // isInvisible reports whether r is drawn as nothing: format characters
 // (zero-width space, joiners, word joiner, soft hyphen, byte order mark,
 // direction marks, embeddings and isolates, tags), the combining grapheme
-// joiner, variation selectors and the Hangul and Khmer fillers. Such
-// characters are dropped from the words of a command, so that what is
-// parsed is what a reader sees.
+// joiner, variation selectors and the Hangul and Khmer fillers. A command
+// line holding one is Invalid (hiddenRune, which allows a few between
+// visible characters that are not ASCII).
 func isInvisible(r rune) bool {
 	if r < 0xad {
 		return false
@@ -26,7 +29,7 @@ func isInvisible(r rune) bool {
 	switch {
 	case r == 0x034f, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x3164, r == 0xffa0:
 		return true
-	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
+	case isVariationSelector(r):
 		return true
 	}
 	return unicode.Is(unicode.Cf, r)
@@ -38,6 +41,12 @@ func isControl(r rune) bool {
 	return (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }
 
+// isVariationSelector reports whether r is a variation selector (VS1–VS16,
+// VS17–VS256).
+func isVariationSelector(r rune) bool {
+	return r >= 0xfe00 && r <= 0xfe0f || r >= 0xe0100 && r <= 0xe01ef
+}
+
 // isBidi reports whether r changes the direction of the text around it or
 // is a byte order mark; these are dropped from a rationale (the other
 // invisible characters, such as the joiners inside emoji, are kept).
@@ -46,29 +55,12 @@ func isBidi(r rune) bool {
 		(r >= 0x2066 && r <= 0x2069) || r == 0xfeff
 }
 
-// hasControl reports whether s holds a control character.
-func hasControl(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if isControl(rune(c)) {
-				return true
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if isControl(r) {
-			return true
-		}
-		i += n
-	}
-	return false
-}
-
 // nextToken skips separators and invisible characters at the start of s
 // and returns the word that follows (up to the next separator, with the
 // invisible characters inside it removed) and the rest of s after it.
+// parseLine refuses a phasegate command line that holds one before it
+// reads the words; the removal only lets a near miss (`/reslove` with a
+// zero-width space) be answered with its suggestion.
 func nextToken(s string) (tok, rest string) {
 	i := 0
 	for i < len(s) {
@@ -194,4 +186,163 @@ func visibleText(s string, open bool) (string, bool) {
 			s, open = s[i+2:], true
 		}
 	}
+}
+
+// hiddenProblem says why the command line s cannot be read as written, or
+// "": it holds a control character or an invisible character (hiddenRune).
+// The reason names the character by its code point only, so it can be
+// posted as it is.
+func hiddenProblem(s string) string {
+	r, ref, ok := hiddenRune(s)
+	if !ok {
+		return ""
+	}
+	why := fmt.Sprintf("this command contains an invisible or bidirectional control character, U+%04X", r)
+	if name := hiddenName(r); name != "" {
+		why += " (" + name + ")"
+	}
+	if ref {
+		why += ", written as an HTML character reference"
+	}
+	return why + ", which makes what is read differ from what is shown; retype the command without it"
+}
+
+// hiddenRune returns the first character of the command line s that is
+// drawn as nothing or changes how the text around it is drawn, and whether
+// s writes it as a character reference (&#x202E;, &rlm;), which GitHub
+// renders as the character itself: a control character other than TAB,
+// or an invisible one (isInvisible) that drawnWith does not allow.
+// References are decoded as CommonMark does, wherever they are on the line
+// (in a code span, or after a backslash, one shows as written: refusing it
+// all the same errs on the safe side); none of the characters a reference
+// stands for is allowed.
+func hiddenRune(s string) (r rune, ref, ok bool) {
+	prev := rune(0) // the character before, as shown; 0 at the start
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '&' {
+			if dec, n := charRef(s[i:]); n > 0 {
+				for _, r := range dec {
+					if isControl(r) || isInvisible(r) {
+						return r, true, true
+					}
+					prev = r
+				}
+				i += n
+				continue
+			}
+		}
+		if c < utf8.RuneSelf {
+			if isControl(rune(c)) {
+				return rune(c), false, true
+			}
+			prev = rune(c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if isControl(r) || isInvisible(r) && !drawnWith(r, prev, s[i+n:]) {
+			return r, false, true
+		}
+		prev = r
+		i += n
+	}
+	return 0, false, false
+}
+
+// drawnWith reports whether the invisible character r, after prev and
+// before the text next, is part of how the characters around it are drawn
+// and can neither hide nor reorder text: a zero-width joiner or non-joiner
+// between two visible characters that are not ASCII (emoji sequences such
+// as 👩‍💻, Persian and Indic words), or a variation selector after one (❤️)
+// or in a keycap (1️⃣). The words of a command are ASCII, so neither can be
+// part of one.
+func drawnWith(r, prev rune, next string) bool {
+	n, _ := utf8.DecodeRuneInString(next)
+	switch {
+	case r == 0x200c || r == 0x200d:
+		return (shownNonASCII(prev) || isVariationSelector(prev)) && shownNonASCII(n)
+	case isVariationSelector(r):
+		return shownNonASCII(prev) || n == 0x20e3
+	}
+	return false
+}
+
+// shownNonASCII reports whether r is a visible character other than ASCII:
+// not a space, a control, an invisible character or U+FFFD.
+func shownNonASCII(r rune) bool {
+	return r >= utf8.RuneSelf && r != utf8.RuneError && !isSeparator(r) && !isControl(r) && !isInvisible(r)
+}
+
+// maxEntityName is the longest name of an HTML named character reference
+// (CounterClockwiseContourIntegral), with room to spare.
+const maxEntityName = 32
+
+// charRef reads the character reference that starts s ("&"), as CommonMark
+// reads one: &#, 1 to 7 decimal digits and ";"; &#x or &#X, 1 to 6 hex
+// digits and ";"; or & and the name of an HTML5 entity and ";". It returns
+// the characters it stands for and its length in bytes, or 0 when s does
+// not start with one (then the "&" shows as written).
+func charRef(s string) (string, int) {
+	if len(s) > 1 && s[1] == '#' {
+		start, most, base := 2, 7, 10
+		if len(s) > 2 && (s[2] == 'x' || s[2] == 'X') {
+			start, most, base = 3, 6, 16
+		}
+		j := start
+		for j < len(s) && j-start <= most && isBaseDigit(s[j], base) {
+			j++
+		}
+		if j == start || j-start > most || j == len(s) || s[j] != ';' {
+			return "", 0
+		}
+		v, _ := strconv.ParseUint(s[start:j], base, 32)
+		if v == 0 || v > unicode.MaxRune || v >= 0xd800 && v <= 0xdfff {
+			v = unicode.ReplacementChar // CommonMark: an invalid code point is U+FFFD
+		}
+		return string(rune(v)), j + 1
+	}
+	j := 1
+	for j < len(s) && j <= maxEntityName && (isASCIILetter(s[j]) || isDigit(s[j])) {
+		j++
+	}
+	if j == 1 || j == len(s) || s[j] != ';' {
+		return "", 0
+	}
+	ref := s[:j+1]
+	// html decodes a known entity name and the ";"; it also decodes a
+	// legacy name that merely starts the word (&notit; → ¬it;), which
+	// CommonMark does not, and leaves anything else as it is.
+	if dec := html.UnescapeString(ref); dec != ref && !strings.HasSuffix(dec, ";") {
+		return dec, j + 1
+	}
+	return "", 0
+}
+
+func isBaseDigit(c byte, base int) bool {
+	return isDigit(c) || base == 16 && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')
+}
+
+// hiddenNames are the names of the invisible characters people meet most.
+var hiddenNames = map[rune]string{
+	0x00ad: "SOFT HYPHEN", 0x061c: "ARABIC LETTER MARK",
+	0x200b: "ZERO WIDTH SPACE", 0x200c: "ZERO WIDTH NON-JOINER", 0x200d: "ZERO WIDTH JOINER",
+	0x200e: "LEFT-TO-RIGHT MARK", 0x200f: "RIGHT-TO-LEFT MARK",
+	0x202a: "LEFT-TO-RIGHT EMBEDDING", 0x202b: "RIGHT-TO-LEFT EMBEDDING", 0x202c: "POP DIRECTIONAL FORMATTING",
+	0x202d: "LEFT-TO-RIGHT OVERRIDE", 0x202e: "RIGHT-TO-LEFT OVERRIDE",
+	0x2060: "WORD JOINER", 0x2066: "LEFT-TO-RIGHT ISOLATE", 0x2067: "RIGHT-TO-LEFT ISOLATE",
+	0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE", 0xfeff: "ZERO WIDTH NO-BREAK SPACE",
+}
+
+// hiddenName is the name of r, or what kind of character it is, or "".
+func hiddenName(r rune) string {
+	switch {
+	case hiddenNames[r] != "":
+		return hiddenNames[r]
+	case r >= 0xe0000 && r <= 0xe007f:
+		return "a tag character"
+	case isVariationSelector(r):
+		return "a variation selector"
+	}
+	return ""
 }
