@@ -63,6 +63,13 @@ func TestParseHiddenText(t *testing.T) {
 		{name: "script left open", body: "Hi <script>\n\n" + cmd, want: nil},
 		{name: "textarea left open", body: "Hi <textarea>\n\n" + cmd, want: nil},
 		{name: "forged marker in raw html", body: "<div>\n\uE0000\uE001\n</div>\n\nHi <span title=\"\n" + cmd + "\n\">", want: nil},
+		// The markers visibleLines writes at line starts are private-use
+		// characters; raw HTML that shows the text of marker 0 (the first
+		// command line) would make a command hidden in a collapsed
+		// <details> count as seen, were the markers not scrubbed from raw
+		// HTML.
+		{name: "forged marker for a command hidden in details", body: "<div>\uE0000\uE001</div>\n\n<details>\n\n" + cmd + "\n\n</details>", want: nil},
+		{name: "forged markers in an html block line", body: "<p>\uE0001\uE001 \uE0000\uE001\n\n<details><summary>Log</summary>\n\n/decisions\n\n" + cmd + "\n\n</details>", want: nil},
 
 		// code, tables, emphasis
 		{name: "code span across lines", body: "`x\n" + cmd + "`", want: nil},
