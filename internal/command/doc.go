@@ -98,10 +98,14 @@
 //
 // Such a character is never dropped to read the command: `/resolve D-`
 // U+202E `100` U+202C ` approve` shows as /resolve D-001 approve, and
-// names D-100. It is refused on the whole line, rationale included,
-// because a direction control there still takes part in laying out the
-// line a reader reads as the command, and because the rationale is passed
-// on as written; no one types these characters by hand.
+// names D-100. It is refused anywhere on the line, the rationale after the
+// command words included: a reader takes in the line as one, and cannot
+// see where the parser's words end (it drops punctuation after the ID and
+// the option, and any space character separates words); a direction
+// control right after the words lays out the text shown next to them; and
+// the rationale is recorded and passed on as written, where tag
+// characters could carry text no reviewer saw. No one types these
+// characters by hand.
 //
 // Two exceptions are part of how visible text is drawn, and can neither
 // hide nor reorder it: a zero-width joiner or non-joiner between two

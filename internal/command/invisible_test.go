@@ -46,13 +46,13 @@ func TestParseInvisibleCharacters(t *testing.T) {
 		{name: "isolate around the option", body: "/resolve D-001 \u2067evorppa\u2069", want: []Command{bad(1, hiddenChar("U+2067"))}},
 		{name: "override in the verb", body: "/reso\u202elve D-001 approve", want: []Command{bad(1, hiddenChar("U+202E"))}},
 		{name: "override in the phase", body: "/resolve requi\u202erements:D-001 approve", want: []Command{bad(1, hiddenChar("U+202E"))}},
-		// The rationale is on the line a reader reads as the command, and
-		// a control there can still change how that line is laid out (an
-		// isolate or embedding opened there and closed earlier, a mark
-		// that regroups the neutral characters and digits before it); the
-		// rationale is also passed on to the pipeline. No one types these
-		// by hand: the whole line is refused rather than guessing which
-		// part of it a control reaches.
+		// A control in the rationale after the option makes the whole line
+		// Invalid too: a reader takes in the line as one and cannot see
+		// where the parser's words end (`approve.` is the option approve,
+		// any space character separates words), a control right after the
+		// option lays out the text shown next to it, and the rationale is
+		// recorded and passed on as written. No one types these by hand,
+		// so refusing the line costs nothing and leaves nothing to guess.
 		{name: "override in the rationale after the option", body: "/resolve D-001 approve \u202eevil", want: []Command{bad(1, hiddenChar("U+202E"))}},
 		{name: "mark in the rationale after the option", body: "/resolve D-001 approve looks good \u200f", want: []Command{bad(1, hiddenChar("U+200F"))}},
 		{name: "bidi after decisions", body: "/decisions \u202e", want: []Command{bad(1, hiddenChar("U+202E"))}},
@@ -77,9 +77,16 @@ func TestParseInvisibleCharacters(t *testing.T) {
 		{name: "tag character in the id", body: "/resolve D-001\U000E0031 approve", want: []Command{bad(1, hiddenChar("U+E0031"))}},
 		{name: "variation selector in the id", body: "/resolve D-001\ufe0f approve", want: []Command{bad(1, hiddenChar("U+FE0F (a variation selector)"))}},
 		{name: "variation selector after an ascii letter of the rationale", body: "/resolve D-001 approve ok\ufe0e", want: []Command{bad(1, hiddenChar("U+FE0E"))}},
+		{name: "first variation selector", body: "/resolve D-001\ufe00 approve", want: []Command{bad(1, hiddenChar("U+FE00 (a variation selector)"))}},
+		{name: "first supplementary variation selector", body: "/resolve D-001\U000E0100 approve", want: []Command{bad(1, hiddenChar("U+E0100 (a variation selector)"))}},
+		{name: "last supplementary variation selector", body: "/resolve D-001\U000E01EF approve", want: []Command{bad(1, hiddenChar("U+E01EF (a variation selector)"))}},
+		{name: "cancel tag", body: "/resolve D-001 approve 🏴\U000E007F", want: []Command{bad(1, hiddenChar("U+E007F (a tag character)"))}},
+		{name: "literal c1 control", body: "/resolve D-001 approve \u0085", want: []Command{bad(1, hiddenChar("U+0085"))}},
 		{name: "combining grapheme joiner", body: "/resolve D-001 appr\u034fove", want: []Command{bad(1, hiddenChar("U+034F"))}},
 		{name: "hangul filler as a word", body: "/resolve D-001 approve \u3164", want: []Command{bad(1, hiddenChar("U+3164"))}},
 		{name: "zero width joiner before an emoji", body: "/resolve D-001 approve \u200d👍", want: []Command{bad(1, hiddenChar("U+200D"))}},
+		{name: "zero width joiner after invalid utf-8", body: "/resolve D-001 approve \xff\u200d👍", want: []Command{bad(1, hiddenChar("U+200D"))}},
+		{name: "zero width joiner before a no-break space", body: "/resolve D-001 approve 👍\u200d\u00a0", want: []Command{bad(1, hiddenChar("U+200D"))}},
 		{name: "two joiners in a row", body: "/resolve D-001 approve 👨\u200d\u200d👩", want: []Command{bad(1, hiddenChar("U+200D"))}},
 
 		// character references render as the character
@@ -91,6 +98,10 @@ func TestParseInvisibleCharacters(t *testing.T) {
 		{name: "named joiner even between emoji", body: "/resolve D-001 approve 👨&zwj;👩", want: []Command{bad(1, hiddenChar("U+200D"))}},
 		{name: "named soft hyphen", body: "/resolve D-001 appr&shy;ove", want: []Command{bad(1, hiddenChar("U+00AD"))}},
 		{name: "tag character reference", body: "/resolve D-001 approve &#xE0041;", want: []Command{bad(1, hiddenChar("U+E0041"))}},
+		{name: "a control after references", body: "/resolve D-001 approve &#233;&eacute;\u202e", want: []Command{bad(1, hiddenChar("U+202E"))}},
+		{name: "one-digit reference", body: "/resolve D-001 approve &#7;", want: []Command{bad(1, hiddenChar("U+0007"))}},
+		{name: "seven-digit decimal reference", body: "/resolve D-001 approve &#0008238;", want: []Command{bad(1, hiddenChar("U+202E"))}},
+		{name: "lower-case hex reference", body: "/resolve D-001 approve &#xfeff;", want: []Command{bad(1, hiddenChar("U+FEFF"))}},
 		{name: "control character reference", body: "/resolve D-001 approve &#27;[31m", want: []Command{bad(1, hiddenChar("U+001B"))}},
 		{name: "c1 control reference", body: "/resolve D-001 approve &#x85;", want: []Command{bad(1, hiddenChar("U+0085"))}},
 
@@ -109,6 +120,20 @@ func TestParseInvisibleCharacters(t *testing.T) {
 		{name: "right-to-left text on the line before", body: "שלום\n/resolve D-001 approve", want: []Command{resolve(2, "D-001", "approve")}},
 		{name: "entities that show as text", body: "/resolve D-001 approve R&D &amp; caf&eacute; &#233; &#x41; &notanentity; &#x202E", want: []Command{
 			withRationale(resolve(1, "D-001", "approve"), "R&D &amp; caf&eacute; &#233; &#x41; &notanentity; &#x202E")}},
+		{name: "references to no character show U+FFFD", body: "/resolve D-001 approve &#0; &#xD800; &#x110000;", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "&#0; &#xD800; &#x110000;")}},
+		{name: "an ampersand at the end", body: "/resolve D-001 approve a &", want: []Command{withRationale(resolve(1, "D-001", "approve"), "a &")}},
+		{name: "a reference cut off at the end", body: "/resolve D-001 approve &#\n\n/resolve D-002 x &#x\n\n/resolve D-003 y &#12", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "&#"), withRationale(resolve(3, "D-002", "x"), "&#x"), withRationale(resolve(5, "D-003", "y"), "&#12")}},
+		{name: "references that are not numbers", body: "/resolve D-001 approve &#; &#x; &#+8238; &#8_238; &#xG; &#12a;", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "&#; &#x; &#+8238; &#8_238; &#xG; &#12a;")}},
+		{name: "invalid utf-8 is not a control character", body: "/resolve D-001 approve caf\x80\x9f", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "caf\ufffd\ufffd")}},
+		{name: "a name cut off at the end", body: "/resolve D-001 approve a &amp", want: []Command{withRationale(resolve(1, "D-001", "approve"), "a &amp")}},
+		{name: "a joiner after the emoji a reference stands for", body: "/resolve D-001 approve &#x1F468;\u200d👩 caf&eacute;\u200cé", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "&#x1F468;\u200d👩 caf&eacute;\u200cé")}},
+		{name: "a tab in the rationale", body: "/resolve D-001 approve a\tb", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "a b")}},
 		{name: "too many digits for a reference", body: "/resolve D-001 approve &#x000202E; &#00008238;", want: []Command{
 			withRationale(resolve(1, "D-001", "approve"), "&#x000202E; &#00008238;")}},
 		{name: "escaped entity shows as written", body: "/resolve D-001 approve &amp;#x202E;", want: []Command{

@@ -216,7 +216,7 @@ func hiddenProblem(s string) string {
 // (in a code span, or after a backslash, one shows as written: refusing it
 // all the same errs on the safe side); none of the characters a reference
 // stands for is allowed.
-func hiddenRune(s string) (r rune, ref, ok bool) {
+func hiddenRune(s string) (hidden rune, ref, found bool) {
 	prev := rune(0) // the character before, as shown; 0 at the start
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -274,10 +274,6 @@ func shownNonASCII(r rune) bool {
 	return r >= utf8.RuneSelf && r != utf8.RuneError && !isSeparator(r) && !isControl(r) && !isInvisible(r)
 }
 
-// maxEntityName is the longest name of an HTML named character reference
-// (CounterClockwiseContourIntegral), with room to spare.
-const maxEntityName = 32
-
 // charRef reads the character reference that starts s ("&"), as CommonMark
 // reads one: &#, 1 to 7 decimal digits and ";"; &#x or &#X, 1 to 6 hex
 // digits and ";"; or & and the name of an HTML5 entity and ";". It returns
@@ -285,25 +281,28 @@ const maxEntityName = 32
 // not start with one (then the "&" shows as written).
 func charRef(s string) (string, int) {
 	if len(s) > 1 && s[1] == '#' {
-		start, most, base := 2, 7, 10
-		if len(s) > 2 && (s[2] == 'x' || s[2] == 'X') {
-			start, most, base = 3, 6, 16
+		digits, most, base := s[2:], 7, 10
+		if digits != "" && (digits[0] == 'x' || digits[0] == 'X') {
+			digits, most, base = digits[1:], 6, 16
 		}
-		j := start
-		for j < len(s) && j-start <= most && isBaseDigit(s[j], base) {
-			j++
-		}
-		if j == start || j-start > most || j == len(s) || s[j] != ';' {
+		end := strings.IndexByte(digits[:min(len(digits), most+1)], ';')
+		if end < 1 {
 			return "", 0
 		}
-		v, _ := strconv.ParseUint(s[start:j], base, 32)
-		if v == 0 || v > unicode.MaxRune || v >= 0xd800 && v <= 0xdfff {
-			v = unicode.ReplacementChar // CommonMark: an invalid code point is U+FFFD
+		v, err := strconv.ParseUint(digits[:end], base, 32)
+		if err != nil {
+			return "", 0
 		}
-		return string(rune(v)), j + 1
+		r := rune(v)
+		if r == 0 {
+			// CommonMark reads &#0; as U+FFFD, as string does a surrogate
+			// or a value past U+10FFFF.
+			r = unicode.ReplacementChar
+		}
+		return string(r), len(s) - len(digits) + end + 1
 	}
 	j := 1
-	for j < len(s) && j <= maxEntityName && (isASCIILetter(s[j]) || isDigit(s[j])) {
+	for j < len(s) && (isASCIILetter(s[j]) || isDigit(s[j])) {
 		j++
 	}
 	if j == 1 || j == len(s) || s[j] != ';' {
@@ -317,10 +316,6 @@ func charRef(s string) (string, int) {
 		return dec, j + 1
 	}
 	return "", 0
-}
-
-func isBaseDigit(c byte, base int) bool {
-	return isDigit(c) || base == 16 && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')
 }
 
 // hiddenNames are the names of the invisible characters people meet most.
