@@ -137,7 +137,7 @@ spec_of() {
 
 # run_gremlins NAME: gremlins on the target's files, raw output in $OUT.
 run_gremlins() {
-	local name=$1 spec pkg files f base start rc=0
+	local name=$1 spec pkg files f base rc=0
 	spec=$(spec_of "$name")
 	IFS='|' read -r _ pkg files <<<"$spec"
 	local excludes=(--exclude-files '/') # files of sub-packages (outcometest)
@@ -155,10 +155,8 @@ run_gremlins() {
 		fi
 	done
 	echo "== gremlins $name: $pkg ($files)" >&2
-	start=$SECONDS
 	bg "$OUT/gremlins-$name.txt" nice -n "$NICE" "$GREMLINS" unleash --workers 1 --timeout-coefficient "$TIMEOUT_COEFFICIENT" \
 		--output "$OUT/gremlins-$name.json" "${excludes[@]}" "./$pkg" || rc=$?
-	echo "$name $((SECONDS - start))" >>"$OUT/seconds.txt"
 	if ((rc != 0)); then
 		echo "run.sh: gremlins failed on $pkg (exit $rc); see $OUT/gremlins-$name.txt" >&2
 		FAILED=$((FAILED + 1))
@@ -181,12 +179,12 @@ table() {
 	local name spec pkg files f json
 	echo "| target (files) | killed | lived | not covered | timed out | not viable | score |"
 	echo "| --- | --- | --- | --- | --- | --- | --- |"
-	for name in $GREMLINS_TARGETS; do
+	for name in $TARGETS; do
 		spec=$(spec_of "$name")
 		IFS='|' read -r _ pkg files <<<"$spec"
 		json=$OUT/gremlins-$name.json
 		if [[ ! -s $json ]]; then
-			echo "| gremlins $pkg ($files) | no result: see gremlins-$name.txt | | | | | |"
+			[[ -e $OUT/gremlins-$name.txt ]] && echo "| gremlins $pkg ($files) | no result: see gremlins-$name.txt | | | | | |"
 			continue
 		fi
 		row "**gremlins $pkg** (${files// /, })" "" "$json"
@@ -211,31 +209,48 @@ named_table() {
 	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s |\n", $1, $2, ($5 == "" ? "–" : $5) }' "$OUT/named.tsv"
 }
 
+# step_seconds STEP SECONDS: records a step's time in $OUT/seconds.txt,
+# replacing the line of an earlier run of the same step.
+step_seconds() {
+	local f=$OUT/seconds.txt
+	touch "$f"
+	grep -v "^$1 " "$f" >"$f.new" || true
+	echo "$1 $2" >>"$f.new"
+	mv "$f.new" "$f"
+}
+
 main() {
 	mkdir -p "$OUT"
-	rm -f "$OUT"/gremlins-*.json "$OUT"/gremlins-*.txt "$OUT/named.tsv" "$OUT/named.log" "$OUT/seconds.txt" "$OUT/summary.md"
+	rm -f "$OUT/summary.md"
 	FAILED=0 MISSING=0
-	local name total_start=$SECONDS named_rc=0
+	local name start total_start=$SECONDS named_rc=0 ran=()
 	if [[ $GREMLINS_TARGETS != none ]]; then
 		install_gremlins
 		for name in $GREMLINS_TARGETS; do
+			spec_of "$name" >/dev/null
+			rm -f "$OUT/gremlins-$name.json" "$OUT/gremlins-$name.txt"
+			start=$SECONDS
 			run_gremlins "$name"
+			step_seconds "$name" $((SECONDS - start))
+			ran+=("gremlins $name")
 		done
-	else
-		GREMLINS_TARGETS=
 	fi
 	if [[ $NAMED == yes ]]; then
 		echo "== named mutations (bench/mutation/mutations.txt)" >&2
-		local start=$SECONDS
+		rm -f "$OUT/named.tsv" "$OUT/named.log"
+		start=$SECONDS
 		go build -o "$WORK/named" ./bench/mutation/named
 		bg "$OUT/named.log" nice -n "$NICE" "$WORK/named" -out "$OUT/named.tsv" -run "$NAMED_RUN" -timeout "$NAMED_TIMEOUT" || named_rc=$?
 		cat "$OUT/named.log" >&2
-		echo "named $((SECONDS - start))" >>"$OUT/seconds.txt"
+		step_seconds named $((SECONDS - start))
+		ran+=(named)
 	fi
 	{
 		echo "# Mutation testing, $(date -u +%Y-%m-%dT%H:%MZ)"
 		echo
-		echo "Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- internal || echo ', with uncommitted changes under internal/'); gremlins $GREMLINS_VERSION, --workers 1, --timeout-coefficient $TIMEOUT_COEFFICIENT; $(nproc) cores; $((SECONDS - total_start)) s in all."
+		echo "This run: ${ran[*]:-nothing} in $((SECONDS - total_start)) s, at commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- internal || echo ' with uncommitted changes under internal/')" \
+			"(internal/ is tree $(git rev-parse --short HEAD:internal)); gremlins $GREMLINS_VERSION, --workers 1, --timeout-coefficient $TIMEOUT_COEFFICIENT; $(nproc) cores." \
+			"Rows of steps not run this time are the results already in this directory."
 		echo
 		echo "Score = killed / (killed + lived). Not covered: gremlins found no test reaching the mutant (it also says so for every \`case\` condition of a tag-less \`switch\`, covered or not; the named mutations cover those defences)."
 		echo
