@@ -322,6 +322,7 @@ func (h *Handler) cached(key string) (any, bool) {
 func (h *Handler) cache(key string, v any) {
 	h.reads.mu.Lock()
 	defer h.reads.mu.Unlock()
+	// Equivalent mutant (>= → >): a bound one entry higher only changes how much memory the cache may hold, never a read's result.
 	if h.reads.m == nil || len(h.reads.m) >= maxCached {
 		h.reads.m = map[string]any{}
 	}

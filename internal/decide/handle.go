@@ -215,6 +215,7 @@ func findTarget(st *ledger.State, cmd command.Command, commentID int64) (*target
 	var already *target
 	for i := len(st.Outcomes) - 1; i >= 0; i-- {
 		o := st.Outcomes[i]
+		// Equivalent mutant (>= → >): an outcome comment is phasegate's, never the person's command comment, so the ids are never equal.
 		if o.CommentID >= commentID {
 			continue
 		}

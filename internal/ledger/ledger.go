@@ -183,6 +183,7 @@ func Fold(comments []Comment, opts Options) *State {
 		if !cs[i].CreatedAt.Equal(cs[j].CreatedAt) {
 			return cs[i].CreatedAt.Before(cs[j].CreatedAt)
 		}
+		// Equivalent mutant (< → <=): equal ids are two listings of one comment, which Add counts once.
 		return cs[i].ID < cs[j].ID
 	})
 	l := New(opts)

@@ -148,6 +148,7 @@ func ParseMarker(line string) (Marker, error) {
 	if len(line) > maxMarker {
 		return m, fmt.Errorf("marker is longer than %d bytes", maxMarker)
 	}
+	// Equivalent mutant (+ → - in the length guard): no line shorter than open+close has both (":" ends one, ">" the other).
 	if !strings.HasPrefix(line, markerOpen) || !strings.HasSuffix(line, markerClose) || len(line) < len(markerOpen)+len(markerClose) {
 		return m, fmt.Errorf("not a phasegate marker")
 	}

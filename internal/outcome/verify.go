@@ -243,6 +243,7 @@ func fencedYAML(above string) ([]byte, bool) {
 				return []byte{}, true
 			}
 			i := strings.Index(after, closing)
+			// Equivalent mutant (< → <=): a block of one empty line is no canonical outcome, so the comment is tampering either way.
 			if i < 0 {
 				return nil, false
 			}
