@@ -35,7 +35,7 @@ NAMED_TIMEOUT=${NAMED_TIMEOUT:-10m}
 # package is excluded, files added later included)
 TARGET_SPECS=(
 	"ledger|internal/ledger|ledger.go"
-	"decide|internal/decide|trust.go handle.go commit.go"
+	"decide|internal/decide|trust.go handle.go commit.go anchor.go pushers.go stale.go post.go"
 	"command|internal/command|visible.go text.go markdown.go"
 	"outcome|internal/outcome|sign.go verify.go marker.go"
 	"gate|internal/gate|gate.go"

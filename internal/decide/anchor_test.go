@@ -108,3 +108,31 @@ func seedOutcome(t *testing.T) NewOutcome {
 	}
 	return NewOutcome{Source: source, Outcome: o, Canonical: canonical, Issue: 42}
 }
+
+// TestRecordDeletion: GitHub's word that a phasegate comment was deleted is
+// recorded on the outcome's commit as a phasegate/ledger failure pointing at
+// it, and the thread is frozen.
+func TestRecordDeletion(t *testing.T) {
+	w := newWorld(t)
+	w.postOutcome(seed, source, bot)
+	ctx := context.Background()
+	_, cmd := w.say("alice", "/resolve D-002 discard")
+	res := w.state().Tip
+	w.fake.DeleteComment(res)
+	w.fake.DeleteComment(cmd)
+	url := "https://github.com/acme/shop/issues/" + strconv.Itoa(w.issue) + "#issuecomment-" + itoa(res)
+	if _, err := w.h.RecordDeletion(ctx, w.gh, Deletion{Owner: owner, Repo: repo, Issue: w.issue, Sender: "mallory",
+		Comment: ghclient.Comment{ID: res, User: bot, HTMLURL: url}}); err != nil {
+		t.Fatal(err)
+	}
+	recorded := false
+	for _, st := range w.fake.Statuses(owner, repo, addedSHA) {
+		recorded = recorded || st.Context == ContextLedger && st.State == "failure" && st.TargetURL == url && strings.Contains(st.Description, "deleted by mallory")
+	}
+	if !recorded {
+		t.Errorf("no %s failure pointing at the deleted comment: %+v", ContextLedger, w.fake.Statuses(owner, repo, addedSHA))
+	}
+	if st, _ := w.fake.LatestStatus(owner, repo, headSHA, ContextDecisions); st.State != "failure" {
+		t.Errorf("%s after the deletion = %+v, want failure", ContextDecisions, st)
+	}
+}

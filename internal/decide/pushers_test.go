@@ -83,3 +83,22 @@ func TestPushersAreReadAgainOnANewHead(t *testing.T) {
 		t.Fatalf("alice, who pushed the new head, resolved it:\n%s", w.lastReply())
 	}
 }
+
+// TestPostRecordsPushers: an outcome's marker records every account GitHub's
+// activity lists as having pushed the change's branch, besides the
+// accounts the event attests.
+func TestPostRecordsPushers(t *testing.T) {
+	w := newWorld(t)
+	w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: headSHA, Actor: "agent-bot", Force: true})
+	w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: headSHA, Actor: "helper-bot", Force: true})
+	w.fake.SetFile(owner, repo, headSHA, source, []byte(seed))
+	posted, err := w.h.PostOutcomes(context.Background(), w.gh, owner, repo, []NewOutcome{seedOutcome(t)},
+		PostMeta{Commit: headSHA, PR: prNumber, Actors: []string{"dave"}, Ref: "feature-100"})
+	if err != nil || len(posted) != 1 {
+		t.Fatalf("posted %d: %v", len(posted), err)
+	}
+	o := w.state().Outcomes[0]
+	if got := strings.Join(o.Actors, ","); got != "dave,helper-bot,agent-bot" {
+		t.Errorf("actors %q, want dave and every pusher of the branch, newest first", got)
+	}
+}

@@ -54,9 +54,11 @@ func TestStaleModes(t *testing.T) {
 	const moved = "abad1deaabad1deaabad1deaabad1deaabad1dea"
 	tests := []struct {
 		name, config string
+		option       string // D-001's resolution; "" approve
 		changed      string
 		want         string // the state on the new head
 	}{
+		{name: "unit, a reject and a file of the outcome's directory", option: "reject", changed: "outcomes/preq.md", want: "failure"},
 		{name: "unit, a file of the outcome's directory", changed: "outcomes/preq.md", want: "pending"},
 		{name: "unit, a file elsewhere", changed: "src/app.go", want: "success"},
 		{name: "unit, the next phase's outcome", changed: "outcomes/feature-042-technical-plan.outcome.yaml", want: "success"},
@@ -71,9 +73,13 @@ func TestStaleModes(t *testing.T) {
 				w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("decisions:\n  invalidate_on_push: "+tc.config+"\n"))
 			}
 			w.postOutcome(seed, source, bot)
-			w.say("alice", "/resolve D-001 approve")
-			if st, _ := w.fake.LatestStatus(owner, repo, headSHA, ContextDecisions); st.State != "success" {
-				t.Fatalf("after the approval: %+v", st)
+			option, before := "approve", "success"
+			if tc.option != "" {
+				option, before = tc.option, "failure"
+			}
+			w.say("alice", "/resolve D-001 "+option)
+			if st, _ := w.fake.LatestStatus(owner, repo, headSHA, ContextDecisions); st.State != before {
+				t.Fatalf("after the resolution: %+v, want %s", st, before)
 			}
 			w.fake.SetFile(owner, repo, moved, source, []byte(seed))
 			w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: moved, Actor: "agent-bot"})
