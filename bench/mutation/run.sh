@@ -209,13 +209,15 @@ named_table() {
 	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s |\n", $1, $2, ($5 == "" ? "–" : $5) }' "$OUT/named.tsv"
 }
 
-# step_seconds STEP SECONDS: records a step's time in $OUT/seconds.txt,
+# step_done STEP SECONDS: records in $OUT/steps.txt how long a step took
+# and on which code it ran (commit, internal/'s tree, uncommitted changes),
 # replacing the line of an earlier run of the same step.
-step_seconds() {
-	local f=$OUT/seconds.txt
+step_done() {
+	local f=$OUT/steps.txt dirty=
+	git diff --quiet HEAD -- internal || dirty=" +uncommitted"
 	touch "$f"
 	grep -v "^$1 " "$f" >"$f.new" || true
-	echo "$1 $2" >>"$f.new"
+	echo "$1 $2s $(git rev-parse --short HEAD) internal/=$(git rev-parse --short HEAD:internal)$dirty $(date -u +%Y-%m-%dT%H:%MZ)" >>"$f.new"
 	mv "$f.new" "$f"
 }
 
@@ -231,7 +233,7 @@ main() {
 			rm -f "$OUT/gremlins-$name.json" "$OUT/gremlins-$name.txt"
 			start=$SECONDS
 			run_gremlins "$name"
-			step_seconds "$name" $((SECONDS - start))
+			step_done "$name" $((SECONDS - start))
 			ran+=("gremlins $name")
 		done
 	fi
@@ -242,15 +244,15 @@ main() {
 		go build -o "$WORK/named" ./bench/mutation/named
 		bg "$OUT/named.log" nice -n "$NICE" "$WORK/named" -out "$OUT/named.tsv" -run "$NAMED_RUN" -timeout "$NAMED_TIMEOUT" || named_rc=$?
 		cat "$OUT/named.log" >&2
-		step_seconds named $((SECONDS - start))
+		step_done named $((SECONDS - start))
 		ran+=(named)
 	fi
 	{
 		echo "# Mutation testing, $(date -u +%Y-%m-%dT%H:%MZ)"
 		echo
-		echo "This run: ${ran[*]:-nothing} in $((SECONDS - total_start)) s, at commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- internal || echo ' with uncommitted changes under internal/')" \
-			"(internal/ is tree $(git rev-parse --short HEAD:internal)); gremlins $GREMLINS_VERSION, --workers 1, --timeout-coefficient $TIMEOUT_COEFFICIENT; $(nproc) cores." \
-			"Rows of steps not run this time are the results already in this directory."
+		echo "This run: ${ran[*]:-nothing} in $((SECONDS - total_start)) s; gremlins $GREMLINS_VERSION, --workers 1," \
+			"--timeout-coefficient $TIMEOUT_COEFFICIENT; $(nproc) cores. Each step's time and the code it ran on are under Steps;" \
+			"a step not run this time shows the results already in this directory."
 		echo
 		echo "Score = killed / (killed + lived). Not covered: gremlins found no test reaching the mutant (it also says so for every \`case\` condition of a tag-less \`switch\`, covered or not; the named mutations cover those defences)."
 		echo
@@ -260,7 +262,9 @@ main() {
 			named_table
 		fi
 		echo
-		echo "Seconds per step: $(tr '\n' ' ' <"$OUT/seconds.txt")"
+		echo "Steps (step, time, commit, internal/ tree, when):"
+		echo
+		sed 's/^/    /' "$OUT/steps.txt"
 	} >"$OUT/summary.md"
 	cat "$OUT/summary.md"
 	if ((named_rc != 0 || FAILED > 0 || MISSING > 0)); then

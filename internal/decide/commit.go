@@ -330,6 +330,7 @@ func (h *Handler) cache(key string, v any) {
 }
 
 func shortSHA(sha string) string {
+	// Equivalent mutant (> → >=): a 12-character sha and its first 12 characters are the same.
 	if len(sha) > 12 {
 		return sha[:12]
 	}

@@ -109,3 +109,24 @@ func TestMutationSourceReadBudget(t *testing.T) {
 		t.Errorf("%d outcome files read, want at most %d", n, maxSourceReads)
 	}
 }
+
+// TestMutationShortSHA: a status that could not be computed names the
+// commit by its first 12 hex digits, so that the reason fits the status's
+// 140 characters; a shorter name is kept whole.
+func TestMutationShortSHA(t *testing.T) {
+	for sha, want := range map[string]string{headSHA: "feedfacefeed", "0123456789ab": "0123456789ab", "abc1234": "abc1234"} {
+		if got := shortSHA(sha); got != want {
+			t.Errorf("shortSHA(%q) = %q, want %q", sha, got, want)
+		}
+	}
+	const pushedSHA = "abcdefabcdefabcdefabcdefabcdefabcdef0123"
+	w := newWorld(t)
+	w.fake.AddCommit(owner, repo, ghfake.Commit{SHA: pushedSHA, Author: "agent-bot", Committer: "agent-bot"})
+	st, err := w.h.SyncCommit(context.Background(), w.gh, owner, repo, pushedSHA, CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != "error" || !strings.Contains(st.Description, "comparing abcdefabcdef with main") {
+		t.Errorf("%s = %s (%s), want error naming abcdefabcdef", ContextDecisions, st.State, st.Description)
+	}
+}
