@@ -355,7 +355,7 @@ func slashWord(text string, buf *[MaxToken]byte) (int, bool) {
 	n, tail := 0, false // tail: in the ':' and ',' after the word
 	for i := 1; i < len(text); {
 		c := text[i]
-		if c >= utf8.RuneSelf {
+		if c >= utf8.RuneSelf { // (a lone byte 0x80, taken for ASCII or decoded, is no word character)
 			r, size := utf8.DecodeRuneInString(text[i:])
 			i += size
 			switch {
@@ -375,7 +375,7 @@ func slashWord(text string, buf *[MaxToken]byte) (int, bool) {
 		case tail || n == len(buf):
 			return 0, false
 		case isASCIILetter(c) || n > 0 && (isDigit(c) || c == '-' || c == '_'):
-			if c >= 'A' && c <= 'Z' {
+			if c >= 'A' && c <= 'Z' { // (no command word has a z: a 'Z' left as it is changes no distance)
 				c += 'a' - 'A'
 			}
 			buf[n] = c
@@ -396,11 +396,8 @@ func commandIndent(ln string) int {
 		case ' ':
 			col++
 		case '\t':
-			col += 4 - col%4
+			return -1 // a tab after at most three columns reaches column 4
 		default:
-			if col > 3 {
-				return -1
-			}
 			return i
 		}
 		if col > 3 {
@@ -419,7 +416,10 @@ func (p *parser) addRationale(s string) {
 		return
 	}
 	if p.ratLen > 0 {
-		if p.ratLen+2 > MaxRationale { // no room for a line break and a character
+		// No room for a line break and a character. (Without this, the line
+		// break would be written and then trimmed by endRationale: the
+		// check only spares writing it.)
+		if p.ratLen+2 > MaxRationale {
 			p.ratCut = true
 			return
 		}
@@ -480,7 +480,11 @@ func trimVerbPunct(s string) string {
 }
 
 // isWord: an ASCII letter, then letters, digits, '-' and '_'; at most
-// MaxToken bytes.
+// MaxToken bytes. parseLine calls it only on the word of a line that
+// classify found to start with a phasegate slash word (slashWord reads the
+// same characters, at most MaxToken, and no one-letter word is
+// phasegate's): it restates that check, so a change to it alone, or to the
+// length check before it in parseLine, changes no result.
 func isWord(s string) bool {
 	if s == "" || len(s) > MaxToken || !isASCIILetter(s[0]) {
 		return false
@@ -636,14 +640,13 @@ func IsID(s string) bool {
 	if s == "" || len(s) > MaxToken || !isASCIILetter(s[0]) {
 		return false
 	}
-	groups, digits := 0, false // groups after the first; whether the current group is all digits
+	digits := false // after a '-', whether the group since the last one is all digits
 	for i := 1; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '-':
 			if s[i-1] == '-' || i == len(s)-1 {
 				return false
 			}
-			groups++
 			digits = true
 		case isDigit(c):
 		case isASCIILetter(c):
@@ -652,7 +655,7 @@ func IsID(s string) bool {
 			return false
 		}
 	}
-	return groups > 0 && digits
+	return digits // set only after a '-': there is a group after the first
 }
 
 // isName: an ASCII letter or digit, then letters, digits, '.', '_' and

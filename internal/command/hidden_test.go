@@ -59,6 +59,9 @@ func TestParseHiddenText(t *testing.T) {
 		{name: "struck out with html", body: "Hi <del>\n" + cmd + "\n</del>", want: nil},
 		{name: "struck out with tildes", body: "~~" + cmd + "~~", want: nil},
 		{name: "struck out across lines", body: "~~x\n" + cmd + "~~", want: nil},
+		// An end tag closes only an element that is open: stray ones do not
+		// cancel the next hiding element.
+		{name: "stray end tags before a subscript", body: "x <details></details></details></sub><sub>\n" + cmd + "\n</sub>", want: nil},
 		{name: "closed subscript before the line", body: "H<sub>2</sub>O\n" + cmd, want: ok},
 		{name: "script left open", body: "Hi <script>\n\n" + cmd, want: nil},
 		{name: "textarea left open", body: "Hi <textarea>\n\n" + cmd, want: nil},

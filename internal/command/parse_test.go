@@ -148,9 +148,16 @@ func TestParseInvalid(t *testing.T) {
 		{name: "option with an escape", body: "/resolve D-001 appro\\ve", want: []Command{bad(1, notOption)}},
 		{name: "option that is only punctuation", body: "/resolve D-001 ...", want: []Command{bad(1, notOption)}},
 		{name: "option too long", body: "/resolve D-001 " + strings.Repeat("a", 65), want: []Command{bad(1, notOption)}},
+		{name: "option of the longest length", body: "/resolve D-001 " + strings.Repeat("a", 64), want: []Command{resolve(1, "D-001", strings.Repeat("a", 64))}},
+		{name: "longest word is quoted", body: "/resolve " + strings.Repeat("a", 64) + " approve", want: []Command{bad(1, "`"+strings.Repeat("a", 64)+"` "+notID)}},
+		{name: "longer word is not quoted", body: "/resolve " + strings.Repeat("a", 65) + " approve", want: []Command{bad(1, "the first word after `/resolve` "+notID)}},
+		{name: "word with a dot is quoted", body: "/resolve v1.2 approve", want: []Command{bad(1, "`v1.2` "+notID)}},
 		{name: "id too long", body: "/resolve D-" + strings.Repeat("1", 63) + " approve", want: []Command{bad(1, notID)}},
 		{name: "control character", body: "/resolve D-001 approve\x07", want: []Command{bad(1, controlChar)}},
 		{name: "control character in help", body: "/phasegate help\x00", want: []Command{bad(1, controlChar)}},
+		{name: "delete", body: "/resolve D-001 approve\x7f", want: []Command{bad(1, controlChar)}},
+		{name: "last c1 control", body: "/resolve D-001 approve\u009f", want: []Command{bad(1, controlChar)}},
+		{name: "unit separator", body: "/resolve D-001 approve\x1f", want: []Command{bad(1, controlChar)}},
 		{name: "escape sequence", body: "/resolve D-001 \x1b[31mapprove", want: []Command{bad(1, controlChar)}},
 		{name: "unknown subcommand", body: "/phasegate frobnicate", want: []Command{{Line: 1, Kind: Unknown, Suggestion: "/phasegate help", Reason: "`frobnicate` " + notSubcomand}}},
 		{name: "phasegate resolve", body: "/phasegate resolve D-001 approve", want: []Command{{Line: 1, Kind: Unknown, Suggestion: "/resolve", Reason: "write `/resolve D-001 approve`"}}},
@@ -168,6 +175,8 @@ func TestParseNearMiss(t *testing.T) {
 		{name: "two edits", body: "/descisons", want: []Command{near(1, "/decisions")}},
 		{name: "phasegate misspelled", body: "/phasegat help", want: []Command{near(1, "/phasegate help")}},
 		{name: "subcommand misspelled", body: "/phasegate hlp", want: []Command{{Line: 1, Kind: Unknown, Suggestion: "/phasegate help", Reason: "`hlp` " + notSubcomand + "; did you mean `/phasegate help`?"}}},
+		{name: "two letters more than phasegate", body: "/phasegatess", want: []Command{near(1, "/phasegate help")}},
+		{name: "upper case, one edit", body: "/PHASEGATEA", want: []Command{near(1, "/phasegate help")}},
 		{name: "three edits is too far", body: "/revlose D-001 approve\n/rslv D-001 approve", want: nil},
 		{name: "other bots are ignored", body: "/lgtm\n/approve\n/assign @octocat\n/hold\n/retest\n/help\n/cc @a\n/remove lgtm\n/kind bug", want: nil},
 		{name: "other words are ignored", body: "/shrug\n/giphy cats\n/me waves", want: nil},
@@ -209,6 +218,10 @@ func TestParseMarkdown(t *testing.T) {
 		{name: "indented code", body: "    /resolve D-001 approve\n\n" + ok, want: []Command{okCmd(3)}},
 		{name: "tab-indented code", body: "\t/resolve D-001 approve\n\n" + ok, want: []Command{okCmd(3)}},
 		{name: "indented continuation line is not a command", body: "text\n    /resolve D-001 approve", want: nil},
+		{name: "tab-indented continuation line is not a command", body: "text\n\t/resolve D-001 approve\n\ntext\n \t/resolve D-002 approve", want: nil},
+		// A comment that a paragraph leaves open ends with it, also when a
+		// raw HTML block follows at once (GitHub escapes the "<!--").
+		{name: "unclosed inline comment ends at an html block", body: "a <!-- b\n<div>\n\n" + ok, want: []Command{okCmd(4)}},
 		{name: "code in a list item", body: "- item\n\n      /resolve D-001 approve\n\n" + ok, want: []Command{okCmd(5)}},
 		{name: "html comment block", body: "<!--\n/resolve D-001 approve\n-->\n" + ok, want: []Command{okCmd(4)}},
 		{name: "html comment block with blank lines", body: "<!-- template:\n\n/resolve D-001 approve\n\n-->\n" + ok, want: []Command{okCmd(6)}},
@@ -269,6 +282,12 @@ func TestParseRationale(t *testing.T) {
 			{Line: 1, Kind: Resolve, ID: "D-001", Option: "approve", Rationale: long[:2*(MaxRationale-2)] + "\nm", RationaleTruncated: true}}},
 		{name: "no line break at the cap", body: "/resolve D-001 approve\n" + long[:2*(MaxRationale-1)] + "\nmore", want: []Command{
 			{Line: 1, Kind: Resolve, ID: "D-001", Option: "approve", Rationale: long[:2*(MaxRationale-1)], RationaleTruncated: true}}},
+		{name: "a line of the longest length is read", body: "/resolve D-001 approve\n" + strings.Repeat("x", MaxLineLen), want: []Command{
+			{Line: 1, Kind: Resolve, ID: "D-001", Option: "approve", Rationale: strings.Repeat("x", MaxRationale), RationaleTruncated: true}}},
+		{name: "slash lines that are no words", body: "/resolve D-001 approve\n/\n/ x\n/\u00a0y\n/:", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "/\n/ x\n/\u00a0y\n/:")}},
+		{name: "direction controls are dropped from following lines", body: "/resolve D-001 approve\na\u061cb\u200ec\u200fd\u202ae\u202bf\u202cg\u202dh\u202ei\u2066j\u2067k\u2068l\u2069m\ufeffn", want: []Command{
+			withRationale(resolve(1, "D-001", "approve"), "abcdefghijklmn")}},
 		{name: "a long line ends it", body: "/resolve D-001 approve\nshort\n" + strings.Repeat("x", MaxLineLen+1) + "\nmore", want: []Command{
 			withRationale(resolve(1, "D-001", "approve"), "short")}},
 	})

@@ -13,7 +13,7 @@ import (
 // a tab, any other Unicode space separator (NO-BREAK SPACE, the en and em
 // spaces, IDEOGRAPHIC SPACE, …), LINE SEPARATOR or PARAGRAPH SEPARATOR.
 func isSeparator(r rune) bool {
-	return r == ' ' || r == '\t' || r == 0x2028 || r == 0x2029 || (r >= 0x80 && unicode.Is(unicode.Zs, r))
+	return r == ' ' || r == '\t' || r == 0x2028 || r == 0x2029 || (r >= 0xa0 && unicode.Is(unicode.Zs, r))
 }
 
 // isInvisible reports whether r is drawn as nothing: format characters
@@ -63,7 +63,7 @@ func isBidi(r rune) bool {
 // zero-width space) be answered with its suggestion.
 func nextToken(s string) (tok, rest string) {
 	i := 0
-	for i < len(s) {
+	for i < len(s) { // (at len(s), DecodeRuneInString would return U+FFFD, which ends the loop too)
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if !isSeparator(r) && !isInvisible(r) {
 			break
@@ -73,7 +73,7 @@ func nextToken(s string) (tok, rest string) {
 	start, clean := i, true
 	for i < len(s) {
 		c := s[i]
-		if c < utf8.RuneSelf {
+		if c < utf8.RuneSelf { // (a lone byte 0x80, decoded, is neither a separator nor invisible)
 			if c == ' ' || c == '\t' {
 				break
 			}
@@ -271,6 +271,7 @@ func drawnWith(r, prev rune, next string) bool {
 // shownNonASCII reports whether r is a visible character other than ASCII:
 // not a space, a control, an invisible character or U+FFFD.
 func shownNonASCII(r rune) bool {
+	// (U+0080 is a control character: r > 0x80 would say the same.)
 	return r >= utf8.RuneSelf && r != utf8.RuneError && !isSeparator(r) && !isControl(r) && !isInvisible(r)
 }
 

@@ -108,7 +108,7 @@ func visibleLines(body string) (lines map[int]bool, ok bool) {
 // deeper than MaxDepth or its paragraphs cost more than maxMarkdownWork.
 func markdownSource(body string, starts map[int]int) (src string, ok bool) {
 	var b strings.Builder
-	b.Grow(len(body) + 1)
+	b.Grow(len(body) + 1) // a capacity hint: any size gives the same text
 	sc := newScanner(MaxDepth)
 	work, para, paraLen, paraPunct := 0, 0, 0, 0
 	blanks := 0
@@ -246,6 +246,9 @@ func seenMarkers(doc string, marked []int) map[int]bool {
 			if hidingElements[string(name)] {
 				open[string(name)]++
 				hidden++
+				// rawName restates hidden: every raw-text element is a hiding
+				// element, and the tokenizer yields no tag inside raw text, so
+				// hidden > 0 whenever rawName is set.
 				if r := rawTextName(string(name)); r != "" {
 					rawName = r
 				}
@@ -271,6 +274,8 @@ func seenMarkers(doc string, marked []int) map[int]bool {
 				}
 				t = t[i+len(string(markOpen)):]
 				j := strings.IndexRune(t, markClose)
+				// Markers are scrubbed from raw HTML, and the ones written
+				// here always hold an index: j > 0, and k < len(marked).
 				if j < 0 {
 					break
 				}
