@@ -101,3 +101,22 @@ func TestStaleModes(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleFailsClosed: when GitHub cannot compare the commit an approval
+// was given on with the new head, phasegate/decisions is error, never
+// success.
+func TestStaleFailsClosed(t *testing.T) {
+	const moved = "abad1deaabad1deaabad1deaabad1deaabad1dea"
+	w := newWorld(t)
+	w.postOutcome(seed, source, bot)
+	w.say("alice", "/resolve D-001 approve")
+	w.fake.SetFile(owner, repo, moved, source, []byte(seed))
+	w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: moved, Actor: "agent-bot"})
+	w.fake.FailNext(20, 500, "/compare/")
+	if err := w.h.SyncPullRequest(context.Background(), w.gh, owner, repo, prNumber); err == nil {
+		t.Error("SyncPullRequest succeeded although the comparison failed")
+	}
+	if st, _ := w.fake.LatestStatus(owner, repo, moved, ContextDecisions); st.State != "error" {
+		t.Errorf("phasegate/decisions on the new head = %+v, want error", st)
+	}
+}
