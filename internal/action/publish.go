@@ -3,11 +3,11 @@ package action
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -24,68 +24,21 @@ const (
 // carried is an outcome file that this push or pull request adds (or changes:
 // a changed outcome is also an error finding, but its decisions still
 // count for the decision status).
-type carried struct {
-	doc       *artifact.Document
-	o         *outcome.Outcome
-	canonical []byte
-	id        string
-	issue     int
-	added     bool
-	refused   bool // a finding says why it is not posted
-}
+type carried = checkjob.Carried
 
 // Rule IDs of the posting checks.
 const (
-	ruleOutcomeIssue   = "outcome.issue-open"
-	ruleOutcomeTooMany = "outcome.max-per-push"
+	ruleOutcomeIssue   = checkjob.RuleOutcomeIssue
+	ruleOutcomeTooMany = checkjob.RuleOutcomeTooMany
 )
 
 // vetOutcomes checks, before anything is posted, where each added outcome
-// would go: its issue must be an open issue of the repository (a pull
-// request only when it is this run's own), and one push posts at most
-// outcome.max_per_push outcomes. Each refusal is an error finding on the
+// would go (checkjob.Vet): each refusal is an error finding on the
 // outcome's file, and the outcome is not posted.
 func (r *run) vetOutcomes(ctx context.Context, cr *commitRun, outs []carried) ([]carried, []check.Finding) {
-	var findings []check.Finding
-	refuse := func(c *carried, rule, msg string) {
-		c.refused = true
-		findings = append(findings, check.Finding{File: c.doc.Path, Line: 1, Column: 1, Kind: "outcome.phase-outcome",
-			Rule: rule, Severity: check.SeverityError, Message: msg})
-	}
-	issues := map[int]*ghclient.Issue{}
-	added := 0
-	limit := cr.cfg.Outcome.MaxPerPushOrDefault()
-	for i := range outs {
-		c := &outs[i]
-		if !c.added || c.issue == 0 {
-			continue
-		}
-		if added++; added > limit {
-			refuse(c, ruleOutcomeTooMany, fmt.Sprintf("this change adds more than %d Phase Outcomes (outcome.max_per_push): this one is not posted", limit))
-			continue
-		}
-		is, seen := issues[c.issue]
-		if !seen {
-			got, err := r.gh.Issue(ctx, r.owner, r.repo, c.issue)
-			switch {
-			case err == nil:
-				is = &got
-			case ghclient.IsNotFound(err):
-			default:
-				r.apiError(fmt.Sprintf("read issue #%d", c.issue), err)
-				c.refused = true
-				continue
-			}
-			issues[c.issue] = is
-		}
-		switch {
-		case is == nil:
-			refuse(c, ruleOutcomeIssue, fmt.Sprintf("issue #%d does not exist in this repository: the outcome cannot be posted", c.issue))
-		case is.IsPullRequest && is.Number != cr.pr:
-			refuse(c, ruleOutcomeIssue, fmt.Sprintf("#%d is a pull request other than this run's own: an outcome is posted on an issue, or on the pull request that carries it", c.issue))
-		case is.State != "open":
-			refuse(c, ruleOutcomeIssue, fmt.Sprintf("issue #%d is %s: an outcome is posted only on an open issue", c.issue, report.Terminal(is.State)))
-		}
+	findings, err := checkjob.Vet(ctx, r.gh, r.owner, r.repo, cr.pr, cr.cfg.Outcome.MaxPerPushOrDefault(), outs)
+	if err != nil {
+		r.apiError("vet the Phase Outcomes", err)
 	}
 	return outs, findings
 }
@@ -106,18 +59,18 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 	h := r.handler(cr.in)
 	var news []decide.NewOutcome
 	for _, c := range outs {
-		if c.issue == 0 || !c.added || c.refused {
+		if c.Issue == 0 || !c.Added || c.Refused {
 			continue
 		}
 		switch {
 		case !cr.in.postOutcomes:
-			r.skip("posting " + cr.prefix + c.doc.Path + ": the input post-outcomes is false")
+			r.skip("posting " + cr.prefix + c.Doc.Path + ": the input post-outcomes is false")
 			continue
 		case cr.fork != "":
-			r.skip("posting " + cr.prefix + c.doc.Path + ": the pull request comes from the fork " + cr.fork + ", and phasegate never posts a fork's outcomes")
+			r.skip("posting " + cr.prefix + c.Doc.Path + ": the pull request comes from the fork " + cr.fork + ", and phasegate never posts a fork's outcomes")
 			continue
 		}
-		news = append(news, decide.NewOutcome{Source: cr.prefix + c.doc.Path, Outcome: c.o, Canonical: c.canonical, Issue: c.issue})
+		news = append(news, decide.NewOutcome{Source: cr.prefix + c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
 	}
 	posted := 0
 	if len(news) > 0 && cr.head != "" {
@@ -136,33 +89,22 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 }
 
 // carriedOutcomes are the decoded outcomes that this push or pull request
-// added or changed, with the issue each belongs to.
+// added or changed, with the issue each belongs to (checkjob.CarriedOutcomes).
+// One that names no issue when the run has no pull request is an error
+// annotation: it cannot be posted.
 func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document) []carried {
-	var out []carried
-	for _, d := range docs {
-		change, ok := cr.changed[d.Path]
-		if !ok || change == check.Deleted {
-			continue
-		}
-		o, err := outcome.Parse(d.Value)
-		if err != nil {
-			continue // the schema and rule layers report why
-		}
-		canonical, err := outcome.Canonical(d.Value)
-		if err != nil {
-			continue
-		}
-		issue, ok := outcome.IssueOf(d.Value, cr.pr)
-		if !ok {
-			r.a.WithFieldsMap(map[string]string{"file": report.Terminal(cr.prefix + d.Path), "line": "1", "title": "phasegate outcome.issue"}).
+	out := checkjob.CarriedOutcomes(docs, cr.changed, cr.pr)
+	kept := out[:0]
+	for _, c := range out {
+		if c.Issue == 0 {
+			r.a.WithFieldsMap(map[string]string{"file": report.Terminal(cr.prefix + c.Doc.Path), "line": "1", "title": "phasegate outcome.issue"}).
 				Errorf("%s", "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the run has no pull request: it cannot be posted")
 			r.failed = true
 			continue
 		}
-		out = append(out, carried{doc: d, o: o, canonical: canonical, id: outcome.ID(canonical), issue: issue, added: change == check.Added})
+		kept = append(kept, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].doc.Path < out[j].doc.Path })
-	return out
+	return kept
 }
 
 // actors are the accounts GitHub attests as having made this change, which

@@ -70,6 +70,7 @@ var roles = map[string]Role{
 	"internal/history":             Local,
 	"internal/ghclient":            GitHubClient,
 	"internal/decide":              Handler,
+	"internal/checkjob":            Handler,
 	"internal/action":              Adapter,
 	"internal/server":              Adapter,
 	"internal/cli":                 Adapter,
@@ -175,6 +176,8 @@ var githubWrites = map[string][]string{
 	"CreateIssue":           {"internal/decide"},
 	"RepositoryDispatch":    {"internal/decide"},
 	"CreateStatus":          {"internal/decide", "internal/action"},
+	"CreateCheckRun":        {"internal/decide"},
+	"UpdateCheckRun":        {"internal/decide"},
 }
 
 // Check applies every rule to the packages and returns what breaks them,
@@ -239,7 +242,7 @@ func Check(pkgs map[string]*Package) []Violation {
 			switch {
 			case name == "internal/ghclient" && strings.HasPrefix(imp, "internal/"):
 				add("ghclient-is-a-leaf", name, "imports %s (ghclient knows GitHub, not phasegate)", imp)
-			case name == "internal/decide" && slices.Contains([]string{"internal/action", "internal/server", "internal/cli", "internal/redisx"}, imp):
+			case (name == "internal/decide" || name == "internal/checkjob") && slices.Contains([]string{"internal/action", "internal/server", "internal/cli", "internal/redisx"}, imp):
 				add("decide-below-adapters", name, "imports %s", imp)
 			case name == "internal/action" && imp == "internal/server", name == "internal/server" && imp == "internal/action":
 				add("action-and-server-apart", name, "imports %s (both call decide, never each other)", imp)

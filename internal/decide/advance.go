@@ -129,20 +129,20 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 // read them already, or knows there is none like s (an empty list); nil:
 // read the newest. When the read fails, it writes. It reports whether it
 // wrote.
-func setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, history []ghclient.Status) (bool, error) {
+func (h *Handler) setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, history []ghclient.Status) (bool, error) {
 	cur, ok := ghclient.Status{}, false
 	if len(history) > 0 {
 		cur, ok = history[0], true
 	} else if history != nil {
 		ok = false
-	} else if c, found, err := gh.LatestStatus(ctx, owner, repo, sha, s.Context); err == nil {
+	} else if c, found, err := h.latestRecord(ctx, gh, owner, repo, sha, s.Context); err == nil {
 		cur, ok = c, found
 	}
 	if ok && identity != "" && strings.EqualFold(cur.Creator, identity) && cur.State == s.State &&
 		cur.Description == ghclient.StatusDescription(s.Description) && cur.TargetURL == s.TargetURL {
 		return false, nil
 	}
-	if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
+	if err := h.writeRecord(ctx, gh, owner, repo, sha, s); err != nil {
 		return false, fmt.Errorf("setting %s on %s: %w", s.Context, sha, err)
 	}
 	return true, nil

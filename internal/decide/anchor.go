@@ -132,7 +132,7 @@ func anchorTargets(t *thread) (prs []int, commits []anchorCommit) {
 // readAnchors reads the phasegate statuses of sha and records every
 // phasegate comment of this issue they point at that is gone.
 func (h *Handler) readAnchors(ctx context.Context, gh GitHub, t *thread, sha string) error {
-	history, err := gh.StatusHistory(ctx, t.owner, t.repo, sha, ContextDecisions, ContextLedger)
+	history, err := h.recordHistory(ctx, gh, t.owner, t.repo, sha, ContextDecisions, ContextLedger)
 	if err != nil {
 		return fmt.Errorf("reading the statuses of %s in %s/%s: %w", shortSHA(sha), t.owner, t.repo, err)
 	}
@@ -197,7 +197,7 @@ func (h *Handler) anchorTip(ctx context.Context, gh GitHub, t *thread) error {
 		if anchoredAt(t.history[sha], identity, want) {
 			continue
 		}
-		if err := gh.CreateStatus(ctx, t.owner, t.repo, sha, want); err != nil {
+		if err := h.writeRecord(ctx, gh, t.owner, t.repo, sha, want); err != nil {
 			return fmt.Errorf("anchoring the newest phasegate comment of %s/%s#%d on %s: %w", t.owner, t.repo, t.issue, shortSHA(sha), err)
 		}
 		t.wrote(sha, want)
@@ -272,7 +272,7 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 		s.Description += " by " + d.Sender
 	}
 	for _, sha := range t.anchored {
-		if err := gh.CreateStatus(ctx, d.Owner, d.Repo, sha, s); err != nil {
+		if err := h.writeRecord(ctx, gh, d.Owner, d.Repo, sha, s); err != nil {
 			unlock()
 			return Result{}, fmt.Errorf("recording the deletion of comment %d on %s: %w", id, shortSHA(sha), err)
 		}

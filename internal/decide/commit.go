@@ -65,7 +65,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	}
 	if err != nil {
 		s.State, s.Description = "error", "could not determine the Phase Outcomes this change carries: "+oneLine(err.Error())
-		_, err := setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
+		_, err := h.setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
 		return s, err
 	}
 	if opts.PR != nil && opts.PR.State == "open" && len(carried) > 0 {
@@ -78,7 +78,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	outcomes, stale, err := h.unstale(ctx, gh, owner, repo, cfg, outcomes, sha)
 	if err != nil {
 		s.State, s.Description = "error", "could not tell whether a push made a resolution stale: "+oneLine(err.Error())
-		_, err2 := setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
+		_, err2 := h.setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
 		return s, errors.Join(err, err2)
 	}
 	v := ledger.Decisions(outcomes, cfg.Decisions.NegativeOptions)
@@ -151,7 +151,7 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 			history = contextHistory(hs, true, ContextDecisions)
 		}
 	}
-	wrote, err := setStatus(ctx, gh, owner, repo, sha, identity, s, history)
+	wrote, err := h.setStatus(ctx, gh, owner, repo, sha, identity, s, history)
 	if wrote {
 		for _, t := range threads {
 			t.wrote(sha, s)

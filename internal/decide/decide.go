@@ -63,6 +63,9 @@ type GitHub interface {
 	CommitFiles(ctx context.Context, owner, repo, sha string) (map[string]string, error)
 	RepositoryDispatch(ctx context.Context, owner, repo, eventType string, payload any) error
 	CommentReactors(ctx context.Context, owner, repo string, commentID int64, content string) ([]string, error)
+	CreateCheckRun(ctx context.Context, owner, repo string, cr ghclient.CheckRun) (int64, error)
+	UpdateCheckRun(ctx context.Context, owner, repo string, id int64, cr ghclient.CheckRun) error
+	CheckRunsForRef(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error)
 }
 
 // Locker serialises the handling of one issue (in memory in one process;
@@ -101,6 +104,11 @@ type Handler struct {
 
 	// Notifier, when set, is told of every resolution (serve's notify URL).
 	Notifier Notifier
+
+	// Publish is where gates and anchors are recorded: PublishStatuses
+	// ("" too: the action's way), PublishChecks (the App's check runs) or
+	// PublishBoth.
+	Publish string
 
 	once        sync.Once
 	reads       readCache

@@ -188,6 +188,7 @@ type repo struct {
 	prFiles       map[int][]File
 	dispatches    []Dispatch
 	activity      []Activity // in the order recorded
+	reviews       map[int][]review
 }
 
 type perm struct {

@@ -57,6 +57,7 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/pulls", (*Server).listPulls),
 	r("GET", "repos/:owner/:repo/pulls/:number", (*Server).getPull),
 	r("GET", "repos/:owner/:repo/pulls/:number/files", (*Server).pullFiles),
+	r("GET", "repos/:owner/:repo/pulls/:number/reviews", (*Server).listReviews),
 	r("GET", "repos/:owner/:repo/compare/:basehead", (*Server).compare),
 	r("GET", "repos/:owner/:repo/activity", (*Server).listActivity),
 	r("GET", "repos/:owner/:repo/git/ref/*ref", (*Server).getRef),

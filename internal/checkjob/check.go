@@ -1,0 +1,222 @@
+package checkjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/report"
+)
+
+// RuleChangeTruncated is the warning for a change longer than GitHub lists.
+const RuleChangeTruncated = "change.truncated"
+
+// check runs the checking flow on the commit: the configuration from the
+// default branch, the change, the files through req.Open, the checker,
+// phasegate's own files guarded, and the outcomes vetted. The error means
+// the commit could not be checked (the check then fails).
+func (j *Job) check(ctx context.Context, gh GitHub, req Request) (report.Report, []Carried, config.Config, error) {
+	cfg, findings, err := j.config(ctx, gh, req)
+	if err != nil {
+		return report.Report{}, nil, cfg, err
+	}
+	changed, more, err := j.changed(ctx, gh, req)
+	if err != nil {
+		return report.Report{}, nil, cfg, err
+	}
+	findings = append(findings, more...)
+	fsys, err := req.Open(ctx)
+	if err != nil {
+		return report.Report{}, nil, cfg, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
+	}
+	rec := &recordingFS{FS: fsys}
+	res, err := runFS(ctx, j.Validator, rec, check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
+	if err == nil {
+		err = rec.err()
+	}
+	if err != nil {
+		return report.Report{}, nil, cfg, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
+	}
+	guard, err := j.guard(ctx, gh, req, rec, changed, cfg)
+	if err != nil {
+		return report.Report{}, nil, cfg, err
+	}
+	findings = append(append(findings, res.Findings...), guard...)
+	carried, vetted, err := j.vet(ctx, gh, req, res, changed, cfg)
+	if err != nil {
+		return report.Report{}, nil, cfg, err
+	}
+	findings = append(findings, vetted...)
+	check.Sort(findings)
+	rep := report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
+	if rep.Pipeline == nil {
+		rep.Pipeline = []check.Status{}
+	}
+	rep.Verdict = gate.Compute(findings, res.Statuses)
+	return rep, carried, cfg, nil
+}
+
+// vet picks the outcomes the change carries and vets the added ones for
+// posting (only when they could be posted: a change with a base, not from a
+// fork).
+func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result, changed map[string]check.Change, cfg config.Config) ([]Carried, []check.Finding, error) {
+	if changed == nil || req.Fork != "" || !j.poster(cfg) {
+		return nil, nil, nil
+	}
+	pr := 0
+	if req.PR != nil {
+		pr = req.PR.Number
+	}
+	carried := CarriedOutcomes(res.Outcomes, changed, pr)
+	var findings []check.Finding
+	for _, c := range carried {
+		if c.Issue == 0 && c.Added {
+			findings = append(findings, check.Finding{File: c.Doc.Path, Line: 1, Column: 1, Kind: "outcome.phase-outcome", Rule: RuleOutcomeNoIssue, Severity: check.SeverityError,
+				Message: "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the change has no pull request: it cannot be posted"})
+		}
+	}
+	more, err := Vet(ctx, gh, req.Owner, req.Repo, pr, cfg.Outcome.MaxPerPushOrDefault(), carried)
+	if err != nil {
+		return nil, nil, err
+	}
+	return carried, append(findings, more...), nil
+}
+
+// config reads the gate's configuration from the default branch, never from
+// the change under review. An invalid file is a finding (at its line) and
+// the defaults apply.
+func (j *Job) config(ctx context.Context, gh GitHub, req Request) (config.Config, []check.Finding, error) {
+	path := j.configPath()
+	data, found, err := gh.FileContent(ctx, req.Owner, req.Repo, path, "")
+	if err != nil {
+		return config.Default(), nil, fmt.Errorf("reading %s from the default branch: %w", path, err)
+	}
+	if !found {
+		return config.Default(), nil, nil
+	}
+	cfg, probs := config.Parse(data, check.KnownRule)
+	var findings []check.Finding
+	for _, p := range probs {
+		findings = append(findings, check.Finding{File: path, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config", Severity: check.SeverityError,
+			Message: p.Message + " (read from the default branch; until this is fixed phasegate checks with the defaults and accepts no resolution)"})
+	}
+	return cfg, findings, nil
+}
+
+func (j *Job) configPath() string {
+	if j.ConfigPath != "" {
+		return j.ConfigPath
+	}
+	return config.DefaultPath
+}
+
+// changed is the change of req.SHA from req.Base: the pull request's files,
+// or the comparison. nil without a base. A change longer than GitHub lists
+// is a warning: the commit-aware rules saw only what was listed.
+func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]check.Change, []check.Finding, error) {
+	if req.Base == "" {
+		return nil, nil, nil
+	}
+	var files map[string]string
+	var err error
+	if req.PR != nil && req.PR.HeadSHA == req.SHA {
+		files, err = gh.PullRequestFiles(ctx, req.Owner, req.Repo, req.PR.Number)
+	} else {
+		files, _, err = gh.Change(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+	}
+	var findings []check.Finding
+	switch {
+	case errors.Is(err, ghclient.ErrTruncated):
+		findings = append(findings, check.Finding{Rule: RuleChangeTruncated, Severity: check.SeverityWarning,
+			Message: fmt.Sprintf("the change lists more files than GitHub returns (%d listed): the commit-aware rules saw only those", len(files))})
+	case err != nil:
+		return nil, nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
+	}
+	changed := make(map[string]check.Change, len(files))
+	for name, status := range files {
+		switch status {
+		case "added", "renamed", "copied":
+			changed[name] = check.Added
+		case "removed":
+			changed[name] = check.Deleted
+		default:
+			changed[name] = check.Modified
+		}
+	}
+	return changed, findings, nil
+}
+
+// recordingFS remembers the first error reading the commit's files that is
+// not a missing file: a blob the API failed to give must fail the check,
+// never make a file look absent (the checker skips an unreadable file that
+// might not be an artifact).
+type recordingFS struct {
+	fs.FS
+	first error
+	mu    sync.Mutex
+}
+
+func (r *recordingFS) note(err error) error {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ghclient.ErrTooLarge) {
+		r.mu.Lock()
+		if r.first == nil {
+			r.first = err
+		}
+		r.mu.Unlock()
+	}
+	return err
+}
+
+func (r *recordingFS) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first
+}
+
+func (r *recordingFS) Open(name string) (fs.File, error) {
+	f, err := r.FS.Open(name)
+	if err != nil {
+		return nil, r.note(err)
+	}
+	return &recordingFile{File: f, r: r}, nil
+}
+
+func (r *recordingFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	es, err := fs.ReadDir(r.FS, name)
+	return es, r.note(err)
+}
+
+func (r *recordingFS) Stat(name string) (fs.FileInfo, error) {
+	fi, err := fs.Stat(r.FS, name)
+	return fi, r.note(err)
+}
+
+func (r *recordingFS) ReadLink(name string) (string, error) {
+	t, err := fs.ReadLink(r.FS, name)
+	return t, r.note(err)
+}
+
+func (r *recordingFS) Lstat(name string) (fs.FileInfo, error) {
+	fi, err := fs.Lstat(r.FS, name)
+	return fi, r.note(err)
+}
+
+type recordingFile struct {
+	fs.File
+	r *recordingFS
+}
+
+func (f *recordingFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		f.r.note(err)
+	}
+	return n, err
+}

@@ -1,0 +1,182 @@
+package checkjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/gate"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
+	"github.com/phasegate/phasegate/internal/report"
+)
+
+// GitHub is what the App's checking job reads (internal/ghclient.Client);
+// every write goes through the decision handler.
+type GitHub interface {
+	decide.GitHub
+	IssueReader
+	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
+	PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]ghclient.Review, error)
+}
+
+// Request is one commit for the App to check: the head of a pull request,
+// a pushed branch or a merge group.
+type Request struct {
+	Owner, Repo string
+	// SHA is the commit checked; Base the commit its change is measured
+	// from ("": none, a new branch: the commit-aware rules are skipped and
+	// nothing is posted).
+	SHA, Base string
+	// PR is the pull request whose head SHA is (nil: none).
+	PR *ghclient.PR
+	// Fork is the repository of a pull request's head when it is a fork:
+	// a fork's outcomes are never posted.
+	Fork string
+	// Ref is the branch the change was pushed to (the pull request's head
+	// branch, or the pushed ref).
+	Ref string
+	// DefaultBranch is the repository's default branch ("": read).
+	DefaultBranch string
+	// Actors are the accounts the delivery attests made the change (the
+	// sender, the pusher, the pull request's author).
+	Actors []string
+	// HTMLURL is the repository's page (https://github.com/owner/repo):
+	// the summary's file links and the Details link.
+	HTMLURL string
+	// Open reads the commit's files: the lazily fetched tree of the API.
+	Open func(ctx context.Context) (fs.FS, error)
+	// Version is phasegate's, for the report.
+	Version string
+}
+
+// Job runs the App's checking job.
+type Job struct {
+	Handler   *decide.Handler
+	Validator *check.Validator
+	// ConfigPath is .github/phasegate.yml unless set.
+	ConfigPath string
+	// MaxAnnotations caps the annotations of one check run (0: 500).
+	MaxAnnotations int
+}
+
+// Summary is what one job did.
+type Summary struct {
+	Verdict   gate.Verdict
+	Artifacts int
+	Findings  int
+	Posted    int
+	Decisions ghclient.Status
+}
+
+// CheckCommit checks the commit in req and publishes everything, as the
+// action does for its workspace: phasegate/contracts (in progress, then its
+// verdict with the findings as annotations), the Phase Outcomes the change
+// adds (posted as the App, when the App is the repository's poster) and
+// phasegate/decisions. A commit that cannot be read fails phasegate/contracts
+// with the reason; it is never success.
+func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary, error) {
+	h := j.Handler
+	details := req.HTMLURL + "/commit/" + req.SHA
+	if req.PR != nil && req.PR.HTMLURL != "" {
+		details = req.PR.HTMLURL
+	}
+	id, err := h.StartContracts(ctx, gh, req.Owner, req.Repo, req.SHA, details)
+	if err != nil {
+		return Summary{}, err
+	}
+	rep, carried, cfg, err := j.check(ctx, gh, req)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return Summary{}, err
+		}
+		c := decide.Contracts{State: "failure", Conclusion: "failure", DetailsURL: details,
+			Title:   "could not check this commit",
+			Summary: "phasegate could not check this commit, so it does not pass: " + report.Terminal(err.Error())}
+		return Summary{}, errors.Join(err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
+	}
+	sum := Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings)}
+	var errs []error
+	if j.poster(cfg) && req.Fork == "" && req.Base != "" {
+		posted, err := j.post(ctx, gh, req, carried)
+		sum.Posted = posted
+		errs = append(errs, err)
+	}
+	if err := h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, j.contracts(rep, req, details)); err != nil {
+		errs = append(errs, err)
+	}
+	opts := decide.CommitOptions{DefaultBranch: req.DefaultBranch, TargetURL: details}
+	if req.PR != nil && req.PR.HeadSHA == req.SHA {
+		opts.PR = req.PR
+	}
+	st, err := h.SyncCommit(ctx, gh, req.Owner, req.Repo, req.SHA, opts)
+	sum.Decisions = st
+	errs = append(errs, err)
+	return sum, errors.Join(errs...)
+}
+
+// poster says whether the App posts the repository's outcomes: unless the
+// repository's configuration names another identity (the action's, or
+// another App's), it does. The App's own identity is Handler.Identity.
+func (j *Job) poster(cfg config.Config) bool {
+	return cfg.Identity == "" || strings.EqualFold(cfg.Identity, j.Handler.Identity)
+}
+
+// post posts the added outcomes that passed vetting.
+func (j *Job) post(ctx context.Context, gh GitHub, req Request, carried []Carried) (int, error) {
+	var news []decide.NewOutcome
+	for _, c := range carried {
+		if c.Issue == 0 || !c.Added || c.Refused {
+			continue
+		}
+		news = append(news, decide.NewOutcome{Source: c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
+	}
+	if len(news) == 0 {
+		return 0, nil
+	}
+	pr := 0
+	if req.PR != nil {
+		pr = req.PR.Number
+	}
+	posted, err := j.Handler.PostOutcomes(ctx, gh, req.Owner, req.Repo, news, decide.PostMeta{Commit: req.SHA, PR: pr, Actors: j.actors(ctx, gh, req), Ref: req.Ref})
+	if err != nil {
+		return len(posted), fmt.Errorf("posting the Phase Outcomes of %s: %w", shortSHA(req.SHA), err)
+	}
+	return len(posted), nil
+}
+
+// actors are the accounts GitHub attests made the change: the delivery's,
+// and the head commit's author and committer only when GitHub verified its
+// signature (anyone can write any name into an unsigned commit). Every
+// account that pushed the branch is added by decide (PostMeta.Ref).
+func (j *Job) actors(ctx context.Context, gh GitHub, req Request) []string {
+	list := append([]string(nil), req.Actors...)
+	if req.PR != nil {
+		list = append(list, req.PR.Author)
+	}
+	if info, err := gh.Commit(ctx, req.Owner, req.Repo, req.SHA); err == nil && info.Verified {
+		list = append(list, info.Author, info.Committer)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range list {
+		if a == "" || !outcome.Actor(a) || seen[strings.ToLower(a)] {
+			continue
+		}
+		seen[strings.ToLower(a)] = true
+		out = append(out, a)
+	}
+	return out
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

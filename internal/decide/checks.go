@@ -1,0 +1,77 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// ContextContracts is the verdict of a commit's artifacts.
+const ContextContracts = "phasegate/contracts"
+
+// Contracts is phasegate/contracts of one commit as the App publishes it:
+// the verdict's state and the check run's output.
+type Contracts struct {
+	// State is the status's state: success (SHIP, ADVISORY) or failure
+	// (HOLD, or the commit could not be checked).
+	State string
+	// Conclusion is the check run's: success, neutral (ADVISORY) or failure.
+	Conclusion string
+	// Title is the one line (the status's description).
+	Title string
+	// Summary and Text are the check run's Markdown output.
+	Summary, Text string
+	// DetailsURL is where Details leads.
+	DetailsURL string
+	// Annotations are one per finding, at its file and line.
+	Annotations []ghclient.Annotation
+}
+
+// StartContracts marks phasegate/contracts of sha as being checked: an
+// in-progress check run of the App (its id is returned for
+// PublishContracts) and, when statuses are published, a pending status.
+func (h *Handler) StartContracts(ctx context.Context, gh GitHub, owner, repo, sha, detailsURL string) (int64, error) {
+	if h.useStatuses() {
+		s := ghclient.Status{Context: ContextContracts, State: "pending", Description: "checking the artifacts of this commit", TargetURL: detailsURL}
+		if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
+			return 0, fmt.Errorf("setting %s on %s: %w", ContextContracts, shortSHA(sha), err)
+		}
+	}
+	if !h.useChecks() {
+		return 0, nil
+	}
+	id, err := gh.CreateCheckRun(ctx, owner, repo, ghclient.CheckRun{Name: ContextContracts, HeadSHA: sha, Status: "in_progress",
+		DetailsURL: detailsURL, Title: "Checking the artifacts", Summary: "phasegate is checking the artifacts of this commit."})
+	if err != nil {
+		return 0, fmt.Errorf("creating the %s check run on %s: %w", ContextContracts, shortSHA(sha), err)
+	}
+	return id, nil
+}
+
+// PublishContracts completes phasegate/contracts of sha: the check run id
+// (0: a new one) and, when statuses are published, the status.
+func (h *Handler) PublishContracts(ctx context.Context, gh GitHub, owner, repo, sha string, id int64, c Contracts) error {
+	if h.useStatuses() {
+		s := ghclient.Status{Context: ContextContracts, State: c.State, Description: c.Title, TargetURL: c.DetailsURL}
+		if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
+			return fmt.Errorf("setting %s on %s: %w", ContextContracts, shortSHA(sha), err)
+		}
+	}
+	if !h.useChecks() {
+		return nil
+	}
+	cr := ghclient.CheckRun{Name: ContextContracts, HeadSHA: sha, Status: "completed", Conclusion: c.Conclusion,
+		DetailsURL: c.DetailsURL, ExternalID: externalPrefix + c.State, Title: c.Title, Summary: c.Summary, Text: c.Text,
+		Annotations: c.Annotations}
+	if id == 0 {
+		if _, err := gh.CreateCheckRun(ctx, owner, repo, cr); err != nil {
+			return fmt.Errorf("creating the %s check run on %s: %w", ContextContracts, shortSHA(sha), err)
+		}
+		return nil
+	}
+	if err := gh.UpdateCheckRun(ctx, owner, repo, id, cr); err != nil {
+		return fmt.Errorf("completing the %s check run on %s: %w", ContextContracts, shortSHA(sha), err)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// Where phasegate records its gates and anchors on a commit (Handler.Publish).
+const (
+	// PublishStatuses writes commit statuses: the action's way (its token
+	// cannot own check runs that no workflow could forge).
+	PublishStatuses = "statuses"
+	// PublishChecks writes check runs of the App: only the App that
+	// created a check run can update it, and a ruleset can require a check
+	// from that App alone. The App's default.
+	PublishChecks = "checks"
+	// PublishBoth writes both, for branch protection that requires the
+	// statuses while a ruleset moves to the checks.
+	PublishBoth = "both"
+)
+
+// PublishModes are the accepted values of Handler.Publish (and serve's
+// --publish).
+var PublishModes = []string{PublishChecks, PublishStatuses, PublishBoth}
+
+// externalPrefix marks the state a check run records in its external_id,
+// so that the state reads back exactly (a check run has no "pending" or
+// "error" conclusion).
+const externalPrefix = "phasegate:"
+
+func (h *Handler) useChecks() bool {
+	return h.Publish == PublishChecks || h.Publish == PublishBoth
+}
+
+func (h *Handler) useStatuses() bool {
+	return h.Publish == "" || h.Publish == PublishStatuses || h.Publish == PublishBoth
+}
+
+// writeRecord sets s on sha: a commit status, a check run of the App, or
+// both (Handler.Publish).
+func (h *Handler) writeRecord(ctx context.Context, gh GitHub, owner, repo, sha string, s ghclient.Status) error {
+	if h.useStatuses() {
+		if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
+			return err
+		}
+	}
+	if h.useChecks() {
+		if _, err := gh.CreateCheckRun(ctx, owner, repo, CheckRunOf(sha, s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordHistory is phasegate's records of the given contexts on sha,
+// newest first: the App's check runs when it publishes checks (only the App
+// can write them, so they are what counts), else the commit's statuses.
+func (h *Handler) recordHistory(ctx context.Context, gh GitHub, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error) {
+	if !h.useChecks() {
+		return gh.StatusHistory(ctx, owner, repo, sha, contexts...)
+	}
+	var runs []ghclient.CheckRun
+	for _, name := range contexts {
+		got, err := gh.CheckRunsForRef(ctx, owner, repo, sha, name)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, got...)
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].ID > runs[j].ID })
+	out := make([]ghclient.Status, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, StatusOf(r))
+	}
+	return out, nil
+}
+
+// latestRecord is the newest record of context on sha.
+func (h *Handler) latestRecord(ctx context.Context, gh GitHub, owner, repo, sha, context string) (ghclient.Status, bool, error) {
+	if !h.useChecks() {
+		return gh.LatestStatus(ctx, owner, repo, sha, context)
+	}
+	hs, err := h.recordHistory(ctx, gh, owner, repo, sha, context)
+	if err != nil || len(hs) == 0 {
+		return ghclient.Status{}, false, err
+	}
+	return hs[0], true, nil
+}
+
+// CheckRunOf is the completed check run that records s on sha: success and
+// failure as themselves, error as failure, and pending as action_required
+// (a person must act: a required check that is never success meanwhile),
+// with the state itself in external_id.
+func CheckRunOf(sha string, s ghclient.Status) ghclient.CheckRun {
+	conclusion := s.State
+	switch s.State {
+	case "pending":
+		conclusion = "action_required"
+	case "error":
+		conclusion = "failure"
+	}
+	title := s.Description
+	if title == "" {
+		title = s.State
+	}
+	summary := fmt.Sprintf("**%s**: %s", s.State, s.Description)
+	if s.TargetURL != "" {
+		summary += "\n\nDetails: " + s.TargetURL
+	}
+	return ghclient.CheckRun{Name: s.Context, HeadSHA: sha, Status: "completed", Conclusion: conclusion,
+		DetailsURL: s.TargetURL, ExternalID: externalPrefix + s.State, Title: ghclient.StatusDescription(title), Summary: summary}
+}
+
+// StatusOf reads a check run back as the record it is: its state from
+// external_id (else from its conclusion), its title as the description, the
+// App's login as the creator.
+func StatusOf(r ghclient.CheckRun) ghclient.Status {
+	state, ok := strings.CutPrefix(r.ExternalID, externalPrefix)
+	if !ok {
+		switch {
+		case r.Status != "completed" || r.Conclusion == "action_required":
+			state = "pending"
+		case r.Conclusion == "success" || r.Conclusion == "neutral" || r.Conclusion == "skipped":
+			state = "success"
+		default:
+			state = "failure"
+		}
+	}
+	creator := ""
+	if r.AppSlug != "" {
+		creator = r.AppSlug + "[bot]"
+	}
+	return ghclient.Status{State: state, Context: r.Name, Description: r.Title, TargetURL: r.DetailsURL, Creator: creator}
+}
