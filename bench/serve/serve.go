@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
@@ -81,6 +82,10 @@ func (NopDecider) SyncPullRequest(context.Context, decide.GitHub, string, string
 
 func (NopDecider) SyncCommit(context.Context, decide.GitHub, string, string, string, decide.CommitOptions) (ghclient.Status, error) {
 	return ghclient.Status{}, nil
+}
+
+func (NopDecider) CheckCommit(context.Context, checkjob.GitHub, checkjob.Request) (checkjob.Summary, error) {
+	return checkjob.Summary{}, nil
 }
 
 // RecordDeletion does nothing.

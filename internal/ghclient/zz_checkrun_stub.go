@@ -3,6 +3,7 @@ package ghclient
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"time"
 )
 
@@ -39,3 +40,9 @@ func (c *Client) CheckRunsForRef(ctx context.Context, owner, repo, sha, name str
 }
 
 var ErrTooLarge = errors.New("too large")
+
+type TreeLimits struct{}
+
+func (c *Client) TreeFS(ctx context.Context, owner, repo, sha string, l TreeLimits) (fs.FS, error) {
+	return nil, errors.New("stub")
+}

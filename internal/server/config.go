@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -131,8 +133,13 @@ type Config struct {
 	// Registry receives the metrics (default a new registry with the Go and
 	// process collectors); /metrics serves it.
 	Registry *prometheus.Registry
-	// Version is phasegate's version, for the User-Agent.
+	// Version is phasegate's version, for the User-Agent and reports.
 	Version string
+	// TreeLimits bound what the App reads of one commit.
+	TreeLimits ghclient.TreeLimits
+	// Publish is where the gates are recorded: "checks" (the App's check
+	// runs, the default), "statuses" or "both" (decide.PublishModes).
+	Publish string
 	// Transport is the base HTTP transport to GitHub, shared by every
 	// installation (default a clone of http.DefaultTransport).
 	Transport http.RoundTripper
@@ -231,6 +238,9 @@ func (c *Config) check() error {
 			return fmt.Errorf("%s %s is negative", d.name, d.v)
 		}
 	}
+	if c.Publish != "" && !slices.Contains(decide.PublishModes, c.Publish) {
+		return fmt.Errorf("publish %q: want one of %s", c.Publish, strings.Join(decide.PublishModes, ", "))
+	}
 	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 {
 		return errors.New("max body, max in-flight bytes, queue size, workers and the installation reconcile interval must not be negative")
 	}
@@ -284,5 +294,8 @@ func (c *Config) fillDefaults() {
 	}
 	if c.NewDecider == nil {
 		c.NewDecider = DefaultDecider
+	}
+	if c.Publish == "" {
+		c.Publish = decide.PublishChecks
 	}
 }

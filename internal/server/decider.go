@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 )
@@ -29,6 +31,10 @@ type Decider interface {
 	// finds it again (a phasegate/ledger status on the commits the thread's
 	// outcomes name), then reconciles the issue.
 	RecordDeletion(ctx context.Context, gh decide.GitHub, d decide.Deletion) (decide.Result, error)
+	// CheckCommit checks a commit's artifacts through the API and publishes
+	// phasegate/contracts, the outcomes the change adds and
+	// phasegate/decisions (checkjob.Job).
+	CheckCommit(ctx context.Context, gh checkjob.GitHub, req checkjob.Request) (checkjob.Summary, error)
 }
 
 // DeciderOptions is what the server hands NewDecider.
@@ -45,10 +51,25 @@ type DeciderOptions struct {
 	Logger *slog.Logger
 	// Notifier is Config.Notifier.
 	Notifier decide.Notifier
+	// Publish is Config.Publish: checks, statuses or both.
+	Publish string
+	// Validator is the checker, built once for the server.
+	Validator *check.Validator
 }
 
 // DefaultDecider builds a *decide.Handler for the options: the App's
 // identity overrides each repository's configured one.
 func DefaultDecider(o DeciderOptions) Decider {
-	return &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier}
+	h := &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier, Publish: o.Publish}
+	return appDecider{Handler: h, job: &checkjob.Job{Handler: h, Validator: o.Validator, ConfigPath: o.ConfigPath}}
+}
+
+// appDecider is the decision handler with the checking job on top.
+type appDecider struct {
+	*decide.Handler
+	job *checkjob.Job
+}
+
+func (d appDecider) CheckCommit(ctx context.Context, gh checkjob.GitHub, req checkjob.Request) (checkjob.Summary, error) {
+	return d.job.CheckCommit(ctx, gh, req)
 }

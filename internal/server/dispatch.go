@@ -61,7 +61,7 @@ func (s *Server) handle(ctx context.Context, j *job) {
 func (s *Server) decider(log *slog.Logger) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
-		Notifier: s.cfg.Notifier,
+		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator,
 	})
 }
 
@@ -126,6 +126,8 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 			return fmt.Errorf("syncing %s on merge group %s: %w", decide.ContextDecisions, j.sha, err)
 		}
 		log.Info("synced "+decide.ContextDecisions+" on a merge group", "head", j.sha, "state", st.State)
+	case kindCheck:
+		return s.checkCommit(ctx, gh, d, j, log)
 	case kindStatus:
 		if strings.EqualFold(j.sender, self) {
 			return nil

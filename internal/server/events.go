@@ -22,6 +22,7 @@ const (
 	kindUninstall    = "uninstall"     // installation deleted or suspended, repositories removed
 	kindStatus       = "status"        // phasegate/decisions set by someone else
 	kindMergeGroup   = "merge_group"   // merge_group checks_requested: phasegate/decisions on its head
+	kindCheck        = "check"         // a commit to check: pull_request, push, merge_group, check_suite, check_run, pull_request_review
 )
 
 // job is one accepted delivery, queued for a worker.
@@ -44,6 +45,11 @@ type job struct {
 	description  string
 	repos        []repoRef
 	targetURL    string // merge_group: the Details link of the status (the commit's page)
+	base         string // check: the commit the change is measured from ("": none)
+	ref          string // check: the branch pushed (the pull request's head branch)
+	fork         string // check: the head repository of a pull request from a fork
+	repoURL      string // check: the repository's html_url
+	pusher       string // check: push's pusher, pull request's author
 	commentURL   string // issue_comment: the comment's html_url
 
 	enqueued time.Time
@@ -134,17 +140,41 @@ type payload struct {
 		HTMLURL string `json:"html_url"`
 	} `json:"comment"`
 	PullRequest *struct {
-		Number int `json:"number"`
+		Number int    `json:"number"`
+		State  string `json:"state"`
+		User   user   `json:"user"`
 		Head   struct {
-			SHA string `json:"sha"`
+			SHA  string `json:"sha"`
+			Ref  string `json:"ref"`
+			Repo *struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
 		} `json:"head"`
+		Base struct {
+			SHA string `json:"sha"`
+		} `json:"base"`
 	} `json:"pull_request"`
 	Review     *struct{} `json:"review"` // pull_request_review: only its presence
 	MergeGroup *struct {
 		HeadSHA string `json:"head_sha"`
+		BaseSHA string `json:"base_sha"`
 		HeadRef string `json:"head_ref"`
 		BaseRef string `json:"base_ref"`
 	} `json:"merge_group"`
+	// push
+	Ref     string `json:"ref"`
+	Before  string `json:"before"`
+	After   string `json:"after"`
+	Deleted bool   `json:"deleted"`
+	Pusher  *struct {
+		Name string `json:"name"`
+	} `json:"pusher"`
+	// check_suite, check_run
+	CheckSuite *checkSuite `json:"check_suite"`
+	CheckRun   *struct {
+		HeadSHA    string      `json:"head_sha"`
+		CheckSuite *checkSuite `json:"check_suite"`
+	} `json:"check_run"`
 	Number int `json:"number"`
 	// status
 	SHA         string  `json:"sha"`
@@ -155,6 +185,13 @@ type payload struct {
 	Repositories        []repoRef `json:"repositories"`
 	RepositoriesAdded   []repoRef `json:"repositories_added"`
 	RepositoriesRemoved []repoRef `json:"repositories_removed"`
+}
+
+// checkSuite is the part of a check suite phasegate reads.
+type checkSuite struct {
+	HeadSHA    string `json:"head_sha"`
+	HeadBranch string `json:"head_branch"`
+	Before     string `json:"before"`
 }
 
 // errMalformed marks a payload that lacks what its event must carry (400).
@@ -237,6 +274,8 @@ func (p *payload) matches(event string) error {
 		refuse("comment", p.Comment != nil)
 		refuse("issue", p.Issue != nil)
 		refuse("pull_request", p.PullRequest != nil)
+	default:
+		p.matchesCheck(event, need, refuse)
 	}
 	switch {
 	case len(foreign) > 0:
@@ -263,7 +302,8 @@ type ignored string
 // the worker checks.
 func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
 	switch event {
-	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group":
+	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group",
+		"push", "check_suite", "check_run", "pull_request_review":
 	case "ping":
 		return nil, "ping", nil
 	default:
@@ -294,6 +334,12 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		why, err = j.fromStatus(&p, identity)
 	case "merge_group":
 		why, err = j.fromMergeGroup(&p)
+	case "push":
+		why, err = j.fromPush(&p)
+	case "check_suite", "check_run":
+		why, err = j.fromCheckSuite(&p)
+	case "pull_request_review":
+		why, err = j.fromReview(&p)
 	case "installation":
 		why = j.fromInstallation(&p)
 	case "installation_repositories":
@@ -391,7 +437,7 @@ func (j *job) fromPullRequest(p *payload) (ignored, error) {
 		return "", err
 	}
 	switch p.Action {
-	case "opened", "synchronize", "reopened":
+	case "opened", "synchronize", "reopened", "ready_for_review":
 	default:
 		return ignored("pull request " + clip(p.Action)), nil
 	}
@@ -405,7 +451,8 @@ func (j *job) fromPullRequest(p *payload) (ignored, error) {
 	if j.pr <= 0 {
 		return "", fmt.Errorf("%w: pull_request without a number", errMalformed)
 	}
-	j.kind = kindPullRequest
+	j.kind = kindCheck
+	j.checkFromPull(p)
 	return "", nil
 }
 
@@ -447,10 +494,14 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 	j.sha = strings.ToLower(p.MergeGroup.HeadSHA)
 	// The Details link: the merge group's commit, on the repository's
 	// page GitHub names (its html_url).
-	if u := p.Repository.HTMLURL; strings.HasPrefix(u, "https://") && !strings.ContainsAny(u, " \t\n\"'<>") {
-		j.targetURL = strings.TrimSuffix(u, "/") + "/commit/" + j.sha
+	j.repoURL = repoURL(p)
+	if j.repoURL != "" {
+		j.targetURL = j.repoURL + "/commit/" + j.sha
 	}
-	j.kind = kindMergeGroup
+	if hexSHA(p.MergeGroup.BaseSHA) {
+		j.base = strings.ToLower(p.MergeGroup.BaseSHA)
+	}
+	j.kind = kindCheck
 	return "", nil
 }
 

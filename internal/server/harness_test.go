@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
@@ -156,6 +157,10 @@ func (f *fakeDecider) SyncCommit(ctx context.Context, gh decide.GitHub, owner, r
 
 func (f *fakeDecider) RecordDeletion(ctx context.Context, gh decide.GitHub, d decide.Deletion) (decide.Result, error) {
 	return decide.Result{}, f.record(ctx, call{method: "RecordDeletion", owner: d.Owner, repo: d.Repo, number: d.Issue})
+}
+
+func (f *fakeDecider) CheckCommit(ctx context.Context, gh checkjob.GitHub, req checkjob.Request) (checkjob.Summary, error) {
+	return checkjob.Summary{}, f.record(ctx, call{method: "CheckCommit", owner: req.Owner, repo: req.Repo, sha: req.SHA, number: reqPR(req)})
 }
 
 func (f *fakeDecider) Calls() []call {
@@ -469,4 +474,11 @@ func installationEvent(event, action string, repos ...string) []byte {
 		p["repositories_removed"] = list
 	}
 	return mustJSON(p)
+}
+
+func reqPR(req checkjob.Request) int {
+	if req.PR == nil {
+		return 0
+	}
+	return req.PR.Number
 }

@@ -60,18 +60,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
 // Server is the webhook server. Build it with New; serve with Run or Serve
 // (once).
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	queue   *queue
-	budget  *bodyBudget
-	metrics *metrics
-	mux     *http.ServeMux
+	cfg       Config
+	validator *check.Validator // the checker, built once
+	log       *slog.Logger
+	queue     *queue
+	budget    *bodyBudget
+	metrics   *metrics
+	mux       *http.ServeMux
 	// metricsMux serves /metrics on Config.MetricsAddr, when set (then mux
 	// does not).
 	metricsMux  *http.ServeMux
@@ -113,6 +115,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Identity != "" {
 		id := cfg.Identity
 		s.ident.Store(&id)
+	}
+	if s.validator, err = check.NewValidator(); err != nil {
+		return nil, fmt.Errorf("loading the schemas: %w", err)
 	}
 	reg := cfg.Registry
 	if reg == nil {

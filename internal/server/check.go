@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/checkjob"
+	"github.com/phasegate/phasegate/internal/ghclient"
+)
+
+// checkCommit runs the App's checking job on the job's commit: the pull
+// request whose head it is gives the change's base, branch and author (the
+// payload's, else the one GitHub lists for the commit), so that a push and a
+// pull_request delivery for one head check the same change.
+func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
+	req := checkjob.Request{Owner: j.owner, Repo: j.repo, SHA: j.sha, Base: j.base, Ref: j.ref, Fork: j.fork,
+		HTMLURL: j.repoURL, Version: s.cfg.Version}
+	if j.event == "push" || j.event == "pull_request" {
+		// Who made the change: the pusher, or who opened or pushed the
+		// pull request (not who re-ran a check or reviewed).
+		req.Actors = []string{j.sender, j.pusher}
+	}
+	pr, err := s.pullFor(ctx, gh, j)
+	if err != nil {
+		return err
+	}
+	if pr != nil {
+		if pr.State != "open" {
+			log.Info("pull request is not open: nothing to check", "state", pr.State)
+			return nil
+		}
+		if req.SHA == "" {
+			req.SHA = pr.HeadSHA
+		}
+		if strings.EqualFold(pr.HeadSHA, req.SHA) {
+			req.PR, req.Base, req.Ref = pr, pr.BaseSHA, pr.HeadRef
+		}
+	}
+	if req.HTMLURL == "" {
+		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.owner + "/" + j.repo
+	}
+	sha := req.SHA
+	req.Open = func(ctx context.Context) (fs.FS, error) {
+		return gh.TreeFS(ctx, j.owner, j.repo, sha, s.cfg.TreeLimits)
+	}
+	sum, err := d.CheckCommit(ctx, gh, req)
+	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "findings", sum.Findings,
+		"posted", sum.Posted, "decisions", sum.Decisions.State)
+	if err != nil {
+		return fmt.Errorf("checking %s of %s/%s: %w", shortSHA(sha), j.owner, j.repo, err)
+	}
+	return nil
+}
+
+// pullFor is the pull request of a check job: the one the delivery names,
+// else the open one whose head is the commit (nil: none).
+func (s *Server) pullFor(ctx context.Context, gh *ghclient.Client, j *job) (*ghclient.PR, error) {
+	if j.pr > 0 {
+		pr, err := gh.PullRequest(ctx, j.owner, j.repo, j.pr)
+		if err != nil {
+			return nil, fmt.Errorf("reading pull request #%d: %w", j.pr, err)
+		}
+		return &pr, nil
+	}
+	prs, err := gh.PullRequestsForCommit(ctx, j.owner, j.repo, j.sha)
+	if err != nil {
+		return nil, fmt.Errorf("listing the pull requests of %s: %w", shortSHA(j.sha), err)
+	}
+	for _, pr := range prs {
+		if pr.State == "open" && strings.EqualFold(pr.HeadSHA, j.sha) {
+			return &pr, nil
+		}
+	}
+	return nil, nil
+}
+
+// webURL is GitHub's web address for the API URL: https://github.com for
+// api.github.com, the host for GitHub Enterprise Server's /api/v3/.
+func (s *Server) webURL() string {
+	u := strings.TrimSuffix(s.cfg.APIURL, "/")
+	switch {
+	case u == "" || u == "https://api.github.com":
+		return "https://github.com"
+	case strings.HasSuffix(u, "/api/v3"):
+		return strings.TrimSuffix(u, "/api/v3")
+	}
+	return u
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

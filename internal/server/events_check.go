@@ -1,0 +1,154 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+)
+
+// matchesCheck checks the shape of the events that ask for a commit to be
+// checked (payload.matches):
+//
+//   - push: a repository, a ref and an after sha, no comment, issue or pull
+//     request.
+//   - check_suite, check_run: a repository and the suite (run) with its
+//     head_sha, no comment, issue or pull request at the top.
+//   - pull_request_review: a repository, a pull request and a review, no
+//     comment or issue.
+func (p *payload) matchesCheck(event string, need, refuse func(string, bool)) {
+	switch event {
+	case "push":
+		need("repository", p.Repository != nil)
+		need("ref", p.Ref != "")
+		need("after", p.After != "")
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("pull_request", p.PullRequest != nil)
+	case "check_suite":
+		need("repository", p.Repository != nil)
+		need("check_suite.head_sha", p.CheckSuite != nil && p.CheckSuite.HeadSHA != "")
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("pull_request", p.PullRequest != nil)
+	case "check_run":
+		need("repository", p.Repository != nil)
+		need("check_run.head_sha", p.CheckRun != nil && p.CheckRun.HeadSHA != "")
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("pull_request", p.PullRequest != nil)
+	case "pull_request_review":
+		need("repository", p.Repository != nil)
+		need("pull_request", p.PullRequest != nil)
+		need("review", p.Review != nil)
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+	}
+}
+
+// repoURL is the repository's page as the payload names it, when it is a
+// plain https URL ("" otherwise).
+func repoURL(p *payload) string {
+	if p.Repository == nil {
+		return ""
+	}
+	u := p.Repository.HTMLURL
+	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") || strings.ContainsAny(u, " \t\n\"'<>") {
+		return ""
+	}
+	return strings.TrimSuffix(u, "/")
+}
+
+// checkFromPull fills what checking a pull request's head needs from the
+// payload: its base, branch, author, and the fork it comes from.
+func (j *job) checkFromPull(p *payload) {
+	j.repoURL = repoURL(p)
+	pr := p.PullRequest
+	if pr == nil {
+		return
+	}
+	if hexSHA(pr.Base.SHA) {
+		j.base = strings.ToLower(pr.Base.SHA)
+	}
+	j.ref, j.pusher = pr.Head.Ref, pr.User.Login
+	if pr.Head.Repo != nil && !strings.EqualFold(pr.Head.Repo.FullName, j.owner+"/"+j.repo) {
+		j.fork = pr.Head.Repo.FullName
+	}
+}
+
+// fromPush fills a check job for a pushed branch's new head; a deleted
+// branch or a tag has nothing to check.
+func (j *job) fromPush(p *payload) (ignored, error) {
+	if err := j.needRepo(); err != nil {
+		return "", err
+	}
+	if p.Deleted || strings.Trim(p.After, "0") == "" {
+		return "push deleted a branch", nil
+	}
+	if !strings.HasPrefix(p.Ref, "refs/heads/") {
+		return ignored("push to " + clip(p.Ref) + ": not a branch"), nil
+	}
+	if !hexSHA(p.After) {
+		return "", fmt.Errorf("%w: push.after is not a commit sha (%q)", errMalformed, clip(p.After))
+	}
+	j.sha, j.ref, j.repoURL = strings.ToLower(p.After), p.Ref, repoURL(p)
+	if hexSHA(p.Before) && strings.Trim(p.Before, "0") != "" {
+		j.base = strings.ToLower(p.Before)
+	}
+	if p.Pusher != nil {
+		j.pusher = p.Pusher.Name
+	}
+	j.kind = kindCheck
+	return "", nil
+}
+
+// fromCheckSuite fills a check job for a check suite requested (a push) or
+// re-requested, or a check run re-requested ("Re-run"): its head commit.
+func (j *job) fromCheckSuite(p *payload) (ignored, error) {
+	if err := j.needRepo(); err != nil {
+		return "", err
+	}
+	cs := p.CheckSuite
+	if j.event == "check_run" {
+		if p.Action != "rerequested" {
+			return ignored("check run " + clip(p.Action)), nil
+		}
+		cs = &checkSuite{HeadSHA: p.CheckRun.HeadSHA}
+		if p.CheckRun.CheckSuite != nil {
+			cs.HeadBranch, cs.Before = p.CheckRun.CheckSuite.HeadBranch, p.CheckRun.CheckSuite.Before
+		}
+	} else if p.Action != "requested" && p.Action != "rerequested" {
+		return ignored("check suite " + clip(p.Action)), nil
+	}
+	if !hexSHA(cs.HeadSHA) {
+		return "", fmt.Errorf("%w: %s head_sha is not a commit sha (%q)", errMalformed, j.event, clip(cs.HeadSHA))
+	}
+	j.sha, j.repoURL = strings.ToLower(cs.HeadSHA), repoURL(p)
+	if cs.HeadBranch != "" {
+		j.ref = "refs/heads/" + cs.HeadBranch
+	}
+	if hexSHA(cs.Before) && strings.Trim(cs.Before, "0") != "" {
+		j.base = strings.ToLower(cs.Before)
+	}
+	j.kind = kindCheck
+	return "", nil
+}
+
+// fromReview fills a check job for a pull request review submitted or
+// dismissed: an approval may let a change to the gate itself through
+// (checkjob.RuleGateChange), a dismissal takes it back.
+func (j *job) fromReview(p *payload) (ignored, error) {
+	if err := j.needRepo(); err != nil {
+		return "", err
+	}
+	switch p.Action {
+	case "submitted", "dismissed", "edited":
+	default:
+		return ignored("pull request review " + clip(p.Action)), nil
+	}
+	j.pr, j.sha = p.PullRequest.Number, strings.ToLower(p.PullRequest.Head.SHA)
+	if j.pr <= 0 || !hexSHA(j.sha) {
+		return "", fmt.Errorf("%w: pull_request_review without a pull request number or head", errMalformed)
+	}
+	j.checkFromPull(p)
+	j.kind = kindCheck
+	return "", nil
+}
