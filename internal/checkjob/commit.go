@@ -90,25 +90,28 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	if err != nil {
 		return Summary{}, err
 	}
+	var errs []error
+	sum := Summary{}
 	rep, carried, cfg, err := j.check(ctx, gh, req)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return Summary{}, err
-		}
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return Summary{}, err
+	case err != nil:
+		// Never a silent pass: the check fails with the reason, and the
+		// job's error has it retried.
 		c := decide.Contracts{State: "failure", Conclusion: "failure", DetailsURL: details,
 			Title:   "could not check this commit",
 			Summary: "phasegate could not check this commit, so it does not pass: " + report.Terminal(err.Error())}
-		return Summary{}, errors.Join(err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
-	}
-	sum := Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings)}
-	var errs []error
-	if j.poster(cfg) && req.Fork == "" && req.Base != "" {
-		posted, err := j.post(ctx, gh, req, carried)
-		sum.Posted = posted
-		errs = append(errs, err)
-	}
-	if err := h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, j.contracts(rep, req, details)); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
+		sum.Verdict = gate.Hold
+	default:
+		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings)}
+		if j.poster(cfg) && req.Fork == "" && req.Base != "" {
+			posted, err := j.post(ctx, gh, req, carried)
+			sum.Posted = posted
+			errs = append(errs, err)
+		}
+		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, j.contracts(rep, req, details)))
 	}
 	opts := decide.CommitOptions{DefaultBranch: req.DefaultBranch, TargetURL: details}
 	if req.PR != nil && req.PR.HeadSHA == req.SHA {

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/notify/webhook"
 	"github.com/phasegate/phasegate/internal/redisx"
 )
@@ -68,6 +70,7 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 type serveFlags struct {
 	addr, secret, appID, keyFile, apiURL, redisURL, lockTTL, every *string
 	metricsAddr, maxInflight, installEvery                         *string
+	publish                                                        *string
 }
 
 // serveVars names each flag's environment variable.
@@ -76,7 +79,7 @@ var serveVars = map[string]string{
 	"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
 	"redis-url": "PHASEGATE_REDIS_URL", "lock-ttl": "PHASEGATE_LOCK_TTL", "reconcile-every": "PHASEGATE_RECONCILE_EVERY",
 	"metrics-addr": "PHASEGATE_METRICS_ADDR", "max-inflight-bytes": "PHASEGATE_MAX_INFLIGHT_BYTES",
-	"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL",
+	"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL", "publish": "PHASEGATE_PUBLISH",
 }
 
 // parseServeFlags parses args, filling each flag not given from its
@@ -98,6 +101,7 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 		metricsAddr:  fset.String("metrics-addr", "", "serve /metrics on this address only, not on --addr ($PHASEGATE_METRICS_ADDR)"),
 		maxInflight:  fset.String("max-inflight-bytes", "64MiB", "bytes of webhook bodies read at once before their signatures are checked, over all connections; beyond it 503 (bytes, or with KiB, MiB, GiB; at least 25MiB) ($PHASEGATE_MAX_INFLIGHT_BYTES)"),
 		installEvery: fset.String("install-reconcile-interval", "5m", "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)"),
+		publish:      fset.String("publish", "checks", "where phasegate/contracts, phasegate/decisions and the ledger anchors go: checks (the App's check runs), statuses, or both ($PHASEGATE_PUBLISH)"),
 	}
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -188,11 +192,15 @@ func (f *serveFlags) settings(s *serveSettings) error {
 	if err != nil || ie < time.Second {
 		return fmt.Errorf("--install-reconcile-interval / PHASEGATE_INSTALL_RECONCILE_INTERVAL must be a duration of at least 1s such as 5m (got %q)", *f.installEvery)
 	}
+	if !slices.Contains(decide.PublishModes, *f.publish) {
+		return fmt.Errorf("--publish / PHASEGATE_PUBLISH must be checks, statuses or both (got %q)", *f.publish)
+	}
 	if *f.metricsAddr != "" && *f.metricsAddr == *f.addr {
 		return fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *f.addr)
 	}
 	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery, s.lockTTL = *f.addr, *f.apiURL, d, ttl
 	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *f.metricsAddr, inflight, ie
+	s.cfg.Publish = *f.publish
 	return nil
 }
 

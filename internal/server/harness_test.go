@@ -228,7 +228,10 @@ func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 		QueueSize:     64,
 		Workers:       4,
 		ReadyRetry:    5 * time.Millisecond,
-		Logger:        slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// The deciding tests read phasegate/decisions as a status; the
+		// App's check runs are tested in check_test.go.
+		Publish: "statuses",
+		Logger:  slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		GitHubOptions: func(o *ghclient.Options) {
 			o.BackoffBase, o.BackoffMax, o.MaxAttempts = time.Millisecond, 2*time.Millisecond, 3
 		},

@@ -104,6 +104,7 @@ func (e replicaEnv) tryStart(t *testing.T, name string) (*replica, error) {
 		"PHASEGATE_REDIS_URL="+e.redisURL,
 		"PHASEGATE_RECONCILE_EVERY="+e.reconcileEvery,
 		"PHASEGATE_LOCK_TTL="+e.lockTTL,
+		"PHASEGATE_PUBLISH=statuses",
 	)
 	r := &replica{t: t, name: name, url: "http://" + addr, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.logs, r.logs
