@@ -8,6 +8,7 @@ import (
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/checkjob"
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -57,6 +58,11 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		return 0
 	}
 	h := r.handler(cr.in)
+	if app := r.appGate(ctx, cr); app != "" {
+		r.skip("posting the Phase Outcomes and " + ContextDecisions + ": phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly")
+		r.setContracts(ctx, cr, rep)
+		return 0
+	}
 	var news []decide.NewOutcome
 	for _, c := range outs {
 		if c.Issue == 0 || !c.Added || c.Refused {
@@ -150,6 +156,49 @@ func (r *run) signingKey() []byte {
 		return []byte(k)
 	}
 	return nil
+}
+
+// appGate is the login of phasegate's App when it, not this action, posts
+// the repository's outcomes and sets phasegate/decisions: the
+// configuration's identity when it names another account, else (identity
+// unset) the App whose phasegate/contracts check run is already on the
+// commit (the App checks within seconds of the push; a workflow starts
+// later). "" when the action is the poster.
+func (r *run) appGate(ctx context.Context, cr *commitRun) string {
+	if id := cr.cfg.Identity; id != "" {
+		if strings.EqualFold(id, config.DefaultIdentity) {
+			return ""
+		}
+		return id
+	}
+	if cr.head == "" {
+		return ""
+	}
+	runs, err := r.gh.CheckRunsForRef(ctx, r.owner, r.repo, cr.head, ContextContracts)
+	if err != nil {
+		return "" // no checks: read permission, or none: the action posts, as before
+	}
+	for _, cr := range runs {
+		if cr.AppSlug != "" && cr.AppSlug != "github-actions" {
+			return cr.AppSlug + "[bot]"
+		}
+	}
+	return ""
+}
+
+// setContracts publishes phasegate/contracts on the head.
+func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report) {
+	if cr.head == "" {
+		return
+	}
+	contracts := contractsStatus(rep.Verdict.Verdict, contractsDescription(rep), r.runURL())
+	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
+		if !r.denied(err) {
+			r.apiError("set the "+ContextContracts+" status", err)
+		}
+		return
+	}
+	r.statuses = append(r.statuses, contracts)
 }
 
 // setStatuses publishes phasegate/contracts (the verdict of this commit's
