@@ -154,11 +154,36 @@ func TestDispatch(t *testing.T) {
 		{name: "another bot's comment edited, before the identity was known", event: "issue_comment", early: true,
 			body: commentEvent("edited", 5, 99, "other[bot]", "other[bot]", "edited")},
 		{name: "a pull request opened", event: "pull_request", body: pullRequestEvent("opened", 7, head),
-			wantCalls: []string{"SyncPullRequest acme/shop#7"}},
+			setup: func(f *ghfake.Server) {
+				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice"})
+			},
+			wantCalls: []string{"CheckCommit acme/shop#7@" + head + " "}},
 		{name: "a pull request pushed to", event: "pull_request", body: pullRequestEvent("synchronize", 7, head),
-			wantCalls: []string{"SyncPullRequest acme/shop#7"}},
+			setup: func(f *ghfake.Server) {
+				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice"})
+			},
+			wantCalls: []string{"CheckCommit acme/shop#7@" + head + " "}},
+		{name: "a closed pull request's late delivery", event: "pull_request", body: pullRequestEvent("synchronize", 7, head),
+			setup: func(f *ghfake.Server) {
+				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice", State: "closed"})
+			}},
 		{name: "a merge group's checks requested", event: "merge_group", body: mergeGroupEvent("checks_requested", head, addedSHA),
-			wantCalls: []string{"SyncCommit acme/shop@" + head + " https://github.com/acme/shop/commit/" + head}},
+			wantCalls: []string{"CheckCommit acme/shop@" + head + " "}},
+		{name: "a push to a pull request's head checks it as the pull request", event: "push",
+			setup: func(f *ghfake.Server) {
+				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice"})
+			},
+			body:      pushEvent("refs/heads/feature", sha1st, head, false),
+			wantCalls: []string{"CheckCommit acme/shop#7@" + head + " "}},
+		{name: "a push to a branch without a pull request", event: "push", body: pushEvent("refs/heads/main", sha1st, head, false),
+			wantCalls: []string{"CheckCommit acme/shop@" + head + " "}},
+		{name: "a re-run requested", event: "check_run", body: checkRunEvent("rerequested", head),
+			wantCalls: []string{"CheckCommit acme/shop@" + head + " "}},
+		{name: "a review submitted", event: "pull_request_review", body: reviewEvent("submitted", 7, head),
+			setup: func(f *ghfake.Server) {
+				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice"})
+			},
+			wantCalls: []string{"CheckCommit acme/shop#7@" + head + " "}},
 		{name: "phasegate/decisions overwritten on a head", event: "status",
 			setup: func(f *ghfake.Server) {
 				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice"})
