@@ -29,9 +29,16 @@ func TestAppManifest(t *testing.T) {
 		t.Fatalf("manifest: %v", err)
 	}
 	want := map[string]string{
-		"issues": "write", "pull_requests": "write", "statuses": "write",
+		// The App's own check runs: phasegate/contracts, phasegate/decisions
+		// and the phasegate/ledger anchors (--publish checks, the default;
+		// statuses: write is added by hand for --publish statuses|both).
+		"checks": "write",
+		// Outcome, resolution and reply comments and labels, on issues and
+		// pull requests alike (the issues API).
+		"issues": "write", "pull_requests": "read",
 		// contents: write only for repository_dispatch (the resumed
-		// pipeline); phasegate never writes a file.
+		// pipeline); phasegate never writes a file. It reads the tree and
+		// blobs of the commits it checks.
 		"contents": "write", "metadata": "read", "members": "read",
 		// merge_group deliveries need read access to merge queues.
 		"merge_queues": "read",
@@ -54,7 +61,9 @@ func TestAppManifest(t *testing.T) {
 	// without subscribing; ping needs none either.
 	var acted []string
 	for e := range handledEvents {
-		if e != "installation" && e != "installation_repositories" && e != "ping" {
+		// status matters only with --publish statuses|both, which needs
+		// statuses: write (and the event) added by hand.
+		if e != "installation" && e != "installation_repositories" && e != "ping" && e != "status" {
 			acted = append(acted, e)
 		}
 	}
