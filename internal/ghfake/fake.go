@@ -76,6 +76,9 @@ type Server struct {
 	ids     int64                        // shared id sequence for comments, reactions, statuses, labels, users
 	comment map[int64]*comment
 
+	treeMaxEntries, treeMaxBytes int             // SetTreeTruncation; 0: GitHub's
+	codeload                     map[string]bool // tokens of the archive links handed out
+
 	faults      Faults
 	failNext    []scripted
 	rng         *rand.Rand
@@ -109,6 +112,7 @@ func New() *Server {
 		perms:       map[string]map[string]string{},
 		ids:         1000,
 		comment:     map[int64]*comment{},
+		codeload:    map[string]bool{},
 		rng:         rand.New(rand.NewPCG(1, 1)),
 		primaryCode: http.StatusForbidden,
 		inflight:    map[string]int{},
@@ -158,6 +162,7 @@ type user struct {
 type token struct {
 	login   string
 	expires time.Time // zero: never
+	app     int64     // the App an installation token belongs to; 0 for a user's token
 }
 
 type app struct {
@@ -187,7 +192,12 @@ type repo struct {
 	perms         map[string]perm       // by lower-cased login
 	prFiles       map[int][]File
 	dispatches    []Dispatch
-	activity      []Activity // in the order recorded
+	activity      []Activity          // in the order recorded
+	trees         map[string]*gitTree // by tree sha
+	commitTrees   map[string]string   // commit sha → root tree sha (SetTree)
+	blobs         map[string][]byte   // by blob sha (SetTree)
+	archives      map[string][]byte   // commit sha → tarball served instead of the built one (SetArchive)
+	checkRuns     []*checkRun         // in the order created
 }
 
 type perm struct {
@@ -411,6 +421,8 @@ func (s *Server) addRepoLocked(owner, name, defaultBranch string) {
 		issues: map[int]*issue{}, next: 1, labels: map[string]*label{},
 		statuses: map[string][]*status{}, compares: map[string]Comparison{},
 		perms: map[string]perm{}, prFiles: map[int][]File{},
+		trees: map[string]*gitTree{}, commitTrees: map[string]string{}, blobs: map[string][]byte{},
+		archives: map[string][]byte{},
 	}
 }
 
