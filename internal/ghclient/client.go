@@ -235,7 +235,11 @@ func New(opts Options) (*Client, error) {
 		rt = &cacheTransport{next: rt, cache: cache, identity: identity, c: c}
 	}
 	if opts.Token != "" {
-		rt = &authTransport{next: rt, header: "token " + opts.Token}
+		host := "api.github.com"
+		if base != nil {
+			host = base.Host
+		}
+		rt = &authTransport{next: rt, header: "token " + opts.Token, host: host}
 	}
 	hc.Transport = rt
 
