@@ -37,8 +37,26 @@ func (f *CommitFS) readTarGz(r io.Reader) error {
 	if err := f.readTar(zr); err != nil {
 		return err
 	}
+	f.root.dropSubmodules()
 	f.root.sortAll()
 	return nil
+}
+
+// dropSubmodules removes the empty directories git archive writes for
+// submodules (a git tree has no other empty directory), as the tree listing
+// leaves submodules out. It does not cascade: a directory that held only a
+// submodule stays, as it does in the listing.
+func (n *node) dropSubmodules() {
+	for name, c := range n.kids {
+		if c.kind == kindDir && len(c.kids) == 0 {
+			delete(n.kids, name)
+		}
+	}
+	for _, c := range n.kids {
+		if c.kind == kindDir {
+			c.dropSubmodules()
+		}
+	}
 }
 
 // readTar reads an archive in GitHub's layout — every entry under one top
