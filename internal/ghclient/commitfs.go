@@ -117,7 +117,7 @@ type node struct {
 	sha      string
 	size     int64
 	kids     map[string]*node // directories: by name
-	children []*node           // directories: sorted by name (sortAll)
+	children []*node          // directories: sorted by name (sortAll)
 
 	mu     sync.Mutex
 	loaded bool
