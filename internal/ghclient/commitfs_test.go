@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -299,4 +300,46 @@ func tarGz(t testing.TB, entries ...tarEntry) []byte {
 	_, _ = zw.Write(tarBytes(t, entries...))
 	zw.Close()
 	return buf.Bytes()
+}
+
+// BenchmarkCommitFS lists a commit of 10,000 files and reads 100 of them,
+// through the tree listing and through the archive fallback, and reports
+// the API requests and bytes each costs.
+func BenchmarkCommitFS(b *testing.B) {
+	files := make([]ghfake.TreeFile, 10000)
+	for i := range files {
+		files[i] = ghfake.TreeFile{Path: fmt.Sprintf("d%d/f%d.yaml", i%100, i), Content: []byte(strings.Repeat("k: v\n", 40))}
+	}
+	for _, mode := range []struct {
+		name       string
+		truncateAt int
+	}{{name: "listing"}, {name: "archive", truncateAt: 1000}} {
+		b.Run(mode.name, func(b *testing.B) {
+			f := ghfake.New()
+			defer f.Close()
+			f.AddToken(botToken, botLogin)
+			f.SetTree(owner, repo, headSHA, files)
+			f.SetTreeTruncation(mode.truncateAt, 0)
+			c, err := New(Options{BaseURL: f.URL(), Token: botToken, CacheEntries: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var st FSStats
+			for i := 0; i < b.N; i++ {
+				fsys, err := c.CommitFS(context.Background(), owner, repo, headSHA, TreeLimits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for j := 0; j < 100; j++ {
+					if _, err := fs.ReadFile(fsys, fmt.Sprintf("d%d/f%d.yaml", j, j)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				st = fsys.Stats()
+			}
+			b.ReportMetric(float64(st.Requests), "requests/op")
+			b.ReportMetric(float64(st.Bytes), "file-bytes/op")
+			b.ReportMetric(float64(st.ArchiveBytes), "archive-bytes/op")
+		})
+	}
 }

@@ -20,6 +20,20 @@
 //     authors), comparisons (status, ahead_by, behind_by, merge base, files)
 //     and pull-request files, repository_dispatch events (recorded, needing
 //     contents: write when the token's permissions are set);
+//   - commit trees (SetTree: a commit's whole file set, with symlinks and
+//     submodules, hashed as git hashes trees and blobs): GET git/trees/{sha}
+//     by commit, tree or branch, recursive or not, cut with "truncated" at
+//     GitHub's 100,000 entries / 7 MB or at SetTreeTruncation's limits; GET
+//     git/blobs/{sha} (base64 or raw); GET tarball/{ref}, a 302 to a fake
+//     codeload that serves a gzip tar in git archive's layout (SetArchive
+//     serves any bytes instead);
+//   - check runs, which only an App may create (AddAppToken, or a minted
+//     installation token; github-actions[bot] is the github-actions App) and
+//     only the App that created one may update (403 otherwise): create,
+//     update (annotations appended, at most 50 per request, 422 beyond;
+//     summary and text at most 65535 bytes), get, list for a ref (filter
+//     latest or all, check_name, app_id, paginated) and list annotations;
+//     CheckRuns returns them with their annotations and creator;
 //   - the repository activity log (GET /repos/{o}/{r}/activity, with its
 //     filters and cursor pagination): Push moves a branch as `git push` does
 //     and records push, force_push or branch_creation, DeleteBranch records
