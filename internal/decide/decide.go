@@ -65,7 +65,7 @@ type GitHub interface {
 	CommentReactors(ctx context.Context, owner, repo string, commentID int64, content string) ([]string, error)
 	CreateCheckRun(ctx context.Context, owner, repo string, cr ghclient.CheckRun) (int64, error)
 	UpdateCheckRun(ctx context.Context, owner, repo string, id int64, cr ghclient.CheckRun) error
-	CheckRunsForRef(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error)
+	CheckRunHistory(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error)
 }
 
 // Locker serialises the handling of one issue (in memory in one process;

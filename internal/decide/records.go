@@ -65,7 +65,7 @@ func (h *Handler) recordHistory(ctx context.Context, gh GitHub, owner, repo, sha
 	}
 	var runs []ghclient.CheckRun
 	for _, name := range contexts {
-		got, err := gh.CheckRunsForRef(ctx, owner, repo, sha, name)
+		got, err := gh.CheckRunHistory(ctx, owner, repo, sha, name)
 		if err != nil {
 			return nil, err
 		}

@@ -22,11 +22,18 @@
 // when it is idempotent in effect (setting a commit status, adding labels,
 // adding a reaction: repeating them changes nothing) or when it surely never
 // reached GitHub (dial and DNS errors, an installation token that could not
-// be minted, a rate-limit refusal). The two POSTs that create something —
-// CreateIssueComment and CreateIssue — are not blindly repeated: after an
-// ambiguous failure (a 5xx or a connection lost after the request was sent)
-// they first look for the comment or issue they were creating and return it
-// if it exists (an idempotency guard), and post again only if it does not.
+// be minted, a rate-limit refusal). The writes that create something —
+// CreateIssueComment, CreateIssue, CreateCheckRun, and the check-run updates
+// that append annotations — are not blindly repeated: after an ambiguous
+// failure (a 5xx or a connection lost after the request was sent) they
+// first look for what they were creating (the comment, the issue, the run,
+// the annotation count) and take it if it is there (an idempotency guard),
+// and send again only if it is not.
+//
+// Archives and the blobs of a CommitFS are streamed: their bodies are
+// neither buffered nor cached, bounded by the caller's limit instead of
+// MaxResponseBytes, and a read that stalls for AttemptTimeout fails. The
+// token goes to the API's host only, never to a host a redirect leads to.
 // phasegate's own writes are also idempotent at the application level (it
 // re-reads the issue before it writes), so the guard is a second line.
 package ghclient
@@ -235,7 +242,11 @@ func New(opts Options) (*Client, error) {
 		rt = &cacheTransport{next: rt, cache: cache, identity: identity, c: c}
 	}
 	if opts.Token != "" {
-		rt = &authTransport{next: rt, header: "token " + opts.Token}
+		host := "api.github.com"
+		if base != nil {
+			host = base.Host
+		}
+		rt = &authTransport{next: rt, header: "token " + opts.Token, host: host}
 	}
 	hc.Transport = rt
 

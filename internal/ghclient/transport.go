@@ -26,7 +26,20 @@ type ctxKey int
 const (
 	opKey ctxKey = iota
 	idempotentKey
+	streamKey
 )
+
+// streaming marks a GET whose successful body is handed up unread, as a
+// stream (an archive): the retry layer neither buffers it nor bounds it by
+// MaxResponseBytes (the caller bounds it), and the ETag cache skips it.
+func streaming(ctx context.Context) context.Context {
+	return context.WithValue(ctx, streamKey, true)
+}
+
+func isStreaming(ctx context.Context) bool {
+	v, _ := ctx.Value(streamKey).(bool)
+	return v
+}
 
 // withOp names the Client method a request belongs to (for OnCall).
 func withOp(ctx context.Context, op string) context.Context {
@@ -61,12 +74,19 @@ func isRead(method string) bool {
 
 // ---- auth ----
 
+// authTransport sends the token to the API's host only: not to a host a
+// redirect leads to (the archive download on codeload.github.com, whose URL
+// carries a token of its own).
 type authTransport struct {
 	next   http.RoundTripper
 	header string
+	host   string
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.EqualFold(req.URL.Host, t.host) {
+		return t.next.RoundTrip(req)
+	}
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", t.header)
 	return t.next.RoundTrip(r)
@@ -94,7 +114,7 @@ func (t *cacheTransport) key(req *http.Request) string {
 }
 
 func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet || req.Header.Get("If-None-Match") != "" || req.Header.Get("Range") != "" {
+	if req.Method != http.MethodGet || req.Header.Get("If-None-Match") != "" || req.Header.Get("Range") != "" || isStreaming(req.Context()) {
 		return t.next.RoundTrip(req)
 	}
 	k := t.key(req)
@@ -385,15 +405,21 @@ func (t *retryTransport) deliver(resp *http.Response) *http.Response {
 }
 
 // attempt sends one try with its own timeout and reads the whole body under
-// it, so that a connection dropped mid-body is retried like any other.
+// it, so that a connection dropped mid-body is retried like any other. A
+// streaming request's 2xx body is handed up unread instead, its timeout
+// becoming an idle timeout between reads.
 func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []byte, error) {
 	ctx := req.Context()
-	actx, cancel := context.WithTimeout(ctx, t.c.pol.attemptTimeout)
-	defer cancel()
+	actx, cancel := context.WithCancel(ctx)
+	timedOut := make(chan struct{})
+	var fired sync.Once
+	timer := time.AfterFunc(t.c.pol.attemptTimeout, func() { fired.Do(func() { close(timedOut) }); cancel() })
 	r := req.Clone(actx)
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
+			timer.Stop()
+			cancel()
 			return nil, nil, err
 		}
 		r.Body = b
@@ -401,7 +427,12 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	start := time.Now()
 	resp, err := t.next.RoundTrip(r)
 	var body []byte
-	if err == nil {
+	switch {
+	case err == nil && isStreaming(ctx) && resp.StatusCode >= 200 && resp.StatusCode < 300:
+		timer.Reset(t.c.pol.attemptTimeout)
+		resp.Body = &idleBody{rc: resp.Body, timer: timer, idle: t.c.pol.attemptTimeout, cancel: cancel}
+		cancel = nil // the body's Close ends the attempt
+	case err == nil:
 		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.pol.maxBody+1))
 		resp.Body.Close()
 		if err == nil && int64(len(body)) > t.c.pol.maxBody {
@@ -414,7 +445,11 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 			resp.ContentLength = int64(len(body))
 		}
 	}
-	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+	if cancel != nil {
+		timer.Stop()
+		cancel()
+	}
+	if err != nil && ctx.Err() == nil && isClosed(timedOut) {
 		err = &timeoutError{after: t.c.pol.attemptTimeout}
 	}
 	t.c.ctr.requests.Add(1)
@@ -426,6 +461,43 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		t.onCall(call)
 	}
 	return resp, body, err
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// idleBody is a streamed response body: each Read must make progress within
+// the idle timeout (else the attempt's context ends and Read fails), and
+// Close ends the attempt.
+type idleBody struct {
+	rc     io.ReadCloser
+	timer  *time.Timer
+	idle   time.Duration
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	err := b.rc.Close()
+	b.once.Do(func() {
+		b.timer.Stop()
+		b.cancel()
+	})
+	return err
 }
 
 const (

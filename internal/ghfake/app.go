@@ -23,6 +23,21 @@ func (s *Server) AddApp(id int64, slug string, pub *rsa.PublicKey) {
 	s.userLocked(slug + "[bot]").typ = "Bot"
 }
 
+// AddAppToken makes requests authenticated with tok act as an installation
+// of App appID ("<slug>[bot]", a Bot), as a minted installation token does,
+// without the JWT exchange: for tests of what only an App may do (check
+// runs). The App is registered (without a key) when it is not yet.
+func (s *Server) AddAppToken(tok string, appID int64, slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.apps[appID]; !ok {
+		s.apps[appID] = &app{id: appID, slug: slug}
+	}
+	slug = s.apps[appID].slug
+	s.userLocked(slug + "[bot]").typ = "Bot"
+	s.tokens[tok] = token{login: slug + "[bot]", app: appID}
+}
+
 // AddInstallation installs app appID with installation id installationID.
 func (s *Server) AddInstallation(appID, installationID int64) {
 	s.mu.Lock()
@@ -69,7 +84,7 @@ func verifyJWT(tok string, apps map[int64]*app, now time.Time) (*app, error) {
 		return nil, fmt.Errorf("iss %q is not an app id", iss)
 	}
 	a, ok := apps[id]
-	if !ok {
+	if !ok || a.key == nil {
 		return nil, fmt.Errorf("no app %d", id)
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
@@ -106,7 +121,7 @@ func (s *Server) accessToken(q *req) reply {
 	now := s.now().UTC()
 	tok := fmt.Sprintf("ghs_fake%d_%d", instID, s.nextID())
 	exp := now.Add(time.Hour)
-	s.tokens[tok] = token{login: a.slug + "[bot]", expires: exp}
+	s.tokens[tok] = token{login: a.slug + "[bot]", expires: exp, app: appID}
 	perms := map[string]any{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read", "metadata": "read", "members": "read"}
 	if set, ok := s.perms[strings.ToLower(a.slug+"[bot]")]; ok {
 		perms = map[string]any{}

@@ -20,6 +20,20 @@
 //     authors), comparisons (status, ahead_by, behind_by, merge base, files)
 //     and pull-request files, repository_dispatch events (recorded, needing
 //     contents: write when the token's permissions are set);
+//   - commit trees (SetTree: a commit's whole file set, with symlinks and
+//     submodules, hashed as git hashes trees and blobs): GET git/trees/{sha}
+//     by commit, tree or branch, recursive or not, cut with "truncated" at
+//     GitHub's 100,000 entries / 7 MB or at SetTreeTruncation's limits; GET
+//     git/blobs/{sha} (base64 or raw); GET tarball/{ref}, a 302 to a fake
+//     codeload that serves a gzip tar in git archive's layout (SetArchive
+//     serves any bytes instead);
+//   - check runs, which only an App may create (AddAppToken, or a minted
+//     installation token; github-actions[bot] is the github-actions App) and
+//     only the App that created one may update (403 otherwise): create,
+//     update (annotations appended, at most 50 per request, 422 beyond;
+//     summary and text at most 65535 bytes), get, list for a ref (filter
+//     latest or all, check_name, app_id, paginated) and list annotations;
+//     CheckRuns returns them with their annotations and creator;
 //   - the repository activity log (GET /repos/{o}/{r}/activity, with its
 //     filters and cursor pagination): Push moves a branch as `git push` does
 //     and records push, force_push or branch_creation, DeleteBranch records
@@ -76,6 +90,9 @@ type Server struct {
 	ids     int64                        // shared id sequence for comments, reactions, statuses, labels, users
 	comment map[int64]*comment
 
+	treeMaxEntries, treeMaxBytes int             // SetTreeTruncation; 0: GitHub's
+	codeload                     map[string]bool // tokens of the archive links handed out
+
 	faults      Faults
 	failNext    []scripted
 	rng         *rand.Rand
@@ -109,6 +126,7 @@ func New() *Server {
 		perms:       map[string]map[string]string{},
 		ids:         1000,
 		comment:     map[int64]*comment{},
+		codeload:    map[string]bool{},
 		rng:         rand.New(rand.NewPCG(1, 1)),
 		primaryCode: http.StatusForbidden,
 		inflight:    map[string]int{},
@@ -158,6 +176,7 @@ type user struct {
 type token struct {
 	login   string
 	expires time.Time // zero: never
+	app     int64     // the App an installation token belongs to; 0 for a user's token
 }
 
 type app struct {
@@ -187,7 +206,12 @@ type repo struct {
 	perms         map[string]perm       // by lower-cased login
 	prFiles       map[int][]File
 	dispatches    []Dispatch
-	activity      []Activity // in the order recorded
+	activity      []Activity          // in the order recorded
+	trees         map[string]*gitTree // by tree sha
+	commitTrees   map[string]string   // commit sha → root tree sha (SetTree)
+	blobs         map[string][]byte   // by blob sha (SetTree)
+	archives      map[string][]byte   // commit sha → tarball served instead of the built one (SetArchive)
+	checkRuns     []*checkRun         // in the order created
 	reviews       map[int][]review
 }
 
@@ -412,6 +436,8 @@ func (s *Server) addRepoLocked(owner, name, defaultBranch string) {
 		issues: map[int]*issue{}, next: 1, labels: map[string]*label{},
 		statuses: map[string][]*status{}, compares: map[string]Comparison{},
 		perms: map[string]perm{}, prFiles: map[int][]File{},
+		trees: map[string]*gitTree{}, commitTrees: map[string]string{}, blobs: map[string][]byte{},
+		archives: map[string][]byte{},
 	}
 }
 

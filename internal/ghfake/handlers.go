@@ -31,6 +31,15 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo", (*Server).getRepo),
 	r("GET", "repos/:owner/:repo/contents/*path", (*Server).getContents),
 	r("GET", "repos/:owner/:repo/git/blobs/:sha", (*Server).getBlob),
+	r("GET", "repos/:owner/:repo/git/trees/:sha", (*Server).getTree),
+	r("GET", "repos/:owner/:repo/tarball", (*Server).getTarball),
+	r("GET", "repos/:owner/:repo/tarball/*ref", (*Server).getTarball),
+	r("GET", "_codeload/:owner/:repo/legacy.tar.gz/:sha", (*Server).getCodeload),
+	r("POST", "repos/:owner/:repo/check-runs", (*Server).createCheckRun),
+	r("GET", "repos/:owner/:repo/check-runs/:id", (*Server).getCheckRun),
+	r("PATCH", "repos/:owner/:repo/check-runs/:id", (*Server).updateCheckRun),
+	r("GET", "repos/:owner/:repo/check-runs/:id/annotations", (*Server).listAnnotations),
+	r("GET", "repos/:owner/:repo/commits/:ref/check-runs", (*Server).listCheckRunsForRef),
 	r("GET", "repos/:owner/:repo/issues", (*Server).listIssues),
 	r("POST", "repos/:owner/:repo/issues", (*Server).createIssue),
 	r("GET", "repos/:owner/:repo/issues/comments", (*Server).listRepoComments),
@@ -310,7 +319,10 @@ func (s *Server) commitJSON(q *req, rp *repo, c *commitRec, withFiles bool) map[
 		return map[string]any{"name": name, "email": email, "date": ts(c.Date)}
 	}
 	api := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
-	tree := blobSHA([]byte("tree " + c.SHA))
+	tree, ok := rp.commitTrees[c.SHA]
+	if !ok {
+		tree = blobSHA([]byte("tree " + c.SHA))
+	}
 	var verifiedAt any
 	if c.Verified {
 		verifiedAt = ts(c.Date)
@@ -566,27 +578,6 @@ func wrap60(b64 string) string {
 	sb.WriteString(b64)
 	sb.WriteByte('\n')
 	return sb.String()
-}
-
-func (s *Server) getBlob(q *req) reply {
-	rp, ok := s.repoOf(q)
-	if !ok {
-		return notFound()
-	}
-	sha := q.params["sha"]
-	for _, files := range rp.files {
-		for _, content := range files {
-			if blobSHA(content) != sha {
-				continue
-			}
-			if strings.Contains(q.r.Header.Get("Accept"), "raw") {
-				return reply{status: 200, raw: append([]byte{}, content...), ctype: "application/vnd.github.raw"}
-			}
-			return reply{status: 200, body: map[string]any{"sha": sha, "size": len(content), "encoding": "base64",
-				"content": wrap60(base64.StdEncoding.EncodeToString(content))}}
-		}
-	}
-	return notFound()
 }
 
 func (s *Server) listIssues(q *req) reply {

@@ -458,7 +458,11 @@ func (s *Server) answerLocked(q *req, call *Call, identity, fault string, write 
 	return rep, extra, count
 }
 
-func isRateLimitPath(segs []string) bool { return len(segs) == 1 && segs[0] == "rate_limit" }
+// isRateLimitPath reports whether a path costs no primary rate limit:
+// GET /rate_limit, and codeload's archive downloads (not the API).
+func isRateLimitPath(segs []string) bool {
+	return (len(segs) == 1 && segs[0] == "rate_limit") || (len(segs) > 0 && segs[0] == "_codeload")
+}
 
 func secondaryReply(status int) reply {
 	rep := errReply(status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")

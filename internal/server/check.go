@@ -44,7 +44,7 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	}
 	sha := req.SHA
 	req.Open = func(ctx context.Context) (fs.FS, error) {
-		return gh.TreeFS(ctx, j.owner, j.repo, sha, s.cfg.TreeLimits)
+		return gh.CommitFS(ctx, j.owner, j.repo, sha, s.cfg.TreeLimits)
 	}
 	sum, err := d.CheckCommit(ctx, gh, req)
 	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "findings", sum.Findings,

@@ -1,0 +1,476 @@
+package ghclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of TreeLimits.
+const (
+	DefaultMaxTreeEntries  = 100000
+	DefaultMaxFileBytes    = 1 << 20
+	DefaultMaxTotalBytes   = 64 << 20
+	DefaultMaxArchiveBytes = 256 << 20
+)
+
+// maxLinkTarget bounds a symlink's target (PATH_MAX).
+const maxLinkTarget = 4096
+
+// maxLinkHops bounds the symlinks followed while resolving one name, as
+// Linux's ELOOP does.
+const maxLinkHops = 40
+
+// TreeLimits bounds what a CommitFS reads. Zero fields take the defaults.
+type TreeLimits struct {
+	// MaxEntries bounds the tree's entries (files, directories, symlinks,
+	// submodules); more is ErrTreeTooLarge. Default 100,000.
+	MaxEntries int
+	// MaxFileBytes bounds what is fetched of one file. A larger file's Stat
+	// shows its true size, and reading it gives its first MaxFileBytes
+	// bytes, then an error wrapping ErrTooLarge — never a silent io.EOF.
+	// Default 1 MiB.
+	MaxFileBytes int64
+	// MaxTotalBytes bounds the file bytes fetched in all (blobs, or what is
+	// kept of the archive); an Open past it fails with ErrTreeTooLarge.
+	// Default 64 MiB.
+	MaxTotalBytes int64
+	// MaxArchiveBytes bounds the tarball read when the tree listing is
+	// truncated, compressed and uncompressed alike. Default 256 MiB.
+	MaxArchiveBytes int64
+}
+
+func (l TreeLimits) withDefaults() TreeLimits {
+	l.MaxEntries = positive(l.MaxEntries, DefaultMaxTreeEntries)
+	l.MaxFileBytes = positive(l.MaxFileBytes, DefaultMaxFileBytes)
+	l.MaxTotalBytes = positive(l.MaxTotalBytes, DefaultMaxTotalBytes)
+	l.MaxArchiveBytes = positive(l.MaxArchiveBytes, DefaultMaxArchiveBytes)
+	return l
+}
+
+// FSStats measures what a CommitFS fetched.
+type FSStats struct {
+	// Requests counts the API requests the FS made: the tree listing, one
+	// per blob, two for the archive (the redirect and the download).
+	// Retries are counted in Client.Stats.
+	Requests int64
+	// Blobs counts the blobs fetched (files read, symlinks resolved).
+	Blobs int64
+	// Bytes counts the file bytes fetched (for the archive: kept).
+	Bytes int64
+	// ArchiveBytes counts the bytes of the compressed archive read.
+	ArchiveBytes int64
+	// FromArchive says the tree listing was truncated and the files came
+	// from the archive.
+	FromArchive bool
+}
+
+// CommitFS is the file tree of one commit, read through the API: one
+// recursive tree listing, and each file's blob fetched when the file is
+// first read (then kept for the FS's life). It implements fs.FS,
+// fs.ReadDirFS, fs.StatFS and fs.ReadLinkFS (ReadLink and Lstat).
+//
+// Symlinks (mode 120000) are followed by Open, Stat and ReadDir, and by
+// every directory element of a name, within the tree only: a target that is
+// absolute or climbs above the root leads nowhere (fs.ErrNotExist).
+// Submodules are left out. When GitHub truncates the listing, the files
+// come from the commit's tarball instead, read whole into memory within the
+// same limits; if that fails too, CommitFS fails with ErrTreeTooLarge.
+//
+// A CommitFS fetches with the context it was made with: once that ends,
+// reads of files not yet fetched fail. It is safe for concurrent use.
+type CommitFS struct {
+	c                *Client
+	ctx              context.Context
+	owner, repo, sha string
+	lim              TreeLimits
+	root             *node
+
+	budgetMu sync.Mutex
+	fetched  int64 // bytes reserved against MaxTotalBytes
+
+	requests, blobs, bytes, archiveBytes atomic.Int64
+	fromArchive                          bool
+}
+
+type nodeKind uint8
+
+const (
+	kindDir nodeKind = iota
+	kindFile
+	kindSymlink
+)
+
+// node is one file, directory or symlink of the tree.
+type node struct {
+	name     string
+	kind     nodeKind
+	exec     bool
+	sha      string
+	size     int64
+	kids     map[string]*node // directories: by name
+	children []*node          // directories: sorted by name (sortAll)
+
+	mu     sync.Mutex
+	loaded bool
+	data   []byte // at most MaxFileBytes of a file; a symlink's target
+}
+
+// CommitFS lists the tree of commit sha (one request) and returns its
+// files as an fs.FS that fetches each blob when it is first read.
+func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim TreeLimits) (*CommitFS, error) {
+	f := &CommitFS{c: c, ctx: ctx, owner: owner, repo: repo, sha: sha, lim: lim.withDefaults(),
+		root: newDir(".")}
+	f.requests.Add(1)
+	t, err := c.Tree(ctx, owner, repo, sha)
+	if err != nil {
+		return nil, err
+	}
+	where := fmt.Sprintf("the tree of %s@%s", repoName(owner, repo), short(sha))
+	if t.Truncated {
+		if err := f.loadArchive(); err != nil {
+			return nil, fmt.Errorf("%s: github truncated its listing, and its archive: %w", where, err)
+		}
+		return f, nil
+	}
+	if len(t.Entries) > f.lim.MaxEntries {
+		return nil, fmt.Errorf("%s: %d entries, the limit is %d: %w", where, len(t.Entries), f.lim.MaxEntries, ErrTreeTooLarge)
+	}
+	for _, e := range t.Entries {
+		n := &node{name: path.Base(e.Path), sha: e.SHA, size: e.Size}
+		switch {
+		case e.Type == "commit":
+			continue // a submodule: its files are another repository's
+		case e.Type == "tree":
+			n.kind = kindDir
+		case e.Type == "blob" && e.Mode == ModeSymlink:
+			n.kind = kindSymlink
+		case e.Type == "blob":
+			n.kind, n.exec = kindFile, e.Mode == ModeExecutable
+		default:
+			return nil, fmt.Errorf("%s: entry %q of unknown type %q", where, e.Path, e.Type)
+		}
+		if err := f.add(e.Path, n); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	f.root.sortAll()
+	return f, nil
+}
+
+// add puts n at p, creating the directories above it; an invalid path, a
+// path given twice or a file where a directory should be is an error.
+func (f *CommitFS) add(p string, n *node) error {
+	if !fs.ValidPath(p) || p == "." {
+		return fmt.Errorf("invalid path %q", p)
+	}
+	dir := f.root
+	elems := strings.Split(p, "/")
+	for _, el := range elems[:len(elems)-1] {
+		next := dir.lookup(el)
+		if next == nil {
+			next = newDir(el)
+			dir.kids[el] = next
+		}
+		if next.kind != kindDir {
+			return fmt.Errorf("%q: %q is not a directory", p, el)
+		}
+		dir = next
+	}
+	if old := dir.lookup(n.name); old != nil {
+		if old.kind == kindDir && n.kind == kindDir {
+			return nil // listed after a path beneath it
+		}
+		return fmt.Errorf("%q listed twice", p)
+	}
+	if n.kind == kindDir && n.kids == nil {
+		n.kids = map[string]*node{}
+	}
+	dir.kids[n.name] = n
+	return nil
+}
+
+func newDir(name string) *node { return &node{name: name, kind: kindDir, kids: map[string]*node{}} }
+
+// lookup finds a child of a directory by name.
+func (n *node) lookup(name string) *node { return n.kids[name] }
+
+// sortAll lists every directory's children in name order.
+func (n *node) sortAll() {
+	n.children = make([]*node, 0, len(n.kids))
+	for _, c := range n.kids {
+		n.children = append(n.children, c)
+	}
+	sort.Slice(n.children, func(i, j int) bool { return n.children[i].name < n.children[j].name })
+	for _, c := range n.children {
+		if c.kind == kindDir {
+			c.sortAll()
+		}
+	}
+}
+
+// Stats returns what the FS fetched so far.
+func (f *CommitFS) Stats() FSStats {
+	return FSStats{Requests: f.requests.Load(), Blobs: f.blobs.Load(), Bytes: f.bytes.Load(),
+		ArchiveBytes: f.archiveBytes.Load(), FromArchive: f.fromArchive}
+}
+
+// reserve takes n bytes from the MaxTotalBytes budget.
+func (f *CommitFS) reserve(n int64) error {
+	f.budgetMu.Lock()
+	defer f.budgetMu.Unlock()
+	if f.fetched+n > f.lim.MaxTotalBytes {
+		return fmt.Errorf("fetching %d more bytes would pass the %d fetched in all: %w", n, f.lim.MaxTotalBytes, ErrTreeTooLarge)
+	}
+	f.fetched += n
+	return nil
+}
+
+func (f *CommitFS) release(n int64) {
+	f.budgetMu.Lock()
+	f.fetched -= n
+	f.budgetMu.Unlock()
+}
+
+// load returns a file's head (at most MaxFileBytes) or a symlink's target,
+// fetching its blob the first time.
+func (f *CommitFS) load(n *node) ([]byte, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.loaded {
+		return n.data, nil
+	}
+	want := min(n.size, f.lim.MaxFileBytes)
+	if n.kind == kindSymlink && n.size > maxLinkTarget {
+		return nil, fmt.Errorf("symlink target of %d bytes, the limit is %d: %w", n.size, maxLinkTarget, ErrTooLarge)
+	}
+	if err := f.reserve(want); err != nil {
+		return nil, err
+	}
+	f.requests.Add(1)
+	data, err := f.c.blobHead(f.ctx, f.owner, f.repo, n.sha, want)
+	if err == nil && int64(len(data)) != want {
+		err = fmt.Errorf("blob %s has %d bytes, the tree lists %d", short(n.sha), len(data), n.size)
+	}
+	if err != nil {
+		f.release(want)
+		return nil, err
+	}
+	f.blobs.Add(1)
+	f.bytes.Add(want)
+	n.data, n.loaded = data, true
+	return data, nil
+}
+
+// resolve finds the node of name, following symlinks in every element but
+// the last, and in the last too when follow is set.
+func (f *CommitFS) resolve(op, name string, follow bool) (*node, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	stack := []*node{f.root} // the directories from the root down
+	var todo []string
+	if name != "." {
+		todo = strings.Split(name, "/")
+	}
+	for hops := 0; len(todo) > 0; {
+		el := todo[0]
+		todo = todo[1:]
+		cur := stack[len(stack)-1]
+		switch el {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) == 1 {
+				return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist} // above the root
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		var next *node
+		if cur.kind == kindDir {
+			next = cur.lookup(el)
+		}
+		if next == nil {
+			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		if next.kind == kindSymlink && (len(todo) > 0 || follow) {
+			if hops++; hops > maxLinkHops {
+				return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+			}
+			target, err := f.load(next)
+			if err != nil {
+				return nil, &fs.PathError{Op: op, Path: name, Err: err}
+			}
+			if len(target) == 0 || target[0] == '/' {
+				return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist} // outside the tree
+			}
+			todo = append(strings.Split(string(target), "/"), todo...)
+			continue
+		}
+		stack = append(stack, next)
+	}
+	return stack[len(stack)-1], nil
+}
+
+// Open opens a file or directory, following symlinks.
+func (f *CommitFS) Open(name string) (fs.File, error) {
+	n, err := f.resolve("open", name, true)
+	if err != nil {
+		return nil, err
+	}
+	if n.kind == kindDir {
+		return &dirHandle{n: n, name: name}, nil
+	}
+	return &fileHandle{f: f, n: n, name: name}, nil
+}
+
+// Stat describes a file, following symlinks.
+func (f *CommitFS) Stat(name string) (fs.FileInfo, error) {
+	n, err := f.resolve("stat", name, true)
+	if err != nil {
+		return nil, err
+	}
+	return info{n}, nil
+}
+
+// Lstat describes a file without following a final symlink.
+func (f *CommitFS) Lstat(name string) (fs.FileInfo, error) {
+	n, err := f.resolve("lstat", name, false)
+	if err != nil {
+		return nil, err
+	}
+	return info{n}, nil
+}
+
+// ReadLink returns a symlink's target (its blob), as written.
+func (f *CommitFS) ReadLink(name string) (string, error) {
+	n, err := f.resolve("readlink", name, false)
+	if err != nil {
+		return "", err
+	}
+	if n.kind != kindSymlink {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	target, err := f.load(n)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	return string(target), nil
+}
+
+// ReadDir lists a directory, sorted by name, following symlinks.
+func (f *CommitFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	n, err := f.resolve("readdir", name, true)
+	if err != nil {
+		return nil, err
+	}
+	if n.kind != kindDir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	out := make([]fs.DirEntry, len(n.children))
+	for i, c := range n.children {
+		out[i] = fs.FileInfoToDirEntry(info{c})
+	}
+	return out, nil
+}
+
+// info is a node's fs.FileInfo.
+type info struct{ n *node }
+
+func (i info) Name() string       { return i.n.name }
+func (i info) Size() int64        { return i.n.size }
+func (i info) ModTime() time.Time { return time.Time{} }
+func (i info) IsDir() bool        { return i.n.kind == kindDir }
+func (i info) Sys() any           { return nil }
+func (i info) Mode() fs.FileMode {
+	switch {
+	case i.n.kind == kindDir:
+		return fs.ModeDir | 0o755
+	case i.n.kind == kindSymlink:
+		return fs.ModeSymlink | 0o777
+	case i.n.exec:
+		return 0o755
+	}
+	return 0o644
+}
+
+// fileHandle is an open file; its blob is fetched on the first Read.
+type fileHandle struct {
+	f      *CommitFS
+	n      *node
+	name   string
+	off    int64
+	closed bool
+}
+
+func (h *fileHandle) Stat() (fs.FileInfo, error) { return info{h.n}, nil }
+
+func (h *fileHandle) Read(p []byte) (int, error) {
+	if h.closed {
+		return 0, &fs.PathError{Op: "read", Path: h.name, Err: fs.ErrClosed}
+	}
+	if h.off >= h.n.size {
+		return 0, io.EOF
+	}
+	data, err := h.f.load(h.n)
+	if err != nil {
+		return 0, &fs.PathError{Op: "read", Path: h.name, Err: err}
+	}
+	if h.off >= int64(len(data)) {
+		return 0, &fs.PathError{Op: "read", Path: h.name, Err: fmt.Errorf("only the first %d of its %d bytes are read: %w",
+			len(data), h.n.size, ErrTooLarge)}
+	}
+	n := copy(p, data[h.off:])
+	h.off += int64(n)
+	return n, nil
+}
+
+func (h *fileHandle) Close() error {
+	if h.closed {
+		return &fs.PathError{Op: "close", Path: h.name, Err: fs.ErrClosed}
+	}
+	h.closed = true
+	return nil
+}
+
+// dirHandle is an open directory.
+type dirHandle struct {
+	n    *node
+	name string
+	off  int
+}
+
+func (d *dirHandle) Stat() (fs.FileInfo, error) { return info{d.n}, nil }
+
+func (d *dirHandle) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: errors.New("is a directory")}
+}
+
+func (d *dirHandle) Close() error { return nil }
+
+// ReadDir lists the directory's entries in order, n at a time (all when
+// n <= 0), as fs.ReadDirFile requires.
+func (d *dirHandle) ReadDir(n int) ([]fs.DirEntry, error) {
+	rest := d.n.children[d.off:]
+	if n > 0 && len(rest) == 0 {
+		return nil, io.EOF
+	}
+	if n > 0 && n < len(rest) {
+		rest = rest[:n]
+	}
+	d.off += len(rest)
+	out := make([]fs.DirEntry, len(rest))
+	for i, c := range rest {
+		out[i] = fs.FileInfoToDirEntry(info{c})
+	}
+	return out, nil
+}

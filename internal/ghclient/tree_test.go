@@ -1,0 +1,219 @@
+package ghclient
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
+)
+
+var (
+	headSHA = strings.Repeat("a", 40)
+	subSHA  = strings.Repeat("1", 40)
+)
+
+// commitFiles is the file set of headSHA in the tree tests.
+func commitFiles() []ghfake.TreeFile {
+	return []ghfake.TreeFile{
+		{Path: "README.md", Content: []byte("hello\n")},
+		{Path: ".pace/plan.yaml", Content: []byte("phase: plan\n")},
+		{Path: ".pace/deep/x/y.json", Content: []byte(`{"a":1}`)},
+		{Path: "run.sh", Content: []byte("#!/bin/sh\n"), Mode: ghfake.ModeExecutable},
+		{Path: "big.bin", Content: []byte(strings.Repeat("B", 5000))},
+		{Path: "link", Content: []byte(".pace/plan.yaml"), Mode: ghfake.ModeSymlink},
+		{Path: "dirlink", Content: []byte(".pace/deep"), Mode: ghfake.ModeSymlink},
+		{Path: ".pace/up", Content: []byte("../README.md"), Mode: ghfake.ModeSymlink},
+		{Path: "escape", Content: []byte("../../etc/passwd"), Mode: ghfake.ModeSymlink},
+		{Path: "abs", Content: []byte("/etc/passwd"), Mode: ghfake.ModeSymlink},
+		{Path: "loop1", Content: []byte("loop2"), Mode: ghfake.ModeSymlink},
+		{Path: "loop2", Content: []byte("loop1"), Mode: ghfake.ModeSymlink},
+		{Path: "vendor/sub", Mode: ghfake.ModeSubmodule, Commit: subSHA},
+	}
+}
+
+func treeEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t, Options{BackoffBase: 1, BackoffMax: 1})
+	e.fake.SetTree(owner, repo, headSHA, commitFiles())
+	return e
+}
+
+func TestTree(t *testing.T) {
+	tests := []struct {
+		name          string
+		sha           string
+		truncateAt    int
+		wantEntries   int
+		wantTruncated bool
+		wantNotFound  bool
+	}{
+		{name: "a commit", sha: headSHA, wantEntries: 17},
+		{name: "truncated", sha: headSHA, truncateAt: 4, wantEntries: 4, wantTruncated: true},
+		{name: "unknown", sha: strings.Repeat("f", 40), wantNotFound: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := treeEnv(t)
+			e.fake.SetTreeTruncation(tt.truncateAt, 0)
+			tr, err := e.c.Tree(ctxT(t), owner, repo, tt.sha)
+			if tt.wantNotFound {
+				if !IsNotFound(err) {
+					t.Fatalf("err = %v, want a 404", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Entries) != tt.wantEntries || tr.Truncated != tt.wantTruncated || len(tr.SHA) != 40 {
+				t.Fatalf("%d entries, truncated %v, sha %q", len(tr.Entries), tr.Truncated, tr.SHA)
+			}
+			byPath := map[string]TreeEntry{}
+			for _, en := range tr.Entries {
+				byPath[en.Path] = en
+			}
+			if !tt.wantTruncated {
+				if en := byPath["vendor/sub"]; en.Type != "commit" || en.Mode != ModeSubmodule || en.SHA != subSHA {
+					t.Errorf("submodule %+v", en)
+				}
+				if en := byPath["run.sh"]; en.Mode != ModeExecutable || en.Size != 10 {
+					t.Errorf("run.sh %+v", en)
+				}
+				if en := byPath[".pace"]; en.Type != "tree" || en.Mode != ModeDir {
+					t.Errorf(".pace %+v", en)
+				}
+			}
+		})
+	}
+}
+
+func TestBlob(t *testing.T) {
+	tests := []struct {
+		name    string
+		sha     string
+		max     int64
+		want    string
+		wantErr func(error) bool
+	}{
+		{name: "within the limit", sha: "ce013625030ba8dba906f756967f9e9ca394464a", max: 6, want: "hello\n"},
+		{name: "over the limit", sha: "ce013625030ba8dba906f756967f9e9ca394464a", max: 5, wantErr: func(err error) bool { return errors.Is(err, ErrTooLarge) }},
+		{name: "unknown", sha: strings.Repeat("e", 40), max: 10, wantErr: IsNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := treeEnv(t)
+			got, err := e.c.Blob(ctxT(t), owner, repo, tt.sha, tt.max)
+			if tt.wantErr != nil {
+				if err == nil || !tt.wantErr(err) {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("%q, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestArchive(t *testing.T) {
+	tests := []struct {
+		name         string
+		sha          string
+		max          int64
+		wantEntries  int
+		wantTooLarge bool
+		wantNotFound bool
+	}{
+		{name: "a commit", sha: headSHA, max: 1 << 20, wantEntries: 19}, // the pax header, the top directory, 17 entries
+		{name: "over the limit", sha: headSHA, max: 100, wantTooLarge: true},
+		{name: "unknown", sha: strings.Repeat("f", 40), max: 1 << 20, wantNotFound: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := treeEnv(t)
+			rc, err := e.c.Archive(ctxT(t), owner, repo, tt.sha, tt.max)
+			if tt.wantNotFound {
+				if !IsNotFound(err) {
+					t.Fatalf("err = %v, want a 404", err)
+				}
+				return
+			}
+			if err != nil {
+				if tt.wantTooLarge && errors.Is(err, ErrTooLarge) {
+					return
+				}
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			n, err := countTarEntries(rc)
+			if tt.wantTooLarge {
+				if !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("err = %v, want ErrTooLarge", err)
+				}
+				return
+			}
+			if err != nil || n != tt.wantEntries {
+				t.Fatalf("%d entries, %v", n, err)
+			}
+			// The download did not go through the API's accounting: the
+			// redirect did.
+			if got := statuses(e.fake, "GET", "/repos/acme/widgets/tarball/"); len(got) != 1 || got[0] != http.StatusFound {
+				t.Fatalf("tarball calls %v", got)
+			}
+		})
+	}
+}
+
+func countTarEntries(r io.Reader) (int, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return 0, err
+	}
+	tr := tar.NewReader(zr)
+	n := 0
+	for {
+		if _, err := tr.Next(); err == io.EOF {
+			return n, nil
+		} else if err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+// recorder records the requests it is sent.
+type recorder struct{ got []*http.Request }
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.got = append(r.got, req)
+	return &http.Response{StatusCode: 200, Body: http.NoBody, Header: http.Header{}, Request: req}, nil
+}
+
+func TestTokenOnlyToTheAPIHost(t *testing.T) {
+	tests := []struct {
+		name, url string
+		wantAuth  bool
+	}{
+		{name: "the api", url: "https://api.github.com/repos/acme/widgets", wantAuth: true},
+		{name: "codeload", url: "https://codeload.github.com/acme/widgets/legacy.tar.gz/x?token=t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			at := &authTransport{next: rec, header: "token secret", host: "api.github.com"}
+			req, _ := http.NewRequest("GET", tt.url, nil)
+			if _, err := at.RoundTrip(req); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.got[0].Header.Get("Authorization") != ""; got != tt.wantAuth {
+				t.Fatalf("authorization sent: %v", got)
+			}
+		})
+	}
+}
