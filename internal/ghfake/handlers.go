@@ -228,13 +228,22 @@ func (s *Server) issueJSON(q *req, rp *repo, is *issue) map[string]any {
 		"number": is.number, "title": is.title, "body": is.body, "state": is.state, "user": s.simpleUserJSON(q, is.author),
 		"labels": labels, "comments": len(is.comments), "created_at": ts(is.createdAt), "updated_at": ts(is.updatedAt),
 		"closed_at": nil, "locked": false, "author_association": s.association(rp, is.author),
-		"url":      base + "/issues/" + strconv.Itoa(is.number),
-		"html_url": fmt.Sprintf("%s/%s/%s/%s/%d", s.webURL, rp.owner, rp.name, kind, is.number),
+		"assignee": nil, "assignees": []any{}, "milestone": nil, "repository_url": base,
+		"labels_url":   base + "/issues/" + strconv.Itoa(is.number) + "/labels{/name}",
+		"comments_url": base + "/issues/" + strconv.Itoa(is.number) + "/comments",
+		"events_url":   base + "/issues/" + strconv.Itoa(is.number) + "/events",
+		"url":          base + "/issues/" + strconv.Itoa(is.number),
+		"html_url":     fmt.Sprintf("%s/%s/%s/%s/%d", s.webURL, rp.owner, rp.name, kind, is.number),
 	}
 	if is.pr != nil {
+		html := fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number)
+		var mergedAt any
+		if is.pr.Merged {
+			mergedAt = ts(is.updatedAt)
+		}
 		m["pull_request"] = map[string]any{
-			"url":      base + "/pulls/" + strconv.Itoa(is.number),
-			"html_url": fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number),
+			"url": base + "/pulls/" + strconv.Itoa(is.number), "html_url": html,
+			"diff_url": html + ".diff", "patch_url": html + ".patch", "merged_at": mergedAt,
 		}
 	}
 	return m
@@ -1027,7 +1036,12 @@ func (s *Server) getPermission(q *req) reply {
 	default:
 		p = perm{role: "none", base: "none"}
 	}
-	return reply{status: 200, body: map[string]any{"permission": p.base, "role_name": p.role, "user": s.simpleUserJSON(q, u.login)}}
+	user := s.simpleUserJSON(q, u.login).(map[string]any)
+	user["role_name"] = p.role
+	user["permissions"] = map[string]any{"admin": p.base == "admin", "maintain": p.role == "maintain" || p.base == "admin",
+		"push": permissionRank(p.base) >= permissionRank("write"), "triage": permissionRank(p.base) >= permissionRank("write") || p.role == "triage",
+		"pull": p.base != "none"}
+	return reply{status: 200, body: map[string]any{"permission": p.base, "role_name": p.role, "user": user}}
 }
 
 func (s *Server) getMembership(q *req) reply {

@@ -22,6 +22,7 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 )
 
 const (
@@ -202,6 +203,7 @@ func newFake(t testing.TB) *ghfake.Server {
 	t.Helper()
 	f := ghfake.New() // real clock: ghinstallation signs JWTs with time.Now
 	t.Cleanup(f.Close)
+	ghfaketest.Verify(t, f)
 	f.AddApp(appID, appSlug, &appKey(t).PublicKey)
 	f.AddInstallation(appID, installation)
 	f.AddRepo(owner, repo, "main")
