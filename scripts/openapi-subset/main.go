@@ -32,46 +32,46 @@ import (
 // who calls it.
 var operations = []string{
 	// ghclient (internal/ghclient: methods.go, activity.go, app.go, dispatch.go)
-	"GET /repos/{owner}/{repo}",                                              // Repository
-	"GET /repos/{owner}/{repo}/contents/{path}",                              // FileAt, ListDir
-	"GET /repos/{owner}/{repo}/git/blobs/{file_sha}",                         // FileAt (files over 1 MB)
-	"GET /repos/{owner}/{repo}/issues",                                       // OpenIssuesWithLabel, FindIssue
-	"POST /repos/{owner}/{repo}/issues",                                      // CreateIssue
-	"GET /repos/{owner}/{repo}/issues/{issue_number}",                        // Issue
-	"GET /repos/{owner}/{repo}/issues/comments",                              // CommentsSince
-	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments",               // ListIssueComments
-	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments",              // CreateComment
-	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels",                 // Labels
-	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels",                // AddLabels
-	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",       // RemoveLabel
-	"GET /repos/{owner}/{repo}/issues/{issue_number}/events",                 // LabelEvents
-	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",       // Reactions
-	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",      // React
-	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",          // CollaboratorPermission
-	"GET /orgs/{org}/teams/{team_slug}/memberships/{username}",               // TeamMember
-	"POST /repos/{owner}/{repo}/statuses/{sha}",                              // SetStatus
-	"GET /repos/{owner}/{repo}/commits/{ref}/statuses",                       // Statuses
-	"GET /repos/{owner}/{repo}/commits",                                      // CommitsTouching
-	"GET /repos/{owner}/{repo}/commits/{ref}",                                // CommitFiles, CommitAuthor, CommitVerified
-	"GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls",                   // PullRequestsWithCommit
-	"GET /repos/{owner}/{repo}/pulls",                                        // OpenPullRequests
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}",                          // PullRequest
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files",                    // PullRequestFiles
-	"GET /repos/{owner}/{repo}/compare/{basehead}",                           // CompareFiles, Compare
-	"GET /repos/{owner}/{repo}/activity",                                     // Pushes
-	"POST /repos/{owner}/{repo}/dispatches",                                  // Dispatch
-	"GET /app",                                                               // App
-	"GET /app/installations",                                                 // ListInstallations
-	"GET /installation/repositories",                                         // InstallationRepos
-	"GET /app/hook/deliveries",                                               // HookDeliveries
-	"POST /app/hook/deliveries/{delivery_id}/attempts",                       // Redeliver
-	"POST /app/installations/{installation_id}/access_tokens",                // ghinstallation (NewInstallationTransport)
-	"GET /repos/{owner}/{repo}/git/trees/{tree_sha}",                         // tree reads (issue 19, being added)
-	"GET /repos/{owner}/{repo}/tarball/{ref}",                                // tree reads (issue 19, being added)
-	"POST /repos/{owner}/{repo}/check-runs",                                  // check runs (issue 19, being added)
-	"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",                  // check runs (issue 19, being added)
-	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",                     // check runs (issue 19, being added)
-	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",        // check runs (issue 19, being added)
+	"GET /repos/{owner}/{repo}",                                         // Repository
+	"GET /repos/{owner}/{repo}/contents/{path}",                         // FileAt, ListDir
+	"GET /repos/{owner}/{repo}/git/blobs/{file_sha}",                    // FileAt (files over 1 MB)
+	"GET /repos/{owner}/{repo}/issues",                                  // OpenIssuesWithLabel, FindIssue
+	"POST /repos/{owner}/{repo}/issues",                                 // CreateIssue
+	"GET /repos/{owner}/{repo}/issues/{issue_number}",                   // Issue
+	"GET /repos/{owner}/{repo}/issues/comments",                         // CommentsSince
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments",          // ListIssueComments
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments",         // CreateComment
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels",            // Labels
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels",           // AddLabels
+	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",  // RemoveLabel
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/events",            // LabelEvents
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",  // Reactions
+	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", // React
+	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",     // CollaboratorPermission
+	"GET /orgs/{org}/teams/{team_slug}/memberships/{username}",          // TeamMember
+	"POST /repos/{owner}/{repo}/statuses/{sha}",                         // SetStatus
+	"GET /repos/{owner}/{repo}/commits/{ref}/statuses",                  // Statuses
+	"GET /repos/{owner}/{repo}/commits",                                 // CommitsTouching
+	"GET /repos/{owner}/{repo}/commits/{ref}",                           // CommitFiles, CommitAuthor, CommitVerified
+	"GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls",              // PullRequestsWithCommit
+	"GET /repos/{owner}/{repo}/pulls",                                   // OpenPullRequests
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}",                     // PullRequest
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files",               // PullRequestFiles
+	"GET /repos/{owner}/{repo}/compare/{basehead}",                      // CompareFiles, Compare
+	"GET /repos/{owner}/{repo}/activity",                                // Pushes
+	"POST /repos/{owner}/{repo}/dispatches",                             // Dispatch
+	"GET /app",                                                          // App
+	"GET /app/installations",                                            // ListInstallations
+	"GET /installation/repositories",                                    // InstallationRepos
+	"GET /app/hook/deliveries",                                          // HookDeliveries
+	"POST /app/hook/deliveries/{delivery_id}/attempts",                  // Redeliver
+	"POST /app/installations/{installation_id}/access_tokens",           // ghinstallation (NewInstallationTransport)
+	"GET /repos/{owner}/{repo}/git/trees/{tree_sha}",                    // tree reads (issue 19, being added)
+	"GET /repos/{owner}/{repo}/tarball/{ref}",                           // tree reads (issue 19, being added)
+	"POST /repos/{owner}/{repo}/check-runs",                             // check runs (issue 19, being added)
+	"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",             // check runs (issue 19, being added)
+	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",                // check runs (issue 19, being added)
+	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",   // check runs (issue 19, being added)
 	// served by internal/ghfake for its own tests and for what a test does
 	// as a person would; phasegate does not call them
 	"GET /rate_limit",
@@ -173,6 +173,32 @@ func subset(full map[string]any, ops []string) (map[string]any, error) {
 		kept[strings.ToLower(method)] = o
 	}
 	components, _ := full["components"].(map[string]any)
+	outComponents, err := reachable(outPaths, components)
+	if err != nil {
+		return nil, err
+	}
+	info, _ := full["info"].(map[string]any)
+	doc := map[string]any{
+		"openapi": full["openapi"],
+		"info": map[string]any{
+			"title":   info["title"],
+			"version": info["version"],
+			"license": info["license"],
+			"description": "The operations of GitHub's REST API that phasegate calls or internal/ghfake serves, " +
+				"with the components they reference, cut from @octokit/openapi " + fmt.Sprint(info["version"]) +
+				" (generated/api.github.com.json) by scripts/openapi-subset.sh; descriptions and examples dropped. " +
+				"Do not edit: change the script and run it.",
+		},
+		"servers":    full["servers"],
+		"paths":      outPaths,
+		"components": outComponents,
+	}
+	return strip(doc, false).(map[string]any), nil
+}
+
+// reachable are the components paths references, transitively, by kind
+// (schemas, parameters, responses, headers); examples are left out.
+func reachable(paths any, components map[string]any) (map[string]any, error) {
 	outComponents := map[string]any{}
 	var reach func(v any) error
 	reach = func(v any) error {
@@ -215,26 +241,10 @@ func subset(full map[string]any, ops []string) (map[string]any, error) {
 		}
 		return nil
 	}
-	if err := reach(outPaths); err != nil {
+	if err := reach(paths); err != nil {
 		return nil, err
 	}
-	info, _ := full["info"].(map[string]any)
-	doc := map[string]any{
-		"openapi": full["openapi"],
-		"info": map[string]any{
-			"title":   info["title"],
-			"version": info["version"],
-			"license": info["license"],
-			"description": "The operations of GitHub's REST API that phasegate calls or internal/ghfake serves, " +
-				"with the components they reference, cut from @octokit/openapi " + fmt.Sprint(info["version"]) +
-				" (generated/api.github.com.json) by scripts/openapi-subset.sh; descriptions and examples dropped. " +
-				"Do not edit: change the script and run it.",
-		},
-		"servers":    full["servers"],
-		"paths":      outPaths,
-		"components": outComponents,
-	}
-	return strip(doc, false).(map[string]any), nil
+	return outComponents, nil
 }
 
 func splitRef(ref string) (kind, name string, err error) {

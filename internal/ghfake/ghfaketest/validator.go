@@ -23,10 +23,12 @@
 package ghfaketest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -316,11 +318,10 @@ func apiRequest(x Exchange) (*http.Request, error) {
 		return nil, err
 	}
 	u.RawQuery = x.Request.URL.RawQuery
-	req, err := http.NewRequestWithContext(context.Background(), x.Request.Method, u.String(), strings.NewReader(string(x.RequestBody)))
-	if err != nil {
-		return nil, err
-	}
-	req.Header = x.Request.Header.Clone()
+	req := x.Request.Clone(context.Background())
+	req.URL, req.Host, req.RequestURI = u, u.Host, ""
+	req.Body = io.NopCloser(bytes.NewReader(x.RequestBody))
+	req.ContentLength = int64(len(x.RequestBody))
 	if len(x.RequestBody) == 0 {
 		req.Body = http.NoBody
 		req.ContentLength = 0
