@@ -193,15 +193,14 @@ func TestActivityQueryParameters(t *testing.T) {
 			}
 		})
 	}
+	// The 422 bodies are checked against the operation's documented 422
+	// (validation-error-simple) by TestMain's validator.
 	for _, q := range []string{"?direction=up", "?time_period=decade", "?activity_type=tag_creation", "?after=garbage", "?per_page=0"} {
 		t.Run("422 for "+q, func(t *testing.T) {
 			a := do(t, s, "GET", "/repos/acme/widgets/activity"+q, tok, "")
 			var v any
 			if err := json.Unmarshal(a.body, &v); err != nil || a.status != 422 {
 				t.Fatalf("%d %s", a.status, a.body)
-			}
-			if errs := conform(t, "validation-error-simple", v); len(errs) > 0 {
-				t.Fatalf("422 body: %v", errs)
 			}
 		})
 	}

@@ -486,10 +486,11 @@ func (s *Server) listIssueEvents(q *req) reply {
 	}
 	out := []any{}
 	for _, e := range is.events {
-		var actor any
-		if e.actor != "" {
-			actor = s.simpleUserJSON(q, e.actor)
+		login := e.actor
+		if login == "" {
+			login = "ghost" // a label set by no known account: GitHub names the deleted-user placeholder
 		}
+		actor := s.simpleUserJSON(q, login)
 		out = append(out, map[string]any{
 			"id": e.id, "node_id": fmt.Sprintf("LE_%d", e.id),
 			"url":   q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/issues/events/" + strconv.FormatInt(e.id, 10),
@@ -529,7 +530,8 @@ func permissionRank(p string) int {
 func (s *Server) getRateLimit(q *req) reply {
 	st := s.rateLocked(identityOf(q.login))
 	core := map[string]any{"limit": st.limit, "remaining": max(0, st.limit-st.used), "used": st.used, "reset": st.reset.Unix()}
-	return reply{status: 200, body: map[string]any{"resources": map[string]any{"core": core}, "rate": core}}
+	search := map[string]any{"limit": 30, "remaining": 30, "used": 0, "reset": s.now().Add(time.Minute).Unix()}
+	return reply{status: 200, body: map[string]any{"resources": map[string]any{"core": core, "search": search}, "rate": core}}
 }
 
 func (s *Server) getRepo(q *req) reply {
@@ -1148,6 +1150,7 @@ func (s *Server) combinedStatus(q *req) reply {
 		"state": state, "sha": sha, "total_count": len(order), "statuses": statuses,
 		"repository": s.repoJSON(q, rp),
 		"commit_url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/commits/" + sha,
+		"url":        q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/commits/" + sha + "/status",
 	}}
 }
 

@@ -259,16 +259,6 @@ func problems(side string, err error) []problem {
 		}
 		return out
 	}
-	var se *openapi3.SchemaError
-	if errors.As(err, &se) {
-		if inner := se.Origin; inner != nil {
-			var sub openapi3.MultiError
-			if errors.As(inner, &sub) {
-				return problems(side, sub)
-			}
-		}
-		return []problem{{side: side, pointer: "/" + strings.Join(se.JSONPointer(), "/"), reason: se.Reason, value: se.Value}}
-	}
 	var rq *openapi3filter.RequestError
 	if errors.As(err, &rq) && rq.Err != nil {
 		if rq.Parameter != nil {
@@ -279,6 +269,16 @@ func problems(side string, err error) []problem {
 	var re *openapi3filter.ResponseError
 	if errors.As(err, &re) && re.Err != nil {
 		return problems(side, re.Err)
+	}
+	var se *openapi3.SchemaError
+	if errors.As(err, &se) {
+		if inner := se.Origin; inner != nil {
+			var sub openapi3.MultiError
+			if errors.As(inner, &sub) {
+				return problems(side, sub)
+			}
+		}
+		return []problem{{side: side, pointer: "/" + strings.Join(se.JSONPointer(), "/"), reason: se.Reason, value: se.Value}}
 	}
 	return []problem{{side: side, reason: err.Error()}}
 }
