@@ -12,6 +12,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/outcome/outcometest"
@@ -40,6 +41,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	f := ghfake.New()
 	t.Cleanup(f.Close)
+	ghfaketest.Verify(t, f)
 	clock := ghfake.NewManualClock(time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC))
 	f.SetClock(clock.Now)
 	f.AddToken("tok", bot)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 )
 
 const (
@@ -30,6 +31,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
 	f := ghfake.New()
 	t.Cleanup(f.Close)
+	ghfaketest.Verify(t, f)
 	clock := ghfake.NewManualClock(epoch)
 	f.SetClock(clock.Now)
 	f.AddToken(botToken, botLogin)

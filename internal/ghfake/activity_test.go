@@ -102,25 +102,28 @@ func TestPushRecordsActivity(t *testing.T) {
 }
 
 func TestPushMovesTheBranch(t *testing.T) {
+	// shas of 40 characters: git/ref answers them, and the description
+	// requires that length
+	a1, a2 := strings.Repeat("1", 40), strings.Repeat("2", 40)
 	s, _ := activityServer(t)
-	s.SetBranch("acme", "widgets", "feature", "a1")
+	s.SetBranch("acme", "widgets", "feature", a1)
 	s.SetFile("acme", "widgets", "feature", "x.txt", []byte("old"))
-	s.SetFile("acme", "widgets", "a2", "x.txt", []byte("new"))
-	pr := s.AddPullRequest("acme", "widgets", PullRequest{HeadRef: "feature", HeadSHA: "a1", Author: "alice"})
-	if a := do(t, s, "POST", "/repos/acme/widgets/statuses/a2", tok, `{"state":"success","context":"ci"}`); a.status != 201 {
+	s.SetFile("acme", "widgets", a2, "x.txt", []byte("new"))
+	pr := s.AddPullRequest("acme", "widgets", PullRequest{HeadRef: "feature", HeadSHA: a1, Author: "alice"})
+	if a := do(t, s, "POST", "/repos/acme/widgets/statuses/"+a2, tok, `{"state":"success","context":"ci"}`); a.status != 201 {
 		t.Fatalf("create status: %d %s", a.status, a.body)
 	}
-	s.Push("acme", "widgets", Push{Ref: "feature", After: "a2", Actor: "alice"})
+	s.Push("acme", "widgets", Push{Ref: "feature", After: a2, Actor: "alice"})
 
 	tests := []struct {
 		name, path, want string
 	}{
-		{name: "git ref", path: "/repos/acme/widgets/git/ref/heads/feature", want: `"sha":"a2"`},
+		{name: "git ref", path: "/repos/acme/widgets/git/ref/heads/feature", want: `"sha":"` + a2 + `"`},
 		{name: "contents by branch name", path: "/repos/acme/widgets/contents/x.txt?ref=feature", want: `"content":"bmV3\n"`},
-		{name: "contents of the old sha", path: "/repos/acme/widgets/contents/x.txt?ref=a1", want: `"content":"b2xk\n"`},
+		{name: "contents of the old sha", path: "/repos/acme/widgets/contents/x.txt?ref=" + a1, want: `"content":"b2xk\n"`},
 		{name: "statuses by branch name", path: "/repos/acme/widgets/commits/feature/statuses", want: `"context":"ci"`},
-		{name: "the pull request's head", path: fmt.Sprintf("/repos/acme/widgets/pulls/%d", pr), want: `"sha":"a2"`},
-		{name: "commit pulls by the old head", path: "/repos/acme/widgets/commits/a1/pulls", want: fmt.Sprintf(`"number":%d`, pr)},
+		{name: "the pull request's head", path: fmt.Sprintf("/repos/acme/widgets/pulls/%d", pr), want: `"sha":"` + a2 + `"`},
+		{name: "commit pulls by the old head", path: "/repos/acme/widgets/commits/" + a1 + "/pulls", want: fmt.Sprintf(`"number":%d`, pr)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,7 +141,7 @@ func TestPushMovesTheBranch(t *testing.T) {
 		t.Fatalf("deleted branch: %d", a.status)
 	}
 	items, _ := listActivityOK(t, s, "")
-	want := []string{"branch_deletion refs/heads/feature a2.." + zeroSHA + " by alice", "push refs/heads/feature a1..a2 by alice"}
+	want := []string{"branch_deletion refs/heads/feature " + a2 + ".." + zeroSHA + " by alice", "push refs/heads/feature " + a1 + ".." + a2 + " by alice"}
 	if got := summaries(items); !reflect.DeepEqual(got, want) {
 		t.Fatalf("activity %q, want %q", got, want)
 	}
@@ -190,15 +193,14 @@ func TestActivityQueryParameters(t *testing.T) {
 			}
 		})
 	}
+	// The 422 bodies are checked against the operation's documented 422
+	// (validation-error-simple) by TestMain's validator.
 	for _, q := range []string{"?direction=up", "?time_period=decade", "?activity_type=tag_creation", "?after=garbage", "?per_page=0"} {
 		t.Run("422 for "+q, func(t *testing.T) {
 			a := do(t, s, "GET", "/repos/acme/widgets/activity"+q, tok, "")
 			var v any
 			if err := json.Unmarshal(a.body, &v); err != nil || a.status != 422 {
 				t.Fatalf("%d %s", a.status, a.body)
-			}
-			if errs := conform(t, "validation-error-simple", v); len(errs) > 0 {
-				t.Fatalf("422 body: %v", errs)
 			}
 		})
 	}

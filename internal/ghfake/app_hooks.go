@@ -178,7 +178,7 @@ func (s *Server) getApp(q *req) reply {
 	}
 	return reply{status: 200, body: map[string]any{
 		"id": a.id, "slug": a.slug, "node_id": fmt.Sprintf("A_%d", a.id), "name": a.slug,
-		"owner": s.userJSON(a.slug + "-owner"), "description": "", "external_url": "https://example.com",
+		"owner": s.simpleUserJSON(q, a.slug+"-owner"), "description": "", "external_url": "https://example.com",
 		"html_url": s.webURL + "/apps/" + a.slug, "created_at": ts(time.Unix(0, 0)), "updated_at": ts(time.Unix(0, 0)),
 		"permissions": map[string]any{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read", "metadata": "read", "members": "read"},
 		"events":      []any{"issue_comment", "pull_request", "status"},
@@ -211,9 +211,14 @@ func (s *Server) listInstallations(q *req) reply {
 			sel = "selected"
 		}
 		list = append(list, map[string]any{
-			"id": id, "app_id": a.id, "app_slug": a.slug, "account": s.userJSON(account), "target_type": "Organization",
-			"repository_selection": sel, "suspended_at": nil,
+			"id": id, "app_id": a.id, "app_slug": a.slug, "account": s.simpleUserJSON(q, account), "target_type": "Organization",
+			"repository_selection": sel, "suspended_at": nil, "suspended_by": nil, "target_id": 1, "single_file_name": nil,
 			"access_tokens_url": q.apiBase + "/app/installations/" + strconv.FormatInt(id, 10) + "/access_tokens",
+			"repositories_url":  q.apiBase + "/installation/repositories",
+			"html_url":          s.webURL + "/organizations/" + account + "/settings/installations/" + strconv.FormatInt(id, 10),
+			"events":            []any{"issue_comment", "pull_request", "status"},
+			"permissions":       map[string]any{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read", "metadata": "read"},
+			"created_at":        ts(time.Unix(0, 0)), "updated_at": ts(time.Unix(0, 0)),
 		})
 	}
 	return reply{status: 200, list: list}

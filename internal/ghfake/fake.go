@@ -63,6 +63,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -132,8 +133,27 @@ func New() *Server {
 		inflight:    map[string]int{},
 		maxInflight: map[string]int{},
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	var h http.Handler = http.HandlerFunc(s.serve)
+	if w := wrapper.Load(); w != nil {
+		h = (*w)(s, h)
+	}
+	s.srv = httptest.NewServer(h)
 	return s
+}
+
+var wrapper atomic.Pointer[func(*Server, http.Handler) http.Handler]
+
+// SetWrapper makes New wrap the HTTP handler of every Server it starts
+// from then on with wrap (nil: stop wrapping). A test's TestMain sets it
+// (internal/ghfake/ghfaketest.Main) to check every request and answer
+// against GitHub's OpenAPI description without ghfake importing a
+// validator.
+func SetWrapper(wrap func(*Server, http.Handler) http.Handler) {
+	if wrap == nil {
+		wrapper.Store(nil)
+		return
+	}
+	wrapper.Store(&wrap)
 }
 
 // URL is the API base URL with a trailing slash (the server root; the fake

@@ -167,12 +167,42 @@ func (s *Server) userJSON(login string) any {
 	}
 }
 
+// repoJSON is the OpenAPI full-repository of rp (also a repository and a
+// minimal-repository): every required field.
 func (s *Server) repoJSON(q *req, rp *repo) map[string]any {
-	return map[string]any{
+	api := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
+	web := s.webURL + "/" + rp.owner + "/" + rp.name
+	created := ts(time.Unix(1700000000, 0))
+	m := map[string]any{
 		"id": rp.id, "node_id": fmt.Sprintf("R_%d", rp.id), "name": rp.name, "full_name": rp.owner + "/" + rp.name,
-		"owner": s.userJSON(rp.owner), "private": false, "html_url": s.webURL + "/" + rp.owner + "/" + rp.name,
-		"url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name, "default_branch": rp.defaultBranch,
+		"owner": s.simpleUserJSON(q, rp.owner), "private": false, "html_url": web, "description": nil, "fork": false,
+		"url": api, "default_branch": rp.defaultBranch, "visibility": "public",
+		"clone_url": web + ".git", "git_url": "git://github.com/" + rp.owner + "/" + rp.name + ".git",
+		"ssh_url": "git@github.com:" + rp.owner + "/" + rp.name + ".git", "svn_url": web, "mirror_url": nil, "homepage": nil,
+		"language": nil, "license": nil, "size": 0, "forks": 0, "forks_count": 0, "stargazers_count": 0, "watchers": 0,
+		"watchers_count": 0, "open_issues": 0, "open_issues_count": 0, "network_count": 0, "subscribers_count": 0,
+		"has_issues": true, "has_projects": false, "has_wiki": false, "has_pages": false, "has_downloads": false,
+		"has_discussions": false, "archived": false, "disabled": false,
+		"pushed_at": created, "created_at": created, "updated_at": created,
 	}
+	for k, v := range map[string]string{
+		"archive_url": "/{archive_format}{/ref}", "assignees_url": "/assignees{/user}", "blobs_url": "/git/blobs{/sha}",
+		"branches_url": "/branches{/branch}", "collaborators_url": "/collaborators{/collaborator}",
+		"comments_url": "/comments{/number}", "commits_url": "/commits{/sha}", "compare_url": "/compare/{base}...{head}",
+		"contents_url": "/contents/{+path}", "contributors_url": "/contributors", "deployments_url": "/deployments",
+		"downloads_url": "/downloads", "events_url": "/events", "forks_url": "/forks", "git_commits_url": "/git/commits{/sha}",
+		"git_refs_url": "/git/refs{/sha}", "git_tags_url": "/git/tags{/sha}", "hooks_url": "/hooks",
+		"issue_comment_url": "/issues/comments{/number}", "issue_events_url": "/issues/events{/number}",
+		"issues_url": "/issues{/number}", "keys_url": "/keys{/key_id}", "labels_url": "/labels{/name}",
+		"languages_url": "/languages", "merges_url": "/merges", "milestones_url": "/milestones{/number}",
+		"notifications_url": "/notifications{?since,all,participating}", "pulls_url": "/pulls{/number}",
+		"releases_url": "/releases{/id}", "stargazers_url": "/stargazers", "statuses_url": "/statuses/{sha}",
+		"subscribers_url": "/subscribers", "subscription_url": "/subscription", "tags_url": "/tags", "teams_url": "/teams",
+		"trees_url": "/git/trees{/sha}",
+	} {
+		m[k] = api + v
+	}
+	return m
 }
 
 func (s *Server) labelJSON(q *req, rp *repo, name string) any {
@@ -205,16 +235,25 @@ func (s *Server) issueJSON(q *req, rp *repo, is *issue) map[string]any {
 	base := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
 	m := map[string]any{
 		"id": int64(is.number) + rp.id*100000, "node_id": fmt.Sprintf("I_%d_%d", rp.id, is.number),
-		"number": is.number, "title": is.title, "body": is.body, "state": is.state, "user": s.userJSON(is.author),
+		"number": is.number, "title": is.title, "body": is.body, "state": is.state, "user": s.simpleUserJSON(q, is.author),
 		"labels": labels, "comments": len(is.comments), "created_at": ts(is.createdAt), "updated_at": ts(is.updatedAt),
 		"closed_at": nil, "locked": false, "author_association": s.association(rp, is.author),
-		"url":      base + "/issues/" + strconv.Itoa(is.number),
-		"html_url": fmt.Sprintf("%s/%s/%s/%s/%d", s.webURL, rp.owner, rp.name, kind, is.number),
+		"assignee": nil, "assignees": []any{}, "milestone": nil, "repository_url": base,
+		"labels_url":   base + "/issues/" + strconv.Itoa(is.number) + "/labels{/name}",
+		"comments_url": base + "/issues/" + strconv.Itoa(is.number) + "/comments",
+		"events_url":   base + "/issues/" + strconv.Itoa(is.number) + "/events",
+		"url":          base + "/issues/" + strconv.Itoa(is.number),
+		"html_url":     fmt.Sprintf("%s/%s/%s/%s/%d", s.webURL, rp.owner, rp.name, kind, is.number),
 	}
 	if is.pr != nil {
+		html := fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number)
+		var mergedAt any
+		if is.pr.Merged {
+			mergedAt = ts(is.updatedAt)
+		}
 		m["pull_request"] = map[string]any{
-			"url":      base + "/pulls/" + strconv.Itoa(is.number),
-			"html_url": fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number),
+			"url": base + "/pulls/" + strconv.Itoa(is.number), "html_url": html,
+			"diff_url": html + ".diff", "patch_url": html + ".patch", "merged_at": mergedAt,
 		}
 	}
 	return m
@@ -227,7 +266,7 @@ func (s *Server) commentJSON(q *req, rp *repo, c *comment) map[string]any {
 		kind = "pull"
 	}
 	return map[string]any{
-		"id": c.id, "node_id": fmt.Sprintf("IC_%d", c.id), "body": c.body, "user": s.userJSON(c.author),
+		"id": c.id, "node_id": fmt.Sprintf("IC_%d", c.id), "body": c.body, "user": s.simpleUserJSON(q, c.author),
 		"created_at": ts(c.createdAt), "updated_at": ts(c.updatedAt),
 		"author_association": s.association(rp, c.author),
 		"url":                base + "/issues/comments/" + strconv.FormatInt(c.id, 10),
@@ -287,24 +326,55 @@ func fileJSON(q *req, rp *repo, f File) map[string]any {
 	return m
 }
 
+// prJSON is the OpenAPI pull-request of is (also a pull-request-simple):
+// every required field.
 func (s *Server) prJSON(q *req, rp *repo, is *issue) map[string]any {
 	pr := is.pr
 	branch := func(ref, sha string) map[string]any {
-		return map[string]any{"label": rp.owner + ":" + ref, "ref": ref, "sha": sha, "user": s.userJSON(rp.owner),
+		return map[string]any{"label": rp.owner + ":" + ref, "ref": ref, "sha": sha, "user": s.simpleUserJSON(q, rp.owner),
 			"repo": s.repoJSON(q, rp)}
 	}
-	var mergeSHA any
+	var mergeSHA, mergedAt, closedAt any
 	if pr.MergeCommitSHA != "" {
 		mergeSHA = pr.MergeCommitSHA
 	}
+	if pr.Merged {
+		mergedAt = ts(is.updatedAt)
+	}
+	if pr.State == "closed" {
+		closedAt = ts(is.updatedAt)
+	}
+	labels := []any{}
+	for _, l := range is.labels {
+		labels = append(labels, s.labelJSON(q, rp, l))
+	}
+	api := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
+	self := api + "/pulls/" + strconv.Itoa(is.number)
+	html := fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number)
+	issue := api + "/issues/" + strconv.Itoa(is.number)
+	statuses := api + "/statuses/" + pr.HeadSHA
+	link := func(u string) map[string]any { return map[string]any{"href": u} }
 	return map[string]any{
 		"id": int64(is.number) + rp.id*100000, "node_id": fmt.Sprintf("PR_%d_%d", rp.id, is.number),
-		"number": is.number, "state": pr.State, "title": is.title, "body": is.body, "user": s.userJSON(is.author),
-		"draft": pr.Draft, "merged": pr.Merged, "merge_commit_sha": mergeSHA,
+		"number": is.number, "state": pr.State, "title": is.title, "body": is.body, "user": s.simpleUserJSON(q, is.author),
+		"draft": pr.Draft, "merged": pr.Merged, "merge_commit_sha": mergeSHA, "merged_at": mergedAt, "closed_at": closedAt,
 		"created_at": ts(is.createdAt), "updated_at": ts(is.updatedAt),
 		"head": branch(pr.HeadRef, pr.HeadSHA), "base": branch(pr.BaseRef, pr.BaseSHA),
-		"url":      q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/pulls/" + strconv.Itoa(is.number),
-		"html_url": fmt.Sprintf("%s/%s/%s/pull/%d", s.webURL, rp.owner, rp.name, is.number),
+		"url": self, "html_url": html, "issue_url": issue, "statuses_url": statuses,
+		"diff_url": html + ".diff", "patch_url": html + ".patch",
+		"comments_url": issue + "/comments", "commits_url": self + "/commits",
+		"review_comments_url": self + "/comments", "review_comment_url": api + "/pulls/comments{/number}",
+		"_links": map[string]any{
+			"self": link(self), "html": link(html), "issue": link(issue), "comments": link(issue + "/comments"),
+			"review_comments": link(self + "/comments"), "review_comment": link(api + "/pulls/comments{/number}"),
+			"commits": link(self + "/commits"), "statuses": link(statuses),
+		},
+		"labels": labels, "assignee": nil, "assignees": []any{}, "requested_reviewers": []any{}, "requested_teams": []any{},
+		"milestone": nil, "locked": false, "active_lock_reason": nil, "auto_merge": nil,
+		"author_association": s.association(rp, is.author),
+		"mergeable":          nil, "mergeable_state": "unknown", "merged_by": nil, "maintainer_can_modify": false,
+		"comments": len(is.comments), "review_comments": 0, "commits": 1, "additions": 0, "deletions": 0,
+		"changed_files": len(rp.prFiles[is.number]),
 	}
 }
 
@@ -429,10 +499,11 @@ func (s *Server) listIssueEvents(q *req) reply {
 	}
 	out := []any{}
 	for _, e := range is.events {
-		var actor any
-		if e.actor != "" {
-			actor = s.userJSON(e.actor)
+		login := e.actor
+		if login == "" {
+			login = "ghost" // a label set by no known account: GitHub names the deleted-user placeholder
 		}
+		actor := s.simpleUserJSON(q, login)
 		out = append(out, map[string]any{
 			"id": e.id, "node_id": fmt.Sprintf("LE_%d", e.id),
 			"url":   q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/issues/events/" + strconv.FormatInt(e.id, 10),
@@ -472,7 +543,8 @@ func permissionRank(p string) int {
 func (s *Server) getRateLimit(q *req) reply {
 	st := s.rateLocked(identityOf(q.login))
 	core := map[string]any{"limit": st.limit, "remaining": max(0, st.limit-st.used), "used": st.used, "reset": st.reset.Unix()}
-	return reply{status: 200, body: map[string]any{"resources": map[string]any{"core": core}, "rate": core}}
+	search := map[string]any{"limit": 30, "remaining": 30, "used": 0, "reset": s.now().Add(time.Minute).Unix()}
+	return reply{status: 200, body: map[string]any{"resources": map[string]any{"core": core, "search": search}, "rate": core}}
 }
 
 func (s *Server) getRepo(q *req) reply {
@@ -509,16 +581,8 @@ func (s *Server) getContents(q *req) reply {
 		return notFound()
 	}
 	path := strings.Trim(q.params["path"], "/")
-	base := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
 	if content, ok := files[path]; ok {
-		name := path[strings.LastIndex(path, "/")+1:]
-		m := map[string]any{
-			"type": "file", "name": name, "path": path, "size": len(content), "sha": blobSHA(content),
-			"url":          base + "/contents/" + path + "?ref=" + ref,
-			"git_url":      base + "/git/blobs/" + blobSHA(content),
-			"html_url":     s.webURL + "/" + rp.owner + "/" + rp.name + "/blob/" + ref + "/" + path,
-			"download_url": "https://raw.githubusercontent.com/" + rp.owner + "/" + rp.name + "/" + ref + "/" + path,
-		}
+		m := s.contentJSON(q, rp, ref, "file", path, blobSHA(content), len(content))
 		if len(content) > largeFile {
 			m["encoding"], m["content"] = "none", ""
 		} else {
@@ -550,13 +614,36 @@ func (s *Server) getContents(q *req) reply {
 		if isDir {
 			typ = "dir"
 		}
-		entries = append(entries, map[string]any{"type": typ, "name": child, "path": full,
-			"sha": blobSHA([]byte(full)), "size": 0})
+		sha, size := blobSHA([]byte(full)), 0
+		if content, ok := files[full]; ok && !isDir {
+			sha, size = blobSHA(content), len(content)
+		}
+		entries = append(entries, s.contentJSON(q, rp, ref, typ, full, sha, size))
 	}
 	if entries == nil {
 		return notFound()
 	}
 	return reply{status: 200, body: entries}
+}
+
+// contentJSON is a content-file (without its content) or an entry of a
+// content-directory.
+func (s *Server) contentJSON(q *req, rp *repo, ref, typ, path, sha string, size int) map[string]any {
+	base := q.apiBase + "/repos/" + rp.owner + "/" + rp.name
+	self := base + "/contents/" + path + "?ref=" + ref
+	html := s.webURL + "/" + rp.owner + "/" + rp.name + "/blob/" + ref + "/" + path
+	git := base + "/git/blobs/" + sha
+	var download any = "https://raw.githubusercontent.com/" + rp.owner + "/" + rp.name + "/" + ref + "/" + path
+	if typ == "dir" {
+		html = s.webURL + "/" + rp.owner + "/" + rp.name + "/tree/" + ref + "/" + path
+		git = base + "/git/trees/" + sha
+		download = nil
+	}
+	return map[string]any{
+		"type": typ, "name": path[strings.LastIndex(path, "/")+1:], "path": path, "size": size, "sha": sha,
+		"url": self, "git_url": git, "html_url": html, "download_url": download,
+		"_links": map[string]any{"self": self, "git": git, "html": html},
+	}
 }
 
 func (s *Server) knownCommit(rp *repo, sha string) bool {
@@ -821,8 +908,8 @@ func (s *Server) deleteComment(q *req) reply {
 var reactionContents = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true,
 	"hooray": true, "rocket": true, "eyes": true}
 
-func (s *Server) reactionJSON(rc Reaction, at time.Time) map[string]any {
-	return map[string]any{"id": rc.ID, "node_id": fmt.Sprintf("REA_%d", rc.ID), "user": s.userJSON(rc.User),
+func (s *Server) reactionJSON(q *req, rc Reaction, at time.Time) map[string]any {
+	return map[string]any{"id": rc.ID, "node_id": fmt.Sprintf("REA_%d", rc.ID), "user": s.simpleUserJSON(q, rc.User),
 		"content": rc.Content, "created_at": ts(at)}
 }
 
@@ -836,7 +923,7 @@ func (s *Server) listReactions(q *req) reply {
 		if want := q.query("content"); want != "" && rc.Content != want {
 			continue
 		}
-		out = append(out, s.reactionJSON(rc, c.createdAt))
+		out = append(out, s.reactionJSON(q, rc, c.createdAt))
 	}
 	return reply{status: 200, list: out}
 }
@@ -857,12 +944,12 @@ func (s *Server) createReaction(q *req) reply {
 	}
 	for _, rc := range c.reactions {
 		if strings.EqualFold(rc.User, q.login) && rc.Content == in.Content {
-			return reply{status: 200, body: s.reactionJSON(rc, s.now())}
+			return reply{status: 200, body: s.reactionJSON(q, rc, s.now())}
 		}
 	}
 	rc := Reaction{ID: s.nextID(), User: q.login, Content: in.Content}
 	c.reactions = append(c.reactions, rc)
-	return reply{status: 201, body: s.reactionJSON(rc, s.now())}
+	return reply{status: 201, body: s.reactionJSON(q, rc, s.now())}
 }
 
 func (s *Server) issueLabels(q *req, rp *repo, is *issue) []any {
@@ -943,7 +1030,12 @@ func (s *Server) getPermission(q *req) reply {
 	default:
 		p = perm{role: "none", base: "none"}
 	}
-	return reply{status: 200, body: map[string]any{"permission": p.base, "role_name": p.role, "user": s.userJSON(u.login)}}
+	user := s.simpleUserJSON(q, u.login).(map[string]any)
+	user["role_name"] = p.role
+	user["permissions"] = map[string]any{"admin": p.base == "admin", "maintain": p.role == "maintain" || p.base == "admin",
+		"push": permissionRank(p.base) >= permissionRank("write"), "triage": permissionRank(p.base) >= permissionRank("write") || p.role == "triage",
+		"pull": p.base != "none"}
+	return reply{status: 200, body: map[string]any{"permission": p.base, "role_name": p.role, "user": user}}
 }
 
 func (s *Server) getMembership(q *req) reply {
@@ -1050,6 +1142,7 @@ func (s *Server) combinedStatus(q *req) reply {
 		"state": state, "sha": sha, "total_count": len(order), "statuses": statuses,
 		"repository": s.repoJSON(q, rp),
 		"commit_url": q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/commits/" + sha,
+		"url":        q.apiBase + "/repos/" + rp.owner + "/" + rp.name + "/commits/" + sha + "/status",
 	}}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 )
 
 const (
@@ -207,6 +208,7 @@ func newFake(t testing.TB) *ghfake.Server {
 	t.Helper()
 	f := ghfake.New() // real clock: ghinstallation signs JWTs with time.Now
 	t.Cleanup(f.Close)
+	ghfaketest.Verify(t, f)
 	f.AddApp(appID, appSlug, &appKey(t).PublicKey)
 	f.AddInstallation(appID, installation)
 	f.AddRepo(owner, repo, "main")

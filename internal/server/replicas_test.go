@@ -18,6 +18,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 	"github.com/phasegate/phasegate/internal/redisx/redistest"
 )
 
@@ -31,7 +32,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(childEnv); name != "" {
 		os.Exit(Main(nil, os.Getenv, os.Stdout, os.Stderr, name))
 	}
-	os.Exit(m.Run())
+	// Every exchange with the fake GitHub, the replicas' too (the fake
+	// runs in this process), is held to GitHub's OpenAPI description.
+	os.Exit(ghfaketest.Main(m, os.Stderr))
 }
 
 // replica is one `phasegate serve` process.

@@ -1,0 +1,13 @@
+package ghclient
+
+import (
+	"os"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
+)
+
+// TestMain holds every exchange of these tests with the fake GitHub to
+// GitHub's OpenAPI description: what ghclient sends, and what the fake
+// answers.
+func TestMain(m *testing.M) { os.Exit(ghfaketest.Main(m, os.Stderr)) }

@@ -1,0 +1,174 @@
+package ghfaketest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
+)
+
+// The violations of each fake, until Verify claims them or Main reports
+// them.
+var (
+	mu        sync.Mutex
+	enabled   *Validator
+	pending   = map[*ghfake.Server][]string{}
+	unclaimed []string // of fakes no Verify watches, or after their test ended
+	watched   = map[*ghfake.Server]bool{}
+	seen      = map[string]int{} // operation → exchanges checked
+)
+
+// Main runs a package's tests with every fake that ghfake.New starts
+// checked against the subset (Load), and returns the exit code: m.Run's,
+// or 1 when the subset cannot be loaded or a violation no Verify claimed
+// happened (each is written to w).
+func Main(m *testing.M, w io.Writer) int {
+	v, err := Load()
+	if err != nil {
+		fmt.Fprintln(w, "ghfaketest:", err)
+		return 1
+	}
+	return Run(m, v, w)
+}
+
+// Run is Main with a validator of the caller's.
+func Run(m *testing.M, v *Validator, w io.Writer) int {
+	Enable(v)
+	defer ghfake.SetWrapper(nil)
+	code := m.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	left := append([]string(nil), unclaimed...)
+	for _, list := range pending {
+		left = append(left, list...)
+	}
+	if len(left) > 0 {
+		sort.Strings(left)
+		fmt.Fprintf(w, "ghfaketest: %d exchanges with the fake GitHub break GitHub's OpenAPI description (%s):\n", len(left), SubsetFile)
+		for _, l := range left {
+			fmt.Fprintln(w, "  "+l)
+		}
+		return 1
+	}
+	return code
+}
+
+// Enable makes every fake ghfake.New starts from now on checked by v.
+func Enable(v *Validator) {
+	mu.Lock()
+	enabled = v
+	mu.Unlock()
+	ghfake.SetWrapper(func(s *ghfake.Server, next http.Handler) http.Handler { return v.Wrap(s, next) })
+}
+
+// Verify makes the violations of f fail t when t ends (t.Cleanup). It does
+// nothing when the package's tests did not Enable a validator.
+func Verify(t testing.TB, f *ghfake.Server) {
+	t.Helper()
+	mu.Lock()
+	on := enabled != nil
+	if on {
+		watched[f] = true
+	}
+	mu.Unlock()
+	if !on {
+		return
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		list := pending[f]
+		delete(pending, f)
+		delete(watched, f)
+		mu.Unlock()
+		for i, l := range list {
+			if i == 20 {
+				t.Errorf("ghfaketest: … and %d more", len(list)-i)
+				break
+			}
+			t.Errorf("ghfaketest: the fake GitHub broke GitHub's OpenAPI description: %s", l)
+		}
+	})
+}
+
+// Seen is how many exchanges of each operation were checked so far.
+func Seen() map[string]int {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make(map[string]int, len(seen))
+	for k, n := range seen {
+		out[k] = n
+	}
+	return out
+}
+
+// Wrap is next (s's handler) with every exchange checked before its answer
+// is sent: the answer is buffered, checked, then written, so a violation
+// is recorded before the client sees the answer.
+func (v *Validator) Wrap(s *ghfake.Server, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := &recorder{header: http.Header{}}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 && rec.body.Len() == 0 {
+			return // the client went away before an answer
+		}
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		op, violations := v.Check(Exchange{Request: r, RequestBody: body, Status: rec.status, Header: rec.header, Body: rec.body.Bytes()})
+		record(s, op, violations)
+		for k, vs := range rec.header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.status)
+		_, _ = w.Write(rec.body.Bytes())
+	})
+}
+
+func record(s *ghfake.Server, op string, violations []string) {
+	mu.Lock()
+	defer mu.Unlock()
+	if op != "" {
+		seen[op]++
+	}
+	if len(violations) == 0 {
+		return
+	}
+	if watched[s] {
+		pending[s] = append(pending[s], violations...)
+		return
+	}
+	unclaimed = append(unclaimed, violations...)
+}
+
+// recorder buffers an answer.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
