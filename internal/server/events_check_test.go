@@ -58,8 +58,8 @@ func forkPullRequestEvent(number int, head string) []byte {
 	})
 }
 
-// checkJob is what a check job holds.
-type checkJob struct {
+// checkJobWant is what a check job holds.
+type checkJobWant struct {
 	kind                                  string
 	pr                                    int
 	sha, base, ref, pusher, fork, repoURL string
@@ -74,34 +74,34 @@ func TestClassifyCheckEvents(t *testing.T) {
 		body        []byte
 		wantIgnored string
 		wantErr     bool
-		want        checkJob
+		want        checkJobWant
 	}{
 		{name: "push to a branch", event: "push", body: pushEvent("refs/heads/feature", sha1st, sha2nd, false),
-			want: checkJob{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
 		{name: "push creating a branch has no base", event: "push", body: pushEvent("refs/heads/feature", "0000000000000000000000000000000000000000", sha2nd, false),
-			want: checkJob{kind: kindCheck, sha: sha2nd, ref: "refs/heads/feature", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, ref: "refs/heads/feature", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
 		{name: "push deleting a branch", event: "push", body: pushEvent("refs/heads/feature", sha1st, "0000000000000000000000000000000000000000", true),
 			wantIgnored: "push deleted a branch"},
 		{name: "push of a tag", event: "push", body: pushEvent("refs/tags/v1", sha1st, sha2nd, false),
 			wantIgnored: "push to refs/tags/v1: not a branch"},
 		{name: "push with a bad sha", event: "push", body: pushEvent("refs/heads/x", sha1st, "../../etc", false), wantErr: true},
 		{name: "check suite requested", event: "check_suite", body: checkSuiteEvent("requested", sha2nd, "feature", sha1st),
-			want: checkJob{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature"}},
 		{name: "check suite re-requested", event: "check_suite", body: checkSuiteEvent("rerequested", sha2nd, "feature", sha1st),
-			want: checkJob{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature"}},
 		{name: "check suite completed", event: "check_suite", body: checkSuiteEvent("completed", sha2nd, "feature", sha1st),
 			wantIgnored: "check suite completed"},
 		{name: "check run re-requested", event: "check_run", body: checkRunEvent("rerequested", sha2nd),
-			want: checkJob{kind: kindCheck, sha: sha2nd, ref: "refs/heads/feature"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, ref: "refs/heads/feature"}},
 		{name: "check run created", event: "check_run", body: checkRunEvent("created", sha2nd), wantIgnored: "check run created"},
 		{name: "review submitted", event: "pull_request_review", body: reviewEvent("submitted", 7, sha2nd),
-			want: checkJob{kind: kindCheck, pr: 7, sha: sha2nd, base: sha1st, ref: "feature", pusher: "agent-bot"}},
+			want: checkJobWant{kind: kindCheck, pr: 7, sha: sha2nd, base: sha1st, ref: "feature", pusher: "agent-bot"}},
 		{name: "review dismissed", event: "pull_request_review", body: reviewEvent("dismissed", 7, sha2nd),
-			want: checkJob{kind: kindCheck, pr: 7, sha: sha2nd, base: sha1st, ref: "feature", pusher: "agent-bot"}},
+			want: checkJobWant{kind: kindCheck, pr: 7, sha: sha2nd, base: sha1st, ref: "feature", pusher: "agent-bot"}},
 		{name: "a pull request from a fork", event: "pull_request", body: forkPullRequestEvent(8, sha2nd),
-			want: checkJob{kind: kindCheck, pr: 8, sha: sha2nd, base: sha1st, ref: "patch-1", pusher: "stranger", fork: "stranger/shop"}},
+			want: checkJobWant{kind: kindCheck, pr: 8, sha: sha2nd, base: sha1st, ref: "patch-1", pusher: "stranger", fork: "stranger/shop"}},
 		{name: "a pull request ready for review", event: "pull_request", body: pullRequestEvent("ready_for_review", 7, sha2nd),
-			want: checkJob{kind: kindCheck, pr: 7, sha: sha2nd}},
+			want: checkJobWant{kind: kindCheck, pr: 7, sha: sha2nd}},
 		{name: "a pull request closed", event: "pull_request", body: pullRequestEvent("closed", 7, sha2nd),
 			wantIgnored: "pull request closed"},
 		{name: "a push body sent as check_suite", event: "check_suite", body: pushEvent("refs/heads/x", sha1st, sha2nd, false), wantErr: true},
@@ -126,7 +126,7 @@ func TestClassifyCheckEvents(t *testing.T) {
 			case j == nil:
 				t.Fatalf("ignored: %s", why)
 			}
-			got := checkJob{kind: j.kind, pr: j.pr, sha: j.sha, base: j.base, ref: j.ref, pusher: j.pusher, fork: j.fork, repoURL: j.repoURL}
+			got := checkJobWant{kind: j.kind, pr: j.pr, sha: j.sha, base: j.base, ref: j.ref, pusher: j.pusher, fork: j.fork, repoURL: j.repoURL}
 			if got != tt.want {
 				t.Fatalf("job %+v\nwant %+v", got, tt.want)
 			}
