@@ -233,6 +233,7 @@ type repo struct {
 	archives      map[string][]byte   // commit sha → tarball served instead of the built one (SetArchive)
 	checkRuns     []*checkRun         // in the order created
 	reviews       map[int][]review
+	derived       map[string]int // commit sha → files its derived tree was built from (derivedTree)
 }
 
 type perm struct {

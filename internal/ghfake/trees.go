@@ -87,6 +87,7 @@ func (s *Server) SetTree(owner, name, sha string, files []TreeFile) string {
 	}
 	treeSHA := r.storeTree(root)
 	r.commitTrees[sha] = treeSHA
+	delete(r.derived, sha)
 	r.files[sha] = contents
 	return treeSHA
 }
@@ -195,10 +196,13 @@ func (r *repo) treeOf(ref string) (string, bool) {
 	if _, ok := r.trees[ref]; ok {
 		return ref, true
 	}
-	if t, ok := r.commitTrees[resolveRef(r, ref)]; ok {
-		return t, true
+	sha := resolveRef(r, ref)
+	if _, set := r.derived[sha]; !set {
+		if t, ok := r.commitTrees[sha]; ok {
+			return t, true
+		}
 	}
-	return "", false
+	return r.derivedTree(sha)
 }
 
 // getTree is GET /repos/{o}/{r}/git/trees/{sha}[?recursive=…]: a tree's
