@@ -29,6 +29,9 @@ const childEnv = "PHASEGATE_TEST_SERVE_REPLICA"
 
 func TestMain(m *testing.M) {
 	if name := os.Getenv(childEnv); name != "" {
+		if path := os.Getenv(jobLogEnv); path != "" {
+			jobHook = fileJobHook(path, name)
+		}
 		os.Exit(Main(nil, os.Getenv, os.Stdout, os.Stderr, name))
 	}
 	os.Exit(m.Run())
@@ -52,6 +55,7 @@ type replicaEnv struct {
 	reconcileEvery string
 	lockTTL        string
 	keyFile        string
+	extra          []string // more variables (KEY=value)
 }
 
 // replicaWorld is a private Redis, the fake GitHub with the seed feature,
@@ -105,6 +109,7 @@ func (e replicaEnv) tryStart(t *testing.T, name string) (*replica, error) {
 		"PHASEGATE_RECONCILE_EVERY="+e.reconcileEvery,
 		"PHASEGATE_LOCK_TTL="+e.lockTTL,
 	)
+	cmd.Env = append(cmd.Env, e.extra...)
 	r := &replica{t: t, name: name, url: "http://" + addr, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.logs, r.logs
 	if err := cmd.Start(); err != nil {
