@@ -266,7 +266,7 @@ func expireDeadLeases(t *testing.T, rc *redis.Client, killed time.Time) int {
 	const leaseKey = "asynq:{phasegate}:lease"
 	time.Sleep(time.Until(killed.Add(7 * time.Second))) // a live replica's heartbeat came after killed's second
 	ctx := context.Background()
-	dead, err := rc.ZRangeByScore(ctx, leaseKey, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(killed.Unix()+30, 10)}).Result()
+	dead, err := rc.ZRangeArgs(ctx, redis.ZRangeArgs{Key: leaseKey, ByScore: true, Start: "-inf", Stop: strconv.FormatInt(killed.Unix()+30, 10)}).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
