@@ -1,12 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -402,5 +405,93 @@ func TestDurableShutdownPutsJobsBack(t *testing.T) {
 	}
 	if !strings.Contains(first.logs.String(), "shutting down") {
 		t.Error("the first replica did not drain")
+	}
+}
+
+func TestParseServeInstallationConcurrency(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(key, []byte("-----BEGIN RSA PRIVATE KEY-----\nnot checked here\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		env     string
+		args    []string
+		want    int
+		wantErr bool
+	}{
+		{name: "default", want: DefaultInstallationConcurrency},
+		{name: "variable", env: "8", want: 8},
+		{name: "flag wins", env: "8", args: []string{"--installation-concurrency", "2"}, want: 2},
+		{name: "zero", env: "0", wantErr: true},
+		{name: "not a number", args: []string{"--installation-concurrency", "many"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"PHASEGATE_APP_ID": "42", "PHASEGATE_PRIVATE_KEY_FILE": key, "PHASEGATE_WEBHOOK_SECRET": "s1",
+				"PHASEGATE_INSTALLATION_CONCURRENCY": tt.env}
+			var out, errb bytes.Buffer
+			s, err := parseServe(tt.args, func(k string) string { return env[k] }, &out, &errb)
+			if tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "--installation-concurrency") {
+					t.Fatalf("err = %v, want one naming the flag", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.cfg.InstallationConcurrency != tt.want {
+				t.Errorf("installation concurrency %d, want %d", s.cfg.InstallationConcurrency, tt.want)
+			}
+		})
+	}
+}
+
+// failingTasks is a durable queue whose Enqueue fails.
+type failingTasks struct{}
+
+func (failingTasks) Name() string { return "failing" }
+func (failingTasks) Enqueue(context.Context, redisx.Task) (redisx.Enqueued, error) {
+	return redisx.Enqueued{}, fmt.Errorf("enqueueing: %w", redisx.ErrUnavailable)
+}
+func (failingTasks) Start(redisx.TaskHandler) error { return nil }
+func (failingTasks) Shutdown()                      {}
+func (failingTasks) Stats(context.Context) (redisx.QueueStats, error) {
+	return redisx.QueueStats{}, redisx.ErrUnavailable
+}
+
+// forgettingSeen is a MemSeen that records what it was told to forget.
+type forgettingSeen struct {
+	*MemSeen
+	mu     sync.Mutex
+	forgot []string
+}
+
+func (f *forgettingSeen) Forget(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgot = append(f.forgot, id)
+	return nil
+}
+
+// TestDurableEnqueueFails: a durable job the queue cannot take is refused
+// (503) and its delivery forgotten, so that GitHub's redelivery is taken.
+func TestDurableEnqueueFails(t *testing.T) {
+	seen := &forgettingSeen{MemSeen: NewMemSeen(time.Hour, 100)}
+	h := newHarness(t, func(c *Config) { c.Tasks, c.Seen = failingTasks{}, seen })
+	code, body := h.send(delivery{event: "pull_request", id: "lost", body: prEvent(installation, owner, repo, 1, shaOf(1))})
+	if code != http.StatusServiceUnavailable || body != "cannot queue the job now" {
+		t.Errorf("answer %d %q, want 503", code, body)
+	}
+	if len(seen.forgot) != 1 || seen.forgot[0] != "lost" {
+		t.Errorf("forgot %v, want the delivery", seen.forgot)
+	}
+	if got := sumMetric(metricsText(t, h), "phasegate_queue_enqueued_total", `result="error"`); got != 1 {
+		t.Errorf("%v enqueue errors counted", got)
+	}
+	// The other kinds still go through the in-memory queue.
+	if code, _ := h.send(delivery{event: "status", body: statusEvent(decide.ContextDecisions, "mallory", shaOf(1), "success")}); code != http.StatusAccepted {
+		t.Errorf("a status delivery: %d", code)
 	}
 }

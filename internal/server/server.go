@@ -262,7 +262,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", s.MetricsAddr(), "app_id", s.cfg.AppID, "workers", s.cfg.Workers,
 		"queue", s.cfg.QueueSize, "reconcile_every", s.cfg.ReconcileEvery.String(),
-		"max_inflight_bytes", s.cfg.MaxInflightBytes, "install_reconcile_interval", s.cfg.InstallReconcileInterval.String())
+		"max_inflight_bytes", s.cfg.MaxInflightBytes, "install_reconcile_interval", s.cfg.InstallReconcileInterval.String(),
+		"durable_queue", s.cfg.Tasks != nil, "installation_concurrency", s.cfg.InstallationConcurrency)
 
 	var serveErr error
 	select {
