@@ -168,7 +168,9 @@ func (e *DeferError) Error() string {
 func (e *DeferError) Unwrap() error { return e.Err }
 
 // Defer is a handler's error that runs the task again after d (at most an
-// hour) without counting a failure.
+// hour) without counting a failure. asynq keeps the time of the next run
+// to the second, truncated: the run may come up to a second before d is
+// over (add a second when it must not).
 func Defer(d time.Duration, reason string, cause error) error {
 	return &DeferError{After: min(max(d, 0), maxDefer), Reason: reason, Err: cause}
 }

@@ -219,7 +219,10 @@ func (s *Server) afterJob(j *job, a redisx.Attempt, err error, took time.Duratio
 		return nil
 	case errors.As(err, &rl):
 		outcome = "rate_limited"
-		wait := max(rl.Until.Sub(s.cfg.Now()), 0) + jitter(time.Second)
+		// asynq schedules a retry to the second (it truncates): a second
+		// more keeps the run after the reset; the jitter spreads the jobs
+		// that the same limit stopped.
+		wait := max(rl.Until.Sub(s.cfg.Now()), 0) + time.Second + jitter(time.Second)
 		s.metrics.durable.retries.WithLabelValues(j.kind, "rate_limited").Inc()
 		log.Warn("job deferred: GitHub rate-limited it; it runs again once the limit resets", "retry_in", wait.String(), "secondary", rl.Secondary, "error", err)
 		return redisx.Defer(wait, "rate_limited", err)
