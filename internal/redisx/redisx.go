@@ -1,6 +1,8 @@
 // Package redisx shares what `phasegate serve` must not do twice across its
 // replicas (docs/security.md): per-issue locks and the set of recently seen
-// webhook delivery IDs, in one Redis (`--redis-url`).
+// webhook delivery IDs, in one Redis (`--redis-url`); and what they share
+// out: the durable job queue (queue.go, on asynq) and per-key semaphores
+// (semaphore.go) that bound one installation's running jobs.
 //
 // Redis is never on the correctness path of the ledger: the issue thread is
 // the database, and every step of the decision handler is idempotent.

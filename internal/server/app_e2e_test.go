@@ -20,7 +20,7 @@ const (
 
 // prEvent is a pull_request payload with the head, base and author GitHub
 // sends.
-func prEvent(action string, number int, head, base, ref, author string) []byte {
+func prOpenEvent(action string, number int, head, base, ref, author string) []byte {
 	r := repoJSON(owner, repo)
 	r["html_url"] = "https://github.com/" + owner + "/" + repo
 	return mustJSON(map[string]any{
@@ -84,7 +84,7 @@ func TestAppIsTheGate(t *testing.T) {
 	}
 
 	// 1. The agent opens the pull request with a broken outcome: HOLD.
-	send("pull_request", prEvent("opened", pr, appHead1, appBaseSHA, "feature", "agent-bot"))
+	send("pull_request", prOpenEvent("opened", pr, appHead1, appBaseSHA, "feature", "agent-bot"))
 	c := newest(t, f, appHead1, decide.ContextContracts)
 	if c.Status != "completed" || c.Conclusion != "failure" || c.AppSlug != "phasegate" {
 		t.Fatalf("contracts on the broken head: %s/%s by %q, want completed/failure by the App", c.Status, c.Conclusion, c.AppSlug)
@@ -104,7 +104,7 @@ func TestAppIsTheGate(t *testing.T) {
 	// the decision it carries holds phasegate/decisions.
 	f.SetPullRequestHead(owner, repo, pr, appHead2)
 	f.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: goodPath, Status: "added"}})
-	send("pull_request", prEvent("synchronize", pr, appHead2, appBaseSHA, "feature", "agent-bot"))
+	send("pull_request", prOpenEvent("synchronize", pr, appHead2, appBaseSHA, "feature", "agent-bot"))
 	if c := newest(t, f, appHead2, decide.ContextContracts); c.Conclusion != "success" || len(c.Annotations) != 0 {
 		t.Fatalf("contracts on the fixed head: %s with %d annotations", c.Conclusion, len(c.Annotations))
 	}
@@ -157,7 +157,7 @@ func TestAppGateChangeNeedsApproval(t *testing.T) {
 	h.waitReady()
 	check := func(wantConclusion, wantIn string) {
 		t.Helper()
-		if code, answer := h.send(delivery{event: "pull_request", body: prEvent("synchronize", pr, appHead1, appBaseSHA, "loosen", "agent-bot")}); code != http.StatusAccepted {
+		if code, answer := h.send(delivery{event: "pull_request", body: prOpenEvent("synchronize", pr, appHead1, appBaseSHA, "loosen", "agent-bot")}); code != http.StatusAccepted {
 			t.Fatalf("answer %d %q", code, answer)
 		}
 		if d := h.waitJobs(1)[0]; d.outcome != "ok" {

@@ -69,7 +69,7 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 // variable (serveVars), when set; else the default.
 type serveFlags struct {
 	addr, secret, appID, keyFile, apiURL, redisURL, lockTTL, every *string
-	metricsAddr, maxInflight, installEvery                         *string
+	metricsAddr, maxInflight, installEvery, installConcurrency     *string
 	publish                                                        *string
 }
 
@@ -79,7 +79,9 @@ var serveVars = map[string]string{
 	"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
 	"redis-url": "PHASEGATE_REDIS_URL", "lock-ttl": "PHASEGATE_LOCK_TTL", "reconcile-every": "PHASEGATE_RECONCILE_EVERY",
 	"metrics-addr": "PHASEGATE_METRICS_ADDR", "max-inflight-bytes": "PHASEGATE_MAX_INFLIGHT_BYTES",
-	"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL", "publish": "PHASEGATE_PUBLISH",
+	"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL",
+	"installation-concurrency":   "PHASEGATE_INSTALLATION_CONCURRENCY",
+	"publish":                    "PHASEGATE_PUBLISH",
 }
 
 // parseServeFlags parses args, filling each flag not given from its
@@ -95,13 +97,15 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 		appID:        fset.String("app-id", "", "GitHub App id ($PHASEGATE_APP_ID)"),
 		keyFile:      fset.String("private-key-file", "", "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)"),
 		apiURL:       fset.String("github-api-url", "", "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)"),
-		redisURL:     fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits ($PHASEGATE_REDIS_URL)"),
-		lockTTL:      fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked after the replica holding it died; live holders renew it ($PHASEGATE_LOCK_TTL)"),
+		redisURL:     fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits, and the durable job queue (pull_request, merge_group) every replica consumes ($PHASEGATE_REDIS_URL)"),
+		lockTTL:      fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked, and an installation's job slot taken, after the replica holding it died; live holders renew them ($PHASEGATE_LOCK_TTL)"),
 		every:        fset.String("reconcile-every", "15m", "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)"),
 		metricsAddr:  fset.String("metrics-addr", "", "serve /metrics on this address only, not on --addr ($PHASEGATE_METRICS_ADDR)"),
 		maxInflight:  fset.String("max-inflight-bytes", "64MiB", "bytes of webhook bodies read at once before their signatures are checked, over all connections; beyond it 503 (bytes, or with KiB, MiB, GiB; at least 25MiB) ($PHASEGATE_MAX_INFLIGHT_BYTES)"),
 		installEvery: fset.String("install-reconcile-interval", "5m", "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)"),
-		publish:      fset.String("publish", "checks", "where phasegate/contracts, phasegate/decisions and the ledger anchors go: checks (the App's check runs), statuses, or both ($PHASEGATE_PUBLISH)"),
+		installConcurrency: fset.String("installation-concurrency", strconv.Itoa(DefaultInstallationConcurrency),
+			"with --redis-url: durable jobs of one installation running at once over every replica, at least 1 ($PHASEGATE_INSTALLATION_CONCURRENCY)"),
+		publish: fset.String("publish", "checks", "where phasegate/contracts, phasegate/decisions and the ledger anchors go: checks (the App's check runs), statuses, or both ($PHASEGATE_PUBLISH)"),
 	}
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -195,12 +199,17 @@ func (f *serveFlags) settings(s *serveSettings) error {
 	if !slices.Contains(decide.PublishModes, *f.publish) {
 		return fmt.Errorf("--publish / PHASEGATE_PUBLISH must be checks, statuses or both (got %q)", *f.publish)
 	}
+	ic, err := strconv.Atoi(strings.TrimSpace(*f.installConcurrency))
+	if err != nil || ic < 1 {
+		return fmt.Errorf("--installation-concurrency / PHASEGATE_INSTALLATION_CONCURRENCY must be a whole number of at least 1 such as 4 (got %q)", *f.installConcurrency)
+	}
 	if *f.metricsAddr != "" && *f.metricsAddr == *f.addr {
 		return fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *f.addr)
 	}
 	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery, s.lockTTL = *f.addr, *f.apiURL, d, ttl
 	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *f.metricsAddr, inflight, ie
 	s.cfg.Publish = *f.publish
+	s.cfg.InstallationConcurrency = ic
 	return nil
 }
 
@@ -244,10 +253,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 			return 2
 		}
 		defer store.Close()
-		s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
-		s.cfg.Locker = store.Locker("phasegate:lock:", s.lockTTL)
-		s.cfg.InstallThrottle = store.Seen("phasegate:install-reconcile:", s.cfg.InstallReconcileInterval)
-		logger.Info("using Redis for locks, delivery ids and the installation reconcile limit")
+		q := useRedis(&s, store, logger)
+		defer q.Close()
 	}
 	srv, err := New(s.cfg)
 	if err != nil {
@@ -259,4 +266,24 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 		return 2
 	}
 	return 0
+}
+
+// useRedis shares the replicas' state in store: delivery ids, per-issue
+// locks, the installation reconcile limit, the durable job queue and the
+// installations' job slots. Close the queue it returns after the server.
+func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redisx.Queue {
+	s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
+	s.cfg.Locker = store.Locker("phasegate:lock:", s.lockTTL)
+	s.cfg.InstallThrottle = store.Seen("phasegate:install-reconcile:", s.cfg.InstallReconcileInterval)
+	q := store.Queue(redisx.QueueOptions{
+		Concurrency:     DefaultWorkers,
+		TaskTimeout:     DefaultJobTimeout + time.Minute,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		Logger:          logger,
+	})
+	s.cfg.Tasks = q
+	s.cfg.InstallSlots = store.Semaphore("phasegate:installation-jobs:", s.lockTTL)
+	logger.Info("using Redis for locks, delivery ids, the installation reconcile limit and the durable job queue",
+		"queue", q.Name(), "installation_concurrency", s.cfg.InstallationConcurrency)
+	return q
 }

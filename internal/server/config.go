@@ -113,6 +113,17 @@ type Config struct {
 	Locker decide.Locker
 	// Notifier, when set, is told of every resolution (PHASEGATE_NOTIFY_URL).
 	Notifier decide.Notifier
+	// Tasks, when set, is the durable queue shared by every replica (Redis):
+	// the jobs of durableKinds go through it instead of the in-memory queue
+	// (see durable.go). Nil: every job goes through the in-memory queue.
+	Tasks Tasks
+	// InstallSlots bounds the durable jobs of one installation running at
+	// once, over every replica (default an in-memory MemSlots; Redis shares
+	// it). Used only with Tasks.
+	InstallSlots Slots
+	// InstallationConcurrency is how many durable jobs of one installation
+	// run at once (default 4).
+	InstallationConcurrency int
 	// NewDecider builds the decision handler for one delivery or one
 	// reconcile pass (default: a *decide.Handler, see DefaultDecider). It is
 	// called often and must be cheap.
@@ -241,8 +252,8 @@ func (c *Config) check() error {
 	if c.Publish != "" && !slices.Contains(decide.PublishModes, c.Publish) {
 		return fmt.Errorf("publish %q: want one of %s", c.Publish, strings.Join(decide.PublishModes, ", "))
 	}
-	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 {
-		return errors.New("max body, max in-flight bytes, queue size, workers and the installation reconcile interval must not be negative")
+	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 || c.InstallationConcurrency < 0 {
+		return errors.New("max body, max in-flight bytes, queue size, workers, the installation reconcile interval and the installation concurrency must not be negative")
 	}
 	return nil
 }
@@ -297,5 +308,12 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Publish == "" {
 		c.Publish = decide.PublishChecks
+
+	}
+	if c.InstallationConcurrency == 0 {
+		c.InstallationConcurrency = DefaultInstallationConcurrency
+	}
+	if c.InstallSlots == nil {
+		c.InstallSlots = NewMemSlots()
 	}
 }

@@ -26,6 +26,7 @@ type metrics struct {
 	passSkips      *prometheus.CounterVec
 	redeliveries   *prometheus.CounterVec
 	ready          prometheus.Gauge
+	durable        *durableMetrics
 }
 
 // newMetrics creates the server's metrics and registers them in reg, with
@@ -36,6 +37,8 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
 		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.redeliveries, m.ready,
 	}
+	cs = append(cs, m.durable.collectors()...)
+	cs = append(cs, newTasksCollector(s))
 	for _, c := range append(cs, scrapeGauges(s)...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
@@ -48,9 +51,10 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 // registered yet.
 func defineMetrics() *metrics {
 	return &metrics{
+		durable: defineDurableMetrics(),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phasegate_webhook_deliveries_total",
-			Help: "Webhook deliveries by event and result (accepted, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).",
+			Help: "Webhook deliveries by event and result (accepted, coalesced, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).",
 		}, []string{"event", "result"}),
 		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "phasegate_webhook_ack_seconds",

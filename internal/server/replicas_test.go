@@ -30,6 +30,9 @@ const childEnv = "PHASEGATE_TEST_SERVE_REPLICA"
 
 func TestMain(m *testing.M) {
 	if name := os.Getenv(childEnv); name != "" {
+		if path := os.Getenv(jobLogEnv); path != "" {
+			jobHook = fileJobHook(path, name)
+		}
 		os.Exit(Main(nil, os.Getenv, os.Stdout, os.Stderr, name))
 	}
 	// Every exchange with the fake GitHub, the replicas' too (the fake
@@ -55,6 +58,7 @@ type replicaEnv struct {
 	reconcileEvery string
 	lockTTL        string
 	keyFile        string
+	extra          []string // more variables (KEY=value)
 }
 
 // replicaWorld is a private Redis, the fake GitHub with the seed feature,
@@ -109,6 +113,7 @@ func (e replicaEnv) tryStart(t *testing.T, name string) (*replica, error) {
 		"PHASEGATE_LOCK_TTL="+e.lockTTL,
 		"PHASEGATE_PUBLISH=statuses",
 	)
+	cmd.Env = append(cmd.Env, e.extra...)
 	r := &replica{t: t, name: name, url: "http://" + addr, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.logs, r.logs
 	if err := cmd.Start(); err != nil {

@@ -16,7 +16,10 @@
 //	                      not the claimed event's; 200 "ignored" for what
 //	                      phasegate does not act on; 200 "duplicate" for a
 //	                      delivery ID seen before; 503 when the queue is
-//	                      full or the server is shutting down; else 202.
+//	                      full or the server is shutting down; 202
+//	                      "accepted: coalesced …" for a durable job whose
+//	                      kind, repository and commit already has one
+//	                      waiting or running (durable.go); else 202.
 //	GET /healthz          200 while the process runs.
 //	GET /readyz           200 once the App's key works and GitHub answered
 //	                      GET /app; 503 before, and while shutting down.
@@ -34,6 +37,11 @@
 // status phasegate/decisions set by anyone but phasegate → an audit log
 // line and Decider.SyncPullRequest for the open pull requests whose head it
 // is (policy-bot does the same).
+//
+// With Redis (Config.Tasks), pull_request and merge_group jobs go through
+// a durable queue that every replica consumes, with retries, one job per
+// commit at a time and a per-installation limit (durable.go); the others,
+// and every job without Redis, through the in-memory queue.
 //
 // Nothing is lost when a delivery is: the reconcile loop (ReconcileEvery)
 // re-folds every pending issue of every installation, and asks GitHub to
@@ -226,6 +234,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err != nil {
 		return err
 	}
+	if err := s.startDurable(); err != nil {
+		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
+		return err
+	}
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 
@@ -252,7 +267,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", s.MetricsAddr(), "app_id", s.cfg.AppID, "workers", s.cfg.Workers,
 		"queue", s.cfg.QueueSize, "reconcile_every", s.cfg.ReconcileEvery.String(),
-		"max_inflight_bytes", s.cfg.MaxInflightBytes, "install_reconcile_interval", s.cfg.InstallReconcileInterval.String())
+		"max_inflight_bytes", s.cfg.MaxInflightBytes, "install_reconcile_interval", s.cfg.InstallReconcileInterval.String(),
+		"durable_queue", s.cfg.Tasks != nil, "installation_concurrency", s.cfg.InstallationConcurrency)
 
 	var serveErr error
 	select {
@@ -314,7 +330,15 @@ func (s *Server) drain(workers *sync.WaitGroup, cancelWork context.CancelFunc) {
 	s.log.Info("shutting down: draining the queue", "queued", waiting, "running", inflight, "timeout", s.cfg.ShutdownTimeout.String())
 	s.queue.close()
 	drained := make(chan struct{})
-	go func() { workers.Wait(); close(drained) }()
+	go func() {
+		// The durable queue stops taking tasks, lets the running ones
+		// finish for its own shutdown timeout, and puts the rest back.
+		if s.cfg.Tasks != nil {
+			s.cfg.Tasks.Shutdown()
+		}
+		workers.Wait()
+		close(drained)
+	}()
 	timer := time.NewTimer(s.cfg.ShutdownTimeout)
 	select {
 	case <-drained:

@@ -19,6 +19,7 @@ import (
 // phasegate_webhook_deliveries_total).
 const (
 	resultAccepted         = "accepted"           // 202: queued
+	resultCoalesced        = "coalesced"          // 202: folded into the durable job of the same kind, repository and commit
 	resultIgnored          = "ignored"            // 200: an event or action phasegate does not act on
 	resultDuplicate        = "duplicate"          // 200: a delivery ID seen before
 	resultMethodNotAllowed = "method_not_allowed" // 405
@@ -195,6 +196,10 @@ func (s *Server) readVerified(rs *responder, r *http.Request, event, delivery st
 // delivery ID was seen before, throttled when its installation was
 // reconciled recently.
 func (s *Server) enqueue(rs *responder, r *http.Request, j *job) {
+	if s.isDurable(j) {
+		s.enqueueDurable(rs, r, j)
+		return
+	}
 	switch s.queue.reserve() {
 	case slotClosed:
 		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")

@@ -1,0 +1,380 @@
+package redisx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// The durable queue is asynq (github.com/hibiken/asynq) on the Store's
+// Redis: every replica enqueues into it and runs an asynq server that
+// consumes it. What asynq guarantees, and what this file adds:
+//
+//   - A task is keyed (Task.Key, asynq's TaskID): while a task of a key is
+//     waiting, scheduled for a retry or running, enqueueing the key again
+//     is coalesced into it (Enqueued.Coalesced). A key whose task ran out
+//     of retries (archived) is enqueued afresh.
+//   - A failed attempt is retried MaxRetry times with capped, jittered
+//     exponential backoff (RetryBase doubling up to RetryMax). An error made
+//     by Defer retries after its own delay and is not a failure: it does not
+//     use up a retry (a rate limit, a busy installation).
+//   - A task whose replica died mid-attempt is not lost: asynq leases every
+//     running task for 30 s and renews the lease every 5 s; every replica's
+//     recoverer looks every minute (and when it starts) for leases that
+//     expired more than 30 s ago, and puts their tasks back for a retry.
+//     A dead replica's tasks therefore run again 60 to 120 s after it died
+//     (asynq v0.26.0's constants; they are not configurable). A replica
+//     cut off from Redis for a lease stops its attempts (their context
+//     ends) before another replica may take them.
+//   - Shutdown stops taking tasks, waits up to ShutdownTimeout for the
+//     running ones, then puts the unfinished ones back in the queue.
+
+// Defaults of QueueOptions.
+const (
+	DefaultQueueName        = "phasegate"
+	DefaultQueueMaxRetry    = 8
+	DefaultQueueRetryBase   = 2 * time.Second
+	DefaultQueueRetryMax    = 5 * time.Minute
+	DefaultQueuePoll        = time.Second
+	DefaultQueueShutdown    = 25 * time.Second
+	DefaultQueueTaskTimeout = 10 * time.Minute
+	// maxDefer caps the wait of one Defer (a rate limit resets within
+	// an hour).
+	maxDefer = time.Hour
+	// leaseExpiredRetry is the wait before a task recovered from a dead
+	// replica runs again: it was interrupted, not refused.
+	leaseExpiredRetry = time.Second
+)
+
+// QueueOptions configure a Queue. Zero values take the defaults.
+type QueueOptions struct {
+	// Name is the asynq queue (default "phasegate"): its Redis keys are
+	// asynq:{Name}:….
+	Name string
+	// Concurrency is how many tasks this process runs at once (default 16).
+	Concurrency int
+	// MaxRetry is how many failed attempts are retried (default 8); a task
+	// failing once more is archived (kept in Redis, see asynq's tools).
+	MaxRetry int
+	// RetryBase and RetryMax bound the backoff after the n-th failure:
+	// RetryBase·2ⁿ, at most RetryMax, jittered between half and all of it
+	// (defaults 2s and 5m).
+	RetryBase, RetryMax time.Duration
+	// TaskTimeout bounds one attempt (default 10m).
+	TaskTimeout time.Duration
+	// Poll is how often an idle replica looks for new tasks, and how often
+	// tasks whose retry time came are moved back to the queue (default 1s).
+	Poll time.Duration
+	// ShutdownTimeout bounds the wait for running tasks at Shutdown
+	// (default 25s); unfinished ones go back to the queue.
+	ShutdownTimeout time.Duration
+	// Logger receives asynq's warnings and errors (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o QueueOptions) withDefaults() QueueOptions {
+	if o.Name == "" {
+		o.Name = DefaultQueueName
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.MaxRetry <= 0 {
+		o.MaxRetry = DefaultQueueMaxRetry
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = DefaultQueueRetryBase
+	}
+	if o.RetryMax < o.RetryBase {
+		o.RetryMax = max(DefaultQueueRetryMax, o.RetryBase)
+	}
+	if o.TaskTimeout <= 0 {
+		o.TaskTimeout = DefaultQueueTaskTimeout
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultQueuePoll
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultQueueShutdown
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Task is one unit of durable work.
+type Task struct {
+	// Kind names the work (asynq's task type).
+	Kind string
+	// Key identifies the work: at most one task of a key is queued or
+	// running at once. It must not be empty.
+	Key string
+	// Payload is the work's description, opaque to the queue.
+	Payload []byte
+}
+
+// Enqueued is what Enqueue did with a task.
+type Enqueued struct {
+	// Coalesced is set when a task of the same key was already queued or
+	// running: the new one was folded into it and not added.
+	Coalesced bool
+	// State is the state of the task of the key: "pending" for a task
+	// just added, else the existing one's ("pending", "active",
+	// "scheduled", "retry").
+	State string
+}
+
+// Attempt is one run of a task, as its handler sees it.
+type Attempt struct {
+	Task
+	// Failures is how many earlier attempts failed (deferrals not
+	// counted); MaxRetry is the queue's.
+	Failures, MaxRetry int
+}
+
+// Final reports whether a failure of this attempt is the last: the task is
+// archived instead of retried.
+func (a Attempt) Final() bool { return a.Failures >= a.MaxRetry }
+
+// TaskHandler runs one attempt. Its error decides what happens next: nil
+// is done; an error made by Defer runs the task again after the delay
+// without counting a failure; one made by Permanent archives the task at
+// once; any other is a failure, retried with backoff until MaxRetry.
+type TaskHandler func(ctx context.Context, a Attempt) error
+
+// DeferError asks the queue to run the task again after After without
+// counting a failure.
+type DeferError struct {
+	After  time.Duration
+	Reason string // for logs and metrics: "rate_limited", "installation_busy"…
+	Err    error  // the cause, if any
+}
+
+func (e *DeferError) Error() string {
+	msg := fmt.Sprintf("deferred for %s (%s)", e.After.Round(time.Millisecond), e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *DeferError) Unwrap() error { return e.Err }
+
+// Defer is a handler's error that runs the task again after d (at most an
+// hour) without counting a failure. asynq keeps the time of the next run
+// to the second, truncated: the run may come up to a second before d is
+// over (add a second when it must not).
+func Defer(d time.Duration, reason string, cause error) error {
+	return &DeferError{After: min(max(d, 0), maxDefer), Reason: reason, Err: cause}
+}
+
+// Permanent is a handler's error that archives the task without retrying
+// it (a payload that cannot be decoded, a bug).
+func Permanent(err error) error { return fmt.Errorf("%w (%w)", err, asynq.SkipRetry) }
+
+// Queue is the durable task queue shared by every process on one Redis.
+type Queue struct {
+	opt     QueueOptions
+	rdb     *redis.Client
+	client  *asynq.Client
+	inspect *asynq.Inspector
+	srv     *asynq.Server
+}
+
+// Queue opens the durable queue on the Store's Redis, with a connection
+// pool of its own (asynq's polling and heartbeats must not wait behind the
+// locks', nor the locks behind them). Close it after Shutdown.
+func (s *Store) Queue(o QueueOptions) *Queue {
+	o = o.withDefaults()
+	ro := *s.rdb.Options()
+	// asynq's scripts are not retried blindly (as for the locks), but are
+	// given longer than a lock's command: a slow answer is not a failure.
+	ro.ReadTimeout, ro.WriteTimeout = max(ro.ReadTimeout, 5*time.Second), max(ro.WriteTimeout, 5*time.Second)
+	ro.PoolSize = max(ro.PoolSize, o.Concurrency+8)
+	rdb := redis.NewClient(&ro)
+	return &Queue{
+		opt:     o,
+		rdb:     rdb,
+		client:  asynq.NewClientFromRedisClient(rdb),
+		inspect: asynq.NewInspectorFromRedisClient(rdb),
+	}
+}
+
+// Name is the asynq queue's name.
+func (q *Queue) Name() string { return q.opt.Name }
+
+// Enqueue adds t, or coalesces it into the queued or running task of the
+// same key. An error wraps ErrUnavailable when Redis fails (the task may or
+// may not have been added), or ctx's error.
+func (q *Queue) Enqueue(ctx context.Context, t Task) (Enqueued, error) {
+	if t.Key == "" || t.Kind == "" {
+		return Enqueued{}, errors.New("enqueueing a task: no kind or key")
+	}
+	task := asynq.NewTask(t.Kind, t.Payload)
+	opts := []asynq.Option{
+		asynq.Queue(q.opt.Name), asynq.TaskID(t.Key),
+		// One more than MaxRetry: the handler archives on the last failure
+		// itself (Attempt.Final), so that a deferral of the last attempt is
+		// never taken for a failure.
+		asynq.MaxRetry(q.opt.MaxRetry + 1), asynq.Timeout(q.opt.TaskTimeout),
+	}
+	// A conflict with a task that then finishes, or with an archived one
+	// that is then deleted, is tried again (twice at most).
+	for range 3 {
+		_, err := q.client.EnqueueContext(ctx, task, opts...)
+		if err == nil {
+			return Enqueued{State: "pending"}, nil
+		}
+		if !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return Enqueued{}, unavailable(ctx, "enqueueing the task "+t.Key, err)
+		}
+		info, err := q.inspect.GetTaskInfo(q.opt.Name, t.Key)
+		switch {
+		case errors.Is(err, asynq.ErrTaskNotFound):
+			continue // finished in between
+		case err != nil:
+			return Enqueued{}, unavailable(ctx, "reading the task "+t.Key, err)
+		case info.State == asynq.TaskStateArchived || info.State == asynq.TaskStateCompleted:
+			// Ran out of retries (or finished, kept): a new delivery asks
+			// for the work again.
+			if err := q.inspect.DeleteTask(q.opt.Name, t.Key); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+				return Enqueued{}, unavailable(ctx, "replacing the archived task "+t.Key, err)
+			}
+			continue
+		default:
+			return Enqueued{Coalesced: true, State: info.State.String()}, nil
+		}
+	}
+	return Enqueued{}, fmt.Errorf("enqueueing the task %s: %w: its key kept changing state", t.Key, ErrUnavailable)
+}
+
+// Start runs the asynq server of this process: it takes tasks and runs h
+// on them, Concurrency at once, until Shutdown.
+func (q *Queue) Start(h TaskHandler) error {
+	if q.srv != nil {
+		return errors.New("the durable queue is already started")
+	}
+	log := q.opt.Logger.With("component", "asynq", "queue", q.opt.Name)
+	q.srv = asynq.NewServerFromRedisClient(q.rdb, asynq.Config{
+		Concurrency:              q.opt.Concurrency,
+		Queues:                   map[string]int{q.opt.Name: 1},
+		TaskCheckInterval:        q.opt.Poll,
+		DelayedTaskCheckInterval: q.opt.Poll,
+		RetryDelayFunc:           q.retryDelay,
+		IsFailure:                isFailure,
+		ShutdownTimeout:          q.opt.ShutdownTimeout,
+		Logger:                   asynqLogger{log},
+		LogLevel:                 asynq.WarnLevel,
+		HealthCheckFunc: func(err error) {
+			if err != nil {
+				log.Warn("the durable queue cannot reach Redis", "error", err)
+			}
+		},
+	})
+	if err := q.srv.Start(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		return q.run(ctx, t, h)
+	})); err != nil {
+		return fmt.Errorf("starting the durable queue: %w", err)
+	}
+	return nil
+}
+
+// run is one attempt: the handler's last failure archives the task.
+func (q *Queue) run(ctx context.Context, t *asynq.Task, h TaskHandler) error {
+	key, _ := asynq.GetTaskID(ctx)
+	failures, _ := asynq.GetRetryCount(ctx)
+	a := Attempt{Task: Task{Kind: t.Type(), Key: key, Payload: t.Payload()}, Failures: failures, MaxRetry: q.opt.MaxRetry}
+	err := h(ctx, a)
+	if err != nil && isFailure(err) && a.Final() && !errors.Is(err, asynq.SkipRetry) {
+		return fmt.Errorf("%w (%w: failed %d times)", err, asynq.SkipRetry, failures+1)
+	}
+	return err
+}
+
+// retryDelay is the wait before the next attempt: the deferral's own, one
+// second for a task recovered from a dead replica, else the backoff.
+func (q *Queue) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	var d *DeferError
+	switch {
+	case errors.As(err, &d):
+		return d.After
+	case errors.Is(err, asynq.ErrLeaseExpired):
+		return leaseExpiredRetry
+	}
+	return Backoff(n, q.opt.RetryBase, q.opt.RetryMax)
+}
+
+// Backoff is the wait after the n-th failure (n from 0): base·2ⁿ capped at
+// limit, jittered uniformly between half and all of it.
+func Backoff(n int, base, limit time.Duration) time.Duration {
+	d := limit
+	if n < 32 && base<<n > 0 && base<<n < limit {
+		d = base << n
+	}
+	half := d / 2
+	return half + mrand.N(d-half+1)
+}
+
+// isFailure: a deferral is not a failure.
+func isFailure(err error) bool {
+	var d *DeferError
+	return err != nil && !errors.As(err, &d)
+}
+
+// Shutdown stops taking tasks and waits up to ShutdownTimeout for the
+// running ones; those still running are then cancelled and put back in the
+// queue. It does nothing when the queue was not started.
+func (q *Queue) Shutdown() {
+	if q.srv != nil {
+		q.srv.Shutdown()
+	}
+}
+
+// QueueStats are the queue's tasks by state.
+type QueueStats struct {
+	Pending, Active, Scheduled, Retry, Archived int
+	// Latency is the age of the oldest pending task.
+	Latency time.Duration
+}
+
+// Stats counts the queue's tasks by state (zeros before the first task).
+// An error wraps ErrUnavailable.
+func (q *Queue) Stats(ctx context.Context) (QueueStats, error) {
+	info, err := q.inspect.GetQueueInfo(q.opt.Name)
+	if errors.Is(err, asynq.ErrQueueNotFound) {
+		return QueueStats{}, nil
+	}
+	if err != nil {
+		return QueueStats{}, unavailable(ctx, "reading the queue "+q.opt.Name, err)
+	}
+	return QueueStats{Pending: info.Pending, Active: info.Active, Scheduled: info.Scheduled, Retry: info.Retry,
+		Archived: info.Archived, Latency: info.Latency}, nil
+}
+
+// Close closes the queue's client, inspector and connection pool; call it
+// after Shutdown.
+func (q *Queue) Close() error {
+	_ = q.client.Close()
+	_ = q.inspect.Close()
+	if err := q.rdb.Close(); err != nil {
+		return fmt.Errorf("closing the durable queue's redis pool: %w", err)
+	}
+	return nil
+}
+
+// asynqLogger sends asynq's log lines to slog. asynq's Fatal (which it
+// follows with its own exit) is logged as an error.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)) }

@@ -1,0 +1,319 @@
+package redisx
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startQueue opens a fast-polling durable queue on st, started with h and
+// shut down and closed in t.Cleanup (h nil: not started).
+func startQueue(t *testing.T, st *Store, o QueueOptions, h TaskHandler) *Queue {
+	t.Helper()
+	o.Poll = 20 * time.Millisecond
+	o.Logger = slog.New(slog.DiscardHandler)
+	if o.RetryBase == 0 {
+		o.RetryBase, o.RetryMax = 10*time.Millisecond, 20*time.Millisecond
+	}
+	o.ShutdownTimeout = 2 * time.Second
+	q := st.Queue(o)
+	if h != nil {
+		if err := q.Start(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		q.Shutdown()
+		_ = q.Close()
+	})
+	return q
+}
+
+// attempts records the attempts a handler saw.
+type attempts struct {
+	mu  sync.Mutex
+	got []Attempt
+	ch  chan Attempt
+}
+
+func newAttempts() *attempts { return &attempts{ch: make(chan Attempt, 100)} }
+
+func (a *attempts) add(at Attempt) {
+	a.mu.Lock()
+	a.got = append(a.got, at)
+	a.mu.Unlock()
+	a.ch <- at
+}
+
+func (a *attempts) next(t *testing.T) Attempt {
+	t.Helper()
+	select {
+	case at := <-a.ch:
+		return at
+	case <-time.After(30 * time.Second):
+		t.Fatal("no attempt")
+		return Attempt{}
+	}
+}
+
+func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
+	st := startRedis(t).open(t)
+	ctx := testCtx(t)
+	release := make(chan struct{})
+	seen := newAttempts()
+	q := startQueue(t, st, QueueOptions{}, nil)
+	task := Task{Kind: "check", Key: "check:acme/shop:abc", Payload: []byte(`{"n":1}`)}
+
+	tests := []struct {
+		name      string
+		before    func()
+		coalesced bool
+		state     string
+	}{
+		{name: "first", state: "pending"},
+		{name: "again while pending", coalesced: true, state: "pending"},
+		{name: "again while running", coalesced: true, state: "active", before: func() {
+			if err := q.Start(func(ctx context.Context, a Attempt) error {
+				seen.add(a)
+				<-release
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			seen.next(t)
+		}},
+		{name: "again once done", state: "pending", before: func() {
+			close(release)
+			waitStats(t, q, func(s QueueStats) bool { return s.Active == 0 && s.Pending == 0 })
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.before != nil {
+				tt.before()
+			}
+			got, err := q.Enqueue(ctx, task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Coalesced != tt.coalesced || got.State != tt.state {
+				t.Errorf("Enqueue = %+v, want coalesced %v, state %s", got, tt.coalesced, tt.state)
+			}
+		})
+	}
+	if at := seen.next(t); string(at.Payload) != `{"n":1}` || at.Kind != "check" || at.Key != task.Key {
+		t.Errorf("the second run saw %+v", at)
+	}
+}
+
+func waitStats(t *testing.T, q *Queue, cond func(QueueStats) bool) QueueStats {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := q.Stats(context.Background())
+		if err == nil && cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue never reached the state; last %+v %v", s, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestQueueRetries: failures are retried with their count, deferrals are
+// not counted (even on the last attempt), the last failure archives the
+// task, and a key whose task was archived can be enqueued again.
+func TestQueueRetries(t *testing.T) {
+	errBoom := errors.New("boom")
+	deferral := Defer(10*time.Millisecond, "installation_busy", nil)
+	tests := []struct {
+		name         string
+		answers      []error // one per attempt; nil from then on
+		wantFailures []int   // Attempt.Failures of each attempt
+		archived     bool
+	}{
+		{name: "two failures then done", answers: []error{errBoom, errBoom}, wantFailures: []int{0, 1, 2}},
+		{name: "deferrals are not failures", answers: []error{deferral, deferral, deferral}, wantFailures: []int{0, 0, 0, 0}},
+		{name: "a deferral of the last attempt", answers: []error{errBoom, errBoom, deferral}, wantFailures: []int{0, 1, 2, 2}},
+		{name: "out of retries", answers: []error{errBoom, errBoom, errBoom}, wantFailures: []int{0, 1, 2}, archived: true},
+		{name: "permanent", answers: []error{Permanent(errBoom)}, wantFailures: []int{0}, archived: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := startRedis(t).open(t)
+			seen := newAttempts()
+			var mu sync.Mutex
+			n := 0
+			q := startQueue(t, st, QueueOptions{MaxRetry: 2}, func(ctx context.Context, a Attempt) error {
+				seen.add(a)
+				mu.Lock()
+				defer mu.Unlock()
+				n++
+				if n <= len(tt.answers) {
+					return tt.answers[n-1]
+				}
+				return nil
+			})
+			if _, err := q.Enqueue(testCtx(t), Task{Kind: "k", Key: "the-key"}); err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for range tt.wantFailures {
+				got = append(got, seen.next(t).Failures)
+			}
+			s := waitStats(t, q, func(s QueueStats) bool { return s.Pending+s.Active+s.Retry+s.Scheduled == 0 })
+			if (s.Archived == 1) != tt.archived {
+				t.Errorf("stats %+v, archived %v", s, tt.archived)
+			}
+			if want := tt.wantFailures; !equalInts(got, want) {
+				t.Errorf("failures seen %v, want %v", got, want)
+			}
+			select {
+			case at := <-seen.ch:
+				t.Errorf("one attempt too many: %+v", at)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if !tt.archived {
+				return
+			}
+			// A new delivery asks for the work again.
+			e, err := q.Enqueue(testCtx(t), Task{Kind: "k", Key: "the-key"})
+			if err != nil || e.Coalesced {
+				t.Fatalf("re-enqueue after archive = %+v, %v", e, err)
+			}
+			seen.next(t)
+		})
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		n        int
+		min, max time.Duration
+	}{
+		{0, time.Second, 2 * time.Second},
+		{1, 2 * time.Second, 4 * time.Second},
+		{3, 8 * time.Second, 16 * time.Second},
+		{10, 30 * time.Second, time.Minute}, // capped
+		{200, 30 * time.Second, time.Minute},
+	}
+	for _, tt := range tests {
+		for range 100 {
+			if d := Backoff(tt.n, 2*time.Second, time.Minute); d < tt.min || d > tt.max {
+				t.Errorf("Backoff(%d) = %v, want within [%v, %v]", tt.n, d, tt.min, tt.max)
+			}
+		}
+	}
+}
+
+func TestQueueRefusesEmptyKey(t *testing.T) {
+	st := startRedis(t).open(t)
+	q := startQueue(t, st, QueueOptions{}, nil)
+	if _, err := q.Enqueue(testCtx(t), Task{Kind: "k"}); err == nil {
+		t.Error("a task without a key was enqueued")
+	}
+}
+
+func TestQueueRedisGone(t *testing.T) {
+	srv := startRedis(t)
+	st := srv.open(t)
+	q := startQueue(t, st, QueueOptions{}, nil)
+	srv.Kill()
+	_, err := q.Enqueue(testCtx(t), Task{Kind: "k", Key: "x"})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Enqueue without Redis: %v, want ErrUnavailable", err)
+	}
+	if _, err := q.Stats(testCtx(t)); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Stats without Redis: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestSemaphore(t *testing.T) {
+	srv := startRedis(t)
+	a, b := srv.open(t), srv.open(t)
+	ctx := testCtx(t)
+	sa, sb := a.Semaphore("sem:", 300*time.Millisecond), b.Semaphore("sem:", 300*time.Millisecond)
+
+	r1, ok1, err1 := sa.TryAcquire(ctx, "inst-1", 2)
+	r2, ok2, err2 := sb.TryAcquire(ctx, "inst-1", 2)
+	_, ok3, err3 := sb.TryAcquire(ctx, "inst-1", 2)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	if !ok1 || !ok2 || ok3 {
+		t.Fatalf("three acquisitions of two slots: %v %v %v", ok1, ok2, ok3)
+	}
+	// Another key has its own slots.
+	if r, ok, err := sa.TryAcquire(ctx, "inst-2", 2); err != nil || !ok {
+		t.Fatalf("another key: %v %v", ok, err)
+	} else {
+		r()
+	}
+	// Held past several leases: the renewal keeps the slots.
+	time.Sleep(time.Second)
+	if n, err := sa.Holders(ctx, "inst-1"); err != nil || n != 2 {
+		t.Fatalf("holders after a second: %d %v", n, err)
+	}
+	r2()
+	r2() // twice is fine
+	r4, ok4, err := sb.TryAcquire(ctx, "inst-1", 2)
+	if err != nil || !ok4 {
+		t.Fatalf("after a release: %v %v", ok4, err)
+	}
+	r4()
+	r1()
+	if n, _ := sa.Holders(ctx, "inst-1"); n != 0 {
+		t.Errorf("%d holders after every release", n)
+	}
+}
+
+// TestSemaphoreDeadHolder: the slots of a process that died (its Redis
+// connection gone, no renewal) free themselves within one lease.
+func TestSemaphoreDeadHolder(t *testing.T) {
+	srv := startRedis(t)
+	dead := srv.open(t)
+	live := srv.open(t)
+	ctx := testCtx(t)
+	const lease = 300 * time.Millisecond
+	release, ok, err := dead.Semaphore("sem:", lease).TryAcquire(ctx, "inst", 1)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	_ = dead.Close() // no more renewals, as when the process dies
+	defer release()
+	sem := live.Semaphore("sem:", lease)
+	if _, ok, _ := sem.TryAcquire(ctx, "inst", 1); ok {
+		t.Fatal("took the dead holder's slot at once")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, ok, err := sem.TryAcquire(ctx, "inst", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			r()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dead holder's slot never freed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,133 @@
+package redisx
+
+import (
+	"context"
+	"crypto/rand"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	// acquireSlotScript drops the expired holders of KEYS[1] (a sorted set
+	// of tokens scored by their lease's end, in Redis's own milliseconds),
+	// then adds ARGV[3] when fewer than ARGV[1] hold it. Redis's clock, not
+	// the replicas', so that their clocks need not agree.
+	acquireSlotScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now)
+if redis.call("ZCARD", KEYS[1]) < tonumber(ARGV[1]) then
+	redis.call("ZADD", KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+	redis.call("PEXPIRE", KEYS[1], ARGV[2])
+	return 1
+end
+return 0`)
+	// renewSlotScript extends ARGV[1]'s lease when it still holds a slot.
+	renewSlotScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call("ZSCORE", KEYS[1], ARGV[1]) then
+	redis.call("ZADD", KEYS[1], "XX", now + tonumber(ARGV[2]), ARGV[1])
+	redis.call("PEXPIRE", KEYS[1], ARGV[2])
+	return 1
+end
+return 0`)
+)
+
+// Semaphore bounds how many holders a key has at once, across every
+// process using the same Redis and prefix: `serve` uses it to run at most N
+// jobs of one installation at a time. A held slot is leased and renewed
+// while its holder lives; a dead holder's slot frees itself within one
+// lease. It is safe for concurrent use.
+type Semaphore struct {
+	rdb    *redis.Client
+	prefix string
+	lease  time.Duration
+}
+
+// Semaphore returns the semaphore whose Redis keys are prefix+key (sorted
+// sets of holders), with the given lease (DefaultLease when <= 0).
+func (s *Store) Semaphore(prefix string, lease time.Duration) *Semaphore {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	lease = max(lease, 30*time.Millisecond)
+	return &Semaphore{rdb: s.rdb, prefix: prefix, lease: lease}
+}
+
+// TryAcquire takes one of key's limit slots without waiting: ok is false
+// when all are held. The error wraps ErrUnavailable when Redis fails (no
+// slot is held then), or ctx's error. release gives the slot back; it may
+// be called more than once.
+func (m *Semaphore) TryAcquire(ctx context.Context, key string, limit int) (release func(), ok bool, err error) {
+	k := m.prefix + key
+	token := rand.Text()
+	n, err := acquireSlotScript.Run(ctx, m.rdb, []string{k}, max(limit, 1), m.lease.Milliseconds(), token).Int64()
+	if err != nil {
+		// The slot may have been taken before the reply was lost.
+		go m.releaseQuietly(k, token)
+		return nil, false, unavailable(ctx, "taking a slot of "+k, err)
+	}
+	if n != 1 {
+		return nil, false, nil
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go m.renew(k, token, stop, done)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(stop)
+			<-done
+			m.releaseQuietly(k, token)
+		})
+	}, true, nil
+}
+
+// renew extends the slot's lease every lease/3 until stop. A renewal that
+// finds the slot gone (expired: this process stalled) stops renewing; the
+// holder goes on, as a lock's would not, because the semaphore only
+// spreads the work, it guards nothing.
+func (m *Semaphore) renew(k, token string, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	every := m.lease / 3
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		n, err := renewSlotScript.Run(ctx, m.rdb, []string{k}, token, m.lease.Milliseconds()).Int64()
+		cancel()
+		if err == nil && n == 0 {
+			return
+		}
+	}
+}
+
+func (m *Semaphore) releaseQuietly(k, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	_ = m.rdb.ZRem(ctx, k, token).Err()
+}
+
+// Holders counts key's live holders (for tests and diagnostics). An error
+// wraps ErrUnavailable.
+func (m *Semaphore) Holders(ctx context.Context, key string) (int, error) {
+	k := m.prefix + key
+	t, err := m.rdb.Time(ctx).Result()
+	if err != nil {
+		return 0, unavailable(ctx, "reading the time of redis", err)
+	}
+	n, err := m.rdb.ZCount(ctx, k, "("+strconv.FormatInt(t.UnixMilli(), 10), "+inf").Result()
+	if err != nil {
+		return 0, unavailable(ctx, "counting the holders of "+k, err)
+	}
+	return int(n), nil
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/decide"
+)
+
+// jobWireVersion is the version of jobWire: a replica refuses (and the
+// queue archives) a task of another version rather than misread it.
+const jobWireVersion = 1
+
+// jobWire is a job as the durable queue carries it (JSON): every field of
+// job but the in-memory queue's element. A field added to job must be
+// added here too (TestJobWireRoundTrip fails until it is).
+type jobWire struct {
+	V            int           `json:"v"`
+	Kind         string        `json:"kind"`
+	Delivery     string        `json:"delivery"`
+	Event        string        `json:"event"`
+	Action       string        `json:"action,omitempty"`
+	Installation int64         `json:"installation"`
+	Account      string        `json:"account,omitempty"`
+	Owner        string        `json:"owner,omitempty"`
+	Repo         string        `json:"repo,omitempty"`
+	Issue        int           `json:"issue,omitempty"`
+	Comment      commentWire   `json:"comment"`
+	Labels       []string      `json:"labels"` // null and [] differ: nil is "none listed"
+	Sender       string        `json:"sender,omitempty"`
+	SenderType   string        `json:"sender_type,omitempty"`
+	PR           int           `json:"pr,omitempty"`
+	SHA          string        `json:"sha,omitempty"`
+	State        string        `json:"state,omitempty"`
+	Description  string        `json:"description,omitempty"`
+	Repos        []repoRefWire `json:"repos,omitempty"`
+	TargetURL    string        `json:"target_url,omitempty"`
+	CommentURL   string        `json:"comment_url,omitempty"`
+	Base         string        `json:"base,omitempty"`
+	Ref          string        `json:"ref,omitempty"`
+	Fork         string        `json:"fork,omitempty"`
+	RepoURL      string        `json:"repo_url,omitempty"`
+	Pusher       string        `json:"pusher,omitempty"`
+	Enqueued     time.Time     `json:"enqueued"`
+}
+
+type commentWire struct {
+	ID     int64  `json:"id,omitempty"`
+	Author string `json:"author,omitempty"`
+	Bot    bool   `json:"bot,omitempty"`
+	Body   string `json:"body,omitempty"`
+}
+
+type repoRefWire struct {
+	ID       int64  `json:"id,omitempty"`
+	Name     string `json:"name,omitempty"`
+	FullName string `json:"full_name,omitempty"`
+}
+
+// encodeJob is j's JSON for the durable queue.
+func encodeJob(j *job) ([]byte, error) {
+	w := jobWire{
+		V: jobWireVersion, Kind: j.kind, Delivery: j.delivery, Event: j.event, Action: j.action,
+		Installation: j.installation, Account: j.account, Owner: j.owner, Repo: j.repo, Issue: j.issue,
+		Comment: commentWire{ID: j.comment.ID, Author: j.comment.Author, Bot: j.comment.Bot, Body: j.comment.Body},
+		Labels:  j.labels, Sender: j.sender, SenderType: j.senderType, PR: j.pr, SHA: j.sha, State: j.state,
+		Description: j.description, TargetURL: j.targetURL, CommentURL: j.commentURL, Enqueued: j.enqueued,
+		Base: j.base, Ref: j.ref, Fork: j.fork, RepoURL: j.repoURL, Pusher: j.pusher,
+	}
+	if j.repos != nil {
+		w.Repos = make([]repoRefWire, len(j.repos))
+		for i, r := range j.repos {
+			w.Repos[i] = repoRefWire(r)
+		}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the job of delivery %s: %w", j.delivery, err)
+	}
+	return b, nil
+}
+
+// decodeJob is the job encodeJob encoded.
+func decodeJob(b []byte) (*job, error) {
+	var w jobWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("decoding a queued job: %w", err)
+	}
+	if w.V != jobWireVersion {
+		return nil, fmt.Errorf("decoding a queued job: version %d, this phasegate reads %d", w.V, jobWireVersion)
+	}
+	if w.Kind == "" || w.Installation <= 0 {
+		return nil, errors.New("decoding a queued job: no kind or installation")
+	}
+	j := &job{
+		kind: w.Kind, delivery: w.Delivery, event: w.Event, action: w.Action,
+		installation: w.Installation, account: w.Account, owner: w.Owner, repo: w.Repo, issue: w.Issue,
+		comment: decide.Comment{ID: w.Comment.ID, Author: w.Comment.Author, Bot: w.Comment.Bot, Body: w.Comment.Body},
+		labels:  w.Labels, sender: w.Sender, senderType: w.SenderType, pr: w.PR, sha: w.SHA, state: w.State,
+		description: w.Description, targetURL: w.TargetURL, commentURL: w.CommentURL, enqueued: w.Enqueued,
+		base: w.Base, ref: w.Ref, fork: w.Fork, repoURL: w.RepoURL, pusher: w.Pusher,
+	}
+	if w.Repos != nil {
+		j.repos = make([]repoRef, len(w.Repos))
+		for i, r := range w.Repos {
+			j.repos[i] = repoRef(r)
+		}
+	}
+	return j, nil
+}
+
+// taskKey is the durable queue's key of j: one job per kind, repository and
+// commit at a time (kind:owner/repo:sha, lower case); a job without a
+// commit is keyed by its pull request, issue, or else its delivery.
+func (j *job) taskKey() string {
+	var what string
+	switch {
+	case j.sha != "":
+		what = strings.ToLower(j.sha)
+	case j.pr > 0:
+		what = "pr-" + strconv.Itoa(j.pr)
+	case j.issue > 0:
+		what = "issue-" + strconv.Itoa(j.issue)
+	default:
+		what = "delivery-" + j.delivery
+	}
+	return j.kind + ":" + strings.ToLower(j.repository()) + ":" + what
+}

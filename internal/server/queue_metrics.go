@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/phasegate/phasegate/internal/redisx"
+)
+
+// durableMetrics are the durable queue's metrics (phasegate_queue_job_…,
+// phasegate_queue_tasks…); they stay empty without Redis.
+type durableMetrics struct {
+	enqueued *prometheus.CounterVec
+	wait     *prometheus.HistogramVec
+	run      *prometheus.HistogramVec
+	failures *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+}
+
+func defineDurableMetrics() *durableMetrics {
+	return &durableMetrics{
+		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_queue_enqueued_total",
+			Help: "Jobs offered to the durable queue, by kind and result (enqueued, coalesced: a job of the same kind, repository and commit was waiting or running; error).",
+		}, []string{"kind", "result"}),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "phasegate_queue_job_wait_seconds",
+			Help:    "Durable jobs: time from the delivery's enqueue to the start of the attempt that ran (retries and deferrals included), by kind.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 18),
+		}, []string{"kind"}),
+		run: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "phasegate_queue_job_run_seconds",
+			Help:    "Durable jobs: time from the start of an attempt to its end, by kind and outcome (ok, error, rate_limited, panic).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}, []string{"kind", "outcome"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_queue_job_failures_total",
+			Help: "Durable job attempts that failed, by kind and final (true: out of retries or not retryable, the job is archived).",
+		}, []string{"kind", "final"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_queue_job_retries_total",
+			Help: "Durable jobs scheduled to run again, by kind and reason (error: backoff, counted as a failure; rate_limited, installation_busy, store_unavailable: deferred, not a failure).",
+		}, []string{"kind", "reason"}),
+	}
+}
+
+func (m *durableMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.enqueued, m.wait, m.run, m.failures, m.retries}
+}
+
+// statsCacheFor is how long a scrape reuses the durable queue's counts: a
+// scrape asks Redis at most this often.
+const statsCacheFor = 2 * time.Second
+
+// tasksCollector reports the durable queue's tasks by state, read from
+// Redis on scrape (cached for statsCacheFor); nothing without a queue or
+// when Redis does not answer.
+type tasksCollector struct {
+	s             *Server
+	tasks, oldest *prometheus.Desc
+
+	mu    sync.Mutex
+	at    time.Time
+	stats redisx.QueueStats
+	ok    bool
+}
+
+func newTasksCollector(s *Server) *tasksCollector {
+	return &tasksCollector{
+		s: s,
+		tasks: prometheus.NewDesc("phasegate_queue_tasks",
+			"Durable queue: tasks by state (pending, active, scheduled, retry: waiting for a retry or a deferral, archived: out of retries), over every replica.",
+			[]string{"queue", "state"}, nil),
+		oldest: prometheus.NewDesc("phasegate_queue_tasks_oldest_pending_seconds",
+			"Durable queue: age of the oldest pending task.", []string{"queue"}, nil),
+	}
+}
+
+func (c *tasksCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.tasks; ch <- c.oldest }
+
+func (c *tasksCollector) Collect(ch chan<- prometheus.Metric) {
+	q := c.s.cfg.Tasks
+	if q == nil {
+		return
+	}
+	c.mu.Lock()
+	if time.Since(c.at) >= statsCacheFor {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		st, err := q.Stats(ctx)
+		cancel()
+		c.at, c.stats, c.ok = time.Now(), st, err == nil
+		if err != nil {
+			c.s.log.Debug("metrics: the durable queue's counts cannot be read", "error", err)
+		}
+	}
+	st, ok := c.stats, c.ok
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	name := q.Name()
+	for _, v := range []struct {
+		state string
+		n     int
+	}{{"pending", st.Pending}, {"active", st.Active}, {"scheduled", st.Scheduled}, {"retry", st.Retry}, {"archived", st.Archived}} {
+		ch <- prometheus.MustNewConstMetric(c.tasks, prometheus.GaugeValue, float64(v.n), name, v.state)
+	}
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, st.Latency.Seconds(), name)
+}
