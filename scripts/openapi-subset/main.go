@@ -31,10 +31,10 @@ import (
 // as "METHOD path" with the description's path template. The comment says
 // who calls it.
 var operations = []string{
-	// ghclient (internal/ghclient: methods.go, activity.go, app.go, dispatch.go)
+	// ghclient (internal/ghclient: methods.go, activity.go, app.go, dispatch.go, tree.go, checks.go)
 	"GET /repos/{owner}/{repo}",                                         // Repository
 	"GET /repos/{owner}/{repo}/contents/{path}",                         // FileAt, ListDir
-	"GET /repos/{owner}/{repo}/git/blobs/{file_sha}",                    // FileAt (files over 1 MB)
+	"GET /repos/{owner}/{repo}/git/blobs/{file_sha}",                    // FileAt (files over 1 MB), Blob, CommitFS
 	"GET /repos/{owner}/{repo}/issues",                                  // OpenIssuesWithLabel, FindIssue
 	"POST /repos/{owner}/{repo}/issues",                                 // CreateIssue
 	"GET /repos/{owner}/{repo}/issues/{issue_number}",                   // Issue
@@ -66,12 +66,13 @@ var operations = []string{
 	"GET /app/hook/deliveries",                                          // HookDeliveries
 	"POST /app/hook/deliveries/{delivery_id}/attempts",                  // Redeliver
 	"POST /app/installations/{installation_id}/access_tokens",           // ghinstallation (NewInstallationTransport)
-	"GET /repos/{owner}/{repo}/git/trees/{tree_sha}",                    // tree reads (issue 19, being added)
-	"GET /repos/{owner}/{repo}/tarball/{ref}",                           // tree reads (issue 19, being added)
-	"POST /repos/{owner}/{repo}/check-runs",                             // check runs (issue 19, being added)
-	"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",             // check runs (issue 19, being added)
-	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",                // check runs (issue 19, being added)
-	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",   // check runs (issue 19, being added)
+	"GET /repos/{owner}/{repo}/git/trees/{tree_sha}",                    // Tree, CommitFS
+	"GET /repos/{owner}/{repo}/tarball/{ref}",                           // Archive; its 302 leads to codeload (an exception in ghfaketest)
+	"POST /repos/{owner}/{repo}/check-runs",                             // CreateCheckRun
+	"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",             // UpdateCheckRun, CreateCheckRun (annotations past 50)
+	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}",               // UpdateCheckRun and its guard (the annotations a run has)
+	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",                // CheckRunsForRef, CheckRunHistory
+	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",   // CheckRunAnnotations
 	// served by internal/ghfake for its own tests and for what a test does
 	// as a person would; phasegate does not call them
 	"GET /rate_limit",

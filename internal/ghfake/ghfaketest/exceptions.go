@@ -24,9 +24,23 @@ func skipAll(x Exchange) string {
 		// "head": the description lists no HEAD operations; GitHub answers
 		// HEAD as GET without a body. phasegate sends none.
 		return "head"
+	case x.Request.Method == http.MethodGet && codeloadPath.MatchString(x.Request.URL.Path):
+		// "codeload": GET /repos/{owner}/{repo}/tarball/{ref} answers 302
+		// with a Location on codeload.github.com (that 302 is checked as
+		// the operation's); the download it leads to is not part of the
+		// REST API nor of its description, and its body is a gzip
+		// tarball, not JSON. The fake serves codeload on its own host at
+		// /_codeload/{owner}/{repo}/legacy.tar.gz/{sha} (ghfake's
+		// getTarball), and only that path is let through.
+		// https://docs.github.com/rest/repos/contents#download-a-repository-archive-tar
+		return "codeload"
 	}
 	return ""
 }
+
+// codeloadPath is the path of the fake's codeload downloads, the target of
+// its tarball redirects.
+var codeloadPath = regexp.MustCompile(`^/_codeload/[^/]+/[^/]+/legacy\.tar\.gz/[0-9a-f]{40}$`)
 
 // skipResponseBody: the answer is not checked against the operation's
 // response (its status still is).

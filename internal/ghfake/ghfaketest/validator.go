@@ -217,6 +217,11 @@ func (v *Validator) Check(x Exchange) (op string, violations []string) {
 			probs = append(probs, problems("response", err)...)
 		}
 	}
+	if x.Status >= 300 && x.Status < 400 && x.Status != http.StatusNotModified && x.Header.Get("Location") == "" {
+		// the description does not mark Location required (tarball's
+		// 302), but a redirect without one leads nowhere (RFC 9110 §15.4)
+		probs = append(probs, problem{side: "response", reason: fmt.Sprintf("a %d without a Location", x.Status)})
+	}
 	for _, p := range probs {
 		if excepted(op, p) == "" {
 			violations = append(violations, where+": "+p.String())

@@ -38,6 +38,7 @@ func TestSubsetHasEveryOperation(t *testing.T) {
 		"GET /repos/{owner}/{repo}/tarball/{ref}",
 		"POST /repos/{owner}/{repo}/check-runs",
 		"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",
+		"GET /repos/{owner}/{repo}/check-runs/{check_run_id}",
 		"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 		"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",
 	} {
@@ -63,6 +64,7 @@ func TestCheckCatches(t *testing.T) {
 		reqHeader      []string
 		reqBody        string
 		status         int
+		respHeader     []string
 		body           string
 		want           string // a substring of the violations; "" for none
 	}{
@@ -109,6 +111,16 @@ func TestCheckCatches(t *testing.T) {
 			status: 200, body: "bytes"},
 		{name: "contents of a nested path", method: "GET", target: "/repos/o/r/contents/a/b/c.txt", status: 200, body: "[]",
 			want: ""},
+		{name: "tarball's redirect", method: "GET", target: "/repos/o/r/tarball/" + sha, status: 302,
+			respHeader: []string{"Location", "https://codeload.github.com/o/r/legacy.tar.gz/" + sha}},
+		{name: "tarball's redirect without a Location", method: "GET", target: "/repos/o/r/tarball/" + sha, status: 302,
+			want: "a 302 without a Location"},
+		{name: "tarball answered in place", method: "GET", target: "/repos/o/r/tarball/" + sha, status: 200, body: "{}",
+			want: "status 200 is not documented"},
+		{name: "the fake's codeload (exception)", method: "GET", target: "/_codeload/o/r/legacy.tar.gz/" + sha + "?token=CL1", status: 200,
+			body: "\x1f\x8b not JSON"},
+		{name: "another path under the fake's codeload", method: "GET", target: "/_codeload/o/r/legacy.zip/" + sha, status: 200,
+			body: "PK", want: "phasegate uses an operation not in testdata"},
 		{name: "add-labels with an array (exception)", method: "POST", target: "/repos/o/r/issues/1/labels",
 			reqHeader: []string{"Content-Type", "application/json"}, reqBody: `["bug"]`, status: 200, body: "[]"},
 	}
@@ -125,6 +137,9 @@ func TestCheckCatches(t *testing.T) {
 			h := http.Header{}
 			if tt.body != "" && tt.status != 304 {
 				h.Set("Content-Type", "application/json; charset=utf-8")
+			}
+			for i := 0; i+1 < len(tt.respHeader); i += 2 {
+				h.Set(tt.respHeader[i], tt.respHeader[i+1])
 			}
 			_, got := v.Check(Exchange{Request: r, RequestBody: []byte(tt.reqBody), Status: tt.status, Header: h, Body: []byte(tt.body)})
 			all := strings.Join(got, "\n")
