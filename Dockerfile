@@ -2,7 +2,7 @@
 # git, ~2 MB base). The GitHub Action runs the prebuilt image, so a workflow run
 # never compiles Go. Docker actions run as root, so there is no USER line.
 
-FROM golang:1.24-bookworm AS build
+FROM golang:1.25-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
