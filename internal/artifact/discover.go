@@ -145,6 +145,9 @@ func walkFS(fsys fs.FS, opts DiscoverOptions, display string, fn func(File) erro
 	if display == "" {
 		display = dir
 	}
+	if !fs.ValidPath(dir) {
+		return fmt.Errorf("reading %s: %w", display, fs.ErrInvalid)
+	}
 	info, err := fs.Stat(fsys, dir)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", display, err)
