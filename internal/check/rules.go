@@ -94,7 +94,10 @@ type Group struct {
 
 	prefix string
 	files  fs.FS // the checked tree; nil when a single file is checked
-	limit  int64
+	// confined means files confines symlinks itself (an os.Root's FS), so
+	// treePath need not resolve them.
+	confined bool
+	limit    int64
 }
 
 // Rel is a document path without the run's prefix: relative to the root.
@@ -147,7 +150,8 @@ func (g *Group) Exists(rel string) bool {
 // valid FS path (nothing absolute, no ".." above the root), and, when the
 // FS reads symlinks, with its links resolved inside the FS
 // (artifact.ResolveFS), so that no link sends a read out of the tree
-// whatever the FS (os.DirFS follows links anywhere; an os.Root does not).
+// whatever the FS: os.DirFS follows links anywhere; an os.Root's FS
+// (confined) does not, and its paths are left to it.
 func (g *Group) treePath(rel string) (string, error) {
 	if g.files == nil {
 		return "", errors.New("no directory is being checked")
@@ -156,7 +160,7 @@ func (g *Group) treePath(rel string) (string, error) {
 	if !fs.ValidPath(p) {
 		return "", fs.ErrInvalid
 	}
-	if lfs, ok := g.files.(fs.ReadLinkFS); ok {
+	if lfs, ok := g.files.(fs.ReadLinkFS); ok && !g.confined {
 		return artifact.ResolveFS(lfs, p)
 	}
 	return p, nil

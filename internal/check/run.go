@@ -92,7 +92,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	if !info.IsDir() {
 		dir, name, prefix := artifact.FileRoot(root)
 		opts.Dir = name
-		return v.runFS(ctx, os.DirFS(dir), opts, prefix)
+		return v.runFS(ctx, os.DirFS(dir), opts, prefix, false)
 	}
 	base, prefix := artifact.ContextRoot(root)
 	tree, err := os.OpenRoot(base)
@@ -101,7 +101,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	}
 	defer tree.Close()
 	opts.Dir = strings.TrimSuffix(prefix, "/")
-	return v.runFS(ctx, tree.FS(), opts, "")
+	return v.runFS(ctx, tree.FS(), opts, "", true)
 }
 
 // RunFS discovers the artifacts under opts.Dir of fsys (the whole FS when
@@ -118,12 +118,13 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 // flat in the number of files. The error is for a Dir that cannot be read
 // at all or a cancelled context; everything wrong with a file is a finding.
 func (v *Validator) RunFS(ctx context.Context, fsys fs.FS, opts Options) (Result, error) {
-	return v.runFS(ctx, fsys, opts, "")
+	return v.runFS(ctx, fsys, opts, "", false)
 }
 
 // runFS is RunFS; namePrefix is put in front of a single file's path (the
-// directory Run opened it in: see artifact.FileRoot).
-func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, namePrefix string) (Result, error) {
+// directory Run opened it in: see artifact.FileRoot), and confined says
+// that fsys is an os.Root's FS, which confines symlinks itself.
+func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, namePrefix string, confined bool) (Result, error) {
 	dir := opts.Dir
 	if dir == "" {
 		dir = "."
@@ -137,7 +138,7 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, namePre
 		return Result{}, fmt.Errorf("reading %s: %w", name, err)
 	}
 	isDir := info.IsDir()
-	r := &runner{v: v, fsys: fsys, opts: &opts}
+	r := &runner{v: v, fsys: fsys, opts: &opts, confined: confined}
 	if isDir {
 		r.tree = fsys // a single file has no tree for the rules to read
 	}
@@ -160,10 +161,11 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, namePre
 // runner is one run: the FS files are read from, the tree the rules read
 // (nil for a single file) and the options.
 type runner struct {
-	v    *Validator
-	fsys fs.FS
-	tree fs.FS
-	opts *Options
+	v        *Validator
+	fsys     fs.FS
+	tree     fs.FS
+	confined bool // fsys is an os.Root's FS (Group.confined)
+	opts     *Options
 }
 
 // run streams the units of the walk to workers that check them, and
@@ -337,7 +339,7 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	v, opts := r.v, r.opts
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
-	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, limit: limits.MaxFileSize}
+	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, confined: r.confined, limit: limits.MaxFileSize}
 	for _, f := range fg.files {
 		doc, fs := v.checkFile(r.fsys, f, limits, opts)
 		if doc == nil && fs == nil {
