@@ -311,3 +311,37 @@ func TestWalkFSSymlinksOnTheOS(t *testing.T) {
 		})
 	}
 }
+
+// FuzzResolveFS: link targets are agent-controlled. Whatever they say,
+// ResolveFS ends (no loop runs away), and what it returns is a valid path
+// inside the FS with no symlink on the way.
+func FuzzResolveFS(f *testing.F) {
+	f.Add("../file", "../a/l1", "b/l2")
+	f.Add("..", "../../x", "a/l1/file")
+	f.Add("l1", "/etc/passwd", "a/l1")
+	f.Add("./././file", "../b/l2/../a", "b/l2/file")
+	f.Fuzz(func(t *testing.T, target1, target2, name string) {
+		if !fs.ValidPath(name) || target1 == "" || target2 == "" {
+			return
+		}
+		fsys := mapFS(map[string]string{"a/file": "x", "a/l1": "->" + target1, "b/l2": "->" + target2})
+		got, err := ResolveFS(fsys, name)
+		if err != nil {
+			return
+		}
+		if !fs.ValidPath(got) {
+			t.Fatalf("ResolveFS(%q) = %q, not a valid path", name, got)
+		}
+		if got == "." {
+			return
+		}
+		segs := strings.Split(got, "/")
+		for i := range segs {
+			p := strings.Join(segs[:i+1], "/")
+			info, err := fsys.Lstat(p)
+			if err != nil || info.Mode()&fs.ModeSymlink != 0 {
+				t.Fatalf("ResolveFS(%q) = %q, but %s is a link or missing (%v)", name, got, p, err)
+			}
+		}
+	})
+}
