@@ -75,12 +75,17 @@ type Result struct {
 // applies the rule layer to each unit of related artifacts (see
 // artifact.GroupKey).
 //
-// A directory is checked through an os.Root: a root inside a marker
-// directory (.pace, .pipeline, …) is checked in its place (paths are
-// relative to the directory holding the marker, artifact.ContextRoot), and
-// that directory is the FS the rules read. A single file is checked as named
-// (its findings carry the path as given; --kind applies), through the FS of
-// the directory holding it, with no tree for the rules to read.
+// A directory is checked as RunFS checks os.DirFS of it, or, for a root
+// inside a marker directory (.pace, .pipeline, …), of the directory holding
+// the marker (artifact.ContextRoot), with Dir the rest: the root keeps its
+// place in the conventions. Discovery resolves symlinks inside that FS (see
+// artifact.WalkFS); the rules read it through an os.Root of the same
+// directory, which the paths agents write in artifacts cannot leave, even
+// while the tree changes. (Discovery and the artifact reads do not go
+// through the os.Root: it opens each path one directory at a time, which
+// made a run over 10,000 files markedly slower.) A single file is checked
+// as named (its findings carry the path as given; --kind applies), through
+// the FS of the directory holding it, with no tree for the rules to read.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
 	info, err := os.Stat(root)
 	if err != nil {
@@ -92,7 +97,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	if !info.IsDir() {
 		dir, name, prefix := artifact.FileRoot(root)
 		opts.Dir = name
-		return v.runFS(ctx, os.DirFS(dir), opts, prefix, false)
+		return v.runFS(ctx, os.DirFS(dir), opts, runPlace{namePrefix: prefix})
 	}
 	base, prefix := artifact.ContextRoot(root)
 	tree, err := os.OpenRoot(base)
@@ -101,30 +106,40 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	}
 	defer tree.Close()
 	opts.Dir = strings.TrimSuffix(prefix, "/")
-	return v.runFS(ctx, tree.FS(), opts, "", true)
+	return v.runFS(ctx, os.DirFS(base), opts, runPlace{rootTree: tree.FS()})
 }
 
 // RunFS discovers the artifacts under opts.Dir of fsys (the whole FS when
 // empty; a directory, or one file checked as named), decodes them, checks
 // each against its schema, and applies the rule layer to each unit of
 // related artifacts (see artifact.GroupKey). Every read goes through fsys —
-// os.DirFS or an os.Root's FS for the CLI and the action, a tree fetched
-// lazily for the App — so no rule knows where its files came from; files
+// os.DirFS (or an os.Root's FS) for the CLI and the action, a tree fetched
+// lazily for the App — so no rule knows where its files came from. Files
 // are read only as far as the size limit (an oversized file only for its
-// head), and the rules read other files of the tree through fsys too
-// (Group.ReadFile, confined to it). Paths in findings are relative to fsys.
+// head), and only those discovery hands out (artifacts and candidates to
+// sniff) and those a rule asks for: the rules read other files of the tree
+// through fsys too (Group.ReadFile, confined to it, its symlinks resolved
+// inside it). Paths in findings are relative to fsys.
 //
 // Units are checked in parallel and dropped once checked, so memory stays
 // flat in the number of files. The error is for a Dir that cannot be read
 // at all or a cancelled context; everything wrong with a file is a finding.
 func (v *Validator) RunFS(ctx context.Context, fsys fs.FS, opts Options) (Result, error) {
-	return v.runFS(ctx, fsys, opts, "", false)
+	return v.runFS(ctx, fsys, opts, runPlace{})
 }
 
-// runFS is RunFS; namePrefix is put in front of a single file's path (the
-// directory Run opened it in: see artifact.FileRoot), and confined says
-// that fsys is an os.Root's FS, which confines symlinks itself.
-func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, namePrefix string, confined bool) (Result, error) {
+// runPlace is what Run knows of the FS it hands to runFS.
+type runPlace struct {
+	// namePrefix is put in front of a single file's path: the directory
+	// Run opened it in (see artifact.FileRoot).
+	namePrefix string
+	// rootTree, when set, is an os.Root's FS of the same directory, for the
+	// rules to read (Group.ReadFile): it confines symlinks itself.
+	rootTree fs.FS
+}
+
+// runFS is RunFS, placed by Run.
+func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place runPlace) (Result, error) {
 	dir := opts.Dir
 	if dir == "" {
 		dir = "."
@@ -138,11 +153,15 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, namePre
 		return Result{}, fmt.Errorf("reading %s: %w", name, err)
 	}
 	isDir := info.IsDir()
-	r := &runner{v: v, fsys: fsys, opts: &opts, confined: confined}
-	if isDir {
-		r.tree = fsys // a single file has no tree for the rules to read
+	r := &runner{v: v, fsys: fsys, opts: &opts}
+	switch {
+	case !isDir: // a single file has no tree for the rules to read
+	case place.rootTree != nil:
+		r.tree, r.confined = place.rootTree, true
+	default:
+		r.tree = fsys
 	}
-	disc := artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore, Kind: opts.Kind, Prefix: namePrefix, Dir: dir}
+	disc := artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore, Kind: opts.Kind, Prefix: place.namePrefix, Dir: dir}
 	res, err := r.run(ctx, disc, name)
 	if err != nil {
 		return Result{}, err
@@ -158,13 +177,14 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, namePre
 	return res, nil
 }
 
-// runner is one run: the FS files are read from, the tree the rules read
-// (nil for a single file) and the options.
+// runner is one run: the FS files are discovered and read in, the tree the
+// rules read (the same FS, or an os.Root's of it; nil for a single file) and
+// the options.
 type runner struct {
 	v        *Validator
 	fsys     fs.FS
 	tree     fs.FS
-	confined bool // fsys is an os.Root's FS (Group.confined)
+	confined bool // tree is an os.Root's FS (Group.confined)
 	opts     *Options
 }
 
