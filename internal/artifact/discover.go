@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -25,14 +26,23 @@ type DiscoverOptions struct {
 	// root inside a family's marker directory (.pace, .pipeline, …) keeps its
 	// place in the conventions; see ContextRoot.
 	Prefix string
+	// Dir is, for WalkFS and DiscoverFS, the path inside the FS to check
+	// ("" for the whole FS): a directory, walked, or a single file, checked
+	// as named (see File.Named). Paths stay relative to the FS, not to Dir:
+	// a Dir inside a marker directory keeps its place in the conventions.
+	Dir string
 }
 
 // File is a discovered file: classified by path (Kind set), or a candidate to
 // classify by content (Kind nil, Sniff true).
 type File struct {
-	// Rel is the path relative to the root, with '/'.
+	// Rel is the path relative to the root, with '/' (DiscoverOptions.Prefix
+	// and the path inside the walked FS).
 	Rel string
-	// Abs is the path to open.
+	// Path is the path to open inside the walked FS: the file's own path,
+	// or, for a symlink, its target's (resolved inside the FS).
+	Path string
+	// Abs is the OS path of Path; set by Walk and Discover only.
 	Abs string
 	// Kind is the kind by path or config glob; nil for a content candidate.
 	Kind *Kind
@@ -53,14 +63,22 @@ type File struct {
 // skippedDirs are never descended into.
 var skippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
 
-// Discover walks root (a directory, or a single file) and returns the files
-// to check, in lexical order. Directories named .git, node_modules and vendor
-// are skipped, symlinked directories are not followed, and a symlinked file
-// is read only when its target stays inside the root. The error is for a root
-// that cannot be walked at all; unreadable entries below it are skipped.
+// Discover walks root (a directory, or a single file) on the OS and returns
+// the files to check, in lexical order; it is DiscoverFS on os.DirFS. See
+// WalkFS for what is skipped. The error is for a root that cannot be walked
+// at all; unreadable entries below it are skipped.
 func Discover(root string, opts DiscoverOptions) ([]File, error) {
+	return collect(func(fn func(File) error) error { return Walk(root, opts, fn) })
+}
+
+// DiscoverFS is WalkFS collected into a list.
+func DiscoverFS(fsys fs.FS, opts DiscoverOptions) ([]File, error) {
+	return collect(func(fn func(File) error) error { return WalkFS(fsys, opts, fn) })
+}
+
+func collect(walk func(func(File) error) error) ([]File, error) {
 	var files []File
-	err := Walk(root, opts, func(f File) error {
+	err := walk(func(f File) error {
 		files = append(files, f)
 		return nil
 	})
@@ -70,25 +88,82 @@ func Discover(root string, opts DiscoverOptions) ([]File, error) {
 	return files, nil
 }
 
-// Walk is Discover as a stream: it calls fn for each file to check, in
-// lexical order (a depth-first walk, so the files under one directory come
-// one after the other), without holding the list. An error from fn stops the
-// walk and is returned.
+// Walk is Discover as a stream: WalkFS on os.DirFS(root) for a directory
+// root, and on the FS of the directory holding it for a single-file root
+// (FileRoot: its File.Rel is the path as given). It sets File.Abs.
 func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 	info, err := os.Stat(root)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", root, err)
 	}
+	base, display := root, root
+	opts.Dir = "."
 	if !info.IsDir() {
-		return fn(namedFile(root, opts))
+		base, opts.Dir, opts.Prefix = FileRoot(root)
 	}
-	walkRoot, realRoot, err := resolveRoot(root)
+	return walkFS(os.DirFS(base), opts, display, func(f File) error {
+		f.Abs = filepath.Join(base, filepath.FromSlash(f.Path))
+		return fn(f)
+	})
+}
+
+// FileRoot places a root that is a single file for WalkFS: the directory
+// holding it (dir, to open as an FS), its name there (DiscoverOptions.Dir)
+// and the prefix (DiscoverOptions.Prefix) that makes its File.Rel the path
+// as given, with '/'.
+func FileRoot(root string) (dir, name, prefix string) {
+	dir, name = filepath.Dir(root), filepath.Base(root)
+	prefix = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(root)), name)
+	return dir, name, prefix
+}
+
+// WalkFS calls fn for each file to check under opts.Dir of fsys, in lexical
+// order (a depth-first walk, so the files under one directory come one
+// after the other), without holding the list. Every read goes through
+// fsys, so discovery does not know where the files come from (the OS, an
+// os.Root, a tree fetched from GitHub).
+//
+// Directories named .git, node_modules and vendor are skipped, and so are
+// ignored paths and what is not a regular file. Symlinks are resolved
+// lexically inside fsys (fs.ReadLinkFS; without it, symlinks are skipped):
+// a link to a regular file inside opts.Dir is read like a file (File.Path
+// is its target), a dangling link or a link to a directory is skipped, and
+// a link out of opts.Dir (an absolute target, a target above it) is kept
+// with a RuleSymlink problem, not read. An error from fn stops the walk and
+// is returned; the other errors are for a Dir that cannot be walked at all
+// (unreadable entries below it are skipped).
+func WalkFS(fsys fs.FS, opts DiscoverOptions, fn func(File) error) error {
+	return walkFS(fsys, opts, "", fn)
+}
+
+// walkFS is WalkFS; display names the root in its errors ("" for opts.Dir).
+func walkFS(fsys fs.FS, opts DiscoverOptions, display string, fn func(File) error) error {
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	if display == "" {
+		display = dir
+	}
+	if !fs.ValidPath(dir) {
+		return fmt.Errorf("reading %s: %w", display, fs.ErrInvalid)
+	}
+	info, err := fs.Stat(fsys, dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("reading %s: %w", display, err)
 	}
-	w := walker{root: walkRoot, realRoot: realRoot, opts: &opts}
+	if !info.IsDir() {
+		return fn(namedFile(dir, opts))
+	}
+	w := walker{fsys: fsys, dir: dir, realDir: dir, opts: &opts}
+	if lfs, ok := fsys.(fs.ReadLinkFS); ok {
+		w.links = lfs
+		if real, err := ResolveFS(lfs, dir); err == nil {
+			w.realDir = real
+		}
+	}
 	var fnErr error
-	walkErr := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+	walkErr := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		f, ok, ret := w.visit(p, d, err)
 		if !ok {
 			return ret
@@ -99,16 +174,15 @@ func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
 		return fnErr
 	}
 	if walkErr != nil {
-		return fmt.Errorf("walking %s: %w", walkRoot, walkErr)
+		return fmt.Errorf("walking %s: %w", display, walkErr)
 	}
 	return nil
 }
 
 // namedFile is the File of a root that is a file: the user named it, so it
 // is checked as opts.Kind when set, and sniffed when its path says nothing.
-func namedFile(root string, opts DiscoverOptions) File {
-	rel := filepath.ToSlash(filepath.Clean(root))
-	f := classify(rel, root, opts)
+func namedFile(name string, opts DiscoverOptions) File {
+	f := classify(opts.Prefix+name, name, opts)
 	if opts.Kind != nil {
 		f.Kind, f.ByPath = opts.Kind, false
 	}
@@ -119,30 +193,14 @@ func namedFile(root string, opts DiscoverOptions) File {
 	return f
 }
 
-// walker is one walk of a directory root. It holds no callback, so that
-// the caller's fn stays on its stack (Walk calls it).
+// walker is one walk of a directory of an FS. It holds no callback, so that
+// the caller's fn stays on its stack (walkFS calls it).
 type walker struct {
-	root     string // the directory walked: the root, or its target when the root is a symlink
-	realRoot string // the root with symlinks resolved, absolute: what a symlinked file must stay inside
-	opts     *DiscoverOptions
-}
-
-// resolveRoot returns the directory to walk and the root with symlinks
-// resolved, absolute. The directory is the root, or its target when the
-// root is itself a symlink (to a directory): WalkDir does not descend into
-// a symlink, so the target is walked under the same relative paths.
-func resolveRoot(root string) (walkRoot, realRoot string, err error) {
-	realRoot, err = filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", "", fmt.Errorf("resolving %s: %w", root, err)
-	}
-	if realRoot, err = filepath.Abs(realRoot); err != nil {
-		return "", "", fmt.Errorf("resolving %s: %w", root, err)
-	}
-	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-		return realRoot, realRoot, nil
-	}
-	return root, realRoot, nil
+	fsys    fs.FS
+	links   fs.ReadLinkFS // fsys, when it reads symlinks; nil otherwise
+	dir     string        // the directory walked
+	realDir string        // dir with symlinks resolved: what a symlinked file must stay inside
+	opts    *DiscoverOptions
 }
 
 // visit decides on one entry of the walk: ok says to hand f to the
@@ -152,19 +210,18 @@ func resolveRoot(root string) (walkRoot, realRoot string, err error) {
 // that a path classifies or that may be sniffed.
 func (w *walker) visit(p string, d fs.DirEntry, err error) (f File, ok bool, ret error) {
 	if err != nil {
-		if p == w.root {
+		if p == w.dir {
 			return File{}, false, err
 		}
 		return File{}, false, nil // an unreadable entry below the root: skip it
 	}
-	rel, rerr := filepath.Rel(w.root, p)
-	if rerr != nil || rel == "." {
+	if p == w.dir {
 		return File{}, false, nil
 	}
-	rel = w.opts.Prefix + filepath.ToSlash(rel)
+	rel := w.opts.Prefix + p
 	if d.IsDir() {
 		if skippedDirs[d.Name()] || ignored(rel+"/", w.opts.Ignore) || ignored(rel, w.opts.Ignore) {
-			return File{}, false, filepath.SkipDir
+			return File{}, false, fs.SkipDir
 		}
 		return File{}, false, nil
 	}
@@ -190,26 +247,90 @@ func (w *walker) visit(p string, d fs.DirEntry, err error) (f File, ok bool, ret
 }
 
 // visitLink deals with a symlinked file f: a dangling link, or a link to
-// something other than a regular file, is skipped; a link out of the root
-// is kept with a problem, not read (if it could be an artifact). done is
-// false for a link to a regular file inside the root, which is read like
-// any file; otherwise keep says whether f is handed to the caller.
+// something other than a regular file, is skipped, and so is every link
+// when the FS cannot read links; a link out of the walked directory is
+// kept with a problem, not read (if it could be an artifact). done is false
+// for a link to a regular file inside the directory, which is read like
+// any file (f.Path becomes its target); otherwise keep says whether f is
+// handed to the caller.
 func (w *walker) visitLink(p, rel string, f *File) (done, keep bool) {
-	target, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return true, false // dangling link: nothing to read
+	if w.links == nil {
+		return true, false
 	}
-	if abs, err := filepath.Abs(target); err != nil || !inside(w.realRoot, abs) {
+	target, err := ResolveFS(w.links, p)
+	if errors.Is(err, ErrLinkEscapes) || err == nil && !inside(w.realDir, target) {
 		if f.Kind == nil && !Sniffable(rel) {
 			return true, false
 		}
 		f.Problem = &Problem{Pos: Pos{1, 1}, Rule: RuleSymlink, Message: "symlink points outside the checked root; it is not read"}
 		return true, true
 	}
-	if ti, err := os.Stat(target); err != nil || !ti.Mode().IsRegular() {
+	if err != nil {
+		return true, false // dangling, or a loop: nothing to read
+	}
+	if ti, err := w.links.Lstat(target); err != nil || !ti.Mode().IsRegular() {
 		return true, false // a link to a directory is not followed
 	}
+	f.Path = target
 	return false, false
+}
+
+// maxLinks bounds the symlinks followed to resolve one path.
+const maxLinks = 16
+
+// ErrLinkEscapes is ResolveFS's error for a path whose symlinks lead out of
+// the FS: an absolute target, or a ".." above its root.
+var ErrLinkEscapes = errors.New("symlink leads out of the root")
+
+// ResolveFS returns the path inside fsys that name (a valid fs path) leads
+// to once every symlink on the way is followed, resolved lexically: each
+// component is looked at with Lstat, and a link's target (ReadLink) is
+// resolved from the link's directory, as the OS would, without ever asking
+// the OS to follow it. An absolute target or a ".." above the root is
+// ErrLinkEscapes; a missing component is the Lstat error; more than a small
+// number of links (a loop) is an error too.
+func ResolveFS(fsys fs.ReadLinkFS, name string) (string, error) {
+	var done []string
+	todo := strings.Split(name, "/")
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", fmt.Errorf("resolving %s: %w", name, ErrLinkEscapes)
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		p := strings.Join(append(done, c), "/")
+		info, err := fsys.Lstat(p)
+		if err != nil {
+			return "", fmt.Errorf("resolving %s: %w", name, err)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, c)
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("resolving %s: more than %d symlinks", name, maxLinks)
+		}
+		target, err := fsys.ReadLink(p)
+		if err != nil {
+			return "", fmt.Errorf("resolving %s: %w", name, err)
+		}
+		if target == "" || path.IsAbs(target) || filepath.IsAbs(target) || filepath.VolumeName(target) != "" {
+			return "", fmt.Errorf("resolving %s: %w", name, ErrLinkEscapes)
+		}
+		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+	}
+	if len(done) == 0 {
+		return ".", nil
+	}
+	return strings.Join(done, "/"), nil
 }
 
 // errStop stops WalkDir after fn failed; the failure is returned as is.
@@ -223,8 +344,8 @@ func emit(fn func(File) error, f File, fnErr *error) error {
 	return nil
 }
 
-func classify(rel, abs string, opts DiscoverOptions) File {
-	f := File{Rel: rel, Abs: abs}
+func classify(rel, p string, opts DiscoverOptions) File {
+	f := File{Rel: rel, Path: p}
 	for _, k := range kinds {
 		for _, g := range opts.Globs[k.ID] {
 			if ok, _ := doublestar.Match(g, rel); ok {
@@ -247,9 +368,9 @@ func ignored(rel string, globs []string) bool {
 	return false
 }
 
-func inside(root, p string) bool {
-	r, err := filepath.Rel(root, p)
-	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+// inside reports whether the FS path p is dir or below it.
+func inside(dir, p string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // markerDirs are the hidden directories the families' path conventions start

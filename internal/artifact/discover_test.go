@@ -146,9 +146,13 @@ func TestDiscover(t *testing.T) {
 				"outside-dir":           "->" + filepath.ToSlash(outside),
 				".pipeline/9/plan.json": "->../../../outside-via-dots/plan.json",
 			},
+			// Links are resolved lexically inside the root and never
+			// followed out of it, so a link above the root is reported
+			// whether or not its target exists (.pipeline/9/plan.json).
 			want: []string{
 				".pace/day-1/gate.md pace.gate-report",
 				".pace/day-2/gate.md pace.gate-report !discovery.symlink-escape",
+				".pipeline/9/plan.json jg.plan !discovery.symlink-escape",
 				"escape.yaml ? !discovery.symlink-escape",
 				"real/gate.yaml ?",
 			},

@@ -1,7 +1,9 @@
 // Package check turns artifacts into findings: the schema layer (one JSON
-// Schema per kind, draft 2020-12) and, later, the rule layer. It is pure: it
-// reads the files it checks, never prints and never talks to GitHub. Output
-// is deterministic.
+// Schema per kind, draft 2020-12) and the rule layer. It is pure: it reads
+// the files it checks through an fs.FS (Validator.RunFS; Validator.Run is
+// the same on an os.Root of a directory), so no rule knows where its files
+// came from; it never prints and never talks to GitHub. Output is
+// deterministic.
 package check
 
 import (

@@ -1,9 +1,10 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -92,22 +93,27 @@ type Group struct {
 	Docs []*artifact.Document
 
 	prefix string
-	files  *os.Root // the checked directory; nil when a single file is checked
-	limit  int64
+	files  fs.FS // the checked tree; nil when a single file is checked
+	// confined means files confines symlinks itself (an os.Root's FS), so
+	// treePath need not resolve them.
+	confined bool
+	limit    int64
 }
 
 // Rel is a document path without the run's prefix: relative to the root.
 func (g *Group) Rel(docPath string) string { return strings.TrimPrefix(docPath, g.prefix) }
 
 // ReadFile reads a file of the checked tree that is not an artifact (a
-// selftest.log, a patch.diff) by its root-relative path. Paths come from
-// agent-written artifacts, so the read is confined to the root (os.Root: no
-// "..", no absolute paths, no symlink out) and to the file-size limit.
+// selftest.log, a patch.diff) by its root-relative path, through the run's
+// FS. Paths come from agent-written artifacts, so the read is confined to
+// the tree (no "..", no absolute paths, no symlink out: see treePath) and to
+// the file-size limit.
 func (g *Group) ReadFile(rel string) ([]byte, error) {
-	if g.files == nil {
-		return nil, fmt.Errorf("reading %s: no directory is being checked", rel)
+	p, err := g.treePath(rel)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	f, err := g.files.Open(path.Clean(rel))
+	f, err := g.files.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
@@ -132,11 +138,32 @@ func (g *Group) ReadFile(rel string) ([]byte, error) {
 // Exists reports whether a root-relative path names a file or directory
 // inside the checked tree (confined like ReadFile).
 func (g *Group) Exists(rel string) bool {
-	if g.files == nil {
+	p, err := g.treePath(strings.TrimSuffix(rel, "/"))
+	if err != nil {
 		return false
 	}
-	_, err := g.files.Stat(path.Clean(strings.TrimSuffix(rel, "/")))
+	_, err = fs.Stat(g.files, p)
 	return err == nil
+}
+
+// treePath is the path inside the tree's FS that rel names: cleaned, a
+// valid FS path (nothing absolute, no ".." above the root), and, when the
+// FS reads symlinks, with its links resolved inside the FS
+// (artifact.ResolveFS), so that no link sends a read out of the tree
+// whatever the FS: os.DirFS follows links anywhere; an os.Root's FS
+// (confined) does not, and its paths are left to it.
+func (g *Group) treePath(rel string) (string, error) {
+	if g.files == nil {
+		return "", errors.New("no directory is being checked")
+	}
+	p := path.Clean(rel)
+	if !fs.ValidPath(p) {
+		return "", fs.ErrInvalid
+	}
+	if lfs, ok := g.files.(fs.ReadLinkFS); ok && !g.confined {
+		return artifact.ResolveFS(lfs, p)
+	}
+	return p, nil
 }
 
 // Of returns the group's documents of a kind.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
@@ -36,9 +37,15 @@ type Options struct {
 	// Kind, when set, is the kind of a root that is a single file, whatever
 	// its path or content say (--kind).
 	Kind *artifact.Kind
-	// RootName names the root in the nothing-found warning; the root as
-	// given when empty.
+	// RootName names the root in the nothing-found warning and in errors;
+	// the root as given (Run) or Dir (RunFS) when empty.
 	RootName string
+	// Dir is, for RunFS, the path inside the FS to check: a directory, or a
+	// single file checked as named (--kind applies, a file of no kind is a
+	// finding); "" means the whole FS. Paths in findings stay relative to
+	// the FS, not to Dir, so a Dir inside a marker directory (.pace, …)
+	// keeps its place in the conventions. Run sets it.
+	Dir string
 }
 
 // Change is how a file changed since the base revision.
@@ -63,29 +70,128 @@ type Result struct {
 	Outcomes []*artifact.Document
 }
 
-// Run discovers the artifacts under root (a directory or one file), decodes
-// them, checks each against its schema, and applies the rule layer to each
-// unit of related artifacts (see artifact.GroupKey). Units are checked in
-// parallel and dropped once checked, so memory stays flat in the number of
-// files. The error is for a root that cannot be read at all or a cancelled
-// context; everything wrong with a file is a finding.
+// Run is RunFS on the OS: it discovers the artifacts under root (a
+// directory or one file), decodes them, checks each against its schema, and
+// applies the rule layer to each unit of related artifacts (see
+// artifact.GroupKey).
+//
+// A directory is checked as RunFS checks os.DirFS of it, or, for a root
+// inside a marker directory (.pace, .pipeline, …), of the directory holding
+// the marker (artifact.ContextRoot), with Dir the rest: the root keeps its
+// place in the conventions. Discovery resolves symlinks inside that FS (see
+// artifact.WalkFS); the rules read it through an os.Root of the same
+// directory, which the paths agents write in artifacts cannot leave, even
+// while the tree changes. (Discovery and the artifact reads do not go
+// through the os.Root: it opens each path one directory at a time, which
+// made a run over 10,000 files markedly slower.) A single file is checked
+// as named (its findings carry the path as given; --kind applies), through
+// the FS of the directory holding it, with no tree for the rules to read.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
-	var tree *os.Root
-	isDir := false
-	ctxPrefix := ""
-	if info, err := os.Stat(root); err == nil && info.IsDir() {
-		isDir = true
-		// A root inside a marker directory (.pace, .pipeline, …) is checked
-		// in its place: paths are relative to the directory holding the
-		// marker, and the tree the rules read is that directory.
-		base, prefix := artifact.ContextRoot(root)
-		ctxPrefix = prefix
-		if tree, err = os.OpenRoot(base); err != nil {
-			return Result{}, fmt.Errorf("opening %s: %w", base, err)
-		}
-		defer tree.Close()
+	info, err := os.Stat(root)
+	if err != nil {
+		return Result{}, fmt.Errorf("reading %s: %w", root, err)
 	}
-	workers := opts.Workers
+	if opts.RootName == "" {
+		opts.RootName = root
+	}
+	if !info.IsDir() {
+		dir, name, prefix := artifact.FileRoot(root)
+		opts.Dir = name
+		return v.runFS(ctx, os.DirFS(dir), opts, runPlace{namePrefix: prefix})
+	}
+	base, prefix := artifact.ContextRoot(root)
+	tree, err := os.OpenRoot(base)
+	if err != nil {
+		return Result{}, fmt.Errorf("opening %s: %w", base, err)
+	}
+	defer tree.Close()
+	opts.Dir = strings.TrimSuffix(prefix, "/")
+	return v.runFS(ctx, os.DirFS(base), opts, runPlace{rootTree: tree.FS()})
+}
+
+// RunFS discovers the artifacts under opts.Dir of fsys (the whole FS when
+// empty; a directory, or one file checked as named), decodes them, checks
+// each against its schema, and applies the rule layer to each unit of
+// related artifacts (see artifact.GroupKey). Every read goes through fsys —
+// os.DirFS (or an os.Root's FS) for the CLI and the action, a tree fetched
+// lazily for the App — so no rule knows where its files came from. Files
+// are read only as far as the size limit (an oversized file only for its
+// head), and only those discovery hands out (artifacts and candidates to
+// sniff) and those a rule asks for: the rules read other files of the tree
+// through fsys too (Group.ReadFile, confined to it, its symlinks resolved
+// inside it). Paths in findings are relative to fsys.
+//
+// Units are checked in parallel and dropped once checked, so memory stays
+// flat in the number of files. The error is for a Dir that cannot be read
+// at all or a cancelled context; everything wrong with a file is a finding.
+func (v *Validator) RunFS(ctx context.Context, fsys fs.FS, opts Options) (Result, error) {
+	return v.runFS(ctx, fsys, opts, runPlace{})
+}
+
+// runPlace is what Run knows of the FS it hands to runFS.
+type runPlace struct {
+	// namePrefix is put in front of a single file's path: the directory
+	// Run opened it in (see artifact.FileRoot).
+	namePrefix string
+	// rootTree, when set, is an os.Root's FS of the same directory, for the
+	// rules to read (Group.ReadFile): it confines symlinks itself.
+	rootTree fs.FS
+}
+
+// runFS is RunFS, placed by Run.
+func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place runPlace) (Result, error) {
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	name := opts.RootName
+	if name == "" {
+		name = dir
+	}
+	info, err := fs.Stat(fsys, dir)
+	if err != nil {
+		return Result{}, fmt.Errorf("reading %s: %w", name, err)
+	}
+	isDir := info.IsDir()
+	r := &runner{v: v, fsys: fsys, opts: &opts}
+	switch {
+	case !isDir: // a single file has no tree for the rules to read
+	case place.rootTree != nil:
+		r.tree, r.confined = place.rootTree, true
+	default:
+		r.tree = fsys
+	}
+	disc := artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore, Kind: opts.Kind, Prefix: place.namePrefix, Dir: dir}
+	res, err := r.run(ctx, disc, name)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Findings = append(res.Findings, outcomeRemoved(&opts)...)
+	if res.Artifacts == 0 && isDir {
+		res.Findings = append(res.Findings, Finding{Rule: RuleNothingFound, Severity: SeverityWarning,
+			Message: fmt.Sprintf("no artifact found under %s: no file there is at a kind's path (.pace/day-N/, .pipeline/<issue>/, artifacts/<task_id>/, .autopilot/, .planning/phases/<id>/, *.outcome.yaml; at a path other tools share, with the kind's content) or has a kind's content, so nothing was checked — point phasegate at the repository or project root, add an `artifacts:` glob in .github/phasegate.yml, or name a file with --kind KIND", name)})
+	}
+	Sort(res.Findings)
+	SortStatuses(res.Statuses)
+	sort.Slice(res.Outcomes, func(i, j int) bool { return res.Outcomes[i].Path < res.Outcomes[j].Path })
+	return res, nil
+}
+
+// runner is one run: the FS files are discovered and read in, the tree the
+// rules read (the same FS, or an os.Root's of it; nil for a single file) and
+// the options.
+type runner struct {
+	v        *Validator
+	fsys     fs.FS
+	tree     fs.FS
+	confined bool // tree is an os.Root's FS (Group.confined)
+	opts     *Options
+}
+
+// run streams the units of the walk to workers that check them, and
+// gathers their results (unsorted). name names the root in errors.
+func (r *runner) run(ctx context.Context, disc artifact.DiscoverOptions, name string) (Result, error) {
+	workers := r.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -103,17 +209,17 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 				if ctx.Err() != nil {
 					continue // drain
 				}
-				r := v.checkGroup(*g, &opts, tree)
+				gr := r.checkGroup(*g)
 				mu.Lock()
-				res.Artifacts += r.artifacts
-				res.Findings = append(res.Findings, r.findings...)
-				res.Statuses = append(res.Statuses, r.statuses...)
-				res.Outcomes = append(res.Outcomes, r.outcomes...)
+				res.Artifacts += gr.artifacts
+				res.Findings = append(res.Findings, gr.findings...)
+				res.Statuses = append(res.Statuses, gr.statuses...)
+				res.Outcomes = append(res.Outcomes, gr.outcomes...)
 				mu.Unlock()
 			}
 		}()
 	}
-	walkErr := streamGroups(root, ctxPrefix, opts, func(g *fileGroup) error {
+	walkErr := streamGroups(r.fsys, disc, name, func(g *fileGroup) error {
 		select {
 		case jobs <- g:
 			return nil
@@ -127,20 +233,8 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 		return Result{}, walkErr
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("checking %s: %w", root, err)
+		return Result{}, fmt.Errorf("checking %s: %w", name, err)
 	}
-	res.Findings = append(res.Findings, outcomeRemoved(&opts)...)
-	if res.Artifacts == 0 && isDir {
-		name := opts.RootName
-		if name == "" {
-			name = root
-		}
-		res.Findings = append(res.Findings, Finding{Rule: RuleNothingFound, Severity: SeverityWarning,
-			Message: fmt.Sprintf("no artifact found under %s: no file there is at a kind's path (.pace/day-N/, .pipeline/<issue>/, artifacts/<task_id>/, .autopilot/, .planning/phases/<id>/, *.outcome.yaml; at a path other tools share, with the kind's content) or has a kind's content, so nothing was checked — point phasegate at the repository or project root, add an `artifacts:` glob in .github/phasegate.yml, or name a file with --kind KIND", name)})
-	}
-	Sort(res.Findings)
-	SortStatuses(res.Statuses)
-	sort.Slice(res.Outcomes, func(i, j int) bool { return res.Outcomes[i].Path < res.Outcomes[j].Path })
 	return res, nil
 }
 
@@ -196,15 +290,18 @@ type fileGroup struct {
 	files []artifact.File
 }
 
-// streamGroups walks root and hands each unit to emit as soon as the walk
-// has left the unit's scope (artifact.GroupScope): the walk is depth-first
-// in lexical order, so no later file can belong to it. Only the units under
-// the directories being walked are held at any time, so memory does not
-// grow with the number of files. Files classified by content are not known
-// yet: each is its own unit (content-classified kinds are single-file kinds).
-func streamGroups(root, prefix string, opts Options, emit func(*fileGroup) error) error {
+// streamGroups walks fsys (artifact.WalkFS) and hands each unit to emit as
+// soon as the walk has left the unit's scope (artifact.GroupScope): the walk
+// is depth-first in lexical order, so no later file can belong to it. Only
+// the units under the directories being walked are held at any time, so
+// memory does not grow with the number of files. Files classified by content
+// are not known yet: each is its own unit (content-classified kinds are
+// single-file kinds). An error of emit is returned as is; the walk's own
+// errors name the root (name).
+func streamGroups(fsys fs.FS, disc artifact.DiscoverOptions, name string, emit func(*fileGroup) error) error {
 	open := map[string]*fileGroup{}
 	var order []string // open keys, oldest first
+	var emitErr error  // emit's error, returned as is
 	flush := func(next string, all bool) error {
 		kept := order[:0]
 		for _, k := range order {
@@ -212,6 +309,7 @@ func streamGroups(root, prefix string, opts Options, emit func(*fileGroup) error
 			if all || !strings.HasPrefix(next, g.scope) {
 				delete(open, k)
 				if err := emit(g); err != nil {
+					emitErr = err
 					return err
 				}
 				continue
@@ -221,7 +319,7 @@ func streamGroups(root, prefix string, opts Options, emit func(*fileGroup) error
 		order = kept
 		return nil
 	}
-	err := artifact.Walk(root, artifact.DiscoverOptions{Globs: opts.Config.Artifacts, Ignore: opts.Config.Ignore, Kind: opts.Kind, Prefix: prefix}, func(f artifact.File) error {
+	err := artifact.WalkFS(fsys, disc, func(f artifact.File) error {
 		if err := flush(f.Rel, false); err != nil {
 			return err
 		}
@@ -239,6 +337,9 @@ func streamGroups(root, prefix string, opts Options, emit func(*fileGroup) error
 		g.files = append(g.files, f)
 		return nil
 	})
+	if err != nil && err != emitErr {
+		return fmt.Errorf("checking %s: %w", name, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -254,12 +355,13 @@ type groupResult struct {
 
 // checkGroup decodes and schema-checks every file of a unit, then applies
 // the family's rules to the decoded artifacts.
-func (v *Validator) checkGroup(fg fileGroup, opts *Options, tree *os.Root) groupResult {
+func (r *runner) checkGroup(fg fileGroup) groupResult {
+	v, opts := r.v, r.opts
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
-	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: tree, limit: limits.MaxFileSize}
+	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, confined: r.confined, limit: limits.MaxFileSize}
 	for _, f := range fg.files {
-		doc, fs := v.checkFile(f, limits, opts)
+		doc, fs := v.checkFile(r.fsys, f, limits, opts)
 		if doc == nil && fs == nil {
 			continue // not an artifact
 		}
@@ -302,11 +404,12 @@ func familyOf(name string) *family {
 // sniffSize is how much of an unclassified file is read to classify it.
 const sniffSize = 64 << 10
 
-// checkFile reads, classifies (if needed), decodes and validates one file.
+// checkFile reads (from fsys), classifies (if needed), decodes and validates
+// one file.
 // It returns the decoded document (nil when the file could not be decoded or
 // is not an artifact) and the file's findings; both nil means the file is not
 // an artifact.
-func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Options) (*artifact.Document, []Finding) {
+func (v *Validator) checkFile(fsys fs.FS, f artifact.File, limits artifact.Limits, opts *Options) (*artifact.Document, []Finding) {
 	rel := opts.Prefix + f.Rel
 	problem := func(k *artifact.Kind, p artifact.Problem) []Finding {
 		id := ""
@@ -318,7 +421,7 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Opt
 	if f.Problem != nil {
 		return nil, problem(f.Kind, *f.Problem)
 	}
-	data, size, err := readLimited(f.Abs, limits.MaxFileSize)
+	data, size, err := readLimited(fsys, f.Path, limits.MaxFileSize)
 	if err != nil {
 		if f.Kind == nil {
 			return nil, nil // an unreadable file that might not even be an artifact
@@ -360,10 +463,10 @@ func (v *Validator) checkFile(f artifact.File, limits artifact.Limits, opts *Opt
 	return doc, out
 }
 
-// readLimited reads at most max bytes of the file and returns its real size.
-// A file over the limit is not read past the limit.
-func readLimited(p string, max int64) ([]byte, int64, error) {
-	f, err := os.Open(p)
+// readLimited reads at most max bytes of the file p of fsys and returns its
+// real size (as Stat says). A file over the limit is not read past its head.
+func readLimited(fsys fs.FS, p string, max int64) ([]byte, int64, error) {
+	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening %s: %w", p, err)
 	}
