@@ -37,7 +37,7 @@ func (j *Job) check(ctx context.Context, gh GitHub, req Request) (report.Report,
 		return report.Report{}, nil, cfg, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
 	}
 	rec := &recordingFS{FS: fsys}
-	res, err := runFS(ctx, j.Validator, rec, check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
+	res, err := j.Validator.RunFS(ctx, rec, check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
 	if err == nil {
 		err = rec.err()
 	}
