@@ -482,7 +482,7 @@ func (r *run) checkTree(ctx context.Context, cr *commitRun) (rep, sarif report.R
 	res.Findings = append(res.Findings, cr.findings...)
 	if r.gh != nil {
 		var vetted []check.Finding
-		outs, vetted = r.vetOutcomes(ctx, cr, r.carriedOutcomes(cr, res.Outcomes))
+		outs, vetted = r.vetOutcomes(ctx, cr, r.carriedOutcomes(cr, res.Outcomes, res.Findings))
 		res.Findings = append(res.Findings, vetted...)
 		repoFindings = append(repoFindings, report.Rebase(vetted, filesPrefix)...)
 	}

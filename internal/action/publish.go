@@ -98,8 +98,8 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 // added or changed, with the issue each belongs to (checkjob.CarriedOutcomes).
 // One that names no issue when the run has no pull request is an error
 // annotation: it cannot be posted.
-func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document) []carried {
-	out := checkjob.CarriedOutcomes(docs, cr.changed, cr.pr)
+func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document, findings []check.Finding) []carried {
+	out := checkjob.CarriedOutcomes(docs, findings, cr.changed, cr.pr)
 	kept := out[:0]
 	for _, c := range out {
 		if c.Issue == 0 {

@@ -74,7 +74,7 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 	if req.PR != nil {
 		pr = req.PR.Number
 	}
-	carried := CarriedOutcomes(res.Outcomes, changed, pr)
+	carried := CarriedOutcomes(res.Outcomes, res.Findings, changed, pr)
 	var findings []check.Finding
 	for _, c := range carried {
 		if c.Issue == 0 && c.Added {

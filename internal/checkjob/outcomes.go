@@ -39,12 +39,20 @@ type Carried struct {
 // CarriedOutcomes are the decoded outcomes (check.Result.Outcomes) that the
 // change added or modified, with the issue each belongs to, sorted by path.
 // An outcome that names no issue when the change has no pull request has
-// Issue 0: the caller reports it (it cannot be posted).
-func CarriedOutcomes(docs []*artifact.Document, changed map[string]check.Change, pr int) []Carried {
+// Issue 0: the caller reports it (it cannot be posted). An outcome file
+// with an error finding is not carried: what breaks its contract is never
+// posted (its findings say why).
+func CarriedOutcomes(docs []*artifact.Document, findings []check.Finding, changed map[string]check.Change, pr int) []Carried {
+	broken := map[string]bool{}
+	for _, f := range findings {
+		if f.Severity == check.SeverityError {
+			broken[f.File] = true
+		}
+	}
 	var out []Carried
 	for _, d := range docs {
 		change, ok := changed[d.Path]
-		if !ok || change == check.Deleted {
+		if !ok || change == check.Deleted || broken[d.Path] {
 			continue
 		}
 		o, err := outcome.Parse(d.Value)

@@ -45,7 +45,7 @@ func (s *Server) listReviews(q *req) reply {
 	out := []any{}
 	for _, rv := range rp.reviews[is.number] {
 		out = append(out, map[string]any{
-			"id": rv.id, "node_id": fmt.Sprintf("PRR_%d", rv.id), "user": s.userJSON(rv.User), "body": rv.Body,
+			"id": rv.id, "node_id": fmt.Sprintf("PRR_%d", rv.id), "user": s.simpleUserJSON(q, rv.User), "body": rv.Body,
 			"state": rv.State, "html_url": html + "#pullrequestreview-" + strconv.FormatInt(rv.id, 10),
 			"pull_request_url": base + "/pulls/" + strconv.Itoa(is.number), "commit_id": rv.CommitID,
 			"submitted_at": rv.submitted.UTC().Format(time.RFC3339), "author_association": "COLLABORATOR",

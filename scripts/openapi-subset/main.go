@@ -57,6 +57,7 @@ var operations = []string{
 	"GET /repos/{owner}/{repo}/pulls",                                   // OpenPullRequests
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}",                     // PullRequest
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files",               // PullRequestFiles
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews",             // PullRequestReviews
 	"GET /repos/{owner}/{repo}/compare/{basehead}",                      // CompareFiles, Compare
 	"GET /repos/{owner}/{repo}/activity",                                // Pushes
 	"POST /repos/{owner}/{repo}/dispatches",                             // Dispatch
