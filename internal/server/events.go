@@ -451,6 +451,10 @@ func (j *job) fromPullRequest(p *payload) (ignored, error) {
 	if j.pr <= 0 {
 		return "", fmt.Errorf("%w: pull_request without a number", errMalformed)
 	}
+	if j.sha != "" && !hexSHA(j.sha) {
+		return "", fmt.Errorf("%w: pull_request.head.sha is not a commit sha (%q)", errMalformed, clip(j.sha))
+	}
+	j.sha = strings.ToLower(j.sha)
 	j.kind = kindCheck
 	j.checkFromPull(p)
 	return "", nil

@@ -23,6 +23,10 @@ func seedPayloads() map[string][]byte {
 		"installation":              installationEvent("installation", "created", "acme/shop"),
 		"installation_repositories": installationEvent("installation_repositories", "added", "acme/shop"),
 		"merge_group":               mergeGroupEvent("checks_requested", headSHA, addedSHA),
+		"push":                      pushEvent("refs/heads/feature", addedSHA, headSHA, false),
+		"check_suite":               checkSuiteEvent("rerequested", headSHA, "feature", addedSHA),
+		"check_run":                 checkRunEvent("rerequested", headSHA),
+		"pull_request_review":       reviewEvent("submitted", 100, headSHA),
 	}
 }
 
@@ -67,6 +71,12 @@ func FuzzClassify(f *testing.F) {
 			case kindPullRequest:
 				if j.pr <= 0 || j.owner == "" {
 					t.Fatalf("pull request job %+v", j)
+				}
+			case kindCheck:
+				// Its commit goes into API paths: a full sha, or (a pull
+				// request's) read from the API.
+				if j.owner == "" || (j.sha == "" && j.pr <= 0) || (j.sha != "" && (!hexSHA(j.sha) || j.sha != strings.ToLower(j.sha))) {
+					t.Fatalf("check job %+v", j)
 				}
 			case kindStatus:
 				if j.sha == "" || j.owner == "" {
