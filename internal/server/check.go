@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/checkjob"
@@ -55,9 +56,18 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	return nil
 }
 
-// pullFor is the pull request of a check job: the one the delivery names,
-// else the open one whose head is the commit (nil: none).
+// pullFor is the pull request of a check job: the one the delivery carries
+// (a pull_request or pull_request_review payload, signed by GitHub: no read
+// needed), the one it names, else the open one whose head is the commit
+// (nil: none).
 func (s *Server) pullFor(ctx context.Context, gh *ghclient.Client, j *job) (*ghclient.PR, error) {
+	if j.pr > 0 && j.sha != "" && (j.event == "pull_request" || j.event == "pull_request_review") {
+		pr := &ghclient.PR{Number: j.pr, State: "open", Author: j.pusher, HeadSHA: j.sha, HeadRef: j.ref, BaseSHA: j.base}
+		if j.repoURL != "" {
+			pr.HTMLURL = j.repoURL + "/pull/" + strconv.Itoa(j.pr)
+		}
+		return pr, nil
+	}
 	if j.pr > 0 {
 		pr, err := gh.PullRequest(ctx, j.owner, j.repo, j.pr)
 		if err != nil {

@@ -230,12 +230,12 @@ func TestPayloadMustMatchEvent(t *testing.T) {
 	review := mustJSON(map[string]any{
 		"action": "opened", "installation": map[string]any{"id": installation},
 		"repository": repoJSON(owner, repo), "sender": userJSON("alice"),
-		"pull_request": map[string]any{"number": 7, "head": map[string]any{"sha": "abc"}},
+		"pull_request": map[string]any{"number": 7, "head": map[string]any{"sha": headSHA}},
 		"review":       map[string]any{"id": 1, "state": "approved"},
 	})
 	install := installationEvent("installation", "created", "acme/shop")
 	added := installationEvent("installation_repositories", "added", "acme/web")
-	pr := pullRequestEvent("opened", 7, "abc")
+	pr := pullRequestEvent("opened", 7, headSHA)
 	status := statusEvent("phasegate/decisions", "mallory", "abc", "success")
 	mergeGroup := mergeGroupEvent("checks_requested", headSHA, addedSHA)
 	// A comment's body with an installation object that has an account

@@ -105,10 +105,13 @@ func burstWorld(f *ghfake.Server, repos, prs int) (keys []string, commits map[st
 	for r := range repos {
 		name := fmt.Sprintf("r%02d", r)
 		f.AddRepo(owner, name, "main")
+		f.SetTreeFiles(owner, name, shaOf(9999), map[string]string{"README.md": "# " + name + "\n"})
 		for p := range prs {
 			sha := shaOf(r*100 + p)
+			// The App checks each head: its tree, the pull request's files.
+			f.SetTreeFiles(owner, name, sha, map[string]string{"README.md": "# " + name + "\n", "notes.txt": sha})
 			f.AddPullRequest(owner, name, ghfake.PullRequest{Number: p + 1, HeadSHA: sha, BaseSHA: shaOf(9999), Author: "agent-bot"})
-			k := kindPullRequest + ":" + owner + "/" + name + ":" + sha
+			k := kindCheck + ":" + owner + "/" + name + ":" + sha
 			keys = append(keys, k)
 			commits[k] = burstJob{repo: name, sha: sha, pr: p + 1}
 		}

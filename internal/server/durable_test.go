@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/redisx"
@@ -139,7 +140,8 @@ func TestTaskKey(t *testing.T) {
 	}
 }
 
-// scriptDecider is a fakeDecider whose SyncPullRequest runs sync.
+// scriptDecider is a fakeDecider whose SyncPullRequest and CheckCommit
+// run sync.
 type scriptDecider struct {
 	*fakeDecider
 	sync func(ctx context.Context, owner, repo string, number int) error
@@ -147,6 +149,10 @@ type scriptDecider struct {
 
 func (d *scriptDecider) SyncPullRequest(ctx context.Context, gh decide.GitHub, owner, repo string, number int) error {
 	return d.sync(ctx, owner, repo, number)
+}
+
+func (d *scriptDecider) CheckCommit(ctx context.Context, gh checkjob.GitHub, req checkjob.Request) (checkjob.Summary, error) {
+	return checkjob.Summary{}, d.sync(ctx, req.Owner, req.Repo, reqPR(req))
 }
 
 // durableHarness is a harness whose durable kinds go through a queue on
@@ -357,7 +363,7 @@ func TestDurableCoalesces(t *testing.T) {
 		id, answer string
 		code       int
 	}{
-		{"second", "accepted: coalesced with the active job pull_request:acme/shop:" + shaOf(1), http.StatusAccepted},
+		{"second", "accepted: coalesced with the active job check:acme/shop:" + shaOf(1), http.StatusAccepted},
 		{"first", "duplicate", http.StatusOK},
 	}
 	for _, tt := range tests {
@@ -400,7 +406,7 @@ func TestDurableShutdownPutsJobsBack(t *testing.T) {
 	second := durableHarness(t, rdb, func(ctx context.Context, owner, repo string, number int) error { return nil })
 	second.start()
 	second.waitReady()
-	if d := second.waitJobs(1)[0]; d.outcome != "ok" || d.kind != kindPullRequest {
+	if d := second.waitJobs(1)[0]; d.outcome != "ok" || d.kind != kindCheck {
 		t.Errorf("the other replica's run: %+v", d)
 	}
 	if !strings.Contains(first.logs.String(), "shutting down") {

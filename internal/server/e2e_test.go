@@ -132,6 +132,8 @@ func TestMergeGroupEndToEnd(t *testing.T) {
 	seedFeature(t, f)
 	// The merge group's commit carries the outcome the pull request added.
 	f.SetCompare(owner, repo, "main", groupSHA, []ghfake.File{{Filename: source, Status: "added"}})
+	// The App checks the merge group's change from its base_sha.
+	f.SetCompare(owner, repo, addedSHA, groupSHA, []ghfake.File{{Filename: source, Status: "added"}})
 	f.SetFile(owner, repo, groupSHA, source, []byte(outcometest.SeedFor(featureIssue)))
 	h.start()
 	h.waitReady()

@@ -163,10 +163,6 @@ func TestDispatch(t *testing.T) {
 				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice"})
 			},
 			wantCalls: []string{"CheckCommit acme/shop#7@" + head + " "}},
-		{name: "a closed pull request's late delivery", event: "pull_request", body: pullRequestEvent("synchronize", 7, head),
-			setup: func(f *ghfake.Server) {
-				f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: 7, HeadSHA: head, Author: "alice", State: "closed"})
-			}},
 		{name: "a merge group's checks requested", event: "merge_group", body: mergeGroupEvent("checks_requested", head, addedSHA),
 			wantCalls: []string{"CheckCommit acme/shop@" + head + " "}},
 		{name: "a push to a pull request's head checks it as the pull request", event: "push",
