@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 )
@@ -187,4 +189,77 @@ func TestAppGateChangeNeedsApproval(t *testing.T) {
 	// The person approves the head: it passes, with a warning naming them.
 	f.AddReview(owner, repo, pr, ghfake.Review{User: "alice", State: "APPROVED", CommitID: appHead1})
 	check("neutral", "alice approved it")
+}
+
+// TestAppRedTeam: what an agent with write access can do in App mode
+// changes nothing the App decides.
+func TestAppRedTeam(t *testing.T) {
+	t.Run("a blob GitHub fails to give fails the check, never hides a file", func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks })
+		f := h.fake
+		issue := f.AddIssue(owner, repo, "Feature 1", "", "alice")
+		// An outcome at a path other tools share: found by its content,
+		// which must be read.
+		f.SetTreeFiles(owner, repo, appBaseSHA, map[string]string{"README.md": "# shop\n"})
+		f.SetTreeFiles(owner, repo, appHead1, map[string]string{"README.md": "# shop\n", "docs/decision.yaml": outcometest.SeedFor(issue)})
+		pr := f.AddPullRequest(owner, repo, ghfake.PullRequest{HeadSHA: appHead1, BaseSHA: appBaseSHA, HeadRef: "feature", Author: "agent-bot"})
+		f.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: "docs/decision.yaml", Status: "added"}})
+		f.FailNext(20, http.StatusBadGateway, "/git/blobs/")
+		h.start()
+		h.waitReady()
+		if code, answer := h.send(delivery{event: "pull_request", body: prOpenEvent("opened", pr, appHead1, appBaseSHA, "feature", "agent-bot")}); code != http.StatusAccepted {
+			t.Fatalf("answer %d %q", code, answer)
+		}
+		if d := h.waitJobs(1)[0]; d.outcome != "error" {
+			t.Fatalf("job %+v: a commit that could not be read must be an error (retried)", d)
+		}
+		if c := newest(t, f, appHead1, decide.ContextContracts); c.Conclusion != "failure" || !strings.Contains(c.Summary, "could not check") {
+			t.Fatalf("contracts %s: %s", c.Conclusion, c.Summary)
+		}
+	})
+	t.Run("a workflow's statuses and check runs of the same names do not touch the App's", func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks })
+		f := h.fake
+		f.SetTreeFiles(owner, repo, appBaseSHA, map[string]string{"README.md": "# shop\n"})
+		f.SetTreeFiles(owner, repo, appHead1, map[string]string{"README.md": "# shop\n", "outcomes/broken.outcome.yaml": brokenYAML})
+		pr := f.AddPullRequest(owner, repo, ghfake.PullRequest{HeadSHA: appHead1, BaseSHA: appBaseSHA, HeadRef: "feature", Author: "agent-bot"})
+		f.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: "outcomes/broken.outcome.yaml", Status: "added"}})
+		// The agent's workflow, as github-actions[bot], says all is well.
+		f.AddAppToken("ghs_workflow", ghfake.GitHubActionsAppID, "github-actions")
+		wf, err := ghclient.New(ghclient.Options{Token: "ghs_workflow", BaseURL: f.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, name := range []string{decide.ContextContracts, decide.ContextDecisions} {
+			if err := wf.CreateStatus(ctx, owner, repo, appHead1, ghclient.Status{Context: name, State: "success"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.start()
+		h.waitReady()
+		if code, answer := h.send(delivery{event: "pull_request", body: prOpenEvent("opened", pr, appHead1, appBaseSHA, "feature", "agent-bot")}); code != http.StatusAccepted {
+			t.Fatalf("answer %d %q", code, answer)
+		}
+		if d := h.waitJobs(1)[0]; d.outcome != "ok" {
+			t.Fatalf("job %+v; logs:\n%s", d, h.logs.String())
+		}
+		// A forged check run after the App's, of the same name.
+		if _, err := wf.CreateCheckRun(ctx, owner, repo, ghclient.CheckRun{Name: decide.ContextContracts, HeadSHA: appHead1, Status: "completed", Conclusion: "success"}); err != nil {
+			t.Fatal(err)
+		}
+		var app []ghfake.CheckRun
+		for _, r := range runs(f, appHead1, decide.ContextContracts) {
+			if r.AppSlug == "phasegate" {
+				app = append(app, r)
+			}
+		}
+		if len(app) != 1 || app[0].Conclusion != "failure" {
+			t.Fatalf("the App's contracts runs %+v, want one failure", app)
+		}
+		// The App's runs can only be changed by the App.
+		if err := wf.UpdateCheckRun(ctx, owner, repo, app[0].ID, ghclient.CheckRun{Name: decide.ContextContracts, Status: "completed", Conclusion: "success"}); err == nil {
+			t.Fatal("a workflow updated the App's check run")
+		}
+	})
 }
