@@ -27,11 +27,6 @@ const (
 // count for the decision status).
 type carried = checkjob.Carried
 
-// Rule IDs of the posting checks.
-const (
-	ruleOutcomeIssue   = checkjob.RuleOutcomeIssue
-	ruleOutcomeTooMany = checkjob.RuleOutcomeTooMany
-)
 
 // vetOutcomes checks, before anything is posted, where each added outcome
 // would go (checkjob.Vet): each refusal is an error finding on the
