@@ -27,7 +27,6 @@ const (
 // count for the decision status).
 type carried = checkjob.Carried
 
-
 // vetOutcomes checks, before anything is posted, where each added outcome
 // would go (checkjob.Vet): each refusal is an error finding on the
 // outcome's file, and the outcome is not posted.
