@@ -44,6 +44,15 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.owner + "/" + j.repo
 	}
 	sha := req.SHA
+	// One check of a commit at a time, whichever deliveries asked for it
+	// (a push, its pull request's synchronize, the check suite): the
+	// durable queue coalesces them, and this lock (in memory, or Redis
+	// across replicas) covers the in-memory queue.
+	unlock, err := s.cfg.Locker.Lock(ctx, "check:"+strings.ToLower(j.owner+"/"+j.repo)+":"+sha)
+	if err != nil {
+		return fmt.Errorf("locking the check of %s: %w", shortSHA(sha), err)
+	}
+	defer unlock()
 	req.Open = func(ctx context.Context) (fs.FS, error) {
 		return gh.CommitFS(ctx, j.owner, j.repo, sha, s.cfg.TreeLimits)
 	}
