@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,6 +122,9 @@ func TestAppIsTheGate(t *testing.T) {
 	}
 	if d := newest(t, f, appHead2, decide.ContextDecisions); d.Conclusion != "action_required" {
 		t.Fatalf("decisions while D-001 is open: %s (%s)", d.Conclusion, d.Title)
+	}
+	if labels := f.Labels(owner, repo, issue); !slices.Contains(labels, decide.LabelPending) {
+		t.Fatalf("labels %v: the App did not label the issue pending", labels)
 	}
 
 	// 3. An authorised person resolves it: phasegate/decisions passes.
