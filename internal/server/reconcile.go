@@ -126,6 +126,12 @@ func (s *Server) reconcileOnce(ctx context.Context) {
 			if res != (decide.Result{}) {
 				logResult(rlog, "reconcile: applied what was missing", res)
 			}
+			if n, err := s.recheckHeads(ctx, gh, in.ID, r.Owner, r.Name, rlog); err != nil {
+				failed = true
+				rlog.Error("reconcile: a pull request's head could not be checked", "error", err)
+			} else if n > 0 {
+				rlog.Info("reconcile: checked heads that had no phasegate/contracts", "checked", n)
+			}
 		}
 	}
 	if ctx.Err() == nil {

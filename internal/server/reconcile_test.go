@@ -191,3 +191,22 @@ func TestClaimPass(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileChecksMissedHeads: an open pull request whose head has no
+// phasegate/contracts of the App's (its delivery never came) is checked by
+// the reconcile pass; one already checked is not checked again.
+func TestReconcileChecksMissedHeads(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Identity, c.NewDecider, c.Publish = appBot, nil, "checks" })
+	f := h.fake
+	f.SetTreeFiles(owner, repo, appBaseSHA, map[string]string{"README.md": "# shop\n"})
+	f.SetTreeFiles(owner, repo, appHead1, map[string]string{"README.md": "# shop\n"})
+	f.AddPullRequest(owner, repo, ghfake.PullRequest{HeadSHA: appHead1, BaseSHA: appBaseSHA, HeadRef: "feature", Author: "agent-bot"})
+	h.srv.reconcileOnce(context.Background())
+	if rs := runs(f, appHead1, "phasegate/contracts"); len(rs) != 1 || rs[0].Status != "completed" {
+		t.Fatalf("contracts runs after a pass: %+v; logs:\n%s", rs, h.logs.String())
+	}
+	h.srv.reconcileOnce(context.Background())
+	if rs := runs(f, appHead1, "phasegate/contracts"); len(rs) != 1 {
+		t.Fatalf("%d contracts runs after a second pass, want the first only", len(rs))
+	}
+}
