@@ -53,6 +53,14 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		return fmt.Errorf("locking the check of %s: %w", shortSHA(sha), err)
 	}
 	defer unlock()
+	if j.event == "check_suite" && j.action == "requested" {
+		// GitHub requests a suite for every push, which the push delivery
+		// already asked for: check only what nothing checked yet.
+		if done, err := s.contractsDone(ctx, gh, j.owner, j.repo, sha); err == nil && done {
+			log.Info("check suite requested for a commit already checked: nothing to do", "head", sha)
+			return nil
+		}
+	}
 	req.Open = func(ctx context.Context) (fs.FS, error) {
 		return gh.CommitFS(ctx, j.owner, j.repo, sha, s.cfg.TreeLimits)
 	}
