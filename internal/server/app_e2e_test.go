@@ -135,8 +135,13 @@ func TestAppIsTheGate(t *testing.T) {
 		t.Fatalf("decisions after the approval: %s by %q (%s)", d.Conclusion, d.AppSlug, d.Title)
 	}
 
-	// 4. Someone asks for a re-run: a new contracts check run, same verdict.
+	// 4. GitHub's suite for the push changes nothing (the push was checked);
+	// someone asks for a re-run: a new contracts check run, same verdict.
 	before := len(runs(f, appHead2, decide.ContextContracts))
+	send("check_suite", checkSuiteEvent("requested", appHead2, "feature", appHead1))
+	if n := len(runs(f, appHead2, decide.ContextContracts)); n != before {
+		t.Fatalf("a requested suite of a checked commit made %d contracts runs (was %d)", n, before)
+	}
 	send("check_run", checkRunEvent("rerequested", appHead2))
 	if after := runs(f, appHead2, decide.ContextContracts); len(after) != before+1 || after[len(after)-1].Conclusion != "success" {
 		t.Fatalf("re-run: %d contracts runs (was %d)", len(after), before)
