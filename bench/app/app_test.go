@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/cli"
+	"github.com/phasegate/phasegate/internal/redisx/redistest"
 )
 
 // serveEnv makes the test binary run `phasegate serve` instead of the
@@ -73,6 +74,9 @@ func TestBurstSmoke(t *testing.T) {
 			res, err := Burst(ctx, BurstOptions{Serve: serveCmd(t), Repos: 2, PRsPerRepo: 2, Artifacts: 10, Seed: 1,
 				Replicas: tc.replicas, Redis: tc.redis, Dir: t.TempDir(), Timeout: time.Minute})
 			if errors.Is(err, ErrNoRedis) {
+				if os.Getenv(redistest.RequireEnv) != "" {
+					t.Fatalf("%v and %s is set", err, redistest.RequireEnv)
+				}
 				t.Skip(err)
 			}
 			if err != nil {

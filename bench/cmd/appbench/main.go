@@ -129,14 +129,15 @@ func big(ctx context.Context, f flags, serve []string) error {
 	var rss []int64
 	for i, r := range runs {
 		t := app.Totals(r.Routes)
+		verdict, _, _ := strings.Cut(r.Title, ":") // "HOLD: the first reason"
 		fmt.Printf("| %d | %s | %s | %d | %d | %d | %.1f MB | %.1f MB | %.1f MiB | %s (%s) | %d |\n", i+1, ms(r.ToContracts), ms(r.ToDone),
 			t.Calls, app.CallsTo(r.Routes, "/git/trees/"), app.CallsTo(r.Routes, "/git/blobs/"), float64(t.Down)/1e6, float64(t.Up)/1e6,
-			app.MiB(r.PeakRSS), r.Conclusion, r.Title, r.Annotations)
+			app.MiB(r.PeakRSS), r.Conclusion, verdict, r.Annotations)
 		toC, toD, rss = append(toC, r.ToContracts), append(toD, r.ToDone), append(rss, r.PeakRSS)
 	}
 	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
 	fmt.Printf("| **median** | **%s** | **%s** | | | | | | **%.1f MiB** | | |\n\n", ms(median(toC)), ms(median(toD)), app.MiB(rss[len(rss)/2]))
-	fmt.Printf("phasegate/contracts runs on the commit: %d; phasegate/decisions: %s\n\n", r.ContractsRuns, r.Decisions)
+	fmt.Printf("phasegate/contracts: %d run(s) on the commit, title %q\nphasegate/decisions: %s\n\n", r.ContractsRuns, r.Title, r.Decisions)
 	fmt.Println("API calls of run 1 by route:")
 	fmt.Println()
 	routes(r.Routes)
