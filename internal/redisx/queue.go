@@ -41,7 +41,7 @@ const (
 	DefaultQueueMaxRetry    = 8
 	DefaultQueueRetryBase   = 2 * time.Second
 	DefaultQueueRetryMax    = 5 * time.Minute
-	DefaultQueuePoll        = time.Second
+	DefaultQueuePoll        = 200 * time.Millisecond
 	DefaultQueueShutdown    = 25 * time.Second
 	DefaultQueueTaskTimeout = 10 * time.Minute
 	// maxDefer caps the wait of one Defer (a rate limit resets within

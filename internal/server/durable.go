@@ -55,7 +55,7 @@ var durableKinds = map[string]bool{
 
 // DefaultInstallationConcurrency is how many durable jobs of one
 // installation run at once, over every replica.
-const DefaultInstallationConcurrency = 4
+const DefaultInstallationConcurrency = 8
 
 // Tasks is the durable queue (a *redisx.Queue).
 type Tasks interface {
@@ -85,7 +85,7 @@ const (
 	enqueueTimeout = 5 * time.Second
 	// busyDelay: a job whose installation has no free slot waits this
 	// much, jittered, before it is taken again (plus the queue's poll).
-	busyDelay = 500 * time.Millisecond
+	busyDelay = 100 * time.Millisecond
 	// storeDelay: a job that could not ask for a slot (Redis failing)
 	// waits this much, jittered.
 	storeDelay = 2 * time.Second
