@@ -236,7 +236,12 @@ func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, 
 func contractsDescription(rep report.Report) string {
 	d := string(rep.Verdict.Verdict)
 	if len(rep.Verdict.Reasons) > 0 {
-		return d + ": " + rep.Verdict.Reasons[0]
+		// A reason starts with its verdict ("HOLD: …").
+		r := rep.Verdict.Reasons[0]
+		if strings.HasPrefix(r, d+": ") {
+			return r
+		}
+		return d + ": " + r
 	}
 	errs, warns := check.Count(rep.Findings)
 	return d + fmt.Sprintf(": %d artifacts, %d errors, %d warnings", rep.Artifacts, errs, warns)

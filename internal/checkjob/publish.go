@@ -51,7 +51,12 @@ func (j *Job) contracts(rep report.Report, req Request, details string) decide.C
 func contractsTitle(rep report.Report) string {
 	d := string(rep.Verdict.Verdict)
 	if len(rep.Verdict.Reasons) > 0 {
-		return d + ": " + report.Terminal(rep.Verdict.Reasons[0])
+		// A reason starts with its verdict ("HOLD: …").
+		r := report.Terminal(rep.Verdict.Reasons[0])
+		if strings.HasPrefix(r, d+": ") {
+			return r
+		}
+		return d + ": " + r
 	}
 	errs, warns := check.Count(rep.Findings)
 	return d + fmt.Sprintf(": %d artifacts, %d errors, %d warnings", rep.Artifacts, errs, warns)

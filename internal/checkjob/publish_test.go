@@ -31,8 +31,8 @@ func TestContractsConclusion(t *testing.T) {
 			if c.State != tt.wantState || c.Conclusion != tt.wantConcl {
 				t.Fatalf("state %s conclusion %s, want %s %s", c.State, c.Conclusion, tt.wantState, tt.wantConcl)
 			}
-			if !strings.HasPrefix(c.Title, string(rep.Verdict.Verdict)) {
-				t.Fatalf("title %q", c.Title)
+			if !strings.HasPrefix(c.Title, string(rep.Verdict.Verdict)+": ") || strings.Contains(c.Title, ": "+string(rep.Verdict.Verdict)+": ") {
+				t.Fatalf("title %q: the verdict once, first", c.Title)
 			}
 			if len(c.Annotations) != len(tt.findings) {
 				t.Fatalf("%d annotations for %d findings", len(c.Annotations), len(tt.findings))
