@@ -110,7 +110,14 @@ func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, 
 		if ok {
 			t := threads[issue]
 			if t == nil {
-				if t, err = h.load(ctx, gh, owner, repo, issue); err != nil {
+				t, err = h.load(ctx, gh, owner, repo, issue)
+				switch {
+				case ghclient.IsNotFound(err):
+					// No such issue: the outcome cannot be posted (the
+					// check says why), so nothing resolved it.
+					outcomes = append(outcomes, unposted(c))
+					continue
+				case err != nil:
 					return nil, "", 0, err
 				}
 				threads[issue] = t
@@ -124,14 +131,21 @@ func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, 
 			}
 		}
 		if on == nil { // not posted (yet): nothing resolved it
-			on = &ledger.Outcome{ID: c.id, Outcome: c.o}
-			for _, d := range c.o.Decisions {
-				on.Decisions = append(on.Decisions, &ledger.Decision{Decision: d})
-			}
+			on = unposted(c)
 		}
 		outcomes = append(outcomes, on)
 	}
 	return outcomes, frozen, firstIssue, nil
+}
+
+// unposted is a carried outcome that is not on its thread: none of its
+// decisions is resolved.
+func unposted(c carriedOutcome) *ledger.Outcome {
+	on := &ledger.Outcome{ID: c.id, Outcome: c.o}
+	for _, d := range c.o.Decisions {
+		on.Decisions = append(on.Decisions, &ledger.Decision{Decision: d})
+	}
+	return on
 }
 
 // publish sets s on sha, linking the newest phasegate comment of the first

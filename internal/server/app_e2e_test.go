@@ -226,6 +226,29 @@ func TestAppRedTeam(t *testing.T) {
 			t.Fatalf("contracts %s: %s", c.Conclusion, c.Summary)
 		}
 	})
+	t.Run("an outcome naming an issue that does not exist is refused and holds its decisions", func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks })
+		f := h.fake
+		const path = "outcomes/feature-180-requirements.outcome.yaml"
+		f.SetTreeFiles(owner, repo, appBaseSHA, map[string]string{"README.md": "# shop\n"})
+		f.SetTreeFiles(owner, repo, appHead1, map[string]string{"README.md": "# shop\n", path: outcometest.SeedFor(180)})
+		pr := f.AddPullRequest(owner, repo, ghfake.PullRequest{HeadSHA: appHead1, BaseSHA: appBaseSHA, HeadRef: "feature", Author: "agent-bot"})
+		f.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: path, Status: "added"}})
+		h.start()
+		h.waitReady()
+		if code, answer := h.send(delivery{event: "pull_request", body: prOpenEvent("opened", pr, appHead1, appBaseSHA, "feature", "agent-bot")}); code != http.StatusAccepted {
+			t.Fatalf("answer %d %q", code, answer)
+		}
+		if d := h.waitJobs(1)[0]; d.outcome != "ok" {
+			t.Fatalf("job %+v (retrying cannot make the issue exist); logs:\n%s", d, h.logs.String())
+		}
+		if c := newest(t, f, appHead1, decide.ContextContracts); c.Conclusion != "failure" || !strings.Contains(c.Summary, "does not exist") {
+			t.Fatalf("contracts %s: %s", c.Conclusion, c.Summary)
+		}
+		if d := newest(t, f, appHead1, decide.ContextDecisions); d.Conclusion != "action_required" {
+			t.Fatalf("decisions %s (%s): an outcome nobody can resolve must hold", d.Conclusion, d.Title)
+		}
+	})
 	t.Run("a workflow's statuses and check runs of the same names do not touch the App's", func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks })
 		f := h.fake
