@@ -46,6 +46,13 @@ type TreeLimits struct {
 	// MaxArchiveBytes bounds the tarball read when the tree listing is
 	// truncated, compressed and uncompressed alike. Default 256 MiB.
 	MaxArchiveBytes int64
+	// Wanted says which files the caller will read; with ArchiveOver, more
+	// than ArchiveOver wanted files make the FS read the commit's archive
+	// (two requests) instead of one request per blob. When the archive
+	// cannot be read within the limits, the blobs are fetched one by one.
+	// Zero or nil: blobs only (the archive only for a truncated listing).
+	Wanted      func(path string) bool
+	ArchiveOver int
 }
 
 func (l TreeLimits) withDefaults() TreeLimits {
@@ -163,7 +170,35 @@ func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim Tree
 		}
 	}
 	f.root.sortAll()
+	if f.preferArchive(t) {
+		listed := f.root
+		f.root = newDir(".")
+		if err := f.loadArchive(); err != nil {
+			// Too large for the archive's limits: blob by blob, as listed.
+			f.root, f.fromArchive = listed, false
+			f.budgetMu.Lock()
+			f.fetched = 0
+			f.budgetMu.Unlock()
+		}
+	}
 	return f, nil
+}
+
+// preferArchive says whether the caller wants more files of the tree than
+// the archive threshold.
+func (f *CommitFS) preferArchive(t Tree) bool {
+	if f.lim.ArchiveOver <= 0 || f.lim.Wanted == nil {
+		return false
+	}
+	n := 0
+	for _, e := range t.Entries {
+		if e.Type == "blob" && e.Mode != ModeSymlink && f.lim.Wanted(e.Path) {
+			if n++; n > f.lim.ArchiveOver {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // add puts n at p, creating the directories above it; an invalid path, a

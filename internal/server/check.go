@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/ghclient"
 )
@@ -61,8 +62,15 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 			return nil
 		}
 	}
+	limits := s.cfg.TreeLimits
+	if limits.Wanted == nil {
+		limits.Wanted = checkerReads
+	}
+	if limits.ArchiveOver == 0 {
+		limits.ArchiveOver = DefaultArchiveOver
+	}
 	req.Open = func(ctx context.Context) (fs.FS, error) {
-		return gh.CommitFS(ctx, j.owner, j.repo, sha, s.cfg.TreeLimits)
+		return gh.CommitFS(ctx, j.owner, j.repo, sha, limits)
 	}
 	sum, err := d.CheckCommit(ctx, gh, req)
 	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "findings", sum.Findings,
@@ -71,6 +79,17 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		return fmt.Errorf("checking %s of %s/%s: %w", shortSHA(sha), j.owner, j.repo, err)
 	}
 	return nil
+}
+
+// DefaultArchiveOver is how many files the checker will read of a commit
+// before the App downloads the commit's archive (two requests) rather than
+// one blob per file: an installation's rate limit is 5,000 requests an hour.
+const DefaultArchiveOver = 200
+
+// checkerReads says whether the checker reads a file of the tree: a kind's
+// path, or a candidate whose content may make it one.
+func checkerReads(p string) bool {
+	return artifact.ClassifyPath(p) != nil || artifact.Sniffable(p)
 }
 
 // pullFor is the pull request of a check job: the one the delivery carries
