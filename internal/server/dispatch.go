@@ -203,6 +203,13 @@ func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, 
 			continue
 		}
 		logResult(rlog, "reconciled a repository", res)
+		// The open pull requests get the App's checks now, not at their
+		// next push: a ruleset that requires them may already be on.
+		if n, err := s.recheckHeads(ctx, gh, j.installation, r.owner, r.name, rlog); err != nil {
+			errs = append(errs, fmt.Errorf("checking the open pull requests of %s/%s: %w", r.owner, r.name, err))
+		} else if n > 0 {
+			rlog.Info("checked the heads of open pull requests", "checked", n)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -17,6 +17,9 @@ import (
 // it checked.
 func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installation int64, owner, repo string, log *slog.Logger) (int, error) {
 	prs, err := gh.ListOpenPullRequests(ctx, owner, repo)
+	if ghclient.IsNotFound(err) {
+		return 0, nil // gone, or not the installation's any more
+	}
 	if err != nil {
 		return 0, fmt.Errorf("listing the open pull requests of %s/%s: %w", owner, repo, err)
 	}
