@@ -44,6 +44,10 @@ var exampleOutcomes = []exampleOutcome{
 	{event: "check_suite", action: "*", ignored: "check suite "},
 	{event: "check_run", action: "rerequested", kind: kindCheck},
 	{event: "check_run", action: "*", ignored: "check run "},
+	{event: "pull_request_review", action: "submitted", kind: kindCheck},
+	{event: "pull_request_review", action: "edited", kind: kindCheck},
+	{event: "pull_request_review", action: "dismissed", kind: kindCheck},
+	{event: "pull_request_review", action: "*", ignored: "pull request review "},
 	{event: "merge_group", action: "checks_requested", kind: kindCheck},
 	{event: "merge_group", action: "*", ignored: "merge group "},
 	{event: "status", action: "*", ignored: "is not phasegate's"}, // the examples' context is "default"
@@ -212,6 +216,11 @@ func checkJob(t *testing.T, e example, j *job) {
 			if int64(j.pr) != num(e.raw, "number") {
 				t.Errorf("pull request #%d, the payload's #%d", j.pr, num(e.raw, "number"))
 			}
+		case "pull_request_review":
+			want = str(e.raw, "pull_request", "head", "sha")
+			if int64(j.pr) != num(e.raw, "pull_request", "number") {
+				t.Errorf("pull request #%d, the payload's #%d", j.pr, num(e.raw, "pull_request", "number"))
+			}
 		case "merge_group":
 			want = str(e.raw, "merge_group", "head_sha")
 		case "push":
@@ -260,7 +269,7 @@ func TestWebhookExamples(t *testing.T) {
 	for _, e := range examples {
 		events[e.event]++
 	}
-	for _, ev := range []string{"issue_comment", "pull_request", "push", "merge_group", "check_suite", "check_run", "installation", "installation_repositories", "status"} {
+	for _, ev := range []string{"issue_comment", "pull_request", "push", "merge_group", "check_suite", "check_run", "pull_request_review", "installation", "installation_repositories", "status"} {
 		if events[ev] == 0 {
 			t.Errorf("no example of %s under testdata/webhooks", ev)
 		}

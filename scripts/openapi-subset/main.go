@@ -84,11 +84,10 @@ var operations = []string{
 	"GET /repos/{owner}/{repo}/git/ref/{ref}",
 }
 
-// events are the webhook events `phasegate serve` handles (or is being
-// taught to: push, check_suite; issue 19).
+// events are the webhook events `phasegate serve` handles.
 var events = []string{
 	"check_run", "check_suite", "installation", "installation_repositories", "issue_comment",
-	"merge_group", "pull_request", "push", "status",
+	"merge_group", "pull_request", "pull_request_review", "push", "status",
 }
 
 func main() {
