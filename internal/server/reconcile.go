@@ -114,24 +114,10 @@ func (s *Server) reconcileOnce(ctx context.Context) {
 			if ctx.Err() != nil || s.rateLow(gh, ilog, "in the middle of it") {
 				break
 			}
-			rlog := ilog.With("repository", r.Owner+"/"+r.Name)
-			res, err := s.decider(rlog).ReconcileRepo(ctx, gh, r.Owner, r.Name)
+			n, ok := s.reconcileRepo(ctx, gh, in.ID, r.Owner, r.Name, ilog)
 			repos++
-			resolutions += res.Resolutions
-			if err != nil {
-				failed = true
-				rlog.Error("reconcile: the repository could not be reconciled", "error", err)
-				continue
-			}
-			if res != (decide.Result{}) {
-				logResult(rlog, "reconcile: applied what was missing", res)
-			}
-			if n, err := s.recheckHeads(ctx, gh, in.ID, r.Owner, r.Name, rlog); err != nil {
-				failed = true
-				rlog.Error("reconcile: a pull request's head could not be checked", "error", err)
-			} else if n > 0 {
-				rlog.Info("reconcile: checked heads that had no phasegate/contracts", "checked", n)
-			}
+			resolutions += n
+			failed = failed || !ok
 		}
 	}
 	if ctx.Err() == nil {
@@ -146,6 +132,29 @@ func (s *Server) reconcileOnce(ctx context.Context) {
 	s.metrics.reconcileRuns.WithLabelValues(result).Inc()
 	log.Info("reconcile pass done", "installations", len(installs), "repositories", repos, "resolutions", resolutions,
 		"result", result, "took", time.Since(start).String())
+}
+
+// reconcileRepo reconciles one repository's pending issues and checks its
+// open pull requests' heads that have no phasegate/contracts yet. It
+// returns the resolutions it applied and whether all went well.
+func (s *Server) reconcileRepo(ctx context.Context, gh *ghclient.Client, installation int64, owner, name string, ilog *slog.Logger) (int, bool) {
+	rlog := ilog.With("repository", owner+"/"+name)
+	ok := true
+	res, err := s.decider(rlog).ReconcileRepo(ctx, gh, owner, name)
+	if err != nil {
+		rlog.Error("reconcile: the repository could not be reconciled", "error", err)
+		return res.Resolutions, false
+	}
+	if res != (decide.Result{}) {
+		logResult(rlog, "reconcile: applied what was missing", res)
+	}
+	if n, err := s.recheckHeads(ctx, gh, installation, owner, name, rlog); err != nil {
+		ok = false
+		rlog.Error("reconcile: a pull request's head could not be checked", "error", err)
+	} else if n > 0 {
+		rlog.Info("reconcile: checked heads that had no phasegate/contracts", "checked", n)
+	}
+	return res.Resolutions, ok
 }
 
 // rateLow reports (and logs, and counts) an installation whose primary
