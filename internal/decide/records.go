@@ -58,7 +58,8 @@ func (h *Handler) writeRecord(ctx context.Context, gh GitHub, owner, repo, sha s
 
 // recordHistory is phasegate's records of the given contexts on sha,
 // newest first: the App's check runs when it publishes checks (only the App
-// can write them, so they are what counts), else the commit's statuses.
+// can write them, so they are what counts), else the commit's statuses;
+// with both, the check runs and then the statuses.
 func (h *Handler) recordHistory(ctx context.Context, gh GitHub, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error) {
 	if !h.useChecks() {
 		return gh.StatusHistory(ctx, owner, repo, sha, contexts...)
@@ -75,6 +76,15 @@ func (h *Handler) recordHistory(ctx context.Context, gh GitHub, owner, repo, sha
 	out := make([]ghclient.Status, 0, len(runs))
 	for _, r := range runs {
 		out = append(out, StatusOf(r))
+	}
+	if h.Publish == PublishBoth {
+		// Moving from statuses to checks: the anchors written as statuses
+		// before still count (after the App's check runs).
+		sts, err := gh.StatusHistory(ctx, owner, repo, sha, contexts...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sts...)
 	}
 	return out, nil
 }
