@@ -45,6 +45,8 @@ func main() {
 	pacedConns := flag.Int("paced-conns", 64, "connections of the paced loads (bounds the requests in flight)")
 	rates := flag.String("rates", "2000,4000", "paced rates, deliveries/s, comma-separated")
 	size := flag.Int("size", 20<<10, "payload size in bytes")
+	waitQuiet := flag.Duration("wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to drop below -quiet-load")
+	quietLoad := flag.Float64("quiet-load", 1, "see -wait-quiet")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,6 +71,7 @@ func main() {
 		}
 		scen = append(scen, scenario{conns: *pacedConns, rate: r})
 	}
+	waitForQuiet(ctx, *waitQuiet, *quietLoad)
 	c := compare{duration: *duration, warmup: *warmup, rounds: *rounds, size: *size, scenarios: scen}
 	if err := c.run(ctx, *peer); err != nil {
 		fail(err)
@@ -167,21 +170,36 @@ func (s *server) stop() {
 
 // cpu is the process's user + system CPU time so far, from /proc/<pid>/stat.
 func (s *server) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	path := fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state)
-	if i < 0 || len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", s.cmd.Process.Pid)
+	ticks, err := statTicks(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64) // field 14, utime
-	k, err2 := strconv.ParseInt(f[12], 10, 64) // field 15, stime
+	return time.Duration(ticks) * time.Second / time.Duration(clockTicks), nil
+}
+
+// statTicks is utime + stime (fields 14 and 15) of a /proc/<pid>/stat line,
+// in clock ticks. The command name (field 2) may hold spaces and
+// parentheses, so the fields are counted from its last ')'.
+func statTicks(stat string) (int64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("no command name")
+	}
+	f := strings.Fields(stat[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	k, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
 		return 0, err
 	}
-	return time.Duration(u+k) * time.Second / time.Duration(clockTicks), nil
+	return u + k, nil
 }
 
 // clockTicks is sysconf(_SC_CLK_TCK): 100 on every Linux the Go runtime
@@ -200,6 +218,17 @@ func loadavg() string {
 		return "unknown"
 	}
 	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// waitForQuiet waits up to d for the 1-minute load average to drop below
+// limit: a shared machine skews every number.
+func waitForQuiet(ctx context.Context, d time.Duration, limit float64) {
+	for end := time.Now().Add(d); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(5 * time.Second) {
+		l, err := strconv.ParseFloat(strings.Fields(loadavg())[0], 64)
+		if err != nil || l < limit {
+			return
+		}
+	}
 }
 
 func header() {
