@@ -14,6 +14,7 @@ import (
 type compare struct {
 	duration, warmup time.Duration
 	rounds, size     int
+	unique           bool
 	scenarios        []scenario
 }
 
@@ -90,7 +91,7 @@ func row(m measurement) string {
 // measure warms the server up, then runs the load, reading the server's CPU
 // time before and after.
 func (c compare) measure(ctx context.Context, s *server, sc scenario) (measurement, error) {
-	l := serve.Load{URL: s.url, Conns: sc.conns, Rate: sc.rate, Size: c.size}
+	l := serve.Load{URL: s.url, Conns: sc.conns, Rate: sc.rate, Size: c.size, UniqueComments: c.unique}
 	if c.warmup > 0 {
 		l.Duration = c.warmup
 		if _, err := serve.Run(ctx, l); err != nil {

@@ -45,6 +45,7 @@ func main() {
 	pacedConns := flag.Int("paced-conns", 64, "connections of the paced loads (bounds the requests in flight)")
 	rates := flag.String("rates", "2000,4000", "paced rates, deliveries/s, comma-separated")
 	size := flag.Int("size", 20<<10, "payload size in bytes")
+	unique := flag.Bool("unique-comments", true, "give every delivery its own comment id, signed as it is sent (a server deduplicating by comment sees no repeats); false: 16 signed payloads cycled")
 	waitQuiet := flag.Duration("wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to drop below -quiet-load")
 	quietLoad := flag.Float64("quiet-load", 1, "see -wait-quiet")
 	flag.Parse()
@@ -72,7 +73,7 @@ func main() {
 		scen = append(scen, scenario{conns: *pacedConns, rate: r})
 	}
 	waitForQuiet(ctx, *waitQuiet, *quietLoad)
-	c := compare{duration: *duration, warmup: *warmup, rounds: *rounds, size: *size, scenarios: scen}
+	c := compare{duration: *duration, warmup: *warmup, rounds: *rounds, size: *size, unique: *unique, scenarios: scen}
 	if err := c.run(ctx, *peer); err != nil {
 		fail(err)
 	}
