@@ -34,6 +34,11 @@ type Load struct {
 	// Bodies is how many distinct payloads (issues and comment ids) are
 	// cycled through (default 16); each is signed once.
 	Bodies int
+	// UniqueComments gives every delivery its own comment id (in the
+	// comment's "id" and "html_url"), signing each as it is sent, so that a
+	// server deduplicating by what the body identifies sees no repeats.
+	// Ids come from a counter shared by every Run of the process.
+	UniqueComments bool
 	// Prefix starts every X-GitHub-Delivery id (default "load-<unix nanos>").
 	Prefix string
 	// Progress, if set, counts the answers as they come (for the soak).
@@ -97,8 +102,12 @@ func Run(ctx context.Context, l Load) (Result, error) {
 	l.defaults()
 	bodies := make([]signed, l.Bodies)
 	for i := range bodies {
-		b := Payload(100+i, 9_000_000+int64(i), l.Size)
-		bodies[i] = signed{b, ghfake.SignWebhook(l.Secret, b)}
+		id := 9_000_000 + int64(i)
+		if l.UniqueComments {
+			id = uniqueBase + int64(i)
+		}
+		b := Payload(100+i, id, l.Size)
+		bodies[i] = signed{b, ghfake.SignWebhook(l.Secret, b), []byte(strconv.FormatInt(id, 10))}
 	}
 	tr := &http.Transport{
 		MaxIdleConns:        l.Conns,
@@ -176,10 +185,26 @@ func (l *Load) defaults() {
 	}
 }
 
-// signed is a payload and its signature.
+// signed is a payload, its signature and its comment id.
 type signed struct {
 	body []byte
 	sig  string
+	id   []byte
+}
+
+// uniqueBase is the first comment id of UniqueComments: ten digits, like
+// every id after it (up to 999,999,999 deliveries), so the payload size does
+// not change.
+const uniqueBase = 9_000_000_000
+
+// commentSeq numbers the deliveries of UniqueComments across runs.
+var commentSeq atomic.Int64
+
+// unique is b with a fresh comment id, signed.
+func (b signed) unique(secret []byte) signed {
+	id := []byte(strconv.FormatInt(uniqueBase+commentSeq.Add(1)%999_999_999, 10))
+	body := bytes.ReplaceAll(b.body, b.id, id)
+	return signed{body, ghfake.SignWebhook(secret, body), id}
 }
 
 // loader is a running load, shared by its connections.
@@ -244,6 +269,9 @@ func (ld *loader) conn(ctx context.Context) {
 // from due if it is set.
 func (ld *loader) send(ctx context.Context, n int64, due time.Time) (int, time.Duration, error) {
 	b := ld.bodies[int(n)%len(ld.bodies)]
+	if ld.l.UniqueComments {
+		b = b.unique(ld.l.Secret)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ld.l.URL, bytes.NewReader(b.body))
 	if err != nil {
 		panic(err)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 func TestPayload(t *testing.T) {
@@ -125,4 +128,35 @@ func BenchmarkServeLoopback(b *testing.B) {
 	b.ReportMetric(r.Rate(), "deliveries/s")
 	b.ReportMetric(float64(r.Quantile(0.5).Microseconds()), "p50-µs")
 	b.ReportMetric(float64(r.Quantile(0.99).Microseconds()), "p99-µs")
+}
+
+func TestUniqueComments(t *testing.T) {
+	orig := signed{body: Payload(100, uniqueBase, 20<<10), id: []byte("9000000000")}
+	orig.sig = ghfake.SignWebhook(Secret, orig.body)
+	seen := map[int64]bool{}
+	for i := 0; i < 3; i++ {
+		u := orig.unique(Secret)
+		if len(u.body) != len(orig.body) {
+			t.Errorf("unique body is %d bytes, want %d", len(u.body), len(orig.body))
+		}
+		if u.sig != ghfake.SignWebhook(Secret, u.body) {
+			t.Error("unique body is not signed with its own signature")
+		}
+		var p struct {
+			Comment struct {
+				ID      int64
+				HTMLURL string `json:"html_url"`
+			}
+		}
+		if err := json.Unmarshal(u.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		if string(u.id) != strconv.FormatInt(p.Comment.ID, 10) || !strings.HasSuffix(p.Comment.HTMLURL, "-"+string(u.id)) {
+			t.Errorf("comment id %d, url %s; want both %s", p.Comment.ID, p.Comment.HTMLURL, u.id)
+		}
+		if seen[p.Comment.ID] || p.Comment.ID == uniqueBase {
+			t.Errorf("comment id %d repeated", p.Comment.ID)
+		}
+		seen[p.Comment.ID] = true
+	}
 }
