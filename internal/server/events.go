@@ -413,7 +413,10 @@ func (j *job) fromComment(p *payload, identity string) (ignored, error) {
 		if isSelf(identity, j.comment.Author) {
 			return "phasegate's own comment", nil
 		}
-		if len(command.Parse(j.comment.Body)) == 0 {
+		// A cheap test routes it; the worker parses (decide.HandleComment
+		// renders the Markdown to keep only what a reader sees), off the
+		// acknowledgement path.
+		if !command.MayHold(j.comment.Body) {
 			return "no command in the comment", nil
 		}
 		j.kind = kindComment
