@@ -9,10 +9,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/command"
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
@@ -175,4 +182,81 @@ func TestRedTeamSlowSenders(t *testing.T) {
 		}
 		h.until("the reservation is given back", func() bool { return h.srv.budget.inUse() == 0 })
 	})
+}
+
+// parsingDecider parses a comment as decide.HandleComment does before its
+// first API call, so that a test sees the worker's parse.
+type parsingDecider struct{ *fakeDecider }
+
+func (p parsingDecider) HandleComment(ctx context.Context, gh decide.GitHub, ev decide.Event) (decide.Result, error) {
+	command.Parse(ev.Comment.Body)
+	return p.fakeDecider.HandleComment(ctx, gh, ev)
+}
+
+// heapBytes is the heap's live and not yet collected object bytes.
+func heapBytes() uint64 {
+	s := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	rtmetrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestRedTeamHeavyCommentsHeap: 100 parallel signed 64 KiB comments built
+// to be heavy for the Markdown parser (a /resolve line, then prose with a
+// '[' in every sixteen bytes: ~2.7 MB allocated by each full parse) are
+// answered without rendering them, and parsed by at most Workers at once:
+// the heap grows by far less than 100 parses' worth.
+func TestRedTeamHeavyCommentsHeap(t *testing.T) {
+	const n, workers = 100, 4
+	dec := parsingDecider{&fakeDecider{}}
+	h := newHarness(t, func(c *Config) {
+		c.Workers, c.QueueSize = workers, 2*n
+		c.NewDecider = func(DeciderOptions) Decider { return dec }
+	})
+	h.start()
+	h.waitReady()
+	text := "/resolve D-001 approve\n" + strings.Repeat("abcdefghijklmno[", 65000/16)
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		body := commentEvent("created", 5, int64(1000+i), "alice", "alice", text)
+		reqs[i] = rawDelivery(fmt.Sprintf("heavy-%d", i), "issue_comment", bytes.NewReader(body), int64(len(body)), ghfake.SignWebhook(testSecret, body))
+	}
+	// Collect often, so that the heap measured is close to what is live
+	// (the parses in flight), not garbage awaiting the collector.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	base := heapBytes()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			peak.Store(max(peak.Load(), heapBytes()))
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	for i := range reqs {
+		wg.Add(1)
+		go func() { defer wg.Done(); codes[i] = serve(h, reqs[i]).Code }()
+	}
+	wg.Wait()
+	h.waitJobs(n)
+	close(stop)
+	<-sampled
+	for i, c := range codes {
+		if c != http.StatusAccepted {
+			t.Fatalf("heavy comment %d: %d", i, c)
+		}
+	}
+	grew := int64(peak.Load()) - int64(base)
+	t.Logf("heap grew by at most %d MiB under %d parallel heavy comments", grew>>20, n)
+	if limit := int64(40 << 20); grew > limit { // bodies, their decoding, the queued jobs and a few parses (all rendered at once: 55-64 MiB)
+		t.Errorf("the heap grew by %d MiB, want under %d MiB", grew>>20, limit>>20)
+	}
 }
