@@ -29,7 +29,8 @@ import (
 //   - no command lies on a line that CommonMark (goldmark) puts in fenced
 //     or indented code or in an HTML block, nor inside an HTML comment;
 //   - the words of every command are text of the rendered comment that a
-//     browser shows (checkRendered).
+//     browser shows (checkRendered);
+//   - MayHold is true of every body Parse finds a command in.
 func FuzzParse(f *testing.F) {
 	for _, s := range seedBodies() {
 		f.Add(s)
@@ -37,6 +38,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		res := ParseAll(body)
 		checkResult(t, body, res)
+		if len(res.Commands) > 0 && !MayHold(body) {
+			t.Fatalf("MayHold is false of a body Parse finds %d commands in", len(res.Commands))
+		}
 		for _, c := range res.Commands {
 			checkReparse(t, c)
 		}

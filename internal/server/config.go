@@ -58,9 +58,9 @@ type Config struct {
 	MaxBody int64
 	// MaxInflightBytes bounds the bytes of webhook bodies being read or
 	// checked at once, over every connection (default 64 MiB; at least
-	// MaxBody). A body's Content-Length (MaxBody when it has none) is
-	// reserved before it is read; a delivery that does not fit is answered
-	// 503 without being read.
+	// MaxBody). A body is charged by the bytes received, in a buffer that
+	// grows up to its Content-Length (MaxBody when it has none); a
+	// delivery whose next bytes do not fit is answered 503.
 	MaxInflightBytes int64
 	// InstallReconcileInterval: installation and installation_repositories
 	// deliveries start at most one reconcile per installation per this
@@ -163,6 +163,11 @@ type Config struct {
 	// bodyReadTimeout bounds the reading of one body (default
 	// bodyReadTimeout; tests shorten it).
 	bodyReadTimeout time.Duration
+	// bodyMinRate and bodyGrace: a body must arrive at bodyMinRate bytes
+	// a second after its first bodyGrace (defaults bodyMinRate and
+	// bodyGrace; tests change them).
+	bodyMinRate int64
+	bodyGrace   time.Duration
 }
 
 // String describes the configuration without its secrets.
@@ -290,6 +295,12 @@ func (c *Config) fillDefaults() {
 	}
 	if c.bodyReadTimeout <= 0 {
 		c.bodyReadTimeout = bodyReadTimeout
+	}
+	if c.bodyMinRate <= 0 {
+		c.bodyMinRate = bodyMinRate
+	}
+	if c.bodyGrace <= 0 {
+		c.bodyGrace = bodyGrace
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -513,7 +513,7 @@ func TestSlowBodyLosesItsBudget(t *testing.T) {
 	_ = conn.SetDeadline(time.Now().Add(guard))
 	fmt.Fprintf(conn, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n"+
 		"X-GitHub-Event: issue_comment\r\nX-GitHub-Delivery: slow-1\r\nX-Hub-Signature-256: sha256=%s\r\n\r\n{\"action\":", strings.Repeat("0f", 32))
-	h.until("the body is reserved", func() bool { return h.srv.budget.inUse() == 100000 })
+	h.until("the body's first chunk is reserved", func() bool { return h.srv.budget.inUse() == bodyChunk })
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("no answer to a stalled body: %v", err)

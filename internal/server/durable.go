@@ -106,17 +106,7 @@ func (s *Server) isDurable(j *job) bool { return s.cfg.Tasks != nil && durableKi
 func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), enqueueTimeout)
 	defer cancel()
-	sctx, scancel := context.WithTimeout(ctx, seenTimeout)
-	dup, err := s.cfg.Seen.SeenBefore(sctx, j.delivery)
-	scancel()
-	if err != nil {
-		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", j.delivery, "event", j.event, "error", err)
-		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot check for replays now")
-		return
-	}
-	if dup {
-		s.log.Info("webhook dropped: delivery seen before", "delivery", j.delivery, "event", j.event)
-		rs.answer(http.StatusOK, resultDuplicate, "duplicate")
+	if !s.firstSeen(ctx, rs, j) {
 		return
 	}
 	j.enqueued = s.cfg.Now()
@@ -131,6 +121,9 @@ func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 	case err != nil:
 		s.metrics.durable.enqueued.WithLabelValues(j.kind, "error").Inc()
 		s.forgetDelivery(ctx, j.delivery)
+		if j.replayKey != "" {
+			s.forgetDelivery(ctx, j.replayKey)
+		}
 		log.Error("webhook refused: the durable queue failed (GitHub may redeliver; reconcile recovers it)", "error", err)
 		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot queue the job now")
 	case res.Coalesced:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,12 @@ type job struct {
 	repoURL      string // check: the repository's html_url
 	pusher       string // check: push's pusher, pull request's author
 	commentURL   string // issue_comment: the comment's html_url
+	// replayKey names what the signed body is about (issue_comment: the
+	// comment, the action, an edit's updated_at), recorded in the Seen
+	// store next to the delivery ID: the X-GitHub-Delivery header is not
+	// signed, so a captured body re-sent with a fresh ID is still a
+	// replay. "" when the kind has none.
+	replayKey string
 
 	enqueued time.Time
 	elem     *list.Element
@@ -134,10 +141,11 @@ type payload struct {
 		} `json:"labels"`
 	} `json:"issue"`
 	Comment *struct {
-		ID      int64  `json:"id"`
-		Body    string `json:"body"`
-		User    user   `json:"user"`
-		HTMLURL string `json:"html_url"`
+		ID        int64  `json:"id"`
+		Body      string `json:"body"`
+		User      user   `json:"user"`
+		HTMLURL   string `json:"html_url"`
+		UpdatedAt string `json:"updated_at"`
 	} `json:"comment"`
 	PullRequest *struct {
 		Number int    `json:"number"`
@@ -413,7 +421,10 @@ func (j *job) fromComment(p *payload, identity string) (ignored, error) {
 		if isSelf(identity, j.comment.Author) {
 			return "phasegate's own comment", nil
 		}
-		if len(command.Parse(j.comment.Body)) == 0 {
+		// A cheap test routes it; the worker parses (decide.HandleComment
+		// renders the Markdown to keep only what a reader sees), off the
+		// acknowledgement path.
+		if !command.MayHold(j.comment.Body) {
 			return "no command in the comment", nil
 		}
 		j.kind = kindComment
@@ -427,7 +438,21 @@ func (j *job) fromComment(p *payload, identity string) (ignored, error) {
 	default:
 		return ignored("comment " + clip(p.Action)), nil
 	}
+	j.replayKey = commentReplayKey(j.repository(), j.comment.ID, p.Action, p.Comment.UpdatedAt)
 	return "", nil
+}
+
+// commentReplayKey names one action on one comment: its repository
+// (GitHub's names are case-insensitive), its ID, the action, and for an
+// edit the comment's updated_at (each edit is news). The spaces keep it
+// apart from every delivery ID (validDelivery refuses them), so a delivery
+// ID chosen by whoever replays a body cannot take the key of a comment.
+func commentReplayKey(repository string, id int64, action, updatedAt string) string {
+	k := "comment " + strings.ToLower(repository) + " " + strconv.FormatInt(id, 10) + " " + action
+	if action == "edited" {
+		k += " " + updatedAt
+	}
+	return k
 }
 
 // fromPullRequest fills a pull_request job: a pull request opened,

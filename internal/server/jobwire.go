@@ -40,6 +40,7 @@ type jobWire struct {
 	Repos        []repoRefWire `json:"repos,omitempty"`
 	TargetURL    string        `json:"target_url,omitempty"`
 	CommentURL   string        `json:"comment_url,omitempty"`
+	ReplayKey    string        `json:"replay_key,omitempty"`
 	Base         string        `json:"base,omitempty"`
 	Ref          string        `json:"ref,omitempty"`
 	Fork         string        `json:"fork,omitempty"`
@@ -68,7 +69,7 @@ func encodeJob(j *job) ([]byte, error) {
 		Installation: j.installation, Account: j.account, Owner: j.owner, Repo: j.repo, Issue: j.issue,
 		Comment: commentWire{ID: j.comment.ID, Author: j.comment.Author, Bot: j.comment.Bot, Body: j.comment.Body},
 		Labels:  j.labels, Sender: j.sender, SenderType: j.senderType, PR: j.pr, SHA: j.sha, State: j.state,
-		Description: j.description, TargetURL: j.targetURL, CommentURL: j.commentURL, Enqueued: j.enqueued,
+		Description: j.description, TargetURL: j.targetURL, CommentURL: j.commentURL, ReplayKey: j.replayKey, Enqueued: j.enqueued,
 		Base: j.base, Ref: j.ref, Fork: j.fork, RepoURL: j.repoURL, Pusher: j.pusher,
 	}
 	if j.repos != nil {
@@ -101,7 +102,7 @@ func decodeJob(b []byte) (*job, error) {
 		installation: w.Installation, account: w.Account, owner: w.Owner, repo: w.Repo, issue: w.Issue,
 		comment: decide.Comment{ID: w.Comment.ID, Author: w.Comment.Author, Bot: w.Comment.Bot, Body: w.Comment.Body},
 		labels:  w.Labels, sender: w.Sender, senderType: w.SenderType, pr: w.PR, sha: w.SHA, state: w.State,
-		description: w.Description, targetURL: w.TargetURL, commentURL: w.CommentURL, enqueued: w.Enqueued,
+		description: w.Description, targetURL: w.TargetURL, commentURL: w.CommentURL, replayKey: w.ReplayKey, enqueued: w.Enqueued,
 		base: w.Base, ref: w.Ref, fork: w.Fork, repoURL: w.RepoURL, pusher: w.Pusher,
 	}
 	if w.Repos != nil {

@@ -318,8 +318,9 @@ func TestReplicasShareRedis(t *testing.T) {
 		t.Fatalf("answers %v, want one 202 (accepted) and one 200 (duplicate)", codes)
 	}
 
-	// 2. Fifty copies of one command (fifty delivery ids: a redelivery storm
-	// or a misbehaving proxy), spread over both, all at once.
+	// 2. Fifty copies of one command (fifty delivery ids: a redelivery storm,
+	// a misbehaving proxy or a captured body replayed), spread over both, all
+	// at once: one is accepted, the others are duplicates of its body.
 	const capture = "/resolve D-002 capture"
 	captureID := f.AddComment(owner, repo, featureIssue, "alice", capture)
 	payload = commentEvent("created", featureIssue, captureID, "alice", "alice", capture)
@@ -332,18 +333,23 @@ func TestReplicasShareRedis(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	n202 := 0
 	for i, code := range accepted {
-		if code != http.StatusAccepted {
+		switch code {
+		case http.StatusAccepted:
+			n202++
+		case http.StatusOK:
+		default:
 			t.Fatalf("copy %d answered %d", i, code)
 		}
 	}
+	if n202 != 1 {
+		t.Fatalf("%d copies accepted, want 1", n202)
+	}
 	until(t, "both replicas handled every delivery", func() bool { return a.idle() && b.idle() })
 	handled := a.metric("phasegate_handler_duration_seconds_count") + b.metric("phasegate_handler_duration_seconds_count")
-	if handled != 51 {
-		t.Errorf("%v deliveries handled, want 51 (1 + 50)", handled)
-	}
-	if a.metric("phasegate_handler_duration_seconds_count") == 0 || b.metric("phasegate_handler_duration_seconds_count") == 0 {
-		t.Error("one replica handled nothing: the copies were not spread")
+	if handled != 2 {
+		t.Errorf("%v deliveries handled, want 2 (1 + 1)", handled)
 	}
 
 	if got := resolutions(f); got["D-001"] != 1 || got["D-002"] != 1 {

@@ -10,12 +10,14 @@
 //	                      X-Hub-Signature-256 verifies under one of the
 //	                      secrets (the SHA-1 header is never accepted;
 //	                      a missing or malformed header is refused before
-//	                      the body is read); 503 when the body does not
-//	                      fit in MaxInflightBytes (it is not read); 400
-//	                      for a malformed payload, or one whose shape is
-//	                      not the claimed event's; 200 "ignored" for what
+//	                      the body is read); 503 when the body's next
+//	                      bytes do not fit in MaxInflightBytes; 400 for a
+//	                      body slower than 64 KiB/s after its first second,
+//	                      a malformed payload, or one whose shape is not
+//	                      the claimed event's; 200 "ignored" for what
 //	                      phasegate does not act on; 200 "duplicate" for a
-//	                      delivery ID seen before; 503 when the queue is
+//	                      delivery ID or an issue_comment body (comment,
+//	                      action, edit time) seen before; 503 when the queue is
 //	                      full or the server is shutting down; 202
 //	                      "accepted: coalesced …" for a durable job whose
 //	                      kind, repository and commit already has one

@@ -47,21 +47,12 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// Reserve the body's bytes in the global budget before reading it, so
-	// that the bodies held unverified at once stay within it.
-	size := r.ContentLength
-	if size < 0 {
-		size = s.cfg.MaxBody // unknown length: the cap applies while reading
-	}
-	if !s.budget.acquire(size) {
-		s.log.Warn("webhook refused: the in-flight body budget is spent (reconcile recovers a delivery GitHub records as failed)",
-			"delivery", delivery, "event", event, "remote", r.RemoteAddr, "content_length", r.ContentLength)
-		w.Header().Set("Retry-After", "5")
-		rs.answer(http.StatusServiceUnavailable, resultOverBudget, "busy: too many payload bytes in flight")
-		return
-	}
-	defer s.budget.release(size)
-	j, ok := s.readVerified(rs, r, event, delivery, want)
+	// The body's bytes are charged to the global budget as they arrive
+	// (readVerified), so that the bodies held unverified at once stay
+	// within it; a sender too slow is cut.
+	var reserved int64
+	defer func() { s.budget.release(reserved) }()
+	j, ok := s.readVerified(rs, r, event, delivery, want, &reserved)
 	if !ok {
 		return
 	}
@@ -148,18 +139,25 @@ func (s *Server) checkSignatureHeader(rs *responder, r *http.Request, event, del
 // classifies the delivery. It returns the job to queue, and false when it
 // answered: a body too large or unreadable, a signature that does not
 // verify, a malformed payload, or a delivery that is ignored (a ping).
-func (s *Server) readVerified(rs *responder, r *http.Request, event, delivery string, want []byte) (*job, bool) {
-	// GitHub gives up on a delivery after 10 seconds: a body still arriving
-	// after that holds its budget for nothing.
-	_ = http.NewResponseController(rs.w).SetReadDeadline(time.Now().Add(s.cfg.bodyReadTimeout))
-	body, err := readBody(rs.w, r, s.cfg.MaxBody)
+func (s *Server) readVerified(rs *responder, r *http.Request, event, delivery string, want []byte, reserved *int64) (*job, bool) {
+	body, err := s.readBody(rs.w, r, reserved)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
 			rs.answer(http.StatusRequestEntityTooLarge, resultTooLarge, "payload too large")
-			return nil, false
+		case errors.Is(err, errOverBudget):
+			s.log.Warn("webhook refused: the in-flight body budget is spent (reconcile recovers a delivery GitHub records as failed)",
+				"delivery", delivery, "event", event, "remote", r.RemoteAddr, "content_length", r.ContentLength)
+			rs.w.Header().Set("Retry-After", "5")
+			rs.answer(http.StatusServiceUnavailable, resultOverBudget, "busy: too many payload bytes in flight")
+		case errors.Is(err, errTooSlow):
+			s.log.Warn("webhook refused: the body arrives too slowly", "delivery", delivery, "event", event, "remote", r.RemoteAddr,
+				"content_length", r.ContentLength, "min_rate", s.cfg.bodyMinRate)
+			rs.answer(http.StatusBadRequest, resultBadRequest, "could not read the payload: it arrives too slowly")
+		default:
+			rs.answer(http.StatusBadRequest, resultBadRequest, "could not read the payload")
 		}
-		rs.answer(http.StatusBadRequest, resultBadRequest, "could not read the payload")
 		return nil, false
 	}
 	if !verifySignature(s.cfg.Secrets, want, body) {
@@ -216,17 +214,7 @@ func (s *Server) enqueue(rs *responder, r *http.Request, j *job) {
 			s.queue.release()
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), seenTimeout)
-	dup, err := s.cfg.Seen.SeenBefore(ctx, j.delivery)
-	cancel()
-	if err != nil {
-		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", j.delivery, "event", j.event, "error", err)
-		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot check for replays now")
-		return
-	}
-	if dup {
-		s.log.Info("webhook dropped: delivery seen before", "delivery", j.delivery, "event", j.event)
-		rs.answer(http.StatusOK, resultDuplicate, "duplicate")
+	if !s.firstSeen(r.Context(), rs, j) {
 		return
 	}
 	if j.kind == kindInstallRepos {
@@ -240,21 +228,36 @@ func (s *Server) enqueue(rs *responder, r *http.Request, j *job) {
 	rs.answer(http.StatusAccepted, resultAccepted, "accepted")
 }
 
-// bodyReadTimeout bounds the reading of a delivery's body: GitHub gives up
-// on a delivery after 10 seconds.
-const bodyReadTimeout = 10 * time.Second
-
-// readBody reads the body into one buffer of its exact size when its length
-// is known (no growth, no spare capacity), else through a cap of max.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	if r.ContentLength < 0 {
-		return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+// firstSeen records the delivery ID, then what the body is about (its
+// replayKey), in the seen store, and reports whether both are new. It
+// answered when not: 200 "duplicate" for a delivery ID or a body seen
+// before, 503 when the store fails (the delivery ID is then forgotten, when
+// the store can, so that GitHub's redelivery is taken).
+func (s *Server) firstSeen(ctx context.Context, rs *responder, j *job) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), seenTimeout)
+	defer cancel()
+	dup, err := s.cfg.Seen.SeenBefore(ctx, j.delivery)
+	if err == nil && !dup && j.replayKey != "" {
+		if dup, err = s.cfg.Seen.SeenBefore(ctx, j.replayKey); err != nil {
+			s.forgetDelivery(ctx, j.delivery)
+		} else if dup {
+			s.log.Warn("webhook dropped: its body was delivered before under another delivery ID (a replay?)",
+				"delivery", j.delivery, "event", j.event, "action", j.action, "repository", j.repository(), "comment", j.comment.ID)
+			rs.answer(http.StatusOK, resultDuplicate, "duplicate")
+			return false
+		}
 	}
-	body := make([]byte, r.ContentLength)
-	if _, err := io.ReadFull(r.Body, body); err != nil {
-		return nil, err
+	if err != nil {
+		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", j.delivery, "event", j.event, "error", err)
+		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot check for replays now")
+		return false
 	}
-	return body, nil
+	if dup {
+		s.log.Info("webhook dropped: delivery seen before", "delivery", j.delivery, "event", j.event)
+		rs.answer(http.StatusOK, resultDuplicate, "duplicate")
+		return false
+	}
+	return true
 }
 
 // parseSignature decodes an X-Hub-Signature-256 header ("sha256=<hex>").

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +21,9 @@ func TestFullQueue(t *testing.T) {
 	h.decider.gate = make(chan struct{})
 	h.start()
 	h.waitReady()
-	send := func(id string) int {
-		code, _ := h.send(delivery{event: "issue_comment", id: id, body: commentEvent("created", 5, 99, "alice", "alice", "/decisions")})
+	send := func(id string) int { // one comment per delivery ID: one comment re-sent is a replay
+		n, _ := strconv.Atoi(id[len("d-"):])
+		code, _ := h.send(delivery{event: "issue_comment", id: id, body: commentEvent("created", 5, int64(100+n), "alice", "alice", "/decisions")})
 		return code
 	}
 	if code := send("d-1"); code != http.StatusAccepted {
@@ -51,8 +53,8 @@ func TestPanicIsRecovered(t *testing.T) {
 	h.decider.panics.Store(1)
 	h.start()
 	h.waitReady()
-	for _, id := range []string{"boom", "after"} {
-		if code, _ := h.send(delivery{event: "issue_comment", id: id, body: commentEvent("created", 5, 99, "alice", "alice", "/decisions")}); code != http.StatusAccepted {
+	for i, id := range []string{"boom", "after"} {
+		if code, _ := h.send(delivery{event: "issue_comment", id: id, body: commentEvent("created", 5, int64(99+i), "alice", "alice", "/decisions")}); code != http.StatusAccepted {
 			t.Fatalf("%s: %d", id, code)
 		}
 	}
