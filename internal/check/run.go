@@ -401,11 +401,18 @@ func (r *runner) checkOne(f artifact.File, limits artifact.Limits, res *groupRes
 	if doc == nil || !doc.Decoded {
 		return nil
 	}
+	if checkedHook != nil {
+		checkedHook(doc)
+	}
 	if opts.KeepOutcomes && doc.Kind.ID == "outcome.phase-outcome" {
 		res.outcomes = append(res.outcomes, doc.WithoutPositions())
 	}
 	return doc
 }
+
+// checkedHook, when set (by tests), sees every decoded document as it is
+// checked.
+var checkedHook func(*artifact.Document)
 
 // isPACEUnit reports whether a unit is a PACE project (a .pace directory and
 // its plan), every file of it classified as PACE by its path.
