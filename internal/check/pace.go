@@ -91,12 +91,8 @@ func checkPACE(c *ruleCtx, g *Group) {
 			backlog = d
 			continue
 		}
-		m := paceDayRE.FindStringSubmatch(d.Path)
-		if m == nil {
-			continue
-		}
-		n, err := strconv.Atoi(m[1])
-		if err != nil {
+		n, ok := paceDayOf(d.Path)
+		if !ok {
 			continue
 		}
 		day := days[n]
@@ -104,49 +100,95 @@ func checkPACE(c *ruleCtx, g *Group) {
 			day = &paceDay{n: n, dir: path.Dir(d.Path)}
 			days[n] = day
 		}
-		switch d.Kind.ID {
-		case "pace.story-card":
-			day.story = d
-		case "pace.handoff":
-			day.handoff = d
-		case "pace.gate-report":
-			day.gate = d
-		case "pace.sentinel-report":
-			day.sentinel = d
-		case "pace.conduit-report":
-			day.conduit = d
-		case "pace.cycle":
-			day.cycle = d
-		case "pace.attempts":
-			day.attempts = d
-		}
-		if obj := asObj(d.Value); obj != nil {
-			if got, ok := integer(obj, "day"); ok && got != int64(n) {
-				c.report("pace.day-matches-dir", d, ptr("day"), "`day` is %d but the file is in day-%d/: move the file or correct `day`", got, n)
-			}
-		}
+		day.add(c, d)
 	}
-	themes := paceCheckPlan(c, plan)
+	u := newPaceUnit(c, plan)
 	var order []int
 	for n := range days {
 		order = append(order, n)
 	}
 	sort.Ints(order)
 	for _, n := range order {
-		day := days[n]
-		paceCheckStory(c, day, plan, themes)
-		paceCheckGate(c, day)
-		day.sentinelDecision = paceCheckAgent(c, day.sentinel, "sentinel", "SENTINEL")
-		day.conduitDecision = paceCheckAgent(c, day.conduit, "conduit", "CONDUIT")
-		paceCheckHandoff(c, day)
-		paceCheckDay(c, day)
-		paceCheckCycle(c, day)
-		paceCheckAttempts(c, day)
-		paceCheckPlanShipped(c, day, plan)
+		u.checkDay(days[n])
 	}
-	paceCheckBacklog(c, backlog)
-	if len(order) > 0 {
-		paceStatus(c, g, days[order[len(order)-1]])
+	u.finish(g, backlog)
+}
+
+// paceDayOf is the day number of a file in a .pace/day-N/ directory; ok is
+// false for a file elsewhere.
+func paceDayOf(p string) (n int, ok bool) {
+	m := paceDayRE.FindStringSubmatch(p)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+// add files a document of the day directory under its role.
+func (day *paceDay) add(c *ruleCtx, d *artifact.Document) {
+	switch d.Kind.ID {
+	case "pace.story-card":
+		day.story = d
+	case "pace.handoff":
+		day.handoff = d
+	case "pace.gate-report":
+		day.gate = d
+	case "pace.sentinel-report":
+		day.sentinel = d
+	case "pace.conduit-report":
+		day.conduit = d
+	case "pace.cycle":
+		day.cycle = d
+	case "pace.attempts":
+		day.attempts = d
+	}
+	if obj := asObj(d.Value); obj != nil {
+		if got, ok := integer(obj, "day"); ok && got != int64(day.n) {
+			c.report("pace.day-matches-dir", d, ptr("day"), "`day` is %d but the file is in day-%d/: move the file or correct `day`", got, day.n)
+		}
+	}
+}
+
+// paceUnit is a PACE project checked one day at a time: the rules across
+// days need only the plan (and its themes) and the latest day, so a run can
+// decode a day, check it and drop it (see runner.checkPACEUnit), and memory
+// does not grow with the number of days.
+type paceUnit struct {
+	c      *ruleCtx
+	plan   *artifact.Document
+	themes map[int]string
+	last   *paceDay // the highest day checked so far
+}
+
+// newPaceUnit checks the plan (nil when there is none).
+func newPaceUnit(c *ruleCtx, plan *artifact.Document) *paceUnit {
+	return &paceUnit{c: c, plan: plan, themes: paceCheckPlan(c, plan)}
+}
+
+// checkDay applies the rules of one day directory.
+func (u *paceUnit) checkDay(day *paceDay) {
+	c := u.c
+	paceCheckStory(c, day, u.plan, u.themes)
+	paceCheckGate(c, day)
+	day.sentinelDecision = paceCheckAgent(c, day.sentinel, "sentinel", "SENTINEL")
+	day.conduitDecision = paceCheckAgent(c, day.conduit, "conduit", "CONDUIT")
+	paceCheckHandoff(c, day)
+	paceCheckDay(c, day)
+	paceCheckCycle(c, day)
+	paceCheckAttempts(c, day)
+	paceCheckPlanShipped(c, day, u.plan)
+	if u.last == nil || day.n > u.last.n {
+		u.last = day
+	}
+}
+
+// finish checks the advisory backlog (nil when none) and reports where the
+// unit stands: its latest day.
+func (u *paceUnit) finish(g *Group, backlog *artifact.Document) {
+	paceCheckBacklog(u.c, backlog)
+	if u.last != nil {
+		paceStatus(u.c, g, u.last)
 	}
 }
 

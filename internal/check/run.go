@@ -354,28 +354,20 @@ type groupResult struct {
 }
 
 // checkGroup decodes and schema-checks every file of a unit, then applies
-// the family's rules to the decoded artifacts.
+// the family's rules to the decoded artifacts. A PACE project is checked one
+// day at a time (checkPACEUnit).
 func (r *runner) checkGroup(fg fileGroup) groupResult {
-	v, opts := r.v, r.opts
+	opts := r.opts
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
 	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, confined: r.confined, limit: limits.MaxFileSize}
+	if isPACEUnit(fg) {
+		r.checkPACEUnit(fg, g, limits, &res)
+		return res
+	}
 	for _, f := range fg.files {
-		doc, fs := v.checkFile(r.fsys, f, limits, opts)
-		if doc == nil && fs == nil {
-			continue // not an artifact
-		}
-		if len(fs) == 1 && fs[0].Rule == RuleUnknownKind {
-			res.findings = append(res.findings, fs...)
-			continue // named, but not an artifact
-		}
-		res.artifacts++
-		res.findings = append(res.findings, fs...)
-		if doc != nil && doc.Decoded {
+		if doc := r.checkOne(f, limits, &res); doc != nil {
 			g.Docs = append(g.Docs, doc)
-			if opts.KeepOutcomes && doc.Kind.ID == "outcome.phase-outcome" {
-				res.outcomes = append(res.outcomes, doc.WithoutPositions())
-			}
 		}
 	}
 	if len(g.Docs) == 0 {
@@ -390,6 +382,105 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	res.findings = append(res.findings, c.findings...)
 	res.statuses = append(res.statuses, c.statuses...)
 	return res
+}
+
+// checkOne reads, decodes and schema-checks one file of a unit into res, and
+// returns its document when it decoded (nil otherwise).
+func (r *runner) checkOne(f artifact.File, limits artifact.Limits, res *groupResult) *artifact.Document {
+	opts := r.opts
+	doc, fs := r.v.checkFile(r.fsys, f, limits, opts)
+	if doc == nil && fs == nil {
+		return nil // not an artifact
+	}
+	if len(fs) == 1 && fs[0].Rule == RuleUnknownKind {
+		res.findings = append(res.findings, fs...)
+		return nil // named, but not an artifact
+	}
+	res.artifacts++
+	res.findings = append(res.findings, fs...)
+	if doc == nil || !doc.Decoded {
+		return nil
+	}
+	if checkedHook != nil {
+		checkedHook(doc)
+	}
+	if opts.KeepOutcomes && doc.Kind.ID == "outcome.phase-outcome" {
+		res.outcomes = append(res.outcomes, doc.WithoutPositions())
+	}
+	return doc
+}
+
+// checkedHook, when set (by tests), sees every decoded document as it is
+// checked.
+var checkedHook func(*artifact.Document)
+
+// isPACEUnit reports whether a unit is a PACE project (a .pace directory and
+// its plan), every file of it classified as PACE by its path.
+func isPACEUnit(fg fileGroup) bool {
+	if fg.key != ".pace" && !strings.HasSuffix(fg.key, "/.pace") {
+		return false
+	}
+	for _, f := range fg.files {
+		if f.Kind == nil || f.Kind.Family != "pace" {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPACEUnit is checkGroup for a PACE project, in flat memory however
+// many days it holds: it decodes the files outside the day directories (the
+// plan, the advisory backlog) first, then each day's files in day order,
+// applies the day's rules and drops them; only the plan and the latest day
+// (for the unit's status) are held across days. The rules and findings are
+// those of checkPACE over the whole unit.
+func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, res *groupResult) {
+	opts := r.opts
+	c := &ruleCtx{opts: opts, changed: opts.Changed}
+	days := map[int][]artifact.File{}
+	var order []int
+	var plan, backlog *artifact.Document
+	for _, f := range fg.files {
+		if n, ok := paceDayOf(opts.Prefix + f.Rel); ok {
+			if days[n] == nil {
+				order = append(order, n)
+			}
+			days[n] = append(days[n], f)
+			continue
+		}
+		doc := r.checkOne(f, limits, res)
+		if doc == nil || doc.Kind.Family != "pace" {
+			continue
+		}
+		switch doc.Kind.ID {
+		case "pace.plan":
+			plan = doc
+		case "pace.advisory-backlog":
+			backlog = doc
+		}
+	}
+	sort.Ints(order)
+	u := newPaceUnit(c, plan)
+	for _, n := range order {
+		var day *paceDay
+		for _, f := range days[n] {
+			doc := r.checkOne(f, limits, res)
+			if doc == nil {
+				continue
+			}
+			if day == nil {
+				day = &paceDay{n: n, dir: path.Dir(doc.Path)}
+			}
+			day.add(c, doc)
+		}
+		delete(days, n)
+		if day != nil {
+			u.checkDay(day)
+		}
+	}
+	u.finish(g, backlog)
+	res.findings = append(res.findings, c.findings...)
+	res.statuses = append(res.statuses, c.statuses...)
 }
 
 func familyOf(name string) *family {
