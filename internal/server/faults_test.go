@@ -23,9 +23,13 @@ import (
 //
 // The fake and the App's clients share a JumpClock: backoff, Retry-After
 // and secondary-limit waits are honoured in full (the fake sees the time
-// move past them) without being slept. Only a hang costs real time, the
-// client's attempt timeout.
+// move past them) without being slept. Only a hang costs real time: the
+// client's attempt timeout, short here since the fake answers in
+// milliseconds.
 func TestCommandsUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for several seconds")
+	}
 	clock := ghfake.NewJumpClock()
 	h := newHarness(t, func(c *Config) {
 		c.NewDecider = nil // the real decide.Handler
