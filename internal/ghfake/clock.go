@@ -65,3 +65,48 @@ func (c *ManualClock) TotalSlept() time.Duration {
 	}
 	return sum
 }
+
+// JumpClock follows the real clock, except that Sleep returns at once and
+// moves the clock forward by the duration: time never goes backwards and
+// never falls behind time.Now. Share one between the fake (SetClock(c.Now))
+// and the clients under test (their Now and Sleep options) in a test whose
+// other parts (tickers, JWTs, a server's own clock) run on real time: the
+// clients' backoff, Retry-After and rate-limit waits are honoured without
+// being slept. Safe for concurrent use.
+type JumpClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+	slept  int
+}
+
+// NewJumpClock returns a clock that reads time.Now.
+func NewJumpClock() *JumpClock { return &JumpClock{} }
+
+// Now returns time.Now plus everything slept so far.
+func (c *JumpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Sleep moves the clock forward by d at once, unless ctx is already done.
+func (c *JumpClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.slept++
+	if d > 0 {
+		c.offset += d
+	}
+	return nil
+}
+
+// Skipped returns how many sleeps returned at once and how far they moved
+// the clock ahead of time.Now.
+func (c *JumpClock) Skipped() (sleeps int, ahead time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slept, c.offset
+}

@@ -20,20 +20,29 @@ import (
 // fail, the reconcile loop takes over, and every command ends resolved
 // exactly once: one resolution comment per issue and nothing else, labels
 // and the pull request's status final.
+//
+// The fake and the App's clients share a JumpClock: backoff, Retry-After
+// and secondary-limit waits are honoured in full (the fake sees the time
+// move past them) without being slept. Only a hang costs real time: the
+// client's attempt timeout, short here since the fake answers in
+// milliseconds.
 func TestCommandsUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for several seconds")
 	}
+	clock := ghfake.NewJumpClock()
 	h := newHarness(t, func(c *Config) {
 		c.NewDecider = nil // the real decide.Handler
 		c.ReconcileEvery = 200 * time.Millisecond
 		c.GitHubOptions = func(o *ghclient.Options) {
 			o.BackoffBase, o.BackoffMax, o.MaxAttempts = time.Millisecond, 5*time.Millisecond, 3
-			o.AttemptTimeout = 250 * time.Millisecond
+			o.AttemptTimeout = 100 * time.Millisecond
 			o.MaxRateLimitWait = 3 * time.Second
+			o.Now, o.Sleep = clock.Now, clock.Sleep
 		}
 	})
 	f := h.fake
+	f.SetClock(clock.Now)
 	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
 	f.SetPermission(owner, repo, "alice", "write")
 	const n = 10
@@ -83,7 +92,8 @@ func TestCommandsUnderFaults(t *testing.T) {
 		st, _ := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions)
 		return st.State == "success"
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	began := time.Now()
+	deadline := began.Add(2 * time.Minute)
 	for !done() {
 		if time.Now().After(deadline) {
 			for _, fe := range features {
@@ -93,6 +103,8 @@ func TestCommandsUnderFaults(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+
+	t.Logf("all commands completed under faults in %s", time.Since(began).Round(time.Millisecond))
 
 	// GitHub heals; two more reconcile passes change nothing.
 	f.SetFaults(ghfake.Faults{})
@@ -109,7 +121,11 @@ func TestCommandsUnderFaults(t *testing.T) {
 			notModified++
 		}
 	}
-	t.Logf("calls by fault: %v; 304 answers: %d", faults, notModified)
+	sleeps, ahead := clock.Skipped()
+	t.Logf("calls by fault: %v; 304 answers: %d; %d waits skipped, %s in all", faults, notModified, sleeps, ahead)
+	if ahead == 0 {
+		t.Error("no wait was skipped: the clients did not wait on the shared clock")
+	}
 	for _, kind := range []string{"5xx", "hang", "secondary", "lost-response"} {
 		if faults[kind] == 0 {
 			t.Errorf("no %q fault was injected: the test did not exercise it", kind)
