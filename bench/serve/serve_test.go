@@ -71,7 +71,7 @@ func TestShortLoad(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	}()
-	r, err := Run(context.Background(), Load{URL: e.URL, Conns: 8, Duration: 2 * time.Second})
+	r, err := Run(context.Background(), Load{URL: e.URL, Conns: 8, Duration: 2 * time.Second, UniqueComments: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestShortLoad(t *testing.T) {
 	}
 
 	// Paced (open loop): exactly Count deliveries, all acknowledged.
-	rp, err := Run(context.Background(), Load{URL: e.URL, Conns: 4, Rate: 1000, Count: 200})
+	rp, err := Run(context.Background(), Load{URL: e.URL, Conns: 4, Rate: 1000, Count: 200, UniqueComments: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestShortLoad(t *testing.T) {
 	}
 
 	// A replayed delivery id is acknowledged as a duplicate (200), not queued again.
-	r2, err := Run(context.Background(), Load{URL: e.URL, Conns: 2, Count: 10, Prefix: "replay"})
+	r2, err := Run(context.Background(), Load{URL: e.URL, Conns: 2, Count: 10, Prefix: "replay", UniqueComments: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func BenchmarkServeLoopback(b *testing.B) {
 	defer e.Close()
 	b.SetBytes(int64(len(Payload(100, 9_000_000, 20<<10))))
 	b.ResetTimer()
-	r, err := Run(context.Background(), Load{URL: e.URL, Conns: 32, Count: int64(b.N)})
+	r, err := Run(context.Background(), Load{URL: e.URL, Conns: 32, Count: int64(b.N), UniqueComments: true})
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)

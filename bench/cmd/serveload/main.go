@@ -35,6 +35,7 @@ func main() {
 	soak := flag.Duration("soak", 0, "soak for this long instead (one connection count), sampling every -every")
 	rate := flag.Float64("rate", 0, "pace the load at this many deliveries/s (open loop; latency from the scheduled time); 0: closed loop")
 	every := flag.Duration("every", 10*time.Second, "soak sampling period")
+	unique := flag.Bool("unique-comments", true, "a fresh comment id for every delivery (serve answers a replayed comment as a duplicate)")
 	flag.Parse()
 
 	var levels []int
@@ -69,11 +70,11 @@ func main() {
 	var rows []string
 	for _, c := range levels {
 		if *warmup > 0 {
-			if _, err := serve.Run(ctx, serve.Load{URL: e.URL, Conns: c, Size: *size, Rate: *rate, Duration: *warmup}); err != nil {
+			if _, err := serve.Run(ctx, serve.Load{URL: e.URL, Conns: c, Size: *size, Rate: *rate, Duration: *warmup, UniqueComments: *unique}); err != nil {
 				fail(err)
 			}
 		}
-		r, err := serve.Run(ctx, serve.Load{URL: e.URL, Conns: c, Size: *size, Rate: *rate, Duration: *duration})
+		r, err := serve.Run(ctx, serve.Load{URL: e.URL, Conns: c, Size: *size, Rate: *rate, Duration: *duration, UniqueComments: *unique})
 		if err != nil {
 			fail(err)
 		}
