@@ -95,6 +95,9 @@ type Handler struct {
 	// ReconcileWindow is how far back ReconcileRepo looks for comments on
 	// issues that are not labelled phasegate:pending; zero means 24 hours.
 	ReconcileWindow time.Duration
+	// Watermarks, when set, make ReconcileRepo list only the comments since
+	// its previous successful pass of the repository (less WatermarkSkew).
+	Watermarks *Watermarks
 
 	// ConfigTTL is how long a repository's missing config file is
 	// remembered (a 404 has no ETag, so re-reading it costs rate limit);
@@ -548,7 +551,8 @@ func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo stri
 	if window <= 0 {
 		window = 24 * time.Hour
 	}
-	recent, err := gh.ListRepoComments(ctx, owner, repo, h.now().Add(-window))
+	start := h.now()
+	recent, err := gh.ListRepoComments(ctx, owner, repo, h.Watermarks.since(owner, repo, start, window))
 	if err != nil {
 		return Result{}, fmt.Errorf("listing the recent comments of %s/%s: %w", owner, repo, err)
 	}
@@ -570,6 +574,9 @@ func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo stri
 		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if len(errs) == 0 {
+		h.Watermarks.passed(owner, repo, start)
 	}
 	return total, errors.Join(errs...)
 }

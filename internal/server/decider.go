@@ -55,12 +55,16 @@ type DeciderOptions struct {
 	Publish string
 	// Validator is the checker, built once for the server.
 	Validator *check.Validator
+	// Watermarks are the server's: each repository's last successful
+	// reconcile pass, so the next lists only the comments since.
+	Watermarks *decide.Watermarks
 }
 
 // DefaultDecider builds a *decide.Handler for the options: the App's
 // identity overrides each repository's configured one.
 func DefaultDecider(o DeciderOptions) Decider {
-	h := &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier, Publish: o.Publish}
+	h := &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier, Publish: o.Publish,
+		Watermarks: o.Watermarks}
 	return appDecider{Handler: h, job: &checkjob.Job{Handler: h, Validator: o.Validator, ConfigPath: o.ConfigPath}}
 }
 

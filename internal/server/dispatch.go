@@ -61,7 +61,7 @@ func (s *Server) handle(ctx context.Context, j *job) {
 func (s *Server) decider(log *slog.Logger) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
-		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator,
+		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
 	})
 }
 

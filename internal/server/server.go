@@ -71,6 +71,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
@@ -79,11 +80,13 @@ import (
 type Server struct {
 	cfg       Config
 	validator *check.Validator // the checker, built once
-	log       *slog.Logger
-	queue     *queue
-	budget    *bodyBudget
-	metrics   *metrics
-	mux       *http.ServeMux
+	// watermarks: each repository's last successful reconcile pass.
+	watermarks *decide.Watermarks
+	log        *slog.Logger
+	queue      *queue
+	budget     *bodyBudget
+	metrics    *metrics
+	mux        *http.ServeMux
 	// metricsMux serves /metrics on Config.MetricsAddr, when set (then mux
 	// does not).
 	metricsMux  *http.ServeMux
@@ -126,6 +129,7 @@ func New(cfg Config) (*Server, error) {
 		id := cfg.Identity
 		s.ident.Store(&id)
 	}
+	s.watermarks = &decide.Watermarks{}
 	if s.validator, err = check.NewValidator(); err != nil {
 		return nil, fmt.Errorf("loading the schemas: %w", err)
 	}
