@@ -12,7 +12,6 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
-	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/report"
 )
 
@@ -118,19 +117,7 @@ func (r *run) actors(ctx context.Context, cr *commitRun) []string {
 	if cr.ev.PullRequest != nil {
 		list = append(list, cr.ev.PullRequest.User.Login)
 	}
-	if info, err := r.gh.Commit(ctx, r.owner, r.repo, cr.head); err == nil && info.Verified {
-		list = append(list, info.Author, info.Committer)
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, a := range list {
-		if a == "" || !outcome.Actor(a) || seen[strings.ToLower(a)] {
-			continue
-		}
-		seen[strings.ToLower(a)] = true
-		out = append(out, a)
-	}
-	return out
+	return checkjob.Attested(ctx, r.gh, r.owner, r.repo, cr.head, list)
 }
 
 // pushedRef is the branch whose pushers the outcomes record: the pull

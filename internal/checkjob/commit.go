@@ -162,7 +162,20 @@ func (j *Job) actors(ctx context.Context, gh GitHub, req Request) []string {
 	if req.PR != nil {
 		list = append(list, req.PR.Author)
 	}
-	if info, err := gh.Commit(ctx, req.Owner, req.Repo, req.SHA); err == nil && info.Verified {
+	return Attested(ctx, gh, req.Owner, req.Repo, req.SHA, list)
+}
+
+// CommitReader reads a commit (ghclient.Client).
+type CommitReader interface {
+	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
+}
+
+// Attested is the accounts of list that can be logins, once each (case
+// folded), plus the author and committer of commit sha only when GitHub
+// verified its signature (anyone can write any name into an unsigned
+// commit): the actors an outcome records, for the action and the App.
+func Attested(ctx context.Context, gh CommitReader, owner, repo, sha string, list []string) []string {
+	if info, err := gh.Commit(ctx, owner, repo, sha); err == nil && info.Verified {
 		list = append(list, info.Author, info.Committer)
 	}
 	var out []string
