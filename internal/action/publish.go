@@ -220,19 +220,7 @@ func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, 
 
 // contractsDescription is phasegate/contracts' description: the verdict
 // and its first reason, or the counts.
-func contractsDescription(rep report.Report) string {
-	d := string(rep.Verdict.Verdict)
-	if len(rep.Verdict.Reasons) > 0 {
-		// A reason starts with its verdict ("HOLD: …").
-		r := rep.Verdict.Reasons[0]
-		if strings.HasPrefix(r, d+": ") {
-			return r
-		}
-		return d + ": " + r
-	}
-	errs, warns := check.Count(rep.Findings)
-	return d + fmt.Sprintf(": %d artifacts, %d errors, %d warnings", rep.Artifacts, errs, warns)
-}
+func contractsDescription(rep report.Report) string { return checkjob.ContractsTitle(rep) }
 
 // contractsStatus is phasegate/contracts for a verdict: success for SHIP
 // and ADVISORY, failure for HOLD.

@@ -26,7 +26,7 @@ func (j *Job) contracts(rep report.Report, req Request, details string) decide.C
 	case gate.Advisory:
 		c.Conclusion = "neutral"
 	}
-	c.Title = contractsTitle(rep)
+	c.Title = ContractsTitle(rep)
 	links := report.SummaryLinks{Commit: req.SHA}
 	if req.HTMLURL != "" {
 		links.BlobBase = req.HTMLURL + "/blob/" + req.SHA + "/"
@@ -47,8 +47,10 @@ func (j *Job) contracts(rep report.Report, req Request, details string) decide.C
 	return c
 }
 
-// contractsTitle is the verdict and its first reason, or the counts.
-func contractsTitle(rep report.Report) string {
+// ContractsTitle is phasegate/contracts' one line, for the App's check run
+// and the action's status alike: the verdict and its first reason, or the
+// counts.
+func ContractsTitle(rep report.Report) string {
 	d := string(rep.Verdict.Verdict)
 	if len(rep.Verdict.Reasons) > 0 {
 		// A reason starts with its verdict ("HOLD: …").
