@@ -39,7 +39,7 @@ KUBECONFORM_VERSION=v0.7.0
 # (…/jsonschema/v5/cmd/jv@v5.3.1 does not exist: v5.3.1 ships no cmd/jv.)
 JV_VERSION=v0.7.0
 
-SCHEMA_URL=https://raw.githubusercontent.com/phasegate/phasegate/main/schemas/
+SCHEMA_URL=https://raw.githubusercontent.com/phasegate/phasegate/v0.1.0/schemas/
 
 log() { printf '\n== %s\n' "$*" >&2; }
 need() { command -v "$1" >/dev/null 2>&1 || { echo "bench/run.sh: $1 is required" >&2; exit 2; }; }

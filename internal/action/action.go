@@ -642,7 +642,7 @@ func (r *run) loadConfig(ctx context.Context, cr *commitRun) {
 	if !found {
 		return
 	}
-	cfg, probs := config.Parse(data, check.KnownRule)
+	cfg, probs := config.Parse(data)
 	cr.cfg = cfg
 	if len(probs) > 0 {
 		cr.cfgInvalid = fmt.Sprintf("%s is invalid (line %d: %s)", cr.in.config, probs[0].Line, probs[0].Message)

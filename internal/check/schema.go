@@ -22,7 +22,7 @@ var printer = message.NewPrinter(language.English)
 
 // SchemaBaseURL is the base of every schema's $id: the raw file in the
 // repository, so editors can fetch it.
-const SchemaBaseURL = "https://raw.githubusercontent.com/phasegate/phasegate/main/schemas/"
+const SchemaBaseURL = schemas.BaseURL
 
 // Validator holds the compiled schema of every kind. It is safe for
 // concurrent use.

@@ -101,7 +101,7 @@ func (j *Job) config(ctx context.Context, gh GitHub, req Request) (config.Config
 	if !found {
 		return config.Default(), nil, nil
 	}
-	cfg, probs := config.Parse(data, check.KnownRule)
+	cfg, probs := config.Parse(data)
 	var findings []check.Finding
 	for _, p := range probs {
 		findings = append(findings, check.Finding{File: path, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config", Severity: check.SeverityError,

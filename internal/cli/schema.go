@@ -7,12 +7,14 @@ import (
 
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
+	slash "github.com/phasegate/phasegate/internal/command"
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/schemas"
 )
 
 // schema lists the kinds, or prints one kind's schema.
 func (e *environment) schema(args []string) int {
-	fset := e.flags("schema", "Without KIND, lists every artifact kind and where it is found; with KIND, prints its\nJSON Schema (draft 2020-12), whose x-tier/x-basis annotations mark the convention tier;\n--conventions lists every convention-tier field with its upstream basis.")
+	fset := e.flags("schema", "Without KIND, lists every artifact kind and where it is found; with KIND, prints its\nJSON Schema (draft 2020-12), whose x-tier/x-basis annotations mark the convention tier;\n`phasegate schema config` prints the schema of .github/phasegate.yml;\n--conventions lists every convention-tier field with its upstream basis.")
 	conventions := fset.Bool("conventions", false, "list the convention-tier fields (schema.convention warnings) and their upstream basis")
 	if code, done := fset.parse(args); done {
 		return code
@@ -28,16 +30,17 @@ func (e *environment) schema(args []string) int {
 		}
 		tw.Flush()
 		fmt.Fprintf(e.stdout, "\nSchemas: phasegate schema KIND, or %s<family>/<kind>.schema.json\n", check.SchemaBaseURL)
+		fmt.Fprintf(e.stdout, "The schema of %s: phasegate schema %s, or %s%s\n", config.DefaultPath, configSchemaName, check.SchemaBaseURL, config.SchemaPath)
 		fmt.Fprintln(e.stdout, "Convention-tier fields (schema.convention warnings, with their upstream basis): phasegate schema --conventions")
 		return ExitOK
 	case fset.NArg() == 1 && !*conventions:
-		k := artifact.KindByID(fset.Arg(0))
-		if k == nil {
-			return e.failf("unknown kind %q (run 'phasegate schema' to list the kinds)", fset.Arg(0))
-		}
-		data, err := fs.ReadFile(schemas.FS, k.SchemaPath())
+		path, err := schemaPathOf(fset.Arg(0))
 		if err != nil {
-			return e.failf("reading schema of %s: %v", k.ID, err)
+			return e.failf("%v", err)
+		}
+		data, err := fs.ReadFile(schemas.FS, path)
+		if err != nil {
+			return e.failf("reading schema %s: %v", path, err)
 		}
 		if _, err := e.stdout.Write(data); err != nil {
 			return e.failf("writing schema: %v", err)
@@ -45,6 +48,29 @@ func (e *environment) schema(args []string) int {
 		return ExitOK
 	}
 	return e.failf("usage: phasegate schema [KIND | --conventions]")
+}
+
+// configSchemaName is the name `phasegate schema` gives the config's schema.
+const configSchemaName = "config"
+
+// schemaPathOf is the schema file of a kind ID, or of the config; an
+// unknown name is an error that names the nearest kind.
+func schemaPathOf(name string) (string, error) {
+	if name == configSchemaName {
+		return config.SchemaPath, nil
+	}
+	if k := artifact.KindByID(name); k != nil {
+		return k.SchemaPath(), nil
+	}
+	ids := []string{configSchemaName}
+	for _, k := range artifact.Kinds() {
+		ids = append(ids, k.ID)
+	}
+	hint := ""
+	if s, ok := slash.Suggest(name, ids); ok {
+		hint = fmt.Sprintf("did you mean %q? ", s)
+	}
+	return "", fmt.Errorf("unknown kind %q (%srun 'phasegate schema' to list the kinds)", name, hint)
 }
 
 // listConventions prints every convention-tier field with its basis.

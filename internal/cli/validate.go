@@ -345,7 +345,7 @@ func loadConfig(f validateFlags) (config.Config, []check.Finding, string, error)
 		}
 		return config.Default(), nil, "", fmt.Errorf("reading config %s: %w", path, err)
 	}
-	cfg, probs := config.Parse(data, check.KnownRule)
+	cfg, probs := config.Parse(data)
 	var out []check.Finding
 	for _, p := range probs {
 		out = append(out, check.Finding{File: filepath.ToSlash(display), Line: p.Line, Column: p.Column, Kind: "config", Rule: "config",

@@ -10,7 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -29,31 +29,31 @@ const DefaultPath = ".github/phasegate.yml"
 // Config is the repository configuration.
 type Config struct {
 	// Artifacts maps a kind ID to extra globs of files of that kind.
-	Artifacts map[string][]string `yaml:"artifacts"`
+	Artifacts map[string][]string `yaml:"artifacts,omitempty"`
 	// Ignore lists globs of files and directories never read.
-	Ignore []string `yaml:"ignore"`
+	Ignore []string `yaml:"ignore,omitempty"`
 	// Limits bound the work per file.
-	Limits Limits `yaml:"limits"`
+	Limits Limits `yaml:"limits,omitempty"`
 	// Rules sets rule severities by rule ID: error, warning or off.
-	Rules map[string]string `yaml:"rules"`
+	Rules map[string]string `yaml:"rules,omitempty"`
 	// Pace holds the settings of PACE rules.
-	Pace Pace `yaml:"pace"`
+	Pace Pace `yaml:"pace,omitempty"`
 	// SCC holds the settings of SCC rules.
-	SCC SCC `yaml:"scc"`
+	SCC SCC `yaml:"scc,omitempty"`
 	// Autopilot holds the settings of Autopilot rules.
-	Autopilot Autopilot `yaml:"autopilot"`
+	Autopilot Autopilot `yaml:"autopilot,omitempty"`
 	// Outcome holds the settings of Phase Outcome rules.
-	Outcome Outcome `yaml:"outcome"`
+	Outcome Outcome `yaml:"outcome,omitempty"`
 	// Identity is the login phasegate posts as: only its comments count as
 	// outcomes and resolutions (default github-actions[bot], the identity
 	// of a workflow's GITHUB_TOKEN; the App's is <app-slug>[bot]).
-	Identity string `yaml:"identity"`
+	Identity string `yaml:"identity,omitempty"`
 	// Decisions configures how decisions are resolved.
-	Decisions Decisions `yaml:"decisions"`
+	Decisions Decisions `yaml:"decisions,omitempty"`
 	// Resolvers says who may resolve decisions.
-	Resolvers Resolvers `yaml:"resolvers"`
+	Resolvers Resolvers `yaml:"resolvers,omitempty"`
 	// Phases is the pipeline's phase sequence, for the phase:<name> labels.
-	Phases Phases `yaml:"phases"`
+	Phases Phases `yaml:"phases,omitempty"`
 }
 
 // Resolvers: who may resolve a decision (docs/security.md). A commenter qualifies
@@ -63,13 +63,13 @@ type Config struct {
 type Resolvers struct {
 	// Permission is the least repository permission: admin, maintain,
 	// write (default), triage or read.
-	Permission string `yaml:"permission"`
+	Permission string `yaml:"permission,omitempty"`
 	// Users may resolve whatever their permission.
-	Users []string `yaml:"users"`
+	Users []string `yaml:"users,omitempty"`
 	// Teams ("org/team-slug") whose members may resolve.
-	Teams []string `yaml:"teams"`
+	Teams []string `yaml:"teams,omitempty"`
 	// Exclude never resolve, whatever their permission.
-	Exclude []string `yaml:"exclude"`
+	Exclude []string `yaml:"exclude,omitempty"`
 }
 
 // PermissionOrDefault is the configured permission, or write.
@@ -83,9 +83,9 @@ func (r Resolvers) PermissionOrDefault() string {
 // Phases configures the phase:<name> labels.
 type Phases struct {
 	// Sequence of phases; an approval moves the issue to the next one.
-	Sequence []string `yaml:"sequence"`
+	Sequence []string `yaml:"sequence,omitempty"`
 	// Aliases map outcome phase names (skill names) to sequence entries.
-	Aliases map[string]string `yaml:"aliases"`
+	Aliases map[string]string `yaml:"aliases,omitempty"`
 }
 
 // DefaultPhases is the source pipeline's sequence and its skills' names.
@@ -122,12 +122,18 @@ func (p Phases) Label(phase string) string {
 	return ""
 }
 
-// PhasesOrDefault is the configured phases, or DefaultPhases.
+// PhasesOrDefault is the configured phases, or DefaultPhases. Aliases given
+// without a sequence add to the default sequence's aliases.
 func (c Config) PhasesOrDefault() Phases {
 	if len(c.Phases.Sequence) > 0 {
 		return c.Phases
 	}
-	return DefaultPhases
+	if len(c.Phases.Aliases) == 0 {
+		return DefaultPhases
+	}
+	p := Phases{Sequence: DefaultPhases.Sequence, Aliases: maps.Clone(DefaultPhases.Aliases)}
+	maps.Copy(p.Aliases, c.Phases.Aliases)
+	return p
 }
 
 // DefaultIdentity is the login of a workflow's GITHUB_TOKEN.
@@ -145,11 +151,11 @@ func (c Config) IdentityOrDefault() string {
 type Decisions struct {
 	// NegativeOptions resolve a blocking decision negatively: the decision
 	// status fails (default: reject, request-changes).
-	NegativeOptions []string `yaml:"negative_options"`
+	NegativeOptions []string `yaml:"negative_options,omitempty"`
 	// Dispatch sends a repository_dispatch (phasegate.resolved,
 	// phasegate.phase-advanced) on every resolution, so that the pipeline
 	// waiting for it goes on (default true).
-	Dispatch *bool `yaml:"dispatch"`
+	Dispatch *bool `yaml:"dispatch,omitempty"`
 	// InvalidateOnPush says which pushes after a resolution make it stale,
 	// so that the decision is pending again on the new head until a person
 	// re-confirms it (GitHub's "dismiss stale approvals"): "unit" (default)
@@ -157,7 +163,7 @@ type Decisions struct {
 	// (other Phase Outcome files aside) and the paths its produced entries
 	// name; "all" on any change; "none" never. A negative resolution is
 	// final whatever this says.
-	InvalidateOnPush string `yaml:"invalidate_on_push"`
+	InvalidateOnPush string `yaml:"invalidate_on_push,omitempty"`
 }
 
 // DispatchOrDefault is decisions.dispatch, true unless set to false.
@@ -183,31 +189,31 @@ func (d Decisions) InvalidateOnPushOrDefault() string {
 type SCC struct {
 	// RequireUUIDTaskID enforces the L8 doc's "task_id MUST be a UUID"
 	// (upstream's own examples use "example-task-id", so it is off by default).
-	RequireUUIDTaskID bool `yaml:"require_uuid_task_id"`
+	RequireUUIDTaskID bool `yaml:"require_uuid_task_id,omitempty"`
 	// Executors allowed in a task's allowedExecutors (default: codex, opencodecli).
-	Executors []string `yaml:"executors"`
+	Executors []string `yaml:"executors,omitempty"`
 	// Roles allowed in a task's role (default: any).
-	Roles []string `yaml:"roles"`
+	Roles []string `yaml:"roles,omitempty"`
 }
 
 // Autopilot settings: upstream changed its thresholds between versions.
 type Autopilot struct {
 	// DeferRate is the human-deferral rate above which the run must log a
 	// high_defer_rate_warning (default 0.50, the seed's; HEAD uses 0.05).
-	DeferRate *float64 `yaml:"defer_rate"`
+	DeferRate *float64 `yaml:"defer_rate,omitempty"`
 	// PassScore is the judge alignment a completed phase needs (default 7,
 	// the seed's; HEAD uses 9).
-	PassScore *float64 `yaml:"pass_score"`
+	PassScore *float64 `yaml:"pass_score,omitempty"`
 }
 
 // Outcome settings.
 type Outcome struct {
 	// ApprovalPhases must carry an approval decision (default:
 	// requirements, technical-plan, develop — the three approval gates).
-	ApprovalPhases []string `yaml:"approval_phases"`
+	ApprovalPhases []string `yaml:"approval_phases,omitempty"`
 	// MaxPerPush is the most Phase Outcomes one push or pull request run
 	// posts (default 10); more are an error finding, not API calls.
-	MaxPerPush int `yaml:"max_per_push"`
+	MaxPerPush int `yaml:"max_per_push,omitempty"`
 }
 
 // DefaultMaxOutcomesPerPush is outcome.max_per_push's default.
@@ -225,17 +231,17 @@ func (o Outcome) MaxPerPushOrDefault() int {
 type Pace struct {
 	// TDDEnforcement is forge.tdd_enforcement: when set, handoffs must
 	// (true) or must not (false) confirm a TDD red phase.
-	TDDEnforcement *bool `yaml:"tdd_enforcement"`
+	TDDEnforcement *bool `yaml:"tdd_enforcement,omitempty"`
 	// MaxIterations is forge.max_iterations: the most LLM calls FORGE may use.
-	MaxIterations int `yaml:"max_iterations"`
+	MaxIterations int `yaml:"max_iterations,omitempty"`
 }
 
 // Limits is the limits section; zero means the default. max_depth is at
 // most artifact.MaxDepthCeiling.
 type Limits struct {
-	MaxFileSize   int64 `yaml:"max_file_size"`
-	MaxDepth      int   `yaml:"max_depth"`
-	MaxAliasNodes int   `yaml:"max_alias_nodes"`
+	MaxFileSize   int64 `yaml:"max_file_size,omitempty"`
+	MaxDepth      int   `yaml:"max_depth,omitempty"`
+	MaxAliasNodes int   `yaml:"max_alias_nodes,omitempty"`
 }
 
 // ArtifactLimits converts the section to decoder limits, defaults filled in.
@@ -262,52 +268,7 @@ type Problem struct {
 // Default is the configuration used without a file or with an invalid one.
 func Default() Config { return Config{} }
 
-var (
-	lineRE     = regexp.MustCompile(`line (\d+)`)
-	unknownKey = regexp.MustCompile(`^line \d+: field (\S+) not found in type (\S+)$`)
-	wrongType  = regexp.MustCompile(`^line \d+: cannot unmarshal (!!\w+)(?: (` + "`" + `.*` + "`" + `))? into (\S+)$`)
-	goTypes    = map[string]string{
-		"[]string":            "a list of strings",
-		"int":                 "an integer",
-		"int64":               "an integer",
-		"float64":             "a number",
-		"bool":                "true or false",
-		"string":              "a string",
-		"map[string][]string": "a mapping of kind IDs to lists of globs",
-		"map[string]string":   "a mapping of rule IDs to severities",
-	}
-	yamlTypes = map[string]string{
-		"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean",
-		"!!null": "null", "!!seq": "a list", "!!map": "a mapping", "!!binary": "binary data", "!!timestamp": "a timestamp",
-	}
-)
-
-// keysOf lists the YAML keys of each section's Go type, by the name the
-// YAML decoder's messages use ("config.Limits").
-var keysOf = func() map[string][]string {
-	out := map[string][]string{}
-	var add func(t reflect.Type)
-	add = func(t reflect.Type) {
-		name := t.String()
-		if _, done := out[name]; done {
-			return
-		}
-		out[name] = []string{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if key == "" || key == "-" {
-				continue
-			}
-			out[name] = append(out[name], key)
-			if ft := f.Type; ft.Kind() == reflect.Struct {
-				add(ft)
-			}
-		}
-	}
-	add(reflect.TypeOf(Config{}))
-	return out
-}()
+var lineRE = regexp.MustCompile(`line (\d+)`)
 
 // maxSize is the largest config file read, and maxKeys the most entries one
 // mapping may have: the YAML decoder compares every key of a mapping with
@@ -319,10 +280,12 @@ const (
 )
 
 // Parse decodes the config. With problems, the returned Config is Default().
-// It never panics: whatever is wrong with the bytes is a problem. knownRule
-// reports whether a rule ID exists (check.KnownRule: the rule catalogue), so
-// that a misspelt rule is a problem, not silently ignored; nil checks none.
-func Parse(data []byte, knownRule func(id string) bool) (cfg Config, probs []Problem) {
+// It never panics: whatever is wrong with the bytes is a problem. The file
+// is validated against the config's JSON Schema (schemas/config, the one
+// description of what is accepted), then the few things a schema cannot say
+// are checked (glob syntax, phase aliases' targets); every problem is
+// reported in one pass, each at its line.
+func Parse(data []byte) (cfg Config, probs []Problem) {
 	defer func() {
 		if r := recover(); r != nil {
 			cfg, probs = Default(), []Problem{{Line: 1, Column: 1, Message: fmt.Sprintf("the config could not be read: %v", r)}}
@@ -341,35 +304,47 @@ func Parse(data []byte, knownRule func(id string) bool) (cfg Config, probs []Pro
 		if errors.Is(err, io.EOF) {
 			return Default(), nil // comments only
 		}
-		return Default(), []Problem{fromMessage(err.Error(), nil)}
+		return Default(), []Problem{fromMessage(err.Error())}
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		return Default(), []Problem{{Line: max(extra.Line, 1), Column: 1, Message: "the config holds more than one YAML document ('---'); write it as one"}}
 	case !errors.Is(err, io.EOF):
-		return Default(), []Problem{fromMessage(err.Error(), nil)}
+		return Default(), []Problem{fromMessage(err.Error())}
 	}
 	if probs := checkKeys(&root); len(probs) > 0 {
 		return Default(), probs
 	}
-	strict := yaml.NewDecoder(bytes.NewReader(data))
-	strict.KnownFields(true)
-	if err := strict.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		cols := columns(&root)
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			for _, e := range te.Errors {
-				probs = append(probs, fromMessage(e, cols))
-			}
-			return Default(), capProblems(probs)
+	doc := artifact.Decode(DefaultPath, nil, data, artifact.Limits{MaxFileSize: maxSize})
+	if !doc.Decoded {
+		for _, p := range doc.Problems {
+			probs = append(probs, Problem{p.Pos.Line, p.Pos.Column, p.Message})
 		}
-		return Default(), []Problem{fromMessage(err.Error(), cols)}
-	}
-	if probs := validate(cfg, &root, knownRule); len(probs) > 0 {
 		return Default(), capProblems(probs)
 	}
+	probs = schemaProblems(doc)
+	if err := root.Decode(&cfg); err != nil && len(probs) == 0 {
+		// The schema accepted what the decoder cannot hold (2.0 for an
+		// integer, a number over int64): still a problem, never a default.
+		probs = append(probs, fromMessage(err.Error()))
+	}
+	probs = append(probs, validate(cfg, &root)...)
+	if len(probs) > 0 {
+		return Default(), capProblems(sortProblems(probs))
+	}
 	return cfg, nil
+}
+
+// sortProblems orders problems by position and drops repeats.
+func sortProblems(probs []Problem) []Problem {
+	sort.SliceStable(probs, func(i, j int) bool {
+		if probs[i].Line != probs[j].Line {
+			return probs[i].Line < probs[j].Line
+		}
+		return probs[i].Column < probs[j].Column
+	})
+	return slices.Compact(probs)
 }
 
 // checkKeys reports duplicate keys (once each, in linear time) and
@@ -433,77 +408,26 @@ func clamp(probs []Problem, data []byte) []Problem {
 	return probs
 }
 
-// fromMessage turns a YAML error message into a problem at its line (and,
-// when known, the column of the first node on that line), in words that
-// name YAML and config types rather than Go ones.
-func fromMessage(msg string, cols map[int]int) Problem {
+// fromMessage turns a YAML error message into a problem at its line.
+func fromMessage(msg string) Problem {
 	p := Problem{Line: 1, Column: 1, Message: strings.TrimPrefix(msg, "yaml: ")}
 	if m := lineRE.FindStringSubmatch(msg); m != nil {
 		if l, err := strconv.Atoi(m[1]); err == nil && l > 0 {
 			p.Line = l
-			if c := cols[l]; c > 0 {
-				p.Column = c
-			}
 		}
 	}
-	if m := unknownKey.FindStringSubmatch(msg); m != nil {
-		p.Message = fmt.Sprintf("unknown key %q", m[1])
-		if keys := keysOf[m[2]]; len(keys) > 0 {
-			p.Message += " (known keys here: " + strings.Join(keys, ", ") + ")"
-		}
-	} else if m := wrongType.FindStringSubmatch(msg); m != nil {
-		got := yamlTypes[m[1]]
-		if got == "" {
-			got = m[1]
-		}
-		if m[2] != "" {
-			got += " " + m[2]
-		}
-		want := goTypes[m[3]]
-		switch {
-		case want != "":
-		case keysOf[m[3]] != nil:
-			want = "a mapping"
-		default:
-			want = m[3]
-		}
-		p.Message = fmt.Sprintf("wrong type: got %s, want %s", got, want)
-	} else {
-		p.Message = strings.TrimPrefix(p.Message, fmt.Sprintf("line %d: ", p.Line))
-	}
+	p.Message = strings.TrimPrefix(p.Message, fmt.Sprintf("line %d: ", p.Line))
+	p.Message = strings.TrimPrefix(p.Message, "unmarshal errors:\n  ")
 	return p
 }
 
-// columns maps each line to the column of its leftmost node.
-func columns(root *yaml.Node) map[int]int {
-	cols := map[int]int{}
-	var walk func(n *yaml.Node)
-	walk = func(n *yaml.Node) {
-		if n.Kind != yaml.DocumentNode && n.Line > 0 {
-			if c, ok := cols[n.Line]; !ok || n.Column < c {
-				cols[n.Line] = n.Column
-			}
-		}
-		for _, c := range n.Content {
-			walk(c)
-		}
-	}
-	walk(root)
-	return cols
-}
-
-// validate checks what strict decoding cannot: artifact kinds and globs,
-// rule severities and ids, resolvers, phase aliases, the ranges of the
-// autopilot and pace settings, and limits. Each problem is placed at the
-// node of its key in root.
-func validate(cfg Config, root *yaml.Node, knownRule func(id string) bool) []Problem {
+// validate checks what the schema cannot say: glob syntax, and that each
+// phase alias maps to a phase of the sequence in effect. Each problem is
+// placed at the node of its key in root.
+func validate(cfg Config, root *yaml.Node) []Problem {
 	p := &problems{root: root}
-	p.checkArtifacts(cfg)
-	p.checkRules(cfg, knownRule)
-	p.checkResolvers(cfg)
+	p.checkGlobs(cfg)
 	p.checkPhases(cfg)
-	p.checkRanges(cfg)
-	p.checkLimits(cfg)
 	return p.list
 }
 
@@ -522,19 +446,15 @@ func (p *problems) add(n *yaml.Node, msg string) {
 	p.list = append(p.list, Problem{l, c, msg})
 }
 
-// checkArtifacts checks that each key of artifacts is a kind and each glob
-// of artifacts and ignore is valid.
-func (p *problems) checkArtifacts(cfg Config) {
+// checkGlobs checks each glob of artifacts and ignore (the schema checks
+// the kinds).
+func (p *problems) checkGlobs(cfg Config) {
 	ids := make([]string, 0, len(cfg.Artifacts))
 	for id := range cfg.Artifacts {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		if artifact.KindByID(id) == nil {
-			p.add(find(p.root, "artifacts", id), fmt.Sprintf("artifacts: unknown kind %q (run `phasegate schema` to list the kinds)", id))
-			continue
-		}
 		for i, g := range cfg.Artifacts[id] {
 			if !doublestar.ValidatePattern(g) {
 				p.add(item(p.root, i, "artifacts", id), fmt.Sprintf("artifacts.%s: invalid glob %q", id, g))
@@ -548,48 +468,10 @@ func (p *problems) checkArtifacts(cfg Config) {
 	}
 }
 
-// checkRules checks each rule's severity and, with knownRule, its id.
-func (p *problems) checkRules(cfg Config, knownRule func(id string) bool) {
-	rules := make([]string, 0, len(cfg.Rules))
-	for id := range cfg.Rules {
-		rules = append(rules, id)
-	}
-	sort.Strings(rules)
-	for _, id := range rules {
-		switch cfg.Rules[id] {
-		case "error", "warning", "off":
-		default:
-			p.add(find(p.root, "rules", id), fmt.Sprintf("rules.%s: severity %q must be error, warning or off", id, cfg.Rules[id]))
-		}
-		if knownRule != nil && !knownRule(id) {
-			p.add(find(p.root, "rules", id), fmt.Sprintf("rules: unknown rule %q (docs/rules.md lists them)", id))
-		}
-	}
-}
-
-// checkResolvers checks the resolvers' permission and team names, and
-// decisions.invalidate_on_push.
-func (p *problems) checkResolvers(cfg Config) {
-	switch cfg.Decisions.InvalidateOnPush {
-	case "", InvalidateUnit, InvalidateAll, InvalidateNone:
-	default:
-		p.add(find(p.root, "decisions", "invalidate_on_push"), fmt.Sprintf("decisions.invalidate_on_push %q must be unit, all or none", cfg.Decisions.InvalidateOnPush))
-	}
-	switch cfg.Resolvers.Permission {
-	case "", "admin", "maintain", "write", "triage", "read":
-	default:
-		p.add(find(p.root, "resolvers", "permission"), fmt.Sprintf("resolvers.permission %q must be admin, maintain, write, triage or read", cfg.Resolvers.Permission))
-	}
-	for _, team := range cfg.Resolvers.Teams {
-		if org, slug, ok := strings.Cut(team, "/"); !ok || org == "" || slug == "" {
-			p.add(find(p.root, "resolvers", "teams"), fmt.Sprintf("resolvers.teams: %q must be org/team-slug", team))
-		}
-	}
-}
-
 // checkPhases checks that each phase alias maps to a phase of the sequence
-// (when there is one).
+// in effect: phases.sequence, or the default sequence when it is not set.
 func (p *problems) checkPhases(cfg Config) {
+	seq := cfg.PhasesOrDefault().Sequence
 	aliases := make([]string, 0, len(cfg.Phases.Aliases))
 	for alias := range cfg.Phases.Aliases {
 		aliases = append(aliases, alias)
@@ -597,38 +479,14 @@ func (p *problems) checkPhases(cfg Config) {
 	sort.Strings(aliases)
 	for _, alias := range aliases {
 		target := cfg.Phases.Aliases[alias]
-		if len(cfg.Phases.Sequence) > 0 && !slices.Contains(cfg.Phases.Sequence, target) {
-			p.add(find(p.root, "phases", "aliases"), fmt.Sprintf("phases.aliases: %q maps to %q, which is not in phases.sequence", alias, target))
+		if !slices.ContainsFunc(seq, func(s string) bool { return strings.EqualFold(s, target) }) {
+			which := "phases.sequence"
+			if len(cfg.Phases.Sequence) == 0 {
+				which = "the default sequence (" + strings.Join(seq, ", ") + "; set phases.sequence for another)"
+			}
+			p.add(find(p.root, "phases", "aliases", alias), fmt.Sprintf("phases.aliases: %q maps to %q, which is not in %s", alias, target, which))
 		}
 	}
-}
-
-// checkRanges checks the ranges of the autopilot and pace settings.
-func (p *problems) checkRanges(cfg Config) {
-	if r := cfg.Autopilot.DeferRate; r != nil && (*r < 0 || *r > 1) {
-		p.add(find(p.root, "autopilot", "defer_rate"), "autopilot.defer_rate must be between 0 and 1")
-	}
-	if s := cfg.Autopilot.PassScore; s != nil && (*s < 1 || *s > 10) {
-		p.add(find(p.root, "autopilot", "pass_score"), "autopilot.pass_score must be between 1 and 10")
-	}
-	if cfg.Pace.MaxIterations < 0 {
-		p.add(find(p.root, "pace", "max_iterations"), "pace.max_iterations must be positive")
-	}
-}
-
-// checkLimits checks that each limit is not negative nor over its ceiling.
-func (p *problems) checkLimits(cfg Config) {
-	limit := func(key string, v int64, ceiling int64) {
-		switch {
-		case v < 0:
-			p.add(find(p.root, "limits", key), fmt.Sprintf("limits.%s: %d is negative; use a positive number (0 or absent means the default)", key, v))
-		case ceiling > 0 && v > ceiling:
-			p.add(find(p.root, "limits", key), fmt.Sprintf("limits.%s: %d is over the most phasegate allows, %d", key, v, ceiling))
-		}
-	}
-	limit("max_file_size", cfg.Limits.MaxFileSize, 0)
-	limit("max_depth", int64(cfg.Limits.MaxDepth), artifact.MaxDepthCeiling)
-	limit("max_alias_nodes", int64(cfg.Limits.MaxAliasNodes), 0)
 }
 
 // find returns the key node at a path of mapping keys: the deepest that

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,7 +132,7 @@ func TestParseValid(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := Parse([]byte(tc.data), nil)
+			got, probs := Parse([]byte(tc.data))
 			if len(probs) != 0 {
 				t.Fatalf("problems: %+v", probs)
 			}
@@ -174,12 +175,12 @@ func TestParseProblems(t *testing.T) {
 		{
 			name: "decisions.invalidate_on_push outside unit, all, none",
 			data: "decisions:\n  invalidate_on_push: sometimes\n",
-			want: []string{`2:3: decisions.invalidate_on_push "sometimes" must be unit, all or none`},
+			want: []string{`2:3: decisions.invalidate_on_push: "sometimes" must be unit, all or none`},
 		},
 		{
 			name: "wrong type for artifacts",
 			data: "artifacts: [pace.plan]\n",
-			want: []string{"1:1: wrong type: got a list, want a mapping of kind IDs to lists of globs"},
+			want: []string{"1:1: artifacts: wrong type: got a list, want a mapping"},
 		},
 		{
 			name: "globs given as a string",
@@ -224,15 +225,15 @@ func TestParseProblems(t *testing.T) {
 		{
 			name: "bad severity",
 			data: "rules:\n  pace.gate.hold-iff-fail: fatal\n",
-			want: []string{`2:3: rules.pace.gate.hold-iff-fail: severity "fatal" must be error, warning or off`},
+			want: []string{`2:3: rules.pace.gate.hold-iff-fail: "fatal" must be error, warning or off`},
 		},
 		{
 			name: "out-of-range settings",
 			data: "autopilot:\n  defer_rate: 5\n  pass_score: 0\npace:\n  max_iterations: -1\n",
 			want: []string{
-				"2:3: autopilot.defer_rate must be between 0 and 1",
-				"3:3: autopilot.pass_score must be between 1 and 10",
-				"5:3: pace.max_iterations must be positive",
+				"2:3: autopilot.defer_rate: 5 is out of range: it must be between 0 and 1",
+				"3:3: autopilot.pass_score: 0 is out of range: it must be between 1 and 10",
+				"5:3: pace.max_iterations: -1 is negative",
 			},
 		},
 		{
@@ -242,18 +243,18 @@ func TestParseProblems(t *testing.T) {
 		},
 		{
 			name: "unknown key names the known ones",
-			data: "autopilot:\n  pass: 9\n",
-			want: []string{`2:3: unknown key "pass" (known keys here: defer_rate, pass_score)`},
+			data: "autopilot:\n  threshold: 9\n",
+			want: []string{`2:3: autopilot: unknown key "threshold" (known keys here: defer_rate, pass_score)`},
 		},
 		{
 			name: "max_depth over the ceiling",
 			data: "limits:\n  max_depth: 1000000\n",
-			want: []string{"2:3: limits.max_depth: 1000000 is over the most phasegate allows, 10000"},
+			want: []string{"2:3: limits.max_depth: 1000000 is out of range: it must be between 0 and 10000"},
 		},
 		{
 			name: "number too big",
 			data: "limits:\n  max_depth: 99999999999999999999\n",
-			want: []string{"2:3: wrong type: got a number"},
+			want: []string{"2:3: limits.max_depth: 99999999999999999999 is out of range"},
 		},
 		{
 			name: "tab indentation",
@@ -273,7 +274,7 @@ func TestParseProblems(t *testing.T) {
 		{
 			name: "alias inside its own anchor",
 			data: "ignore: &a [*a]\n",
-			want: []string{"1:1: wrong type: got a list, want a string"},
+			want: []string{"1:13: YAML alias *a is inside its own anchor"},
 		},
 		{
 			name: "error at the end of a file without a final newline",
@@ -283,7 +284,7 @@ func TestParseProblems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := Parse([]byte(tc.data), nil)
+			got, probs := Parse([]byte(tc.data))
 			if !reflect.DeepEqual(got, Default()) {
 				t.Errorf("config with problems = %+v, want Default()", got)
 			}
@@ -314,7 +315,6 @@ func TestParseProblems(t *testing.T) {
 func formatProblem(p Problem) string { return fmt.Sprintf("%d:%d: %s", p.Line, p.Column, p.Message) }
 
 func TestParseUnknownRule(t *testing.T) {
-	known := func(id string) bool { return id == "pace.gate.hold-iff-fail" }
 	tests := []struct {
 		name     string
 		data     string
@@ -325,7 +325,7 @@ func TestParseUnknownRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, probs := Parse([]byte(tc.data), known)
+			cfg, probs := Parse([]byte(tc.data))
 			if tc.wantProb == "" {
 				if len(probs) != 0 || cfg.Rules["pace.gate.hold-iff-fail"] != "off" {
 					t.Fatalf("config %+v, problems %+v", cfg, probs)
@@ -369,7 +369,7 @@ func FuzzConfigParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, probs := Parse(data, nil)
+		cfg, probs := Parse(data)
 		lines := bytes.Count(data, []byte("\n")) + 1
 		if len(probs) > 0 {
 			if !reflect.DeepEqual(cfg, Default()) {
@@ -404,7 +404,7 @@ func FuzzConfigParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
-		again, probs := Parse(out, nil)
+		again, probs := Parse(out)
 		if len(probs) > 0 {
 			t.Fatalf("round trip of %+v through\n%s gives problems %+v", cfg, out, probs)
 		}
@@ -418,7 +418,7 @@ func FuzzConfigParse(f *testing.F) {
 // TestParseAliasBomb: the config decoder never expands a "billion laughs":
 // the typed fields hold no nested lists, so each alias is one type error.
 func TestParseAliasBomb(t *testing.T) {
-	got, probs := Parse([]byte(configBomb), nil)
+	got, probs := Parse([]byte(configBomb))
 	if !reflect.DeepEqual(got, Default()) {
 		t.Errorf("config = %+v, want Default()", got)
 	}
@@ -443,7 +443,7 @@ var configBomb = func() string {
 
 func BenchmarkParseAliasBomb(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		Parse([]byte(configBomb), nil)
+		Parse([]byte(configBomb))
 	}
 }
 
@@ -451,7 +451,7 @@ func BenchmarkParseAliasBomb(b *testing.B) {
 // bounded list of problems (the YAML decoder alone would report every pair).
 func TestParseManyDuplicates(t *testing.T) {
 	data := []byte(strings.Repeat("ignore: []\n", 5000))
-	got, probs := Parse(data, nil)
+	got, probs := Parse(data)
 	if !reflect.DeepEqual(got, Default()) {
 		t.Errorf("config = %+v, want Default()", got)
 	}
@@ -477,7 +477,7 @@ func TestParseLimitsOnSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := Parse(tc.data, nil)
+			got, probs := Parse(tc.data)
 			if !reflect.DeepEqual(got, Default()) {
 				t.Errorf("config = %+v, want Default()", got)
 			}
@@ -507,7 +507,7 @@ func TestInvalidateOnPush(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, probs := Parse([]byte(tc.data), nil)
+			cfg, probs := Parse([]byte(tc.data))
 			if len(probs) > 0 {
 				t.Fatalf("problems: %v", probs)
 			}
@@ -515,5 +515,158 @@ func TestInvalidateOnPush(t *testing.T) {
 				t.Errorf("invalidate_on_push = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseOnePass: every problem of a config is reported at once — a type
+// error does not hide an unknown key, a misspelt rule or a bad glob — with
+// the nearest known name when one is close, and what is accepted today but
+// wrong is refused.
+func TestParseOnePass(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want []string // "line:column: message fragment", in order
+	}{
+		{
+			name: "type error, unknown key, misspelt rule and kind, bad glob together",
+			data: "limits:\n  max_depth: deep\nignor: [a]\nrules:\n  pace.gate.hold-if-fail: off\nartifacts:\n  pace.gate-reprot: [\"x/[\"]\n  pace.plan: [\"y/[\"]\n",
+			want: []string{
+				"2:3: limits.max_depth: wrong type: got a string `deep`, want an integer",
+				`3:1: unknown key "ignor" (did you mean "ignore"?)`,
+				`5:3: rules: unknown rule "pace.gate.hold-if-fail" (did you mean "pace.gate.hold-iff-fail"?)`,
+				`7:3: artifacts: unknown kind "pace.gate-reprot" (did you mean "pace.gate-report"?)`,
+				`7:22: artifacts.pace.gate-reprot: invalid glob "x/["`,
+				`8:15: artifacts.pace.plan: invalid glob "y/["`,
+			},
+		},
+		{
+			name: "a misspelt severity",
+			data: "rules:\n  pace.gate.hold-iff-fail: warn\n",
+			want: []string{`2:3: rules.pace.gate.hold-iff-fail: "warn" must be error, warning or off (did you mean "warning"?)`},
+		},
+		{
+			name: "a rule that exists but cannot be reconfigured",
+			data: "rules:\n  schema: off\n  syntax: warning\n",
+			want: []string{
+				`2:3: rules: "schema" is a decoding or schema rule: it always applies and cannot be reconfigured`,
+				`3:3: rules: "syntax" is a decoding or schema rule`,
+			},
+		},
+		{
+			name: "schema.convention can be reconfigured",
+			data: "rules:\n  schema.convention: error\n",
+		},
+		{
+			name: "a negative outcome.max_per_push",
+			data: "outcome:\n  max_per_push: -1\n",
+			want: []string{"2:3: outcome.max_per_push: -1 is negative"},
+		},
+		{
+			name: "a non-string identity",
+			data: "identity: 123\n",
+			want: []string{"1:1: identity: wrong type: got an integer, want a string"},
+		},
+		{
+			name: "an identity that is no login",
+			data: "identity: \"my app\"\n",
+			want: []string{`1:1: identity: "my app" must be a GitHub login`},
+		},
+		{
+			name: "an alias without a sequence must name a default phase",
+			data: "phases:\n  aliases:\n    build: developping\n",
+			want: []string{`3:5: phases.aliases: "build" maps to "developping", which is not in the default sequence`},
+		},
+		{
+			name: "an alias outside the sequence",
+			data: "phases:\n  sequence: [a, b]\n  aliases:\n    x: c\n",
+			want: []string{`4:5: phases.aliases: "x" maps to "c", which is not in phases.sequence`},
+		},
+		{
+			name: "numbers in a list of strings",
+			data: "resolvers:\n  users: [alice, 42]\n  teams: [acme]\n",
+			want: []string{
+				"2:18: resolvers.users[1]: wrong type: got an integer, want a string",
+				`3:11: resolvers.teams[0]: "acme" must be org/team-slug`,
+			},
+		},
+		{
+			name: "keys left without a value mean the defaults",
+			data: "rules:\nignore:\nlimits:\n  max_depth:\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, probs := Parse([]byte(tc.data))
+			var have []string
+			for _, p := range probs {
+				have = append(have, formatProblem(p))
+			}
+			if len(have) != len(tc.want) {
+				t.Fatalf("problems:\n  %s\nwant %d:\n  %s", strings.Join(have, "\n  "), len(tc.want), strings.Join(tc.want, "\n  "))
+			}
+			for i, w := range tc.want {
+				pos, frag, _ := strings.Cut(w, ": ")
+				if !strings.HasPrefix(have[i], pos+":") || !strings.Contains(have[i], frag) {
+					t.Errorf("problem %d = %q, want %q", i, have[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestAliasesWithoutSequence: aliases given without a sequence add to the
+// default sequence's aliases (they were silently ignored before).
+func TestAliasesWithoutSequence(t *testing.T) {
+	cfg, probs := Parse([]byte("phases:\n  aliases:\n    build: developing\n"))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	p := cfg.PhasesOrDefault()
+	if got := p.Label("build"); got != "phase:developing" {
+		t.Errorf("Label(build) = %q, want phase:developing", got)
+	}
+	if got := p.Label("technical-plan"); got != "phase:planning" {
+		t.Errorf("a default alias was lost: Label(technical-plan) = %q", got)
+	}
+}
+
+// TestSchemaMatchesConfig: the schema's keys are the Config type's, section
+// by section, so the struct the loader fills and the schema it validates
+// with say the same thing.
+func TestSchemaMatchesConfig(t *testing.T) {
+	c, err := loadSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(t reflect.Type, node map[string]any, at string)
+	walk = func(typ reflect.Type, node map[string]any, at string) {
+		props, _ := node["properties"].(map[string]any)
+		var fields []string
+		for i := 0; i < typ.NumField(); i++ {
+			key, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
+			fields = append(fields, key)
+			sub, ok := props[key].(map[string]any)
+			if !ok {
+				t.Errorf("%s%s: in the Config type, not in the schema", at, key)
+				continue
+			}
+			if ft := typ.Field(i).Type; ft.Kind() == reflect.Struct {
+				walk(ft, sub, at+key+".")
+			}
+		}
+		if node["additionalProperties"] != false {
+			t.Errorf("%s: the schema allows keys it does not name", at)
+		}
+		for key := range props {
+			if !slices.Contains(fields, key) {
+				t.Errorf("%s%s: in the schema, not in the Config type", at, key)
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}), c.raw.(map[string]any), "")
+	limits := c.raw.(map[string]any)["properties"].(map[string]any)["limits"].(map[string]any)["properties"].(map[string]any)
+	if got := fmt.Sprint(limits["max_depth"].(map[string]any)["maximum"]); got != fmt.Sprint(artifact.MaxDepthCeiling) {
+		t.Errorf("limits.max_depth maximum = %s, want artifact.MaxDepthCeiling %d", got, artifact.MaxDepthCeiling)
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -366,7 +365,7 @@ func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cf
 		return config.Default(), "", nil
 	}
 	h.noCfg.Delete(missKey)
-	cfg, probs := config.Parse(data, check.KnownRule)
+	cfg, probs := config.Parse(data)
 	if len(probs) > 0 {
 		invalid = fmt.Sprintf("%s is invalid (line %d: %s)", path, probs[0].Line, probs[0].Message)
 		h.logger().Warn("invalid config: no resolution is accepted until it is fixed", "repository", owner+"/"+repo, "path", path, "problem", probs[0].Message, "line", probs[0].Line)
