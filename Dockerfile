@@ -18,6 +18,16 @@ ARG DATE=
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false -ldflags="-s -w -X github.com/phasegate/phasegate/internal/cli.version=${VERSION} -X github.com/phasegate/phasegate/internal/cli.commit=${COMMIT} -X github.com/phasegate/phasegate/internal/cli.date=${DATE}" -o /out/phasegate ./cmd/phasegate
 
 FROM gcr.io/distroless/static-debian12
+# OCI labels (the release image gets the same from .goreleaser.yaml). An ARG
+# is scoped to its stage, so VERSION and COMMIT are declared again here.
+ARG VERSION=dev
+ARG COMMIT=
+LABEL org.opencontainers.image.title="phasegate" \
+      org.opencontainers.image.description="Checks the artifacts AI coding-agent pipelines commit and gates their commits" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/phasegate/phasegate" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${COMMIT}"
 COPY --from=build /out/phasegate /phasegate
 # `phasegate serve` (the GitHub App) listens on 8080; the action ignores it.
 EXPOSE 8080

@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/config"
 )
 
 // repoRoot is the repository, from this package's directory.
@@ -18,9 +23,10 @@ var repoRoot = filepath.Join("..", "..")
 // workflow is the part of a GitHub Actions workflow that GitHub needs to
 // load it at all.
 type workflow struct {
-	Name string                 `yaml:"name"`
-	On   yaml.Node              `yaml:"on"`
-	Jobs map[string]workflowJob `yaml:"jobs"`
+	Name        string                 `yaml:"name"`
+	On          yaml.Node              `yaml:"on"`
+	Permissions yaml.Node              `yaml:"permissions"`
+	Jobs        map[string]workflowJob `yaml:"jobs"`
 }
 
 type workflowJob struct {
@@ -97,9 +103,36 @@ func TestCheckWorkflowCatchesBrokenYAML(t *testing.T) {
 	}
 }
 
+// TestCheckCompleteWorkflow: the README's snippets as they were fail (the
+// code-scanning one had no on:, the first one no name).
+func TestCheckCompleteWorkflow(t *testing.T) {
+	const steps = "jobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: phasegate/phasegate@v1\n"
+	tests := []struct {
+		name, yaml, wantErr string
+	}{
+		{name: "complete", yaml: "name: phasegate\non: push\npermissions:\n  contents: read\n" + steps},
+		{name: "code-scanning snippet without on", yaml: "permissions:\n  security-events: write\n" + steps, wantErr: "no trigger"},
+		{name: "workflow snippet without a name", yaml: "on: push\npermissions:\n  contents: read\n" + steps, wantErr: "no name"},
+		{name: "no permissions", yaml: "name: phasegate\non: push\n" + steps, wantErr: "no permissions"},
+		{name: "a job fragment", yaml: "gate:\n  runs-on: ubuntu-latest\n", wantErr: "no trigger"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkCompleteWorkflow([]byte(tc.yaml))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
 // TestShippedWorkflowsLoad loads every workflow the repository ships, and
-// every workflow in the README, as GitHub would: a workflow that is not
-// valid YAML is never run, silently.
+// every workflow of the docs, as GitHub would: a workflow that is not
+// valid YAML is never run, silently. A workflow of the docs is one a user
+// copies as it is, so it must be complete (checkCompleteWorkflow).
 func TestShippedWorkflowsLoad(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(repoRoot, ".github", "workflows", "*"))
 	if err != nil {
@@ -125,28 +158,56 @@ func TestShippedWorkflowsLoad(t *testing.T) {
 	if n < 4 {
 		t.Errorf("found %d workflows under .github/workflows, want the 4 or more the repository ships", n)
 	}
-	readme := readmeYAML(t)
 	workflows := 0
-	for _, b := range readme {
-		if !b.workflow {
+	for _, b := range docYAML(t) {
+		if b.kind != "" {
 			continue
 		}
 		workflows++
-		t.Run(fmt.Sprintf("README.md:%d", b.line), func(t *testing.T) {
-			if err := checkWorkflow([]byte(b.text)); err != nil {
-				t.Errorf("README.md:%d: workflow snippet: %v", b.line, err)
+		t.Run(b.where(), func(t *testing.T) {
+			if err := checkCompleteWorkflow([]byte(b.text)); err != nil {
+				t.Errorf("%s: %v (a ```yaml block of the docs is a complete workflow unless marked <!-- snippet: KIND -->)", b.where(), err)
 			}
 		})
 	}
 	if workflows == 0 {
-		t.Error("the README has no workflow snippet: the extraction is broken")
+		t.Error("the docs have no workflow: the extraction is broken")
 	}
 }
 
+// checkCompleteWorkflow is checkWorkflow for a workflow a user copies as
+// it is: it also has a name (what other workflows' workflow_run triggers
+// match) and says which permissions it needs.
+func checkCompleteWorkflow(data []byte) error {
+	if err := checkWorkflow(data); err != nil {
+		return err
+	}
+	var w workflow
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if w.Name == "" {
+		return fmt.Errorf("no name: (a workflow_run trigger matches workflows by name)")
+	}
+	if w.Permissions.Kind == 0 {
+		return fmt.Errorf("no permissions: (the token would get the repository's defaults)")
+	}
+	return nil
+}
+
 // TestShippedYAMLLoads: every other YAML file GitHub, GoReleaser or
-// pre-commit reads, and every YAML block of the README, is valid YAML.
+// pre-commit reads, and every YAML block of the docs, is valid YAML.
 func TestShippedYAMLLoads(t *testing.T) {
-	for _, name := range []string{"action.yml", ".goreleaser.yaml", ".pre-commit-hooks.yaml"} {
+	forms, err := filepath.Glob(filepath.Join(repoRoot, ".github", "ISSUE_TEMPLATE", "*.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"action.yml", ".goreleaser.yaml", ".pre-commit-hooks.yaml"}
+	for _, f := range forms {
+		rel, _ := filepath.Rel(repoRoot, f)
+		names = append(names, rel)
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(repoRoot, name))
 			if err != nil {
@@ -158,11 +219,198 @@ func TestShippedYAMLLoads(t *testing.T) {
 			}
 		})
 	}
-	for _, b := range readmeYAML(t) {
-		t.Run(fmt.Sprintf("README.md:%d", b.line), func(t *testing.T) {
+	for _, b := range docYAML(t) {
+		t.Run(b.where(), func(t *testing.T) {
 			var v any
 			if err := yaml.Unmarshal([]byte(b.text), &v); err != nil {
-				t.Errorf("README.md:%d: %v", b.line, err)
+				t.Errorf("%s: %v", b.where(), err)
+			}
+		})
+	}
+}
+
+// TestDocSnippetKinds checks each marked block as what its marker says it
+// is: a config through phasegate's own loader (no problem at all), a
+// pre-commit config against the hooks this repository defines.
+func TestDocSnippetKinds(t *testing.T) {
+	hooks := preCommitHooks(t)
+	seen := map[string]int{}
+	for _, b := range docYAML(t) {
+		if b.kind == "" {
+			continue
+		}
+		seen[b.kind]++
+		t.Run(b.where(), func(t *testing.T) {
+			var err error
+			switch b.kind {
+			case "config":
+				err = checkConfigSnippet([]byte(b.text))
+			case "pre-commit":
+				err = checkPreCommitSnippet([]byte(b.text), hooks)
+			}
+			if err != nil {
+				t.Errorf("%s: %s snippet: %v", b.where(), b.kind, err)
+			}
+		})
+	}
+	if seen["config"] == 0 {
+		t.Error("no config snippet in the docs: the README documents .github/phasegate.yml with one")
+	}
+}
+
+// checkConfigSnippet: .github/phasegate.yml (or a part of it) as
+// config.Parse reads it, with no problem.
+func checkConfigSnippet(data []byte) error {
+	_, probs := config.Parse(data, check.KnownRule)
+	if len(probs) > 0 {
+		return fmt.Errorf("config.Parse: %v", probs)
+	}
+	return nil
+}
+
+// checkPreCommitSnippet: a .pre-commit-config.yaml whose phasegate repo
+// names hooks that .pre-commit-hooks.yaml defines.
+func checkPreCommitSnippet(data []byte, hooks []string) error {
+	var c struct {
+		Repos []struct {
+			Repo  string
+			Rev   string
+			Hooks []struct{ ID string }
+		}
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return err
+	}
+	found := false
+	for _, r := range c.Repos {
+		if r.Repo != "https://github.com/phasegate/phasegate" {
+			continue
+		}
+		found = true
+		if r.Rev == "" || len(r.Hooks) == 0 {
+			return fmt.Errorf("repo %s: no rev or no hooks", r.Repo)
+		}
+		for _, h := range r.Hooks {
+			if !slices.Contains(hooks, h.ID) {
+				return fmt.Errorf("hook %q is not defined in .pre-commit-hooks.yaml (%v)", h.ID, hooks)
+			}
+		}
+	}
+	if !found {
+		return fmt.Errorf("no repo https://github.com/phasegate/phasegate")
+	}
+	return nil
+}
+
+func preCommitHooks(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, ".pre-commit-hooks.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []struct{ ID string }
+	if err := yaml.Unmarshal(data, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range hooks {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+// TestWorkflowRunNamesADefinedWorkflow: a workflow_run trigger matches
+// workflows by name. A publisher whose trigger names a workflow that is
+// not there (or no longer has that name) never runs, and says nothing; so
+// every workflow_run of the docs names a workflow of the docs, and every
+// one of .github/workflows a workflow there.
+func TestWorkflowRunNamesADefinedWorkflow(t *testing.T) {
+	var docs []named
+	for _, b := range docYAML(t) {
+		if b.kind == "" {
+			docs = append(docs, named{where: b.where(), data: []byte(b.text)})
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(repoRoot, ".github", "workflows", "*.y*ml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shipped []named
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shipped = append(shipped, named{where: filepath.Base(f), data: data})
+	}
+	for set, ws := range map[string][]named{"the docs": docs, ".github/workflows": shipped} {
+		for _, p := range undefinedWorkflowRuns(ws) {
+			t.Errorf("%s: %s", set, p)
+		}
+	}
+}
+
+// named is a workflow's text and where it is.
+type named struct {
+	where string
+	data  []byte
+}
+
+// undefinedWorkflowRuns lists the workflow_run triggers of ws that name no
+// workflow of ws.
+func undefinedWorkflowRuns(ws []named) []string {
+	names := map[string]bool{}
+	triggers := map[string][]string{}
+	for _, w := range ws {
+		var wf workflow
+		if yaml.Unmarshal(w.data, &wf) != nil {
+			continue // TestShippedWorkflowsLoad reports it
+		}
+		if wf.Name != "" {
+			names[wf.Name] = true
+		}
+		var on struct {
+			WorkflowRun struct {
+				Workflows []string `yaml:"workflows"`
+			} `yaml:"workflow_run"`
+		}
+		if wf.On.Kind == yaml.MappingNode && wf.On.Decode(&on) == nil {
+			triggers[w.where] = on.WorkflowRun.Workflows
+		}
+	}
+	var out []string
+	for _, w := range ws {
+		for _, name := range triggers[w.where] {
+			if !names[name] {
+				out = append(out, fmt.Sprintf("%s: workflow_run names workflow %q, which none defines (name: %s)", w.where, name, name))
+			}
+		}
+	}
+	return out
+}
+
+func TestUndefinedWorkflowRunsCatches(t *testing.T) {
+	const publisher = "name: publish\non:\n  workflow_run:\n    workflows: [phasegate]\n    types: [completed]\njobs: {}\n"
+	tests := []struct {
+		name string
+		ws   []string
+		want string
+	}{
+		{name: "defined", ws: []string{"name: phasegate\non: push\n", publisher}},
+		{name: "the README's snippet before it had a name", ws: []string{"on: push\njobs: {}\n", publisher}, want: `names workflow "phasegate"`},
+		{name: "renamed", ws: []string{"name: gate\non: push\n", publisher}, want: `names workflow "phasegate"`},
+		{name: "file name is not the name", ws: []string{"name: Phasegate checks\non: [push]\n", publisher}, want: `names workflow "phasegate"`},
+		{name: "no workflow_run", ws: []string{"name: a\non: [push, pull_request]\n", "name: b\non: push\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ws []named
+			for i, w := range tc.ws {
+				ws = append(ws, named{where: fmt.Sprint("w", i), data: []byte(w)})
+			}
+			got := strings.Join(undefinedWorkflowRuns(ws), "; ")
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("undefinedWorkflowRuns = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -202,46 +450,126 @@ func TestActionImagePinned(t *testing.T) {
 	}
 }
 
-// yamlBlock is a fenced ```yaml block of the README.
+// yamlBlock is a fenced ```yaml block of a doc.
 type yamlBlock struct {
-	line     int // of the block's first line
-	text     string
-	workflow bool // it has top-level on: and jobs:
+	doc  string
+	line int // of the block's first line
+	text string
+	kind string // the <!-- snippet: KIND --> right before the fence; "" for a workflow
 }
 
-var (
-	onKey   = regexp.MustCompile(`(?m)^on:`)
-	jobsKey = regexp.MustCompile(`(?m)^jobs:`)
-)
+func (b yamlBlock) where() string { return fmt.Sprintf("%s:%d", b.doc, b.line) }
 
-func readmeYAML(t *testing.T) []yamlBlock {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// snippetKinds are the kinds a block may be marked as, besides a workflow
+// (.ci/doc-workflows knows the same).
+var snippetKinds = []string{"config", "pre-commit", "artifact"}
+
+var snippetMarker = regexp.MustCompile(`^\s*<!--\s*snippet:\s*([a-z-]+)\s*-->\s*$`)
+
+// yamlBlocks reads the fenced ```yaml blocks of a Markdown doc as
+// .ci/doc-workflows does.
+func yamlBlocks(doc, text string) ([]yamlBlock, error) {
 	var blocks []yamlBlock
 	var cur *yamlBlock
-	indent := ""
-	for i, line := range strings.Split(string(data), "\n") {
+	indent, prev := "", ""
+	for i, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimLeft(line, " ")
 		switch {
 		case cur == nil && (trimmed == "```yaml" || trimmed == "```yml"):
+			kind := ""
+			if m := snippetMarker.FindStringSubmatch(prev); m != nil {
+				kind = m[1]
+			} else if strings.HasPrefix(strings.TrimSpace(prev), "<!--") && strings.Contains(prev, "snippet") {
+				return nil, fmt.Errorf("%s:%d: malformed marker %q (<!-- snippet: KIND -->)", doc, i, strings.TrimSpace(prev))
+			}
+			if kind != "" && !slices.Contains(snippetKinds, kind) {
+				return nil, fmt.Errorf("%s:%d: unknown snippet kind %q (known: %v)", doc, i, kind, snippetKinds)
+			}
 			indent = line[:len(line)-len(trimmed)]
-			cur = &yamlBlock{line: i + 2}
+			cur = &yamlBlock{doc: doc, line: i + 2, kind: kind}
 		case cur != nil && trimmed == "```":
-			cur.workflow = onKey.MatchString(cur.text) && jobsKey.MatchString(cur.text)
 			blocks = append(blocks, *cur)
 			cur = nil
 		case cur != nil:
 			cur.text += strings.TrimPrefix(line, indent) + "\n"
 		}
+		prev = line
 	}
 	if cur != nil {
-		t.Fatalf("README.md:%d: unterminated ```yaml block", cur.line-1)
+		return nil, fmt.Errorf("%s:%d: unterminated ```yaml block", doc, cur.line-1)
 	}
-	if len(blocks) == 0 {
-		t.Fatal("README.md has no ```yaml block")
+	return blocks, nil
+}
+
+// docs are the Markdown files whose ```yaml blocks users copy.
+func docs(t *testing.T) []string {
+	t.Helper()
+	paths := []string{"README.md", "CONTRIBUTING.md"}
+	err := filepath.WalkDir(filepath.Join(repoRoot, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, _ := filepath.Rel(repoRoot, p)
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return blocks
+	return paths
+}
+
+func docYAML(t *testing.T) []yamlBlock {
+	t.Helper()
+	var all []yamlBlock
+	for _, doc := range docs(t) {
+		data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(doc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := yamlBlocks(doc, string(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, blocks...)
+	}
+	if len(all) == 0 {
+		t.Fatal("the docs have no ```yaml block")
+	}
+	return all
+}
+
+func TestYAMLBlocks(t *testing.T) {
+	tests := []struct {
+		name, md  string
+		wantKinds []string
+		wantErr   string
+	}{
+		{name: "unmarked is a workflow", md: "x\n```yaml\non: push\n```\n", wantKinds: []string{""}},
+		{name: "marked", md: "<!-- snippet: config -->\n```yaml\nrules: {}\n```\n  <!-- snippet: artifact -->\n  ```yml\n  day: 3\n  ```\n", wantKinds: []string{"config", "artifact"}},
+		{name: "marker not right before the fence", md: "<!-- snippet: config -->\n\n```yaml\nrules: {}\n```\n", wantKinds: []string{""}},
+		{name: "unknown kind", md: "<!-- snippet: workflow-part -->\n```yaml\njobs: {}\n```\n", wantErr: `unknown snippet kind "workflow-part"`},
+		{name: "malformed marker", md: "<!-- snippet config -->\n```yaml\nrules: {}\n```\n", wantErr: "malformed marker"},
+		{name: "unterminated", md: "```yaml\non: push\n", wantErr: "unterminated"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			blocks, err := yamlBlocks("doc.md", tc.md)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, b := range blocks {
+				kinds = append(kinds, b.kind)
+			}
+			if !slices.Equal(kinds, tc.wantKinds) {
+				t.Errorf("kinds %q, want %q", kinds, tc.wantKinds)
+			}
+		})
+	}
 }

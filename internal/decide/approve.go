@@ -85,22 +85,16 @@ func (h *Handler) mayApprove(ctx context.Context, gh GitHub, owner, repo string,
 	case containsFold(cfg.Resolvers.Users, login):
 		return true, "", nil
 	}
-	for _, team := range cfg.Resolvers.Teams {
-		org, slug, _ := strings.Cut(team, "/")
-		ok, err := gh.TeamMember(ctx, org, slug, login)
-		if err != nil {
-			return false, "", fmt.Errorf("checking whether %s is in team %s: %w", login, team, err)
-		}
-		if ok {
-			return true, "", nil
-		}
+	member, unreadable, err := h.inTeams(ctx, gh, owner, repo, cfg.Resolvers.Teams, login)
+	if err != nil || member {
+		return member, "", err
 	}
 	perm, err := gh.CollaboratorPermission(ctx, owner, repo, login)
 	if err != nil {
 		return false, "", fmt.Errorf("reading the permission of %s on %s/%s: %w", login, owner, repo, err)
 	}
 	if need := cfg.Resolvers.PermissionOrDefault(); rank(perm) < rank(need) {
-		return false, fmt.Sprintf("it needs %s permission (they have %s)", need, outcome.Inline(perm)), nil
+		return false, fmt.Sprintf("it needs %s permission (they have %s)", need, outcome.Inline(perm)) + unreadableTeams(unreadable), nil
 	}
 	return true, "", nil
 }

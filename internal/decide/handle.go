@@ -2,11 +2,13 @@ package decide
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/command"
+	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
 )
@@ -289,15 +291,12 @@ func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment
 	if containsFold(t.cfg.Resolvers.Users, login) {
 		return "listed", "", nil
 	}
-	for _, team := range t.cfg.Resolvers.Teams {
-		org, slug, _ := strings.Cut(team, "/")
-		ok, err := gh.TeamMember(ctx, org, slug, login)
-		if err != nil {
-			return "", "", fmt.Errorf("checking whether %s is in team %s: %w", login, team, err)
-		}
-		if ok {
-			return "listed", "", nil
-		}
+	member, unreadable, err := h.inTeams(ctx, gh, t.owner, t.repo, t.cfg.Resolvers.Teams, login)
+	switch {
+	case err != nil:
+		return "", "", err
+	case member:
+		return "listed", "", nil
 	}
 	perm, err := gh.CollaboratorPermission(ctx, t.owner, t.repo, login)
 	if err != nil {
@@ -305,9 +304,43 @@ func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment
 	}
 	need := t.cfg.Resolvers.PermissionOrDefault()
 	if rank(perm) < rank(need) {
-		return "", fmt.Sprintf("resolving needs %s permission on this repository (you have %s)", need, outcome.Inline(perm)), nil
+		return "", fmt.Sprintf("resolving needs %s permission on this repository (you have %s)", need, outcome.Inline(perm)) + unreadableTeams(unreadable), nil
 	}
 	return strings.ToLower(perm), "", nil
+}
+
+// inTeams reports whether login is an active member of one of teams
+// (resolvers.teams), and which of them the token could not read. A team
+// phasegate cannot read is neither membership nor its absence: it is
+// logged, and the reply to a refused command names it (unreadableTeams),
+// instead of the commenter being told, wrongly, that they lack permission
+// and nothing more. A workflow's GITHUB_TOKEN can never read teams.
+func (h *Handler) inTeams(ctx context.Context, gh GitHub, owner, repo string, teams []string, login string) (member bool, unreadable []string, err error) {
+	for _, team := range teams {
+		org, slug, _ := strings.Cut(team, "/")
+		ok, err := gh.TeamMember(ctx, org, slug, login)
+		switch {
+		case errors.Is(err, ghclient.ErrTeamUnreadable):
+			h.logger().Warn("cannot read team membership: resolvers.teams needs the App or a token with organisation Members: read (a workflow's GITHUB_TOKEN never can)",
+				"repository", owner+"/"+repo, "team", team, "user", login, "error", err)
+			unreadable = append(unreadable, team)
+		case err != nil:
+			return false, nil, fmt.Errorf("checking whether %s is in team %s: %w", login, team, err)
+		case ok:
+			return true, nil, nil
+		}
+	}
+	return false, unreadable, nil
+}
+
+// unreadableTeams is what a refusal adds when some of resolvers.teams could
+// not be read: "" when all could.
+func unreadableTeams(teams []string) string {
+	if len(teams) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; and phasegate cannot read team membership of %s (resolvers.teams) with its token, so it could not tell whether you are in it: "+
+		"team membership needs the phasegate App or a token with organisation Members: read (a workflow's GITHUB_TOKEN never has it)", outcome.Inline(strings.Join(teams, ", ")))
 }
 
 // rank orders repository permissions.

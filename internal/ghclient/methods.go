@@ -617,18 +617,41 @@ func (c *Client) CollaboratorPermission(ctx context.Context, owner, repo, user s
 	return "none", nil
 }
 
+// ErrTeamUnreadable is TeamMember's error (wrapped) when the token cannot
+// read the team: GitHub answers a membership query 404 for a non-member, a
+// team that does not exist and a token that may not read the
+// organisation's members alike (a workflow's GITHUB_TOKEN never may; an
+// App needs "Members: read", a token the organisation's Members: read or
+// read:org), or 403 when the token lacks the permission.
+var ErrTeamUnreadable = errors.New("cannot read team membership")
+
 // TeamMember reports whether user is an active member of org/teamSlug (a
-// pending invitation is not membership).
+// pending invitation is not membership). A 404 means "not a member" only
+// when the token can list the team's members; otherwise, and on a 403, the
+// error wraps ErrTeamUnreadable, so that no caller mistakes a token that
+// sees nothing for a user who belongs to nothing.
 func (c *Client) TeamMember(ctx context.Context, org, teamSlug, user string) (bool, error) {
 	ctx = withOp(ctx, "TeamMember")
+	team := org + "/" + teamSlug
 	m, _, err := c.gh.Teams.GetTeamMembershipBySlug(ctx, org, teamSlug, user)
-	if err != nil {
-		if IsNotFound(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("read membership of %s in team %s/%s: %w", user, org, teamSlug, err)
+	switch {
+	case err == nil:
+		return m.GetState() == "active", nil
+	case IsPermissionDenied(err):
+		return false, fmt.Errorf("read membership of %s in team %s: %w (%w)", user, team, ErrTeamUnreadable, err)
+	case !IsNotFound(err):
+		return false, fmt.Errorf("read membership of %s in team %s: %w", user, team, err)
 	}
-	return m.GetState() == "active", nil
+	// 404: not a member, or a team this token cannot see. Ask for one
+	// member of the team: only a token that can read it gets an answer.
+	_, _, err = c.gh.Teams.ListTeamMembersBySlug(ctx, org, teamSlug, &github.TeamListTeamMembersOptions{ListOptions: github.ListOptions{PerPage: 1}})
+	switch {
+	case err == nil:
+		return false, nil
+	case IsNotFound(err) || IsPermissionDenied(err):
+		return false, fmt.Errorf("read team %s: %w: the team does not exist or the token may not read the organisation's members (%w)", team, ErrTeamUnreadable, err)
+	}
+	return false, fmt.Errorf("read members of team %s: %w", team, err)
 }
 
 // DefaultBranch returns the repository's default branch.

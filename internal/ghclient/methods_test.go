@@ -439,22 +439,51 @@ func TestCollaboratorPermission(t *testing.T) {
 
 func TestTeamMember(t *testing.T) {
 	tests := []struct {
-		name  string
-		state string // "": not a member
-		want  bool
+		name       string
+		state      string            // alice's membership; "": none
+		team       bool              // the team exists (bob is an active member)
+		perms      map[string]string // the token's permissions; nil: all
+		status     int               // the membership query fails with this status
+		want       bool
+		unreadable bool // the error wraps ErrTeamUnreadable
+		wantErr    bool
 	}{
-		{name: "active member", state: "active", want: true},
-		{name: "pending invitation", state: "pending", want: false},
-		{name: "not a member", state: "", want: false},
+		{name: "active member", state: "active", team: true, want: true},
+		{name: "pending invitation", state: "pending", team: true, want: false},
+		{name: "not a member", team: true, want: false},
+		{name: "no such team", unreadable: true},
+		// A workflow's GITHUB_TOKEN: GitHub answers 404 for a member too.
+		{name: "member, token without members: read", state: "active", team: true, perms: map[string]string{"issues": "write"}, unreadable: true},
+		{name: "non-member, token without members: read", team: true, perms: map[string]string{"issues": "write"}, unreadable: true},
+		{name: "403 on the membership", state: "active", team: true, status: 403, unreadable: true},
+		{name: "500 on the membership", state: "active", team: true, status: 500, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, Options{})
+			e := newEnv(t, Options{MaxAttempts: 2})
+			if tt.team {
+				e.fake.AddTeamMember(owner, "release-managers", "bob", "active")
+			}
 			if tt.state != "" {
 				e.fake.AddTeamMember(owner, "release-managers", "alice", tt.state)
 			}
+			if tt.perms != nil {
+				e.fake.SetTokenPermissions(botLogin, tt.perms)
+			}
+			if tt.status != 0 {
+				e.fake.FailNext(2, tt.status, "/memberships/")
+			}
 			got, err := e.c.TeamMember(ctxT(t), owner, "release-managers", "alice")
-			if err != nil || got != tt.want {
+			switch {
+			case tt.unreadable:
+				if !errors.Is(err, ErrTeamUnreadable) || !strings.Contains(err.Error(), owner+"/release-managers") {
+					t.Fatalf("got %v, %v; want an error wrapping ErrTeamUnreadable naming the team", got, err)
+				}
+			case tt.wantErr:
+				if err == nil || errors.Is(err, ErrTeamUnreadable) {
+					t.Fatalf("got %v, %v; want an error that is not ErrTeamUnreadable", got, err)
+				}
+			case err != nil || got != tt.want:
 				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
 			}
 		})

@@ -57,6 +57,7 @@ var routes = []route{
 	r("GET", "repos/:owner/:repo/issues/:number/events", (*Server).listIssueEvents),
 	r("GET", "repos/:owner/:repo/collaborators/:user/permission", (*Server).getPermission),
 	r("GET", "orgs/:org/teams/:slug/memberships/:user", (*Server).getMembership),
+	r("GET", "orgs/:org/teams/:slug/members", (*Server).listTeamMembers),
 	r("POST", "repos/:owner/:repo/statuses/:sha", (*Server).createStatus),
 	r("GET", "repos/:owner/:repo/commits/:ref/statuses", (*Server).listStatuses),
 	r("GET", "repos/:owner/:repo/commits/:ref/status", (*Server).combinedStatus),
@@ -1038,7 +1039,14 @@ func (s *Server) getPermission(q *req) reply {
 	return reply{status: 200, body: map[string]any{"permission": p.base, "role_name": p.role, "user": user}}
 }
 
+// getMembership handles GET /orgs/{org}/teams/{slug}/memberships/{user}:
+// 404 for a user who is not a member, as for a team that does not exist or
+// a token without the members permission (a workflow's GITHUB_TOKEN never
+// has it): GitHub answers all three alike.
 func (s *Server) getMembership(q *req) reply {
+	if !s.grantedLocked(q.login, "members", "read") {
+		return notFound()
+	}
 	members := s.teams[strings.ToLower(q.params["org"]+"/"+q.params["slug"])]
 	state, ok := members[strings.ToLower(q.params["user"])]
 	if !ok {
@@ -1048,6 +1056,28 @@ func (s *Server) getMembership(q *req) reply {
 		"url":  q.apiBase + "/orgs/" + q.params["org"] + "/teams/" + q.params["slug"] + "/memberships/" + q.params["user"],
 		"role": "member", "state": state,
 	}}
+}
+
+// listTeamMembers handles GET /orgs/{org}/teams/{slug}/members: the active
+// members, in login order; 404 for a team that does not exist or a token
+// without the members permission.
+func (s *Server) listTeamMembers(q *req) reply {
+	members, ok := s.teams[strings.ToLower(q.params["org"]+"/"+q.params["slug"])]
+	if !ok || !s.grantedLocked(q.login, "members", "read") {
+		return notFound()
+	}
+	var logins []string
+	for login, state := range members {
+		if state == "active" {
+			logins = append(logins, login)
+		}
+	}
+	sort.Strings(logins)
+	out := []any{}
+	for _, login := range logins {
+		out = append(out, s.simpleUserJSON(q, s.userLocked(login).login))
+	}
+	return reply{status: 200, list: out}
 }
 
 // maxStatusesPerContext is GitHub's limit on the statuses of one sha and

@@ -23,6 +23,7 @@ func RulesMarkdown(w io.Writer) error {
 Every finding carries a rule ID. Rule-layer rules can be switched to another severity or off in
 ` + "`.github/phasegate.yml`" + `:
 
+<!-- snippet: config -->
 ` + "```yaml" + `
 rules:
   pace.sentinel.ship-without-advisories: error   # error | warning | off

@@ -49,6 +49,7 @@ var operations = []string{
 	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", // React
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",     // CollaboratorPermission
 	"GET /orgs/{org}/teams/{team_slug}/memberships/{username}",          // TeamMember
+	"GET /orgs/{org}/teams/{team_slug}/members",                         // TeamMember (can the token read the team at all?)
 	"POST /repos/{owner}/{repo}/statuses/{sha}",                         // SetStatus
 	"GET /repos/{owner}/{repo}/commits/{ref}/statuses",                  // Statuses
 	"GET /repos/{owner}/{repo}/commits",                                 // CommitsTouching
