@@ -13,7 +13,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/config"
 )
 
@@ -261,7 +260,7 @@ func TestDocSnippetKinds(t *testing.T) {
 // checkConfigSnippet: .github/phasegate.yml (or a part of it) as
 // config.Parse reads it, with no problem.
 func checkConfigSnippet(data []byte) error {
-	_, probs := config.Parse(data, check.KnownRule)
+	_, probs := config.Parse(data)
 	if len(probs) > 0 {
 		return fmt.Errorf("config.Parse: %v", probs)
 	}
