@@ -185,3 +185,18 @@ func TestVersionPinnedByTheRelease(t *testing.T) {
 		t.Error("release.yml does not pin binary/action.yml's version in the major tag's commit")
 	}
 }
+
+// TestREADMEDocumentsIt: the README says how to use the binary action and
+// documents its two inputs of its own.
+func TestREADMEDocumentsIt(t *testing.T) {
+	readme := string(readFile(t, "README.md"))
+	want := []string{"### Every runner: the binary action", "uses: phasegate/phasegate/binary@v1"}
+	for _, in := range extraInputs {
+		want = append(want, "`"+in+"`")
+	}
+	for _, w := range want {
+		if !strings.Contains(readme, w) {
+			t.Errorf("README.md does not say %q", w)
+		}
+	}
+}
