@@ -9,12 +9,14 @@ package binaryaction
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/testutil"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -198,5 +200,35 @@ func TestREADMEDocumentsIt(t *testing.T) {
 		if !strings.Contains(readme, w) {
 			t.Errorf("README.md does not say %q", w)
 		}
+	}
+}
+
+// TestActionlint: actionlint reads binary/action.yml as the metadata of a
+// local action (runs.using, inputs and outputs; it does not lint a
+// composite action's steps, and shellcheck checks run.sh in .ci/run) and
+// accepts a workflow that uses it with every input.
+func TestActionlint(t *testing.T) {
+	actionlint, err := exec.LookPath("actionlint")
+	if err != nil {
+		t.Skip("actionlint is not installed (.ci/run installs it)")
+	}
+	dir := t.TempDir()
+	binary := readAction(t, "binary/action.yml")
+	var with []string
+	for name := range binary.Inputs {
+		with = append(with, "          "+name+": x")
+	}
+	slices.Sort(with)
+	files := map[string]string{
+		".github/workflows/gate.yml": "on: push\njobs:\n  gate:\n    runs-on: macos-latest\n    steps:\n" +
+			"      - uses: ./binary\n        id: phasegate\n        with:\n" + strings.Join(with, "\n") + "\n" +
+			"      - run: echo \"$VERDICT\"\n        env:\n          VERDICT: ${{ steps.phasegate.outputs.verdict }}\n",
+		"binary/action.yml": string(readFile(t, "binary/action.yml")),
+	}
+	testutil.WriteTree(t, dir, files)
+	cmd := exec.Command(actionlint, "-no-color", filepath.Join(".github", "workflows", "gate.yml"))
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("actionlint: %v\n%s", err, out)
 	}
 }
