@@ -226,6 +226,10 @@ func TestActionlint(t *testing.T) {
 		"binary/action.yml": string(readFile(t, "binary/action.yml")),
 	}
 	testutil.WriteTree(t, dir, files)
+	// actionlint resolves ./binary from the project root: the directory with .git.
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(actionlint, "-no-color", filepath.Join(".github", "workflows", "gate.yml"))
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
