@@ -84,6 +84,7 @@ var roles = map[string]Role{
 	"internal/report/sariftest":    TestSupport,
 	"internal/testutil":            TestSupport,
 	"internal/archtest":            TestSupport,
+	"internal/binaryaction":        TestSupport,
 }
 
 // roleOf is a package's role; bench/… is tooling.
