@@ -86,7 +86,7 @@ var _ = registerFamily(&family{
 		{ID: "scc.submit.scope-conflict", Severity: SeverityError, Basis: "S", Summary: "Every changed or new file matches the task's `pins.allowed_paths` and no `pins.forbidden_paths` (else SCOPE_CONFLICT)."},
 		{ID: "scc.submit.done-ran-allowed-tests", Severity: SeverityWarning, Basis: "R", Summary: "A DONE submit ran every command of the task's `allowedTests` (policies/hard.md; a warning because commands are compared as text)."},
 		// verdict.json, both shapes.
-		{ID: "scc.verdict.task-id-matches-submit", Severity: SeverityError, Basis: "R", Summary: "The verdict's `task_id` equals the submit's `task_id`."},
+		{ID: "scc.verdict.task-id-matches-submit", Severity: SeverityWarning, Basis: "R", Summary: "The verdict's `task_id` equals the submit's `task_id` (verifier_judge copies it; a warning because no upstream validator compares them)."},
 		{ID: "scc.verdict.task-id-matches-dir", Severity: SeverityWarning, Basis: "R", Summary: "A verdict at artifacts/<dir>/verdict.json has `task_id` == <dir> (where the judge writes it)."},
 		{ID: "scc.verdict.done-needs-submit-done", Severity: SeverityError, Basis: "R", Summary: "A DONE verdict judges a submit with `status: DONE`, `exit_code: 0` and `tests.passed: true` (verifier_judge)."},
 		{ID: "scc.verdict.need-input-escalates", Severity: SeverityError, Basis: "R", Summary: "A NEED_INPUT submit gets an ESCALATE verdict — with a `needs_input` action in scc.verdict.v1 (verifier_judge); the seed shape may also REJECT."},
@@ -415,6 +415,7 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 		return
 	}
 	id := strings.TrimSpace(s.taskID)
+	misplaced := map[string]bool{} // reported under artifact-under-task: nothing more about them
 	for _, key := range sccArtifactKeys {
 		raw, ok := str(arts, key)
 		if !ok || blank(raw) {
@@ -424,8 +425,13 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 		if id != "" {
 			want := "artifacts/" + id + "/"
 			clean := path.Clean(norm)
-			if !strings.HasPrefix(norm, want) || !strings.HasPrefix(clean+"/", want) {
+			if (!strings.HasPrefix(norm, want) || !strings.HasPrefix(clean+"/", want)) && c.severity("scc.submit.artifact-under-task") != SeverityOff {
+				// The root cause, reported once: hygiene_validator stops at
+				// it for this key (`continue`), so a placeholder path is not
+				// also "missing" and "not this file".
 				c.report("scc.submit.artifact-under-task", d, ptr("artifacts", key), "`artifacts.%s` is %s, not under %s: every evidence file belongs in the task's folder", key, quote(raw), want)
+				misplaced[key] = true
+				continue
 			}
 		}
 		if key == "submit_json" && path.Clean(norm) != strings.TrimPrefix(s.rel, s.base) {
@@ -444,7 +450,7 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 	}
 	read := func(key string) ([]byte, bool) {
 		raw, ok := str(arts, key)
-		if !ok || blank(raw) {
+		if !ok || blank(raw) || misplaced[key] {
 			return nil, false
 		}
 		data, err := tree.ReadFile(s.base + path.Clean(sccNorm(raw)))
