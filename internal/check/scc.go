@@ -71,6 +71,7 @@ var _ = registerFamily(&family{
 		{ID: "scc.submit.exit-0-not-failed", Severity: SeverityWarning, Basis: "I", Summary: "`exit_code: 0` is not reported with `status: FAILED`."},
 		{ID: "scc.submit.artifact-under-task", Severity: SeverityError, Basis: "R", Summary: "Every `artifacts.*` path is under artifacts/<task_id>/ and stays there (hygiene_validator)."},
 		{ID: "scc.submit.artifact-exists", Severity: SeverityWarning, Basis: "R", Summary: "Every `artifacts.*` path exists in the checked tree (the L8 doc's MUST; a warning because upstream's own example names files it does not ship)."},
+		{ID: "scc.submit.evidence-readable", Severity: SeverityWarning, Basis: "I", Summary: "The report.md, selftest.log and patch.diff that `artifacts.*` names can be read, so the rules on their content run (an unreadable or oversized file is reported, not skipped)."},
 		{ID: "scc.submit.submit-json-path", Severity: SeverityWarning, Basis: "I", Summary: "`artifacts.submit_json` is the path of the submit file itself."},
 		{ID: "scc.submit.write-allowed", Severity: SeverityError, Basis: "R", Summary: "With a non-empty `allow_paths.write`, every changed or new file is under one of its prefixes (hygiene_validator)."},
 		{ID: "scc.submit.hygiene", Severity: SeverityError, Basis: "R", Summary: "No changed or new file outside artifacts/ is in a tmp/ or debug/ directory or ends in .bak (hygiene_validator)."},
@@ -453,7 +454,11 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 		if !ok || blank(raw) || misplaced[key] {
 			return nil, false
 		}
-		data, err := tree.ReadFile(s.base + path.Clean(sccNorm(raw)))
+		rel := s.base + path.Clean(sccNorm(raw))
+		data, err := tree.ReadFile(rel)
+		if err != nil && tree.Exists(rel) { // one that is not there is artifact-exists's
+			c.report("scc.submit.evidence-readable", d, ptr("artifacts", key), "%s could not be read (%v): the rules on its content were not applied", quote(raw), err)
+		}
 		return data, err == nil
 	}
 	if data, ok := read("report_md"); ok && blank(string(data)) {

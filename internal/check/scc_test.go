@@ -217,6 +217,7 @@ func init() {
 			}
 			return tree
 		}()},
+		withConfig(fire("scc.submit.evidence-readable", "selftest.log over the size limit", sccFSubmit, 15, sccEdit{File: sccFLog, New: strings.Repeat("ok\n", 400) + "EXIT_CODE=0\n"}), &config.Config{Limits: config.Limits{MaxFileSize: 1024}}),
 		fire("scc.submit.submit-json-path", "names another file", sccFSubmit, 18, sccEdit{File: sccFSubmit, Old: `"submit_json": "artifacts/<ID>/submit.json"`, New: `"submit_json": "artifacts/<ID>/submit-2.json"`}),
 		fire("scc.submit.write-allowed", "outside allow_paths.write", sccFSubmit, 5, sccEdit{File: sccFSubmit, Old: `"write": ["src/"]`, New: `"write": ["lib/"]`}),
 		silent("scc.submit.write-allowed", "write glob", sccEdit{File: sccFSubmit, Old: `"write": ["src/"]`, New: `"write": ["src/**"]`}),
