@@ -78,7 +78,7 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.head, PullRequest: cr.pr, Event: cr.event,
 		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(contractsDescription(rep)),
 		Artifacts: rep.Artifacts, Errors: errs, Warnings: warns, Published: len(r.statuses) == 2}
-	data, err := json.MarshalIndent(res, "", "  ")
+	data, err := report.EncodeJSON(res)
 	if err != nil {
 		r.a.Errorf("phasegate: encoding the results: %s", oneLine(err.Error()))
 		r.failed = true
@@ -92,7 +92,7 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	name, _ := inWorkspace(cr.in.resultsFile) // checked by readInputs
 	// Through an os.Root: a symbolic link in the checked-out change (a
 	// fork's) cannot send the write out of the workspace.
-	if err = writeInWorkspace(workspace, name, append(data, '\n')); err != nil {
+	if err = writeInWorkspace(workspace, name, data); err != nil {
 		r.a.Errorf("phasegate: saving the results to %s: %s", report.Terminal(p), oneLine(err.Error()))
 		r.notes = append(r.notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
 		r.failed = true

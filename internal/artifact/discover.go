@@ -58,6 +58,10 @@ type File struct {
 	// Named means the file is the root itself: the user named it, so a file
 	// that matches no kind is reported, not skipped.
 	Named bool
+	// Dir means the entry is a directory below the root that could not be
+	// listed: Problem (RuleRead) says why. It is not an artifact, and
+	// nothing under it was walked.
+	Dir bool
 }
 
 // skippedDirs are never descended into.
@@ -66,7 +70,8 @@ var skippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": 
 // Discover walks root (a directory, or a single file) on the OS and returns
 // the files to check, in lexical order; it is DiscoverFS on os.DirFS. See
 // WalkFS for what is skipped. The error is for a root that cannot be walked
-// at all; unreadable entries below it are skipped.
+// at all; a directory below it that cannot be listed is a File with a
+// problem (see WalkFS).
 func Discover(root string, opts DiscoverOptions) ([]File, error) {
 	return collect(func(fn func(File) error) error { return Walk(root, opts, fn) })
 }
@@ -130,8 +135,9 @@ func FileRoot(root string) (dir, name, prefix string) {
 // is its target), a dangling link or a link to a directory is skipped, and
 // a link out of opts.Dir (an absolute target, a target above it) is kept
 // with a RuleSymlink problem, not read. An error from fn stops the walk and
-// is returned; the other errors are for a Dir that cannot be walked at all
-// (unreadable entries below it are skipped).
+// is returned; the other errors are for a Dir that cannot be walked at all.
+// A directory below Dir that cannot be listed is not skipped: it is handed
+// to fn as a File with Dir set and a RuleRead problem.
 func WalkFS(fsys fs.FS, opts DiscoverOptions, fn func(File) error) error {
 	return walkFS(fsys, opts, "", fn)
 }
@@ -213,7 +219,9 @@ func (w *walker) visit(p string, d fs.DirEntry, err error) (f File, ok bool, ret
 		if p == w.dir {
 			return File{}, false, err
 		}
-		return File{}, false, nil // an unreadable entry below the root: skip it
+		// WalkDir's second call for a directory it could not list: the
+		// directory is handed out with a problem, never skipped silently.
+		return unreadableDir(w.opts.Prefix+p, p, err), true, nil
 	}
 	if p == w.dir {
 		return File{}, false, nil
@@ -244,6 +252,18 @@ func (w *walker) visit(p string, d fs.DirEntry, err error) (f File, ok bool, ret
 		f.Sniff = true
 	}
 	return f, true, nil
+}
+
+// unreadableDir is the File of a directory below the root that could not be
+// listed: a RuleRead problem naming why, so that what it may hold is not
+// passed over in silence.
+func unreadableDir(rel, p string, err error) File {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return File{Rel: rel, Path: p, Dir: true, Problem: &Problem{Pos: Pos{1, 1}, Rule: RuleRead,
+		Message: fmt.Sprintf("could not read the directory: %v; nothing under it was checked (list it under `ignore:` in .github/phasegate.yml if it holds no artifact)", err)}}
 }
 
 // visitLink deals with a symlinked file f: a dangling link, or a link to

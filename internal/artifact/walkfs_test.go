@@ -217,6 +217,96 @@ func TestWalkFSErrors(t *testing.T) {
 	}
 }
 
+// deniedFS is an FS whose listed directories cannot be listed and whose
+// listed files cannot be opened: a permission error, as for any user (a
+// chmod 000 does not stop root).
+type deniedFS struct {
+	fsys   fs.FS
+	denied map[string]bool
+}
+
+func (d deniedFS) Open(name string) (fs.File, error) {
+	if d.denied[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.fsys.Open(name)
+}
+
+func (d deniedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if d.denied[name] {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
+	}
+	return fs.ReadDir(d.fsys, name)
+}
+
+// TestWalkFSUnreadable: a directory below Dir that cannot be listed is
+// handed out with a read problem naming it and why, never skipped; the
+// walk goes on. (An unreadable file is found as usual: reading it is the
+// checker's, which reports it.)
+func TestWalkFSUnreadable(t *testing.T) {
+	files := map[string]string{
+		".pace/day-1/gate.md":    "day: 1\n",
+		".pace/day-2/gate.md":    "day: 2\n",
+		"locked/deep/plan.json":  "{}",
+		"ignored/x/plan.json":    "{}",
+		"z.json":                 "{}",
+		"node_modules/a/x.json":  "{}",
+		".pipeline/7/plan.json":  "{}",
+		".pipeline/8/state.yaml": "{}",
+	}
+	tests := []struct {
+		name   string
+		denied []string
+		opts   DiscoverOptions
+		want   []string
+	}{
+		{
+			name:   "unlistable directories are reported where they are",
+			denied: []string{".pace/day-2", "locked", ".pipeline/8"},
+			want: []string{".pace/day-1/gate.md pace.gate-report", ".pace/day-2 ? !" + RuleRead, ".pipeline/7/plan.json jg.plan",
+				".pipeline/8 ? !" + RuleRead, "ignored/x/plan.json ?", "locked ? !" + RuleRead, "z.json ?"},
+		},
+		{
+			name:   "an ignored or skipped directory is never listed, so never reported",
+			denied: []string{"ignored/x", "node_modules/a"},
+			opts:   DiscoverOptions{Ignore: []string{"ignored/**"}},
+			want:   []string{".pace/day-1/gate.md pace.gate-report", ".pace/day-2/gate.md pace.gate-report", ".pipeline/7/plan.json jg.plan", ".pipeline/8/state.yaml jg.state", "locked/deep/plan.json ?", "z.json ?"},
+		},
+		{
+			name:   "the prefix of a checked subdirectory is kept",
+			denied: []string{".pace/day-2"},
+			opts:   DiscoverOptions{Dir: ".pace"},
+			want:   []string{".pace/day-1/gate.md pace.gate-report", ".pace/day-2 ? !" + RuleRead},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			denied := map[string]bool{}
+			for _, d := range tc.denied {
+				denied[d] = true
+			}
+			got, err := DiscoverFS(deniedFS{fsys: mapFS(files), denied: denied}, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if names := found(got); !reflect.DeepEqual(names, tc.want) {
+				t.Errorf("files:\n  %s\nwant:\n  %s", strings.Join(names, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			for _, f := range got {
+				if f.Problem == nil {
+					continue
+				}
+				if !f.Dir || f.Path != strings.TrimPrefix(f.Rel, tc.opts.Prefix) || !strings.Contains(f.Problem.Message, "permission denied") || !strings.Contains(f.Problem.Message, "directory") {
+					t.Errorf("%s: Dir %v, Path %q, problem %q: want a directory problem saying why", f.Rel, f.Dir, f.Path, f.Problem.Message)
+				}
+			}
+		})
+	}
+	if err := WalkFS(deniedFS{fsys: mapFS(files), denied: map[string]bool{".": true}}, DiscoverOptions{}, func(File) error { return nil }); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("an unlistable root: error %v, want a permission error (could not run)", err)
+	}
+}
+
 func TestResolveFS(t *testing.T) {
 	fsys := mapFS(map[string]string{
 		"a/file":      "x",

@@ -147,11 +147,11 @@ func TestRunFS(t *testing.T) {
 				sccTask + "submit.json", sccTask + "task.json", sccTask + "verdict.json", "config/settings.json"},
 		},
 		{
-			name: "an Open error is a read finding on an artifact, nothing on a candidate, and the run goes on",
+			name: "an Open error is a read finding on an artifact and on a candidate, and the run goes on",
 			base: "scc/consistent", files: foreign,
 			fail:          []string{sccTask + "task.json", "config/settings.json"},
 			wantArtifacts: 3,
-			want:          []string{sccTask + "task.json " + artifact.RuleRead},
+			want:          []string{sccTask + "task.json " + artifact.RuleRead, "config/settings.json " + artifact.RuleRead},
 		},
 		{
 			name:   "ignored files are never opened",
@@ -422,5 +422,106 @@ func TestRunFSCancelled(t *testing.T) {
 	_, err := sharedValidator.RunFS(ctx, mapTree(t, filepath.Join("testdata", "units", "jg", "consistent"), nil), Options{Config: config.Default()})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("RunFS error = %v, want context.Canceled", err)
+	}
+}
+
+// deniedFS refuses, with a permission error, to list the directories and
+// open the files it names, as for any user (a chmod 000 does not stop root).
+type deniedFS struct {
+	fsys   fs.FS
+	denied map[string]bool
+}
+
+func (d deniedFS) Open(name string) (fs.File, error) {
+	if d.denied[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.fsys.Open(name)
+}
+
+func (d deniedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if d.denied[name] {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
+	}
+	return fs.ReadDir(d.fsys, name)
+}
+
+// Stat is passed through: as on the OS, what cannot be read can still be
+// stat'ed in a directory that can be listed.
+func (d deniedFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(d.fsys, name) }
+
+// TestRunFSUnreadable: nothing phasegate cannot read is skipped silently —
+// a directory it cannot list, an artifact, a candidate that might be one, a
+// named file, an evidence file a rule needs: each is a finding with its path.
+func TestRunFSUnreadable(t *testing.T) {
+	outcome := "phase: build\npending_decisions: []\n"
+	tests := []struct {
+		name          string
+		files         map[string]string
+		denied        []string
+		dir           string // Options.Dir
+		want          []string
+		wantArtifacts int
+	}{
+		{
+			name:   "a directory that cannot be listed",
+			files:  map[string]string{"locked/x.outcome.yaml": outcome},
+			denied: []string{"locked"},
+			want:   []string{"locked io.read error"}, wantArtifacts: 3,
+		},
+		{
+			name:   "a directory of a unit that cannot be listed",
+			denied: []string{sccTask + "evidence"},
+			want:   []string{sccTask + "evidence io.read error"}, wantArtifacts: 3,
+		},
+		{
+			name:   "a candidate that cannot be read",
+			files:  map[string]string{"notes/x.yaml": outcome},
+			denied: []string{"notes/x.yaml"},
+			want:   []string{"notes/x.yaml io.read error"}, wantArtifacts: 3,
+		},
+		{
+			name:   "an artifact that cannot be read",
+			denied: []string{sccTask + "verdict.json"},
+			want:   []string{sccTask + "verdict.json io.read error"}, wantArtifacts: 3,
+		},
+		{
+			name:   "a named file that cannot be read",
+			files:  map[string]string{"notes/x.yaml": outcome},
+			denied: []string{"notes/x.yaml"},
+			dir:    "notes/x.yaml",
+			want:   []string{"notes/x.yaml io.read error"}, wantArtifacts: 0,
+		},
+		{
+			name:   "an evidence file that cannot be read",
+			denied: []string{sccTask + "selftest.log"},
+			want:   []string{sccTask + "submit.json scc.submit.evidence-readable warning"}, wantArtifacts: 3,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			denied := map[string]bool{}
+			for _, d := range tc.denied {
+				denied[d] = true
+			}
+			fsys := deniedFS{fsys: mapTree(t, filepath.Join("testdata", "units", "scc", "consistent"), tc.files), denied: denied}
+			res, err := sharedValidator.RunFS(context.Background(), fsys, Options{Config: config.Default(), Dir: tc.dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.Findings {
+				got = append(got, f.File+" "+f.Rule+" "+string(f.Severity))
+				if !strings.Contains(f.Message, "permission denied") {
+					t.Errorf("%s does not say why: %s", f.File, f.Message)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("findings:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			if res.Artifacts != tc.wantArtifacts {
+				t.Errorf("Artifacts = %d, want %d", res.Artifacts, tc.wantArtifacts)
+			}
+		})
 	}
 }

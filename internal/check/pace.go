@@ -61,6 +61,7 @@ func paceAgentRules(name, agent string) []Rule {
 		{ID: "pace." + name + ".ship-without-advisories", Severity: SeverityWarning, Basis: "I", Summary: agent + " decides SHIP only with no ADVISORY finding (the docs' rule; the agent prompt's weaker rule allows it, so this is a warning — set it to error for the docs' rule)."},
 		{ID: "pace." + name + ".blocker-per-fail", Severity: SeverityError, Basis: "S", Summary: "`blockers` has one entry per FAIL finding."},
 		{ID: "pace." + name + ".advisory-per-advisory", Severity: SeverityError, Basis: "S", Summary: "`advisories` has one entry per ADVISORY finding."},
+		{ID: "pace." + name + ".advisories-missing", Severity: SeverityWarning, Basis: "R", Summary: "A report with an ADVISORY finding has an `advisories` list (without one, PACE fills in [] and backlogs nothing: the advisory is lost; a warning because PACE's schema check accepts the report)."},
 		{ID: "pace." + name + ".hold-reason-iff-hold", Severity: SeverityError, Basis: "S", Summary: "`hold_reason` is non-empty exactly when " + agent + " decided HOLD."},
 		{ID: "pace." + name + ".evidence-nonempty", Severity: SeverityWarning, Basis: "I", Summary: "Every finding cites evidence."},
 	}
@@ -382,12 +383,16 @@ func paceCheckAgent(c *ruleCtx, d *artifact.Document, name, agent string) string
 		decision = "" // not a decision the schema allows: already reported there
 	}
 	var fails, advs int
+	firstAdv := -1
 	for i, e := range asList(obj["findings"]) {
 		f := asObj(e)
 		switch strOr(f, "result") {
 		case "FAIL":
 			fails++
 		case "ADVISORY":
+			if advs == 0 {
+				firstAdv = i
+			}
 			advs++
 		}
 		if ev, ok := str(f, "evidence"); ok && blank(ev) {
@@ -411,6 +416,12 @@ func paceCheckAgent(c *ruleCtx, d *artifact.Document, name, agent string) string
 	}
 	if advisories, ok := stringList(obj, "advisories"); ok && len(advisories) != advs {
 		c.report(rule("advisory-per-advisory"), d, ptr("advisories"), "`advisories` has %d entries but %s ADVISORY: write one advisory per ADVISORY finding", len(advisories), countWord(advs, "finding is", "findings are"))
+	}
+	if _, has := obj["advisories"]; !has && advs > 0 {
+		// The agent (sentinel.py, conduit.py) fills in advisories=[] before
+		// it validates, and the orchestrator backlogs that list: the
+		// advisory is lost, though the report passes PACE's schema check.
+		c.report(rule("advisories-missing"), d, ptr("findings", firstAdv, "result"), "%s ADVISORY but the report has no `advisories`: PACE fills in [] and puts nothing in the advisory backlog — write one advisory per ADVISORY finding", countWord(advs, "finding is", "findings are"))
 	}
 	return decision
 }

@@ -213,6 +213,9 @@ func init() {
 			fire(r("advisory-per-advisory"), "advisory without ADVISORY", a.file, 7, with(paceEdit{File: a.file, Old: "advisories: []", New: `advisories: ["a"]`})...),
 			fire(r("hold-reason-iff-hold"), "reason on SHIP", a.file, 10, with(paceEdit{File: a.file, Old: `hold_reason: ""`, New: `hold_reason: "x"`})...),
 			fire(r("evidence-nonempty"), "blank evidence", a.file, 6, with(paceEdit{File: a.file, Old: `evidence: "e"`, New: `evidence: " "`})...),
+			fire(r("advisories-missing"), "ADVISORY finding without advisories", a.file, 5, with(paceEdit{File: a.file, Old: "result: PASS", New: "result: ADVISORY"}, paceEdit{File: a.file, Old: "advisories: []\n", New: ""}, paceEdit{File: a.file, Old: dec + ": SHIP", New: dec + ": ADVISORY"})...),
+			ruleCase{name: "no ADVISORY finding and no advisories", rule: r("advisories-missing"), tree: paceWith(with(paceEdit{File: a.file, Old: "advisories: []\n", New: ""})...)},
+			ruleCase{name: "ADVISORY finding with its advisory", rule: r("advisories-missing"), tree: paceWith(with(paceEdit{File: a.file, Old: "result: PASS", New: "result: ADVISORY"}, paceEdit{File: a.file, Old: "advisories: []", New: `advisories: ["a"]`}, paceEdit{File: a.file, Old: dec + ": SHIP", New: dec + ": ADVISORY"})...)},
 		)
 	}
 	addRuleCases("pace", cases...)

@@ -392,9 +392,9 @@ func (r *runner) checkOne(f artifact.File, limits artifact.Limits, res *groupRes
 	if doc == nil && fs == nil {
 		return nil // not an artifact
 	}
-	if len(fs) == 1 && fs[0].Rule == RuleUnknownKind {
+	if len(fs) == 1 && (fs[0].Rule == RuleUnknownKind || f.Dir || f.Kind == nil && fs[0].Rule == artifact.RuleRead) {
 		res.findings = append(res.findings, fs...)
-		return nil // named, but not an artifact
+		return nil // not (known to be) an artifact: named, or unreadable
 	}
 	res.artifacts++
 	res.findings = append(res.findings, fs...)
@@ -514,10 +514,13 @@ func (v *Validator) checkFile(fsys fs.FS, f artifact.File, limits artifact.Limit
 	}
 	data, size, err := readLimited(fsys, f.Path, limits.MaxFileSize)
 	if err != nil {
+		// Never skipped silently, not even a candidate that might not be
+		// an artifact: its content could have made it one (an outcome).
+		what := "the file"
 		if f.Kind == nil {
-			return nil, nil // an unreadable file that might not even be an artifact
+			what = "the file to tell whether it is an artifact"
 		}
-		return nil, problem(f.Kind, artifact.Problem{Pos: artifact.Pos{Line: 1, Column: 1}, Rule: artifact.RuleRead, Message: fmt.Sprintf("could not read the file: %v", errors.Unwrap(err))})
+		return nil, problem(f.Kind, artifact.Problem{Pos: artifact.Pos{Line: 1, Column: 1}, Rule: artifact.RuleRead, Message: fmt.Sprintf("could not read %s: %v", what, errors.Unwrap(err))})
 	}
 	k := f.Kind
 	var unclaimed *artifact.Kind

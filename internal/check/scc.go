@@ -71,6 +71,7 @@ var _ = registerFamily(&family{
 		{ID: "scc.submit.exit-0-not-failed", Severity: SeverityWarning, Basis: "I", Summary: "`exit_code: 0` is not reported with `status: FAILED`."},
 		{ID: "scc.submit.artifact-under-task", Severity: SeverityError, Basis: "R", Summary: "Every `artifacts.*` path is under artifacts/<task_id>/ and stays there (hygiene_validator)."},
 		{ID: "scc.submit.artifact-exists", Severity: SeverityWarning, Basis: "R", Summary: "Every `artifacts.*` path exists in the checked tree (the L8 doc's MUST; a warning because upstream's own example names files it does not ship)."},
+		{ID: "scc.submit.evidence-readable", Severity: SeverityWarning, Basis: "I", Summary: "The report.md, selftest.log and patch.diff that `artifacts.*` names can be read, so the rules on their content run (an unreadable or oversized file is reported, not skipped)."},
 		{ID: "scc.submit.submit-json-path", Severity: SeverityWarning, Basis: "I", Summary: "`artifacts.submit_json` is the path of the submit file itself."},
 		{ID: "scc.submit.write-allowed", Severity: SeverityError, Basis: "R", Summary: "With a non-empty `allow_paths.write`, every changed or new file is under one of its prefixes (hygiene_validator)."},
 		{ID: "scc.submit.hygiene", Severity: SeverityError, Basis: "R", Summary: "No changed or new file outside artifacts/ is in a tmp/ or debug/ directory or ends in .bak (hygiene_validator)."},
@@ -86,7 +87,7 @@ var _ = registerFamily(&family{
 		{ID: "scc.submit.scope-conflict", Severity: SeverityError, Basis: "S", Summary: "Every changed or new file matches the task's `pins.allowed_paths` and no `pins.forbidden_paths` (else SCOPE_CONFLICT)."},
 		{ID: "scc.submit.done-ran-allowed-tests", Severity: SeverityWarning, Basis: "R", Summary: "A DONE submit ran every command of the task's `allowedTests` (policies/hard.md; a warning because commands are compared as text)."},
 		// verdict.json, both shapes.
-		{ID: "scc.verdict.task-id-matches-submit", Severity: SeverityError, Basis: "R", Summary: "The verdict's `task_id` equals the submit's `task_id`."},
+		{ID: "scc.verdict.task-id-matches-submit", Severity: SeverityWarning, Basis: "R", Summary: "The verdict's `task_id` equals the submit's `task_id` (verifier_judge copies it; a warning because no upstream validator compares them)."},
 		{ID: "scc.verdict.task-id-matches-dir", Severity: SeverityWarning, Basis: "R", Summary: "A verdict at artifacts/<dir>/verdict.json has `task_id` == <dir> (where the judge writes it)."},
 		{ID: "scc.verdict.done-needs-submit-done", Severity: SeverityError, Basis: "R", Summary: "A DONE verdict judges a submit with `status: DONE`, `exit_code: 0` and `tests.passed: true` (verifier_judge)."},
 		{ID: "scc.verdict.need-input-escalates", Severity: SeverityError, Basis: "R", Summary: "A NEED_INPUT submit gets an ESCALATE verdict — with a `needs_input` action in scc.verdict.v1 (verifier_judge); the seed shape may also REJECT."},
@@ -415,6 +416,7 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 		return
 	}
 	id := strings.TrimSpace(s.taskID)
+	misplaced := map[string]bool{} // reported under artifact-under-task: nothing more about them
 	for _, key := range sccArtifactKeys {
 		raw, ok := str(arts, key)
 		if !ok || blank(raw) {
@@ -424,8 +426,13 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 		if id != "" {
 			want := "artifacts/" + id + "/"
 			clean := path.Clean(norm)
-			if !strings.HasPrefix(norm, want) || !strings.HasPrefix(clean+"/", want) {
+			if (!strings.HasPrefix(norm, want) || !strings.HasPrefix(clean+"/", want)) && c.severity("scc.submit.artifact-under-task") != SeverityOff {
+				// The root cause, reported once: hygiene_validator stops at
+				// it for this key (`continue`), so a placeholder path is not
+				// also "missing" and "not this file".
 				c.report("scc.submit.artifact-under-task", d, ptr("artifacts", key), "`artifacts.%s` is %s, not under %s: every evidence file belongs in the task's folder", key, quote(raw), want)
+				misplaced[key] = true
+				continue
 			}
 		}
 		if key == "submit_json" && path.Clean(norm) != strings.TrimPrefix(s.rel, s.base) {
@@ -444,10 +451,14 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 	}
 	read := func(key string) ([]byte, bool) {
 		raw, ok := str(arts, key)
-		if !ok || blank(raw) {
+		if !ok || blank(raw) || misplaced[key] {
 			return nil, false
 		}
-		data, err := tree.ReadFile(s.base + path.Clean(sccNorm(raw)))
+		rel := s.base + path.Clean(sccNorm(raw))
+		data, err := tree.ReadFile(rel)
+		if err != nil && tree.Exists(rel) { // one that is not there is artifact-exists's
+			c.report("scc.submit.evidence-readable", d, ptr("artifacts", key), "%s could not be read (%v): the rules on its content were not applied", quote(raw), err)
+		}
 		return data, err == nil
 	}
 	if data, ok := read("report_md"); ok && blank(string(data)) {

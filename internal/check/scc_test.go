@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -216,6 +217,7 @@ func init() {
 			}
 			return tree
 		}()},
+		withConfig(fire("scc.submit.evidence-readable", "selftest.log over the size limit", sccFSubmit, 15, sccEdit{File: sccFLog, New: strings.Repeat("ok\n", 400) + "EXIT_CODE=0\n"}), &config.Config{Limits: config.Limits{MaxFileSize: 1024}}),
 		fire("scc.submit.submit-json-path", "names another file", sccFSubmit, 18, sccEdit{File: sccFSubmit, Old: `"submit_json": "artifacts/<ID>/submit.json"`, New: `"submit_json": "artifacts/<ID>/submit-2.json"`}),
 		fire("scc.submit.write-allowed", "outside allow_paths.write", sccFSubmit, 5, sccEdit{File: sccFSubmit, Old: `"write": ["src/"]`, New: `"write": ["lib/"]`}),
 		silent("scc.submit.write-allowed", "write glob", sccEdit{File: sccFSubmit, Old: `"write": ["src/"]`, New: `"write": ["src/**"]`}),
@@ -393,5 +395,67 @@ func TestSCCWithoutTree(t *testing.T) {
 	res := runTree(t, sccWith(sccEdit{File: sccFReport, New: sccDelete}, sccEdit{File: sccFLog, New: "no exit line\n"}, sccEdit{File: sccFPatch, New: "not a diff\n"}), nil, nil)
 	for _, f := range res.Findings {
 		t.Errorf("unexpected finding without a tree: %s", formatFinding(f))
+	}
+}
+
+// TestSCCFaithfulEdges: where upstream's own validators report one problem,
+// or none, phasegate reports one finding, at the severity upstream implies.
+// Every finding of the folder is listed ("line rule severity").
+func TestSCCFaithfulEdges(t *testing.T) {
+	placeholder := func(key, value string) sccEdit {
+		return sccEdit{File: sccFSubmit, Old: `"` + key + `": "artifacts/<ID>/` + map[string]string{"report_md": "report.md", "submit_json": "submit.json"}[key] + `"`, New: `"` + key + `": "` + value + `"`}
+	}
+	tests := []struct {
+		name   string
+		edits  []sccEdit
+		config *config.Config
+		want   []string
+	}{
+		{
+			// hygiene_validator: "artifact submit_json must be under
+			// artifacts/<id>/", then `continue`: one error, not three.
+			name:  "a placeholder submit_json is one finding",
+			edits: []sccEdit{placeholder("submit_json", "<path to submit.json>")},
+			want:  []string{"18 scc.submit.artifact-under-task error"},
+		},
+		{
+			name:  "a placeholder report_md is one finding, and its file is not read",
+			edits: []sccEdit{placeholder("report_md", "TODO/report.md")},
+			want:  []string{"14 scc.submit.artifact-under-task error"},
+		},
+		{
+			name:   "with artifact-under-task off, the consequences are still reported",
+			edits:  []sccEdit{placeholder("submit_json", "<path to submit.json>")},
+			config: &config.Config{Rules: map[string]string{"scc.submit.artifact-under-task": "off"}},
+			want:   []string{"18 scc.submit.artifact-exists warning", "18 scc.submit.submit-json-path warning"},
+		},
+		{
+			name:  "a path in the task folder that is missing is only missing",
+			edits: []sccEdit{placeholder("report_md", "artifacts/<ID>/REPORT.md")},
+			want:  []string{"14 scc.submit.artifact-exists warning"},
+		},
+		{
+			// verifier_judge copies the submit's task_id into the verdict,
+			// but no validator compares the two: a warning.
+			name:  "a verdict naming another task is a warning",
+			edits: []sccEdit{{File: sccFVerdict, Old: `"task_id": "<ID>"`, New: `"task_id": "00000000-0000-4000-8000-000000000000"`}},
+			want:  []string{"3 scc.verdict.task-id-matches-dir warning", "3 scc.verdict.task-id-matches-submit warning"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.config
+			if cfg == nil {
+				cfg = &config.Config{}
+			}
+			res := runTree(t, sccWith(tc.edits...), cfg, nil)
+			var got []string
+			for _, f := range res.Findings {
+				got = append(got, fmt.Sprintf("%d %s %s", f.Line, f.Rule, f.Severity))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
 	}
 }

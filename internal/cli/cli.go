@@ -178,8 +178,18 @@ It reads the workflow's environment, never arguments. GITHUB_EVENT_NAME says wha
       handle /resolve, /decisions and /phasegate help commands
   schedule, workflow_dispatch
       reconcile: apply every command on the open phasegate:pending issues that has no answer yet
-The inputs come as INPUT_PATH, INPUT_TOKEN, INPUT_FORMAT, INPUT_POST-OUTCOMES, INPUT_FAIL-ON
-and INPUT_CONFIG (see action.yml); PHASEGATE_SIGNING_KEY signs outcome and resolution comments.
+  workflow_run
+      publish the results file a read-only run saved (results-file), after checking its head again
+Inputs (action.yml), as the runner passes them:
+  INPUT_PATH           the directory whose artifacts are checked (default .)
+  INPUT_TOKEN          the token for statuses, comments and labels (default github.token)
+  INPUT_FORMAT         how findings are printed in the log: text, json, sarif, github (default text)
+  INPUT_POST-OUTCOMES  post new Phase Outcomes on their issues: true or false (default true)
+  INPUT_FAIL-ON        when the step fails: hold, error, warning, never (default hold)
+  INPUT_CONFIG         the configuration file, read from the default branch (default .github/phasegate.yml)
+  INPUT_SARIF-FILE     also write the findings as SARIF 2.1.0 to this file in the workspace
+  INPUT_RESULTS-FILE   save the results there (push, pull_request, merge_group), or publish them (workflow_run)
+PHASEGATE_SIGNING_KEY signs outcome and resolution comments.
 Outside GitHub Actions, use 'phasegate validate' or 'phasegate gate'.
 
 Exit codes: 0 or 1 by the fail-on input; 2 could not run (no token, GitHub API failures).`)

@@ -773,3 +773,31 @@ func TestGateJSONPipelineKey(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONOutputsKeepHTMLCharacters: `<`, `>` and `&` in a finding reach
+// every JSON output as written, never as \u003c, \u003e, \u0026.
+func TestJSONOutputsKeepHTMLCharacters(t *testing.T) {
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{
+		".pace/day-1/gate-report.yaml": strings.Replace(validGateReport, "gate_decision: SHIP", `gate_decision: "<SHIP & HOLD>"`, 1),
+	})
+	for _, args := range [][]string{
+		{"validate", "--format", "json", root},
+		{"gate", "--format", "json", root},
+		{"validate", "--format", "sarif", root},
+	} {
+		t.Run(strings.Join(args[:3], " "), func(t *testing.T) {
+			got := run(t, args...)
+			if got.code != ExitFindings {
+				t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+			}
+			if !strings.Contains(got.stdout, "<SHIP & HOLD>") {
+				t.Errorf("the finding's text is not as written:\n%s", got.stdout)
+			}
+			for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+				if strings.Contains(got.stdout, esc) {
+					t.Errorf("output escapes %s:\n%s", esc, got.stdout)
+				}
+			}
+		})
+	}
+}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -260,16 +259,15 @@ func (r *decisionsRun) writeHuman(text []byte) int {
 	return ExitOK
 }
 
-// writeJSON writes v as indented JSON, with the strings made safe to print
-// (report.JSONSafe: no "##[" for the Actions runner to read as a command).
+// writeJSON writes v as report.EncodeJSON does: indented, `<>&` as
+// written, the strings made safe to print (no "##[" for the Actions runner
+// to read as a command).
 func (r *decisionsRun) writeJSON(v any) int {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	data, err := report.EncodeJSON(v)
+	if err != nil {
 		return r.e.failf("writing json: %v", err)
 	}
-	if _, err := r.e.stdout.Write(report.JSONSafe(b.Bytes())); err != nil {
+	if _, err := r.e.stdout.Write(data); err != nil {
 		return r.e.failf("writing json: %v", err)
 	}
 	return ExitOK

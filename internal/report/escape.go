@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -61,9 +62,22 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
-// JSONSafe is what the json and sarif formats do to the JSON they encode
-// (jsonSafe), for the other JSON phasegate prints.
-func JSONSafe(data []byte) []byte { return jsonSafe(data) }
+// EncodeJSON is how phasegate writes JSON for people and tools (the json
+// and sarif reports, `decisions --format json`, the action's results file):
+// v indented by two spaces, with a final newline, made safe to print
+// (jsonSafe). `<`, `>` and `&` stay as they are: the output is never
+// embedded in HTML, and a finding quoting `a < b` must read as written, not
+// as \u003c.
+func EncodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return jsonSafe(buf.Bytes()), nil
+}
 
 // jsonSafe rewrites encoded JSON so that no character of the unsafeRune set
 // appears raw: encoding/json already escapes C0 controls and U+2028/U+2029,

@@ -6,8 +6,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -83,13 +81,11 @@ func JSON(w io.Writer, r Report) error {
 	if out.Findings == nil {
 		out.Findings = []check.Finding{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	data, err := EncodeJSON(out)
+	if err != nil {
 		return fmt.Errorf("encoding json report: %w", err)
 	}
-	if _, err := w.Write(jsonSafe(buf.Bytes())); err != nil {
+	if _, err := w.Write(data); err != nil {
 		return fmt.Errorf("writing json report: %w", err)
 	}
 	return nil

@@ -255,6 +255,44 @@ func TestJSONIsSafeToPrint(t *testing.T) {
 	}
 }
 
+// TestJSONKeepsHTMLCharacters: `<`, `>` and `&` are written as they are in
+// every JSON format (encoding/json would write \u003c, \u003e, \u0026),
+// in messages, files and the reasons, and decode to the same text.
+func TestJSONKeepsHTMLCharacters(t *testing.T) {
+	f := check.Finding{File: "docs/a&b <c>.yaml", Line: 1, Column: 1, Kind: "scc.submit", Rule: "scc.submit.artifact-under-task", Severity: check.SeverityError,
+		Message: "`artifacts.report_md` is \"<path to report.md>\", not under artifacts/<task_id>/ & more"}
+	r := Report{Findings: []check.Finding{f}, Verdict: gate.FromFindings([]check.Finding{f}), Version: testVersion}
+	for _, tc := range []struct {
+		format string
+		want   []string
+	}{
+		{format: "json", want: []string{`"docs/a&b <c>.yaml"`, `\"<path to report.md>\", not under artifacts/<task_id>/ & more`}},
+		{format: "sarif", want: []string{`"docs/a%26b%20%3Cc%3E.yaml"`, `\"<path to report.md>\", not under artifacts/<task_id>/ & more`}},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			out := string(render(t, tc.format, r))
+			for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+				if strings.Contains(out, esc) {
+					t.Errorf("output escapes %s:\n%s", esc, out)
+				}
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %s:\n%s", w, out)
+				}
+			}
+			var v any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("not JSON: %v", err)
+			}
+		})
+	}
+	data, err := EncodeJSON(map[string]string{"m": "<&>"})
+	if err != nil || string(data) != "{\n  \"m\": \"<&>\"\n}\n" {
+		t.Errorf("EncodeJSON = %q, %v", data, err)
+	}
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

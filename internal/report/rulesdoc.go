@@ -36,7 +36,7 @@ judgement call — inferred rules are warnings (or off) by default.
 ## Decoding and schema
 
 These apply to every artifact and cannot be switched off (except ` + "`schema.convention`" + `): a file that cannot be
-read or decoded is never silently skipped.
+read or decoded, or a directory that cannot be listed, is never silently skipped.
 
 `)
 	ids := make([]string, 0, len(builtinRules))

@@ -1,10 +1,8 @@
 package report
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -170,13 +168,11 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 			Results:            sarifResults(findings, index),
 		}},
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(log); err != nil {
+	data, err := EncodeJSON(log)
+	if err != nil {
 		return fmt.Errorf("encoding sarif log: %w", err)
 	}
-	if _, err := w.Write(jsonSafe(buf.Bytes())); err != nil {
+	if _, err := w.Write(data); err != nil {
 		return fmt.Errorf("writing sarif log: %w", err)
 	}
 	return nil

@@ -112,7 +112,7 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 			fmt.Fprint(stdout, "Usage: phasegate serve [flags]\n\nRuns the GitHub App webhook server. Every flag has an environment variable. Flags:\n")
 			fset.SetOutput(stdout)
 			fset.PrintDefaults()
-			fmt.Fprint(stdout, "\nAlso: PHASEGATE_PRIVATE_KEY may hold the private key's PEM instead of a file; PHASEGATE_SIGNING_KEY signs outcome and resolution comments.\n")
+			fmt.Fprint(stdout, serveHelpFooter)
 			return nil, err
 		}
 		return nil, err

@@ -1,0 +1,21 @@
+package server
+
+import "fmt"
+
+// serveHelpFooter ends `phasegate serve -h`, after the flags (each of which
+// names its variable): the variables that are not a flag's, and the exit
+// codes. TestServeHelpListsEveryVariable compares the variables with those
+// parseServe reads; TestServeHelpListsExitCodes the codes with what Main returns.
+var serveHelpFooter = fmt.Sprintf(`
+Also read from the environment:
+  PHASEGATE_WEBHOOK_SECRET_FILE   a file holding the webhook secret(s), when PHASEGATE_WEBHOOK_SECRET is not set
+  PHASEGATE_PRIVATE_KEY           the App's private key, PEM, instead of a file (never a flag: ps shows flags)
+  PHASEGATE_SIGNING_KEY           signs outcome and resolution comments
+  PHASEGATE_NOTIFY_URL            POST each resolution's event (phasegate.resolved, phasegate.phase-advanced) here
+  PHASEGATE_NOTIFY_SECRET         required with PHASEGATE_NOTIFY_URL: the HMAC key of X-Phasegate-Signature-256
+  PHASEGATE_NOTIFY_ALLOW_PRIVATE  true lets the notify URL reach loopback, private and link-local addresses (default false)
+
+Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT: stop accepting, drain the queue for up to %s),
+and for -h; 2 when it cannot start (no webhook secret, no private key, a bad flag or variable, Redis
+unreachable) or the server fails.
+`, DefaultShutdownTimeout)
