@@ -147,6 +147,12 @@ type Stats struct {
 	RateLimitWaits int64         // waits for a rate limit
 	RateLimitWait  time.Duration // total time waited for rate limits
 	GuardHits      int64         // creates found already applied after an ambiguous failure
+	// Charged counts the attempts GitHub answered with anything but 304
+	// Not Modified: what counts against the primary rate limit.
+	Charged int64
+	// SecondaryLimits counts the answers that were a secondary rate limit
+	// (403 or 429 with Retry-After, or naming one).
+	SecondaryLimits int64
 }
 
 // Rate is the primary rate limit as last reported by GitHub.
@@ -174,6 +180,7 @@ type Client struct {
 
 type counters struct {
 	requests, notModified, retries, rateWaits, rateWaitNanos, guardHits atomic.Int64
+	charged, secondary                                                  atomic.Int64
 }
 
 type policy struct {
@@ -323,12 +330,14 @@ func (c *Client) UploadURL() string { return c.gh.UploadURL.String() }
 // Stats returns the Client's counters.
 func (c *Client) Stats() Stats {
 	return Stats{
-		Requests:       c.ctr.requests.Load(),
-		NotModified:    c.ctr.notModified.Load(),
-		Retries:        c.ctr.retries.Load(),
-		RateLimitWaits: c.ctr.rateWaits.Load(),
-		RateLimitWait:  time.Duration(c.ctr.rateWaitNanos.Load()),
-		GuardHits:      c.ctr.guardHits.Load(),
+		Requests:        c.ctr.requests.Load(),
+		NotModified:     c.ctr.notModified.Load(),
+		Retries:         c.ctr.retries.Load(),
+		RateLimitWaits:  c.ctr.rateWaits.Load(),
+		RateLimitWait:   time.Duration(c.ctr.rateWaitNanos.Load()),
+		GuardHits:       c.ctr.guardHits.Load(),
+		Charged:         c.ctr.charged.Load(),
+		SecondaryLimits: c.ctr.secondary.Load(),
 	}
 }
 

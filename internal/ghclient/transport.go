@@ -367,6 +367,7 @@ func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) 
 	case rateLimited:
 		if secondary {
 			r.secondaryStreak++
+			c.ctr.secondary.Add(1)
 		}
 		until := now.Add(wait)
 		c.gate.block(until, secondary)
@@ -453,6 +454,9 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		err = &timeoutError{after: t.c.pol.attemptTimeout}
 	}
 	t.c.ctr.requests.Add(1)
+	if resp != nil && resp.StatusCode != http.StatusNotModified {
+		t.c.ctr.charged.Add(1)
+	}
 	if t.onCall != nil {
 		call := Call{Op: opOf(ctx), Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
 		if resp != nil {

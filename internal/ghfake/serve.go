@@ -241,6 +241,11 @@ type reply struct {
 	status int
 	body   any   // JSON-encoded
 	list   []any // a paginated JSON array
+	// page, with total, is a paginated JSON array whose items are built
+	// only for the page asked for: item i of total (a listing of tens of
+	// thousands of comments renders 100 per request, not all of them).
+	page  func(i int) any
+	total int
 	raw    []byte
 	ctype  string
 	header http.Header // extra headers (a cursor-paginated listing's Link)
@@ -536,13 +541,26 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, iden
 	switch {
 	case rep.raw != nil:
 		payload, ctype = rep.raw, rep.ctype
-	case rep.list != nil:
+	case rep.list != nil || rep.page != nil:
 		page, perPage := pageParams(r)
 		total := len(rep.list)
+		if rep.page != nil {
+			total = rep.total
+		}
 		last := max(1, (total+perPage-1)/perPage)
 		lo := min((page-1)*perPage, total)
 		hi := min(lo+perPage, total)
-		payload, _ = json.Marshal(rep.list[lo:hi])
+		items := []any{}
+		if rep.page != nil {
+			s.mu.Lock() // the items are rendered from the state
+			for i := lo; i < hi; i++ {
+				items = append(items, rep.page(i))
+			}
+			s.mu.Unlock()
+		} else {
+			items = rep.list[lo:hi]
+		}
+		payload, _ = json.Marshal(items)
 		if l := linkHeader(r, page, perPage, last); l != "" {
 			h.Set("Link", l)
 		}
