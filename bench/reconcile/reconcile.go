@@ -149,6 +149,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}
 		res.Passes = append(res.Passes, p)
+		if debugWorld != nil && n > 0 {
+			debugWorld(f)
+		}
 		if o.Log != nil {
 			fmt.Fprintf(o.Log, "pass %d: %d changed, %d requests (%d answered 304, %d charged), %d thread reads, %d resolutions, %s\n",
 				n, p.Changed, p.Requests, p.NotModified, p.Charged, p.ThreadReads, p.Resolutions, p.Took.Round(time.Millisecond))
@@ -164,6 +167,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 }
 
 var debugCalls func(string)
+var debugWorld func(*ghfake.Server)
 
 // changeThreads adds a comment to o.Changed threads (a different set each
 // pass); the first of them gets a /resolve whose delivery was lost. It
@@ -227,7 +231,7 @@ func route(path string) string {
 		}
 		if strings.Trim(s, "0123456789") == "" {
 			parts[i] = "{n}"
-		} else if len(s) == 40 && strings.Trim(s, "0123456789abcdefhcb") == "" {
+		} else if len(s) == 40 && strings.Trim(s, "0123456789abcdef") == "" {
 			parts[i] = "{sha}"
 		}
 	}

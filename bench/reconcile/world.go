@@ -94,12 +94,12 @@ func buildWorld(f *ghfake.Server, clock *ghfake.ManualClock, o Options) error {
 		issues[i] = f.AddIssue(Owner, Repo, fmt.Sprintf("feature-%03d", i+1), "", "agent-bot")
 	}
 	for i, n := range issues {
-		pr := f.AddPullRequest(Owner, Repo, ghfake.PullRequest{HeadSHA: sha('h', n), BaseSHA: sha('b', 0), Author: "agent-bot"})
+		pr := f.AddPullRequest(Owner, Repo, ghfake.PullRequest{HeadSHA: sha('d', n), BaseSHA: sha('b', 0), Author: "agent-bot"})
 		path := fmt.Sprintf("outcomes/feature-%03d-requirements.outcome.yaml", n)
 		f.AddCommit(Owner, Repo, ghfake.Commit{SHA: sha('c', n), Author: "agent-bot", Committer: "agent-bot",
 			Files: []ghfake.File{{Filename: path, Status: "added"}}})
 		f.SetFile(Owner, Repo, sha('c', n), path, []byte(seedFor(n)))
-		f.SetFile(Owner, Repo, sha('h', n), path, []byte(seedFor(n)))
+		f.SetFile(Owner, Repo, sha('d', n), path, []byte(seedFor(n)))
 		f.SetPullRequestFiles(Owner, Repo, pr, []ghfake.File{{Filename: path, Status: "added"}})
 		body, err := outcomeComment(n, pr, o.Key)
 		if err != nil {

@@ -63,7 +63,7 @@ const (
 	DefaultMaxRetryWait     = time.Minute
 	DefaultMaxRateLimitWait = 2 * time.Minute
 	DefaultAttemptTimeout   = 30 * time.Second
-	DefaultCacheEntries     = 1024
+	DefaultCacheEntries     = 8192
 	DefaultCacheBytes       = 32 << 20
 	DefaultMaxResponseBytes = 64 << 20
 	// secondaryDefaultWait is GitHub's guidance for a secondary rate limit
@@ -94,8 +94,9 @@ type Options struct {
 	// CacheIdentity names the identity in ETag cache keys when it cannot be
 	// derived (token auth and NewInstallationTransport derive it).
 	CacheIdentity string
-	// CacheEntries bounds the ETag cache (default 1024 responses; negative
-	// disables it). CacheBytes bounds its size (default 32 MiB).
+	// CacheEntries bounds the ETag cache (default 8192 responses; negative
+	// disables it). CacheBytes bounds its size (default 32 MiB, bodies
+	// counted deflated).
 	CacheEntries int
 	CacheBytes   int64
 

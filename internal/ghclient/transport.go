@@ -132,7 +132,11 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case resp.StatusCode == http.StatusNotModified && cached:
 		drain(resp.Body)
 		t.c.ctr.notModified.Add(1)
-		return ent.response(req, resp.Header), nil
+		out, err := ent.response(req, resp.Header)
+		if err != nil {
+			t.cache.remove(k)
+		}
+		return out, err
 	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -140,7 +144,7 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		t.cache.put(&cacheEntry{key: k, etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: body})
+		t.cache.put(newCacheEntry(k, resp.Header.Get("ETag"), resp.Header.Clone(), body))
 	case cached:
 		t.cache.remove(k)
 	}
