@@ -25,8 +25,10 @@ type Options struct {
 	// Baseline runs the pass as it was before issue 20: no fold memo, the
 	// client's default cache.
 	Baseline bool
-	// Log, when set, gets a line per pass.
-	Log io.Writer
+	// Log, when set, gets a line per pass; with Routes, the charged
+	// requests by route too.
+	Log    io.Writer
+	Routes bool
 }
 
 func (o Options) withDefaults() Options {
@@ -136,11 +138,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("pass %d: %w", n, err)
 		}
-		if debugCalls != nil && n > 0 {
-			for _, c := range f.Calls() {
-				debugCalls(fmt.Sprintf("%s %s?%s %d %s", c.Method, c.Path, c.Query, c.Status, c.Fault))
-			}
-		}
 		p := tally(f.Calls(), n, changed)
 		p.Took, p.Resolutions = time.Since(start), r.Resolutions
 		for _, id := range lost {
@@ -149,25 +146,31 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}
 		res.Passes = append(res.Passes, p)
-		if debugWorld != nil && n > 0 {
-			debugWorld(f)
-		}
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, "pass %d: %d changed, %d requests (%d answered 304, %d charged), %d thread reads, %d resolutions, %s\n",
-				n, p.Changed, p.Requests, p.NotModified, p.Charged, p.ThreadReads, p.Resolutions, p.Took.Round(time.Millisecond))
-		}
+		logPass(o, p)
 	}
-	later := res.Passes[1:]
+	res.HourlyRate = hourly(res.Passes[1:], o.Interval)
+	return res, nil
+}
+
+// hourly is the charged requests an hour of passes like these at interval.
+func hourly(later []Pass, interval time.Duration) int {
 	sum := 0
 	for _, p := range later {
 		sum += p.Charged
 	}
-	res.HourlyRate = int(float64(sum) / float64(len(later)) * float64(time.Hour) / float64(o.Interval))
-	return res, nil
+	return int(float64(sum) / float64(len(later)) * float64(time.Hour) / float64(interval))
 }
 
-var debugCalls func(string)
-var debugWorld func(*ghfake.Server)
+func logPass(o Options, p Pass) {
+	if o.Log == nil {
+		return
+	}
+	fmt.Fprintf(o.Log, "pass %d: %d changed, %d requests (%d answered 304, %d charged), %d thread reads, %d resolutions, %s\n",
+		p.N, p.Changed, p.Requests, p.NotModified, p.Charged, p.ThreadReads, p.Resolutions, p.Took.Round(time.Millisecond))
+	if p.N > 0 && o.Routes {
+		fmt.Fprintf(o.Log, "  charged by route: %v\n", p.ChargedRoute)
+	}
+}
 
 // changeThreads adds a comment to o.Changed threads (a different set each
 // pass); the first of them gets a /resolve whose delivery was lost. It

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -40,7 +41,11 @@ func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return le
 // comments, 10 threads changed before each later pass.
 func BenchmarkReconcileBusyRepo(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), Options{Log: os.Stderr, Baseline: os.Getenv("RECONBENCH_BASELINE") != ""})
+		o := Options{Log: os.Stderr, Routes: true, Baseline: os.Getenv("RECONBENCH_BASELINE") != ""}
+		if v, err := strconv.Atoi(os.Getenv("RECONBENCH_COMMENTS")); err == nil {
+			o.Comments = v
+		}
+		res, err := Run(context.Background(), o)
 		if err != nil {
 			b.Fatal(err)
 		}
