@@ -346,6 +346,16 @@ func (c *Client) Stats() Stats {
 // reported one; ok is false before any did.
 func (c *Client) RateLimit() (r Rate, ok bool) { return c.gate.last() }
 
+// Blocked reports whether the Client holds its requests back now because
+// GitHub rate-limited one (until when, and whether a secondary limit did).
+func (c *Client) Blocked() (until time.Time, secondary bool, blocked bool) {
+	until, secondary = c.gate.blockedUntil()
+	if !until.After(c.now()) {
+		return time.Time{}, false, false
+	}
+	return until, secondary, true
+}
+
 // RateLimitError is returned when GitHub rate-limits a request and the wait
 // it asks for exceeds Options.MaxRateLimitWait, or the attempts ran out.
 type RateLimitError struct {

@@ -103,7 +103,7 @@ func defineMetrics() *metrics {
 		}, []string{"reason"}),
 		cutShort: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phasegate_reconcile_cut_short_total",
-			Help: "Repository passes of the reconcile loop stopped before every changed thread was read, by reason (budget: the installation's --reconcile-budget-share of its hourly rate limit is spent; rate_limit: little primary rate limit left; secondary_limit: GitHub answered a secondary rate limit). The next pass takes what was skipped first.",
+			Help: "Repository passes of the reconcile loop stopped before every changed thread was read, by reason (budget: the installation's --reconcile-budget-share of its hourly rate limit is spent; rate_limit: little primary rate limit left; secondary_limit: a secondary rate limit holds requests back, or could not be waited out). The next pass takes what was skipped first.",
 		}, []string{"reason"}),
 		threads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phasegate_reconcile_threads_total",

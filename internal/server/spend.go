@@ -20,6 +20,7 @@ const cutBudget = "budget"
 type rateSource interface {
 	Stats() ghclient.Stats
 	RateLimit() (ghclient.Rate, bool)
+	Blocked() (until time.Time, secondary bool, blocked bool)
 }
 
 // spendLog remembers, per installation, the rate limit each reconcile pass
@@ -70,7 +71,9 @@ func (l *spendLog) add(installation int64, at time.Time, n int64) {
 // passBudget is one installation's budget for one reconcile pass
 // (decide.Budget): the share of its hourly limit the passes of the last
 // hour have not spent yet, the primary rate limit left, and no secondary
-// limit met during the pass. What the pass spent is read from the client's
+// limit holding the client back (one the client waited out, within its
+// MaxRateLimitWait, does not stop the pass; one it could not wait out fails
+// the request, and decide stops the pass on that). What the pass spent is read from the client's
 // counter of requests that cost rate limit, so webhook work on the same
 // installation during the pass counts too: the budget errs on the side of
 // spending less.
@@ -98,8 +101,11 @@ func (b *passBudget) Spent() int64 { return b.gh.Stats().Charged - b.start.Charg
 // Allow implements decide.Budget.
 func (b *passBudget) Allow() (string, bool) {
 	st := b.gh.Stats()
-	if st.SecondaryLimits > b.start.SecondaryLimits {
-		return decide.CutSecondaryLimit, false
+	if _, secondary, blocked := b.gh.Blocked(); blocked {
+		if secondary {
+			return decide.CutSecondaryLimit, false
+		}
+		return decide.CutRateLimit, false
 	}
 	if r, ok := b.gh.RateLimit(); ok && r.Remaining < b.minRemaining && b.now().Before(r.Reset) {
 		return decide.CutRateLimit, false

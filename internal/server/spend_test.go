@@ -9,10 +9,14 @@ import (
 )
 
 type fakeRate struct {
-	st   ghclient.Stats
-	rate ghclient.Rate
-	ok   bool
+	st        ghclient.Stats
+	rate      ghclient.Rate
+	ok        bool
+	until     time.Time
+	secondary bool
 }
+
+func (f *fakeRate) Blocked() (time.Time, bool, bool) { return f.until, f.secondary, !f.until.IsZero() }
 
 func (f *fakeRate) Stats() ghclient.Stats            { return f.st }
 func (f *fakeRate) RateLimit() (ghclient.Rate, bool) { return f.rate, f.ok }
@@ -29,7 +33,8 @@ func TestPassBudget(t *testing.T) {
 		known      bool
 		before     []spent // earlier passes of the installation
 		spend      int64   // charged requests during the pass
-		secondary  int64   // secondary limits met during the pass
+		blocked    bool    // the client holds requests back
+		secondary  bool    // for a secondary limit
 		wantReason string
 	}{
 		{name: "within the share", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 4000, Reset: now.Add(time.Hour)}, spend: 999},
@@ -40,7 +45,8 @@ func TestPassBudget(t *testing.T) {
 		{name: "passes over an hour ago do not", before: []spent{{at: now.Add(-61 * time.Minute), n: 900}}, spend: 400},
 		{name: "little primary rate limit left", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 499, Reset: now.Add(time.Minute)}, wantReason: decide.CutRateLimit},
 		{name: "little left, but the reset passed", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 10, Reset: now.Add(-time.Second)}},
-		{name: "a secondary limit met", secondary: 1, wantReason: decide.CutSecondaryLimit},
+		{name: "a secondary limit holds requests back", blocked: true, secondary: true, wantReason: decide.CutSecondaryLimit},
+		{name: "the primary limit holds requests back", blocked: true, wantReason: decide.CutRateLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +57,9 @@ func TestPassBudget(t *testing.T) {
 			}
 			b := newPassBudget(src, &log, 7, 0.2, 500, clock)
 			src.st.Charged += tt.spend
-			src.st.SecondaryLimits += tt.secondary
+			if tt.blocked {
+				src.until, src.secondary = now.Add(time.Minute), tt.secondary
+			}
 			reason, ok := b.Allow()
 			if reason != tt.wantReason || ok != (tt.wantReason == "") {
 				t.Fatalf("Allow() = %q, %v; want %q", reason, ok, tt.wantReason)
