@@ -40,7 +40,8 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 			return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 		}
 	}
-	if err := h.syncLabels(ctx, gh, t, have); err != nil {
+	after, err := h.syncLabels(ctx, gh, t, have)
+	if err != nil {
 		return err
 	}
 	if err := h.syncStatuses(ctx, gh, t); err != nil {
@@ -52,9 +53,11 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 				if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
 					return fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 				}
+				after = withoutFold(after, l)
 			}
 		}
 	}
+	t.labelsAfter = after
 	// The pipeline waiting for the decisions goes on.
 	return h.resume(ctx, gh, t)
 }
@@ -63,7 +66,8 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 // has an unresolved blocking decision (added here, removed by advance after
 // the statuses); phase:<name> moves to the next phase of the sequence when
 // an approval resolved approve and nothing blocking remains in its outcome.
-func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []string) error {
+// It returns the labels the issue has after it.
+func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []string) ([]string, error) {
 	want := map[string]bool{}
 	pending := t.st.Pending()
 	phase := t.st.Phase
@@ -79,19 +83,32 @@ func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []s
 	}
 	if len(add) > 0 {
 		if err := gh.AddLabels(ctx, t.owner, t.repo, t.issue, add); err != nil {
-			return fmt.Errorf("labelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+			return nil, fmt.Errorf("labelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 		}
 	}
+	after := append(append([]string{}, have...), add...)
 	for _, l := range have {
 		lower := strings.ToLower(l)
 		remove := phase != "" && strings.HasPrefix(lower, labelPhasePrefix) && !want[lower]
 		if remove {
 			if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
-				return fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+				return nil, fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 			}
+			after = withoutFold(after, l)
 		}
 	}
-	return nil
+	return after, nil
+}
+
+// withoutFold is list without label (any case).
+func withoutFold(list []string, label string) []string {
+	out := list[:0:0]
+	for _, l := range list {
+		if !strings.EqualFold(l, label) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every

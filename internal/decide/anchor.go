@@ -257,7 +257,7 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 	if err != nil {
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", d.Owner, d.Repo, d.Issue, err)
 	}
-	t, err := h.loadWith(ctx, gh, d.Owner, d.Repo, d.Issue, markerCommits(d.Comment.Body))
+	t, err := h.loadWith(ctx, gh, d.Owner, d.Repo, d.Issue, markerCommits(d.Comment.Body), nil)
 	if err != nil {
 		unlock()
 		return Result{}, err

@@ -16,10 +16,11 @@ package decide
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +98,13 @@ type Handler struct {
 	// Watermarks, when set, make ReconcileRepo list only the comments since
 	// its previous successful pass of the repository (less WatermarkSkew).
 	Watermarks *Watermarks
+	// Memo, when set, makes ReconcileRepo skip the threads its listings
+	// show unchanged since their last successful reconcile (FoldMemo).
+	Memo *FoldMemo
+	// Budget, when set, is asked before ReconcileRepo reads each thread
+	// again; when it says no, the pass stops with a *CutShortError naming
+	// the threads left, which the next pass takes first.
+	Budget Budget
 
 	// ConfigTTL is how long a repository's missing config file is
 	// remembered (a 404 has no ETag, so re-reading it costs rate limit);
@@ -156,6 +164,11 @@ type Result struct {
 	// not allowed to send (it needs contents: write): the pipeline was not
 	// told, and the caller should say so.
 	DispatchDenied int
+	// Unchanged counts the threads ReconcileRepo did not read again (its
+	// listings showed them unchanged since their last reconcile, FoldMemo),
+	// Reread those it read.
+	Unchanged int
+	Reread    int
 }
 
 func (r *Result) add(o Result) {
@@ -165,6 +178,8 @@ func (r *Result) add(o Result) {
 	r.Captured += o.Captured
 	r.Skipped += o.Skipped
 	r.Tampered += o.Tampered
+	r.Unchanged += o.Unchanged
+	r.Reread += o.Reread
 }
 
 func (h *Handler) logger() *slog.Logger {
@@ -275,27 +290,46 @@ type thread struct {
 	// pushed are the commits that added outcomes posted without a pull
 	// request: phasegate/decisions is set there too.
 	pushed []string
+	// readAt is when the comments were read; labelsAfter the issue's
+	// labels once advance brought them in line (nil: not known).
+	readAt      time.Time
+	labelsAfter []string
 }
 
 // load reads the config from the default branch and folds the thread.
 func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue int) (*thread, error) {
-	return h.loadWith(ctx, gh, owner, repo, issue, nil)
+	return h.loadWith(ctx, gh, owner, repo, issue, nil, nil)
 }
 
-// loadWith is load, reading the anchors of the extra commits too.
-func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, issue int, extra []string) (*thread, error) {
-	cfg, invalid, err := h.config(ctx, gh, owner, repo)
-	if err != nil {
-		return nil, err
+// repoConfig is a repository's configuration read once for a whole
+// reconcile pass, with the digest of its bytes.
+type repoConfig struct {
+	cfg     config.Config
+	invalid string
+	digest  string
+}
+
+// loadWith is load, reading the anchors of the extra commits too, with the
+// configuration pre when it was read already.
+func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, issue int, extra []string, pre *repoConfig) (*thread, error) {
+	if pre == nil {
+		rc, err := h.repoConfig(ctx, gh, owner, repo)
+		if err != nil {
+			return nil, err
+		}
+		pre = &rc
 	}
+	cfg, invalid := pre.cfg, pre.invalid
 	if h.Identity != "" {
 		cfg.Identity = h.Identity
 	}
+	readAt := h.now()
 	comments, err := gh.ListIssueComments(ctx, owner, repo, issue)
 	if err != nil {
 		return nil, fmt.Errorf("reading the comments of %s/%s#%d: %w", owner, repo, issue, err)
 	}
-	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments, extraAnchors: extra, fresh: map[int64]bool{}}
+	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments, extraAnchors: extra, fresh: map[int64]bool{},
+		readAt: readAt}
 	if err := h.confirmEdits(ctx, gh, t); err != nil {
 		return nil, err
 	}
@@ -344,6 +378,25 @@ func (t *thread) comment(id int64) (ghclient.Comment, bool) {
 // API's default ref). An invalid file fails closed: invalid says why, and
 // the handler then accepts no resolution, never falling back to defaults.
 func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, err error) {
+	rc, err := h.repoConfig(ctx, gh, owner, repo)
+	return rc.cfg, rc.invalid, err
+}
+
+// repoConfig is config with the digest of the file's bytes ("" when there
+// is none): a fold memo stands only under the configuration it was made
+// with.
+func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string) (repoConfig, error) {
+	cfg, invalid, data, err := h.readConfig(ctx, gh, owner, repo)
+	rc := repoConfig{cfg: cfg, invalid: invalid}
+	if len(data) > 0 {
+		sum := sha256.Sum256(data)
+		rc.digest = hex.EncodeToString(sum[:])
+	}
+	return rc, err
+}
+
+// readConfig is config with the file's bytes.
+func (h *Handler) readConfig(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, data []byte, err error) {
 	path := h.ConfigPath
 	if path == "" {
 		path = config.DefaultPath
@@ -354,15 +407,15 @@ func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cf
 	}
 	missKey := strings.ToLower(owner+"/"+repo) + ":" + path
 	if at, ok := h.noCfg.Load(missKey); ok && h.now().Sub(at.(time.Time)) < ttl {
-		return config.Default(), "", nil
+		return config.Default(), "", nil, nil
 	}
 	data, found, err := gh.FileContent(ctx, owner, repo, path, "")
 	if err != nil {
-		return config.Default(), "", fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
+		return config.Default(), "", nil, fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
 	}
 	if !found {
 		h.noCfg.Store(missKey, h.now())
-		return config.Default(), "", nil
+		return config.Default(), "", nil, nil
 	}
 	h.noCfg.Delete(missKey)
 	cfg, probs := config.Parse(data)
@@ -370,7 +423,7 @@ func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cf
 		invalid = fmt.Sprintf("%s is invalid (line %d: %s)", path, probs[0].Line, probs[0].Message)
 		h.logger().Warn("invalid config: no resolution is accepted until it is fixed", "repository", owner+"/"+repo, "path", path, "problem", probs[0].Message, "line", probs[0].Line)
 	}
-	return cfg, invalid, nil
+	return cfg, invalid, data, nil
 }
 
 // ReconcileIssue applies every command on the issue that has no answer yet,
@@ -379,19 +432,42 @@ func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cf
 // that cannot be answered (GitHub keeps failing) is logged and skipped: the
 // pass goes on with the next, and the next pass retries it.
 func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo string, issue int) (Result, error) {
+	return h.reconcileIssue(ctx, gh, owner, repo, issue, nil, nil)
+}
+
+// reconcileIssue is ReconcileIssue with the pass's configuration (nil:
+// read it) and the issue's labels from the pending listing (nil: read
+// them). After a success the thread is remembered in the memo; after a
+// failure it is forgotten, so the next pass reads it again.
+func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo string, issue int, pre *repoConfig, labels []string) (Result, error) {
 	unlock, err := h.locks().Lock(ctx, lockKey(owner, repo, issue))
 	if err != nil {
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	defer unlock()
-	t, err := h.load(ctx, gh, owner, repo, issue)
+	t, err := h.loadWith(ctx, gh, owner, repo, issue, nil, pre)
 	if err != nil {
+		h.Memo.forget(owner, repo, issue)
 		return Result{}, err
 	}
-	log := h.logger().With("repository", owner+"/"+repo, "issue", issue, "reconcile", true)
+	t.labels = labels
+	res, err := h.reconcileThread(ctx, gh, t)
+	if err != nil || pre == nil {
+		h.Memo.forget(owner, repo, issue)
+		return res, err
+	}
+	h.Memo.record(t, pre.digest)
+	return res, nil
+}
+
+// reconcileThread answers what the loaded thread leaves unanswered and
+// brings its labels and statuses in line.
+func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Result, error) {
+	log := h.logger().With("repository", t.owner+"/"+t.repo, "issue", t.issue, "reconcile", true)
 	var total Result
 	total.Tampered = len(t.st.Tampered)
 	if len(t.st.Outcomes) == 0 && len(t.st.Tampered) == 0 {
+		t.labelsAfter = nil
 		return total, nil // not a phasegate thread: nothing to answer
 	}
 	bots := map[int64]bool{}
@@ -531,53 +607,6 @@ func (h *Handler) replySuperseded(ctx context.Context, gh GitHub, t *thread, s l
 		return err
 	}
 	return gh.CreateCommentReaction(ctx, t.owner, t.repo, s.Command, reactConfused)
-}
-
-// ReconcileRepo reconciles every open issue labelled phasegate:pending and
-// every issue with a comment created or edited within the reconcile window
-// (one paginated read of the repository's comments): a command lost on an
-// issue that is not pending is still found.
-func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo string) (Result, error) {
-	issues, err := gh.ListOpenIssues(ctx, owner, repo, LabelPending)
-	if err != nil {
-		return Result{}, fmt.Errorf("listing the pending issues of %s/%s: %w", owner, repo, err)
-	}
-	numbers := map[int]bool{}
-	for _, is := range issues {
-		numbers[is.Number] = true
-	}
-	window := h.ReconcileWindow
-	if window <= 0 {
-		window = 24 * time.Hour
-	}
-	start := h.now()
-	recent, err := gh.ListRepoComments(ctx, owner, repo, h.Watermarks.since(owner, repo, start, window))
-	if err != nil {
-		return Result{}, fmt.Errorf("listing the recent comments of %s/%s: %w", owner, repo, err)
-	}
-	for _, c := range recent {
-		if c.Issue > 0 {
-			numbers[c.Issue] = true
-		}
-	}
-	list := make([]int, 0, len(numbers))
-	for n := range numbers {
-		list = append(list, n)
-	}
-	sort.Ints(list)
-	var total Result
-	var errs []error
-	for _, n := range list {
-		r, err := h.ReconcileIssue(ctx, gh, owner, repo, n)
-		total.add(r)
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) == 0 {
-		h.Watermarks.passed(owner, repo, start)
-	}
-	return total, errors.Join(errs...)
 }
 
 func (h *Handler) now() time.Time {

@@ -2,7 +2,9 @@ package ghclient
 
 import (
 	"bytes"
+	"compress/flate"
 	"container/list"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -12,7 +14,12 @@ import (
 
 // etagCache is a bounded LRU of 200 responses that carried an ETag, keyed by
 // identity, Accept and URL. It is bounded both in entries and in bytes; a
-// response larger than a quarter of the byte budget is not kept.
+// response larger than a quarter of the byte budget is not kept. Bodies of
+// compressBodies bytes or more are kept deflated (GitHub's JSON shrinks
+// several times: a page of 100 issue comments repeats its URLs), and the
+// byte budget counts what is kept: the working set of a reconcile pass over
+// a busy repository (every page of every pending thread, for the threads
+// that change next) fits in the default budget.
 type etagCache struct {
 	mu         sync.Mutex
 	maxEntries int
@@ -23,13 +30,49 @@ type etagCache struct {
 }
 
 type cacheEntry struct {
-	key    string
-	etag   string
-	header http.Header
-	body   []byte
+	key      string
+	etag     string
+	header   http.Header
+	body     []byte // deflated when deflated is set
+	deflated bool
 }
 
+// compressBodies is the size from which a cached body is kept deflated.
+const compressBodies = 2048
+
 func (e *cacheEntry) size() int64 { return int64(len(e.key) + len(e.etag) + len(e.body) + 512) }
+
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: never fails
+	return w
+}}
+
+// newCacheEntry keeps body, deflated when that pays.
+func newCacheEntry(key, etag string, header http.Header, body []byte) *cacheEntry {
+	e := &cacheEntry{key: key, etag: etag, header: header, body: body}
+	if len(body) < compressBodies {
+		return e
+	}
+	var buf bytes.Buffer
+	w := deflaters.Get().(*flate.Writer)
+	defer deflaters.Put(w)
+	w.Reset(&buf)
+	if _, err := w.Write(body); err != nil || w.Close() != nil || buf.Len() >= len(body) {
+		return e
+	}
+	e.body, e.deflated = bytes.Clone(buf.Bytes()), true
+	return e
+}
+
+// plain is the entry's body as GitHub sent it.
+func (e *cacheEntry) plain() ([]byte, error) {
+	if !e.deflated {
+		return e.body, nil
+	}
+	r := flate.NewReader(bytes.NewReader(e.body))
+	defer r.Close()
+	return io.ReadAll(r)
+}
 
 func newETagCache(maxEntries int, maxBytes int64) *etagCache {
 	return &etagCache{maxEntries: maxEntries, maxBytes: maxBytes, ll: list.New(), items: map[string]*list.Element{}}
@@ -85,7 +128,11 @@ func (c *etagCache) len() int {
 
 // response rebuilds the cached 200 for req. The rate-limit and date headers
 // come from the 304 that revalidated it, everything else from the cache.
-func (e *cacheEntry) response(req *http.Request, fresh http.Header) *http.Response {
+func (e *cacheEntry) response(req *http.Request, fresh http.Header) (*http.Response, error) {
+	body, err := e.plain()
+	if err != nil {
+		return nil, fmt.Errorf("reading the cached answer to %s: %w", req.URL.Path, err)
+	}
 	h := e.header.Clone()
 	for k, v := range fresh {
 		if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") || k == "Date" || k == "X-Github-Request-Id" {
@@ -95,7 +142,7 @@ func (e *cacheEntry) response(req *http.Request, fresh http.Header) *http.Respon
 	if fresh.Get("X-RateLimit-Remaining") == "0" {
 		h.Del("X-RateLimit-Reset") // as the retry layer does: the gate owns the wait
 	}
-	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	return &http.Response{
 		Status:        "200 OK",
 		StatusCode:    http.StatusOK,
@@ -103,8 +150,8 @@ func (e *cacheEntry) response(req *http.Request, fresh http.Header) *http.Respon
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(e.body)),
-		ContentLength: int64(len(e.body)),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
 		Request:       req,
-	}
+	}, nil
 }

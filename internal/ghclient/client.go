@@ -63,7 +63,7 @@ const (
 	DefaultMaxRetryWait     = time.Minute
 	DefaultMaxRateLimitWait = 2 * time.Minute
 	DefaultAttemptTimeout   = 30 * time.Second
-	DefaultCacheEntries     = 1024
+	DefaultCacheEntries     = 8192
 	DefaultCacheBytes       = 32 << 20
 	DefaultMaxResponseBytes = 64 << 20
 	// secondaryDefaultWait is GitHub's guidance for a secondary rate limit
@@ -94,8 +94,9 @@ type Options struct {
 	// CacheIdentity names the identity in ETag cache keys when it cannot be
 	// derived (token auth and NewInstallationTransport derive it).
 	CacheIdentity string
-	// CacheEntries bounds the ETag cache (default 1024 responses; negative
-	// disables it). CacheBytes bounds its size (default 32 MiB).
+	// CacheEntries bounds the ETag cache (default 8192 responses; negative
+	// disables it). CacheBytes bounds its size (default 32 MiB, bodies
+	// counted deflated).
 	CacheEntries int
 	CacheBytes   int64
 
@@ -147,6 +148,12 @@ type Stats struct {
 	RateLimitWaits int64         // waits for a rate limit
 	RateLimitWait  time.Duration // total time waited for rate limits
 	GuardHits      int64         // creates found already applied after an ambiguous failure
+	// Charged counts the attempts GitHub answered with anything but 304
+	// Not Modified: what counts against the primary rate limit.
+	Charged int64
+	// SecondaryLimits counts the answers that were a secondary rate limit
+	// (403 or 429 with Retry-After, or naming one).
+	SecondaryLimits int64
 }
 
 // Rate is the primary rate limit as last reported by GitHub.
@@ -174,6 +181,7 @@ type Client struct {
 
 type counters struct {
 	requests, notModified, retries, rateWaits, rateWaitNanos, guardHits atomic.Int64
+	charged, secondary                                                  atomic.Int64
 }
 
 type policy struct {
@@ -323,18 +331,30 @@ func (c *Client) UploadURL() string { return c.gh.UploadURL.String() }
 // Stats returns the Client's counters.
 func (c *Client) Stats() Stats {
 	return Stats{
-		Requests:       c.ctr.requests.Load(),
-		NotModified:    c.ctr.notModified.Load(),
-		Retries:        c.ctr.retries.Load(),
-		RateLimitWaits: c.ctr.rateWaits.Load(),
-		RateLimitWait:  time.Duration(c.ctr.rateWaitNanos.Load()),
-		GuardHits:      c.ctr.guardHits.Load(),
+		Requests:        c.ctr.requests.Load(),
+		NotModified:     c.ctr.notModified.Load(),
+		Retries:         c.ctr.retries.Load(),
+		RateLimitWaits:  c.ctr.rateWaits.Load(),
+		RateLimitWait:   time.Duration(c.ctr.rateWaitNanos.Load()),
+		GuardHits:       c.ctr.guardHits.Load(),
+		Charged:         c.ctr.charged.Load(),
+		SecondaryLimits: c.ctr.secondary.Load(),
 	}
 }
 
 // RateLimit returns the primary rate limit from the last response that
 // reported one; ok is false before any did.
 func (c *Client) RateLimit() (r Rate, ok bool) { return c.gate.last() }
+
+// Blocked reports whether the Client holds its requests back now because
+// GitHub rate-limited one (until when, and whether a secondary limit did).
+func (c *Client) Blocked() (until time.Time, secondary bool, blocked bool) {
+	until, secondary = c.gate.blockedUntil()
+	if !until.After(c.now()) {
+		return time.Time{}, false, false
+	}
+	return until, secondary, true
+}
 
 // RateLimitError is returned when GitHub rate-limits a request and the wait
 // it asks for exceeds Options.MaxRateLimitWait, or the attempts ran out.

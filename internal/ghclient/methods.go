@@ -99,6 +99,11 @@ type Issue struct {
 	Labels        []string
 	IsPullRequest bool
 	HTMLURL       string
+	// Comments is the number of comments on it (GitHub's count: a deleted
+	// comment is no longer counted), and UpdatedAt when it last changed;
+	// set by ListOpenIssues.
+	Comments  int
+	UpdatedAt time.Time
 }
 
 func repoName(owner, repo string) string { return owner + "/" + repo }
@@ -533,7 +538,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels 
 	out := make([]Issue, 0, len(list))
 	for _, is := range list {
 		it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(), Author: is.GetUser().GetLogin(),
-			IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL()}
+			IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL(), Comments: is.GetComments(), UpdatedAt: is.GetUpdatedAt().Time}
 		for _, l := range is.Labels {
 			it.Labels = append(it.Labels, l.GetName())
 		}

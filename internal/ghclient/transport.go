@@ -132,7 +132,11 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case resp.StatusCode == http.StatusNotModified && cached:
 		drain(resp.Body)
 		t.c.ctr.notModified.Add(1)
-		return ent.response(req, resp.Header), nil
+		out, err := ent.response(req, resp.Header)
+		if err != nil {
+			t.cache.remove(k)
+		}
+		return out, err
 	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -140,7 +144,7 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		t.cache.put(&cacheEntry{key: k, etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: body})
+		t.cache.put(newCacheEntry(k, resp.Header.Get("ETag"), resp.Header.Clone(), body))
 	case cached:
 		t.cache.remove(k)
 	}
@@ -367,6 +371,7 @@ func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) 
 	case rateLimited:
 		if secondary {
 			r.secondaryStreak++
+			c.ctr.secondary.Add(1)
 		}
 		until := now.Add(wait)
 		c.gate.block(until, secondary)
@@ -453,6 +458,9 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		err = &timeoutError{after: t.c.pol.attemptTimeout}
 	}
 	t.c.ctr.requests.Add(1)
+	if resp != nil && resp.StatusCode != http.StatusNotModified {
+		t.c.ctr.charged.Add(1)
+	}
 	if t.onCall != nil {
 		call := Call{Op: opOf(ctx), Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
 		if resp != nil {

@@ -218,6 +218,7 @@ type repo struct {
 	branches      map[string]string            // branch → sha
 	files         map[string]map[string][]byte // ref → path → content
 	issues        map[int]*issue
+	commentIDs    []int64 // every comment on its issues, oldest first
 	next          int
 	labels        map[string]*label // by lower-cased name
 	statuses      map[string][]*status
@@ -713,6 +714,7 @@ func (s *Server) addCommentLocked(r *repo, is *issue, login, body string) *comme
 		author: login, createdAt: now, updatedAt: now}
 	s.comment[c.id] = c
 	is.comments = append(is.comments, c.id)
+	r.commentIDs = append(r.commentIDs, c.id) // ids only grow: in order
 	is.updatedAt = now
 	return c
 }

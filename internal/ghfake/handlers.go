@@ -237,7 +237,7 @@ func (s *Server) issueJSON(q *req, rp *repo, is *issue) map[string]any {
 	m := map[string]any{
 		"id": int64(is.number) + rp.id*100000, "node_id": fmt.Sprintf("I_%d_%d", rp.id, is.number),
 		"number": is.number, "title": is.title, "body": is.body, "state": is.state, "user": s.simpleUserJSON(q, is.author),
-		"labels": labels, "comments": len(is.comments), "created_at": ts(is.createdAt), "updated_at": ts(is.updatedAt),
+		"labels": labels, "comments": s.liveComments(is), "created_at": ts(is.createdAt), "updated_at": ts(is.updatedAt),
 		"closed_at": nil, "locked": false, "author_association": s.association(rp, is.author),
 		"assignee": nil, "assignees": []any{}, "milestone": nil, "repository_url": base,
 		"labels_url":   base + "/issues/" + strconv.Itoa(is.number) + "/labels{/name}",
@@ -258,6 +258,18 @@ func (s *Server) issueJSON(q *req, rp *repo, is *issue) map[string]any {
 		}
 	}
 	return m
+}
+
+// liveComments is an issue's number of comments as GitHub counts them:
+// deleted ones are gone.
+func (s *Server) liveComments(is *issue) int {
+	n := 0
+	for _, id := range is.comments {
+		if c := s.comment[id]; c != nil && !c.deleted {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Server) commentJSON(q *req, rp *repo, c *comment) map[string]any {
@@ -374,7 +386,7 @@ func (s *Server) prJSON(q *req, rp *repo, is *issue) map[string]any {
 		"milestone": nil, "locked": false, "active_lock_reason": nil, "auto_merge": nil,
 		"author_association": s.association(rp, is.author),
 		"mergeable":          nil, "mergeable_state": "unknown", "merged_by": nil, "maintainer_can_modify": false,
-		"comments": len(is.comments), "review_comments": 0, "commits": 1, "additions": 0, "deletions": 0,
+		"comments": s.liveComments(is), "review_comments": 0, "commits": 1, "additions": 0, "deletions": 0,
 		"changed_files": len(rp.prFiles[is.number]),
 	}
 }
@@ -798,12 +810,7 @@ func (s *Server) listRepoComments(q *req) reply {
 	if !ok {
 		return notFound()
 	}
-	var ids []int64
-	for _, is := range rp.issues {
-		ids = append(ids, is.comments...)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return s.commentsSince(q, rp, ids)
+	return s.commentsSince(q, rp, rp.commentIDs)
 }
 
 // commentsSince lists the comments ids that are not deleted and, with the
@@ -817,15 +824,15 @@ func (s *Server) commentsSince(q *req, rp *repo, ids []int64) reply {
 		}
 		since = t
 	}
-	out := []any{}
+	var list []*comment
 	for _, id := range ids {
 		c := s.comment[id]
 		if c == nil || c.deleted || (!since.IsZero() && c.updatedAt.Before(since)) {
 			continue
 		}
-		out = append(out, s.commentJSON(q, rp, c))
+		list = append(list, c)
 	}
-	return reply{status: 200, list: out}
+	return reply{status: 200, total: len(list), page: func(i int) any { return s.commentJSON(q, rp, list[i]) }}
 }
 
 func (s *Server) commentBody(q *req) (string, *reply) {

@@ -241,6 +241,11 @@ type reply struct {
 	status int
 	body   any   // JSON-encoded
 	list   []any // a paginated JSON array
+	// page, with total, is a paginated JSON array whose items are built
+	// only for the page asked for: item i of total (a listing of tens of
+	// thousands of comments renders 100 per request, not all of them).
+	page   func(i int) any
+	total  int
 	raw    []byte
 	ctype  string
 	header http.Header // extra headers (a cursor-paginated listing's Link)
@@ -531,24 +536,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, iden
 	for k, v := range rep.header {
 		h[k] = v
 	}
-	var payload []byte
-	ctype := "application/json; charset=utf-8"
-	switch {
-	case rep.raw != nil:
-		payload, ctype = rep.raw, rep.ctype
-	case rep.list != nil:
-		page, perPage := pageParams(r)
-		total := len(rep.list)
-		last := max(1, (total+perPage-1)/perPage)
-		lo := min((page-1)*perPage, total)
-		hi := min(lo+perPage, total)
-		payload, _ = json.Marshal(rep.list[lo:hi])
-		if l := linkHeader(r, page, perPage, last); l != "" {
-			h.Set("Link", l)
-		}
-	case rep.body != nil:
-		payload, _ = json.Marshal(rep.body)
-	}
+	payload, ctype := s.payload(r, h, rep)
 	status := rep.status
 	notModified := false
 	if r.Method == http.MethodGet && status == http.StatusOK {
@@ -597,6 +585,42 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, iden
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(payload)
 	}
+}
+
+// payload encodes a reply's body: raw, one page of a list (with its Link
+// header), or JSON.
+func (s *Server) payload(r *http.Request, h http.Header, rep reply) (payload []byte, ctype string) {
+	ctype = "application/json; charset=utf-8"
+	switch {
+	case rep.raw != nil:
+		payload, ctype = rep.raw, rep.ctype
+	case rep.list != nil || rep.page != nil:
+		page, perPage := pageParams(r)
+		total := len(rep.list)
+		if rep.page != nil {
+			total = rep.total
+		}
+		last := max(1, (total+perPage-1)/perPage)
+		lo := min((page-1)*perPage, total)
+		hi := min(lo+perPage, total)
+		items := []any{}
+		if rep.page != nil {
+			s.mu.Lock() // the items are rendered from the state
+			for i := lo; i < hi; i++ {
+				items = append(items, rep.page(i))
+			}
+			s.mu.Unlock()
+		} else {
+			items = rep.list[lo:hi]
+		}
+		payload, _ = json.Marshal(items)
+		if l := linkHeader(r, page, perPage, last); l != "" {
+			h.Set("Link", l)
+		}
+	case rep.body != nil:
+		payload, _ = json.Marshal(rep.body)
+	}
+	return payload, ctype
 }
 
 func (s *Server) logLocked(c Call) {

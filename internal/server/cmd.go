@@ -70,7 +70,7 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 type serveFlags struct {
 	addr, secret, appID, keyFile, apiURL, redisURL, lockTTL, every *string
 	metricsAddr, maxInflight, installEvery, installConcurrency     *string
-	publish                                                        *string
+	publish, budgetShare                                           *string
 }
 
 // serveVars names each flag's environment variable.
@@ -82,6 +82,7 @@ var serveVars = map[string]string{
 	"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL",
 	"installation-concurrency":   "PHASEGATE_INSTALLATION_CONCURRENCY",
 	"publish":                    "PHASEGATE_PUBLISH",
+	"reconcile-budget-share":     "PHASEGATE_RECONCILE_BUDGET_SHARE",
 }
 
 // parseServeFlags parses args, filling each flag not given from its
@@ -105,6 +106,8 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 		installEvery: fset.String("install-reconcile-interval", "5m", "installation deliveries start at most one reconcile per installation per this interval, at least 1s ($PHASEGATE_INSTALL_RECONCILE_INTERVAL)"),
 		installConcurrency: fset.String("installation-concurrency", strconv.Itoa(DefaultInstallationConcurrency),
 			"with --redis-url: durable jobs of one installation running at once over every replica, at least 1 ($PHASEGATE_INSTALLATION_CONCURRENCY)"),
+		budgetShare: fset.String("reconcile-budget-share", strconv.FormatFloat(DefaultReconcileBudgetShare, 'g', -1, 64),
+			"share of each installation's hourly rate limit the reconcile loop may spend, above 0 and at most 1; a pass cut short says what it skipped and the next takes it first ($PHASEGATE_RECONCILE_BUDGET_SHARE)"),
 		publish: fset.String("publish", "checks", "where phasegate/contracts, phasegate/decisions and the ledger anchors go: checks (the App's check runs), statuses, or both ($PHASEGATE_PUBLISH)"),
 	}
 	if err := fset.Parse(args); err != nil {
@@ -203,6 +206,10 @@ func (f *serveFlags) settings(s *serveSettings) error {
 	if err != nil || ic < 1 {
 		return fmt.Errorf("--installation-concurrency / PHASEGATE_INSTALLATION_CONCURRENCY must be a whole number of at least 1 such as 4 (got %q)", *f.installConcurrency)
 	}
+	share, err := strconv.ParseFloat(strings.TrimSpace(*f.budgetShare), 64)
+	if err != nil || !(share > 0 && share <= 1) {
+		return fmt.Errorf("--reconcile-budget-share / PHASEGATE_RECONCILE_BUDGET_SHARE must be a fraction above 0 and at most 1 such as 0.2 (got %q)", *f.budgetShare)
+	}
 	if *f.metricsAddr != "" && *f.metricsAddr == *f.addr {
 		return fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *f.addr)
 	}
@@ -210,6 +217,7 @@ func (f *serveFlags) settings(s *serveSettings) error {
 	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *f.metricsAddr, inflight, ie
 	s.cfg.Publish = *f.publish
 	s.cfg.InstallationConcurrency = ic
+	s.cfg.ReconcileBudgetShare = share
 	return nil
 }
 

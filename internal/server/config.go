@@ -24,10 +24,13 @@ const (
 	DefaultShutdownTimeout  = 25 * time.Second
 	DefaultJobTimeout       = 5 * time.Minute
 	DefaultMinRateRemaining = 500
-	DefaultRedeliverWindow  = time.Hour
-	DefaultReadyRetry       = 5 * time.Second
-	DefaultSeenTTL          = time.Hour
-	DefaultSeenMax          = 200_000
+	// DefaultReconcileBudgetShare: the reconcile loop spends at most a
+	// fifth of an installation's hourly rate limit.
+	DefaultReconcileBudgetShare = 0.2
+	DefaultRedeliverWindow      = time.Hour
+	DefaultReadyRetry           = 5 * time.Second
+	DefaultSeenTTL              = time.Hour
+	DefaultSeenMax              = 200_000
 	// DefaultMaxInflightBytes bounds the webhook bodies held at once
 	// before their signatures are checked: two of GitHub's largest
 	// deliveries, or thousands of ordinary ones.
@@ -130,8 +133,15 @@ type Config struct {
 	NewDecider func(DeciderOptions) Decider
 
 	// MinRateRemaining: the reconcile loop skips an installation with fewer
-	// primary rate-limit requests left than this (default 500).
+	// primary rate-limit requests left than this (default 500), and stops
+	// a pass over one when it gets there.
 	MinRateRemaining int
+	// ReconcileBudgetShare is the share of each installation's hourly
+	// primary rate limit the reconcile loop may spend (default
+	// DefaultReconcileBudgetShare; at most 1): a pass stops when the
+	// requests that cost rate limit in the last hour would go over it, and
+	// the next takes first what it skipped.
+	ReconcileBudgetShare float64
 	// RedeliverWindow is how far back the reconcile loop looks for failed
 	// deliveries to redeliver (default 1h).
 	RedeliverWindow time.Duration
@@ -257,6 +267,9 @@ func (c *Config) check() error {
 	if c.Publish != "" && !slices.Contains(decide.PublishModes, c.Publish) {
 		return fmt.Errorf("publish %q: want one of %s", c.Publish, strings.Join(decide.PublishModes, ", "))
 	}
+	if c.ReconcileBudgetShare < 0 || c.ReconcileBudgetShare > 1 {
+		return fmt.Errorf("reconcile budget share %g: want a fraction between 0 and 1", c.ReconcileBudgetShare)
+	}
 	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 || c.InstallationConcurrency < 0 {
 		return errors.New("max body, max in-flight bytes, queue size, workers, the installation reconcile interval and the installation concurrency must not be negative")
 	}
@@ -286,6 +299,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.MinRateRemaining == 0 {
 		c.MinRateRemaining = DefaultMinRateRemaining
+	}
+	if c.ReconcileBudgetShare == 0 {
+		c.ReconcileBudgetShare = DefaultReconcileBudgetShare
 	}
 	if c.RedeliverWindow <= 0 {
 		c.RedeliverWindow = DefaultRedeliverWindow

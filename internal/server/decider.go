@@ -58,13 +58,18 @@ type DeciderOptions struct {
 	// Watermarks are the server's: each repository's last successful
 	// reconcile pass, so the next lists only the comments since.
 	Watermarks *decide.Watermarks
+	// Memo is the server's fold memo: the threads a reconcile pass need
+	// not read again.
+	Memo *decide.FoldMemo
+	// Budget is a reconcile pass's budget; nil outside the loop.
+	Budget decide.Budget
 }
 
 // DefaultDecider builds a *decide.Handler for the options: the App's
 // identity overrides each repository's configured one.
 func DefaultDecider(o DeciderOptions) Decider {
 	h := &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier, Publish: o.Publish,
-		Watermarks: o.Watermarks}
+		Watermarks: o.Watermarks, Memo: o.Memo, Budget: o.Budget}
 	return appDecider{Handler: h, job: &checkjob.Job{Handler: h, Validator: o.Validator, ConfigPath: o.ConfigPath}}
 }
 

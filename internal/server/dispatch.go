@@ -59,9 +59,15 @@ func (s *Server) handle(ctx context.Context, j *job) {
 }
 
 func (s *Server) decider(log *slog.Logger) Decider {
+	return s.reconcileDecider(log, nil)
+}
+
+// reconcileDecider is decider with a reconcile pass's budget.
+func (s *Server) reconcileDecider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
+		Memo: s.memo, Budget: b,
 	})
 }
 

@@ -24,6 +24,8 @@ type metrics struct {
 	reconcileRuns  *prometheus.CounterVec
 	reconcileSkips prometheus.Counter
 	passSkips      *prometheus.CounterVec
+	cutShort       *prometheus.CounterVec
+	threads        *prometheus.CounterVec
 	redeliveries   *prometheus.CounterVec
 	ready          prometheus.Gauge
 	durable        *durableMetrics
@@ -35,7 +37,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 	m := defineMetrics()
 	cs := []prometheus.Collector{
 		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
-		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.redeliveries, m.ready,
+		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.cutShort, m.threads, m.redeliveries, m.ready,
 	}
 	cs = append(cs, m.durable.collectors()...)
 	cs = append(cs, newTasksCollector(s))
@@ -99,6 +101,14 @@ func defineMetrics() *metrics {
 			Name: "phasegate_reconcile_skipped_passes_total",
 			Help: "Reconcile passes not run, by reason (other_replica: another replica ran this period's pass; store_unavailable: Redis could not be asked).",
 		}, []string{"reason"}),
+		cutShort: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_reconcile_cut_short_total",
+			Help: "Repository passes of the reconcile loop stopped before every changed thread was read, by reason (budget: the installation's --reconcile-budget-share of its hourly rate limit is spent; rate_limit: little primary rate limit left; secondary_limit: a secondary rate limit holds requests back, or could not be waited out). The next pass takes what was skipped first.",
+		}, []string{"reason"}),
+		threads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_reconcile_threads_total",
+			Help: "Threads the reconcile loop looked at, by result (unchanged: its listings showed the thread as last folded, not read; reread: read and folded again; deferred: left for the next pass by a pass cut short).",
+		}, []string{"result"}),
 		reconcileSkips: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "phasegate_reconcile_skipped_installations_total",
 			Help: "Installations a reconcile pass skipped because little of their rate limit was left.",

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
@@ -87,38 +89,10 @@ func (s *Server) reconcileOnce(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		ilog := log.With("installation", in.ID, "account", in.Account)
-		if in.Suspended {
-			ilog.Debug("reconcile: installation suspended: skipped")
-			continue
-		}
-		gh, err := s.client(in.ID)
-		if err != nil {
-			failed = true
-			ilog.Error("reconcile: no client for the installation", "error", err)
-			continue
-		}
-		if s.rateLow(gh, ilog, "before it") {
-			continue
-		}
-		list, err := gh.InstallationRepos(ctx)
-		if err != nil {
-			failed = true
-			ilog.Error("reconcile: listing the installation's repositories failed", "error", err)
-			continue
-		}
-		for _, r := range list {
-			if r.Archived || r.Disabled {
-				continue
-			}
-			if ctx.Err() != nil || s.rateLow(gh, ilog, "in the middle of it") {
-				break
-			}
-			n, ok := s.reconcileRepo(ctx, gh, in.ID, r.Owner, r.Name, ilog)
-			repos++
-			resolutions += n
-			failed = failed || !ok
-		}
+		r, n, ok := s.reconcileInstallation(ctx, in, log)
+		repos += r
+		resolutions += n
+		failed = failed || !ok
 	}
 	if ctx.Err() == nil {
 		if !s.redeliverFailed(ctx, log) {
@@ -134,27 +108,155 @@ func (s *Server) reconcileOnce(ctx context.Context) {
 		"result", result, "took", time.Since(start).String())
 }
 
-// reconcileRepo reconciles one repository's pending issues and checks its
-// open pull requests' heads that have no phasegate/contracts yet. It
-// returns the resolutions it applied and whether all went well.
-func (s *Server) reconcileRepo(ctx context.Context, gh *ghclient.Client, installation int64, owner, name string, ilog *slog.Logger) (int, bool) {
+// reconcileInstallation reconciles every repository of one installation
+// within its budget (--reconcile-budget-share), starting with the one a
+// previous pass was cut short in. It returns the repositories reconciled,
+// the resolutions applied and whether all went well (a pass cut short by
+// its budget is not a failure).
+func (s *Server) reconcileInstallation(ctx context.Context, in ghclient.Installation, log *slog.Logger) (repos, resolutions int, ok bool) {
+	ilog := log.With("installation", in.ID, "account", in.Account)
+	if in.Suspended {
+		ilog.Debug("reconcile: installation suspended: skipped")
+		return 0, 0, true
+	}
+	gh, err := s.client(in.ID)
+	if err != nil {
+		ilog.Error("reconcile: no client for the installation", "error", err)
+		return 0, 0, false
+	}
+	if s.rateLow(gh, ilog, "before it") {
+		return 0, 0, true
+	}
+	list, err := gh.InstallationRepos(ctx)
+	if err != nil {
+		ilog.Error("reconcile: listing the installation's repositories failed", "error", err)
+		return 0, 0, false
+	}
+	var names []string
+	for _, r := range list {
+		if !r.Archived && !r.Disabled {
+			names = append(names, r.Owner+"/"+r.Name)
+		}
+	}
+	names = s.resumeOrder(in.ID, names)
+	started := s.cfg.Now()
+	budget := newPassBudget(gh, &s.spend, in.ID, s.cfg.ReconcileBudgetShare, s.cfg.MinRateRemaining, s.cfg.Now)
+	defer func() { s.spend.add(in.ID, started, budget.Spent()) }()
+	ok = true
+	s.cursorMu.Lock()
+	delete(s.cursor, in.ID) // set again if this pass is cut short
+	s.cursorMu.Unlock()
+	for i, full := range names {
+		if ctx.Err() != nil || s.rateLow(gh, ilog, "in the middle of it") {
+			break
+		}
+		if reason, allowed := budget.Allow(); !allowed {
+			s.cutShort(ilog, in.ID, budget, &decide.CutShortError{Reason: reason}, names[i:])
+			break
+		}
+		owner, name, _ := strings.Cut(full, "/")
+		n, repoOK, cut := s.reconcileRepo(ctx, gh, budget, in.ID, owner, name, ilog)
+		repos++
+		resolutions += n
+		ok = ok && repoOK
+		if cut != nil {
+			s.cutShort(ilog, in.ID, budget, cut, names[i:])
+			break
+		}
+	}
+	return repos, resolutions, ok
+}
+
+// resumeOrder puts the repository a previous pass of the installation was
+// cut short in first, keeping the others' order after it.
+func (s *Server) resumeOrder(installation int64, names []string) []string {
+	s.cursorMu.Lock()
+	from, ok := s.cursor[installation]
+	s.cursorMu.Unlock()
+	if !ok {
+		return names
+	}
+	for i, n := range names {
+		if n == from {
+			return append(append([]string(nil), names[i:]...), names[:i]...)
+		}
+	}
+	return names
+}
+
+// cutShort counts and logs a pass stopped in its budget, naming what it
+// skipped: the changed threads of the repository it was in (cut.Deferred)
+// and the repositories it did not reach; the next pass starts with them.
+func (s *Server) cutShort(log *slog.Logger, installation int64, b *passBudget, cut *decide.CutShortError, left []string) {
+	s.cursorMu.Lock()
+	s.cursor[installation] = left[0]
+	s.cursorMu.Unlock()
+	s.metrics.cutShort.WithLabelValues(cut.Reason).Inc()
+	s.metrics.threads.WithLabelValues("deferred").Add(float64(len(cut.Deferred)))
+	repos := left
+	if cut.Repo != "" {
+		repos = left[1:]
+	}
+	args := []any{"reason", cut.Reason, "spent", b.Spent(), "allowed", b.allowed, "share", s.cfg.ReconcileBudgetShare,
+		"skipped_repositories", repos}
+	if cut.Repo != "" {
+		args = append(args, "repository", cut.Owner+"/"+cut.Repo, "skipped_issues", cut.Deferred)
+	}
+	if cut.Err != nil {
+		args = append(args, "error", cut.Err)
+	}
+	log.Warn("reconcile: pass cut short: the next pass starts with what it skipped", args...)
+}
+
+// reconcileRepo reconciles one repository's pending and changed issues and
+// checks its open pull requests' heads that have no phasegate/contracts
+// yet. It returns the resolutions it applied, whether all went well, and
+// the pass's *decide.CutShortError when its budget stopped it (the heads
+// are then left for the next pass).
+func (s *Server) reconcileRepo(ctx context.Context, gh *ghclient.Client, b decide.Budget, installation int64, owner, name string, ilog *slog.Logger) (int, bool, *decide.CutShortError) {
 	rlog := ilog.With("repository", owner+"/"+name)
-	ok := true
-	res, err := s.decider(rlog).ReconcileRepo(ctx, gh, owner, name)
+	res, err := s.reconcileDecider(rlog, b).ReconcileRepo(ctx, gh, owner, name)
+	s.metrics.threads.WithLabelValues("unchanged").Add(float64(res.Unchanged))
+	s.metrics.threads.WithLabelValues("reread").Add(float64(res.Reread))
+	var cut *decide.CutShortError
+	if errors.As(err, &cut) {
+		if cut.Owner == "" {
+			cut.Owner, cut.Repo = owner, name
+		}
+		if rest := errors.Join(otherErrors(err, cut)...); rest != nil {
+			rlog.Error("reconcile: some threads could not be reconciled; the next pass retries them", "error", rest)
+		}
+		return res.Resolutions, true, cut
+	}
 	if err != nil {
 		rlog.Error("reconcile: the repository could not be reconciled", "error", err)
-		return res.Resolutions, false
+		return res.Resolutions, false, nil
 	}
-	if res != (decide.Result{}) {
+	if res.Resolutions+res.Replies+res.Captured+res.Tampered+res.DispatchDenied > 0 {
 		logResult(rlog, "reconcile: applied what was missing", res)
 	}
 	if n, err := s.recheckHeads(ctx, gh, installation, owner, name, rlog); err != nil {
-		ok = false
 		rlog.Error("reconcile: a pull request's head could not be checked", "error", err)
+		return res.Resolutions, false, nil
 	} else if n > 0 {
 		rlog.Info("reconcile: checked heads that had no phasegate/contracts", "checked", n)
 	}
-	return res.Resolutions, ok
+	return res.Resolutions, true, nil
+}
+
+// otherErrors are the errors joined in err besides cut.
+func otherErrors(err error, cut *decide.CutShortError) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		if e != error(cut) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // rateLow reports (and logs, and counts) an installation whose primary

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"reflect"
 	"sort"
@@ -25,8 +26,10 @@ func TestReconcilePass(t *testing.T) {
 	tests := []struct {
 		name      string
 		minRate   int
+		share     float64
 		wantCalls []string
 		wantSkips string
+		wantCut   string
 	}{
 		{name: "every repository of every installation",
 			wantCalls: []string{"ReconcileRepo acme/shop", "ReconcileRepo acme/web", "ReconcileRepo globex/site"},
@@ -34,10 +37,14 @@ func TestReconcilePass(t *testing.T) {
 		{name: "installations whose rate limit runs low are skipped", minRate: 1_000_000,
 			wantCalls: []string{},
 			wantSkips: "phasegate_reconcile_skipped_installations_total 2"},
+		{name: "a budget spent cuts the pass short", share: 1e-9,
+			wantCalls: []string{},
+			wantSkips: "phasegate_reconcile_skipped_installations_total 0",
+			wantCut:   `phasegate_reconcile_cut_short_total{reason="budget"} 2`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, func(c *Config) { c.Identity, c.MinRateRemaining = appBot, tt.minRate })
+			h := newHarness(t, func(c *Config) { c.Identity, c.MinRateRemaining, c.ReconcileBudgetShare = appBot, tt.minRate, tt.share })
 			twoInstallations(h.fake)
 			h.srv.reconcileOnce(context.Background())
 			got := summary(h.decider.Calls())
@@ -48,6 +55,15 @@ func TestReconcilePass(t *testing.T) {
 			_, m := h.get("/metrics")
 			if !strings.Contains(m, tt.wantSkips) || !strings.Contains(m, `phasegate_reconcile_runs_total{result="ok"} 1`) {
 				t.Fatalf("metrics:\n%s", grep(m, "reconcile"))
+			}
+			if tt.wantCut != "" {
+				if !strings.Contains(m, tt.wantCut) {
+					t.Fatalf("no cut-short count:\n%s", grep(m, "reconcile"))
+				}
+				lines := h.logs.lines("pass cut short")
+				if len(lines) != 2 || !strings.Contains(fmt.Sprint(lines), "acme/shop") || !strings.Contains(fmt.Sprint(lines), "globex/site") {
+					t.Fatalf("want one log line per installation naming the repositories skipped: %v", lines)
+				}
 			}
 			if tt.minRate > 0 && len(h.logs.lines("rate limit runs low")) != 2 {
 				t.Fatalf("no log line for the skipped installations:\n%s", h.logs.String())

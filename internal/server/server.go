@@ -82,11 +82,18 @@ type Server struct {
 	validator *check.Validator // the checker, built once
 	// watermarks: each repository's last successful reconcile pass.
 	watermarks *decide.Watermarks
-	log        *slog.Logger
-	queue      *queue
-	budget     *bodyBudget
-	metrics    *metrics
-	mux        *http.ServeMux
+	// memo: what each thread's last reconcile saw (decide.FoldMemo).
+	memo *decide.FoldMemo
+	// spend: what the reconcile passes spent per installation, for an hour.
+	spend spendLog
+	// cursor: per installation, the repository a pass cut short was in.
+	cursorMu sync.Mutex
+	cursor   map[int64]string
+	log      *slog.Logger
+	queue    *queue
+	budget   *bodyBudget
+	metrics  *metrics
+	mux      *http.ServeMux
 	// metricsMux serves /metrics on Config.MetricsAddr, when set (then mux
 	// does not).
 	metricsMux  *http.ServeMux
@@ -130,6 +137,8 @@ func New(cfg Config) (*Server, error) {
 		s.ident.Store(&id)
 	}
 	s.watermarks = &decide.Watermarks{}
+	s.memo = decide.NewFoldMemo(0)
+	s.cursor = map[int64]string{}
 	if s.validator, err = check.NewValidator(); err != nil {
 		return nil, fmt.Errorf("loading the schemas: %w", err)
 	}
