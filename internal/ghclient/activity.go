@@ -201,9 +201,13 @@ func (c *Client) LabelEvents(ctx context.Context, owner, repo string, number int
 				out = append(out, LabelEvent{Event: e.GetEvent(), Label: e.GetLabel().GetName(), Actor: e.GetActor().GetLogin()})
 			}
 		}
-		if resp == nil || resp.NextPage == 0 || resp.NextPage <= opts.Page {
+		switch {
+		case resp != nil && resp.NextPage > opts.Page:
+			opts.Page = resp.NextPage
+		case stalePage(resp, len(list)):
+			opts.Page = max(opts.Page, 1) + 1 // (see paginate)
+		default:
 			return out, nil
 		}
-		opts.Page = resp.NextPage
 	}
 }

@@ -128,6 +128,10 @@ func (c *etagCache) len() int {
 
 // response rebuilds the cached 200 for req. The rate-limit and date headers
 // come from the 304 that revalidated it, everything else from the cache.
+// revalidatedHeader marks an answer rebuilt from the cache after a 304, for
+// paginate: a page GitHub confirmed unchanged may carry an old Link.
+const revalidatedHeader = "X-Phasegate-Revalidated"
+
 func (e *cacheEntry) response(req *http.Request, fresh http.Header) (*http.Response, error) {
 	body, err := e.plain()
 	if err != nil {
@@ -135,10 +139,13 @@ func (e *cacheEntry) response(req *http.Request, fresh http.Header) (*http.Respo
 	}
 	h := e.header.Clone()
 	for k, v := range fresh {
-		if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") || k == "Date" || k == "X-Github-Request-Id" {
+		// The 304's own headers freshen the stored ones (RFC 9111 4.3.4):
+		// its Link, when it has one, says how many pages there are now.
+		if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") || k == "Date" || k == "X-Github-Request-Id" || k == "Link" {
 			h[k] = append([]string(nil), v...)
 		}
 	}
+	h.Set(revalidatedHeader, "1")
 	if fresh.Get("X-RateLimit-Remaining") == "0" {
 		h.Del("X-RateLimit-Reset") // as the retry layer does: the gate owns the wait
 	}

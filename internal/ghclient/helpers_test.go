@@ -31,6 +31,13 @@ func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
 	f := ghfake.New()
 	t.Cleanup(f.Close)
+	return newEnvOn(t, f, opts)
+}
+
+// newEnvOn is newEnv on a fake the test started (to put a proxy in front of
+// it, say).
+func newEnvOn(t *testing.T, f *ghfake.Server, opts Options) *env {
+	t.Helper()
 	ghfaketest.Verify(t, f)
 	clock := ghfake.NewManualClock(epoch)
 	f.SetClock(clock.Now)

@@ -125,12 +125,25 @@ func paginate[T any](ctx context.Context, fetch func(context.Context, github.Lis
 			return all, err
 		}
 		all = append(all, items...)
-		if resp == nil || resp.NextPage <= opts.Page {
+		switch {
+		case resp != nil && resp.NextPage > opts.Page:
+			opts.Page = resp.NextPage
+		case stalePage(resp, len(items)):
+			opts.Page++ // a full page confirmed by a 304 may predate a new page: look
+		default:
 			return all, nil
 		}
-		opts.Page = resp.NextPage
 	}
 	return all, fmt.Errorf("more than %d pages", maxPages)
+}
+
+// stalePage reports a full page without a next link that came from the
+// cache after a 304: its Link is the one stored with it, from before any
+// page was added after it (GitHub's ETag answers for the page's content,
+// and a 304 need not carry the new Link), so the next page must be asked
+// for. A page that was not full is the last whatever its Link says.
+func stalePage(resp *github.Response, n int) bool {
+	return resp != nil && resp.Response != nil && n >= perPage && resp.Header.Get(revalidatedHeader) != ""
 }
 
 // CreateStatus sets a commit status on sha. The description is cut to 140

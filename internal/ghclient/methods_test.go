@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"reflect"
 	"sort"
 	"strings"
@@ -772,5 +776,50 @@ func TestFileAddedBy(t *testing.T) {
 				t.Fatalf("got %q %q %v; want agent c0000", login, sha, err)
 			}
 		})
+	}
+}
+
+// TestListAfterAPageWasAdded: a full last page that GitHub confirms
+// unchanged (304) may carry the Link stored with it, from before a page was
+// added after it; the listing still reaches the new page. The proxy in
+// front of the fake drops the Link of every 304, as a GitHub that sends none
+// on a 304 would; the second listing of page 1 costs no rate limit.
+func TestListAfterAPageWasAdded(t *testing.T) {
+	f := ghfake.New()
+	t.Cleanup(f.Close)
+	target, err := url.Parse(f.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(r *http.Response) error {
+		if r.StatusCode == http.StatusNotModified {
+			r.Header.Del("Link")
+		}
+		return nil
+	}
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+	e := newEnvOn(t, f, Options{BaseURL: front.URL})
+	n := e.fake.AddIssue(owner, repo, "busy", "", "alice")
+	for i := range perPage {
+		e.fake.AddComment(owner, repo, n, "alice", fmt.Sprintf("comment %d", i))
+	}
+	got, err := e.c.ListIssueComments(ctxT(t), owner, repo, n)
+	if err != nil || len(got) != perPage {
+		t.Fatalf("first listing: %d comments, %v", len(got), err)
+	}
+	e.fake.AddComment(owner, repo, n, "bob", "/resolve D-001 approve")
+	before := e.c.Stats()
+	got, err = e.c.ListIssueComments(ctxT(t), owner, repo, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != perPage+1 || got[perPage].Body != "/resolve D-001 approve" {
+		t.Fatalf("second listing: %d comments, want %d with the new one last", len(got), perPage+1)
+	}
+	after := e.c.Stats()
+	if nm := after.NotModified - before.NotModified; nm != 1 {
+		t.Errorf("page 1 answered 304 %d times, want once", nm)
 	}
 }

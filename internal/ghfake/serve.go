@@ -540,7 +540,11 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, iden
 	status := rep.status
 	notModified := false
 	if r.Method == http.MethodGet && status == http.StatusOK {
-		sum := sha256.Sum256(append([]byte(ctype+"\n"+h.Get("Link")+"\n"), payload...))
+		// The ETag answers for the representation (GitHub's, like Rails'
+		// Rack::ETag, digests the body), not the Link header: a page whose
+		// items did not change answers 304 when a page is added after it.
+		// The 304 carries the current Link; ghclient does not rely on it.
+		sum := sha256.Sum256(append([]byte(ctype+"\n"), payload...))
 		etag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "private, max-age=60, s-maxage=60")
