@@ -45,15 +45,17 @@ func decodePayload(event string, body []byte) (*payload, error) {
 }
 
 // decodeCommentPayload decodes an issue_comment body as json.Unmarshal
-// into a payload would, or reports that it is not sure it would (false).
-// The strings of the payload may share the memory of body, which must
-// never change afterwards.
+// into a payload would, or reports that it is not sure it would (false,
+// body untouched). When sure, it has unescaped the comment's text in place:
+// the strings of the payload share the memory of body, which the caller
+// must neither read as JSON nor change afterwards.
 func decodeCommentPayload(body []byte) (*payload, bool) {
 	if len(body) == 0 {
 		return nil, false
 	}
-	// A read-only view: body is not written after it was read.
-	d := jdec{s: unsafe.String(unsafe.SliceData(body), len(body))}
+	// A view of body: nothing writes body until it is decoded, and then
+	// only the comment's text, which no other string of p shares.
+	d := jdec{s: unsafe.String(unsafe.SliceData(body), len(body)), text: -1}
 	p := new(payload)
 	d.ws()
 	if d.peek() != '{' || !d.fields(topFields, payloadNames, func(i int) bool { return d.topField(p, i) }) {
@@ -62,7 +64,40 @@ func decodeCommentPayload(body []byte) (*payload, bool) {
 	if d.ws(); d.i != len(d.s) {
 		return nil, false
 	}
+	if d.text >= 0 {
+		p.Comment.Body = d.commentText(body)
+	}
 	return p, true
+}
+
+// commentText is the comment's text, unescaped where it lies in body (the
+// text only shrinks: an escape is longer than what it stands for), so a
+// 20 KB comment costs no second 20 KB. Text that is not UTF-8 (each bad
+// byte grows into U+FFFD) is copied instead.
+func (d *jdec) commentText(body []byte) string {
+	raw := d.s[d.text : d.text+d.textLen]
+	if !d.textEsc || !utf8.ValidString(raw) {
+		return unquote(raw, d.textEsc)
+	}
+	w, r, end := d.text, d.text, d.text+d.textLen
+	for r < end {
+		i := strings.IndexByte(d.s[r:end], '\\')
+		if i < 0 {
+			i = end - r
+		}
+		if w != r {
+			copy(body[w:], body[r:r+i])
+		}
+		w, r = w+i, r+i
+		if r == end {
+			break
+		}
+		var b [utf8.UTFMax]byte
+		n, size := escapeAt(b[:], d.s[r:end])
+		w += copy(body[w:], b[:n])
+		r += size
+	}
+	return unsafe.String(&body[d.text], w-d.text)
 }
 
 // The members of each object decodeCommentPayload fills, by index, and
@@ -172,8 +207,14 @@ func (d *jdec) comment(c *commentJSON) bool {
 		switch i {
 		case 0:
 			return d.int64(&c.ID)
-		case 1:
-			return d.str(&c.Body)
+		case 1: // the text: unescaped once the whole body is read
+			if d.peek() == 'n' {
+				return d.literal("null")
+			}
+			start := d.i + 1
+			raw, esc, ok := d.rawString()
+			d.text, d.textLen, d.textEsc = start, len(raw), esc
+			return ok
 		case 2:
 			return d.nonNull(func() bool { return d.user(&c.User) })
 		case 3:
@@ -190,6 +231,10 @@ type jdec struct {
 	s     string
 	i     int
 	depth int
+
+	// where the comment's text lies in s (text -1: none read)
+	text, textLen int
+	textEsc       bool
 }
 
 func (d *jdec) peek() byte {
@@ -570,24 +615,33 @@ func appendUTF8(b *strings.Builder, s string) {
 
 // unescape writes the escape at the start of raw and returns what follows.
 func unescape(b *strings.Builder, raw string) string {
+	var buf [utf8.UTFMax]byte
+	n, size := escapeAt(buf[:], raw)
+	b.Write(buf[:n])
+	return raw[size:]
+}
+
+// escapeAt writes into b (utf8.UTFMax bytes) what the escape at the start
+// of raw stands for: n bytes, for size bytes of raw.
+func escapeAt(b []byte, raw string) (n, size int) {
 	c := raw[1]
 	if c != 'u' {
-		b.WriteByte(escaped[c])
-		return raw[2:]
+		b[0] = escaped[c]
+		return 1, 2
 	}
 	r := hexRune(raw[2:6])
-	raw = raw[6:]
+	size = 6
 	if utf16.IsSurrogate(r) {
-		if len(raw) >= 6 && raw[0] == '\\' && raw[1] == 'u' && hex4(raw[2:6]) {
-			if dec := utf16.DecodeRune(r, hexRune(raw[2:6])); dec != utf8.RuneError {
-				b.WriteRune(dec)
-				return raw[6:]
-			}
+		r2 := utf8.RuneError
+		if len(raw) >= 12 && raw[6] == '\\' && raw[7] == 'u' && hex4(raw[8:12]) {
+			r2 = hexRune(raw[8:12])
+		}
+		if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+			return utf8.EncodeRune(b, dec), 12
 		}
 		r = utf8.RuneError
 	}
-	b.WriteRune(r)
-	return raw
+	return utf8.EncodeRune(b, r), size
 }
 
 // escaped is the byte of each one-letter escape.

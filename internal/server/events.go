@@ -330,7 +330,8 @@ type ignored string
 // classify maps a verified delivery to a job, or to the reason it is
 // ignored. identity is the App's login when known ("" before it is): with
 // it, phasegate's own comments and statuses are ignored here; without it,
-// the worker checks.
+// the worker checks. It may write into body (an issue_comment's text is
+// unescaped where it lies), which the job's strings may then share.
 func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
 	switch event {
 	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group",
