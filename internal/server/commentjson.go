@@ -495,7 +495,9 @@ func digits(s string, i int) int {
 
 // rawString reads a string and returns what is between its quotes, and
 // whether that holds an escape. Control characters are refused, and
-// escapes must be JSON's.
+// escapes must be JSON's. The quote and the backslashes are found with
+// strings.IndexByte (vector instructions), then the text between them is
+// checked for control characters eight bytes at a time.
 func (d *jdec) rawString() (raw string, esc bool, ok bool) {
 	s := d.s
 	if d.peek() != '"' {
@@ -503,68 +505,75 @@ func (d *jdec) rawString() (raw string, esc bool, ok bool) {
 	}
 	start := d.i + 1
 	i := start
+	quote := strings.IndexByte(s[i:], '"') + i // the first quote from i, or i-1: none
 	for {
-		i = plainRun(s, i)
-		if i >= len(s) {
-			return "", false, false
-		}
-		switch c := s[i]; {
-		case c == '"':
-			d.i = i + 1
-			return s[start:i], esc, true
-		case c == '\\':
-			esc = true
-			if i+1 >= len(s) {
+		if quote < i {
+			if quote = strings.IndexByte(s[i:], '"') + i; quote < i {
 				return "", false, false
 			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(s) || !hex4(s[i+2:i+6]) {
-					return "", false, false
-				}
-				i += 6
-			default:
-				return "", false, false
-			}
-		default: // a control character
+		}
+		end := quote
+		if b := strings.IndexByte(s[i:quote], '\\'); b >= 0 {
+			end = i + b
+		}
+		if controlIndex(s[i:end]) >= 0 {
 			return "", false, false
 		}
+		if end == quote {
+			d.i = quote + 1
+			return s[start:quote], esc, true
+		}
+		esc = true
+		n, ok := escapeLen(s[end:])
+		if !ok {
+			return "", false, false
+		}
+		i = end + n // past the escape, and maybe past quote (an escaped one): found again
 	}
 }
 
-// plainRun returns the index of the first byte from i that is a quote, a
-// backslash or a control character (len(s) if none), eight bytes at a time
-// while none of the eight is.
-func plainRun(s string, i int) int {
+// escapeLen is the length of the JSON escape at the start of s (a
+// backslash), false when it is not one.
+func escapeLen(s string) (int, bool) {
+	if len(s) < 2 {
+		return 0, false
+	}
+	switch s[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, true
+	case 'u':
+		return 6, len(s) >= 6 && hex4(s[2:6])
+	}
+	return 0, false
+}
+
+// controlIndex is the index of the first byte of s below 0x20, or -1.
+func controlIndex(s string) int {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
+	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := le64(s, i)
-		quote := x ^ ('"' * ones)
-		back := x ^ ('\\' * ones)
-		// A byte is zero in quote or back, or below 0x20 in x: its high bit
-		// is set in the sum (exact for the existence of such a byte).
-		if ((quote-ones)&^quote|(back-ones)&^back|(x-0x20*ones)&^x)&highs != 0 {
+		// A byte below 0x20 sets its high bit in x-0x20…, where x's is
+		// clear (exact for whether there is such a byte).
+		if x := le64(s, i); (x-0x20*ones)&^x&highs != 0 {
 			break
 		}
 	}
 	for ; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' || c < 0x20 {
+		if s[i] < 0x20 {
 			return i
 		}
 	}
-	return i
+	return -1
 }
 
 // le64 is the eight bytes of s from i, little-endian (one load).
 func le64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	t := s[i : i+8]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 func hex4(s string) bool {
