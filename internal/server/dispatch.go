@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
@@ -14,24 +16,57 @@ import (
 )
 
 // jobLogger is the logger of a job: delivery, event, installation,
-// repository and issue or pull request where known.
+// repository and issue or pull request where known. Its attributes are
+// formatted when it first writes a record (lazyAttrs): most jobs write
+// none at the level that is on.
 func (s *Server) jobLogger(j *job) *slog.Logger {
-	attrs := []any{"delivery", j.delivery, "event", j.event}
+	attrs := make([]slog.Attr, 0, 7)
+	attrs = append(attrs, slog.String("delivery", j.delivery), slog.String("event", j.event))
 	if j.action != "" {
-		attrs = append(attrs, "action", j.action)
+		attrs = append(attrs, slog.String("action", j.action))
 	}
-	attrs = append(attrs, "installation", j.installation)
+	attrs = append(attrs, slog.Int64("installation", j.installation))
 	if r := j.repository(); r != "" {
-		attrs = append(attrs, "repository", r)
+		attrs = append(attrs, slog.String("repository", r))
 	}
 	if j.issue > 0 {
-		attrs = append(attrs, "issue", j.issue)
+		attrs = append(attrs, slog.Int("issue", j.issue))
 	}
 	if j.pr > 0 {
-		attrs = append(attrs, "pull_request", j.pr)
+		attrs = append(attrs, slog.Int("pull_request", j.pr))
 	}
-	return s.log.With(attrs...)
+	return slog.New(&lazyAttrs{h: s.log.Handler(), attrs: attrs})
 }
+
+// lazyAttrs is h with attrs added (slog.Handler.WithAttrs) only when a
+// record is handled or a group opened: a handler formats what it is given
+// when it is given it, which a logger that writes nothing should not pay.
+type lazyAttrs struct {
+	h     slog.Handler
+	attrs []slog.Attr
+
+	once sync.Once
+	with slog.Handler
+}
+
+func (l *lazyAttrs) handler() slog.Handler {
+	l.once.Do(func() { l.with = l.h.WithAttrs(l.attrs) })
+	return l.with
+}
+
+func (l *lazyAttrs) Enabled(ctx context.Context, level slog.Level) bool {
+	return l.h.Enabled(ctx, level)
+}
+
+func (l *lazyAttrs) Handle(ctx context.Context, r slog.Record) error {
+	return l.handler().Handle(ctx, r)
+}
+
+func (l *lazyAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &lazyAttrs{h: l.h, attrs: append(slices.Clip(l.attrs), attrs...)}
+}
+
+func (l *lazyAttrs) WithGroup(name string) slog.Handler { return l.handler().WithGroup(name) }
 
 // handle runs one job: a panic is recovered and logged, and the worker
 // goes on.

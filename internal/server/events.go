@@ -120,34 +120,19 @@ func (r repoRef) ownerName() (string, string, bool) {
 	return o, n, ok && validName(o) && validName(n)
 }
 
-// payload is the part of a webhook payload phasegate reads.
+// payload is the part of a webhook payload phasegate reads. An
+// issue_comment's is decoded by decodeCommentPayload (commentjson.go),
+// which must fill it exactly as encoding/json does: a field added to the
+// types it fills must be added there too (FuzzDecodeCommentPayload fails
+// until it is).
 type payload struct {
-	Action       string `json:"action"`
-	Installation *struct {
-		ID      int64 `json:"id"`
-		Account *user `json:"account"`
-	} `json:"installation"`
-	Repository *struct {
-		Name     string `json:"name"`
-		FullName string `json:"full_name"`
-		Owner    user   `json:"owner"`
-		HTMLURL  string `json:"html_url"`
-	} `json:"repository"`
-	Sender user `json:"sender"`
-	Issue  *struct {
-		Number int `json:"number"`
-		Labels []struct {
-			Name string `json:"name"`
-		} `json:"labels"`
-	} `json:"issue"`
-	Comment *struct {
-		ID        int64  `json:"id"`
-		Body      string `json:"body"`
-		User      user   `json:"user"`
-		HTMLURL   string `json:"html_url"`
-		UpdatedAt string `json:"updated_at"`
-	} `json:"comment"`
-	PullRequest *struct {
+	Action       string            `json:"action"`
+	Installation *installationJSON `json:"installation"`
+	Repository   *repositoryJSON   `json:"repository"`
+	Sender       user              `json:"sender"`
+	Issue        *issueJSON        `json:"issue"`
+	Comment      *commentJSON      `json:"comment"`
+	PullRequest  *struct {
 		Number int    `json:"number"`
 		State  string `json:"state"`
 		User   user   `json:"user"`
@@ -195,6 +180,35 @@ type payload struct {
 	RepositoriesRemoved []repoRef `json:"repositories_removed"`
 }
 
+type installationJSON struct {
+	ID      int64 `json:"id"`
+	Account *user `json:"account"`
+}
+
+type repositoryJSON struct {
+	Name     string `json:"name"`
+	FullName string `json:"full_name"`
+	Owner    user   `json:"owner"`
+	HTMLURL  string `json:"html_url"`
+}
+
+type issueJSON struct {
+	Number int         `json:"number"`
+	Labels []labelJSON `json:"labels"`
+}
+
+type labelJSON struct {
+	Name string `json:"name"`
+}
+
+type commentJSON struct {
+	ID        int64  `json:"id"`
+	Body      string `json:"body"`
+	User      user   `json:"user"`
+	HTMLURL   string `json:"html_url"`
+	UpdatedAt string `json:"updated_at"`
+}
+
 // checkSuite is the part of a check suite phasegate reads.
 type checkSuite struct {
 	HeadSHA    string `json:"head_sha"`
@@ -204,6 +218,15 @@ type checkSuite struct {
 
 // errMalformed marks a payload that lacks what its event must carry (400).
 var errMalformed = errors.New("malformed payload")
+
+// jsonUnmarshal decodes a verified body into p with encoding/json; an
+// error is a malformed payload.
+func jsonUnmarshal(body []byte, p *payload) error {
+	if err := json.Unmarshal(body, p); err != nil {
+		return fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	return nil
+}
 
 // jsonObject reports whether body is one valid JSON object.
 func jsonObject(body []byte) bool {
@@ -307,7 +330,8 @@ type ignored string
 // classify maps a verified delivery to a job, or to the reason it is
 // ignored. identity is the App's login when known ("" before it is): with
 // it, phasegate's own comments and statuses are ignored here; without it,
-// the worker checks.
+// the worker checks. It may write into body (an issue_comment's text is
+// unescaped where it lies), which the job's strings may then share.
 func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
 	switch event {
 	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group",
@@ -320,9 +344,9 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		}
 		return nil, ignored("event " + clip(event) + " is not handled"), nil
 	}
-	var p payload
-	if err := json.Unmarshal(body, &p); err != nil {
-		return nil, "", fmt.Errorf("%w: %v", errMalformed, err)
+	p, err := decodePayload(event, body)
+	if err != nil {
+		return nil, "", err
 	}
 	if p.Installation == nil || p.Installation.ID <= 0 {
 		return nil, "no installation: phasegate serve handles GitHub App deliveries", nil
@@ -330,28 +354,27 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 	if err := p.matches(event); err != nil {
 		return nil, "", err
 	}
-	j := newJob(event, delivery, &p)
+	j := newJob(event, delivery, p)
 	var why ignored
-	var err error
 	switch event {
 	case "issue_comment":
-		why, err = j.fromComment(&p, identity)
+		why, err = j.fromComment(p, identity)
 	case "pull_request":
-		why, err = j.fromPullRequest(&p)
+		why, err = j.fromPullRequest(p)
 	case "status":
-		why, err = j.fromStatus(&p, identity)
+		why, err = j.fromStatus(p, identity)
 	case "merge_group":
-		why, err = j.fromMergeGroup(&p)
+		why, err = j.fromMergeGroup(p)
 	case "push":
-		why, err = j.fromPush(&p)
+		why, err = j.fromPush(p)
 	case "check_suite", "check_run":
-		why, err = j.fromCheckSuite(&p)
+		why, err = j.fromCheckSuite(p)
 	case "pull_request_review":
-		why, err = j.fromReview(&p)
+		why, err = j.fromReview(p)
 	case "installation":
-		why = j.fromInstallation(&p)
+		why = j.fromInstallation(p)
 	case "installation_repositories":
-		why = j.fromInstallationRepos(&p)
+		why = j.fromInstallationRepos(p)
 	}
 	if err != nil || why != "" {
 		return nil, why, err

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"hash/maphash"
 	"sync"
 	"time"
 )
@@ -18,21 +19,31 @@ type Seen interface {
 // MemSeen is an in-memory Seen for one process: IDs are forgotten after a
 // TTL, and the oldest first when more than a maximum are held, so its
 // memory is bounded whatever the delivery rate.
+//
+// It holds a 128-bit keyed hash of each ID, not the ID: nothing in it is a
+// pointer, so the garbage collector does not walk its (up to DefaultSeenMax
+// × 2) entries at every cycle. The hash's seeds are random per process, so
+// whoever chooses delivery IDs cannot make two collide (by chance: about
+// n²/2¹²⁹ for n IDs held).
 type MemSeen struct {
-	ttl time.Duration
-	max int
-	now func() time.Time
+	ttl  time.Duration
+	max  int
+	now  func() time.Time
+	seed [2]maphash.Seed
+	zero time.Time // times are kept as nanoseconds since zero (monotonic when now is time.Now)
 
 	mu    sync.Mutex
-	ids   map[string]time.Time // id → when it expires
-	order []seenEntry          // ring buffer, oldest first (the TTL is fixed)
+	ids   map[seenKey]int64 // id's hash → when it expires
+	order []seenEntry       // ring buffer, oldest first (the TTL is fixed)
 	head  int
 	n     int
 }
 
+type seenKey [2]uint64
+
 type seenEntry struct {
-	id      string
-	expires time.Time
+	key     seenKey
+	expires int64
 }
 
 // NewMemSeen returns a MemSeen that remembers an ID for ttl, and at most
@@ -44,24 +55,26 @@ func NewMemSeen(ttl time.Duration, max int) *MemSeen {
 	if max <= 0 {
 		max = DefaultSeenMax
 	}
-	return &MemSeen{ttl: ttl, max: max, now: time.Now, ids: map[string]time.Time{}, order: make([]seenEntry, 0, min(max, 1024))}
+	return &MemSeen{ttl: ttl, max: max, now: time.Now, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, zero: time.Now(),
+		ids: map[seenKey]int64{}, order: make([]seenEntry, 0, min(max, 1024))}
 }
 
 // SeenBefore implements Seen.
 func (m *MemSeen) SeenBefore(_ context.Context, id string) (bool, error) {
-	now := m.now()
+	key := seenKey{maphash.String(m.seed[0], id), maphash.String(m.seed[1], id)}
+	now := int64(m.now().Sub(m.zero))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expire(now)
-	if exp, ok := m.ids[id]; ok && now.Before(exp) {
+	if exp, ok := m.ids[key]; ok && now < exp {
 		return true, nil
 	}
 	if m.n == m.max {
 		m.evictOldest()
 	}
-	exp := now.Add(m.ttl)
-	m.ids[id] = exp
-	m.push(seenEntry{id: id, expires: exp})
+	exp := now + int64(m.ttl)
+	m.ids[key] = exp
+	m.push(seenEntry{key: key, expires: exp})
 	return false, nil
 }
 
@@ -72,8 +85,8 @@ func (m *MemSeen) Len() int {
 	return len(m.ids)
 }
 
-func (m *MemSeen) expire(now time.Time) {
-	for m.n > 0 && !now.Before(m.order[m.head].expires) {
+func (m *MemSeen) expire(now int64) {
+	for m.n > 0 && now >= m.order[m.head].expires {
 		m.evictOldest()
 	}
 }
@@ -84,8 +97,8 @@ func (m *MemSeen) evictOldest() {
 	m.head = (m.head + 1) % len(m.order)
 	m.n--
 	// An ID recorded again later has a later expiry: keep that record.
-	if exp, ok := m.ids[e.id]; ok && exp.Equal(e.expires) {
-		delete(m.ids, e.id)
+	if exp, ok := m.ids[e.key]; ok && exp == e.expires {
+		delete(m.ids, e.key)
 	}
 }
 

@@ -171,7 +171,7 @@ func classifySafely(t *testing.T, e example, identity string) (j *job, why ignor
 			t.Fatalf("classify panicked on %s: %v", e.name(), r)
 		}
 	}()
-	return classify(e.event, "example-delivery", e.body, identity)
+	return classify(e.event, "example-delivery", bytes.Clone(e.body), identity) // classify may write into the body
 }
 
 // pushOutcome is a push example's outcome: a deleted branch and a tag are

@@ -16,6 +16,7 @@ type compare struct {
 	rounds, size     int
 	unique           bool
 	scenarios        []scenario
+	cpuProfile       string // the phasegate child's -cpuprofile ("": none)
 }
 
 // measurement is one measured run of one server.
@@ -44,7 +45,7 @@ func (c compare) run(ctx context.Context, peerBin string) error {
 		return err
 	}
 	header()
-	pg, err := start("phasegate", self, "-role", "phasegate")
+	pg, err := start("phasegate", self, "-role", "phasegate", "-cpuprofile", c.cpuProfile)
 	if err != nil {
 		return err
 	}

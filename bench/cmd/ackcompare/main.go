@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,12 +49,13 @@ func main() {
 	unique := flag.Bool("unique-comments", true, "give every delivery its own comment id, signed as it is sent (a server deduplicating by comment sees no repeats); false: 16 signed payloads cycled")
 	waitQuiet := flag.Duration("wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to drop below -quiet-load")
 	quietLoad := flag.Float64("quiet-load", 1, "see -wait-quiet")
+	cpuProfile := flag.String("cpuprofile", "", "write the phasegate server process's CPU profile (its whole life, idle periods included) to this file")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *role == "phasegate" {
-		if err := servePhasegate(ctx); err != nil {
+		if err := servePhasegate(ctx, *cpuProfile); err != nil {
 			fail(err)
 		}
 		return
@@ -73,18 +75,29 @@ func main() {
 		scen = append(scen, scenario{conns: *pacedConns, rate: r})
 	}
 	waitForQuiet(ctx, *waitQuiet, *quietLoad)
-	c := compare{duration: *duration, warmup: *warmup, rounds: *rounds, size: *size, unique: *unique, scenarios: scen}
+	c := compare{duration: *duration, warmup: *warmup, rounds: *rounds, size: *size, unique: *unique, scenarios: scen, cpuProfile: *cpuProfile}
 	if err := c.run(ctx, *peer); err != nil {
 		fail(err)
 	}
 }
 
 // servePhasegate is the -role phasegate child: it starts the server, prints
-// its URL and serves until its standard input closes or ctx ends.
-func servePhasegate(ctx context.Context) error {
+// its URL and serves until its standard input closes or ctx ends; with a
+// profile path, it records its CPU profile there meanwhile.
+func servePhasegate(ctx context.Context, profile string) error {
 	e, err := serve.Start(serve.Options{})
 	if err != nil {
 		return err
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return errors.Join(err, e.Close())
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return errors.Join(err, f.Close(), e.Close())
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	fmt.Println(e.URL)
 	ctx, cancel := context.WithCancel(ctx)
