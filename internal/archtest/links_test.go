@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"unicode"
+
+	"github.com/phasegate/phasegate/internal/artifact"
 )
 
 // The docs' relative links: every link of README.md, CONTRIBUTING.md,
@@ -308,4 +310,17 @@ func checkFragment(fsys fs.FS, file, frag string, cache map[string]map[string]bo
 		return ""
 	}
 	return "no heading #" + frag + " in " + file
+}
+
+// TestKindsPageListsEveryKind: docs/kinds.md, the table `phasegate schema`
+// prints, names every kind of the family table.
+func TestKindsPageListsEveryKind(t *testing.T) {
+	text := readRoot(t, "docs/kinds.md")
+	for _, fam := range artifact.Families() {
+		for _, k := range fam.Kinds {
+			if !strings.Contains(text, "| `"+k.ID+"` |") {
+				t.Errorf("docs/kinds.md does not list kind `%s`", k.ID)
+			}
+		}
+	}
 }
