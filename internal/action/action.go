@@ -297,7 +297,7 @@ func (r *run) denied(err error) bool {
 		return false
 	}
 	r.readOnly = "the token cannot write to this repository (GitHub answered 403: " + oneLine(err.Error()) + "), so nothing more was attempted"
-	r.a.Warningf("phasegate: %s. For pull requests from forks, save results-file and publish it from a workflow_run workflow (README: Forks); otherwise give the job statuses, issues and pull-requests write", r.readOnly)
+	r.a.Warningf("phasegate: %s. For pull requests from forks, save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens); otherwise give the job statuses, issues and pull-requests write", r.readOnly)
 	return true
 }
 
@@ -415,7 +415,7 @@ func (r *run) newCommitRun(eventName string) (*commitRun, int) {
 	}
 	if cr.fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.fork != "" && eventName == "pull_request" {
 		r.readOnly = "this pull request comes from the fork " + cr.fork + ", whose pull_request runs get a read-only token"
-		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (README: Forks)", oneLine(r.readOnly))
+		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens)", oneLine(r.readOnly))
 	}
 	return cr, exitOK
 }
@@ -799,7 +799,7 @@ func (r *run) checkedHead(cr *commitRun) error {
 		return nil
 	}
 	return fmt.Errorf("refusing to publish for pull request #%d: this pull_request_target run checked %s (the base branch), not the pull request's head %s, and a status on the head must be about the head. "+
-		"Run phasegate on pull_request instead; for pull requests from forks, save results-file there and publish it from a workflow_run workflow (see the README, Forks)",
+		"Run phasegate on pull_request instead; for pull requests from forks, save results-file there and publish it from a workflow_run workflow (see docs/action.md, Forks and read-only tokens)",
 		cr.pr, shortSHA(checked), shortSHA(head))
 }
 

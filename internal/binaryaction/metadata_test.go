@@ -188,17 +188,22 @@ func TestVersionPinnedByTheRelease(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsIt: the README says how to use the binary action and
-// documents its two inputs of its own.
-func TestREADMEDocumentsIt(t *testing.T) {
-	readme := string(readFile(t, "README.md"))
-	want := []string{"### Every runner: the binary action", "uses: phasegate/phasegate/binary@v1"}
-	for _, in := range extraInputs {
-		want = append(want, "`"+in+"`")
+// TestDocsDocumentIt: docs/action.md says how to use the binary action and
+// documents its two inputs of its own; the README names it and links there.
+func TestDocsDocumentIt(t *testing.T) {
+	want := map[string][]string{
+		"docs/action.md": {"\n## Every runner: the binary action\n", "uses: phasegate/phasegate/binary@v1"},
+		"README.md":      {"uses: phasegate/phasegate/binary@v1", "(docs/action.md#every-runner-the-binary-action)"},
 	}
-	for _, w := range want {
-		if !strings.Contains(readme, w) {
-			t.Errorf("README.md does not say %q", w)
+	for _, in := range extraInputs {
+		want["docs/action.md"] = append(want["docs/action.md"], "`"+in+"`")
+	}
+	for doc, ws := range want {
+		text := string(readFile(t, doc))
+		for _, w := range ws {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s does not say %q", doc, w)
+			}
 		}
 	}
 }
