@@ -449,6 +449,85 @@ func TestActionImagePinned(t *testing.T) {
 	}
 }
 
+// preCommitHook is a hook of .pre-commit-hooks.yaml, as pre-commit reads it.
+type preCommitHook struct {
+	ID             string `yaml:"id"`
+	Entry          string `yaml:"entry"`
+	Language       string `yaml:"language"`
+	PassFilenames  *bool  `yaml:"pass_filenames"`
+	AlwaysRun      bool   `yaml:"always_run"`
+	AdditionalDeps any    `yaml:"additional_dependencies"`
+}
+
+// TestPreCommitHooks: the three ways to run the hook, as actionlint offers
+// them: built from source with Go, the released image (the very image
+// action.yml names, so a release moves both), and the binary on PATH. Each
+// runs `phasegate validate` on the whole repository (no file names: the
+// checks relate artifacts to each other).
+func TestPreCommitHooks(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, ".pre-commit-hooks.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []preCommitHook
+	if err := yaml.Unmarshal(data, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	image := strings.TrimPrefix(actionImage(t), "docker://")
+	tests := []struct {
+		id       string
+		language string
+		entry    string
+	}{
+		{id: "phasegate", language: "golang", entry: "phasegate validate"},
+		{id: "phasegate-docker", language: "docker_image", entry: image + " validate"},
+		{id: "phasegate-system", language: "system", entry: "phasegate validate"},
+	}
+	if len(hooks) != len(tests) {
+		t.Errorf("%d hooks, want %d", len(hooks), len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			i := slices.IndexFunc(hooks, func(h preCommitHook) bool { return h.ID == tt.id })
+			if i < 0 {
+				t.Fatalf("no hook %q in .pre-commit-hooks.yaml", tt.id)
+			}
+			h := hooks[i]
+			if h.Language != tt.language || h.Entry != tt.entry {
+				t.Errorf("language %q, entry %q; want %q, %q", h.Language, h.Entry, tt.language, tt.entry)
+			}
+			if h.PassFilenames == nil || *h.PassFilenames || !h.AlwaysRun {
+				t.Errorf("want pass_filenames: false and always_run: true (the whole repository, on every commit)")
+			}
+			if h.AdditionalDeps != nil {
+				t.Errorf("additional_dependencies %v: the hook runs phasegate alone", h.AdditionalDeps)
+			}
+		})
+	}
+}
+
+// actionImage is the image action.yml runs (docker://…, without the
+// comment the release leaves after a digest).
+func actionImage(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Runs struct {
+			Image string `yaml:"image"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Runs.Image == "" {
+		t.Fatal("action.yml: no runs.image")
+	}
+	return a.Runs.Image
+}
+
 // yamlBlock is a fenced ```yaml block of a doc.
 type yamlBlock struct {
 	doc  string

@@ -67,6 +67,7 @@ var roles = map[string]Role{
 	"internal/report":              Pure,
 	"internal/notify":              Pure,
 	"internal/clock":               Pure,
+	"internal/retry":               Pure,
 	"internal/history":             Local,
 	"internal/ghclient":            GitHubClient,
 	"internal/decide":              Handler,
@@ -242,8 +243,10 @@ func Check(pkgs map[string]*Package) []Violation {
 		// Dependency direction.
 		for _, imp := range p.Imports {
 			switch {
-			case name == "internal/ghclient" && strings.HasPrefix(imp, "internal/"):
-				add("ghclient-is-a-leaf", name, "imports %s (ghclient knows GitHub, not phasegate)", imp)
+			case name == "internal/ghclient" && strings.HasPrefix(imp, "internal/") && imp != "internal/retry":
+				add("ghclient-is-a-leaf", name, "imports %s (ghclient knows GitHub, not phasegate; it may import internal/retry alone)", imp)
+			case name == "internal/retry" && (strings.HasPrefix(imp, "internal/") || imp == "schemas"):
+				add("ghclient-is-a-leaf", name, "imports %s (ghclient imports the retry policy, which knows no phasegate package)", imp)
 			case (name == "internal/decide" || name == "internal/checkjob") && slices.Contains([]string{"internal/action", "internal/server", "internal/cli", "internal/redisx"}, imp):
 				add("decide-below-adapters", name, "imports %s", imp)
 			case name == "internal/action" && imp == "internal/server", name == "internal/server" && imp == "internal/action":
@@ -500,6 +503,8 @@ func TestPlantedViolations(t *testing.T) {
 			plant: func(p map[string]*Package) { use(p, "internal/cli", "os.Exit") }},
 		{name: "ghclient imports phasegate", wantRule: "ghclient-is-a-leaf", wantPkg: "internal/ghclient",
 			plant: func(p map[string]*Package) { imp(p, "internal/ghclient", "internal/outcome") }},
+		{name: "the retry policy ghclient imports imports phasegate", wantRule: "ghclient-is-a-leaf", wantPkg: "internal/retry",
+			plant: func(p map[string]*Package) { imp(p, "internal/retry", "internal/clock") }},
 		{name: "decide imports the action", wantRule: "decide-below-adapters", wantPkg: "internal/decide",
 			plant: func(p map[string]*Package) { imp(p, "internal/decide", "internal/action") }},
 		{name: "action imports server", wantRule: "action-and-server-apart", wantPkg: "internal/action",

@@ -1,6 +1,6 @@
 // Package clock holds the context-aware sleep that the notify sender's
 // backoff and `phasegate decisions --wait` share (internal/ghclient keeps
-// its own: it imports no phasegate package). It is pure: it waits, nothing
+// its own: it imports no phasegate package but internal/retry). It is pure: it waits, nothing
 // else.
 package clock
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+
+	"github.com/phasegate/phasegate/internal/retry"
 )
 
 type ctxKey int
@@ -549,20 +550,7 @@ func classify(resp *http.Response, body []byte, now time.Time, secondaryStreak i
 
 // retryAfter parses Retry-After (seconds or an HTTP date); 0 when absent.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return retry.RetryAfter(h.Get("Retry-After"), now)
 }
 
 // apiError reads GitHub's error JSON: message and documentation_url.
@@ -583,26 +571,16 @@ func errorMessage(body []byte) string {
 }
 
 // backoff is the wait before retry number attempt: exponential from
-// BackoffBase, capped at BackoffMax, with "equal jitter" (half fixed, half
-// random) so that clients that failed together do not retry together.
+// BackoffBase, capped at BackoffMax, with equal jitter (retry.Policy).
 func (c *Client) backoff(attempt int) time.Duration {
-	d := c.pol.backoffBase << min(attempt-1, 20)
-	if d <= 0 || d > c.pol.backoffMax {
-		d = c.pol.backoffMax
-	}
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(half)+1))
+	return retry.Policy{Base: c.pol.backoffBase, Max: c.pol.backoffMax}.Backoff(attempt, rand.Int64N)
 }
 
-// retryableErr reports whether a transport error may go away on retry.
+// retryableErr reports whether a transport error may go away on retry: the
+// shared policy (retry.RetryableErr), except this client's own refusals.
 func retryableErr(err error) bool {
 	var rl *RateLimitError
-	var unknownAuth x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var certErr x509.CertificateInvalidError
-	switch {
-	case errors.Is(err, errBodyTooLarge), errors.As(err, &rl),
-		errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &certErr):
+	if errors.Is(err, errBodyTooLarge) || errors.As(err, &rl) || !retry.RetryableErr(err) {
 		return false
 	}
 	var ie *ghinstallation.HTTPError

@@ -39,9 +39,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/phasegate/phasegate/internal/notify"
-
 	"github.com/phasegate/phasegate/internal/clock"
+	"github.com/phasegate/phasegate/internal/notify"
+	"github.com/phasegate/phasegate/internal/retry"
 )
 
 // Environment variables read by OptionsFromEnv.
@@ -283,21 +283,21 @@ func (s *Sender) Notify(ctx context.Context, ev notify.Event) error {
 func (s *Sender) Send(ctx context.Context, event, delivery string, body []byte) error {
 	sig := notify.Sign(s.secret, body)
 	for attempt := 1; ; attempt++ {
-		wait, retry, err := s.attempt(ctx, event, delivery, sig, body)
+		wait, again, err := s.attempt(ctx, event, delivery, sig, body)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("attempt %d: %w", attempt, ctx.Err())
 		}
-		if !retry {
+		if !again {
 			return fmt.Errorf("attempt %d: %w", attempt, err)
 		}
-		if attempt >= s.opts.MaxAttempts {
+		if !s.policy().Again(attempt) {
 			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
 		if wait <= 0 {
-			wait = s.backoff(attempt)
+			wait = s.policy().Backoff(attempt, rand.Int64N)
 		}
 		if serr := s.opts.Sleep(ctx, min(wait, s.opts.BackoffMax)); serr != nil {
 			return fmt.Errorf("attempt %d: %w (then: %w)", attempt, err, serr)
@@ -305,9 +305,9 @@ func (s *Sender) Send(ctx context.Context, event, delivery string, body []byte) 
 	}
 }
 
-// attempt sends once. retry says whether another attempt may succeed; wait
+// attempt sends once. again says whether another attempt may succeed; wait
 // is the receiver's Retry-After, if any.
-func (s *Sender) attempt(ctx context.Context, event, delivery, sig string, body []byte) (wait time.Duration, retry bool, err error) {
+func (s *Sender) attempt(ctx context.Context, event, delivery, sig string, body []byte) (wait time.Duration, again bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.AttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
@@ -325,7 +325,7 @@ func (s *Sender) attempt(ctx context.Context, event, delivery, sig string, body 
 		if errors.As(err, &blocked) {
 			return 0, false, blocked
 		}
-		return 0, true, scrub(err, s.url, s.where)
+		return 0, retry.RetryableErr(err), scrub(err, s.url, s.where)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
 	resp.Body.Close()
@@ -334,8 +334,8 @@ func (s *Sender) attempt(ctx context.Context, event, delivery, sig string, body 
 		return 0, false, nil
 	case code >= 300 && code < 400:
 		return 0, false, fmt.Errorf("answered %d (a redirect, not followed)", code)
-	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
-		return retryAfter(resp.Header.Get("Retry-After"), time.Now()), true, fmt.Errorf("answered %d", code)
+	case retry.Retryable(code):
+		return retry.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), true, fmt.Errorf("answered %d", code)
 	default:
 		return 0, false, fmt.Errorf("answered %d", code)
 	}
@@ -352,29 +352,10 @@ func scrub(err error, full, where string) error {
 	return errors.New(msg)
 }
 
-// backoff is the wait after attempt n: base·2^(n-1), capped, with jitter.
-func (s *Sender) backoff(n int) time.Duration {
-	d := s.opts.BackoffBase << min(n-1, 20)
-	if d <= 0 || d > s.opts.BackoffMax {
-		d = s.opts.BackoffMax
-	}
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(half)+1))
-}
-
-// retryAfter parses a Retry-After header (seconds or an HTTP date).
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(0, t.Sub(now))
-	}
-	return 0
+// policy is the shared retry policy (internal/retry) with this sender's
+// options.
+func (s *Sender) policy() retry.Policy {
+	return retry.Policy{Base: s.opts.BackoffBase, Max: s.opts.BackoffMax, Attempts: s.opts.MaxAttempts}
 }
 
 // sleepCtx is clock.Sleep.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -171,6 +172,8 @@ func TestRetries(t *testing.T) {
 		{name: "gives up after the default", codes: []int{502}, wantErr: "gave up after 6 attempts", wantAttempts: 6},
 		{name: "400 is final", codes: []int{400, 200}, wantErr: "attempt 1: answered 400", wantAttempts: 1},
 		{name: "401 is final", codes: []int{401}, wantErr: "answered 401", wantAttempts: 1},
+		{name: "501 is final", codes: []int{501, 200}, wantErr: "attempt 1: answered 501", wantAttempts: 1},
+		{name: "505 is final", codes: []int{505, 200}, wantErr: "attempt 1: answered 505", wantAttempts: 1},
 		{name: "a redirect is not followed", codes: []int{302}, header: http.Header{"Location": {"http://127.0.0.1:1/"}}, wantErr: "redirect, not followed", wantAttempts: 1},
 	}
 	for _, tc := range tests {
@@ -205,6 +208,28 @@ func TestRetries(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUntrustedCertificateIsFinal: a certificate the sender does not trust
+// is met again on every retry, so the first attempt is the last.
+func TestUntrustedCertificateIsFinal(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	sl := &sleeper{}
+	s := newSender(t, srv.URL, sl, Options{})
+	err := s.Notify(ctxT(t), event())
+	if err == nil || !strings.Contains(err.Error(), "attempt 1:") || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("error %v, want the first attempt's certificate error", err)
+	}
+	if w := sl.waits(); len(w) != 0 || n.Load() != 0 {
+		t.Fatalf("waited %v and was answered %d times, want no retry and no answer", w, n.Load())
 	}
 }
 
