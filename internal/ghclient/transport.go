@@ -542,7 +542,7 @@ func classify(resp *http.Response, body []byte, now time.Time, secondaryStreak i
 			return rateLimited, secondaryDefaultWait << min(secondaryStreak, 4), true
 		}
 		return done, 0, false
-	case s >= 500 && s != http.StatusNotImplemented && s != http.StatusHTTPVersionNotSupported:
+	case retry.Retryable(s): // 408 and 5xx but 501 and 505: the one policy's list (internal/retry)
 		return serverError, 0, false
 	}
 	return done, 0, false
