@@ -95,6 +95,7 @@ type Server struct {
 	codeload                     map[string]bool // tokens of the archive links handed out
 
 	faults      Faults
+	hangs       int // requests hung since SetFaults (Faults.MaxHangs)
 	failNext    []scripted
 	rng         *rand.Rand
 	secUntil    time.Time

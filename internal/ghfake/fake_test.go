@@ -216,6 +216,44 @@ func TestFaultsAreDeterministic(t *testing.T) {
 	}
 }
 
+func TestMaxHangs(t *testing.T) {
+	tests := []struct {
+		name     string
+		maxHangs int
+		want     int
+	}{
+		{name: "no cap", maxHangs: 0, want: 10},
+		{name: "capped", maxHangs: 3, want: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(t)
+			s.SetFaults(Faults{Seed: 1, HangRate: 1, MaxHangs: tt.maxHangs}) // HangFor 0: a hang that ends at once
+			for range 10 {
+				do(t, s, "GET", "/repos/acme/widgets", tok, "")
+			}
+			if got := countFault(s.Calls(), "hang"); got != tt.want {
+				t.Errorf("%d requests hung, want %d", got, tt.want)
+			}
+			s.SetFaults(Faults{Seed: 1, HangRate: 1, MaxHangs: tt.maxHangs}) // a new configuration, a new count
+			do(t, s, "GET", "/repos/acme/widgets", tok, "")
+			if got := countFault(s.Calls(), "hang"); got != tt.want+1 {
+				t.Errorf("after SetFaults, %d requests hung in all, want %d", got, tt.want+1)
+			}
+		})
+	}
+}
+
+func countFault(calls []Call, fault string) int {
+	n := 0
+	for _, c := range calls {
+		if c.Fault == fault {
+			n++
+		}
+	}
+	return n
+}
+
 func TestRateLimits(t *testing.T) {
 	clock := NewManualClock(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	tests := []struct {
