@@ -290,6 +290,43 @@ func TestRateLimits(t *testing.T) {
 	}
 }
 
+func TestJWTClock(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	h, _ := json.Marshal(map[string]any{"alg": "RS256", "typ": "JWT"})
+	c, _ := json.Marshal(map[string]any{"iss": "7", "iat": now.Add(-30 * time.Second).Unix(), "exp": now.Add(9 * time.Minute).Unix()})
+	in := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
+	sum := sha256.Sum256([]byte(in))
+	sig, _ := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	jwt := in + "." + base64.RawURLEncoding.EncodeToString(sig)
+	ahead := func() time.Time { return time.Now().Add(15 * time.Minute) } // a clock that jumped ahead
+	tests := []struct {
+		name       string
+		jwtClock   func() time.Time
+		wantStatus int
+	}{
+		{name: "checked on the fake's clock", wantStatus: 401},
+		{name: "checked on the JWT clock", jwtClock: time.Now, wantStatus: 201},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(t)
+			s.SetClock(ahead)
+			if tt.jwtClock != nil {
+				s.SetJWTClock(tt.jwtClock)
+			}
+			s.AddApp(7, "phasegate", &key.PublicKey)
+			s.AddInstallation(7, 11)
+			if a := do(t, s, "POST", "/app/installations/11/access_tokens", "", "", "Authorization", "Bearer "+jwt); a.status != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", a.status, tt.wantStatus, a.body)
+			}
+		})
+	}
+}
+
 func TestJWT(t *testing.T) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

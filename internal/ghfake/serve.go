@@ -678,7 +678,11 @@ func (s *Server) authenticateLocked(r *http.Request, segs []string) (login, fail
 		if len(segs) == 0 || segs[0] != "app" {
 			return "", "A JSON web token could not be decoded"
 		}
-		a, err := verifyJWT(cred, s.apps, s.now())
+		now := s.now
+		if s.jwtNow != nil {
+			now = s.jwtNow
+		}
+		a, err := verifyJWT(cred, s.apps, now())
 		if err != nil {
 			return "", "A JSON web token could not be decoded: " + err.Error()
 		}

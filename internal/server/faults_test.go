@@ -46,6 +46,7 @@ func TestCommandsUnderFaults(t *testing.T) {
 	})
 	f := h.fake
 	f.SetClock(clock.Now)
+	f.SetJWTClock(time.Now) // the App's JWTs are signed on real time; the jumps would expire them
 	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
 	f.SetPermission(owner, repo, "alice", "write")
 	const n = 10
