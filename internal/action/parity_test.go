@@ -41,6 +41,7 @@ func TestActionAndAppAgree(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own fake GitHubs and repositories
 			type result struct{ labels, state, description string }
 			run := func(app bool) result {
 				rt := newRedTeam(t, "")

@@ -186,6 +186,7 @@ func TestRedTeamAnchorsAndPushers(t *testing.T) {
 		mode := map[bool]string{false: "no key", true: "signing key"}[key != ""]
 		for _, tc := range tests {
 			t.Run(fmt.Sprintf("%s/%s", tc.name, mode), func(t *testing.T) {
+				t.Parallel() // each case has its own fake GitHub and repository
 				rt := newRedTeam(t, key)
 				tc.run(rt)
 				if t.Failed() {

@@ -48,6 +48,7 @@ func TestRedTeamBidiCommand(t *testing.T) {
 				mode = "signing key"
 			}
 			t.Run(tc.name+"/"+mode, func(t *testing.T) {
+				t.Parallel() // each case has its own fake GitHub and repository
 				rt := newRedTeam(t, key)
 				rt.open(map[string]string{rtSource: bidiOutcome})
 				if os := rt.state().Outcomes; len(os) != 1 || os[0].Decision("D-100") == nil {

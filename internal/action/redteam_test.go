@@ -439,6 +439,7 @@ func TestRedTeam(t *testing.T) {
 				mode = "signing key"
 			}
 			t.Run(tc.name+"/"+mode, func(t *testing.T) {
+				t.Parallel() // each case has its own fake GitHub and repository
 				tc.run(newRedTeam(t, key))
 			})
 		}

@@ -57,6 +57,7 @@ func TestRedTeamWorkflowCommandInjection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each case has its own fake GitHub and repository
 			f := newRepoFixture(t)
 			base := f.commit(map[string]string{"README.md": "shop\n"})
 			head := f.commit(tt.files)

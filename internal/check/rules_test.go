@@ -59,6 +59,7 @@ func TestRules(t *testing.T) {
 	sort.Strings(families)
 	for _, fam := range families {
 		t.Run(fam, func(t *testing.T) {
+			t.Parallel() // a tree of its own per case; the validator is safe for concurrent use
 			for _, tc := range ruleCases[fam] {
 				t.Run(tc.rule+"/"+tc.name, func(t *testing.T) {
 					if !KnownRule(tc.rule) {

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -31,10 +32,20 @@ type Validator struct {
 	raw     map[string]any                // schema documents by URL, for hints
 }
 
-// NewValidator compiles the embedded schemas. An error means a schema in the
-// binary is broken: a build defect, not a user problem.
+// NewValidator returns the embedded schemas, compiled. They are compiled once
+// per process (a Validator is immutable), so every caller shares them. An
+// error means a schema in the binary is broken: a build defect, not a user
+// problem.
 func NewValidator() (*Validator, error) {
-	return newValidator(schemas.FS)
+	embedded.once.Do(func() { embedded.v, embedded.err = newValidator(schemas.FS) })
+	return embedded.v, embedded.err
+}
+
+// embedded is the Validator of the embedded schemas, compiled on first use.
+var embedded struct {
+	once sync.Once
+	v    *Validator
+	err  error
 }
 
 func newValidator(fsys fs.FS) (*Validator, error) {

@@ -278,6 +278,7 @@ func TestFaultsGiveTheSameResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // a fake and a clock of its own
 			e := newEnv(t, Options{})
 			seedScenario(e.fake)
 			e.fake.SetFaults(tt.faults)

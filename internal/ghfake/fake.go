@@ -77,6 +77,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	now     func() time.Time
+	jwtNow  func() time.Time // checks App JWTs when set (SetJWTClock)
 	webURL  string
 	limit   int
 	users   map[string]*user // by login
@@ -95,6 +96,7 @@ type Server struct {
 	codeload                     map[string]bool // tokens of the archive links handed out
 
 	faults      Faults
+	hangs       int // requests hung since SetFaults (Faults.MaxHangs)
 	failNext    []scripted
 	rng         *rand.Rand
 	secUntil    time.Time
@@ -175,6 +177,17 @@ func (s *Server) SetClock(now func() time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.now = now
+}
+
+// SetJWTClock makes the fake check App JWTs (their iat and exp) against now
+// instead of the clock of SetClock. ghinstallation signs JWTs on the real
+// clock, which a test cannot replace: a test whose clock jumps ahead of real
+// time (a JumpClock shared with the clients) checks the JWTs on time.Now,
+// or they expire once the jumps add up to their ten minutes.
+func (s *Server) SetJWTClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jwtNow = now
 }
 
 // SetRateLimit sets the primary rate limit per identity (default 5000).

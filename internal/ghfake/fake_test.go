@@ -216,6 +216,44 @@ func TestFaultsAreDeterministic(t *testing.T) {
 	}
 }
 
+func TestMaxHangs(t *testing.T) {
+	tests := []struct {
+		name     string
+		maxHangs int
+		want     int
+	}{
+		{name: "no cap", maxHangs: 0, want: 10},
+		{name: "capped", maxHangs: 3, want: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(t)
+			s.SetFaults(Faults{Seed: 1, HangRate: 1, MaxHangs: tt.maxHangs}) // HangFor 0: a hang that ends at once
+			for range 10 {
+				do(t, s, "GET", "/repos/acme/widgets", tok, "")
+			}
+			if got := countFault(s.Calls(), "hang"); got != tt.want {
+				t.Errorf("%d requests hung, want %d", got, tt.want)
+			}
+			s.SetFaults(Faults{Seed: 1, HangRate: 1, MaxHangs: tt.maxHangs}) // a new configuration, a new count
+			do(t, s, "GET", "/repos/acme/widgets", tok, "")
+			if got := countFault(s.Calls(), "hang"); got != tt.want+1 {
+				t.Errorf("after SetFaults, %d requests hung in all, want %d", got, tt.want+1)
+			}
+		})
+	}
+}
+
+func countFault(calls []Call, fault string) int {
+	n := 0
+	for _, c := range calls {
+		if c.Fault == fault {
+			n++
+		}
+	}
+	return n
+}
+
 func TestRateLimits(t *testing.T) {
 	clock := NewManualClock(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	tests := []struct {
@@ -247,6 +285,43 @@ func TestRateLimits(t *testing.T) {
 				if got := a.header.Get(k); got != v {
 					t.Fatalf("%s = %q, want %q", k, got, v)
 				}
+			}
+		})
+	}
+}
+
+func TestJWTClock(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	h, _ := json.Marshal(map[string]any{"alg": "RS256", "typ": "JWT"})
+	c, _ := json.Marshal(map[string]any{"iss": "7", "iat": now.Add(-30 * time.Second).Unix(), "exp": now.Add(9 * time.Minute).Unix()})
+	in := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
+	sum := sha256.Sum256([]byte(in))
+	sig, _ := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	jwt := in + "." + base64.RawURLEncoding.EncodeToString(sig)
+	ahead := func() time.Time { return time.Now().Add(15 * time.Minute) } // a clock that jumped ahead
+	tests := []struct {
+		name       string
+		jwtClock   func() time.Time
+		wantStatus int
+	}{
+		{name: "checked on the fake's clock", wantStatus: 401},
+		{name: "checked on the JWT clock", jwtClock: time.Now, wantStatus: 201},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(t)
+			s.SetClock(ahead)
+			if tt.jwtClock != nil {
+				s.SetJWTClock(tt.jwtClock)
+			}
+			s.AddApp(7, "phasegate", &key.PublicKey)
+			s.AddInstallation(7, 11)
+			if a := do(t, s, "POST", "/app/installations/11/access_tokens", "", "", "Authorization", "Bearer "+jwt); a.status != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", a.status, tt.wantStatus, a.body)
 			}
 		})
 	}

@@ -38,6 +38,10 @@ type Faults struct {
 	// the client gives up) before they are processed.
 	HangRate float64
 	HangFor  time.Duration
+	// MaxHangs caps how many requests hang (0: no cap). Each hang costs the
+	// client its attempt timeout in real time, so a test that needs a few
+	// to exercise that timeout can draw them early and stop there.
+	MaxHangs int
 	// Latency is added to every request; for writes it is spent inside the
 	// window the overlapping-writes detector watches.
 	Latency time.Duration
@@ -53,6 +57,7 @@ func (s *Server) SetFaults(f Faults) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = f
+	s.hangs = 0
 	s.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
 }
 
@@ -496,7 +501,8 @@ func (s *Server) drawFaultLocked(path string, write bool) (fault string, hang ti
 	if (f.PathContains != "" && !strings.Contains(path, f.PathContains)) || (f.WritesOnly && !write) {
 		return "", 0
 	}
-	if f.HangRate > 0 && s.rng.Float64() < f.HangRate {
+	if f.HangRate > 0 && s.rng.Float64() < f.HangRate && (f.MaxHangs == 0 || s.hangs < f.MaxHangs) {
+		s.hangs++
 		return "hang", f.HangFor
 	}
 	if f.SecondaryRate > 0 && s.rng.Float64() < f.SecondaryRate {
@@ -700,7 +706,11 @@ func (s *Server) authenticateLocked(r *http.Request, segs []string) (login, fail
 		if len(segs) == 0 || segs[0] != "app" {
 			return "", "A JSON web token could not be decoded"
 		}
-		a, err := verifyJWT(cred, s.apps, s.now())
+		now := s.now
+		if s.jwtNow != nil {
+			now = s.jwtNow
+		}
+		a, err := verifyJWT(cred, s.apps, now())
 		if err != nil {
 			return "", "A JSON web token could not be decoded: " + err.Error()
 		}

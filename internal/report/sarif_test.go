@@ -432,6 +432,7 @@ func TestSARIFCapsResults(t *testing.T) {
 
 // TestSARIFHoldsAtMostGitHubsLimit checks the limit SARIF really uses.
 func TestSARIFHoldsAtMostGitHubsLimit(t *testing.T) {
+	t.Parallel() // the longest test of the package; it shares nothing
 	if testing.Short() {
 		t.Skip("renders 25,001 findings")
 	}

@@ -468,6 +468,7 @@ func TestMetricsAddrTaken(t *testing.T) {
 // limit is shared: the captured body re-sent to another replica with a
 // fresh delivery id starts no second reconcile.
 func TestInstallationReplayAcrossReplicas(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	_, _, env := replicaWorld(t, "0")
 	a, b := env.start(t, "a"), env.start(t, "b")
 	captured := installationEvent("installation", "created", "acme/shop")

@@ -131,6 +131,7 @@ func burstWorld(f *ghfake.Server, repos, prs int) (keys []string, commits map[st
 // the test short, it expires the dead jobs' leases in Redis itself (asynq's
 // clock moved on), unless PHASEGATE_TEST_REAL_RECOVERY is set.
 func TestReplicasDurableBurst(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	began := time.Now()
 	rdb, f, env := replicaWorld(t, "0") // no reconcile loop: only the queue does the work
 	keys, commits := burstWorld(f, 20, 5)

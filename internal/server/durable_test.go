@@ -197,6 +197,7 @@ func shaOf(i int) string { return fmt.Sprintf("%040x", i+1) }
 // installation are running or waiting, four at a time; another
 // installation's single job runs while they all still wait.
 func TestDurableBusyInstallationDoesNotStarveOthers(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	rdb := redistest.Start(t)
 	gate := make(chan struct{})
 	var mu sync.Mutex
@@ -262,6 +263,7 @@ func metricsText(t *testing.T, h *harness) string {
 // failure; GitHub's rate limit defers the job until its reset without
 // counting one; the last failure archives the job.
 func TestDurableRetries(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	errBoom := errors.New("boom")
 	tests := []struct {
 		name         string
@@ -282,6 +284,7 @@ func TestDurableRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each case has its own Redis
 			rdb := redistest.Start(t)
 			until := time.Now().Add(700 * time.Millisecond)
 			answers := tt.answers(until)
@@ -339,6 +342,7 @@ func metricsTextFresh(t *testing.T, h *harness) string {
 // running is folded into it; a replay of a delivery is a duplicate; once
 // the job is done, a new delivery runs it again.
 func TestDurableCoalesces(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	rdb := redistest.Start(t)
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 10)
@@ -386,6 +390,7 @@ func TestDurableCoalesces(t *testing.T) {
 // TestDurableShutdownPutsJobsBack: a replica shut down mid-job lets it
 // run for the shutdown timeout, then puts it back; another replica runs it.
 func TestDurableShutdownPutsJobsBack(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	rdb := redistest.Start(t)
 	entered := make(chan string, 10)
 	block := func(ctx context.Context, owner, repo string, number int) error {

@@ -24,8 +24,11 @@ import (
 // The fake and the App's clients share a JumpClock: backoff, Retry-After
 // and secondary-limit waits are honoured in full (the fake sees the time
 // move past them) without being slept. Only a hang costs real time: the
-// client's attempt timeout, short here since the fake answers in
-// milliseconds.
+// client's attempt timeout. It is long enough that no answer of the fake
+// outlasts it on a loaded machine under -race (a 100 ms timeout made every
+// slow answer a hang, and the clean passes at the end never came), so
+// only the first three hangs drawn happen (MaxHangs): they exercise the
+// timeout as well as dozens would.
 func TestCommandsUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for several seconds")
@@ -36,13 +39,14 @@ func TestCommandsUnderFaults(t *testing.T) {
 		c.ReconcileEvery = 200 * time.Millisecond
 		c.GitHubOptions = func(o *ghclient.Options) {
 			o.BackoffBase, o.BackoffMax, o.MaxAttempts = time.Millisecond, 5*time.Millisecond, 3
-			o.AttemptTimeout = 100 * time.Millisecond
+			o.AttemptTimeout = 2 * time.Second
 			o.MaxRateLimitWait = 3 * time.Second
 			o.Now, o.Sleep = clock.Now, clock.Sleep
 		}
 	})
 	f := h.fake
 	f.SetClock(clock.Now)
+	f.SetJWTClock(time.Now) // the App's JWTs are signed on real time; the jumps would expire them
 	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
 	f.SetPermission(owner, repo, "alice", "write")
 	const n = 10
@@ -66,7 +70,8 @@ func TestCommandsUnderFaults(t *testing.T) {
 		Seed:             7,
 		ServerErrorRate:  0.30,
 		HangRate:         0.03,
-		HangFor:          2 * time.Second,
+		HangFor:          time.Minute, // until the client gives up
+		MaxHangs:         3,
 		SecondaryRate:    0.02,
 		RetryAfter:       time.Second,
 		LostResponseRate: 0.10,
@@ -122,7 +127,7 @@ func TestCommandsUnderFaults(t *testing.T) {
 		}
 	}
 	sleeps, ahead := clock.Skipped()
-	t.Logf("calls by fault: %v; 304 answers: %d; %d waits skipped, %s in all", faults, notModified, sleeps, ahead)
+	t.Logf("%d calls; by fault: %v; 304 answers: %d; %d waits skipped, %s in all", len(f.Calls()), faults, notModified, sleeps, ahead)
 	if ahead == 0 {
 		t.Error("no wait was skipped: the clients did not wait on the shared clock")
 	}

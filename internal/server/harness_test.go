@@ -316,15 +316,17 @@ func (h *harness) waitJobs(n int) []jobDone {
 }
 
 // until polls cond (a state change made by another goroutine) until it
-// holds.
+// holds: at once, then at growing intervals (1 ms doubling to 16 ms), so
+// that a condition that takes seconds (one that reads /metrics, say) does
+// not spend a core on polling.
 func (h *harness) until(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(guard)
-	for !cond() {
+	for pause := time.Millisecond; !cond(); pause = min(2*pause, 16*time.Millisecond) {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("never: %s", what)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(pause)
 	}
 }
 

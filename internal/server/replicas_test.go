@@ -296,6 +296,7 @@ func hasLabel(f *ghfake.Server, name string) bool {
 // delivery sent to both is accepted once; fifty copies of one command spread
 // over both give one resolution (and one follow-up issue).
 func TestReplicasShareRedis(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	_, f, env := replicaWorld(t, "0")
 	a, b := env.start(t, "replica-a"), env.start(t, "replica-b")
 	replicas := []*replica{a, b}
@@ -380,6 +381,7 @@ func TestReplicasShareRedis(t *testing.T) {
 // a given step; the other replica's reconcile loop completes the work once
 // the dead replica's lock lease expired, and nothing is lost or doubled.
 func TestReplicaKilledMidHandling(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	tests := []struct {
 		name       string
 		holdMethod string
@@ -393,6 +395,7 @@ func TestReplicaKilledMidHandling(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own Redis, fake GitHub and replicas
 			_, f, env := replicaWorld(t, "500ms")
 			byName := map[string]*replica{}
 			for _, n := range []string{"replica-a", "replica-b"} {
@@ -455,6 +458,7 @@ func TestReplicaKilledMidHandling(t *testing.T) {
 // /healthz stays 200) and act on nothing; once Redis is back, the reconcile
 // loop applies the command, once.
 func TestRedisGoesAway(t *testing.T) {
+	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	rdb, f, env := replicaWorld(t, "300ms")
 	a, b := env.start(t, "replica-a"), env.start(t, "replica-b")
 	settled(t, a, b)
