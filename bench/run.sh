@@ -49,8 +49,8 @@ need npm
 need jq
 
 mkdir -p "$TOOLS/bin" "$OUT/bin"
-# A go.mod makes bench/out a module of its own, so `go test ./...` and
-# `go vet ./bench/...` do not walk the corpora.
+# A go.mod makes bench/out a module of its own, so the bench module's
+# `go test ./...` and `go vet ./...` do not walk the corpora.
 printf 'module phasegate.invalid/bench/out\n' >"$OUT/go.mod"
 
 # ---------------------------------------------------------------- tools --
@@ -106,8 +106,9 @@ install_tools
 
 log "phasegate and the bench commands"
 GOFLAGS=-buildvcs=false go build -o "$OUT/bin/phasegate" ./cmd/phasegate
-GOFLAGS=-buildvcs=false go build -o "$OUT/bin/gencorpus" ./bench/cmd/gencorpus
-GOFLAGS=-buildvcs=false go build -o "$OUT/bin/peerprep" ./bench/cmd/peerprep
+# The bench commands are in the bench module (bench/go.mod).
+GOFLAGS=-buildvcs=false go -C bench build -o "$OUT/bin/gencorpus" ./cmd/gencorpus
+GOFLAGS=-buildvcs=false go -C bench build -o "$OUT/bin/peerprep" ./cmd/peerprep
 PG=$OUT/bin/phasegate
 
 sizes=$(printf '%s\n' "$N" $RSS_SIZES | sort -nu)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cuts from GitHub's published descriptions what the tests hold phasegate to:
 #   internal/ghfake/testdata/openapi-subset.json   the REST operations phasegate
-#                                                  uses (scripts/openapi-subset/main.go lists them)
+#                                                  uses (bench/cmd/openapi-subset/main.go lists them)
 #   internal/server/testdata/webhooks/*.jsonl      the example payloads of the
 #                                                  webhook events serve handles
 # from the pinned npm packages below.
@@ -46,15 +46,21 @@ unpack() {
 openapi=$(unpack "$OPENAPI_PACKAGE")/generated/api.github.com.json
 webhooks=$(unpack "$WEBHOOKS_PACKAGE")/api.github.com/index.json
 
+# The extractor is a program of the bench module (bench/go.mod: tooling, not
+# the product); it is built there and runs here, at the repository root.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go -C bench build -o "$bin/openapi-subset" ./cmd/openapi-subset
+
 if ! $check; then
   rm -f internal/server/testdata/webhooks/*.jsonl
-  go run ./scripts/openapi-subset -openapi "$openapi" -webhooks "$webhooks" -out .
+  "$bin/openapi-subset" -openapi "$openapi" -webhooks "$webhooks" -out .
   exit 0
 fi
 
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-go run ./scripts/openapi-subset -openapi "$openapi" -webhooks "$webhooks" -out "$out"
+trap 'rm -rf "$bin" "$out"' EXIT
+"$bin/openapi-subset" -openapi "$openapi" -webhooks "$webhooks" -out "$out"
 stale=0
 for f in internal/ghfake/testdata/openapi-subset.json internal/server/testdata/webhooks/*.jsonl; do
   if ! cmp -s "$f" "$out/$f"; then echo "differs from a fresh extraction: $f"; stale=1; fi

@@ -13,7 +13,7 @@ import (
 // is generated once (untimed); each iteration compiles the schemas and
 // checks the whole tree, as `phasegate validate` does minus printing.
 //
-//	go test -run '^$' -bench Validate10k -benchmem ./bench/corpus
+//	go -C bench test -run '^$' -bench Validate10k -benchmem ./corpus
 func BenchmarkValidate10k(b *testing.B) {
 	const n = 10000
 	dir := b.TempDir()

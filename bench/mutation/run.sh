@@ -3,7 +3,7 @@
 #
 # Runs gremlins (pinned) on the files that hold the trust model's defences,
 # one package at a time with one worker, then the named mutations of
-# bench/mutation/mutations.txt (go run ./bench/mutation/named), and prints
+# bench/mutation/mutations.txt (bench/mutation/named), and prints
 # one table: killed, lived, not covered, timed out and the score
 # killed / (killed + lived) of each target. See bench/mutation/README.md.
 #
@@ -241,7 +241,7 @@ main() {
 		echo "== named mutations (bench/mutation/mutations.txt)" >&2
 		rm -f "$OUT/named.tsv" "$OUT/named.log"
 		start=$SECONDS
-		go build -o "$WORK/named" ./bench/mutation/named
+		go -C bench build -o "$WORK/named" ./mutation/named # the bench module; it runs from the root
 		bg "$OUT/named.log" nice -n "$NICE" "$WORK/named" -out "$OUT/named.tsv" -run "$NAMED_RUN" -timeout "$NAMED_TIMEOUT" || named_rc=$?
 		cat "$OUT/named.log" >&2
 		step_done named $((SECONDS - start))

@@ -2,7 +2,7 @@
 # bench/peer/run.sh — phasegate serve's webhook acknowledgement against a
 # palantir/go-githubapp v0.30.0 receiver with a no-op handler (issue 20),
 # under the same driver. Builds the peer (bench/peer, its own module) and
-# bench/cmd/ackcompare into $OUT (default /tmp/phasegate-ackcompare), then
+# bench/cmd/ackcompare (the bench module) into $OUT (default /tmp/phasegate-ackcompare), then
 # runs the comparison; arguments go to ackcompare:
 #
 #   bench/peer/run.sh                               # 3 rotated rounds of 10 s runs
@@ -16,5 +16,5 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/phasegate-ackcompare}
 mkdir -p "$OUT"
 (cd bench/peer && go build -o "$OUT/peer" .)
-go build -o "$OUT/ackcompare" ./bench/cmd/ackcompare
+go -C bench build -o "$OUT/ackcompare" ./cmd/ackcompare
 exec "$OUT/ackcompare" -peer "$OUT/peer" "$@"

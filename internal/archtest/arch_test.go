@@ -49,7 +49,9 @@ const (
 	Main Role = "main"
 	// TestSupport packages serve tests only (fakes, fixtures).
 	TestSupport Role = "test-support"
-	// Tooling is bench/: benchmarks and measurement programs, not the product.
+	// Tooling is bench/: benchmarks and measurement programs, not the product
+	// (a module of its own, bench/go.mod, still checked here: it imports the
+	// product's internal packages).
 	Tooling Role = "tooling"
 )
 
@@ -88,7 +90,7 @@ var roles = map[string]Role{
 	"internal/binaryaction":        TestSupport,
 }
 
-// roleOf is a package's role; bench/… is tooling.
+// roleOf is a package's role; bench/… (the bench module) is tooling.
 func roleOf(pkg string) Role {
 	if r, ok := roles[pkg]; ok {
 		return r

@@ -13,7 +13,7 @@
 // median of the rounds.
 //
 //	bench/peer/run.sh                   # builds both, 3 rounds of 10 s runs
-//	go run ./bench/cmd/ackcompare -peer /tmp/peer -duration 10s -rounds 3
+//	go -C bench run ./cmd/ackcompare -peer /tmp/peer -duration 10s -rounds 3
 package main
 
 import (

@@ -6,9 +6,9 @@
 // replicas sharing a private redis-server, and on one replica without
 // Redis (throughput, time to check run). See bench/app/README.md.
 //
-//	go run ./bench/cmd/appbench                       # builds ./cmd/phasegate, runs both
-//	go run ./bench/cmd/appbench -burst=false -runs 5  # the big pull request only
-//	go run ./bench/cmd/appbench -big=false            # the bursts only
+//	go -C bench run ./cmd/appbench                       # builds ./cmd/phasegate, runs both
+//	go -C bench run ./cmd/appbench -burst=false -runs 5  # the big pull request only
+//	go -C bench run ./cmd/appbench -big=false            # the bursts only
 //
 // Linux only (peak RSS from /proc). Everything listens on loopback, and
 // every process it starts is stopped before it exits.

@@ -1,7 +1,7 @@
 // Command gencorpus writes a deterministic corpus of pipeline artifacts for
 // the benchmarks in bench/:
 //
-//	go run ./bench/cmd/gencorpus -n 10000 -out bench/out/corpus-10000
+//	go -C bench run ./cmd/gencorpus -n 10000 -out out/corpus-10000
 //
 // With -manifest it also writes a tab-separated list of every file (path,
 // kind, valid, defect), which bench/run.sh uses to check that every tool

@@ -29,7 +29,7 @@
 //     rejects, OUT/map.tsv maps every peer file back to the corpus file,
 //     and OUT/kinds.tsv lists kind, schema, wrapper, file count.
 //
-//     go run ./bench/cmd/peerprep -corpus bench/out/corpus-10000 -out bench/out/peers-10000
+//     go -C bench run ./cmd/peerprep -corpus out/corpus-10000 -out out/peers-10000
 package main
 
 import (

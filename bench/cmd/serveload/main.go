@@ -3,10 +3,10 @@
 // a decider that does nothing) and sends it signed ~20 KB issue_comment
 // deliveries from N connections.
 //
-//	go run ./bench/cmd/serveload -duration 30s -conns 32
-//	go run ./bench/cmd/serveload -duration 30s -conns 8,32,64
-//	go run ./bench/cmd/serveload -duration 30s -conns 32 -rate 2000  # open loop at the budget rate
-//	go run ./bench/cmd/serveload -soak 10m -conns 32     # samples goroutines and heap every 10 s
+//	go -C bench run ./cmd/serveload -duration 30s -conns 32
+//	go -C bench run ./cmd/serveload -duration 30s -conns 8,32,64
+//	go -C bench run ./cmd/serveload -duration 30s -conns 32 -rate 2000  # open loop at the budget rate
+//	go -C bench run ./cmd/serveload -soak 10m -conns 32     # samples goroutines and heap every 10 s
 package main
 
 import (

@@ -6,9 +6,9 @@
 // the process's VmHWM (peak RSS) and VmRSS from /proc/<pid>/status.
 //
 //	go build -o /tmp/phasegate ./cmd/phasegate
-//	go run ./bench/cmd/unsignedflood -bin /tmp/phasegate                  # no signature header
-//	go run ./bench/cmd/unsignedflood -bin /tmp/phasegate -sig forged      # a well-formed, wrong signature
-//	go run ./bench/cmd/unsignedflood -bin /tmp/phasegate -sig forged -chunked  # no Content-Length
+//	go -C bench run ./cmd/unsignedflood -bin /tmp/phasegate                  # no signature header
+//	go -C bench run ./cmd/unsignedflood -bin /tmp/phasegate -sig forged      # a well-formed, wrong signature
+//	go -C bench run ./cmd/unsignedflood -bin /tmp/phasegate -sig forged -chunked  # no Content-Length
 //
 // Everything is bounded: at most -rounds × -conns requests, and -timeout
 // for the whole run. The server only ever listens on loopback. Linux only

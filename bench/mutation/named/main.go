@@ -8,10 +8,13 @@
 // `go test -count=1 -overlay`, so that the source tree is never written,
 // and says whether the tests killed the mutant.
 //
-//	go run ./bench/mutation/named [-list bench/mutation/mutations.txt] [-out FILE] [-run REGEXP] [-check]
+//	go -C bench run ./mutation/named -root .. [-list bench/mutation/mutations.txt] [-out FILE] [-run REGEXP] [-check]
 //
 // It prints its progress on stderr and the results, as TSV, on stdout or to
-// the -out file. Run it from the module root.
+// the -out file. It works in the repository root, the product module (-root,
+// default the current directory; -list and -out are relative to it): the
+// mutated files and the go test runs are the product's, while this program
+// is in the bench module (bench/go.mod).
 //
 // A snippet that is not in its file, or is in it more than once, is
 // reported (NOT FOUND, AMBIGUOUS) and makes the exit status 3, as does a
@@ -71,7 +74,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	only := fl.String("run", "", "run only the mutations whose name matches this regular expression")
 	check := fl.Bool("check", false, "only check that every snippet is found exactly once")
 	timeout := fl.Duration("timeout", 10*time.Minute, "go test -timeout of one mutant")
+	root := fl.String("root", ".", "the repository root (the product module), where it reads the list, mutates and runs go test")
 	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if err := os.Chdir(*root); err != nil {
+		fmt.Fprintln(stderr, "named: -root:", err)
 		return 2
 	}
 	muts, err := readList(*list)

@@ -17,7 +17,7 @@
 //	ghfaketest.Verify(t, f)
 //
 // A request of an operation that is not in the subset is itself a
-// violation: add the operation to scripts/openapi-subset/main.go and run
+// violation: add the operation to bench/cmd/openapi-subset/main.go and run
 // scripts/openapi-subset.sh. What GitHub does that its description does not
 // say is listed, with the reason, in exceptions.go.
 package ghfaketest
@@ -47,7 +47,7 @@ import (
 const SubsetFile = "internal/ghfake/testdata/openapi-subset.json"
 
 // Regenerate is what to run when the subset lacks an operation.
-const Regenerate = "add it to scripts/openapi-subset/main.go and run scripts/openapi-subset.sh"
+const Regenerate = "add it to bench/cmd/openapi-subset/main.go and run scripts/openapi-subset.sh"
 
 // Validator checks exchanges with the fake against the subset. It is safe
 // for concurrent use.
