@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // mapFS builds an in-memory FS: path → content; a content of "->target"
@@ -217,28 +219,6 @@ func TestWalkFSErrors(t *testing.T) {
 	}
 }
 
-// deniedFS is an FS whose listed directories cannot be listed and whose
-// listed files cannot be opened: a permission error, as for any user (a
-// chmod 000 does not stop root).
-type deniedFS struct {
-	fsys   fs.FS
-	denied map[string]bool
-}
-
-func (d deniedFS) Open(name string) (fs.File, error) {
-	if d.denied[name] {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
-	}
-	return d.fsys.Open(name)
-}
-
-func (d deniedFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if d.denied[name] {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
-	}
-	return fs.ReadDir(d.fsys, name)
-}
-
 // TestWalkFSUnreadable: a directory below Dir that cannot be listed is
 // handed out with a read problem naming it and why, never skipped; the
 // walk goes on. (An unreadable file is found as usual: reading it is the
@@ -285,7 +265,7 @@ func TestWalkFSUnreadable(t *testing.T) {
 			for _, d := range tc.denied {
 				denied[d] = true
 			}
-			got, err := DiscoverFS(deniedFS{fsys: mapFS(files), denied: denied}, tc.opts)
+			got, err := DiscoverFS(testutil.DeniedFS{FS: mapFS(files), Denied: denied}, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +282,7 @@ func TestWalkFSUnreadable(t *testing.T) {
 			}
 		})
 	}
-	if err := WalkFS(deniedFS{fsys: mapFS(files), denied: map[string]bool{".": true}}, DiscoverOptions{}, func(File) error { return nil }); !errors.Is(err, fs.ErrPermission) {
+	if err := WalkFS(testutil.DeniedFS{FS: mapFS(files), Denied: map[string]bool{".": true}}, DiscoverOptions{}, func(File) error { return nil }); !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("an unlistable root: error %v, want a permission error (could not run)", err)
 	}
 }

@@ -425,31 +425,6 @@ func TestRunFSCancelled(t *testing.T) {
 	}
 }
 
-// deniedFS refuses, with a permission error, to list the directories and
-// open the files it names, as for any user (a chmod 000 does not stop root).
-type deniedFS struct {
-	fsys   fs.FS
-	denied map[string]bool
-}
-
-func (d deniedFS) Open(name string) (fs.File, error) {
-	if d.denied[name] {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
-	}
-	return d.fsys.Open(name)
-}
-
-func (d deniedFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if d.denied[name] {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
-	}
-	return fs.ReadDir(d.fsys, name)
-}
-
-// Stat is passed through: as on the OS, what cannot be read can still be
-// stat'ed in a directory that can be listed.
-func (d deniedFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(d.fsys, name) }
-
 // TestRunFSUnreadable: nothing phasegate cannot read is skipped silently —
 // a directory it cannot list, an artifact, a candidate that might be one, a
 // named file, an evidence file a rule needs: each is a finding with its path.
@@ -504,7 +479,7 @@ func TestRunFSUnreadable(t *testing.T) {
 			for _, d := range tc.denied {
 				denied[d] = true
 			}
-			fsys := deniedFS{fsys: mapTree(t, filepath.Join("testdata", "units", "scc", "consistent"), tc.files), denied: denied}
+			fsys := testutil.DeniedFS{FS: mapTree(t, filepath.Join("testdata", "units", "scc", "consistent"), tc.files), Denied: denied}
 			res, err := sharedValidator.RunFS(context.Background(), fsys, Options{Config: config.Default(), Dir: tc.dir})
 			if err != nil {
 				t.Fatal(err)

@@ -288,21 +288,7 @@ func TestParseProblems(t *testing.T) {
 			if !reflect.DeepEqual(got, Default()) {
 				t.Errorf("config with problems = %+v, want Default()", got)
 			}
-			var have []string
-			for _, p := range probs {
-				have = append(have, formatProblem(p))
-			}
-			if len(have) != len(tc.want) {
-				t.Fatalf("problems:\n  %s\nwant %d:\n  %s", strings.Join(have, "\n  "), len(tc.want), strings.Join(tc.want, "\n  "))
-			}
-			for i, w := range tc.want {
-				// "L:C: fragment": the position exactly, the message by a
-				// fragment of it.
-				pos, frag, _ := strings.Cut(w, ": ")
-				if !strings.HasPrefix(have[i], pos+":") || !strings.Contains(have[i], frag) {
-					t.Errorf("problem %d = %q, want %q", i, have[i], w)
-				}
-			}
+			checkProblems(t, probs, tc.want)
 			for _, p := range probs {
 				if strings.Contains(p.Message, "config.") || strings.Contains(p.Message, "[]string") || strings.HasPrefix(p.Message, "yaml:") {
 					t.Errorf("message speaks Go, not YAML: %q", p.Message)
@@ -313,6 +299,25 @@ func TestParseProblems(t *testing.T) {
 }
 
 func formatProblem(p Problem) string { return fmt.Sprintf("%d:%d: %s", p.Line, p.Column, p.Message) }
+
+// checkProblems compares problems with want, one "L:C: fragment" each, in
+// order: the position exactly, the message by a fragment of it.
+func checkProblems(t *testing.T, probs []Problem, want []string) {
+	t.Helper()
+	var have []string
+	for _, p := range probs {
+		have = append(have, formatProblem(p))
+	}
+	if len(have) != len(want) {
+		t.Fatalf("problems:\n  %s\nwant %d:\n  %s", strings.Join(have, "\n  "), len(want), strings.Join(want, "\n  "))
+	}
+	for i, w := range want {
+		pos, frag, _ := strings.Cut(w, ": ")
+		if !strings.HasPrefix(have[i], pos+":") || !strings.Contains(have[i], frag) {
+			t.Errorf("problem %d = %q, want %q", i, have[i], w)
+		}
+	}
+}
 
 func TestParseUnknownRule(t *testing.T) {
 	tests := []struct {
@@ -598,19 +603,7 @@ func TestParseOnePass(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, probs := Parse([]byte(tc.data))
-			var have []string
-			for _, p := range probs {
-				have = append(have, formatProblem(p))
-			}
-			if len(have) != len(tc.want) {
-				t.Fatalf("problems:\n  %s\nwant %d:\n  %s", strings.Join(have, "\n  "), len(tc.want), strings.Join(tc.want, "\n  "))
-			}
-			for i, w := range tc.want {
-				pos, frag, _ := strings.Cut(w, ": ")
-				if !strings.HasPrefix(have[i], pos+":") || !strings.Contains(have[i], frag) {
-					t.Errorf("problem %d = %q, want %q", i, have[i], w)
-				}
-			}
+			checkProblems(t, probs, tc.want)
 		})
 	}
 }
