@@ -128,8 +128,9 @@ func (c *etagCache) len() int {
 
 // response rebuilds the cached 200 for req. The rate-limit and date headers
 // come from the 304 that revalidated it, everything else from the cache.
-// revalidatedHeader marks an answer rebuilt from the cache after a 304, for
-// paginate: a page GitHub confirmed unchanged may carry an old Link.
+// revalidatedHeader marks an answer rebuilt from the cache after a 304 that
+// carried no Link of its own, for paginate: the stored Link may be from
+// before a page was added after this one.
 const revalidatedHeader = "X-Phasegate-Revalidated"
 
 func (e *cacheEntry) response(req *http.Request, fresh http.Header) (*http.Response, error) {
@@ -145,7 +146,9 @@ func (e *cacheEntry) response(req *http.Request, fresh http.Header) (*http.Respo
 			h[k] = append([]string(nil), v...)
 		}
 	}
-	h.Set(revalidatedHeader, "1")
+	if fresh.Get("Link") == "" {
+		h.Set(revalidatedHeader, "1") // the Link is the stored one: it may be stale
+	}
 	if fresh.Get("X-RateLimit-Remaining") == "0" {
 		h.Del("X-RateLimit-Reset") // as the retry layer does: the gate owns the wait
 	}

@@ -138,10 +138,11 @@ func paginate[T any](ctx context.Context, fetch func(context.Context, github.Lis
 }
 
 // stalePage reports a full page without a next link that came from the
-// cache after a 304: its Link is the one stored with it, from before any
-// page was added after it (GitHub's ETag answers for the page's content,
-// and a 304 need not carry the new Link), so the next page must be asked
-// for. A page that was not full is the last whatever its Link says.
+// cache after a 304 without a Link of its own: its Link is the one stored
+// with it, from before any page was added after it (GitHub's ETag answers
+// for the page's content), so the next page must be asked for. A 304 that
+// carries a Link says how many pages there are now; a page that was not
+// full is the last whatever its Link says.
 func stalePage(resp *github.Response, n int) bool {
 	return resp != nil && resp.Response != nil && n >= perPage && resp.Header.Get(revalidatedHeader) != ""
 }
