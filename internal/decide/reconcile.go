@@ -17,8 +17,11 @@ import (
 type Budget interface {
 	// Allow reports whether the pass may read one more thread; when it may
 	// not, reason says why (a metric label: "budget", "rate_limit",
-	// "secondary_limit").
-	Allow() (reason string, ok bool)
+	// "secondary_limit"). Essential work — the listings that find lost
+	// commands, and a thread whose recent comments hold one — is refused
+	// only by the rate limits themselves, never by the share: a spent
+	// share must not leave a lost command unapplied past one interval.
+	Allow(essential bool) (reason string, ok bool)
 }
 
 // Reasons a pass was cut short, besides the Budget's own.
@@ -66,7 +69,7 @@ func (e *CutShortError) Unwrap() error { return e.Err }
 // recent comments hold a command go first, then those left by the previous
 // pass, then the rest by number.
 func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo string) (Result, error) {
-	if reason, ok := h.allow(); !ok {
+	if reason, ok := h.allow(true); !ok {
 		return Result{}, &CutShortError{Owner: owner, Repo: repo, Reason: reason, Deferred: h.Memo.takeDeferred(owner, repo)}
 	}
 	start := h.now()
@@ -96,7 +99,7 @@ func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo stri
 	var errs []error
 	var failed []int
 	for i, n := range todo {
-		if reason, ok := h.allow(); !ok {
+		if reason, ok := h.allow(work.commands[n]); !ok {
 			return total, h.cutShort(owner, repo, reason, append(failed, todo[i:]...), nil, errs)
 		}
 		r, err := h.reconcileIssue(ctx, gh, owner, repo, n, pre, work.listed[n].labelList)
@@ -128,20 +131,21 @@ func (h *Handler) cutShort(owner, repo, reason string, left []int, cause error, 
 	return errors.Join(append(errs, &CutShortError{Owner: owner, Repo: repo, Reason: reason, Deferred: append([]int(nil), left...), Err: cause})...)
 }
 
-func (h *Handler) allow() (string, bool) {
+func (h *Handler) allow(essential bool) (string, bool) {
 	if h.Budget == nil {
 		return "", true
 	}
-	return h.Budget.Allow()
+	return h.Budget.Allow(essential)
 }
 
 // work is what a repository's pass looks at: the threads in the order it
 // takes them, what the listings say of each, and those it reads whatever
 // the listings say (left by the previous pass).
 type work struct {
-	order  []int
-	listed map[int]listed
-	forced map[int]bool
+	order    []int
+	listed   map[int]listed
+	forced   map[int]bool
+	commands map[int]bool // threads whose recent comments hold a command
 }
 
 // reconcileWork lists the pending issues and the recent comments.
@@ -163,6 +167,7 @@ func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo stri
 		return work{}, fmt.Errorf("listing the recent comments of %s/%s: %w", owner, repo, err)
 	}
 	commands := map[int]bool{}
+	w.commands = commands
 	for _, c := range recent {
 		if c.Issue > 0 {
 			in := w.listed[c.Issue]

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -163,5 +164,54 @@ func TestReconcileNoticesChangesOnUnchangedThreads(t *testing.T) {
 				t.Fatalf("tampered %d, want tampering seen = %v", r.Tampered, tt.wantTampered)
 			}
 		})
+	}
+}
+
+// shareSpent is a Budget whose share is spent: only essential work may go
+// on (the rate limits themselves are fine).
+type shareSpent struct{ asked []bool }
+
+func (s *shareSpent) Allow(essential bool) (string, bool) {
+	s.asked = append(s.asked, essential)
+	if essential {
+		return "", true
+	}
+	return "budget", false
+}
+
+// TestReconcileSpentShareAppliesLostCommands: with the pass's share of the
+// rate limit spent, the listings still run and a thread whose recent
+// comments hold a lost command is still read and the command applied — a
+// spent share must never leave a command unapplied past one interval —
+// while a thread that changed without a command is left for a later pass
+// (a *CutShortError naming it, and the next pass reads it first).
+func TestReconcileSpentShareAppliesLostCommands(t *testing.T) {
+	m := newMemoWorld(t)
+	if r, _, _ := m.pass(t); r.Reread != 3 {
+		t.Fatalf("first pass: %+v", r)
+	}
+	m.clock.Advance(15 * time.Minute)
+	m.fake.AddComment(owner, repo, 41, "bob", "another remark on 41")
+	lost := m.fake.AddComment(owner, repo, m.issue, "alice", "/resolve D-001 approve")
+	budget := &shareSpent{}
+	m.h.Budget = budget
+	r, err := m.h.ReconcileRepo(context.Background(), m.gh, owner, repo)
+	var cut *CutShortError
+	if !errors.As(err, &cut) || cut.Reason != "budget" || fmt.Sprint(cut.Deferred) != "[41]" {
+		t.Fatalf("err = %v, want a cut short for the budget deferring #41", err)
+	}
+	if r.Resolutions != 1 {
+		t.Fatalf("result %+v: the lost command was not applied", r)
+	}
+	if res := m.state().Outcome(m.ids[source]).Decision("D-001").Resolution; res == nil || res.Command != lost {
+		t.Fatalf("D-001 not resolved by the lost command: %+v", res)
+	}
+	if len(budget.asked) < 3 || !budget.asked[0] || !budget.asked[1] {
+		t.Errorf("Allow calls %v: want the listings and the command's thread asked as essential first", budget.asked)
+	}
+	m.h.Budget = nil
+	m.clock.Advance(15 * time.Minute)
+	if r, per, _ := m.pass(t); r.Reread < 1 || per["41"] == 0 {
+		t.Fatalf("the pass after: %+v, calls per thread %v; want #41 read", r, per)
 	}
 }

@@ -150,7 +150,7 @@ func (s *Server) reconcileInstallation(ctx context.Context, in ghclient.Installa
 		if ctx.Err() != nil || s.rateLow(gh, ilog, "in the middle of it") {
 			break
 		}
-		if reason, allowed := budget.Allow(); !allowed {
+		if reason, allowed := budget.Allow(true); !allowed { // a repository's listings find its lost commands
 			s.cutShort(ilog, in.ID, budget, &decide.CutShortError{Reason: reason}, names[i:])
 			break
 		}

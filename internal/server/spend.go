@@ -99,7 +99,7 @@ func newPassBudget(gh rateSource, log *spendLog, installation int64, share float
 func (b *passBudget) Spent() int64 { return b.gh.Stats().Charged - b.start.Charged }
 
 // Allow implements decide.Budget.
-func (b *passBudget) Allow() (string, bool) {
+func (b *passBudget) Allow(essential bool) (string, bool) {
 	st := b.gh.Stats()
 	if _, secondary, blocked := b.gh.Blocked(); blocked {
 		if secondary {
@@ -110,7 +110,7 @@ func (b *passBudget) Allow() (string, bool) {
 	if r, ok := b.gh.RateLimit(); ok && r.Remaining < b.minRemaining && b.now().Before(r.Reset) {
 		return decide.CutRateLimit, false
 	}
-	if st.Charged-b.start.Charged >= b.allowed {
+	if !essential && st.Charged-b.start.Charged >= b.allowed {
 		return cutBudget, false
 	}
 	return "", true

@@ -23,7 +23,8 @@ func (f *fakeRate) RateLimit() (ghclient.Rate, bool) { return f.rate, f.ok }
 
 // TestPassBudget: a pass may spend the share of the hourly limit that the
 // passes of the last hour left, and stops on a secondary limit or when
-// little primary rate limit is left.
+// little primary rate limit is left; essential work (the listings, a thread
+// with a lost command) is stopped only by the limits, never by the share.
 func TestPassBudget(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -35,6 +36,7 @@ func TestPassBudget(t *testing.T) {
 		spend      int64   // charged requests during the pass
 		blocked    bool    // the client holds requests back
 		secondary  bool    // for a secondary limit
+		essential  bool    // a listing, or a thread with a lost command
 		wantReason string
 	}{
 		{name: "within the share", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 4000, Reset: now.Add(time.Hour)}, spend: 999},
@@ -45,6 +47,9 @@ func TestPassBudget(t *testing.T) {
 		{name: "passes over an hour ago do not", before: []spent{{at: now.Add(-61 * time.Minute), n: 900}}, spend: 400},
 		{name: "little primary rate limit left", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 499, Reset: now.Add(time.Minute)}, wantReason: decide.CutRateLimit},
 		{name: "little left, but the reset passed", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 10, Reset: now.Add(-time.Second)}},
+		{name: "essential work goes on with the share spent", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 4000, Reset: now.Add(time.Hour)}, spend: 1000, essential: true},
+		{name: "essential work stops when little is left", known: true, rate: ghclient.Rate{Limit: 5000, Remaining: 499, Reset: now.Add(time.Minute)}, essential: true, wantReason: decide.CutRateLimit},
+		{name: "essential work stops on a secondary limit", blocked: true, secondary: true, essential: true, wantReason: decide.CutSecondaryLimit},
 		{name: "a secondary limit holds requests back", blocked: true, secondary: true, wantReason: decide.CutSecondaryLimit},
 		{name: "the primary limit holds requests back", blocked: true, wantReason: decide.CutRateLimit},
 	}
@@ -60,9 +65,9 @@ func TestPassBudget(t *testing.T) {
 			if tt.blocked {
 				src.until, src.secondary = now.Add(time.Minute), tt.secondary
 			}
-			reason, ok := b.Allow()
+			reason, ok := b.Allow(tt.essential)
 			if reason != tt.wantReason || ok != (tt.wantReason == "") {
-				t.Fatalf("Allow() = %q, %v; want %q", reason, ok, tt.wantReason)
+				t.Fatalf("Allow(%v) = %q, %v; want %q", tt.essential, reason, ok, tt.wantReason)
 			}
 			if b.Spent() != tt.spend {
 				t.Errorf("Spent() = %d, want %d", b.Spent(), tt.spend)
