@@ -500,3 +500,71 @@ func TestRunFSUnreadable(t *testing.T) {
 		})
 	}
 }
+
+// lyingSizeFS reports every file's size as size, whatever its content: a
+// file that grew or shrank between Stat and Read, or an FS that does not
+// know sizes (0).
+type lyingSizeFS struct {
+	fstest.MapFS
+	size int64
+}
+
+func (l lyingSizeFS) Open(name string) (fs.File, error) {
+	f, err := l.MapFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return lyingFile{f, l.size}, nil
+}
+
+type lyingFile struct {
+	fs.File
+	size int64
+}
+
+func (l lyingFile) Stat() (fs.FileInfo, error) {
+	info, err := l.File.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return lyingInfo{info, l.size}, nil
+}
+
+type lyingInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (l lyingInfo) Size() int64 { return l.size }
+
+// TestReadLimitedWhateverStatSays: readLimited reads a file whole (up to the
+// limit, and one byte more to see it is over) whatever size Stat reported.
+func TestReadLimitedWhateverStatSays(t *testing.T) {
+	content := strings.Repeat("abcdefghij", 100) // 1,000 bytes
+	tests := []struct {
+		name     string
+		stat     int64
+		max      int64
+		wantLen  int
+		wantSize int64
+	}{
+		{name: "the true size", stat: 1000, max: 4096, wantLen: 1000, wantSize: 1000},
+		{name: "grew since Stat", stat: 10, max: 4096, wantLen: 1000, wantSize: 1000},
+		{name: "no size known", stat: 0, max: 4096, wantLen: 1000, wantSize: 1000},
+		{name: "shrank since Stat", stat: 3000, max: 4096, wantLen: 1000, wantSize: 1000},
+		{name: "grew over the limit", stat: 10, max: 500, wantLen: 501, wantSize: 501},
+		{name: "at the limit exactly", stat: 1000, max: 1000, wantLen: 1000, wantSize: 1000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := lyingSizeFS{fstest.MapFS{"f.yaml": {Data: []byte(content)}}, tc.stat}
+			data, size, err := readLimited(fsys, "f.yaml", tc.max)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) != tc.wantLen || size != tc.wantSize || string(data) != content[:tc.wantLen] {
+				t.Errorf("read %d bytes, size %d; want %d bytes of the content, size %d", len(data), size, tc.wantLen, tc.wantSize)
+			}
+		})
+	}
+}

@@ -578,10 +578,26 @@ func readLimited(fsys fs.FS, p string, max int64) ([]byte, int64, error) {
 		}
 		return head[:n], info.Size(), nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	// One read of the size the file says it has (and one that sees its end),
+	// not io.ReadAll's doubling from 512 bytes: a syscall per doubling.
+	size := min(info.Size(), max)
+	if size < 0 {
+		size = 0
+	}
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(f, buf)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return buf[:n], int64(n), nil
+	case err != nil:
+		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
+	}
+	// The file grew since Stat (or said no size): read on, up to the limit.
+	rest, err := io.ReadAll(io.LimitReader(f, max+1-int64(n)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
 	}
+	data := append(buf, rest...)
 	return data, int64(len(data)), nil
 }
 
