@@ -76,6 +76,7 @@ var roles = map[string]Role{
 	"internal/checkjob":            Handler,
 	"internal/action":              Adapter,
 	"internal/server":              Adapter,
+	"internal/web":                 Adapter,
 	"internal/cli":                 Adapter,
 	"internal/redisx":              Adapter,
 	"internal/notify/webhook":      Adapter,
@@ -211,7 +212,7 @@ func Check(pkgs map[string]*Package) []Violation {
 					}
 				}
 			}
-			if hasPrefixPath(imp, "net/http") && !slices.Contains([]string{"internal/ghclient", "internal/ghfake", "internal/ghfake/ghfaketest", "internal/server", "internal/notify/webhook"}, name) && role != Tooling {
+			if hasPrefixPath(imp, "net/http") && !slices.Contains([]string{"internal/ghclient", "internal/ghfake", "internal/ghfake/ghfaketest", "internal/server", "internal/web", "internal/notify/webhook"}, name) && role != Tooling {
 				add("net-http-only-at-the-edges", name, "imports %s (only ghclient, ghfake and its ghfaketest, server and notify/webhook may)", imp)
 			}
 		}
