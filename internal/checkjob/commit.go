@@ -63,6 +63,11 @@ type Job struct {
 	ConfigPath string
 	// MaxAnnotations caps the annotations of one check run (0: 500).
 	MaxAnnotations int
+	// PagesURL, when set, is serve's public URL: phasegate/contracts'
+	// Details link is the commit's page there
+	// ({public}/{owner}/{repo}/commit/{sha}), and so is
+	// phasegate/decisions' when no phasegate comment decides it.
+	PagesURL string
 }
 
 // Summary is what one job did.
@@ -72,6 +77,11 @@ type Summary struct {
 	Findings  int
 	Posted    int
 	Decisions ghclient.Status
+	// Report is the whole result: the verdict with its reasons and every
+	// finding. A commit that could not be checked has a HOLD saying why
+	// and no finding. Nil only when the job stopped before a verdict (its
+	// context ended, or phasegate/contracts could not be started).
+	Report *report.Report
 }
 
 // CheckCommit checks the commit in req and publishes everything, as the
@@ -85,6 +95,9 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	details := req.HTMLURL + "/commit/" + req.SHA
 	if req.PR != nil && req.PR.HTMLURL != "" {
 		details = req.PR.HTMLURL
+	}
+	if j.PagesURL != "" {
+		details = decide.CommitPageURL(j.PagesURL, req.Owner, req.Repo, req.SHA)
 	}
 	id, err := h.StartContracts(ctx, gh, req.Owner, req.Repo, req.SHA, details)
 	if err != nil {
@@ -104,8 +117,10 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			Summary: "phasegate could not check this commit, so it does not pass: " + report.Terminal(err.Error())}
 		errs = append(errs, err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
 		sum.Verdict = gate.Hold
+		sum.Report = &report.Report{Verdict: gate.Result{Verdict: gate.Hold,
+			Reasons: []string{"HOLD: phasegate could not check this commit: " + report.Terminal(err.Error())}}}
 	default:
-		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings)}
+		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), Report: &rep}
 		if j.poster(cfg) && req.Fork == "" && req.Base != "" {
 			posted, err := j.post(ctx, gh, req, carried)
 			sum.Posted = posted

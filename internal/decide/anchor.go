@@ -32,7 +32,9 @@ import (
 const ContextLedger = "phasegate/ledger"
 
 // anchorRE reads the comment a status points at: its target URL is the
-// html_url of a phasegate comment on the issue.
+// html_url of a phasegate comment on the issue, or that comment on serve's
+// page of the issue ({public}/{owner}/{repo}/issues/{n}#issuecomment-{id},
+// Handler.PagesURL): both end alike.
 var anchorRE = regexp.MustCompile(`/(?:issues|pull)/([0-9]{1,10})#issuecomment-([0-9]{1,19})$`)
 
 // anchorOf is the issue and comment a status's target URL names.
@@ -186,7 +188,7 @@ func (h *Handler) anchorTip(ctx context.Context, gh GitHub, t *thread) error {
 		return nil
 	}
 	identity := t.cfg.IdentityOrDefault()
-	want := ghclient.Status{Context: ContextLedger, State: "success", TargetURL: tip.HTMLURL,
+	want := ghclient.Status{Context: ContextLedger, State: "success", TargetURL: h.commentLink(t.owner, t.repo, t.issue, tip),
 		Description: fmt.Sprintf("newest phasegate comment on #%d: %d", t.issue, tip.ID)}
 	if t.st.Frozen() {
 		tm := t.st.Tampered[0]
@@ -211,7 +213,7 @@ func (h *Handler) anchorTip(ctx context.Context, gh GitHub, t *thread) error {
 func anchoredAt(history []ghclient.Status, identity string, want ghclient.Status) bool {
 	pointed := false
 	for _, s := range history {
-		if strings.EqualFold(s.Creator, identity) && s.TargetURL == want.TargetURL {
+		if strings.EqualFold(s.Creator, identity) && sameAnchor(s.TargetURL, want.TargetURL) {
 			pointed = true
 			break
 		}
@@ -221,7 +223,7 @@ func anchoredAt(history []ghclient.Status, identity string, want ghclient.Status
 	}
 	for _, s := range history {
 		if s.Context == ContextLedger && strings.EqualFold(s.Creator, identity) {
-			return s.State == want.State && s.TargetURL == want.TargetURL
+			return s.State == want.State && sameAnchor(s.TargetURL, want.TargetURL)
 		}
 	}
 	return false

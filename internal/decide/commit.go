@@ -154,7 +154,7 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 	var history []ghclient.Status
 	if first != nil {
 		if c, ok := first.comment(first.st.Tip); ok {
-			s.TargetURL = c.HTMLURL
+			s.TargetURL = h.commentLink(owner, repo, first.issue, c)
 			if first.fresh[c.ID] {
 				history = []ghclient.Status{} // posted by this run: no status points at it yet
 			}

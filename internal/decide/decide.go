@@ -120,6 +120,17 @@ type Handler struct {
 	// PublishBoth.
 	Publish string
 
+	// Observe, when set, is told of every fold of a thread: its live
+	// handling, its reconcile, an outcome posted on it, a read
+	// (Inspect), and a commit's sync (observe.go). Serve's pages keep
+	// their index of pending decisions with it. It must be quick and must
+	// not change what it is given.
+	Observe func(Folded)
+	// PagesURL, when set, is serve's public URL: the Details links of the
+	// statuses and check runs phasegate sets lead to its pages, keeping the
+	// anchor form (observe.go, docs/security.md rule 4).
+	PagesURL string
+
 	once        sync.Once
 	reads       readCache
 	sent        sync.Map // "owner/repo:comment:reaction" → recorded as sent
@@ -217,6 +228,7 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 		return Result{}, err
 	}
 	t.labels = ev.Labels
+	defer h.observe(t)
 	// Commands earlier on the thread that have no answer yet (their
 	// delivery is late or lost) go first: the first valid command wins by
 	// its position on the thread, never by which delivery arrived first.
@@ -294,6 +306,9 @@ type thread struct {
 	// labels once advance brought them in line (nil: not known).
 	readAt      time.Time
 	labelsAfter []string
+	// title is the issue's title when a listing gave it ("": not known),
+	// for the observer.
+	title string
 }
 
 // load reads the config from the default branch and folds the thread.
@@ -342,6 +357,7 @@ func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, i
 	if err := h.checkAnchors(ctx, gh, t); err != nil {
 		return nil, err
 	}
+	h.observe(t)
 	return t, nil
 }
 
@@ -432,14 +448,14 @@ func (h *Handler) readConfig(ctx context.Context, gh GitHub, owner, repo string)
 // that cannot be answered (GitHub keeps failing) is logged and skipped: the
 // pass goes on with the next, and the next pass retries it.
 func (h *Handler) ReconcileIssue(ctx context.Context, gh GitHub, owner, repo string, issue int) (Result, error) {
-	return h.reconcileIssue(ctx, gh, owner, repo, issue, nil, nil)
+	return h.reconcileIssue(ctx, gh, owner, repo, issue, nil, nil, "")
 }
 
 // reconcileIssue is ReconcileIssue with the pass's configuration (nil:
-// read it) and the issue's labels from the pending listing (nil: read
-// them). After a success the thread is remembered in the memo; after a
+// read it), the issue's labels from the pending listing (nil: read
+// them) and its title from that listing ("": not known). After a success the thread is remembered in the memo; after a
 // failure it is forgotten, so the next pass reads it again.
-func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo string, issue int, pre *repoConfig, labels []string) (Result, error) {
+func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo string, issue int, pre *repoConfig, labels []string, title string) (Result, error) {
 	unlock, err := h.locks().Lock(ctx, lockKey(owner, repo, issue))
 	if err != nil {
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", owner, repo, issue, err)
@@ -451,7 +467,9 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 		return Result{}, err
 	}
 	t.labels = labels
+	t.title = title
 	res, err := h.reconcileThread(ctx, gh, t)
+	h.observe(t)
 	if err != nil || pre == nil {
 		h.Memo.forget(owner, repo, issue)
 		return res, err

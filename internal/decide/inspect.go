@@ -15,6 +15,9 @@ type Inspection struct {
 	Config   config.Config
 	State    *ledger.State
 	Comments []ghclient.Comment
+	// PRs are the pull requests that carried the thread's outcomes, by
+	// number, as read for the fold (open, closed and merged).
+	PRs map[int]ghclient.PR
 }
 
 // Comment returns the comment with that id, as listed.
@@ -36,5 +39,5 @@ func (h *Handler) Inspect(ctx context.Context, gh GitHub, owner, repo string, is
 	if err != nil {
 		return nil, err
 	}
-	return &Inspection{Config: t.cfg, State: t.st, Comments: t.comments}, nil
+	return &Inspection{Config: t.cfg, State: t.st, Comments: t.comments, PRs: t.prs}, nil
 }

@@ -84,6 +84,7 @@ type listed struct {
 	// labelList are those labels as listed.
 	labelList []string
 	recent    []ghclient.Comment // its comments in the recent-comment listing
+	title     string             // its title, from the pending listing
 }
 
 func memoKey(owner, repo string, issue int) string {
@@ -191,6 +192,11 @@ func (m *FoldMemo) forget(owner, repo string, issue int) {
 		delete(m.items, memoKey(owner, repo, issue))
 	}
 }
+
+// Forget drops a thread's memo, so that the next reconcile pass reads it
+// again: for a reader of the folds (Handler.Observe) that dropped what it
+// knew of the thread and needs it folded once more.
+func (m *FoldMemo) Forget(owner, repo string, issue int) { m.forget(owner, repo, issue) }
 
 // Len is the number of threads remembered.
 func (m *FoldMemo) Len() int {

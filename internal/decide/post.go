@@ -81,6 +81,7 @@ func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, iss
 	if err != nil {
 		return nil, err
 	}
+	defer h.observe(t)
 	if err := h.checkWiped(ctx, gh, t); err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo stri
 		if reason, ok := h.allow(work.commands[n]); !ok {
 			return total, h.cutShort(owner, repo, reason, append(failed, todo[i:]...), nil, errs)
 		}
-		r, err := h.reconcileIssue(ctx, gh, owner, repo, n, pre, work.listed[n].labelList)
+		r, err := h.reconcileIssue(ctx, gh, owner, repo, n, pre, work.listed[n].labelList, work.listed[n].title)
 		total.add(r)
 		total.Reread++
 		var rl *ghclient.RateLimitError
@@ -156,7 +156,7 @@ func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo stri
 	}
 	w := work{listed: map[int]listed{}, forced: map[int]bool{}}
 	for _, is := range issues {
-		w.listed[is.Number] = listed{pending: true, count: is.Comments, labels: labelKey(is.Labels), labelList: is.Labels}
+		w.listed[is.Number] = listed{pending: true, count: is.Comments, labels: labelKey(is.Labels), labelList: is.Labels, title: is.Title}
 	}
 	window := h.ReconcileWindow
 	if window <= 0 {
