@@ -170,6 +170,21 @@ type Config struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
+	// PublicURL, when set, is where serve's own pages are
+	// (--public-url): the Details links of phasegate/contracts and
+	// phasegate/decisions lead there (decide.Handler.PagesURL).
+	PublicURL string
+	// SharedResults, when set, keeps the check results the pages show
+	// where every replica reads them (Redis: redisx.Blobs); the in-memory
+	// store is always in front of it.
+	SharedResults SharedResults
+	// ResultBytes bounds the in-memory check results (default
+	// DefaultResultBytes).
+	ResultBytes int64
+	// PendingIssues bounds the issues the inbox's index holds (default
+	// DefaultPendingIssues).
+	PendingIssues int
+
 	// bodyReadTimeout bounds the reading of one body (default
 	// bodyReadTimeout; tests shorten it).
 	bodyReadTimeout time.Duration

@@ -63,14 +63,19 @@ type DeciderOptions struct {
 	Memo *decide.FoldMemo
 	// Budget is a reconcile pass's budget; nil outside the loop.
 	Budget decide.Budget
+	// Observe is told of every fold of a thread (decide.Handler.Observe):
+	// the pages' index of pending decisions.
+	Observe func(decide.Folded)
+	// PagesURL is Config.PublicURL: the Details links lead to the pages.
+	PagesURL string
 }
 
 // DefaultDecider builds a *decide.Handler for the options: the App's
 // identity overrides each repository's configured one.
 func DefaultDecider(o DeciderOptions) Decider {
 	h := &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier, Publish: o.Publish,
-		Watermarks: o.Watermarks, Memo: o.Memo, Budget: o.Budget}
-	return appDecider{Handler: h, job: &checkjob.Job{Handler: h, Validator: o.Validator, ConfigPath: o.ConfigPath}}
+		Watermarks: o.Watermarks, Memo: o.Memo, Budget: o.Budget, Observe: o.Observe, PagesURL: o.PagesURL}
+	return appDecider{Handler: h, job: &checkjob.Job{Handler: h, Validator: o.Validator, ConfigPath: o.ConfigPath, PagesURL: o.PagesURL}}
 }
 
 // appDecider is the decision handler with the checking job on top.

@@ -102,7 +102,7 @@ func (s *Server) reconcileDecider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
-		Memo: s.memo, Budget: b,
+		Memo: s.memo, Budget: b, Observe: s.observe, PagesURL: s.cfg.PublicURL,
 	})
 }
 
@@ -118,6 +118,10 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 	gh, err := s.client(j.installation)
 	if err != nil {
 		return err
+	}
+	s.installs.learn(j.owner, j.repo, j.installation)
+	if j.issue > 0 && (j.kind == kindComment || j.kind == kindTamper) {
+		defer s.changed(j.owner, j.repo, j.issue, "")
 	}
 	d := s.decider(log)
 	self := s.identity()
@@ -266,8 +270,14 @@ func (s *Server) uninstalled(j *job, log *slog.Logger) error {
 			names = append(names, r.Name)
 		}
 	}
+	for _, r := range j.repos {
+		if o, n, ok := r.ownerName(); ok {
+			s.installs.drop(o, n, j.installation)
+		}
+	}
 	if j.event == "installation" {
 		s.forget(j.installation)
+		s.installs.drop("", "", j.installation)
 		log.Info("installation removed or suspended: its client is dropped", "account", j.account, "sender", j.sender)
 		return nil
 	}

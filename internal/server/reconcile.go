@@ -134,6 +134,7 @@ func (s *Server) reconcileInstallation(ctx context.Context, in ghclient.Installa
 	}
 	var names []string
 	for _, r := range list {
+		s.installs.learn(r.Owner, r.Name, in.ID)
 		if !r.Archived && !r.Disabled {
 			names = append(names, r.Owner+"/"+r.Name)
 		}

@@ -114,6 +114,14 @@ type Server struct {
 
 	// onJobDone, if set, is called after each job with its outcome (tests).
 	onJobDone func(j *job, outcome string)
+
+	// What serve's pages read (pages_source.go): the pending decisions
+	// per issue, the check results per commit, the change bus and the
+	// installation of each repository.
+	pending  *pendingIndex
+	results  *resultStore
+	changes  *bus
+	installs *installIndex
 }
 
 // New checks cfg, loads the App's private key and builds the server. It
@@ -139,6 +147,10 @@ func New(cfg Config) (*Server, error) {
 	s.watermarks = &decide.Watermarks{}
 	s.memo = decide.NewFoldMemo(0)
 	s.cursor = map[int64]string{}
+	s.pending = newPendingIndex(cfg.PendingIssues, s.memo.Forget)
+	s.results = newResultStore(cfg.ResultBytes, cfg.SharedResults)
+	s.changes = newBus()
+	s.installs = newInstallIndex()
 	if s.validator, err = check.NewValidator(); err != nil {
 		return nil, fmt.Errorf("loading the schemas: %w", err)
 	}

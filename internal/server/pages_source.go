@@ -1,0 +1,361 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/phasegate/phasegate/internal/checkjob"
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/web"
+)
+
+// Pages is the server's side of serve's own pages: it implements
+// web.Source with what the server already keeps — the pending decisions
+// its handler folded (pending.go), the check results of its check jobs
+// (results.go), the change bus of its jobs (bus.go) — and reads the rest
+// with the installation's client through the same decision handler
+// (decide.Handler.Inspect, which folds and writes nothing). Build it with
+// Server.Pages once the server is built; it is safe for concurrent use.
+type Pages struct {
+	s *Server
+
+	// ResolveWith posts a resolution asked for from a page as the person
+	// (decide.Handler.ResolveAsUser with their user client, wired at
+	// integration); gh is the repository's installation client, for the
+	// re-fold. Nil: Resolve refuses with errResolveNotWired.
+	ResolveWith func(ctx context.Context, gh decide.GitHub, token web.Token, r web.ResolveRequest) (commentURL string, err error)
+
+	mu sync.Mutex
+	h  *decide.Handler // built once the App's identity is known
+	// may answers MayResolve (decide.Handler.MayResolve); nil: nobody may
+	// resolve from the pages yet (not wired).
+	may     resolverCheck
+	mayMemo mayCache
+}
+
+// resolverCheck is what the pages ask of the handler: whether login may
+// resolve decision on the issue now, and why not (decide.Handler.MayResolve).
+type resolverCheck interface {
+	MayResolve(ctx context.Context, gh decide.GitHub, owner, repo string, issue int, decision, login string) (bool, string, error)
+}
+
+var _ web.Source = (*Pages)(nil)
+
+// errResolveNotWired is Resolve's error until the integration sets
+// Pages.ResolveWith.
+var errResolveNotWired = errors.New("resolving from a page is not wired: Pages.ResolveWith is set at integration (decide.ResolveAsUser with the person's user client)")
+
+// Pages returns the server's web.Source for serve's pages.
+func (s *Server) Pages() *Pages {
+	return &Pages{s: s, mayMemo: mayCache{m: map[string]mayAnswer{}}}
+}
+
+// handler is the decision handler the pages read with: the server's
+// identity, key, config path, publish mode and observer.
+func (p *Pages) handler() (*decide.Handler, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.h != nil {
+		return p.h, nil
+	}
+	id := p.s.identity()
+	if id == "" {
+		return nil, errors.New("the App's identity is not known yet (the server is not ready)")
+	}
+	p.h = &decide.Handler{Key: p.s.cfg.SigningKey, ConfigPath: p.s.cfg.ConfigPath, Identity: id, Locks: p.s.cfg.Locker,
+		Logger: p.s.log, Publish: p.s.cfg.Publish, Memo: p.s.memo, Observe: p.s.observe, PagesURL: p.s.cfg.PublicURL}
+	if p.may == nil {
+		if rc, ok := any(p.h).(resolverCheck); ok {
+			p.may = rc
+		}
+	}
+	return p.h, nil
+}
+
+// client is the installation client of owner/repo; web.ErrNotFound when
+// the App is not installed there.
+func (p *Pages) client(ctx context.Context, owner, repo string) (*ghclient.Client, error) {
+	if !validName(owner) || !validName(repo) {
+		return nil, web.ErrNotFound
+	}
+	id, err := p.s.installationOf(ctx, owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	return p.s.client(id)
+}
+
+// notFound turns GitHub's 404 (and a 422 for a commit it does not know)
+// into web.ErrNotFound.
+func notFound(err error) error {
+	if ghclient.IsNotFound(err) || ghclient.StatusCode(err) == 422 {
+		return web.ErrNotFound
+	}
+	return err
+}
+
+// repoClient is the client of a repository the person's installations
+// listed: its installation's, or the one the server knows holds it when
+// the listing gave none.
+func (p *Pages) repoClient(ctx context.Context, r web.RepoRef) (*ghclient.Client, error) {
+	if r.Installation > 0 {
+		return p.s.client(r.Installation)
+	}
+	return p.client(ctx, r.Owner, r.Name)
+}
+
+// PullHead is the head commit of a pull request.
+func (p *Pages) PullHead(ctx context.Context, owner, repo string, pr int) (string, error) {
+	gh, err := p.client(ctx, owner, repo)
+	if err != nil {
+		return "", err
+	}
+	if pr <= 0 {
+		return "", web.ErrNotFound
+	}
+	got, err := gh.PullRequest(ctx, owner, repo, pr)
+	if err != nil {
+		return "", fmt.Errorf("reading pull request #%d of %s/%s: %w", pr, owner, repo, notFound(err))
+	}
+	return got.HeadSHA, nil
+}
+
+var shaRE = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
+
+// Commit is the details page of a commit: its last check result as the
+// server recorded it (Checked false when none is known), its
+// phasegate/decisions and the issues its change's outcomes go to.
+func (p *Pages) Commit(ctx context.Context, owner, repo, sha, viewer string) (*web.CommitPage, error) {
+	if !shaRE.MatchString(sha) {
+		return nil, web.ErrNotFound
+	}
+	gh, err := p.client(ctx, owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	h, err := p.handler()
+	if err != nil {
+		return nil, err
+	}
+	page := &web.CommitPage{Owner: owner, Repo: repo, SHA: sha}
+	cr, ok, err := p.s.results.get(ctx, resultKey(owner, repo, sha))
+	if err != nil {
+		p.s.log.Warn("pages: the check result could not be read; shown as not checked", "repository", owner+"/"+repo, "sha", sha, "error", err)
+	}
+	if ok {
+		p.fillResult(page, cr)
+	}
+	st, found, err := h.CommitDecisions(ctx, gh, owner, repo, sha)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	if found {
+		page.Decisions, page.DecisionsText = st.State, st.Description
+	}
+	issues, err := h.CommitIssues(ctx, gh, owner, repo, sha)
+	if err != nil {
+		p.s.log.Warn("pages: the issues of a commit's outcomes could not be read", "repository", owner+"/"+repo, "sha", sha, "error", err)
+	}
+	for _, n := range issues {
+		ref := web.IssueRef{Number: n}
+		if e, ok := p.s.pending.issue(owner, repo, n); ok {
+			ref.Title, ref.Pending = e.title, len(e.items)
+		}
+		page.Issues = append(page.Issues, ref)
+	}
+	return page, nil
+}
+
+// fillResult puts a recorded check result on the page, each finding
+// linked to its file at the commit on GitHub, at its line.
+func (p *Pages) fillResult(page *web.CommitPage, cr commitResult) {
+	page.Checked, page.CheckedAt, page.Verdict = true, cr.CheckedAt, cr.Verdict
+	page.Reasons = append([]string(nil), cr.Reasons...)
+	for _, f := range cr.Findings {
+		page.Findings = append(page.Findings, web.FindingView{File: f.File, Line: f.Line, Column: f.Column, Rule: f.Rule,
+			Severity: f.Severity, Message: f.Message, URL: blobURL(p.s.webURL(), page.Owner, page.Repo, page.SHA, f.File, f.Line)})
+	}
+	if cr.More > 0 {
+		page.Reasons = append(page.Reasons, fmt.Sprintf("%d more findings are not shown here (the first %d are); the check run lists them", cr.More, len(cr.Findings)))
+	}
+}
+
+// blobURL is a file at a commit on GitHub, at a line:
+// {web}/{owner}/{repo}/blob/{sha}/{path}#L{line}, each path segment
+// escaped. "" for a finding without a file.
+func blobURL(webURL, owner, repo, sha, file string, line int) string {
+	if file == "" {
+		return ""
+	}
+	segs := strings.Split(file, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	u := strings.TrimSuffix(webURL, "/") + "/" + url.PathEscape(owner) + "/" + url.PathEscape(repo) + "/blob/" + url.PathEscape(sha) + "/" + strings.Join(segs, "/")
+	if line > 0 {
+		u += "#L" + strconv.Itoa(line)
+	}
+	return u
+}
+
+// Subscribe delivers the server's changes (bus.go).
+func (p *Pages) Subscribe() (<-chan web.Change, func()) { return p.s.changes.subscribe() }
+
+// Resolve posts the person's own /resolve through ResolveWith, with the
+// repository's installation client for the re-fold.
+func (p *Pages) Resolve(ctx context.Context, token web.Token, r web.ResolveRequest) (string, error) {
+	gh, err := p.client(ctx, r.Owner, r.Repo)
+	if err != nil {
+		return "", err
+	}
+	if p.ResolveWith == nil {
+		return "", errResolveNotWired
+	}
+	return p.ResolveWith(ctx, gh, token, r)
+}
+
+// observe is the handler's fold observer: the index takes the fold, and a
+// fold that changed what a page shows is a change on the bus.
+func (s *Server) observe(f decide.Folded) {
+	if s.pending.update(f) {
+		s.changed(f.Owner, f.Repo, f.Issue, "")
+	}
+}
+
+// changed publishes a change of an issue (sha "") or a commit (issue 0).
+func (s *Server) changed(owner, repo string, issue int, sha string) {
+	s.changes.publish(web.Change{Owner: owner, Repo: repo, Issue: issue, SHA: sha})
+}
+
+// recordResult keeps a check job's result for the commit's page and says
+// the page changed.
+func (s *Server) recordResult(ctx context.Context, owner, repo, sha string, sum checkjob.Summary, log *slog.Logger) {
+	if sum.Report == nil || sha == "" {
+		return
+	}
+	if err := s.results.put(ctx, resultKey(owner, repo, sha), newCommitResult(sum.Report, s.cfg.Now())); err != nil {
+		log.Warn("pages: the check result could not be shared with the other replicas", "error", err)
+	}
+	s.changed(owner, repo, 0, sha)
+}
+
+// mayCache remembers MayResolve answers for a minute per (issue state,
+// decision, login), so a big inbox does not spend the rate limit.
+type mayCache struct {
+	mu sync.Mutex
+	m  map[string]mayAnswer
+}
+
+type mayAnswer struct {
+	ok  bool
+	why string
+	at  time.Time
+}
+
+// Bounds of the MayResolve answers.
+const (
+	mayTTL = time.Minute
+	// maxMayEntries bounds the cache (it is emptied when full).
+	maxMayEntries = 20_000
+	// maxMayChecksPerRequest bounds the questions one inbox asks GitHub;
+	// the rest say they were not checked yet.
+	maxMayChecksPerRequest = 40
+)
+
+func (c *mayCache) get(key string, now time.Time) (mayAnswer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.m[key]
+	if !ok || now.Sub(a.at) >= mayTTL {
+		return mayAnswer{}, false
+	}
+	return a, true
+}
+
+func (c *mayCache) put(key string, a mayAnswer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxMayEntries {
+		c.m = map[string]mayAnswer{}
+	}
+	c.m[key] = a
+}
+
+// Answers MayResolve gives the pages when it cannot ask.
+const (
+	whyNotWired     = "resolving from this page is not available yet; comment /resolve on the issue"
+	whyNotChecked   = "not checked yet: open the issue to see whether you may resolve it"
+	whyNotSignedIn  = "sign in to resolve"
+	whyFrozenThread = "the decisions on this issue are frozen: a phasegate comment was edited or deleted"
+)
+
+// mayResolve answers whether login may resolve decision on the issue
+// whose fold is state, from the cache or by asking (budget permitting:
+// *asks is decremented per question).
+func (p *Pages) mayResolve(ctx context.Context, gh decide.GitHub, owner, repo string, issue int, state, decision, login string, asks *int) (bool, string) {
+	if login == "" {
+		return false, whyNotSignedIn
+	}
+	if _, err := p.handler(); err != nil || p.may == nil {
+		return false, whyNotWired
+	}
+	key := issueKey(owner, repo, issue) + "@" + state + "|" + decision + "|" + strings.ToLower(login)
+	now := p.s.cfg.Now()
+	if a, ok := p.mayMemo.get(key, now); ok {
+		return a.ok, a.why
+	}
+	if *asks <= 0 {
+		return false, whyNotChecked
+	}
+	*asks--
+	ok, why, err := p.may.MayResolve(ctx, gh, owner, repo, issue, decision, login)
+	if err != nil {
+		p.s.log.Warn("pages: could not tell whether a person may resolve a decision", "repository", owner+"/"+repo, "issue", issue,
+			"decision", decision, "error", err)
+		return false, "phasegate could not tell whether you may resolve it right now; try again"
+	}
+	p.mayMemo.put(key, mayAnswer{ok: ok, why: why, at: now})
+	return ok, why
+}
+
+// Pending is every pending decision the index holds in repos, blocking
+// first, then newest first, with MayResolve for viewer (a bounded number
+// of questions per call; the answers are kept a minute).
+func (p *Pages) Pending(ctx context.Context, repos []web.RepoRef, viewer string) ([]web.PendingItem, error) {
+	rows := p.s.pending.list(repos)
+	out := make([]web.PendingItem, 0, len(rows))
+	asks := maxMayChecksPerRequest
+	clients := map[int64]*ghclient.Client{}
+	for _, r := range rows {
+		it := web.PendingItem{Repo: r.repo, Issue: r.entry.issue, IssueTitle: r.entry.title, Decision: r.item.decision, Type: r.item.typ,
+			Phase: r.item.phase, Question: r.item.question, Blocking: r.item.blocking, Since: r.item.since,
+			Options: append([]web.OptionView(nil), r.item.options...), CommentURL: r.item.commentURL}
+		switch {
+		case r.entry.frozen:
+			it.WhyNot = whyFrozenThread
+		case viewer == "":
+			it.WhyNot = whyNotSignedIn
+		default:
+			gh, ok := clients[r.repo.Installation]
+			if !ok {
+				c, err := p.repoClient(ctx, r.repo)
+				if err != nil {
+					return nil, err
+				}
+				gh, clients[r.repo.Installation] = c, c
+			}
+			it.MayResolve, it.WhyNot = p.mayResolve(ctx, gh, r.repo.Owner, r.repo.Name, r.entry.issue, r.entry.state, r.item.decision, viewer, &asks)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
