@@ -300,7 +300,9 @@ func folded(owner, repo string, issue int, phase string, at time.Time, decisions
 func TestPendingIndexOrderAndBound(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var forgotten []string
-	x := newPendingIndex(3, func(owner, repo string, issue int) { forgotten = append(forgotten, fmt.Sprintf("%s/%s#%d", owner, repo, issue)) })
+	x := newPendingIndex(3, func(owner, repo string, issue int) {
+		forgotten = append(forgotten, fmt.Sprintf("%s/%s#%d", owner, repo, issue))
+	})
 	steps := []struct {
 		name    string
 		fold    decide.Folded
