@@ -16,6 +16,7 @@ require (
 	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/net v0.43.0
+	golang.org/x/oauth2 v0.36.0
 	golang.org/x/sys v0.37.0
 	golang.org/x/term v0.34.0
 	golang.org/x/text v0.28.0

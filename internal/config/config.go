@@ -70,7 +70,16 @@ type Resolvers struct {
 	Teams []string `yaml:"teams,omitempty"`
 	// Exclude never resolve, whatever their permission.
 	Exclude []string `yaml:"exclude,omitempty"`
+	// ViaApps says whether a command posted through a GitHub App (a
+	// comment GitHub shows performed_via_github_app: a person's comment
+	// made with an App's user token, such as from phasegate's decision
+	// page) counts (default true). False: only commands typed on GitHub
+	// itself resolve; others get the normal refusal reply.
+	ViaApps *bool `yaml:"via_apps,omitempty"`
 }
+
+// ViaAppsOrDefault is resolvers.via_apps, true unless set to false.
+func (r Resolvers) ViaAppsOrDefault() bool { return r.ViaApps == nil || *r.ViaApps }
 
 // PermissionOrDefault is the configured permission, or write.
 func (r Resolvers) PermissionOrDefault() string {

@@ -523,6 +523,34 @@ func TestInvalidateOnPush(t *testing.T) {
 	}
 }
 
+func TestViaApps(t *testing.T) {
+	tests := []struct {
+		name, data string
+		want       bool
+		problem    string
+	}{
+		{name: "default", data: "", want: true},
+		{name: "null", data: "resolvers:\n  via_apps:\n", want: true},
+		{name: "true", data: "resolvers:\n  via_apps: true\n", want: true},
+		{name: "false", data: "resolvers:\n  via_apps: false\n", want: false},
+		{name: "not a boolean", data: "resolvers:\n  via_apps: never\n", want: true, problem: "2:3: resolvers.via_apps: wrong type"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, probs := Parse([]byte(tc.data))
+			switch {
+			case tc.problem == "" && len(probs) > 0:
+				t.Fatalf("problems: %v", probs)
+			case tc.problem != "" && (len(probs) != 1 || !strings.Contains(formatProblem(probs[0]), tc.problem)):
+				t.Fatalf("problems = %v, want one with %q", probs, tc.problem)
+			}
+			if got := cfg.Resolvers.ViaAppsOrDefault(); got != tc.want {
+				t.Errorf("via_apps = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestParseOnePass: every problem of a config is reported at once — a type
 // error does not hide an unknown key, a misspelt rule or a bad glob — with
 // the nearest known name when one is close, and what is accepted today but

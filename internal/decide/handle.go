@@ -87,8 +87,10 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 
 // refuseAll says why none of a comment's commands can be carried out, or
 // "": an edited comment is never read (a command counts only as its author
-// first wrote it), an invalid config accepts nothing, and a tampered thread
-// is frozen.
+// first wrote it), an invalid config accepts nothing, a tampered thread
+// is frozen, and a repository may refuse commands posted through a GitHub
+// App (resolvers.via_apps: false; the thread's listing, not the webhook,
+// says which App a comment came through).
 func (h *Handler) refuseAll(t *thread, c Comment) string {
 	if tc, _ := t.comment(c.ID); t.edited[c.ID] || (c.Body != "" && outcome.Normalize(tc.Body) != outcome.Normalize(c.Body)) {
 		return "this comment was edited since it was posted, and phasegate does not read edited comments: " +
@@ -103,6 +105,10 @@ func (h *Handler) refuseAll(t *thread, c Comment) string {
 		return fmt.Sprintf("the decisions on this issue are frozen: a phasegate comment was edited or deleted (comment %d: %s). "+
 			"Tampering never reopens or changes a decision; see the phasegate/decisions status, and post a new Phase Outcome on a new issue to decide again.",
 			tm.CommentID, outcome.Inline(tm.Reason))
+	}
+	if tc, _ := t.comment(c.ID); tc.ViaApp != "" && !t.cfg.Resolvers.ViaAppsOrDefault() {
+		return fmt.Sprintf("this comment was posted through the GitHub App `%s`, and this repository counts only commands typed on GitHub (`resolvers.via_apps: false`): "+
+			"write the command in a new comment yourself.", safeToken(tc.ViaApp))
 	}
 	return ""
 }

@@ -45,6 +45,7 @@ type Repository struct {
 	DefaultBranch string
 	Archived      bool
 	Disabled      bool
+	Private       bool
 }
 
 // HookDelivery is one delivery of the App's webhook (a redelivery is a
@@ -123,10 +124,7 @@ func (c *Client) InstallationRepos(ctx context.Context) ([]Repository, error) {
 			return out, nil
 		}
 		for _, r := range lr.Repositories {
-			out = append(out, Repository{
-				ID: r.GetID(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(), DefaultBranch: r.GetDefaultBranch(),
-				Archived: r.GetArchived(), Disabled: r.GetDisabled(),
-			})
+			out = append(out, toRepository(r))
 		}
 		switch {
 		case resp != nil && resp.NextPage > opts.Page:

@@ -65,6 +65,10 @@ type Comment struct {
 	// every listed comment; contents with none are absent. Who reacted is
 	// not in the rollup: see CommentReactors.
 	Reactions map[string]int
+	// ViaApp is the slug of the GitHub App the comment was posted through
+	// (GitHub's performed_via_github_app): a person's comment made with a
+	// user access token of an App, or an installation's own; "" when none.
+	ViaApp string
 }
 
 // IsBot reports whether a bot account wrote the comment.
@@ -212,8 +216,76 @@ func truncateDescription(s string) string {
 	return string(runes) + "…"
 }
 
-func toComment(ic *github.IssueComment) Comment {
+// issueComment is GitHub's issue comment with what go-github v60's
+// IssueComment lacks: the App it was posted through.
+type issueComment struct {
+	github.IssueComment
+	PerformedViaGithubApp *struct {
+		Slug string `json:"slug"`
+	} `json:"performed_via_github_app"`
+}
+
+// reactionsPreview is the media type go-github's comment listings send (the
+// reactions rollup); the raw requests below send it too, so that their
+// cache entries and answers are the ones go-github's calls had.
+const reactionsPreview = "application/vnd.github.squirrel-girl-preview"
+
+// listComments is go-github's IssuesService.ListComments (number 0: the
+// whole repository's), decoding performed_via_github_app too.
+func (c *Client) listComments(ctx context.Context, owner, repo string, number int, since *time.Time, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+	u := fmt.Sprintf("repos/%v/%v/issues/comments", owner, repo)
+	if number != 0 {
+		u = fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
+	}
+	q := url.Values{}
+	if lo.Page != 0 {
+		q.Set("page", strconv.Itoa(lo.Page))
+	}
+	if lo.PerPage != 0 {
+		q.Set("per_page", strconv.Itoa(lo.PerPage))
+	}
+	if since != nil {
+		q.Set("since", since.Format(time.RFC3339))
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := c.gh.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", reactionsPreview)
+	var list []*issueComment
+	resp, err := c.gh.Do(ctx, req, &list)
+	if err != nil {
+		return nil, resp, err
+	}
+	return list, resp, nil
+}
+
+// createComment is go-github's IssuesService.CreateComment, decoding
+// performed_via_github_app too.
+func (c *Client) createComment(ctx context.Context, owner, repo string, number int, body string) (*issueComment, error) {
+	u := fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
+	req, err := c.gh.NewRequest(http.MethodPost, u, &github.IssueComment{Body: github.String(body)})
+	if err != nil {
+		return nil, err
+	}
+	ic := new(issueComment)
+	if _, err := c.gh.Do(ctx, req, ic); err != nil {
+		return nil, err
+	}
+	return ic, nil
+}
+
+func toComment(raw *issueComment) Comment {
+	ic := &raw.IssueComment
+	via := ""
+	if raw.PerformedViaGithubApp != nil {
+		via = raw.PerformedViaGithubApp.Slug
+	}
 	return Comment{
+		ViaApp:    via,
 		ID:        ic.GetID(),
 		Body:      ic.GetBody(),
 		User:      ic.GetUser().GetLogin(),
@@ -297,15 +369,13 @@ func (c *Client) graphqlURL() string {
 // paginated read finds the threads that changed since a reconcile pass.
 func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]Comment, error) {
 	ctx = withOp(ctx, "ListRepoComments")
-	opts := &github.IssueListCommentsOptions{}
+	var opts *time.Time
 	if !since.IsZero() {
 		s := since.UTC()
-		opts.Since = &s
+		opts = &s
 	}
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
-		o := *opts
-		o.ListOptions = lo
-		return c.gh.Issues.ListComments(ctx, owner, repo, 0, &o)
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+		return c.listComments(ctx, owner, repo, 0, opts, lo)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list the comments of %s since %s: %w", repoName(owner, repo), since.UTC().Format(time.RFC3339), err)
@@ -339,8 +409,8 @@ func reactionCounts(r *github.Reactions) map[string]int {
 // first. Repeated listings of an unchanged issue cost only 304s.
 func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
 	ctx = withOp(ctx, "ListIssueComments")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
-		return c.gh.Issues.ListComments(ctx, owner, repo, number, &github.IssueListCommentsOptions{ListOptions: lo})
+	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+		return c.listComments(ctx, owner, repo, number, nil, lo)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list comments on %s#%d: %w", repoName(owner, repo), number, err)
@@ -368,7 +438,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 	since := c.now().Add(-guardWindow)
 	var out Comment
 	err := c.createOnce(ctx, func(ctx context.Context) error {
-		ic, _, err := c.gh.Issues.CreateComment(ctx, owner, repo, number, &github.IssueComment{Body: github.String(body)})
+		ic, err := c.createComment(ctx, owner, repo, number, body)
 		if err != nil {
 			return err
 		}
@@ -377,9 +447,8 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 		return nil
 	}, func(ctx context.Context) (bool, error) {
 		ctx = withOp(ctx, "CreateIssueComment.guard")
-		list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
-			return c.gh.Issues.ListComments(ctx, owner, repo, number,
-				&github.IssueListCommentsOptions{Since: &since, ListOptions: lo})
+		list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+			return c.listComments(ctx, owner, repo, number, &since, lo)
 		})
 		if err != nil {
 			return false, err

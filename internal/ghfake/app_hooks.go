@@ -197,31 +197,42 @@ func (s *Server) listInstallations(q *req) reply {
 		}
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	h := s.hooks()
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	list := []any{}
 	for _, id := range ids {
-		account, ok := h.instAccount[id]
-		if !ok {
-			account = fmt.Sprintf("installation-%d", id)
-		}
-		sel := "all"
-		if _, ok := h.instRepos[id]; ok {
-			sel = "selected"
-		}
-		list = append(list, map[string]any{
-			"id": id, "app_id": a.id, "app_slug": a.slug, "account": s.simpleUserJSON(q, account), "target_type": "Organization",
-			"repository_selection": sel, "suspended_at": nil, "suspended_by": nil, "target_id": 1, "single_file_name": nil,
-			"access_tokens_url": q.apiBase + "/app/installations/" + strconv.FormatInt(id, 10) + "/access_tokens",
-			"repositories_url":  q.apiBase + "/installation/repositories",
-			"html_url":          s.webURL + "/organizations/" + account + "/settings/installations/" + strconv.FormatInt(id, 10),
-			"events":            []any{"issue_comment", "pull_request", "status"},
-			"permissions":       map[string]any{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read", "metadata": "read"},
-			"created_at":        ts(time.Unix(0, 0)), "updated_at": ts(time.Unix(0, 0)),
-		})
+		list = append(list, s.installationJSON(q, id))
 	}
 	return reply{status: 200, list: list}
+}
+
+// installationJSON is installation id as GitHub describes it.
+func (s *Server) installationJSON(q *req, id int64) map[string]any {
+	h := s.hooks()
+	h.mu.Lock()
+	account, ok := h.instAccount[id]
+	_, selected := h.instRepos[id]
+	h.mu.Unlock()
+	if !ok {
+		account = fmt.Sprintf("installation-%d", id)
+	}
+	sel := "all"
+	if selected {
+		sel = "selected"
+	}
+	a := s.apps[s.inst[id]]
+	appID, slug := int64(0), ""
+	if a != nil {
+		appID, slug = a.id, a.slug
+	}
+	return map[string]any{
+		"id": id, "app_id": appID, "app_slug": slug, "account": s.simpleUserJSON(q, account), "target_type": "Organization",
+		"repository_selection": sel, "suspended_at": nil, "suspended_by": nil, "target_id": 1, "single_file_name": nil,
+		"access_tokens_url": q.apiBase + "/app/installations/" + strconv.FormatInt(id, 10) + "/access_tokens",
+		"repositories_url":  q.apiBase + "/installation/repositories",
+		"html_url":          s.webURL + "/organizations/" + account + "/settings/installations/" + strconv.FormatInt(id, 10),
+		"events":            []any{"issue_comment", "pull_request", "status"},
+		"permissions":       map[string]any{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read", "metadata": "read"},
+		"created_at":        ts(time.Unix(0, 0)), "updated_at": ts(time.Unix(0, 0)),
+	}
 }
 
 // installationOf returns the installation an installation token was minted

@@ -39,6 +39,13 @@
 //     and records push, force_push or branch_creation, DeleteBranch records
 //     branch_deletion, AddActivity anything else; git/ref/heads/{branch}
 //     reads a branch;
+//   - a person's side (oauth.go): a GitHub App's OAuth web flow
+//     (/login/oauth/authorize and /login/oauth/access_token at WebURL, with
+//     state and PKCE S256, single-use codes living ten minutes, errors
+//     answered 200 as GitHub does), user tokens acting as the person
+//     through the App (/user, /user/installations and their repositories,
+//     comments with performed_via_github_app), and private repositories
+//     (SetRepoPrivate) that answer 404 to whoever may not see them;
 //   - GitHub's semantics where phasegate depends on them: per_page (default
 //     30, max 100) and page with Link headers; 404 and 422 with GitHub's error
 //     JSON; weak ETags on every GET and 304 on a matching If-None-Match, not
@@ -104,6 +111,8 @@ type Server struct {
 	primaryCode int
 	holds       []*Hold
 
+	oauth oauthState // the OAuth web flow (oauth.go)
+
 	calls       []Call
 	active      int // requests being handled
 	maxActive   int
@@ -134,6 +143,7 @@ func New() *Server {
 		primaryCode: http.StatusForbidden,
 		inflight:    map[string]int{},
 		maxInflight: map[string]int{},
+		oauth:       newOAuthState(),
 	}
 	var h http.Handler = http.HandlerFunc(s.serve)
 	if w := wrapper.Load(); w != nil {
@@ -204,12 +214,16 @@ type user struct {
 	login string
 	id    int64
 	typ   string // "User" or "Bot"
+	name  string // SetUserName; "" for none
 }
 
 type token struct {
 	login   string
 	expires time.Time // zero: never
 	app     int64     // the App an installation token belongs to; 0 for a user's token
+	// via is the App whose OAuth web flow issued a person's user access
+	// token (user-to-server): the person acts through that App.
+	via int64
 }
 
 type app struct {
@@ -248,6 +262,9 @@ type repo struct {
 	checkRuns     []*checkRun         // in the order created
 	reviews       map[int][]review
 	derived       map[string]int // commit sha → files its derived tree was built from (derivedTree)
+	// private: only those with access see it (SetRepoPrivate); everyone
+	// else is answered 404 on it and everything under it.
+	private bool
 }
 
 type perm struct {
@@ -300,6 +317,10 @@ type comment struct {
 	// lastEdited is when the body was last edited (GraphQL lastEditedAt);
 	// zero when never.
 	lastEdited time.Time
+	// viaID and viaSlug are the App it was posted through
+	// (performed_via_github_app); 0 and "" when none.
+	viaID   int64
+	viaSlug string
 }
 
 type status struct {
@@ -369,6 +390,9 @@ type Comment struct {
 	UserType  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// ViaApp is the slug of the App it was posted through
+	// (performed_via_github_app), "" when none.
+	ViaApp string
 }
 
 // Issue is an issue (or pull request) as the fake stores it.
@@ -819,7 +843,7 @@ func (s *Server) Comment(id int64) (Comment, bool) {
 
 func (s *Server) exportComment(c *comment) Comment {
 	return Comment{ID: c.id, Owner: c.owner, Repo: c.repo, Issue: c.number, Body: c.body, User: c.author,
-		UserType: s.userLocked(c.author).typ, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt}
+		UserType: s.userLocked(c.author).typ, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt, ViaApp: c.viaSlug}
 }
 
 // Reactions returns the reactions on a comment, in the order given.

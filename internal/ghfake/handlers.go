@@ -146,6 +146,9 @@ func (s *Server) routeLocked(q *req) reply {
 		}
 		if params, ok := match(rt.pattern, q.segs); ok {
 			q.params = params
+			if denied := s.repoAccessLocked(q); denied != nil {
+				return *denied
+			}
 			return rt.handle(s, q)
 		}
 	}
@@ -176,8 +179,8 @@ func (s *Server) repoJSON(q *req, rp *repo) map[string]any {
 	created := ts(time.Unix(1700000000, 0))
 	m := map[string]any{
 		"id": rp.id, "node_id": fmt.Sprintf("R_%d", rp.id), "name": rp.name, "full_name": rp.owner + "/" + rp.name,
-		"owner": s.simpleUserJSON(q, rp.owner), "private": false, "html_url": web, "description": nil, "fork": false,
-		"url": api, "default_branch": rp.defaultBranch, "visibility": "public",
+		"owner": s.simpleUserJSON(q, rp.owner), "private": rp.private, "html_url": web, "description": nil, "fork": false,
+		"url": api, "default_branch": rp.defaultBranch, "visibility": map[bool]string{false: "public", true: "private"}[rp.private],
 		"clone_url": web + ".git", "git_url": "git://github.com/" + rp.owner + "/" + rp.name + ".git",
 		"ssh_url": "git@github.com:" + rp.owner + "/" + rp.name + ".git", "svn_url": web, "mirror_url": nil, "homepage": nil,
 		"language": nil, "license": nil, "size": 0, "forks": 0, "forks_count": 0, "stargazers_count": 0, "watchers": 0,
@@ -281,11 +284,12 @@ func (s *Server) commentJSON(q *req, rp *repo, c *comment) map[string]any {
 	return map[string]any{
 		"id": c.id, "node_id": fmt.Sprintf("IC_%d", c.id), "body": c.body, "user": s.simpleUserJSON(q, c.author),
 		"created_at": ts(c.createdAt), "updated_at": ts(c.updatedAt),
-		"author_association": s.association(rp, c.author),
-		"url":                base + "/issues/comments/" + strconv.FormatInt(c.id, 10),
-		"issue_url":          base + "/issues/" + strconv.Itoa(c.number),
-		"html_url":           fmt.Sprintf("%s/%s/%s/%s/%d#issuecomment-%d", s.webURL, rp.owner, rp.name, kind, c.number, c.id),
-		"reactions":          reactionRollup(base+"/issues/comments/"+strconv.FormatInt(c.id, 10)+"/reactions", c.reactions),
+		"author_association":       s.association(rp, c.author),
+		"url":                      base + "/issues/comments/" + strconv.FormatInt(c.id, 10),
+		"issue_url":                base + "/issues/" + strconv.Itoa(c.number),
+		"html_url":                 fmt.Sprintf("%s/%s/%s/%s/%d#issuecomment-%d", s.webURL, rp.owner, rp.name, kind, c.number, c.id),
+		"reactions":                reactionRollup(base+"/issues/comments/"+strconv.FormatInt(c.id, 10)+"/reactions", c.reactions),
+		"performed_via_github_app": s.viaJSON(q, c),
 	}
 }
 
@@ -865,6 +869,7 @@ func (s *Server) createComment(q *req) reply {
 		return *bad
 	}
 	c := s.addCommentLocked(rp, is, q.login, body)
+	c.viaID, c.viaSlug = s.actingApp(q)
 	return reply{status: 201, body: s.commentJSON(q, rp, c)}
 }
 

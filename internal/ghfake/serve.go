@@ -327,6 +327,10 @@ func isWrite(method string) bool {
 // it, and logs the call.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	segs, enterprise := splitPath(r)
+	if !enterprise && len(segs) >= 2 && segs[0] == "login" && segs[1] == "oauth" {
+		s.serveOAuth(w, r, "/"+strings.Join(segs, "/")) // the web host's, not the API's
+		return
+	}
 	call := Call{Method: r.Method, Path: "/" + strings.Join(segs, "/"), Query: r.URL.RawQuery,
 		Conditional: r.Header.Get("If-None-Match") != "", Enterprise: enterprise, UserAgent: r.UserAgent()}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))

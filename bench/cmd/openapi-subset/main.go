@@ -75,6 +75,9 @@ var operations = []string{
 	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}",               // UpdateCheckRun and its guard (the annotations a run has)
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",                // CheckRunsForRef, CheckRunHistory
 	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",   // CheckRunAnnotations
+	"GET /user",               // CurrentUser (a person's token)
+	"GET /user/installations", // UserInstallations
+	"GET /user/installations/{installation_id}/repositories", // UserInstallationRepos
 	// served by internal/ghfake for its own tests and for what a test does
 	// as a person would; phasegate does not call them
 	"GET /rate_limit",

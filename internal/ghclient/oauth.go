@@ -1,0 +1,140 @@
+package ghclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// The person's side: a GitHub App's user-to-server OAuth web flow (the
+// authorization code flow with state and PKCE) and the token it yields.
+// `phasegate serve`'s pages sign a person in with it and then read GitHub,
+// and post their own `/resolve` comment, with that person's token through a
+// Client of NewUser.
+//
+// GitHub's web flow (https://docs.github.com/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app):
+// the browser goes to WEB/login/oauth/authorize?client_id&redirect_uri&state
+// &code_challenge&code_challenge_method=S256; after consent GitHub sends it
+// back to redirect_uri?code&state; the server then POSTs the code, its
+// client secret and the PKCE verifier to WEB/login/oauth/access_token. The
+// token of an App with expiring user tokens lasts eight hours. Those two
+// endpoints are on the web host (https://github.com, or https://HOST on
+// GitHub Enterprise Server), not the API's.
+
+// OAuthConfig configures the App's OAuth web flow.
+type OAuthConfig struct {
+	// ClientID and ClientSecret are the App's OAuth client credentials (the
+	// App's settings page; not its app id nor its private key).
+	ClientID     string
+	ClientSecret string
+	// WebURL is GitHub's web root: https://github.com (default), or
+	// https://HOST for GitHub Enterprise Server (WebURLFor derives it from
+	// the API URL).
+	WebURL string
+	// RedirectURL is where GitHub sends the browser back with the code: the
+	// App's callback URL (serve's PUBLIC_URL/oauth/callback).
+	RedirectURL string
+	// HTTPClient makes the token request (nil: a client with a 30-second
+	// timeout).
+	HTTPClient *http.Client
+}
+
+// OAuth is the App's OAuth web flow. It is safe for concurrent use.
+type OAuth struct {
+	cfg oauth2.Config
+	hc  *http.Client
+}
+
+// UserToken is a person's user access token (user-to-server).
+type UserToken struct {
+	AccessToken string
+	// Expiry is when GitHub stops accepting it; zero when GitHub named no
+	// lifetime (an App that does not expire its user tokens).
+	Expiry time.Time
+}
+
+// NewOAuth returns the App's OAuth web flow.
+func NewOAuth(cfg OAuthConfig) *OAuth {
+	web := strings.TrimRight(cfg.WebURL, "/")
+	if web == "" {
+		web = "https://github.com"
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &OAuth{hc: hc, cfg: oauth2.Config{
+		ClientID:     cfg.ClientID,
+		ClientSecret: cfg.ClientSecret,
+		RedirectURL:  cfg.RedirectURL,
+		Endpoint: oauth2.Endpoint{
+			AuthURL:  web + "/login/oauth/authorize",
+			TokenURL: web + "/login/oauth/access_token",
+			// GitHub documents the client credentials as form parameters.
+			AuthStyle: oauth2.AuthStyleInParams,
+		},
+	}}
+}
+
+// AuthCodeURL is GitHub's authorize page for this state and the PKCE S256
+// challenge of verifier (oauth2.GenerateVerifier makes one). A GitHub App
+// asks for no scopes: its permissions are the App's.
+func (o *OAuth) AuthCodeURL(state, verifier string) string {
+	return o.cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
+}
+
+// Exchange trades the code GitHub sent back for the person's token, proving
+// the PKCE verifier. GitHub answers a refused exchange (a wrong, used or
+// expired code, a verifier that does not match, wrong client credentials)
+// with 200 and an error in the body: that is an error too, naming GitHub's
+// error code, never the code or the secret.
+func (o *OAuth) Exchange(ctx context.Context, code, verifier string) (UserToken, error) {
+	if code == "" {
+		return UserToken{}, errors.New("exchange the oauth code: github sent no code")
+	}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, o.hc)
+	tok, err := o.cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.ErrorCode != "" {
+			return UserToken{}, fmt.Errorf("exchange the oauth code at %s: github refused it: %s (%s)", o.cfg.Endpoint.TokenURL, re.ErrorCode, re.ErrorDescription)
+		}
+		if errors.As(err, &re) && re.Response != nil {
+			return UserToken{}, fmt.Errorf("exchange the oauth code at %s: github answered %s", o.cfg.Endpoint.TokenURL, re.Response.Status)
+		}
+		return UserToken{}, fmt.Errorf("exchange the oauth code at %s: %w", o.cfg.Endpoint.TokenURL, err)
+	}
+	if tok.AccessToken == "" {
+		return UserToken{}, fmt.Errorf("exchange the oauth code at %s: github answered no access token", o.cfg.Endpoint.TokenURL)
+	}
+	return UserToken{AccessToken: tok.AccessToken, Expiry: tok.Expiry}, nil
+}
+
+// GenerateVerifier returns a new PKCE code verifier (32 random bytes,
+// base64url): one per sign-in, kept by the server until the callback.
+func GenerateVerifier() string { return oauth2.GenerateVerifier() }
+
+// WebURLFor is GitHub's web root for an API root as Options.BaseURL takes
+// it: https://github.com for api.github.com (or ""), https://HOST for GitHub
+// Enterprise Server's https://HOST/api/v3, and https://TENANT.ghe.com for
+// GitHub Enterprise Cloud with data residency's https://api.TENANT.ghe.com.
+func WebURLFor(apiURL string) string {
+	u, err := apiBaseURL(apiURL)
+	if err != nil || u == nil {
+		return "https://github.com"
+	}
+	web := url.URL{Scheme: u.Scheme, Host: u.Host}
+	switch {
+	case strings.HasSuffix(u.Path, "/api/v3/"):
+		web.Path = strings.TrimSuffix(u.Path, "/api/v3/")
+	case strings.HasPrefix(u.Host, "api."):
+		web.Host = strings.TrimPrefix(u.Host, "api.")
+	}
+	return strings.TrimRight(web.String(), "/")
+}
