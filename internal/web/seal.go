@@ -84,7 +84,7 @@ func (s *sealer) open(text string, v any) bool {
 	if len(text) == 0 || len(text) > maxSealed {
 		return false
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(text)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(text)
 	if err != nil || len(raw) < 1 || raw[0] != sealVersion {
 		return false
 	}

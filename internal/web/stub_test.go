@@ -170,7 +170,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) build(t *testing.T) {
+func (f *fixture) build(t testing.TB) {
 	t.Helper()
 	p, err := New(Config{
 		PublicURL:   "https://phasegate.example.com",
@@ -274,7 +274,7 @@ func sampleSource() *stubSource {
 			Message: "missing property \"owner\"", URL: "https://github.com/acme/app/blob/0123456789abcdef0123456789abcdef01234567/.pace/plan.yaml#L12",
 		}},
 		Decisions: "pending", DecisionsText: "1 blocking decision pending",
-		Issues:    []IssueRef{{Number: 7, Title: "Add the billing export", Pending: 2}},
+		Issues: []IssueRef{{Number: 7, Title: "Add the billing export", Pending: 2}},
 	}
 	return &stubSource{
 		issues:  map[string]*IssuePage{"acme/app#7": issue},
