@@ -209,3 +209,14 @@ func FuzzOpenSession(f *testing.F) {
 		}
 	})
 }
+
+// A frozen ledger offers no resolve form, even to someone who may resolve.
+func TestFrozenOffersNoForm(t *testing.T) {
+	f := newFixture(t)
+	f.src.issues["acme/app#7"].Frozen = true
+	f.src.issues["acme/app#7"].Tampering = []TamperView{{CommentID: 11, Reason: "the outcome comment was edited"}}
+	body := f.do("GET", "/acme/app/issues/7", nil, nil, f.cookie(t)).Body.String()
+	if strings.Contains(body, "<form class=\"resolve\"") || !strings.Contains(body, "the outcome comment was edited") {
+		t.Errorf("frozen page:\n%s", body)
+	}
+}
