@@ -52,11 +52,6 @@ func (p *Pages) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sign in first", http.StatusUnauthorized)
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
-		return
-	}
 	if !p.streams.acquire(s.ID) {
 		w.Header().Set("Retry-After", "30")
 		http.Error(w, "too many open streams", http.StatusTooManyRequests)
@@ -68,15 +63,30 @@ func (p *Pages) events(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
+	// The server's read and write timeouts are for requests, not streams:
+	// no read deadline (its expiry would end the request's context), and a
+	// write deadline renewed before each write.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte("retry: 5000\n\n"))
-	flusher.Flush()
-	p.stream(w, r, flusher, s, changes)
+	if p.write(w, rc, []byte("retry: 5000\n\n")) != nil {
+		return
+	}
+	p.stream(w, r, rc, s, changes)
+}
+
+// write writes one event or comment and flushes it, within a deadline.
+func (p *Pages) write(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
+	_ = rc.SetWriteDeadline(time.Now().Add(p.cfg.Heartbeat + 30*time.Second))
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return rc.Flush()
 }
 
 // stream writes the visible changes and the heartbeats until the client
 // goes, the Source closes, or the session ends.
-func (p *Pages) stream(w http.ResponseWriter, r *http.Request, flusher http.Flusher, s *session, changes <-chan Change) {
+func (p *Pages) stream(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, s *session, changes <-chan Change) {
 	api := p.oauth.User(s.token())
 	beat := time.NewTicker(p.cfg.Heartbeat)
 	defer beat.Stop()
@@ -89,7 +99,7 @@ func (p *Pages) stream(w http.ResponseWriter, r *http.Request, flusher http.Flus
 		case <-end.C:
 			return
 		case <-beat.C:
-			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+			if p.write(w, rc, []byte(": ping\n\n")) != nil {
 				return
 			}
 		case c, ok := <-changes:
@@ -101,10 +111,9 @@ func (p *Pages) stream(w http.ResponseWriter, r *http.Request, flusher http.Flus
 				continue
 			}
 			data, _ := json.Marshal(changeEvent{Repo: c.Owner + "/" + c.Repo, Issue: c.Issue, SHA: c.SHA})
-			if _, err := w.Write(append(append([]byte("event: change\ndata: "), data...), '\n', '\n')); err != nil {
+			if p.write(w, rc, append(append([]byte("event: change\ndata: "), data...), '\n', '\n')) != nil {
 				return
 			}
 		}
-		flusher.Flush()
 	}
 }

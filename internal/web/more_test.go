@@ -220,3 +220,43 @@ func TestFrozenOffersNoForm(t *testing.T) {
 		t.Errorf("frozen page:\n%s", body)
 	}
 }
+
+// A stream outlives the server's read and write timeouts (serve's are a
+// minute): heartbeats renew the write deadline, and no read deadline ends
+// the request.
+func TestEventsOutliveServerTimeouts(t *testing.T) {
+	f := newFixture(t)
+	f.p.cfg.Heartbeat = 20 * time.Millisecond
+	srv := httptest.NewUnstartedServer(f.p.Handler())
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/events", nil)
+	req.AddCookie(f.cookie(t))
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	pings := 0
+	for pings < 15 { // 300 ms of heartbeats: past both timeouts
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended after %d heartbeats: %v", pings, err)
+		}
+		if line == ": ping\n" {
+			pings++
+		}
+	}
+	f.src.changes <- Change{Owner: "acme", Repo: "app", Issue: 7}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no event after the timeouts: %v", err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			break
+		}
+	}
+}
