@@ -11,13 +11,16 @@ import (
 	"testing"
 )
 
-// maxBinary keeps the container image under 20 MB: the distroless/static
-// base is about 2 MB. The budget also guards the linker's dead-code
-// elimination of methods: one reachable reflect.Value.Method call with a
-// non-constant argument keeps every exported method of every type (all of
-// go-github's), as google.golang.org/protobuf v1.36.8 (under the Prometheus
-// client) did, growing the binary from 15 to 26 MB; v1.36.12 does not.
-const maxBinary = 17 << 20
+// maxBinary keeps the container image under 34 MB: the distroless/static
+// base is about 2 MB. It was 17 MiB (an image under 20 MB) until serve's
+// pages (issue 22): html/template's Execute reaches reflect.Value.MethodByName
+// with a non-constant name, so the linker keeps every exported method of
+// every reachable type — all of go-github's (golang/go#72895) — and the
+// binary grew from 17.8 to 30.3 MB. The pages keep html/template: its
+// contextual escaping is the defence between agent-written text and a page.
+// The budget still guards what else could grow it: 2 MiB of room above
+// today's size.
+const maxBinary = 31 << 20
 
 // TestDockerfileBuild runs the Dockerfile's own `go build` line (no Docker
 // engine is needed) and checks that it produces a static, stripped binary
@@ -59,7 +62,7 @@ func TestDockerfileBuild(t *testing.T) {
 	}
 	t.Logf("release binary: %d bytes (%.1f MiB)", info.Size(), float64(info.Size())/(1<<20))
 	if info.Size() > maxBinary {
-		t.Errorf("binary is %d bytes, over the %d-byte budget that keeps the image under 20 MB", info.Size(), maxBinary)
+		t.Errorf("binary is %d bytes, over the %d-byte budget that keeps the image under 34 MB", info.Size(), maxBinary)
 	}
 	f, err := elf.Open(out)
 	if err != nil {

@@ -26,6 +26,8 @@ type serveSettings struct {
 	cfg      Config
 	redisURL string
 	lockTTL  time.Duration
+	// pages are the settings of serve's own pages; nil when they are off.
+	pages *pagesSettings
 }
 
 // DefaultLockTTL is how long an issue's Redis lock outlives a replica that
@@ -61,6 +63,9 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	if err := setNotifier(&s.cfg, getenv); err != nil {
 		return s, err
 	}
+	if s.pages, err = parsePages(f, getenv); err != nil {
+		return s, err
+	}
 	s.redisURL = *f.redisURL
 	return s, nil
 }
@@ -71,6 +76,8 @@ type serveFlags struct {
 	addr, secret, appID, keyFile, apiURL, redisURL, lockTTL, every *string
 	metricsAddr, maxInflight, installEvery, installConcurrency     *string
 	publish, budgetShare                                           *string
+	// serve's own pages (pages.go).
+	publicURL, oauthClientID, oauthSecretFile, sessionKeyFile, githubWebURL *string
 }
 
 // serveVars names each flag's environment variable.
@@ -83,6 +90,11 @@ var serveVars = map[string]string{
 	"installation-concurrency":   "PHASEGATE_INSTALLATION_CONCURRENCY",
 	"publish":                    "PHASEGATE_PUBLISH",
 	"reconcile-budget-share":     "PHASEGATE_RECONCILE_BUDGET_SHARE",
+	"public-url":                 "PHASEGATE_PUBLIC_URL",
+	"oauth-client-id":            "PHASEGATE_OAUTH_CLIENT_ID",
+	"oauth-client-secret-file":   "PHASEGATE_OAUTH_CLIENT_SECRET_FILE",
+	"session-key-file":           "PHASEGATE_SESSION_KEY_FILE",
+	"github-web-url":             "PHASEGATE_GITHUB_WEB_URL",
 }
 
 // parseServeFlags parses args, filling each flag not given from its
@@ -110,6 +122,7 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 			"share of each installation's hourly rate limit the reconcile loop may spend, above 0 and at most 1; a pass cut short says what it skipped and the next takes it first ($PHASEGATE_RECONCILE_BUDGET_SHARE)"),
 		publish: fset.String("publish", "checks", "where phasegate/contracts, phasegate/decisions and the ledger anchors go: checks (the App's check runs), statuses, or both ($PHASEGATE_PUBLISH)"),
 	}
+	pageFlags(fset, f)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, "Usage: phasegate serve [flags]\n\nRuns the GitHub App webhook server. Every flag has an environment variable. Flags:\n")
@@ -252,6 +265,10 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	s.cfg.Logger, s.cfg.Version = logger, version
+	if s.pages != nil {
+		s.cfg.Pages, s.cfg.PublicURL = s.pages.handler(logger), s.pages.publicURL
+		logger.Info("serving the pages", "public_url", s.pages.publicURL, "github_web_url", s.pages.githubWebURL)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if s.redisURL != "" {
@@ -283,6 +300,9 @@ func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redis
 	s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
 	s.cfg.Locker = store.Locker("phasegate:lock:", s.lockTTL)
 	s.cfg.InstallThrottle = store.Seen("phasegate:install-reconcile:", s.cfg.InstallReconcileInterval)
+	if s.pages != nil {
+		s.cfg.SharedResults = store.Blobs("phasegate:result:", 0)
+	}
 	q := store.Queue(redisx.QueueOptions{
 		Concurrency:     DefaultWorkers,
 		TaskTimeout:     DefaultJobTimeout + time.Minute,

@@ -14,8 +14,14 @@ Also read from the environment:
   PHASEGATE_NOTIFY_URL            POST each resolution's event (phasegate.resolved, phasegate.phase-advanced) here
   PHASEGATE_NOTIFY_SECRET         required with PHASEGATE_NOTIFY_URL: the HMAC key of X-Phasegate-Signature-256
   PHASEGATE_NOTIFY_ALLOW_PRIVATE  true lets the notify URL reach loopback, private and link-local addresses (default false)
+  PHASEGATE_OAUTH_CLIENT_SECRET   the App's client secret itself, instead of --oauth-client-secret-file
+  PHASEGATE_SESSION_KEY           the pages' session key(s) themselves, instead of --session-key-file
+
+The pages (details pages and the decision inbox) are served only when --public-url, --oauth-client-id,
+the client secret and the session key are all set; setting only some of them is refused.
 
 Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT: stop accepting, drain the queue for up to %s),
 and for -h; 2 when it cannot start (no webhook secret, no private key, a bad flag or variable, Redis
-unreachable) or the server fails.
+unreachable, only some of the pages' settings, a session key shorter than 32 bytes, a public URL
+that is not https) or the server fails.
 `, DefaultShutdownTimeout)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/web"
 )
 
 // Defaults of Config.
@@ -169,6 +170,12 @@ type Config struct {
 	GitHubOptions func(*ghclient.Options)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Pages, when set, builds serve's own pages (internal/web) over the
+	// server's web.Source; New mounts them on the mux next to the webhook
+	// (every path but /webhook, POST /, /healthz, /readyz and /metrics;
+	// GET / redirects to /inbox), with the server's client for a person's
+	// token (their sign-in and reads). Nil: no pages.
+	Pages func(src web.Source, users func(token string) (*ghclient.Client, error)) (http.Handler, error)
 
 	// PublicURL, when set, is where serve's own pages are
 	// (--public-url): the Details links of phasegate/contracts and

@@ -191,6 +191,16 @@ func New(cfg Config) (*Server, error) {
 		s.metricsMux = http.NewServeMux()
 		s.metricsMux.Handle("/metrics", metricsHandler)
 	}
+	if cfg.Pages != nil {
+		pages, err := cfg.Pages(s.pagesSource(), s.userClient)
+		if err != nil {
+			return nil, fmt.Errorf("serve's pages: %w", err)
+		}
+		// The webhook keeps POST / and /webhook; the pages take every
+		// other path, and GET /.
+		s.mux.Handle("GET /{$}", pages)
+		s.mux.Handle("/", pages)
+	}
 	return s, nil
 }
 

@@ -116,7 +116,12 @@ type ResolveRequest struct {
 
 // RefusedError is a resolution the person may not make, or that no longer
 // applies (resolved meanwhile, unknown option): shown to them, not a 500.
-type RefusedError struct{ Why string }
+type RefusedError struct {
+	Why string
+	// Conflict: the decision no longer applies (resolved meanwhile, the
+	// thread frozen, an unknown option): the page answers 409, else 403.
+	Conflict bool
+}
 
 func (e *RefusedError) Error() string { return "refused: " + e.Why }
 

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/web"
+)
+
+// pagesSettings are the settings of serve's own pages (internal/web): all
+// of the public URL, the OAuth client and the session key, or none.
+type pagesSettings struct {
+	publicURL    string
+	clientID     string
+	clientSecret string // never printed
+	sessionKeys  [][]byte
+	githubWebURL string
+}
+
+// pageFlags defines the pages' flags on fset.
+func pageFlags(fset *flag.FlagSet, f *serveFlags) {
+	f.publicURL = fset.String("public-url", "", "serve the details pages and the decision inbox at this https URL (with --oauth-client-id, the client secret and the session key; all or none) ($PHASEGATE_PUBLIC_URL)")
+	f.oauthClientID = fset.String("oauth-client-id", "", "the GitHub App's client ID, for signing in to the pages ($PHASEGATE_OAUTH_CLIENT_ID)")
+	f.oauthSecretFile = fset.String("oauth-client-secret-file", "", "a file holding the GitHub App's client secret ($PHASEGATE_OAUTH_CLIENT_SECRET_FILE, or the secret itself in $PHASEGATE_OAUTH_CLIENT_SECRET)")
+	f.sessionKeyFile = fset.String("session-key-file", "", "a file holding the key(s) sealing the pages' session cookies, at least 32 bytes each, comma- or newline-separated, the first sealing ($PHASEGATE_SESSION_KEY_FILE, or the keys themselves in $PHASEGATE_SESSION_KEY)")
+	f.githubWebURL = fset.String("github-web-url", "", "GitHub's web URL, where people sign in (default https://github.com, or https://HOST when --github-api-url is GHES's https://HOST/api/v3) ($PHASEGATE_GITHUB_WEB_URL)")
+}
+
+// parsePages reads the pages' settings; nil when none is set, an error
+// when only some are, or one is not acceptable. Errors never echo a secret.
+func parsePages(f *serveFlags, getenv func(string) string) (*pagesSettings, error) {
+	secret, err := secretValue(*f.oauthSecretFile, "PHASEGATE_OAUTH_CLIENT_SECRET", "the OAuth client secret", getenv)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := secretValue(*f.sessionKeyFile, "PHASEGATE_SESSION_KEY", "the session key", getenv)
+	if err != nil {
+		return nil, err
+	}
+	p := &pagesSettings{publicURL: strings.TrimSpace(*f.publicURL), clientID: strings.TrimSpace(*f.oauthClientID), clientSecret: secret}
+	var missing []string
+	for _, m := range []struct{ v, name string }{
+		{p.publicURL, "--public-url"}, {p.clientID, "--oauth-client-id"},
+		{secret, "the OAuth client secret (--oauth-client-secret-file or PHASEGATE_OAUTH_CLIENT_SECRET)"},
+		{keys, "the session key (--session-key-file or PHASEGATE_SESSION_KEY)"},
+	} {
+		if m.v == "" {
+			missing = append(missing, m.name)
+		}
+	}
+	switch {
+	case len(missing) == 4:
+		return nil, nil
+	case len(missing) > 0:
+		return nil, fmt.Errorf("the pages need a public URL, an OAuth client and a session key; missing %s", strings.Join(missing, ", "))
+	}
+	return p, p.check(keys, *f.githubWebURL, *f.apiURL)
+}
+
+// check validates the settings and sets the keys and GitHub's web URL.
+func (p *pagesSettings) check(keys, webURL, apiURL string) error {
+	u, err := web.CheckPublicURL(p.publicURL)
+	if err != nil {
+		return fmt.Errorf("--public-url / PHASEGATE_PUBLIC_URL: %w", err)
+	}
+	p.publicURL = u.String()
+	if strings.ContainsFunc(p.clientID, func(r rune) bool { return r <= ' ' || r == '&' || r == '#' || r == '?' }) {
+		return errors.New("--oauth-client-id / PHASEGATE_OAUTH_CLIENT_ID must be the App's client ID, such as Iv23li…")
+	}
+	for i, k := range strings.FieldsFunc(keys, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		k = strings.TrimSpace(k)
+		if len(k) < web.MinSessionKey {
+			return fmt.Errorf("session key %d is %d bytes; each must be at least %d (generate one with: openssl rand -base64 48)", i+1, len(k), web.MinSessionKey)
+		}
+		p.sessionKeys = append(p.sessionKeys, []byte(k))
+	}
+	if len(p.sessionKeys) == 0 {
+		return errors.New("the session key is empty")
+	}
+	p.githubWebURL, err = githubWebURL(webURL, apiURL)
+	return err
+}
+
+// githubWebURL is the flag's value, checked, or the one the API URL
+// implies: GHES's https://HOST/api/v3 is https://HOST.
+func githubWebURL(flagValue, apiURL string) (string, error) {
+	if flagValue == "" {
+		if u, err := url.Parse(apiURL); err == nil && u.Scheme == "https" && u.Host != "" && strings.TrimSuffix(u.Path, "/") == "/api/v3" {
+			return "https://" + u.Host, nil
+		}
+		return "https://github.com", nil
+	}
+	u, err := url.Parse(strings.TrimSuffix(flagValue, "/"))
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.Path != "" || u.User != nil || u.RawQuery != "" {
+		return "", fmt.Errorf("--github-web-url / PHASEGATE_GITHUB_WEB_URL must be https://HOST (got %q)", flagValue)
+	}
+	return u.String(), nil
+}
+
+// secretValue is a secret from a file (the flag or its variable) or from
+// the variable holding the secret itself; at most one of them.
+func secretValue(file, variable, what string, getenv func(string) string) (string, error) {
+	inline := strings.TrimSpace(getenv(variable))
+	switch {
+	case file != "" && inline != "":
+		return "", fmt.Errorf("both a file and %s are set for %s: set one", variable, what)
+	case file == "":
+		return inline, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("reading the file of %s: %w", what, err)
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+// handler builds the pages over the Source the server gives them.
+func (p *pagesSettings) handler(logger *slog.Logger) func(web.Source, func(string) (*ghclient.Client, error)) (http.Handler, error) {
+	return func(src web.Source, users func(string) (*ghclient.Client, error)) (http.Handler, error) {
+		pages, err := web.New(web.Config{
+			PublicURL: p.publicURL, SessionKeys: p.sessionKeys, GitHubURL: p.githubWebURL, Logger: logger,
+		}, p.oauth(users), src)
+		if err != nil {
+			return nil, err
+		}
+		return pages.Handler(), nil
+	}
+}
+
+// oauth is the App's OAuth web flow for the pages: GitHub's authorize and
+// token endpoints at its web URL, the callback under the public URL.
+func (p *pagesSettings) oauth(users userClients) web.OAuth {
+	return pagesOAuth{users: users, o: ghclient.NewOAuth(ghclient.OAuthConfig{
+		ClientID: p.clientID, ClientSecret: p.clientSecret, WebURL: p.githubWebURL,
+		RedirectURL: p.publicURL + "/oauth/callback",
+	})}
+}
+
+// pagesSource is what the pages show: the server's Source, resolving as
+// the person.
+func (s *Server) pagesSource() web.Source {
+	p := s.Pages()
+	p.ResolveWith = p.resolveAsPerson
+	return p
+}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/decide"
+)
+
+const (
+	oauthClientID     = "Iv23liPAGES"
+	oauthClientSecret = "pages-client-secret-never-shown"
+)
+
+// flowHarness is a started server with the real decision handler and its
+// pages wired as serve wires them (ghclient's OAuth flow, the person's
+// client, the server's Source) against the fake GitHub, which plays the
+// OAuth provider; the public URL is the server's own loopback address.
+func flowHarness(t *testing.T) (*harness, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := "http://" + ln.Addr().String()
+	var settings *pagesSettings
+	h := newHarness(t, func(c *Config) {
+		c.NewDecider, c.PublicURL = nil, public
+		settings = &pagesSettings{publicURL: public, clientID: oauthClientID, clientSecret: oauthClientSecret,
+			sessionKeys: [][]byte{[]byte(strings.Repeat("k", 48))}, githubWebURL: strings.TrimSuffix(c.APIURL, "/")}
+		c.Pages = settings.handler(c.Logger)
+	})
+	if settings.githubWebURL != h.fake.WebURL() {
+		t.Fatalf("the fake's web URL is %s, not %s", h.fake.WebURL(), settings.githubWebURL)
+	}
+	h.fake.SetOAuthApp(appID, oauthClientID, oauthClientSecret, public+"/oauth/callback")
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.served = make(chan error, 1)
+	go func() { h.served <- h.srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { _ = h.stop() })
+	h.waitReady()
+	return h, public
+}
+
+// browser is a person's browser: cookies kept, redirects followed.
+func browser(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar}
+}
+
+func fetch(t *testing.T, c *http.Client, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func getPage(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fetch(t, c, req)
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// TestPagesSignInResolveFlipsCheck is the whole path of a resolution made
+// from a page, wired as serve wires it: the person signs in through GitHub's
+// OAuth web flow (the fake's authorize and token endpoints, PKCE), sees the
+// pending decision in their inbox and on the issue's page, resolves it with
+// the form; the comment lands as *their* comment, posted through the App,
+// and the normal webhook path applies it and flips phasegate/decisions. A
+// person who cannot see the repository gets the same 404 as for a
+// repository that does not exist.
+func TestPagesSignInResolveFlipsCheck(t *testing.T) {
+	h, public := flowHarness(t)
+	f := h.fake
+	for i := 0; i < featureIssue; i++ {
+		f.AddIssue(owner, repo, fmt.Sprintf("issue %d", i+1), "", "alice")
+	}
+	seedFeature(t, f)
+	// A reconcile pass folds the thread, as after a restart.
+	h.srv.reconcileOnce(context.Background())
+	if st, ok := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); ok && st.State == "success" {
+		t.Fatalf("decisions already success before the resolution: %+v", st)
+	}
+
+	f.SetOAuthUser("alice")
+	alice := browser(t)
+	code, inbox := getPage(t, alice, public+"/login?next=/inbox")
+	if code != http.StatusOK || !strings.Contains(inbox, "D-001") {
+		t.Fatalf("inbox after sign-in: %d\n%s", code, inbox)
+	}
+	if strings.Contains(inbox, oauthClientSecret) {
+		t.Fatal("the client secret reached a page")
+	}
+	issueURL := fmt.Sprintf("%s/%s/%s/issues/%d", public, owner, repo, featureIssue)
+	code, page := getPage(t, alice, issueURL)
+	if code != http.StatusOK || !strings.Contains(page, `value="D-001"`) {
+		t.Fatalf("issue page: %d (no resolve form for D-001)\n%s", code, page)
+	}
+	m := csrfRE.FindAllStringSubmatch(page, -1)
+	if len(m) == 0 {
+		t.Fatal("no CSRF token on the issue page")
+	}
+	form := url.Values{"csrf": {m[len(m)-1][1]}, "decision": {"D-001"}, "option": {"approve"}, "reason": {"looks right"}}
+	req, _ := http.NewRequest(http.MethodPost, issueURL+"/resolve", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", public)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if code, body := fetch(t, alice, req); code != http.StatusOK {
+		t.Fatalf("resolve: %d\n%s", code, body)
+	}
+	var posted *struct {
+		id   int64
+		body string
+	}
+	for _, c := range f.Comments(owner, repo, featureIssue) {
+		if c.User == "alice" && strings.HasPrefix(c.Body, "/resolve D-001 approve") {
+			if c.ViaApp == "" {
+				t.Errorf("the page's comment is not marked as posted through the App: %+v", c)
+			}
+			posted = &struct {
+				id   int64
+				body string
+			}{c.ID, c.Body}
+		}
+	}
+	if posted == nil {
+		t.Fatalf("no /resolve comment by alice; comments: %+v", f.Comments(owner, repo, featureIssue))
+	}
+	// GitHub now delivers the comment; the webhook path applies it.
+	h.deliver("issue_comment", commentEvent("created", featureIssue, posted.id, "alice", "alice", posted.body))
+	if st, ok := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); !ok || st.State != "success" {
+		t.Errorf("phasegate/decisions after the page's resolution: %+v (ok %v); logs:\n%s", st, ok, h.logs.String())
+	}
+
+	// Someone who cannot see the repository: the same 404 as none.
+	f.SetRepoPrivate(owner, repo, true)
+	f.SetOAuthUser("mallory")
+	mallory := browser(t)
+	if code, _ := getPage(t, mallory, public+"/login?next=/inbox"); code != http.StatusOK {
+		t.Fatalf("mallory's sign-in: %d", code)
+	}
+	code1, hidden := getPage(t, mallory, issueURL)
+	code2, missing := getPage(t, mallory, fmt.Sprintf("%s/%s/%s/issues/%d", public, owner, "no-such-repo", featureIssue))
+	if code1 != http.StatusNotFound || code2 != http.StatusNotFound || hidden != missing {
+		t.Errorf("a private repository answers %d, a missing one %d; bodies equal: %v", code1, code2, hidden == missing)
+	}
+}

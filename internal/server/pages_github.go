@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/web"
+)
+
+// userClients builds a GitHub client acting as a person, with the token
+// they signed in with (the server's API URL, retries and metrics).
+type userClients func(token string) (*ghclient.Client, error)
+
+// userClient is a client acting as the person whose token it is.
+func (s *Server) userClient(token string) (*ghclient.Client, error) {
+	return ghclient.NewUser(token, s.ghOptions(nil))
+}
+
+// pagesOAuth is the App's OAuth web flow (ghclient.OAuth) as the pages
+// consume it (web.OAuth).
+type pagesOAuth struct {
+	o     *ghclient.OAuth
+	users userClients
+}
+
+func (a pagesOAuth) AuthCodeURL(state, verifier string) string {
+	return a.o.AuthCodeURL(state, verifier)
+}
+
+func (a pagesOAuth) Exchange(ctx context.Context, code, verifier string) (web.Token, error) {
+	t, err := a.o.Exchange(ctx, code, verifier)
+	if err != nil {
+		return web.Token{}, err
+	}
+	return web.Token{AccessToken: t.AccessToken, Expiry: t.Expiry}, nil
+}
+
+func (a pagesOAuth) User(t web.Token) web.UserAPI {
+	return personAPI{token: t.AccessToken, users: a.users}
+}
+
+// personAPI is GitHub read with a person's own token.
+type personAPI struct {
+	token string
+	users userClients
+}
+
+func (p personAPI) client() (*ghclient.Client, error) { return p.users(p.token) }
+
+func (p personAPI) CurrentUser(ctx context.Context) (web.Viewer, error) {
+	c, err := p.client()
+	if err != nil {
+		return web.Viewer{}, err
+	}
+	u, err := c.CurrentUser(ctx)
+	if err != nil {
+		return web.Viewer{}, err
+	}
+	return web.Viewer{Login: u.Login, ID: u.ID, Name: u.Name, AvatarURL: u.AvatarURL}, nil
+}
+
+// maxPersonRepos bounds the repositories one inbox reads (GitHub pages
+// them 100 at a time).
+const maxPersonRepos = 5000
+
+// Repos is every repository of the App's installations the person can see
+// (GitHub answers /user/installations with this App's installations only,
+// for a token of this App).
+func (p personAPI) Repos(ctx context.Context) ([]web.RepoRef, error) {
+	c, err := p.client()
+	if err != nil {
+		return nil, err
+	}
+	insts, err := c.UserInstallations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []web.RepoRef
+	for _, in := range insts {
+		if in.Suspended {
+			continue
+		}
+		repos, err := c.UserInstallationRepos(ctx, in.ID)
+		if err != nil {
+			return nil, fmt.Errorf("the repositories of installation %d: %w", in.ID, err)
+		}
+		for _, r := range repos {
+			if len(out) == maxPersonRepos {
+				return out, nil
+			}
+			out = append(out, web.RepoRef{Owner: r.Owner, Name: r.Name, Installation: in.ID, Private: r.Private})
+		}
+	}
+	return out, nil
+}
+
+func (p personAPI) CanSee(ctx context.Context, owner, repo string) (bool, error) {
+	c, err := p.client()
+	if err != nil {
+		return false, err
+	}
+	return c.RepoVisible(ctx, owner, repo)
+}
+
+// resolveAsPerson posts the person's own /resolve (decide.ResolveAsUser,
+// with their token), after decide re-folded the thread with the
+// installation's client gh; the webhook path applies it.
+func (p *Pages) resolveAsPerson(ctx context.Context, gh decide.GitHub, token web.Token, r web.ResolveRequest) (string, error) {
+	h, err := p.handler()
+	if err != nil {
+		return "", err
+	}
+	user, err := p.s.userClient(token.AccessToken)
+	if err != nil {
+		return "", err
+	}
+	c, err := h.ResolveAsUser(ctx, gh, user, decide.ResolveAsUser{
+		Owner: r.Owner, Repo: r.Repo, Issue: r.Issue, Decision: r.Decision, Option: r.Option, Reason: r.Reason, Login: r.Viewer,
+	})
+	var refused *decide.RefusedError
+	if errors.As(err, &refused) {
+		return "", &web.RefusedError{Why: refused.Why}
+	}
+	if err != nil {
+		return "", err
+	}
+	return c.HTMLURL, nil
+}

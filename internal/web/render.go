@@ -1,0 +1,215 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// pageNames are the templates, each rendered inside templates/layout.html.
+var pageNames = []string{"inbox", "issue", "commit", "error", "signedout"}
+
+func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("parsing template %s: %w", name, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// render writes the page whole, or a bare 500 when a template fails (a
+// bug: nothing half-written).
+func (p *Pages) render(w http.ResponseWriter, r *http.Request, code int, name string, v view) {
+	var buf bytes.Buffer
+	if err := p.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+		p.cfg.Logger.Error("web: rendering "+name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(buf.Bytes())
+	}
+}
+
+// funcs are the templates' helpers. Every URL that comes from the Source
+// goes through link (or avatar): it is shown as a link only when it is
+// https on GitHub's host or ours.
+func (p *Pages) funcs() template.FuncMap {
+	return template.FuncMap{
+		"link":   p.link,
+		"avatar": p.avatar,
+		"when":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"ago":    p.ago,
+		"short": func(sha string) string {
+			if len(sha) > 7 {
+				return sha[:7]
+			}
+			return sha
+		},
+		"verdictIcon": verdictIcon,
+		"stateIcon":   stateIcon,
+		"lower":       strings.ToLower,
+		"initial": func(s string) string {
+			if s == "" {
+				return ""
+			}
+			return strings.ToLower(s[:1])
+		},
+	}
+}
+
+// link is u when it is an https URL on GitHub's web host or our own; ""
+// otherwise (the template then shows no link).
+func (p *Pages) link(u string) string {
+	x, err := url.Parse(u)
+	if err != nil || x.Scheme != "https" || x.User != nil || x.Opaque != "" {
+		return ""
+	}
+	if strings.EqualFold(x.Host, p.github.Host) || strings.EqualFold(x.Host, p.public.Host) {
+		return x.String()
+	}
+	return ""
+}
+
+// avatar is u when it is an https avatar on GitHub's avatar host (or
+// GHES's own host): the CSP's img-src allows no other.
+func (p *Pages) avatar(u string) string {
+	x, err := url.Parse(u)
+	if err != nil || x.Scheme != "https" || x.User != nil {
+		return ""
+	}
+	if x.Host == "avatars.githubusercontent.com" || (p.github.Host != "github.com" && strings.EqualFold(x.Host, p.github.Host)) {
+		return x.String()
+	}
+	return ""
+}
+
+// ago says how long before now t was, in the largest whole unit.
+func (p *Pages) ago(t time.Time) string {
+	d := p.now().Sub(t)
+	switch {
+	case t.IsZero():
+		return ""
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute") + " ago"
+	case d < 48*time.Hour:
+		return plural(int(d/time.Hour), "hour") + " ago"
+	}
+	return plural(int(d/(24*time.Hour)), "day") + " ago"
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
+}
+
+// verdictIcon is the sign shown with a verdict's word (never colour alone).
+func verdictIcon(v string) string {
+	switch v {
+	case "SHIP":
+		return "✔"
+	case "ADVISORY":
+		return "⚠"
+	case "HOLD":
+		return "✖"
+	}
+	return "?"
+}
+
+// stateIcon is the sign of a status state or a decision's.
+func stateIcon(s string) string {
+	switch s {
+	case "success", "resolved":
+		return "✔"
+	case "pending":
+		return "⏳"
+	case "failure", "error":
+		return "✖"
+	}
+	return "•"
+}
+
+// serveStatic serves the embedded script and style sheet.
+func serveStatic(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	data, err := fs.ReadFile(staticFS, "static/"+name)
+	if err != nil || strings.HasPrefix(name, ".") {
+		http.NotFound(w, r)
+		return
+	}
+	switch {
+	case strings.HasSuffix(name, ".js"):
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	case strings.HasSuffix(name, ".css"):
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+}
+
+// flash is the message an issue page shows once after a resolution.
+type flash struct {
+	Repo       string `json:"r"`
+	Issue      int    `json:"i"`
+	Decision   string `json:"d"`
+	Option     string `json:"o"`
+	CommentURL string `json:"u,omitempty"`
+	Expires    int64  `json:"e"`
+}
+
+const flashTTL = time.Minute
+
+func (p *Pages) setFlash(w http.ResponseWriter, f flash) {
+	f.Expires = p.now().Add(flashTTL).Unix()
+	v, err := p.flashes.seal(f)
+	if err != nil {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: p.flashCookie, Value: v, Path: "/", MaxAge: int(flashTTL.Seconds()),
+		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// takeFlash is the flash for this issue, once.
+func (p *Pages) takeFlash(w http.ResponseWriter, r *http.Request, owner, repo string, n int) *flash {
+	c, err := r.Cookie(p.flashCookie)
+	if err != nil {
+		return nil
+	}
+	var f flash
+	if !p.flashes.open(c.Value, &f) || p.now().Unix() >= f.Expires || f.Repo != owner+"/"+repo || f.Issue != n {
+		return nil
+	}
+	p.clearCookie(w, p.flashCookie, "/")
+	return &f
+}

@@ -1,0 +1,130 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"time"
+)
+
+// MaxSessionTTL is the longest a session lasts (and the default): a working
+// day, GitHub's lifetime of an expiring user token.
+const MaxSessionTTL = 8 * time.Hour
+
+// stateTTL is how long a sign-in may take between /login and the callback.
+const stateTTL = 10 * time.Minute
+
+// session is what the sealed session cookie holds.
+type session struct {
+	Login  string `json:"l"`
+	ID     int64  `json:"i"`
+	Name   string `json:"n,omitempty"`
+	Avatar string `json:"a,omitempty"`
+	// Token is the person's user access token and TokenExpiry its expiry
+	// (Unix seconds, 0 when unknown).
+	Token       string `json:"t"`
+	TokenExpiry int64  `json:"te,omitempty"`
+	Issued      int64  `json:"ia"`
+	Expires     int64  `json:"e"`
+	// CSRF is the secret the per-action tokens are HMACs under.
+	CSRF []byte `json:"c"`
+}
+
+// valid reports whether s is a whole session still running at now.
+func (s *session) valid(now time.Time) bool {
+	t := now.Unix()
+	switch {
+	case s.Login == "" || s.Token == "" || len(s.CSRF) != 32:
+		return false
+	case t >= s.Expires || t < s.Issued-60 || s.Expires-s.Issued > int64(MaxSessionTTL/time.Second):
+		return false
+	case s.TokenExpiry != 0 && t >= s.TokenExpiry:
+		return false
+	}
+	return true
+}
+
+func (s *session) viewer() Viewer {
+	return Viewer{Login: s.Login, ID: s.ID, Name: s.Name, AvatarURL: s.Avatar}
+}
+
+func (s *session) token() Token {
+	t := Token{AccessToken: s.Token}
+	if s.TokenExpiry != 0 {
+		t.Expiry = time.Unix(s.TokenExpiry, 0)
+	}
+	return t
+}
+
+// csrfToken is the per-action token of action ("resolve owner/repo#12",
+// "logout") under the session's CSRF secret.
+func (s *session) csrfToken(action string) string {
+	m := hmac.New(sha256.New, s.CSRF)
+	m.Write([]byte(action))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// checkCSRF compares a form's token with the action's, in constant time.
+func (s *session) checkCSRF(action, got string) bool {
+	want := s.csrfToken(action)
+	return hmac.Equal([]byte(want), []byte(got))
+}
+
+// oauthState is what the short-lived sign-in cookie holds between /login
+// and /oauth/callback.
+type oauthState struct {
+	State    string `json:"s"`
+	Verifier string `json:"v"`
+	Next     string `json:"n"`
+	Expires  int64  `json:"e"`
+}
+
+// newSession starts a session for v with token t at now: it ends after
+// ttl, or when the token does, whichever comes first.
+func newSession(v Viewer, t Token, now time.Time, ttl time.Duration) *session {
+	s := &session{
+		Login: v.Login, ID: v.ID, Name: v.Name, Avatar: v.AvatarURL,
+		Token: t.AccessToken, Issued: now.Unix(), Expires: now.Add(ttl).Unix(),
+	}
+	if !t.Expiry.IsZero() {
+		s.TokenExpiry = t.Expiry.Unix()
+		s.Expires = min(s.Expires, s.TokenExpiry)
+	}
+	s.CSRF = randomBytes(32)
+	return s
+}
+
+// session is the request's session, or nil.
+func (p *Pages) session(r *http.Request) *session {
+	c, err := r.Cookie(p.sessionCookie)
+	if err != nil {
+		return nil
+	}
+	var s session
+	if !p.sessions.open(c.Value, &s) || !s.valid(p.now()) {
+		return nil
+	}
+	return &s
+}
+
+// setSession writes s as the sealed session cookie.
+func (p *Pages) setSession(w http.ResponseWriter, s *session) error {
+	v, err := p.sessions.seal(s)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: p.sessionCookie, Value: v, Path: "/", MaxAge: int(s.Expires - p.now().Unix()),
+		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
+	})
+	return nil
+}
+
+// clearCookie removes a cookie set at path.
+func (p *Pages) clearCookie(w http.ResponseWriter, name, path string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: "", Path: path, MaxAge: -1,
+		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
+	})
+}
