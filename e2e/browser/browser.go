@@ -35,6 +35,10 @@ const DefaultChromium = "/usr/bin/chromium"
 // ChromiumEnv is the environment variable that overrides DefaultChromium.
 const ChromiumEnv = "PHASEGATE_CHROMIUM"
 
+// NoSandboxEnv, set to 1, runs Chromium without its sandbox also when not
+// root (the tests only open pages they serve themselves).
+const NoSandboxEnv = "PHASEGATE_CHROMIUM_NO_SANDBOX"
+
 // TabTimeout bounds each tab's context (a test's deadline, when sooner, wins):
 // a page that never shows the awaited text fails the test instead of hanging.
 const TabTimeout = 60 * time.Second
@@ -170,8 +174,10 @@ func flags(path, profile string) []chromedp.ExecAllocatorOption {
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(int(Desktop.Width), int(Desktop.Height)),
 	)
-	if os.Geteuid() == 0 {
-		// Chromium refuses to run as root with its sandbox (CI runs as root).
+	if os.Geteuid() == 0 || os.Getenv(NoSandboxEnv) == "1" {
+		// Chromium refuses to run as root with its sandbox (CI runs as
+		// root); a machine whose kernel forbids the unprivileged user
+		// namespaces the sandbox needs sets PHASEGATE_CHROMIUM_NO_SANDBOX=1.
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	return opts
