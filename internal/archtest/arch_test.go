@@ -12,6 +12,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -49,8 +50,9 @@ const (
 	Main Role = "main"
 	// TestSupport packages serve tests only (fakes, fixtures).
 	TestSupport Role = "test-support"
-	// Tooling is bench/: benchmarks and measurement programs, not the product
-	// (a module of its own, bench/go.mod, still checked here: it imports the
+	// Tooling is bench/ and e2e/: benchmarks and measurement programs, and
+	// the real-browser tests, not the product (each a module of its own,
+	// bench/go.mod and e2e/go.mod, still checked here: they import the
 	// product's internal packages).
 	Tooling Role = "tooling"
 )
@@ -91,13 +93,20 @@ var roles = map[string]Role{
 	"internal/binaryaction":        TestSupport,
 }
 
-// roleOf is a package's role; bench/… (the bench module) is tooling.
+// toolingModules are the directories of the modules that are tooling, not
+// the product (module_test.go checks their go.mod).
+var toolingModules = []string{"bench", "e2e"}
+
+// roleOf is a package's role; bench/… (the bench module) and e2e/… (the
+// browser tests' module) are tooling.
 func roleOf(pkg string) Role {
 	if r, ok := roles[pkg]; ok {
 		return r
 	}
-	if pkg == "bench" || strings.HasPrefix(pkg, "bench/") {
-		return Tooling
+	for _, m := range toolingModules {
+		if pkg == m || strings.HasPrefix(pkg, m+"/") {
+			return Tooling
+		}
 	}
 	return ""
 }
@@ -284,14 +293,15 @@ func moduleRoot(t *testing.T) string {
 	return root
 }
 
-// Load parses every Go package under root's cmd/, internal/, schemas/ and
-// bench/ into facts: imports (non-test and test apart), the qualified
-// identifiers the non-test files use and the methods they call. testdata
-// and dot directories are skipped, as the go tool does.
+// Load parses every Go package under root's cmd/, internal/, schemas/,
+// bench/ and e2e/ into facts: imports (non-test and test apart), the
+// qualified identifiers the non-test files use and the methods they call.
+// testdata, node_modules and dot directories are skipped, as the go tool
+// does (node_modules: e2e's npm packages).
 func Load(root string) (map[string]*Package, error) {
 	pkgs := map[string]*Package{}
 	fset := token.NewFileSet()
-	for _, top := range []string{"cmd", "internal", "schemas", "bench"} {
+	for _, top := range append([]string{"cmd", "internal", "schemas"}, toolingModules...) {
 		if _, err := os.Stat(filepath.Join(root, top)); os.IsNotExist(err) {
 			continue
 		}
@@ -300,7 +310,7 @@ func Load(root string) (map[string]*Package, error) {
 				return err
 			}
 			if d.IsDir() {
-				if n := d.Name(); n == "testdata" || (strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) && p != filepath.Join(root, top) {
+				if n := d.Name(); n == "testdata" || n == "node_modules" || (strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) && p != filepath.Join(root, top) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -427,6 +437,11 @@ func TestArchitecture(t *testing.T) {
 	} {
 		if p := pkgs[pkg]; p == nil || !slices.ContainsFunc(p.Imports, func(s string) bool { return hasPrefixPath(s, imp) || s == imp }) {
 			t.Errorf("the loader did not see %s import %s", pkg, imp)
+		}
+	}
+	for _, m := range toolingModules {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(pkgs)), func(n string) bool { return strings.HasPrefix(n, m+"/") }) {
+			t.Errorf("the loader saw no package of the %s module", m)
 		}
 	}
 	if p := pkgs["internal/decide"]; p == nil || !slices.Contains(p.Calls, "CreateStatus") {

@@ -13,9 +13,10 @@ import (
 // The product module holds the product only: its programs are under cmd/
 // (pre-commit's golang hook runs `go install ./...` of the repository and
 // builds every one of them into each user's cache). The benchmarks and
-// measurement programs are the bench module (bench/go.mod), which requires
-// the product by `replace … => ../`; no go.work joins the two, or the hook
-// would see bench again.
+// measurement programs are the bench module (bench/go.mod), the real-browser
+// tests the e2e module (e2e/go.mod, with chromedp); each requires the product
+// by `replace … => ../`; no go.work joins them, or the hook would see bench
+// again and the product's go.mod would not stay lean.
 
 const benchModule = module + "/bench"
 
@@ -57,22 +58,26 @@ func moduleMains(root string) ([]string, error) {
 }
 
 // checkModules says what is wrong with the split: the product module's
-// main packages (directories), bench/go.mod's text ("" when it is missing)
-// and whether the repository has a go.work.
-func checkModules(mains []string, benchGoMod string, goWork bool) []string {
+// main packages (directories), the go.mod text of each tooling module by
+// its directory ("" when it is missing) and whether the repository has a
+// go.work.
+func checkModules(mains []string, tooling map[string]string, goWork bool) []string {
 	var probs []string
 	for _, m := range mains {
 		if !strings.HasPrefix(m, "cmd/") {
 			probs = append(probs, "main package "+m+" is in the product module outside cmd/: a benchmark or tool belongs in the bench module (bench/)")
 		}
 	}
-	switch {
-	case benchGoMod == "":
-		probs = append(probs, "bench/go.mod is missing: bench/ must be a module of its own")
-	case !strings.HasPrefix(benchGoMod, "module "+benchModule+"\n") && !strings.Contains(benchGoMod, "\nmodule "+benchModule+"\n"):
-		probs = append(probs, "bench/go.mod is not module "+benchModule)
-	case !strings.Contains(benchGoMod, "\nreplace "+module+" => ../\n"):
-		probs = append(probs, "bench/go.mod does not replace "+module+" => ../ (it must measure this checkout)")
+	for _, dir := range toolingModules {
+		goMod, path := tooling[dir], module+"/"+dir
+		switch {
+		case goMod == "":
+			probs = append(probs, dir+"/go.mod is missing: "+dir+"/ must be a module of its own")
+		case !strings.HasPrefix(goMod, "module "+path+"\n") && !strings.Contains(goMod, "\nmodule "+path+"\n"):
+			probs = append(probs, dir+"/go.mod is not module "+path)
+		case !strings.Contains(goMod, "\nreplace "+module+" => ../\n"):
+			probs = append(probs, dir+"/go.mod does not replace "+module+" => ../ (it must build this checkout)")
+		}
 	}
 	if goWork {
 		probs = append(probs, "go.work joins the modules: pre-commit's go install ./... would build bench's programs again")
@@ -89,12 +94,16 @@ func TestProductModuleHoldsOnlyTheProduct(t *testing.T) {
 	if len(mains) == 0 {
 		t.Fatal("no main package found in the product module: the walk is broken")
 	}
-	bench, err := os.ReadFile(filepath.Join(root, "bench", "go.mod"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
+	tooling := map[string]string{}
+	for _, dir := range toolingModules {
+		goMod, err := os.ReadFile(filepath.Join(root, dir, "go.mod"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		tooling[dir] = string(goMod)
 	}
 	_, werr := os.Stat(filepath.Join(root, "go.work"))
-	for _, p := range checkModules(mains, string(bench), werr == nil) {
+	for _, p := range checkModules(mains, tooling, werr == nil) {
 		t.Error(p)
 	}
 }
@@ -137,29 +146,42 @@ func TestModuleMainsSeesAStrayProgram(t *testing.T) {
 }
 
 func TestCheckModulesCatches(t *testing.T) {
-	good := "module " + benchModule + "\n\ngo 1.25.0\n\nrequire " + module + " v0.0.0-00010101000000-000000000000\n\nreplace " + module + " => ../\n"
+	goMod := func(dir string) string {
+		return "module " + module + "/" + dir + "\n\ngo 1.25.0\n\nrequire " + module + " v0.0.0-00010101000000-000000000000\n\nreplace " + module + " => ../\n"
+	}
+	good := map[string]string{"bench": goMod("bench"), "e2e": goMod("e2e")}
+	with := func(dir, text string) map[string]string {
+		m := map[string]string{"bench": good["bench"], "e2e": good["e2e"]}
+		m[dir] = text
+		return m
+	}
 	tests := []struct {
-		name   string
-		mains  []string
-		bench  string
-		goWork bool
-		want   string // "" = no problem
+		name    string
+		mains   []string
+		tooling map[string]string
+		goWork  bool
+		want    string // "" = no problem
 	}{
-		{name: "as it is", mains: []string{"cmd/phasegate"}, bench: good},
-		{name: "a benchmark program back in the product", mains: []string{"cmd/phasegate", "bench/cmd/unsignedflood"}, bench: good,
+		{name: "as it is", mains: []string{"cmd/phasegate"}, tooling: good},
+		{name: "a benchmark program back in the product", mains: []string{"cmd/phasegate", "bench/cmd/unsignedflood"}, tooling: good,
 			want: "main package bench/cmd/unsignedflood is in the product module outside cmd/"},
-		{name: "a script's program", mains: []string{"cmd/phasegate", "scripts/gen"}, bench: good,
+		{name: "a script's program", mains: []string{"cmd/phasegate", "scripts/gen"}, tooling: good,
 			want: "main package scripts/gen is in the product module"},
-		{name: "no bench module", mains: []string{"cmd/phasegate"}, bench: "", want: "bench/go.mod is missing"},
-		{name: "another module path", mains: []string{"cmd/phasegate"}, bench: strings.Replace(good, "/bench\n", "/benchmarks\n", 1),
+		{name: "no bench module", mains: []string{"cmd/phasegate"}, tooling: with("bench", ""), want: "bench/go.mod is missing"},
+		{name: "no e2e module: chromedp in the product's go.mod", mains: []string{"cmd/phasegate"}, tooling: with("e2e", ""), want: "e2e/go.mod is missing"},
+		{name: "another module path", mains: []string{"cmd/phasegate"}, tooling: with("bench", strings.Replace(good["bench"], "/bench\n", "/benchmarks\n", 1)),
 			want: "bench/go.mod is not module " + benchModule},
-		{name: "the product from the proxy", mains: []string{"cmd/phasegate"}, bench: strings.Replace(good, "replace ", "// replace ", 1),
-			want: "does not replace " + module + " => ../"},
-		{name: "a go.work", mains: []string{"cmd/phasegate"}, bench: good, goWork: true, want: "go.work joins the modules"},
+		{name: "e2e under another module path", mains: []string{"cmd/phasegate"}, tooling: with("e2e", strings.Replace(good["e2e"], "/e2e\n", "/browser\n", 1)),
+			want: "e2e/go.mod is not module " + module + "/e2e"},
+		{name: "the product from the proxy", mains: []string{"cmd/phasegate"}, tooling: with("bench", strings.Replace(good["bench"], "replace ", "// replace ", 1)),
+			want: "bench/go.mod does not replace " + module + " => ../"},
+		{name: "e2e tests the product from the proxy", mains: []string{"cmd/phasegate"}, tooling: with("e2e", strings.Replace(good["e2e"], "replace ", "// replace ", 1)),
+			want: "e2e/go.mod does not replace " + module + " => ../"},
+		{name: "a go.work", mains: []string{"cmd/phasegate"}, tooling: good, goWork: true, want: "go.work joins the modules"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			probs := checkModules(tt.mains, tt.bench, tt.goWork)
+			probs := checkModules(tt.mains, tt.tooling, tt.goWork)
 			if tt.want == "" {
 				if len(probs) > 0 {
 					t.Errorf("problems %q, want none", probs)
