@@ -81,9 +81,12 @@ type Result struct {
 // place in the conventions. Discovery resolves symlinks inside that FS (see
 // artifact.WalkFS); the rules read it through an os.Root of the same
 // directory, which the paths agents write in artifacts cannot leave, even
-// while the tree changes. (Discovery and the artifact reads do not go
-// through the os.Root: it opens each path one directory at a time, which
-// made a run over 10,000 files markedly slower.) A single file is checked
+// while the tree changes (a task folder the rules read several files of
+// through an os.Root of its own: Group.dirRoot). Discovery and the artifact
+// reads do not go through the os.Root: it opens each path one directory at
+// a time, which made a run over 10,000 files markedly slower; the artifacts
+// os.DirFS would open are read by system calls (readOS on Unix: open,
+// fstat, read, close, not os.File's ten). A single file is checked
 // as named (its findings carry the path as given; --kind applies), through
 // the FS of the directory holding it, with no tree for the rules to read.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
