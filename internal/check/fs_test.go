@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -368,19 +369,29 @@ func TestRunFSSymlinksOnDirFS(t *testing.T) {
 
 // TestGroupReadsConfined: the rules read the tree through the run's FS,
 // confined to it whatever the FS: on os.DirFS a link out of the tree is not
-// followed.
+// followed; through an os.Root (what Run gives the rules), the directory's
+// own os.Root (Group.dirRoot) answers as the tree's root would, a link out
+// of the directory but inside the tree included.
 func TestGroupReadsConfined(t *testing.T) {
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret.log"), []byte("secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root := testutil.WriteTree(t, t.TempDir(), map[string]string{"ev/ok.log": "ok", "big.log": strings.Repeat("x", 100)})
-	for link, target := range map[string]string{"ev/out.log": filepath.Join(outside, "secret.log"), "ev/in.log": "ok.log", "ev/up.log": "../../" + filepath.Base(outside) + "/secret.log", "outdir": outside} {
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{"ev/ok.log": "ok", "big.log": strings.Repeat("x", 100), "sib/x.log": "sib"})
+	for link, target := range map[string]string{"ev/out.log": filepath.Join(outside, "secret.log"), "ev/in.log": "ok.log", "ev/up.log": "../../" + filepath.Base(outside) + "/secret.log", "outdir": outside, "ev/sib.log": "../sib/x.log", "ev/sibdir": "../sib"} {
 		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
 			t.Skipf("symlinks unavailable: %v", err)
 		}
 	}
-	g := &Group{files: os.DirFS(root), limit: 50}
+	tree, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	groups := map[string]*Group{
+		"os.DirFS": {files: os.DirFS(root), limit: 50},
+		"os.Root":  {files: tree.FS(), root: tree, limit: 50},
+	}
 	tests := []struct {
 		rel    string
 		want   string // content; "" for an error
@@ -398,17 +409,23 @@ func TestGroupReadsConfined(t *testing.T) {
 		{rel: "../secret.log"},
 		{rel: filepath.ToSlash(filepath.Join(outside, "secret.log"))},
 		{rel: "ev/missing.log"},
+		{rel: "ev/sib.log", want: "sib", exists: true},
+		{rel: "ev/sibdir/x.log", want: "sib", exists: true},
+		{rel: "sib/x.log", want: "sib", exists: true},
 	}
-	for _, tc := range tests {
-		t.Run(tc.rel, func(t *testing.T) {
-			data, err := g.ReadFile(tc.rel)
-			if tc.want == "" && err == nil || tc.want != "" && (err != nil || string(data) != tc.want) {
-				t.Errorf("ReadFile = %q, %v; want %q", data, err, tc.want)
-			}
-			if got := g.Exists(tc.rel); got != tc.exists {
-				t.Errorf("Exists = %v, want %v", got, tc.exists)
-			}
-		})
+	for name, g := range groups {
+		for _, tc := range tests {
+			t.Run(name+"/"+tc.rel, func(t *testing.T) {
+				data, err := g.ReadFile(tc.rel)
+				if tc.want == "" && err == nil || tc.want != "" && (err != nil || string(data) != tc.want) {
+					t.Errorf("ReadFile = %q, %v; want %q", data, err, tc.want)
+				}
+				if got := g.Exists(tc.rel); got != tc.exists {
+					t.Errorf("Exists = %v, want %v", got, tc.exists)
+				}
+			})
+		}
+		g.closeDirs()
 	}
 	if _, err := (&Group{}).ReadFile("ev/ok.log"); err == nil || !strings.Contains(err.Error(), "no directory") {
 		t.Errorf("ReadFile without a tree: %v", err)
@@ -564,6 +581,77 @@ func TestReadLimitedWhateverStatSays(t *testing.T) {
 			}
 			if len(data) != tc.wantLen || size != tc.wantSize || string(data) != content[:tc.wantLen] {
 				t.Errorf("read %d bytes, size %d; want %d bytes of the content, size %d", len(data), size, tc.wantLen, tc.wantSize)
+			}
+		})
+	}
+}
+
+// TestReadOSMatchesReadLimited: readOS (system calls) reads what readLimited
+// reads through os.DirFS of the same directory — the bytes, the size and
+// the error — at, under and over the limit, and for a file that is not
+// there, a directory and a path os.DirFS refuses.
+func TestReadOSMatchesReadLimited(t *testing.T) {
+	dir := testutil.WriteTree(t, t.TempDir(), map[string]string{
+		"empty.yaml":     "",
+		"one.yaml":       "a",
+		"k.yaml":         strings.Repeat("abcdefghij", 100),
+		"sub/deep.json":  `{"a": 1}`,
+		"big.jsonl":      strings.Repeat("x", sniffSize*2),
+		"bigger.jsonl":   strings.Repeat("y", sniffSize*3+7),
+		"sub/dir/x.yaml": "x: 1",
+	})
+	tests := []struct {
+		name  string
+		path  string
+		limit int64
+	}{
+		{name: "empty", path: "empty.yaml", limit: 4096},
+		{name: "one byte", path: "one.yaml", limit: 4096},
+		{name: "under the limit", path: "k.yaml", limit: 4096},
+		{name: "at the limit", path: "k.yaml", limit: 1000},
+		{name: "one over the limit", path: "k.yaml", limit: 999},
+		{name: "nested", path: "sub/deep.json", limit: 4096},
+		{name: "over the limit: the head", path: "big.jsonl", limit: sniffSize},
+		{name: "a limit under the sniff size", path: "big.jsonl", limit: 100},
+		{name: "over the sniff size, under the limit", path: "bigger.jsonl", limit: 1 << 20},
+		{name: "missing", path: "sub/missing.yaml", limit: 4096},
+		{name: "a directory", path: "sub/dir", limit: 4096},
+		{name: "an invalid path", path: "../k.yaml", limit: 4096},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want, wantSize, wantErr := readLimited(os.DirFS(dir), tc.path, tc.limit)
+			got, gotSize, gotErr := readOS(dir, tc.path, tc.limit)
+			if !bytes.Equal(got, want) || gotSize != wantSize {
+				t.Errorf("readOS = %d bytes, size %d; readLimited %d bytes, size %d", len(got), gotSize, len(want), wantSize)
+			}
+			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && errors.Unwrap(gotErr).Error() != errors.Unwrap(wantErr).Error() {
+				t.Errorf("readOS error %v; readLimited %v", gotErr, wantErr)
+			}
+		})
+	}
+}
+
+// TestReadOSSizeUnknown: a file whose size the system does not know (Linux's
+// /proc/version says 0) is read whole, or up to the limit and one byte more.
+func TestReadOSSizeUnknown(t *testing.T) {
+	want, err := os.ReadFile("/proc/version")
+	if err != nil || len(want) < 20 {
+		t.Skipf("no /proc/version to read: %v", err)
+	}
+	tests := []struct {
+		name  string
+		limit int64
+		want  []byte
+	}{
+		{name: "under the limit", limit: 1 << 20, want: want},
+		{name: "over the limit", limit: 10, want: want[:11]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, size, err := readOS("/proc", "version", tc.limit)
+			if err != nil || !bytes.Equal(got, tc.want) || size != int64(len(tc.want)) {
+				t.Errorf("readOS = %q, size %d, %v; want %q", got, size, err, tc.want)
 			}
 		})
 	}

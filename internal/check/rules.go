@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -94,10 +95,13 @@ type Group struct {
 
 	prefix string
 	files  fs.FS // the checked tree; nil when a single file is checked
-	// confined means files confines symlinks itself (an os.Root's FS), so
-	// treePath need not resolve them.
-	confined bool
-	limit    int64
+	// root, when set, is the os.Root whose FS files is: it confines
+	// symlinks itself, so treePath need not resolve them.
+	root  *os.Root
+	limit int64
+	// dirs are os.Roots of directories of the tree the rules looked into
+	// (dirRoot), nil for one that could not be opened; closed with the group.
+	dirs map[string]*os.Root
 }
 
 // Rel is a document path without the run's prefix: relative to the root.
@@ -113,7 +117,7 @@ func (g *Group) ReadFile(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	f, err := g.files.Open(p)
+	f, err := g.open(p)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
@@ -142,8 +146,66 @@ func (g *Group) Exists(rel string) bool {
 	if err != nil {
 		return false
 	}
+	if d := g.dirRoot(path.Dir(p)); d != nil {
+		if _, err := d.Stat(path.Base(p)); err == nil {
+			return true
+		}
+	}
 	_, err = fs.Stat(g.files, p)
 	return err == nil
+}
+
+// open opens the tree path p: through the os.Root of its directory when
+// there is one (dirRoot), else, or when that fails, through the tree's FS.
+func (g *Group) open(p string) (fs.File, error) {
+	if d := g.dirRoot(path.Dir(p)); d != nil {
+		if f, err := d.Open(path.Base(p)); err == nil {
+			return f, nil
+		}
+	}
+	return g.files.Open(p)
+}
+
+// maxDirRoots bounds the directories a group keeps open (dirRoot).
+const maxDirRoots = 8
+
+// dirRoot is an os.Root of the tree directory dir, opened once for the
+// group, or nil (no os.Root behind the tree, dir is its root, or dir could
+// not be opened). An os.Root opens every directory on a path one at a time:
+// a task folder's evidence files looked up through the tree's root cost
+// four openat each, through the folder's own os.Root one call. The folder's
+// root is as confined as the tree's and stricter (a symlink out of the
+// folder is refused), so Exists and open fall back to the tree's root on
+// any failure: the answers are the tree root's.
+func (g *Group) dirRoot(dir string) *os.Root {
+	if g.root == nil || dir == "." {
+		return nil
+	}
+	if d, ok := g.dirs[dir]; ok {
+		return d
+	}
+	if len(g.dirs) >= maxDirRoots {
+		return nil
+	}
+	d, err := g.root.OpenRoot(dir)
+	if err != nil {
+		d = nil
+	}
+	if g.dirs == nil {
+		g.dirs = map[string]*os.Root{}
+	}
+	g.dirs[dir] = d
+	return d
+}
+
+// closeDirs closes the directories dirRoot opened.
+func (g *Group) closeDirs() {
+	for _, d := range g.dirs {
+		if d != nil {
+			d.Close()
+		}
+	}
+	g.dirs = nil
 }
 
 // treePath is the path inside the tree's FS that rel names: cleaned, a
@@ -160,7 +222,7 @@ func (g *Group) treePath(rel string) (string, error) {
 	if !fs.ValidPath(p) {
 		return "", fs.ErrInvalid
 	}
-	if lfs, ok := g.files.(fs.ReadLinkFS); ok && !g.confined {
+	if lfs, ok := g.files.(fs.ReadLinkFS); ok && g.root == nil {
 		return artifact.ResolveFS(lfs, p)
 	}
 	return p, nil
