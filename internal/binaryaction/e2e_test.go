@@ -66,14 +66,13 @@ func makeRelease(t *testing.T) release {
 	t.Helper()
 	r := release{files: map[string][]byte{}}
 	var sums bytes.Buffer
-	var binary []byte
 	if dist := os.Getenv(distEnv); dist != "" {
-		r.version, r.native, binary = fromDist(t, dist, &sums)
+		r.version, r.native = fromDist(t, dist, &sums)
 		r.files[r.native] = readAbs(t, filepath.Join(dist, r.native))
 		t.Logf("serving GoReleaser's %s from %s", r.native, dist)
 	} else {
 		r.version = "0.0.0-e2e"
-		binary = goBuild(t, "v"+r.version)
+		binary := goBuild(t, "v"+r.version)
 		r.native = fmt.Sprintf("phasegate_%s_%s_%s.tar.gz", r.version, runtime.GOOS, runtime.GOARCH)
 		r.files[r.native] = tarGz(t, map[string][]byte{"phasegate": binary, "README.md": readFile(t, "README.md")})
 		fmt.Fprintf(&sums, "%s  %s\n", sum(r.files[r.native]), r.native)
@@ -97,8 +96,8 @@ func makeRelease(t *testing.T) release {
 }
 
 // fromDist reads GoReleaser's SHA256SUMS in dist into sums and returns the
-// version, the name and the binary of this platform's archive.
-func fromDist(t *testing.T, dist string, sums *bytes.Buffer) (version, name string, binary []byte) {
+// version and the name of this platform's archive, which must hold phasegate.
+func fromDist(t *testing.T, dist string, sums *bytes.Buffer) (version, name string) {
 	t.Helper()
 	data := readAbs(t, filepath.Join(dist, "SHA256SUMS"))
 	sums.Write(data)
@@ -112,8 +111,8 @@ func fromDist(t *testing.T, dist string, sums *bytes.Buffer) (version, name stri
 	if name == "" {
 		t.Fatalf("%s/SHA256SUMS lists no %s/%s archive:\n%s", dist, runtime.GOOS, runtime.GOARCH, data)
 	}
-	binary = untarOne(t, readAbs(t, filepath.Join(dist, name)), "phasegate")
-	return version, name, binary
+	untarOne(t, readAbs(t, filepath.Join(dist, name)), "phasegate")
+	return version, name
 }
 
 // goBuild builds cmd/phasegate as .goreleaser.yaml does, stamped with
