@@ -105,6 +105,7 @@ func TestRunSh(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each run has its own server, tool cache and gh
 			if tc.env["RUNNER_OS"] == "Windows" {
 				if _, err := exec.LookPath("unzip"); err != nil {
 					t.Skip("unzip is not installed")

@@ -13,6 +13,7 @@ import (
 // small constant. A second command on the unchanged thread re-reads the
 // pages with conditional requests only (ETag → 304, free of rate limit).
 func TestAPICallsPerResolve(t *testing.T) {
+	t.Parallel() // seconds of JSON under -race; its world is its own
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	// 995 + the outcome + two commands and a reply = 999 comments when the
@@ -101,6 +102,7 @@ func route(p string) string {
 // starts for it (the action: no ETag cache, no pushers read before), for
 // the record; the budget above is the long-running App's.
 func TestAPICallsPerResolveCold(t *testing.T) {
+	t.Parallel() // seconds of JSON under -race; its world is its own
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	for i := 0; i < 997; i++ {

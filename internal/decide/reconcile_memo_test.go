@@ -75,6 +75,7 @@ func (m *memoWorld) pass(t *testing.T) (Result, map[string]int, []ghfake.Call) {
 // that changed (and applies the command whose delivery was lost) and not
 // the others; a pass with nothing changed reads no thread at all.
 func TestReconcileReadsWhatChanged(t *testing.T) {
+	t.Parallel() // seconds of JSON under -race; its world is its own
 	m := newMemoWorld(t)
 	if r, per, _ := m.pass(t); r.Reread != 3 || per["41"] == 0 || per["42"] == 0 || per["7"] == 0 {
 		t.Fatalf("first pass: %+v, calls per thread %v; want every thread read", r, per)
@@ -121,6 +122,7 @@ func TestReconcileReadsWhatChanged(t *testing.T) {
 // no longer pending shows in no listing: the issue_comment deleted webhook
 // records it, docs/security.md.)
 func TestReconcileNoticesChangesOnUnchangedThreads(t *testing.T) {
+	t.Parallel() // seconds of JSON under -race; its world is its own
 	tests := []struct {
 		name         string
 		do           func(m *memoWorld, command int64)
@@ -142,6 +144,7 @@ func TestReconcileNoticesChangesOnUnchangedThreads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			m := newMemoWorld(t)
 			m.pass(t)
 			m.clock.Advance(15 * time.Minute)
@@ -186,6 +189,7 @@ func (s *shareSpent) Allow(essential bool) (string, bool) {
 // while a thread that changed without a command is left for a later pass
 // (a *CutShortError naming it, and the next pass reads it first).
 func TestReconcileSpentShareAppliesLostCommands(t *testing.T) {
+	t.Parallel() // seconds of JSON under -race; its world is its own
 	m := newMemoWorld(t)
 	if r, _, _ := m.pass(t); r.Reread != 3 {
 		t.Fatalf("first pass: %+v", r)

@@ -60,6 +60,7 @@ func (a *attempts) next(t *testing.T) Attempt {
 }
 
 func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	st := startRedis(t).open(t)
 	ctx := testCtx(t)
 	release := make(chan struct{})
@@ -128,6 +129,7 @@ func waitStats(t *testing.T, q *Queue, cond func(QueueStats) bool) QueueStats {
 // not counted (even on the last attempt), the last failure archives the
 // task, and a key whose task was archived can be enqueued again.
 func TestQueueRetries(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	errBoom := errors.New("boom")
 	deferral := Defer(10*time.Millisecond, "installation_busy", nil)
 	tests := []struct {
@@ -203,6 +205,7 @@ func equalInts(a, b []int) bool {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	tests := []struct {
 		n        int
 		min, max time.Duration
@@ -223,6 +226,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestQueueRefusesEmptyKey(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	st := startRedis(t).open(t)
 	q := startQueue(t, st, QueueOptions{}, nil)
 	if _, err := q.Enqueue(testCtx(t), Task{Kind: "k"}); err == nil {
@@ -231,6 +235,7 @@ func TestQueueRefusesEmptyKey(t *testing.T) {
 }
 
 func TestQueueRedisGone(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	st := srv.open(t)
 	q := startQueue(t, st, QueueOptions{}, nil)
@@ -245,6 +250,7 @@ func TestQueueRedisGone(t *testing.T) {
 }
 
 func TestSemaphore(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	a, b := srv.open(t), srv.open(t)
 	ctx := testCtx(t)
@@ -286,6 +292,7 @@ func TestSemaphore(t *testing.T) {
 // TestSemaphoreDeadHolder: the slots of a process that died (its Redis
 // connection gone, no renewal) free themselves within one lease.
 func TestSemaphoreDeadHolder(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	dead := srv.open(t)
 	live := srv.open(t)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestOpen(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	dead, err := freePort()
 	if err != nil {
@@ -65,6 +66,7 @@ func TestOpen(t *testing.T) {
 // updated under it by read, yield, write loses no update, and no two
 // holders are ever inside at once.
 func TestLockMutualExclusionAcrossReplicas(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	replicas := []*Locker{srv.open(t).Locker("lock:", 5*time.Second), srv.open(t).Locker("lock:", 5*time.Second)}
 	for _, l := range replicas {
@@ -118,6 +120,7 @@ func TestLockMutualExclusionAcrossReplicas(t *testing.T) {
 }
 
 func TestLockKeysAreIndependent(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	a, b := srv.open(t).Locker("lock:", 5*time.Second), srv.open(t).Locker("lock:", 5*time.Second)
 	other := srv.open(t).Locker("other:", 5*time.Second)
@@ -153,6 +156,7 @@ func TestLockKeysAreIndependent(t *testing.T) {
 // A holder whose lease expired (it stalled, its renewal stopped) and was
 // taken over must not delete the new holder's lock when it unlocks.
 func TestUnlockAfterExpiryLeavesOthersLock(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	a, b := srv.open(t).Locker("lock:", 300*time.Millisecond), srv.open(t).Locker("lock:", 5*time.Second)
@@ -190,6 +194,7 @@ func TestUnlockAfterExpiryLeavesOthersLock(t *testing.T) {
 
 // A replica that dies holding a lock frees it within one lease.
 func TestLeaseExpiresWhenHolderDies(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	tests := []struct {
 		name string
 		die  func(st *Store, ls *Lease)
@@ -237,6 +242,7 @@ func TestLeaseExpiresWhenHolderDies(t *testing.T) {
 // extends the lease, and another replica waiting for more than three leases
 // does not get it.
 func TestRenewalKeepsLongHolder(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	const lease = time.Second
@@ -278,6 +284,7 @@ func TestRenewalKeepsLongHolder(t *testing.T) {
 // stalled, or an operator deleted it), the renewal notices, Lost closes, and
 // the holder's release leaves the new value alone.
 func TestRenewalNoticesTakeover(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	ctx := testCtx(t)
@@ -302,6 +309,7 @@ func TestRenewalNoticesTakeover(t *testing.T) {
 }
 
 func TestLockContext(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	a, b := srv.open(t).Locker("lock:", 5*time.Second), srv.open(t).Locker("lock:", 5*time.Second)
@@ -372,6 +380,7 @@ func TestLockContext(t *testing.T) {
 // Many concurrent calls for one delivery, over two replicas: exactly one
 // sees it first.
 func TestSeenAcrossReplicas(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	replicas := []*Seen{srv.open(t).Seen("seen:", time.Hour), srv.open(t).Seen("seen:", time.Hour)}
 	tests := []struct {
@@ -423,6 +432,7 @@ func TestSeenAcrossReplicas(t *testing.T) {
 }
 
 func TestSeenForgetAndExpiry(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	ctx := testCtx(t)
@@ -475,6 +485,7 @@ func TestSeenForgetAndExpiry(t *testing.T) {
 // long before the generous ctx ends, including a Lock that was waiting for
 // a held lock; a held lease reports itself lost.
 func TestRedisGoesAway(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	ctx := testCtx(t)
 	st1, st2 := srv.open(t), srv.open(t)
@@ -548,6 +559,7 @@ func TestRedisGoesAway(t *testing.T) {
 
 // A Store closed while a Lock waits, and calls after Close.
 func TestClosedStore(t *testing.T) {
+	t.Parallel() // its own redis-server; the waits are Redis's real time
 	srv := startRedis(t)
 	ctx := testCtx(t)
 	st := srv.open(t)

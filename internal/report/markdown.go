@@ -60,6 +60,10 @@ type StatusLine struct {
 // room for the other steps' summaries in the same job.
 const maxSummary = 900 << 10
 
+// summaryLimit is the cap Markdown applies: maxSummary, lowered only by a
+// test, so that proving the cap does not take rendering 900 KiB.
+var summaryLimit = maxSummary
+
 // Bounds on the parts before the findings, so that the findings table always
 // has room: a diagram of more units than this is unreadable anyway.
 const (
@@ -122,7 +126,7 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 		ordered := bySeverity(r.Findings)
 		for i, f := range ordered {
 			row := fmt.Sprintf("| %s | %s | `%s` | %s |\n", severityIcon(f.Severity), fileLink(f, links), codeSafe(f.Rule), outcome.Inline(f.Message))
-			if b.Len()+len(row) > maxSummary {
+			if b.Len()+len(row) > summaryLimit {
 				fmt.Fprintf(&b, "\n%d more findings are not listed here (GitHub limits a job summary to 1 MiB): see the step's log.\n", len(ordered)-i)
 				break
 			}

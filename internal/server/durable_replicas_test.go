@@ -1,3 +1,5 @@
+//go:build integration
+
 package server
 
 import (
@@ -20,33 +22,10 @@ import (
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
-// jobLogEnv names the file where a replica process of the tests logs the
-// start and end of each durable job (jobHook): one line each,
-// "<start|end> <key> <replica> <unix nanoseconds> <ok|error>".
-const jobLogEnv = "PHASEGATE_TEST_JOB_LOG"
-
 // realRecoveryEnv makes TestReplicasDurableBurst wait for asynq's own
 // recovery of a dead replica's jobs (60 to 120 s) instead of expiring
 // their leases itself.
 const realRecoveryEnv = "PHASEGATE_TEST_REAL_RECOVERY"
-
-// fileJobHook appends the jobs' starts and ends to path.
-func fileJobHook(path, replica string) func(string, *job, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		panic(err)
-	}
-	var mu sync.Mutex
-	return func(phase string, j *job, err error) {
-		res := "ok"
-		if err != nil {
-			res = "error"
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		_, _ = fmt.Fprintf(f, "%s %s %s %d %s\n", phase, j.taskKey(), replica, time.Now().UnixNano(), res)
-	}
-}
 
 // jobRun is one run of a job, as the replicas logged it; a run without an
 // end (its replica died) ends at the kill.

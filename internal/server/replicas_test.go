@@ -1,3 +1,11 @@
+//go:build integration
+
+// The tests of this file, durable_replicas_test.go and
+// replicas_door_test.go run `phasegate serve` replicas as processes of the
+// test binary (main_test.go's TestMain) against private redis-servers, and
+// kill them: integration tests, run by `go test -race -tags integration
+// ./...` (.ci/run), not by the developer's `go test -race ./...`.
+
 package server
 
 import (
@@ -18,27 +26,8 @@ import (
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
-	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 	"github.com/phasegate/phasegate/internal/redisx/redistest"
 )
-
-// childEnv makes the test binary run `phasegate serve` (Main, configured by
-// the PHASEGATE_* variables) instead of the tests: a replica is a real
-// process, so that it can be killed as a crash would kill it. The
-// variable's value names the replica; it is the version in its User-Agent.
-const childEnv = "PHASEGATE_TEST_SERVE_REPLICA"
-
-func TestMain(m *testing.M) {
-	if name := os.Getenv(childEnv); name != "" {
-		if path := os.Getenv(jobLogEnv); path != "" {
-			jobHook = fileJobHook(path, name)
-		}
-		os.Exit(Main(nil, os.Getenv, os.Stdout, os.Stderr, name))
-	}
-	// Every exchange with the fake GitHub, the replicas' too (the fake
-	// runs in this process), is held to GitHub's OpenAPI description.
-	os.Exit(ghfaketest.Main(m, os.Stderr))
-}
 
 // replica is one `phasegate serve` process.
 type replica struct {

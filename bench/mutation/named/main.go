@@ -178,7 +178,7 @@ func runOne(m Mutation, tmp string, check bool, timeout time.Duration) result {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-timeout", timeout.String(), "-overlay", overlay, m.pkg())
+	cmd := exec.CommandContext(ctx, "go", "test", "-tags", "integration", "-count=1", "-timeout", timeout.String(), "-overlay", overlay, m.pkg())
 	output, err := cmd.CombinedOutput()
 	r := result{seconds: time.Since(start).Seconds()}
 	r.status, r.killedBy = verdict(string(output), err)
