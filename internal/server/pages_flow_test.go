@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/web"
 )
 
 const (
@@ -154,6 +156,45 @@ func TestPagesSignInResolveFlipsCheck(t *testing.T) {
 	h.deliver("issue_comment", commentEvent("created", featureIssue, posted.id, "alice", "alice", posted.body))
 	if st, ok := f.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); !ok || st.State != "success" {
 		t.Errorf("phasegate/decisions after the page's resolution: %+v (ok %v); logs:\n%s", st, ok, h.logs.String())
+	}
+
+	// Someone who can read the repository but may not resolve: no form, and
+	// a forged POST (with their own valid CSRF token) posts nothing.
+	f.SetPermission(owner, repo, "carol", "read")
+	f.SetOAuthUser("carol")
+	carol := browser(t)
+	if code, _ := getPage(t, carol, public+"/login?next=/inbox"); code != http.StatusOK {
+		t.Fatalf("carol's sign-in: %d", code)
+	}
+	code, page = getPage(t, carol, issueURL)
+	if code != http.StatusOK || strings.Contains(page, `name="option"`) {
+		t.Fatalf("carol's issue page: %d, resolve form offered: %v", code, strings.Contains(page, `name="option"`))
+	}
+	before := len(f.Comments(owner, repo, featureIssue))
+	m = csrfRE.FindAllStringSubmatch(page, -1)
+	token := ""
+	if len(m) > 0 {
+		token = m[len(m)-1][1] // the sign-out form's: a valid token of another action
+	}
+	form = url.Values{"csrf": {token}, "decision": {"D-002"}, "option": {"capture"}}
+	req, _ = http.NewRequest(http.MethodPost, issueURL+"/resolve", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", public)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if code, _ := fetch(t, carol, req); code < 400 {
+		t.Errorf("carol's forged resolve answered %d", code)
+	}
+	// Past the CSRF check too (a request the pages would accept), the
+	// resolution itself is refused: the authorisation a typed /resolve meets.
+	f.AddUserToken("carol-token", "carol", appID)
+	_, err := h.srv.pagesSource().Resolve(context.Background(), web.Token{AccessToken: "carol-token"},
+		web.ResolveRequest{Owner: owner, Repo: repo, Issue: featureIssue, Decision: "D-002", Option: "capture", Viewer: "carol"})
+	var refused *web.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Why, "permission") {
+		t.Errorf("carol's resolution: %v, want a refusal naming the permission she lacks", err)
+	}
+	if after := len(f.Comments(owner, repo, featureIssue)); after != before {
+		t.Errorf("carol's forged resolve posted %d comment(s)", after-before)
 	}
 
 	// Someone who cannot see the repository: the same 404 as none.
