@@ -92,17 +92,7 @@ func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) 
 	if err != nil {
 		return nil, fmt.Errorf("list the app's installations: %w", err)
 	}
-	out := make([]Installation, 0, len(list))
-	for _, in := range list {
-		out = append(out, Installation{
-			ID:                  in.GetID(),
-			Account:             in.GetAccount().GetLogin(),
-			AccountType:         in.GetAccount().GetType(),
-			RepositorySelection: in.GetRepositorySelection(),
-			Suspended:           in.SuspendedAt != nil,
-		})
-	}
-	return out, nil
+	return installationsOf(list), nil
 }
 
 // InstallationRepos returns every repository the installation can access
@@ -195,4 +185,19 @@ func (c *Client) RedeliverHookDelivery(ctx context.Context, deliveryID int64) er
 		return fmt.Errorf("redeliver webhook delivery %d: %w", deliveryID, err)
 	}
 	return nil
+}
+
+// installationsOf is GitHub's installations as Installation values.
+func installationsOf(list []*github.Installation) []Installation {
+	out := make([]Installation, 0, len(list))
+	for _, in := range list {
+		out = append(out, Installation{
+			ID:                  in.GetID(),
+			Account:             in.GetAccount().GetLogin(),
+			AccountType:         in.GetAccount().GetType(),
+			RepositorySelection: in.GetRepositorySelection(),
+			Suspended:           in.SuspendedAt != nil,
+		})
+	}
+	return out
 }

@@ -59,17 +59,7 @@ func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) 
 	if err != nil {
 		return nil, fmt.Errorf("list the installations the user can access: %w", err)
 	}
-	out := make([]Installation, 0, len(list))
-	for _, in := range list {
-		out = append(out, Installation{
-			ID:                  in.GetID(),
-			Account:             in.GetAccount().GetLogin(),
-			AccountType:         in.GetAccount().GetType(),
-			RepositorySelection: in.GetRepositorySelection(),
-			Suspended:           in.SuspendedAt != nil,
-		})
-	}
-	return out, nil
+	return installationsOf(list), nil
 }
 
 // UserInstallationRepos returns the repositories of one installation that
