@@ -332,61 +332,64 @@ func truncate(s string) string {
 // scalar resolves a scalar node. Only what is unambiguous becomes a number,
 // boolean or null; timestamps, octal- and hex-looking numbers, .inf/.nan and
 // everything else stay strings, so a value is never silently reinterpreted.
-func scalar(n *yaml.Node) any {
-	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return n.Value
+func scalar(n *yaml.Node) any { return resolveScalar(n.Tag, n.Style, n.Value) }
+
+// resolveScalar is scalar for a node's tag, style and value.
+func resolveScalar(tag string, style yaml.Style, value string) any {
+	if style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return value
 	}
-	if octalLooking.MatchString(n.Value) {
-		return n.Value
+	if octalLooking.MatchString(value) {
+		return value
 	}
-	switch n.Tag {
+	switch tag {
 	case "!!str":
 		// The YAML parser leaves a plain decimal float out of float64's
 		// range (1e400) as a string; it is a number, kept exactly.
-		if n.Style&yaml.TaggedStyle == 0 && decimalFloat.MatchString(n.Value) {
-			return jsonNumber(n.Value)
+		if style&yaml.TaggedStyle == 0 && decimalFloat.MatchString(value) {
+			return jsonNumber(value)
 		}
-		return n.Value
+		return value
 	case "!!null":
-		switch n.Value {
+		switch value {
 		case "", "~", "null", "Null", "NULL":
 			return nil
 		}
-		return n.Value // an explicit !!null on a non-null spelling
+		return value // an explicit !!null on a non-null spelling
 	case "!!bool":
-		switch n.Value {
+		switch value {
 		case "true", "True", "TRUE":
 			return true
 		case "false", "False", "FALSE":
 			return false
 		}
-		return n.Value
+		return value
 	case "!!int":
-		if !decimalInt.MatchString(n.Value) {
-			return n.Value
+		if !decimalInt.MatchString(value) {
+			return value
 		}
-		if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+		if i, err := strconv.ParseInt(value, 10, 64); err == nil {
 			return i
 		}
-		return jsonNumber(n.Value)
+		return jsonNumber(value)
 	case "!!float":
-		if !decimalFloat.MatchString(n.Value) {
-			return n.Value
+		if !decimalFloat.MatchString(value) {
+			return value
 		}
-		if decimalInt.MatchString(n.Value) {
+		if decimalInt.MatchString(value) {
 			// YAML resolves an integer too big for 64 bits as a float;
 			// keep every digit instead.
-			if _, err := strconv.ParseInt(n.Value, 10, 64); err != nil {
-				return jsonNumber(n.Value)
+			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+				return jsonNumber(value)
 			}
 		}
-		f, err := strconv.ParseFloat(n.Value, 64)
+		f, err := strconv.ParseFloat(value, 64)
 		if err != nil || math.IsInf(f, 0) {
-			return jsonNumber(n.Value)
+			return jsonNumber(value)
 		}
 		return f
 	}
-	return n.Value
+	return value
 }
 
 // jsonNumber spells a YAML decimal number (which matched decimalInt or
