@@ -79,6 +79,9 @@ func (d *Document) Locate(tokens []string) Pos {
 	}
 	root := d.root
 	if root == nil && d.lazy != nil {
+		if pos, ok := d.lazy.scan(d.Decoded, tokens); ok {
+			return pos
+		}
 		root = d.lazy.get()
 	}
 	if root == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -366,6 +367,110 @@ type lazyRoot struct {
 	data   []byte
 	limits Limits
 	root   *yaml.Node
+	// scans counts the Locates answered by scanning the bytes (scan), up
+	// to maxScans; after that the tree is built.
+	scans atomic.Int32
+}
+
+// maxScans is how many Locates on one document scan its bytes before the
+// node tree is built for the rest: a scan costs a walk of the file up to
+// the place, the tree one parse and then a walk of the pointer.
+const maxScans = 4
+
+// scan is Locate for a decoded JSON document (not JSONL, whose items are
+// the lines that decoded) without a node tree: a walk of the bytes that
+// builds nothing, to the place the pointer names. A decoded document has no
+// syntax problem, no duplicate key and nothing past the limits, so the
+// first key that matches is the only one, as in the tree. ok is false when
+// the tree is needed (another format, a document that did not decode, a
+// tree built already, the scans used up).
+func (l *lazyRoot) scan(decoded bool, tokens []string) (Pos, bool) {
+	if !decoded || l.format != FormatJSON {
+		return Pos{}, false
+	}
+	if l.scans.Add(1) > maxScans {
+		return Pos{}, false
+	}
+	p := &jsonParser{data: l.data, line: 1, maxDepth: l.limits.MaxDepth}
+	s := &valueState{limits: l.limits, skip: 1}
+	p.skipSpace()
+	best := p.pos()
+	for depth, tok := range tokens {
+		if p.off >= len(p.data) {
+			return best, p.err == nil
+		}
+		var found bool
+		switch p.data[p.off] {
+		case '{':
+			found = p.scanToKey(depth, s, tok, &best)
+		case '[':
+			found = p.scanToItem(depth, s, tok, &best)
+		}
+		if p.err != nil {
+			return Pos{}, false
+		}
+		if !found {
+			return best, true
+		}
+	}
+	return best, true
+}
+
+// scanToKey moves from an object's '{' to the value of its key tok and
+// sets best to the key's position; false when there is no such key.
+func (p *jsonParser) scanToKey(depth int, s *valueState, tok string, best *Pos) bool {
+	p.off++ // {
+	for {
+		p.skipSpace()
+		if p.off >= len(p.data) || p.data[p.off] != '"' {
+			return false // '}' of an empty object (a decoded file has no other)
+		}
+		key := keyAt{p.line, p.lineOff, p.off}
+		k, ok := p.str()
+		if !ok {
+			return false
+		}
+		p.skipSpace()
+		p.off++ // :
+		p.skipSpace()
+		if k == tok {
+			*best = p.posOf(key)
+			return true
+		}
+		p.anyValue(depth+1, s)
+		p.skipSpace()
+		if p.err != nil || p.off >= len(p.data) || p.data[p.off] != ',' {
+			return false
+		}
+		p.off++
+	}
+}
+
+// scanToItem moves from an array's '[' to its item tok (an index) and sets
+// best to the item's position; false when there is no such item.
+func (p *jsonParser) scanToItem(depth int, s *valueState, tok string, best *Pos) bool {
+	i, ok := arrayIndex(tok)
+	if !ok {
+		return false
+	}
+	p.off++ // [
+	p.skipSpace()
+	if p.off < len(p.data) && p.data[p.off] == ']' {
+		return false
+	}
+	for n := 0; ; n++ {
+		p.skipSpace()
+		if n == i {
+			*best = p.pos()
+			return true
+		}
+		p.anyValue(depth+1, s)
+		p.skipSpace()
+		if p.err != nil || p.off >= len(p.data) || p.data[p.off] != ',' {
+			return false
+		}
+		p.off++
+	}
 }
 
 func (l *lazyRoot) get() *yaml.Node {
@@ -378,7 +483,6 @@ func (l *lazyRoot) get() *yaml.Node {
 		scratch := &Document{}
 		decodeTree(scratch, l.format, l.data, l.limits)
 		l.root = scratch.root
-		l.data = nil
 	})
 	return l.root
 }

@@ -35,13 +35,19 @@ func sameDecode(t *testing.T, path string, kind *Kind, data []byte, limits Limit
 		t.Fatalf("%q: problems\n %v\nthe tree decoder's\n %v", data, got.Problems, want.Problems)
 	}
 	budget := 200
+	locate := func(ptr []string) Pos {
+		if got.lazy != nil {
+			got.lazy.scans.Store(0) // scan every time, not only the first maxScans
+		}
+		return got.Locate(ptr)
+	}
 	walkPointers(want.Value, nil, &budget, func(ptr []string) {
-		if g, w := got.Locate(ptr), want.Locate(ptr); g != w {
+		if g, w := locate(ptr), want.Locate(ptr); g != w {
 			t.Fatalf("%q: %v located at %v, the tree decoder's at %v", data, ptr, g, w)
 		}
 	})
-	for _, ptr := range [][]string{nil, {"0"}, {"a"}, {"a", "0"}, {"zz"}} {
-		if g, w := got.Locate(ptr), want.Locate(ptr); g != w {
+	for _, ptr := range [][]string{nil, {"0"}, {"a"}, {"a", "0"}, {"zz"}, {"0", "a", "1"}, {"01"}, {"a", "zz", "0"}, {"9"}} {
+		if g, w := locate(ptr), want.Locate(ptr); g != w {
 			t.Fatalf("%q: %v located at %v, the tree decoder's at %v", data, ptr, g, w)
 		}
 	}
@@ -118,18 +124,20 @@ func TestJSONValueMatchesTree(t *testing.T) {
 }
 
 // TestJSONPositionsBuiltOnDemand checks that a JSON document keeps no node
-// tree until Locate needs one, and that WithoutPositions drops the means to
-// build it.
+// tree: its first Locates scan the bytes, later ones build the tree once;
+// WithoutPositions drops the means to do either.
 func TestJSONPositionsBuiltOnDemand(t *testing.T) {
 	d := Decode("x.json", nil, []byte("{\n  \"a\": [1,\n    {\"b\": 2}]\n}\n"), DefaultLimits)
 	if d.root != nil || d.lazy == nil || d.lazy.root != nil {
 		t.Fatalf("a decoded JSON document holds a node tree before Locate")
 	}
-	if got, want := d.Locate([]string{"a", "1", "b"}), (Pos{3, 6}); got != want {
-		t.Errorf("Locate = %v, want %v", got, want)
-	}
-	if d.lazy.data != nil {
-		t.Error("the bytes are kept after the tree was built")
+	for i := 0; i < maxScans+2; i++ {
+		if got, want := d.Locate([]string{"a", "1", "b"}), (Pos{3, 6}); got != want {
+			t.Errorf("Locate %d = %v, want %v", i, got, want)
+		}
+		if built := d.lazy.root != nil; built != (i >= maxScans) {
+			t.Errorf("after Locate %d the tree is built: %v", i, built)
+		}
 	}
 	w := Decode("x.json", nil, []byte("{\"a\": 1}"), DefaultLimits).WithoutPositions()
 	if got := w.Locate([]string{"a"}); got != (Pos{1, 1}) {
