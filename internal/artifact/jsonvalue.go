@@ -32,7 +32,17 @@ type valueState struct {
 	// skip is > 0 inside the value of a duplicate key, which the converter
 	// leaves out: nothing in it is counted, reported or built.
 	skip int
+	// keys and short hold the keys and short string values read last, by a
+	// hash of their bytes: the same key on every line of a trace, or in
+	// every item of a list, is then one string, not one each.
+	keys, short internCache
 }
+
+// internCache is a small direct-mapped cache of strings.
+type internCache [64]string
+
+// maxInterned is the longest string value interned.
+const maxInterned = 32
 
 // snapshot is what a JSONL line that does not parse must not change.
 type snapshot struct {
@@ -174,7 +184,7 @@ func (p *jsonParser) anyValue(depth int, s *valueState) any {
 		}
 		return p.arrayValue(depth, s, build)
 	case c == '"':
-		str, ok := p.str()
+		str, ok := p.internedStr(&s.short, maxInterned)
 		if !ok || !build {
 			return nil
 		}
@@ -233,7 +243,7 @@ func (p *jsonParser) objectValue(depth int, s *valueState, build bool) any {
 			return nil
 		}
 		key := keyAt{p.line, p.lineOff, p.off}
-		k, ok := p.str()
+		k, ok := p.internedStr(&s.keys, len(p.data))
 		if !ok {
 			return nil
 		}
@@ -263,6 +273,31 @@ func (p *jsonParser) objectValue(depth int, s *valueState, build bool) any {
 			return nil
 		}
 	}
+}
+
+// internedStr is str for a string at p.off of at most max bytes and no
+// escape, taken from the cache when it holds the same bytes; any other
+// string is str's.
+func (p *jsonParser) internedStr(cache *internCache, max int) (string, bool) {
+	d := p.data
+	start := p.off + 1
+	h := uint32(2166136261) // FNV-1a
+	for i := start; i < len(d) && i-start <= max; i++ {
+		c := d[i]
+		if c == '"' {
+			slot := &cache[h%uint32(len(cache))]
+			p.off = i + 1
+			if *slot != string(d[start:i]) {
+				*slot = string(d[start:i])
+			}
+			return *slot, true
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return p.str()
 }
 
 // keyAt is where a key starts: its line, the offset of that line and of the
