@@ -166,17 +166,24 @@ func (v *Validator) Validate(doc *artifact.Document) []Finding {
 		}
 		var out []Finding
 		for i, item := range items {
-			out = append(out, v.validateOne(doc, s, item, []string{strconv.Itoa(i)})...)
+			out = append(out, v.validateOne(doc, s, item, i)...)
 		}
 		return out
 	}
-	return v.validateOne(doc, s, normalised(doc), nil)
+	return v.validateOne(doc, s, normalised(doc), -1)
 }
 
-func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, value any, prefix []string) []Finding {
+// validateOne validates value, item (≥ 0) of a per-item document or the
+// whole document (-1); the pointer prefix of the item is made only for a
+// value with findings.
+func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, value any, item int) []Finding {
 	err := s.Validate(value)
 	if err == nil {
 		return nil
+	}
+	var prefix []string
+	if item >= 0 {
+		prefix = []string{strconv.Itoa(item)}
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
