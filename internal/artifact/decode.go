@@ -29,7 +29,8 @@ const (
 
 // Decode parses data as the given format into a Document. It never panics
 // and never returns an error: whatever is wrong with the bytes is a Problem
-// in the result.
+// in the result. A JSON or JSONL document keeps data (not a node tree) for
+// Locate, so the caller must not change data afterwards.
 func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document) {
 	limits = limits.withDefaults()
 	doc = &Document{Path: path, Kind: kind}
