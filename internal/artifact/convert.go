@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -76,13 +75,67 @@ const (
 	RuleRead          = "io.read"
 )
 
-var (
-	// octalLooking integers (0755) are octal in YAML 1.1 and decimal in
-	// YAML 1.2: ambiguous, so they stay strings.
-	octalLooking = regexp.MustCompile(`^[-+]?0[0-9]+$`)
-	decimalInt   = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
-	decimalFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
-)
+// The number shapes scalar resolution tells apart, matched by hand (these
+// run on every plain scalar; TestNumberShapes holds them to the regular
+// expressions in their comments):
+//
+//   - octalLooking `^[-+]?0[0-9]+$`: octal in YAML 1.1 and decimal in
+//     YAML 1.2, ambiguous, so such a value (0755) stays a string;
+//   - decimalInt `^[-+]?(0|[1-9][0-9]*)$`;
+//   - decimalFloat `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+
+func octalLooking(s string) bool {
+	s = trimSign(s)
+	return len(s) >= 2 && s[0] == '0' && allDigits(s[1:])
+}
+
+func decimalInt(s string) bool {
+	s = trimSign(s)
+	return s == "0" || len(s) > 0 && s[0] != '0' && allDigits(s)
+}
+
+func decimalFloat(s string) bool {
+	s = trimSign(s)
+	i := digits(s, 0)
+	if i < len(s) && s[i] == '.' {
+		j := digits(s, i+1)
+		if i == 0 && j == i+1 {
+			return false // neither digits before nor after the point
+		}
+		i = j
+	} else if i == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(s, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(s)
+}
+
+func trimSign(s string) string {
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		return s[1:]
+	}
+	return s
+}
+
+func allDigits(s string) bool { return len(s) > 0 && digits(s, 0) == len(s) }
+
+// digits is the index of the first non-digit of s at or after i.
+func digits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
 
 // allowedTags are the YAML core-schema tags. Any other tag (application tags
 // such as !!python/object or !Ref) could construct objects in other tools and
@@ -332,61 +385,64 @@ func truncate(s string) string {
 // scalar resolves a scalar node. Only what is unambiguous becomes a number,
 // boolean or null; timestamps, octal- and hex-looking numbers, .inf/.nan and
 // everything else stay strings, so a value is never silently reinterpreted.
-func scalar(n *yaml.Node) any {
-	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return n.Value
+func scalar(n *yaml.Node) any { return resolveScalar(n.Tag, n.Style, n.Value) }
+
+// resolveScalar is scalar for a node's tag, style and value.
+func resolveScalar(tag string, style yaml.Style, value string) any {
+	if style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return value
 	}
-	if octalLooking.MatchString(n.Value) {
-		return n.Value
+	if octalLooking(value) {
+		return value
 	}
-	switch n.Tag {
+	switch tag {
 	case "!!str":
 		// The YAML parser leaves a plain decimal float out of float64's
 		// range (1e400) as a string; it is a number, kept exactly.
-		if n.Style&yaml.TaggedStyle == 0 && decimalFloat.MatchString(n.Value) {
-			return jsonNumber(n.Value)
+		if style&yaml.TaggedStyle == 0 && decimalFloat(value) {
+			return jsonNumber(value)
 		}
-		return n.Value
+		return value
 	case "!!null":
-		switch n.Value {
+		switch value {
 		case "", "~", "null", "Null", "NULL":
 			return nil
 		}
-		return n.Value // an explicit !!null on a non-null spelling
+		return value // an explicit !!null on a non-null spelling
 	case "!!bool":
-		switch n.Value {
+		switch value {
 		case "true", "True", "TRUE":
 			return true
 		case "false", "False", "FALSE":
 			return false
 		}
-		return n.Value
+		return value
 	case "!!int":
-		if !decimalInt.MatchString(n.Value) {
-			return n.Value
+		if !decimalInt(value) {
+			return value
 		}
-		if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+		if i, err := strconv.ParseInt(value, 10, 64); err == nil {
 			return i
 		}
-		return jsonNumber(n.Value)
+		return jsonNumber(value)
 	case "!!float":
-		if !decimalFloat.MatchString(n.Value) {
-			return n.Value
+		if !decimalFloat(value) {
+			return value
 		}
-		if decimalInt.MatchString(n.Value) {
+		if decimalInt(value) {
 			// YAML resolves an integer too big for 64 bits as a float;
 			// keep every digit instead.
-			if _, err := strconv.ParseInt(n.Value, 10, 64); err != nil {
-				return jsonNumber(n.Value)
+			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+				return jsonNumber(value)
 			}
 		}
-		f, err := strconv.ParseFloat(n.Value, 64)
+		f, err := strconv.ParseFloat(value, 64)
 		if err != nil || math.IsInf(f, 0) {
-			return jsonNumber(n.Value)
+			return jsonNumber(value)
 		}
 		return f
 	}
-	return n.Value
+	return value
 }
 
 // jsonNumber spells a YAML decimal number (which matched decimalInt or

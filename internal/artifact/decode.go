@@ -29,13 +29,14 @@ const (
 
 // Decode parses data as the given format into a Document. It never panics
 // and never returns an error: whatever is wrong with the bytes is a Problem
-// in the result.
+// in the result. A JSON or JSONL document keeps data (not a node tree) for
+// Locate, so the caller must not change data afterwards.
 func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document) {
 	limits = limits.withDefaults()
 	doc = &Document{Path: path, Kind: kind}
 	defer func() {
 		if r := recover(); r != nil {
-			doc.Decoded, doc.Value, doc.root = false, nil, nil
+			doc.Decoded, doc.Value, doc.root, doc.lazy = false, nil, nil, nil
 			doc.Problems = append(doc.Problems, Problem{Pos: Pos{1, 1}, Rule: RuleSyntax, Message: fmt.Sprintf("the parser could not read this file: %v", r)})
 		}
 	}()
@@ -50,6 +51,18 @@ func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document)
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 
 	format := FormatOf(kind, path)
+	if format == FormatJSON || format == FormatJSONL {
+		decodeJSONValue(doc, format, data, limits)
+		return doc
+	}
+	decodeTree(doc, format, data, limits)
+	return doc
+}
+
+// decodeTree is Decode through a node tree, which the document keeps for
+// Locate: YAML and learnings.md; for JSON and JSONL, the tree Locate builds
+// on first use (decodeJSONValue decodes them without one).
+func decodeTree(doc *Document, format Format, data []byte, limits Limits) {
 	probs := &problemList{}
 	defer func() { doc.Problems = append(doc.Problems, probs.result()...) }()
 	var root *yaml.Node
@@ -75,7 +88,7 @@ func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document)
 		if len(probs.list) == 0 {
 			probs.add(Problem{Pos: Pos{1, 1}, Rule: RuleSyntax, Message: "the parser could not read this file"})
 		}
-		return doc
+		return
 	}
 	c := &converter{limits: limits, problems: probs}
 	var v any
@@ -90,10 +103,9 @@ func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document)
 	// handed on to the schema, which would only add noise about the
 	// placeholder. JSONL lines with problems were already left out.
 	if c.stop || (format != FormatJSONL && c.failures > 0) {
-		return doc
+		return
 	}
 	doc.Value, doc.Decoded = v, true
-	return doc
 }
 
 // SizeProblem is the problem of a file larger than the limit.

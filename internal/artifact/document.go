@@ -53,6 +53,9 @@ type Document struct {
 	Problems []Problem
 
 	root *yaml.Node
+	// lazy builds root on first use, for a document decoded without a
+	// node tree (JSON, JSONL: decodeJSONValue).
+	lazy *lazyRoot
 }
 
 // WithoutPositions is a copy of d that keeps its value but not the node tree
@@ -60,7 +63,7 @@ type Document struct {
 // on to a document after it was checked. Locate on it returns 1:1.
 func (d *Document) WithoutPositions() *Document {
 	c := *d
-	c.root, c.Problems = nil, nil
+	c.root, c.lazy, c.Problems = nil, nil, nil
 	return &c
 }
 
@@ -71,10 +74,20 @@ func (d *Document) WithoutPositions() *Document {
 // position of the deepest node that exists; the empty pointer returns the
 // document start.
 func (d *Document) Locate(tokens []string) Pos {
-	if d == nil || d.root == nil {
+	if d == nil {
 		return Pos{Line: 1, Column: 1}
 	}
-	return locate(d.root, tokens)
+	root := d.root
+	if root == nil && d.lazy != nil {
+		if pos, ok := d.lazy.scan(d.Decoded, tokens); ok {
+			return pos
+		}
+		root = d.lazy.get()
+	}
+	if root == nil {
+		return Pos{Line: 1, Column: 1}
+	}
+	return locate(root, tokens)
 }
 
 // LocatePointer is Locate for a pointer in its string form ("/a/0/b").

@@ -230,6 +230,18 @@ func (p *jsonParser) array(depth int, start Pos) *yaml.Node {
 
 func (p *jsonParser) number(start Pos) *yaml.Node {
 	s := p.off
+	tag, ok := p.scanNumber()
+	if !ok {
+		return nil
+	}
+	n := p.node(yaml.ScalarNode, tag, start)
+	n.Value = string(p.data[s:p.off])
+	return n
+}
+
+// scanNumber moves past the number at p.off and returns its tag (!!int or
+// !!float); false after a problem.
+func (p *jsonParser) scanNumber() (string, bool) {
 	d := p.data
 	i := p.off
 	if i < len(d) && d[i] == '-' {
@@ -245,7 +257,7 @@ func (p *jsonParser) number(start Pos) *yaml.Node {
 	default:
 		p.off = i
 		p.fail("invalid number")
-		return nil
+		return "", false
 	}
 	tag := "!!int"
 	if i < len(d) && d[i] == '.' {
@@ -254,7 +266,7 @@ func (p *jsonParser) number(start Pos) *yaml.Node {
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
 			p.off = i
 			p.fail("invalid number: expected a digit after '.'")
-			return nil
+			return "", false
 		}
 		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 			i++
@@ -269,16 +281,14 @@ func (p *jsonParser) number(start Pos) *yaml.Node {
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
 			p.off = i
 			p.fail("invalid number: expected a digit in the exponent")
-			return nil
+			return "", false
 		}
 		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 			i++
 		}
 	}
 	p.off = i
-	n := p.node(yaml.ScalarNode, tag, start)
-	n.Value = string(d[s:i])
-	return n
+	return tag, true
 }
 
 // str parses a string at p.off (which is '"') and returns its value.

@@ -338,15 +338,19 @@ var (
 func Sniff(rel string, head []byte) *Kind {
 	ext := strings.ToLower(path.Ext(rel))
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	// Each marker holds a literal the file must contain: looking for it
+	// first spares the expressions most files (companion JSON, say).
 	switch {
-	case sccSubmitMark.Match(head):
+	case has(head, "scc.submit.v1") && sccSubmitMark.Match(head):
 		return byID["scc.submit"]
-	case sccVerdictMrk.Match(head):
+	case has(head, "scc.verdict.v1") && sccVerdictMrk.Match(head):
 		return byID["scc.verdict"]
-	case ext == ".json" && cbConfigMark.Match(head):
+	case ext == ".json" && has(head, `"circuit_breaker_config"`) && cbConfigMark.Match(head):
 		return byID["autopilot.circuit-breaker-config"]
-	case ext != ".json" && phaseKey.Match(head) && pendingKey.Match(head):
+	case ext != ".json" && has(head, "phase:") && has(head, "pending_decisions:") && phaseKey.Match(head) && pendingKey.Match(head):
 		return byID["outcome.phase-outcome"]
 	}
 	return nil
 }
+
+func has(b []byte, lit string) bool { return bytes.Contains(b, []byte(lit)) }

@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"bytes"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -13,8 +14,10 @@ import (
 // lineMap translates the parser's positions into reported ones.
 type lineMap struct {
 	// starts[i] is the '\n'-based position of the first character of the
-	// parser's line i+1.
+	// parser's line i+1; only when identity is false.
 	starts []Pos
+	// lines is the number of the parser's lines.
+	lines int
 	// end is the position just after the last character of the file.
 	end Pos
 	// identity is true when the parser's lines are the file's lines (no
@@ -23,6 +26,18 @@ type lineMap struct {
 }
 
 func newLineMap(data []byte) *lineMap {
+	if !hasOtherBreaks(data) {
+		// Only LF and CRLF: the parser's lines are the file's, and only
+		// their number and the end of the file are needed.
+		last := bytes.LastIndexByte(data, '\n')
+		n := bytes.Count(data, []byte{'\n'}) + 1
+		return &lineMap{lines: n, end: Pos{n, utf8.RuneCount(data[last+1:]) + 1}, identity: true}
+	}
+	return scanLineMap(data)
+}
+
+// scanLineMap is newLineMap for any file: every parser line's start.
+func scanLineMap(data []byte) *lineMap {
 	m := &lineMap{starts: []Pos{{1, 1}}, identity: true}
 	line, col := 1, 1 // the '\n'-based position of data[i]
 	for i := 0; i < len(data); {
@@ -56,7 +71,24 @@ func newLineMap(data []byte) *lineMap {
 		}
 	}
 	m.end = Pos{line, col}
+	m.lines = len(m.starts)
 	return m
+}
+
+// hasOtherBreaks reports whether data holds a line break other than LF and
+// CRLF as the YAML parser sees them: a lone CR, NEL, LS or PS.
+func hasOtherBreaks(data []byte) bool {
+	for i := bytes.IndexByte(data, '\r'); i >= 0; {
+		if i+1 >= len(data) || data[i+1] != '\n' {
+			return true
+		}
+		j := bytes.IndexByte(data[i+1:], '\r')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return bytes.Contains(data, []byte("\xc2\x85")) || bytes.Contains(data, []byte("\xe2\x80\xa8")) || bytes.Contains(data, []byte("\xe2\x80\xa9"))
 }
 
 // pos translates a parser position (1-based line and column) to a reported
@@ -68,7 +100,7 @@ func (m *lineMap) pos(line, col int) Pos {
 	if col < 1 {
 		col = 1
 	}
-	if line > len(m.starts) {
+	if line > m.lines {
 		return m.end
 	}
 	if m.identity {

@@ -684,9 +684,29 @@ func autopilotPhaseDirMatches(dir, id string) bool {
 
 // autopilotSpanKey identifies a span for comparing TRACE.jsonl with the step
 // traces: the fields the aggregation copies verbatim.
+// Two spans have the same key exactly when those fields encode to the same
+// JSON. Fields that are all strings or null (nearly every span) are keyed
+// without encoding: each string with its length, after a NUL byte that no
+// JSON text starts with, so such a key never equals an encoded one.
 func autopilotSpanKey(span map[string]any) string {
-	b, _ := json.Marshal([]any{span["timestamp"], span["step"], span["action"], span["input_summary"], span["output_summary"], span["status"]})
-	return string(b)
+	fields := [...]any{span["timestamp"], span["step"], span["action"], span["input_summary"], span["output_summary"], span["status"]}
+	var b strings.Builder
+	b.WriteByte(0)
+	for _, f := range fields {
+		switch v := f.(type) {
+		case nil:
+			b.WriteByte('n')
+		case string:
+			b.WriteByte('s')
+			b.WriteString(strconv.Itoa(len(v)))
+			b.WriteByte(':')
+			b.WriteString(v)
+		default:
+			enc, _ := json.Marshal(fields[:])
+			return string(enc)
+		}
+	}
+	return b.String()
 }
 
 func autopilotCheckTraces(c *ruleCtx, dir string, docs []*artifact.Document) {

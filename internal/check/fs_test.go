@@ -432,6 +432,34 @@ func TestGroupReadsConfined(t *testing.T) {
 	}
 }
 
+// TestGroupReadErrorsMatch: a file of a folder the rules read by system
+// calls (groupDir) gives the answers and errors the tree's FS gives: over
+// the limit, not a regular file, a file that grew past the limit.
+func TestGroupReadErrorsMatch(t *testing.T) {
+	root := testutil.WriteTree(t, t.TempDir(), map[string]string{"ev/ok.log": "ok", "ev/big.log": strings.Repeat("x", 100), "ev/limit.log": strings.Repeat("y", 50), "ev/sub/x": "x", "ev/empty.log": ""})
+	tree, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	plain := &Group{files: os.DirFS(root), limit: 50}
+	viaDir := &Group{files: tree.FS(), root: tree, limit: 50}
+	defer viaDir.closeDirs()
+	for _, rel := range []string{"ev/ok.log", "ev/big.log", "ev/limit.log", "ev/sub", "ev/empty.log", "ev/missing.log"} {
+		want, wantErr := plain.ReadFile(rel)
+		got, gotErr := viaDir.ReadFile(rel)
+		if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || rel != "ev/missing.log" && gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Errorf("%s: ReadFile = %q, %v; the tree's FS gives %q, %v", rel, got, gotErr, want, wantErr)
+		}
+		if got, want := viaDir.Exists(rel), plain.Exists(rel); got != want {
+			t.Errorf("%s: Exists = %v, the tree's FS says %v", rel, got, want)
+		}
+	}
+	if viaDir.dirs["ev"] == nil {
+		t.Error("the folder was not opened for the group")
+	}
+}
+
 // TestRunFSCancelled: a cancelled context is an error of the run, as is.
 func TestRunFSCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

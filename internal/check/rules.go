@@ -99,9 +99,9 @@ type Group struct {
 	// symlinks itself, so treePath need not resolve them.
 	root  *os.Root
 	limit int64
-	// dirs are os.Roots of directories of the tree the rules looked into
+	// dirs are the directories of the tree the rules looked into
 	// (dirRoot), nil for one that could not be opened; closed with the group.
-	dirs map[string]*os.Root
+	dirs map[string]*groupDir
 }
 
 // Rel is a document path without the run's prefix: relative to the root.
@@ -117,7 +117,17 @@ func (g *Group) ReadFile(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	f, err := g.open(p)
+	if d := g.dirRoot(path.Dir(p)); d != nil {
+		switch data, size, err := d.readFile(path.Base(p), g.limit); {
+		case err == errNotRegular:
+			return nil, fmt.Errorf("reading %s: not a regular file", rel)
+		case err == errOverLimit:
+			return nil, fmt.Errorf("reading %s: %d bytes, over the %d-byte limit", rel, size, g.limit)
+		case err == nil:
+			return data, nil
+		}
+	}
+	f, err := g.files.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
@@ -146,38 +156,26 @@ func (g *Group) Exists(rel string) bool {
 	if err != nil {
 		return false
 	}
-	if d := g.dirRoot(path.Dir(p)); d != nil {
-		if _, err := d.Stat(path.Base(p)); err == nil {
-			return true
-		}
+	if d := g.dirRoot(path.Dir(p)); d != nil && d.exists(path.Base(p)) {
+		return true
 	}
 	_, err = fs.Stat(g.files, p)
 	return err == nil
 }
 
-// open opens the tree path p: through the os.Root of its directory when
-// there is one (dirRoot), else, or when that fails, through the tree's FS.
-func (g *Group) open(p string) (fs.File, error) {
-	if d := g.dirRoot(path.Dir(p)); d != nil {
-		if f, err := d.Open(path.Base(p)); err == nil {
-			return f, nil
-		}
-	}
-	return g.files.Open(p)
-}
-
 // maxDirRoots bounds the directories a group keeps open (dirRoot).
 const maxDirRoots = 8
 
-// dirRoot is an os.Root of the tree directory dir, opened once for the
-// group, or nil (no os.Root behind the tree, dir is its root, or dir could
-// not be opened). An os.Root opens every directory on a path one at a time:
-// a task folder's evidence files looked up through the tree's root cost
-// four openat each, through the folder's own os.Root one call. The folder's
-// root is as confined as the tree's and stricter (a symlink out of the
-// folder is refused), so Exists and open fall back to the tree's root on
-// any failure: the answers are the tree root's.
-func (g *Group) dirRoot(dir string) *os.Root {
+// dirRoot is the tree directory dir, opened once for the group through the
+// tree's os.Root, or nil (no os.Root behind the tree, dir is its root, or
+// dir could not be opened). An os.Root opens every directory on a path one
+// at a time: a task folder's evidence files looked up through the tree's
+// root cost four openat each, through the folder one call (and a read of
+// one by system calls four, not os.File's ten: see groupDir). The folder is
+// as confined as the tree's root and stricter (a symlink in it is not
+// followed), so Exists and ReadFile fall back to the tree's root on any
+// failure: the answers are the tree root's.
+func (g *Group) dirRoot(dir string) *groupDir {
 	if g.root == nil || dir == "." {
 		return nil
 	}
@@ -187,12 +185,12 @@ func (g *Group) dirRoot(dir string) *os.Root {
 	if len(g.dirs) >= maxDirRoots {
 		return nil
 	}
-	d, err := g.root.OpenRoot(dir)
+	d, err := openGroupDir(g.root, dir)
 	if err != nil {
 		d = nil
 	}
 	if g.dirs == nil {
-		g.dirs = map[string]*os.Root{}
+		g.dirs = map[string]*groupDir{}
 	}
 	g.dirs[dir] = d
 	return d
@@ -202,7 +200,7 @@ func (g *Group) dirRoot(dir string) *os.Root {
 func (g *Group) closeDirs() {
 	for _, d := range g.dirs {
 		if d != nil {
-			d.Close()
+			d.close()
 		}
 	}
 	g.dirs = nil

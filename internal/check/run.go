@@ -177,6 +177,9 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place r
 	if err != nil {
 		return Result{}, err
 	}
+	if err := v.Err(); err != nil {
+		return Result{}, err
+	}
 	res.Findings = append(res.Findings, outcomeRemoved(&opts)...)
 	if res.Artifacts == 0 && isDir {
 		res.Findings = append(res.Findings, Finding{Rule: RuleNothingFound, Severity: SeverityWarning,

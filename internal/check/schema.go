@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -25,23 +26,44 @@ var printer = message.NewPrinter(language.English)
 // repository, so editors can fetch it.
 const SchemaBaseURL = schemas.BaseURL
 
-// Validator holds the compiled schema of every kind. It is safe for
-// concurrent use.
+// Validator holds the schema of every kind, compiled on first use: a kind's
+// schema (and what it references) is compiled the first time a document of
+// that kind is validated, once, so a run compiles only the kinds it meets and
+// does so while discovery is still walking the tree, not before it starts. It
+// is safe for concurrent use.
 type Validator struct {
-	schemas map[string]*jsonschema.Schema // by kind ID
-	raw     map[string]any                // schema documents by URL, for hints
+	// mu guards compiler, which is not safe for concurrent use; compiled
+	// schemas are immutable and used without it.
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	schemas  map[string]*kindSchema // by kind ID; the map is never written after newValidator
+	raw      map[string]any         // schema documents by URL, for hints
 }
 
-// NewValidator returns the embedded schemas, compiled. They are compiled once
-// per process (a Validator is immutable), so every caller shares them. An
-// error means a schema in the binary is broken: a build defect, not a user
-// problem.
+// kindSchema is one kind's schema, compiled once on first use.
+type kindSchema struct {
+	once sync.Once
+	path string // the schema's path in the FS, e.g. "pace/plan.schema.json"
+	url  string
+	s    *jsonschema.Schema
+	err  error
+	done atomic.Bool // once has run: s and err are set
+}
+
+func (ks *kindSchema) compiled() bool { return ks.done.Load() }
+
+// NewValidator returns the embedded schemas, read and ready to compile. They
+// are read once per process (a Validator is immutable but for compiling a
+// kind's schema on first use), so every caller shares them. An error means a
+// schema in the binary is broken: a build defect, not a user problem; a
+// schema that does not compile is reported by the run that first needs it
+// (Validator.Err) and by the package's tests, which compile them all.
 func NewValidator() (*Validator, error) {
 	embedded.once.Do(func() { embedded.v, embedded.err = newValidator(schemas.FS) })
 	return embedded.v, embedded.err
 }
 
-// embedded is the Validator of the embedded schemas, compiled on first use.
+// embedded is the Validator of the embedded schemas, read on first use.
 var embedded struct {
 	once sync.Once
 	v    *Validator
@@ -52,7 +74,7 @@ func newValidator(fsys fs.FS) (*Validator, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	v := &Validator{schemas: map[string]*jsonschema.Schema{}, raw: map[string]any{}}
+	v := &Validator{compiler: c, schemas: map[string]*kindSchema{}, raw: map[string]any{}}
 	paths, err := fs.Glob(fsys, "*/*.schema.json")
 	if err != nil {
 		return nil, fmt.Errorf("listing schemas: %w", err)
@@ -77,13 +99,50 @@ func newValidator(fsys fs.FS) (*Validator, error) {
 		if _, ok := v.raw[url]; !ok {
 			return nil, fmt.Errorf("kind %s has no schema %s", k.ID, k.SchemaPath())
 		}
-		s, err := c.Compile(url)
-		if err != nil {
-			return nil, fmt.Errorf("compiling schema %s: %w", k.SchemaPath(), err)
-		}
-		v.schemas[k.ID] = s
+		v.schemas[k.ID] = &kindSchema{path: k.SchemaPath(), url: url}
 	}
 	return v, nil
+}
+
+// schema is the compiled schema of a kind (nil for a kind without one),
+// compiled on first use.
+func (v *Validator) schema(kindID string) (*jsonschema.Schema, error) {
+	ks := v.schemas[kindID]
+	if ks == nil {
+		return nil, nil
+	}
+	ks.once.Do(func() {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		ks.s, ks.err = v.compiler.Compile(ks.url)
+		if ks.err != nil {
+			ks.err = fmt.Errorf("compiling schema %s: %w", ks.path, ks.err)
+		}
+		ks.done.Store(true)
+	})
+	return ks.s, ks.err
+}
+
+// Err reports the first schema, in kind order, that was needed and did not
+// compile: a build defect. A run returns it as its error.
+func (v *Validator) Err() error {
+	for _, k := range artifact.Kinds() {
+		if ks := v.schemas[k.ID]; ks != nil && ks.compiled() && ks.err != nil {
+			return ks.err
+		}
+	}
+	return nil
+}
+
+// CompileAll compiles every kind's schema now and reports the first that
+// does not compile (the tests' check that the embedded schemas are sound).
+func (v *Validator) CompileAll() error {
+	for _, k := range artifact.Kinds() {
+		if _, err := v.schema(k.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Validate checks a decoded document against its kind's schema and returns
@@ -93,7 +152,10 @@ func (v *Validator) Validate(doc *artifact.Document) []Finding {
 	if doc == nil || doc.Kind == nil || !doc.Decoded {
 		return nil
 	}
-	s := v.schemas[doc.Kind.ID]
+	s, err := v.schema(doc.Kind.ID)
+	if err != nil {
+		return []Finding{v.finding(doc, nil, fmt.Sprintf("could not validate: %v", err))}
+	}
 	if s == nil {
 		return nil
 	}
@@ -104,17 +166,24 @@ func (v *Validator) Validate(doc *artifact.Document) []Finding {
 		}
 		var out []Finding
 		for i, item := range items {
-			out = append(out, v.validateOne(doc, s, item, []string{strconv.Itoa(i)})...)
+			out = append(out, v.validateOne(doc, s, item, i)...)
 		}
 		return out
 	}
-	return v.validateOne(doc, s, normalised(doc), nil)
+	return v.validateOne(doc, s, normalised(doc), -1)
 }
 
-func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, value any, prefix []string) []Finding {
+// validateOne validates value, item (≥ 0) of a per-item document or the
+// whole document (-1); the pointer prefix of the item is made only for a
+// value with findings.
+func (v *Validator) validateOne(doc *artifact.Document, s *jsonschema.Schema, value any, item int) []Finding {
 	err := s.Validate(value)
 	if err == nil {
 		return nil
+	}
+	var prefix []string
+	if item >= 0 {
+		prefix = []string{strconv.Itoa(item)}
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
