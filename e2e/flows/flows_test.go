@@ -2,9 +2,13 @@ package flows
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"image"
+	"image/png"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -230,6 +234,7 @@ func TestResolveWithTheKeyboard(t *testing.T) {
 	must(t, browser.Press(ctx, "j"))
 	must(t, browser.WaitTrue(ctx, "the first decision current and focused",
 		`document.querySelector(`+js(first+`[aria-current=true]`)+`) && document.activeElement === document.querySelector(`+js(first+` a.open`)+`)`))
+	focusVisible(t, ctx)
 	must(t, browser.Press(ctx, kb.Enter))
 	must(t, browser.WaitTrue(ctx, "the decision's page", `location.pathname.endsWith("/issues/`+fmt.Sprint(w.shopSearch)+`") && document.querySelector("main[data-stream]")`))
 
@@ -239,6 +244,7 @@ func TestResolveWithTheKeyboard(t *testing.T) {
 	must(t, browser.WaitTrue(ctx, "approve picked and focused", `document.activeElement.matches("input[name=option][value=approve]:checked")`))
 	must(t, browser.Press(ctx, kb.Tab))
 	must(t, browser.WaitTrue(ctx, "the reason focused", `document.activeElement.name === "reason"`))
+	focusVisible(t, ctx)
 	must(t, browser.Press(ctx, "trigrams are fine"))
 	streaming(t, ctx)
 	must(t, browser.Press(ctx, kb.Enter))
@@ -254,6 +260,17 @@ func TestResolveWithTheKeyboard(t *testing.T) {
 		t.Fatalf("phasegate/decisions after the resolution: %q, want success", got)
 	}
 	waitText(t, ctx, `section[data-decision="D-001"] p.done`, "Resolved approve by "+person)
+}
+
+// focusVisible fails the test when the focused element shows no focus
+// ring.
+func focusVisible(t *testing.T, ctx context.Context) {
+	t.Helper()
+	style, err := browser.Eval[string](ctx, `(e => e.tagName + " " + getComputedStyle(e).outlineStyle + " " + getComputedStyle(e).outlineWidth)(document.activeElement)`)
+	must(t, err)
+	if f := strings.Fields(style); len(f) != 3 || f[1] == "none" || f[2] == "0px" {
+		t.Errorf("the focused element shows no focus ring: %s", style)
+	}
 }
 
 // js is s as a JavaScript string literal.
@@ -287,4 +304,128 @@ const si = window.setInterval; window.setInterval = (f, ms, ...a) => si(f, Math.
 		w.comment(shop, w.shopSearch, person, "/resolve D-001 approve")
 		must(t, browser.WaitCount(ctx, item(shop, w.shopSearch, "D-001"), 0))
 	})
+}
+
+// page is one page the accessibility scan visits.
+type page struct {
+	name string
+	// reach brings the tab to the page (a navigation, or a form posted).
+	reach func(t *testing.T, ctx context.Context)
+	// want is text the page must show, so a wrong page does not pass.
+	want string
+}
+
+// TestAccessibility scans every page with axe-core, in light and dark
+// mode, at desktop and phone width: none may break a rule (WCAG 2.1 A and
+// AA, and axe's best practices), nor be wider than the screen.
+func TestAccessibility(t *testing.T) {
+	w := newWorld(t)
+	ctx := open(t)
+	nav := func(p string, args ...any) func(*testing.T, context.Context) {
+		return func(t *testing.T, ctx context.Context) { visit(t, ctx, w.url(p, args...)) }
+	}
+	pages := []page{
+		{name: "inbox", reach: nav("/inbox"), want: "4 pending decisions"},
+		{name: "filtered inbox", reach: nav("/inbox?repo=%s/%s&mine=1", org, shop), want: "3 of 4 pending decisions"},
+		{name: "issue", reach: nav("/%s/%s/issues/%d", org, shop, w.shopCards), want: "Saved cards at checkout"},
+		{name: "commit", reach: nav("/%s/%s/commit/%s", org, shop, w.searchHead), want: "ADVISORY"},
+		{name: "pull request", reach: nav("/%s/%s/pull/%d", org, shop, w.cardsPR), want: "Pull request #"},
+		{name: "not found", reach: nav("/%s/no-such-repo/issues/1", org), want: "Not found"},
+		{name: "sign-in refused", reach: nav("/oauth/callback?state=forged&code=x"), want: "Sign-in"},
+		{name: "resolve refused", reach: func(t *testing.T, ctx context.Context) { staleResolve(t, ctx, w) }, want: "Not resolved"},
+		{name: "signed out", reach: func(t *testing.T, ctx context.Context) {
+			visit(t, ctx, w.url("/inbox"))
+			must(t, browser.Click(ctx, "#sign-out button"))
+			must(t, browser.WaitText(ctx, "h1", "Signed out"))
+		}, want: "Signed out"},
+	}
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			p.reach(t, ctx)
+			waitText(t, ctx, "main", p.want)
+			for _, vp := range []browser.Viewport{browser.Desktop, browser.Phone} {
+				for _, scheme := range []string{"light", "dark"} {
+					must(t, browser.SetViewport(ctx, vp))
+					must(t, browser.ColorScheme(ctx, scheme))
+					vs, err := browser.Axe(ctx)
+					must(t, err)
+					for _, v := range vs {
+						t.Errorf("%s, %s: %s", vp.Name, scheme, v)
+					}
+					wide, err := browser.Eval[int](ctx, "document.documentElement.scrollWidth")
+					must(t, err)
+					if wide > int(vp.Width) {
+						t.Errorf("%s: the page is %d px wide, wider than the screen (%d px): it scrolls sideways", vp.Name, wide, vp.Width)
+					}
+				}
+			}
+			must(t, browser.SetViewport(ctx, browser.Desktop))
+			must(t, browser.ColorScheme(ctx, "light"))
+		})
+	}
+}
+
+// staleResolve posts the resolve form of a page that went stale: the
+// person picks an option, the decision is resolved on GitHub meanwhile (the
+// page, being filled in, says so instead of refreshing), and the button
+// posts anyway; serve refuses, saying why.
+func staleResolve(t *testing.T, ctx context.Context, w *world) {
+	t.Helper()
+	visit(t, ctx, w.url("/%s/%s/issues/%d", org, shop, w.shopSearch))
+	streaming(t, ctx)
+	must(t, browser.Click(ctx, `form[data-resolve="D-001"] input[name=option][value=reject]`))
+	w.comment(shop, w.shopSearch, person, "/resolve D-001 approve")
+	waitText(t, ctx, ".live-note", "This page changed")
+	must(t, browser.Click(ctx, `form[data-resolve="D-001"] button[type=submit]`))
+	must(t, browser.WaitText(ctx, "h1", "Not resolved"))
+}
+
+var update = flag.Bool("update", false, "rewrite the README's screenshots in docs/img/")
+
+// screenshotDir is where the README's screenshots are, from this package.
+const screenshotDir = "../../docs/img"
+
+// TestScreenshots takes the README's screenshots: the inbox and an issue's
+// page, light mode, desktop width. With -update they replace the ones in
+// docs/img/; otherwise they are compared loosely with those (the same
+// width, a height within a fifth): pixels differ across Chromium versions
+// and fonts, so no pixel is compared.
+func TestScreenshots(t *testing.T) {
+	w := newWorld(t)
+	ctx := open(t)
+	shots := []struct {
+		file, path, want string
+	}{
+		{file: "inbox.png", path: "/inbox", want: "4 pending decisions"},
+		{file: "issue.png", path: fmt.Sprintf("/%s/%s/issues/%d", org, shop, w.shopCards), want: "Saved cards at checkout"},
+	}
+	for _, s := range shots {
+		t.Run(s.file, func(t *testing.T) {
+			visit(t, ctx, w.public+s.path)
+			waitText(t, ctx, "main", s.want)
+			committed := filepath.Join(screenshotDir, s.file)
+			if *update {
+				must(t, browser.Screenshot(ctx, committed))
+				return
+			}
+			taken := filepath.Join(t.TempDir(), s.file)
+			must(t, browser.Screenshot(ctx, taken))
+			got, want := pngSize(t, taken), pngSize(t, committed)
+			if got.X != want.X || got.Y < want.Y*4/5 || got.Y > want.Y*6/5 {
+				t.Errorf("the %s screenshot is %v, the committed one %v: the page's layout changed (rerun with -update and look at it)", s.file, got, want)
+			}
+		})
+	}
+}
+
+func pngSize(t *testing.T, file string) image.Point {
+	t.Helper()
+	f, err := os.Open(file)
+	must(t, err)
+	defer f.Close()
+	c, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("reading %s: %v", file, err)
+	}
+	return image.Pt(c.Width, c.Height)
 }

@@ -148,7 +148,7 @@ func stateIcon(s string) string {
 	case "success", "resolved":
 		return "✔"
 	case "pending":
-		return "⏳"
+		return "◷"
 	case "failure", "error":
 		return "✖"
 	}

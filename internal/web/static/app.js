@@ -87,6 +87,13 @@
     }
   }
 
+  // An avatar that does not load (GitHub's avatars out of reach) is left
+  // out rather than shown broken.
+  Array.prototype.forEach.call(document.querySelectorAll(".who img"), function (img) {
+    function gone() { img.hidden = true; }
+    if (img.complete && img.naturalWidth === 0) { gone(); } else { img.addEventListener("error", gone); }
+  });
+
   // Keyboard shortcuts.
   var current = -1;
   function decisions() { return main.querySelectorAll("[data-decision]"); }
