@@ -170,8 +170,11 @@ func TestResolveWithAClick(t *testing.T) {
 		fmt.Sprintf("%s/%s#%d D-001", org, shop, w.shopCards),
 		fmt.Sprintf("%s/%s#%d D-002", org, shop, w.shopCards), // not blocking
 	}
+	if cs := w.fake.Comments(org, vault, w.vaultKeys); len(cs) == 0 || cs[0].User != appBot {
+		t.Fatalf("no outcome was posted in %s/%s: its absence from the inbox would prove nothing (%+v)", org, vault, cs)
+	}
 	if got := inboxOrder(t, ctx); !slices.Equal(got, want) {
-		t.Fatalf("inbox %q, want blocking first, then newest: %q", got, want)
+		t.Fatalf("inbox %q, want blocking first, then newest, and nothing of %s/%s, which alice cannot see: %q", got, org, vault, want)
 	}
 	if n, err := browser.Count(ctx, item(api, w.apiLimits, "D-001")+" .yours"); err != nil || n != 0 {
 		t.Errorf("a decision alice may not resolve says she may (%d, %v)", n, err)
@@ -330,7 +333,18 @@ func TestAccessibility(t *testing.T) {
 		{name: "issue", reach: nav("/%s/%s/issues/%d", org, shop, w.shopCards), want: "Saved cards at checkout"},
 		{name: "commit", reach: nav("/%s/%s/commit/%s", org, shop, w.searchHead), want: "ADVISORY"},
 		{name: "pull request", reach: nav("/%s/%s/pull/%d", org, shop, w.cardsPR), want: "Pull request #"},
-		{name: "not found", reach: nav("/%s/no-such-repo/issues/1", org), want: "Not found"},
+		{name: "not found", reach: func(t *testing.T, ctx context.Context) {
+			// A repository alice cannot see answers as one that does not exist.
+			visit(t, ctx, w.url("/%s/%s/issues/%d", org, vault, w.vaultKeys))
+			hidden, err := browser.Eval[string](ctx, "document.documentElement.outerHTML")
+			must(t, err)
+			visit(t, ctx, w.url("/%s/no-such-repo/issues/%d", org, w.vaultKeys))
+			missing, err := browser.Eval[string](ctx, "document.documentElement.outerHTML")
+			must(t, err)
+			if hidden != missing {
+				t.Errorf("a repository alice cannot see answers otherwise than a missing one:\n%s\n---\n%s", hidden, missing)
+			}
+		}, want: "Not found"},
 		{name: "sign-in refused", reach: nav("/oauth/callback?state=forged&code=x"), want: "Sign-in"},
 		{name: "resolve refused", reach: func(t *testing.T, ctx context.Context) { staleResolve(t, ctx, w) }, want: "Not resolved"},
 		{name: "signed out", reach: func(t *testing.T, ctx context.Context) {

@@ -35,8 +35,9 @@ const (
 	appBot       = "phasegate[bot]"
 	installation = 77
 	org          = "acme"
-	shop         = "shop" // alice may resolve its decisions (write access)
-	api          = "api"  // alice may read it, not resolve (read access)
+	shop         = "shop"  // alice may resolve its decisions (write access)
+	api          = "api"   // alice may read it, not resolve (read access)
+	vault        = "vault" // private, and alice has no access: she does not see it
 	clientID     = "Iv23liE2EPAGES"
 	clientSecret = "e2e-client-secret-never-shown"
 	// person is who signs in: the fake's browser consents as them.
@@ -78,7 +79,7 @@ type world struct {
 	delivery atomic.Int64
 	commits  atomic.Int64
 	// issues of the seeded pull requests, by name (see seed).
-	shopCards, shopSearch, apiLimits int
+	shopCards, shopSearch, apiLimits, vaultKeys int
 	// heads of the seeded pull requests.
 	cardsHead, searchHead string
 	cardsPR, searchPR     int
@@ -96,6 +97,8 @@ func newWorld(t *testing.T) *world {
 	f.AddInstallation(appID, installation)
 	f.AddRepo(org, shop, "main")
 	f.AddRepo(org, api, "main")
+	f.AddRepo(org, vault, "main")
+	f.SetRepoPrivate(org, vault, true)
 	f.SetPermission(org, shop, person, "write")
 	f.SetPermission(org, api, person, "read")
 	f.SetUserName(person, "Alice Liddell")
@@ -219,8 +222,8 @@ pending_decisions:
 `
 )
 
-// seed is the organisation after a morning of agents' work: three pull
-// requests, each adding a Phase Outcome for its feature issue, checked by
+// seed is the organisation after a morning of agents' work: four pull
+// requests (one in a repository alice cannot see), each adding a Phase Outcome for its feature issue, checked by
 // serve (the check jobs post the outcomes as the App). The clock then
 // moves on, so the inbox says how long each has waited.
 func (w *world) seed() {
@@ -228,9 +231,11 @@ func (w *world) seed() {
 	w.shopCards = f.AddIssue(org, shop, "Saved cards at checkout", "", "carol")
 	w.shopSearch = f.AddIssue(org, shop, "Search tolerates typos", "", "carol")
 	w.apiLimits = f.AddIssue(org, api, "Rate-limit headers", "", "dave")
+	w.vaultKeys = f.AddIssue(org, vault, "Rotate the signing keys", "", "erin")
 	w.cardsPR, w.cardsHead = w.pullRequest(shop, "cards", w.shopCards, "requirements", cardsOutcome)
 	w.clock.Advance(50 * time.Minute)
 	w.pullRequest(api, "limits", w.apiLimits, "requirements", limitsOutcome)
+	w.pullRequest(vault, "keys", w.vaultKeys, "requirements", limitsOutcome)
 	w.clock.Advance(35 * time.Minute)
 	w.searchPR, w.searchHead = w.pullRequest(shop, "search", w.shopSearch, "technical-plan", searchOutcome)
 	w.clock.Advance(2*time.Hour + 10*time.Minute)
