@@ -329,7 +329,18 @@ func TestAccessibility(t *testing.T) {
 	}
 	pages := []page{
 		{name: "inbox", reach: nav("/inbox"), want: "4 pending decisions"},
-		{name: "filtered inbox", reach: nav("/inbox?repo=%s/%s&mine=1", org, shop), want: "3 of 4 pending decisions"},
+		{name: "filtered inbox", reach: func(t *testing.T, ctx context.Context) {
+			// The filters are a plain GET form: pick, tick, press.
+			visit(t, ctx, w.url("/inbox"))
+			_, err := browser.Eval[bool](ctx, `(s => (s.value = "acme/shop", true))(document.querySelector("#filters select[name=repo]"))`)
+			must(t, err)
+			must(t, browser.Click(ctx, "#filters input[name=mine]"))
+			must(t, browser.Click(ctx, "#filters button[type=submit]"))
+			must(t, browser.WaitTrue(ctx, "the filtered inbox", `location.search === "?repo=acme%2Fshop&phase=&type=&mine=1"`))
+			if got := inboxOrder(t, ctx); len(got) != 3 || slices.ContainsFunc(got, func(s string) bool { return !strings.HasPrefix(s, org+"/"+shop+"#") }) {
+				t.Errorf("the filtered inbox lists %q, want the three decisions of %s/%s", got, org, shop)
+			}
+		}, want: "3 of 4 pending decisions"},
 		{name: "issue", reach: nav("/%s/%s/issues/%d", org, shop, w.shopCards), want: "Saved cards at checkout"},
 		{name: "commit", reach: nav("/%s/%s/commit/%s", org, shop, w.searchHead), want: "ADVISORY"},
 		{name: "pull request", reach: nav("/%s/%s/pull/%d", org, shop, w.cardsPR), want: "Pull request #"},
