@@ -342,7 +342,18 @@ func TestAccessibility(t *testing.T) {
 			}
 		}, want: "3 of 4 pending decisions"},
 		{name: "issue", reach: nav("/%s/%s/issues/%d", org, shop, w.shopCards), want: "Saved cards at checkout"},
-		{name: "commit", reach: nav("/%s/%s/commit/%s", org, shop, w.searchHead), want: "ADVISORY"},
+		{name: "commit", reach: func(t *testing.T, ctx context.Context) {
+			visit(t, ctx, w.url("/%s/%s/commit/%s", org, shop, w.searchHead))
+			verdict, err := browser.Attr(ctx, "[data-verdict]", "data-verdict")
+			must(t, err)
+			// Each finding links to its file at the commit, at its line, on GitHub.
+			href, err := browser.Attr(ctx, `li[data-finding="outcome.finding-category"] a`, "href")
+			must(t, err)
+			want := fmt.Sprintf("%s/%s/%s/blob/%s/outcomes/feature-%03d-technical-plan.outcome.yaml#L7", w.fake.WebURL(), org, shop, w.searchHead, w.shopSearch)
+			if verdict != "ADVISORY" || href != want {
+				t.Errorf("the commit's page: verdict %q, the finding's link %q; want ADVISORY and %s", verdict, href, want)
+			}
+		}, want: "ADVISORY"},
 		{name: "pull request", reach: nav("/%s/%s/pull/%d", org, shop, w.cardsPR), want: "Pull request #"},
 		{name: "not found", reach: func(t *testing.T, ctx context.Context) {
 			// A repository alice cannot see answers as one that does not exist.
