@@ -266,7 +266,10 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	s.cfg.Logger, s.cfg.Version = logger, version
 	if s.pages != nil {
-		s.cfg.Pages, s.cfg.PublicURL = s.pages.handler(logger), s.pages.publicURL
+		if err := WithPages(&s.cfg, s.pages.options()); err != nil {
+			fmt.Fprintf(stderr, "phasegate: %v\n", err)
+			return 2
+		}
 		logger.Info("serving the pages", "public_url", s.pages.publicURL, "github_web_url", s.pages.githubWebURL)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

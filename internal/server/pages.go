@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/web"
@@ -22,6 +23,59 @@ type pagesSettings struct {
 	clientSecret string // never printed
 	sessionKeys  [][]byte
 	githubWebURL string
+	now          func() time.Time // the pages' clock; nil: time.Now
+}
+
+// PagesOptions are the settings of serve's own pages, as serve's flags
+// give them (--public-url, --oauth-client-id, the client secret, the
+// session key, --github-web-url).
+type PagesOptions struct {
+	// PublicURL is where people reach the pages (web.CheckPublicURL):
+	// https://HOST, or http on a loopback address.
+	PublicURL string
+	// ClientID and ClientSecret are the GitHub App's OAuth client.
+	ClientID, ClientSecret string
+	// SessionKeys seal the session cookies, each at least
+	// web.MinSessionKey bytes; the first seals.
+	SessionKeys [][]byte
+	// GitHubWebURL is GitHub's web URL, where people sign in (default
+	// https://github.com; http only on a loopback address, for a fake).
+	GitHubWebURL string
+}
+
+// WithPages turns serve's own pages on in cfg: it checks o and sets
+// cfg.PublicURL (the Details links lead there) and cfg.Pages (New mounts
+// them). The pages log to cfg.Logger and read the time from cfg.Now, as
+// they are when WithPages is called (nil: the defaults).
+func WithPages(cfg *Config, o PagesOptions) error {
+	u, err := web.CheckPublicURL(o.PublicURL)
+	if err != nil {
+		return fmt.Errorf("serve's pages: %w", err)
+	}
+	switch {
+	case strings.TrimSpace(o.ClientID) == "" || strings.TrimSpace(o.ClientSecret) == "":
+		return errors.New("serve's pages: the OAuth client ID and secret are required")
+	case len(o.SessionKeys) == 0:
+		return errors.New("serve's pages: a session key is required")
+	}
+	for i, k := range o.SessionKeys {
+		if len(k) < web.MinSessionKey {
+			return fmt.Errorf("serve's pages: session key %d is %d bytes; each must be at least %d", i+1, len(k), web.MinSessionKey)
+		}
+	}
+	p := &pagesSettings{publicURL: u.String(), clientID: o.ClientID, clientSecret: o.ClientSecret,
+		sessionKeys: o.SessionKeys, githubWebURL: o.GitHubWebURL, now: cfg.Now}
+	if p.githubWebURL == "" {
+		p.githubWebURL = "https://github.com"
+	}
+	cfg.Pages, cfg.PublicURL = p.handler(cfg.Logger), p.publicURL
+	return nil
+}
+
+// options are the settings as WithPages takes them.
+func (p *pagesSettings) options() PagesOptions {
+	return PagesOptions{PublicURL: p.publicURL, ClientID: p.clientID, ClientSecret: p.clientSecret,
+		SessionKeys: p.sessionKeys, GitHubWebURL: p.githubWebURL}
 }
 
 // pageFlags defines the pages' flags on fset.
@@ -125,7 +179,7 @@ func secretValue(file, variable, what string, getenv func(string) string) (strin
 func (p *pagesSettings) handler(logger *slog.Logger) func(web.Source, func(string) (*ghclient.Client, error)) (http.Handler, error) {
 	return func(src web.Source, users func(string) (*ghclient.Client, error)) (http.Handler, error) {
 		pages, err := web.New(web.Config{
-			PublicURL: p.publicURL, SessionKeys: p.sessionKeys, GitHubURL: p.githubWebURL, Logger: logger,
+			PublicURL: p.publicURL, SessionKeys: p.sessionKeys, GitHubURL: p.githubWebURL, Logger: logger, Now: p.now,
 		}, p.oauth(users), src)
 		if err != nil {
 			return nil, err

@@ -33,15 +33,17 @@ func flowHarness(t *testing.T) (*harness, string) {
 		t.Fatal(err)
 	}
 	public := "http://" + ln.Addr().String()
-	var settings *pagesSettings
+	var webURL string
 	h := newHarness(t, func(c *Config) {
-		c.NewDecider, c.PublicURL = nil, public
-		settings = &pagesSettings{publicURL: public, clientID: oauthClientID, clientSecret: oauthClientSecret,
-			sessionKeys: [][]byte{[]byte(strings.Repeat("k", 48))}, githubWebURL: strings.TrimSuffix(c.APIURL, "/")}
-		c.Pages = settings.handler(c.Logger)
+		c.NewDecider = nil
+		webURL = strings.TrimSuffix(c.APIURL, "/")
+		if err := WithPages(c, PagesOptions{PublicURL: public, ClientID: oauthClientID, ClientSecret: oauthClientSecret,
+			SessionKeys: [][]byte{[]byte(strings.Repeat("k", 48))}, GitHubWebURL: webURL}); err != nil {
+			t.Fatal(err)
+		}
 	})
-	if settings.githubWebURL != h.fake.WebURL() {
-		t.Fatalf("the fake's web URL is %s, not %s", h.fake.WebURL(), settings.githubWebURL)
+	if webURL != h.fake.WebURL() {
+		t.Fatalf("the fake's web URL is %s, not %s", h.fake.WebURL(), webURL)
 	}
 	h.fake.SetOAuthApp(appID, oauthClientID, oauthClientSecret, public+"/oauth/callback")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -208,5 +210,37 @@ func TestPagesSignInResolveFlipsCheck(t *testing.T) {
 	code2, missing := getPage(t, mallory, fmt.Sprintf("%s/%s/%s/issues/%d", public, owner, "no-such-repo", featureIssue))
 	if code1 != http.StatusNotFound || code2 != http.StatusNotFound || hidden != missing {
 		t.Errorf("a private repository answers %d, a missing one %d; bodies equal: %v", code1, code2, hidden == missing)
+	}
+}
+
+// WithPages refuses settings the pages cannot run with, naming the
+// problem, and leaves the Config without pages then.
+func TestWithPagesRefuses(t *testing.T) {
+	key := [][]byte{[]byte(strings.Repeat("k", 32))}
+	tests := []struct {
+		name string
+		o    PagesOptions
+		want string // in the error; "" for none
+	}{
+		{name: "complete", o: PagesOptions{PublicURL: "https://pg.example", ClientID: "Iv1.x", ClientSecret: "s", SessionKeys: key}},
+		{name: "plain http elsewhere", o: PagesOptions{PublicURL: "http://pg.example", ClientID: "Iv1.x", ClientSecret: "s", SessionKeys: key}, want: "must be https"},
+		{name: "no client", o: PagesOptions{PublicURL: "https://pg.example", ClientSecret: "s", SessionKeys: key}, want: "OAuth client ID and secret"},
+		{name: "no secret", o: PagesOptions{PublicURL: "https://pg.example", ClientID: "Iv1.x", SessionKeys: key}, want: "OAuth client ID and secret"},
+		{name: "no key", o: PagesOptions{PublicURL: "https://pg.example", ClientID: "Iv1.x", ClientSecret: "s"}, want: "a session key is required"},
+		{name: "short key", o: PagesOptions{PublicURL: "https://pg.example", ClientID: "Iv1.x", ClientSecret: "s", SessionKeys: [][]byte{key[0], []byte("short")}}, want: "session key 2 is 5 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Config
+			err := WithPages(&c, tt.o)
+			switch {
+			case tt.want == "" && (err != nil || c.Pages == nil || c.PublicURL != tt.o.PublicURL):
+				t.Fatalf("WithPages: %v; pages set %v, public URL %q", err, c.Pages != nil, c.PublicURL)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("WithPages: %v, want an error with %q", err, tt.want)
+			case tt.want != "" && (c.Pages != nil || c.PublicURL != ""):
+				t.Fatal("a refused WithPages changed the Config")
+			}
+		})
 	}
 }

@@ -80,15 +80,19 @@ func (p *Pages) funcs() template.FuncMap {
 	}
 }
 
-// link is u when it is an https URL on GitHub's web host or our own; ""
-// otherwise (the template then shows no link).
+// link is u when it is a URL of GitHub's web origin or our own: https, or
+// the http of a loopback origin configured so (New accepts http only on a
+// loopback address: a local try, a fake GitHub); "" otherwise (the template
+// then shows no link).
 func (p *Pages) link(u string) string {
 	x, err := url.Parse(u)
-	if err != nil || x.Scheme != "https" || x.User != nil || x.Opaque != "" {
+	if err != nil || x.User != nil || x.Opaque != "" {
 		return ""
 	}
-	if strings.EqualFold(x.Host, p.github.Host) || strings.EqualFold(x.Host, p.public.Host) {
-		return x.String()
+	for _, o := range []*url.URL{p.github, p.public} {
+		if strings.EqualFold(x.Host, o.Host) && (x.Scheme == "https" || x.Scheme == o.Scheme) {
+			return x.String()
+		}
 	}
 	return ""
 }
@@ -148,7 +152,7 @@ func stateIcon(s string) string {
 	case "success", "resolved":
 		return "✔"
 	case "pending":
-		return "⏳"
+		return "◷"
 	case "failure", "error":
 		return "✖"
 	}

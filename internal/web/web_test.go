@@ -471,6 +471,35 @@ func TestGHESPolicy(t *testing.T) {
 	}
 }
 
+// Links follow the configured origins: https on GitHub's host or ours, and
+// http only where the configured origin is a loopback http one.
+func TestLinkOrigins(t *testing.T) {
+	f := newFixture(t)
+	p, err := New(Config{PublicURL: "http://127.0.0.1:8080", SessionKeys: f.keys, GitHubURL: "http://127.0.0.1:9090"}, f.oauth, f.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		url  string
+		link bool
+	}{
+		{url: "http://127.0.0.1:9090/acme/app/blob/abc/a.yaml#L3", link: true},
+		{url: "http://127.0.0.1:8080/acme/app/issues/1", link: true},
+		{url: "https://127.0.0.1:9090/acme/app", link: true},
+		{url: "http://127.0.0.1:7070/acme/app", link: false},
+		{url: "https://github.com/acme/app", link: false},
+		{url: "javascript:alert(1)", link: false},
+		{url: "http://user@127.0.0.1:9090/acme/app", link: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			if got := p.link(tt.url) != ""; got != tt.link {
+				t.Errorf("link(%q) shown: %v, want %v", tt.url, got, tt.link)
+			}
+		})
+	}
+}
+
 func TestPagesGolden(t *testing.T) {
 	tests := []struct {
 		name, method, path string

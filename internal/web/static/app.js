@@ -58,26 +58,41 @@
     return false;
   }
 
+  // stream says how this page learns of changes, on <main data-stream>:
+  // connecting, open (server-sent events) or polling.
+  function stream(state) { main.setAttribute("data-stream", state); }
+
   function poll() {
+    stream("polling");
     if (pollTimer === null) { pollTimer = setInterval(refresh, POLL_MS); }
   }
 
   if (live) {
     if (window.EventSource) {
+      stream("connecting");
       var es = new EventSource("/events");
+      es.onopen = function () { stream("open"); };
       es.addEventListener("change", function (e) {
         var ev;
         try { ev = JSON.parse(e.data); } catch (err) { return; }
         if (relevant(ev)) { refresh(); }
       });
       es.onerror = function () {
-        // Closed for good (401, 429, the session ended): poll instead.
-        if (es.readyState === EventSource.CLOSED) { poll(); }
+        // Closed for good (401, 429, the session ended): poll instead;
+        // else the browser reconnects by itself.
+        if (es.readyState === EventSource.CLOSED) { poll(); } else { stream("connecting"); }
       };
     } else {
       poll();
     }
   }
+
+  // An avatar that does not load (GitHub's avatars out of reach) is left
+  // out rather than shown broken.
+  Array.prototype.forEach.call(document.querySelectorAll(".who img"), function (img) {
+    function gone() { img.hidden = true; }
+    if (img.complete && img.naturalWidth === 0) { gone(); } else { img.addEventListener("error", gone); }
+  });
 
   // Keyboard shortcuts.
   var current = -1;
@@ -85,10 +100,14 @@
   function move(step) {
     var list = decisions();
     if (list.length === 0) { return; }
-    if (current >= 0 && current < list.length) { list[current].classList.remove("current"); }
+    if (current >= 0 && current < list.length) {
+      list[current].classList.remove("current");
+      list[current].removeAttribute("aria-current");
+    }
     current = Math.max(0, Math.min(list.length - 1, current + step));
     var el = list[current];
     el.classList.add("current");
+    el.setAttribute("aria-current", "true");
     var a = el.querySelector("a.open");
     if (a) { a.focus(); } else { el.scrollIntoView({ block: "nearest" }); }
   }
