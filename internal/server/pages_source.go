@@ -333,29 +333,61 @@ func (p *Pages) mayResolve(ctx context.Context, gh decide.GitHub, owner, repo st
 func (p *Pages) Pending(ctx context.Context, repos []web.RepoRef, viewer string) ([]web.PendingItem, error) {
 	rows := p.s.pending.list(repos)
 	out := make([]web.PendingItem, 0, len(rows))
-	asks := maxMayChecksPerRequest
+	asks, titles := maxMayChecksPerRequest, maxTitleReadsPerRequest
 	clients := map[int64]*ghclient.Client{}
+	client := func(r pendingRow) (*ghclient.Client, error) {
+		if gh, ok := clients[r.repo.Installation]; ok {
+			return gh, nil
+		}
+		c, err := p.repoClient(ctx, r.repo)
+		if err != nil {
+			return nil, err
+		}
+		clients[r.repo.Installation] = c
+		return c, nil
+	}
 	for _, r := range rows {
 		it := web.PendingItem{Repo: r.repo, Issue: r.entry.issue, IssueTitle: r.entry.title, Decision: r.item.decision, Type: r.item.typ,
 			Phase: r.item.phase, Question: r.item.question, Blocking: r.item.blocking, Since: r.item.since,
 			Options: append([]web.OptionView(nil), r.item.options...), CommentURL: r.item.commentURL}
+		if it.IssueTitle == "" && titles > 0 {
+			titles--
+			it.IssueTitle = p.title(ctx, client, r)
+		}
 		switch {
 		case r.entry.frozen:
 			it.WhyNot = whyFrozenThread
 		case viewer == "":
 			it.WhyNot = whyNotSignedIn
 		default:
-			gh, ok := clients[r.repo.Installation]
-			if !ok {
-				c, err := p.repoClient(ctx, r.repo)
-				if err != nil {
-					return nil, err
-				}
-				gh, clients[r.repo.Installation] = c, c
+			gh, err := client(r)
+			if err != nil {
+				return nil, err
 			}
 			it.MayResolve, it.WhyNot = p.mayResolve(ctx, gh, r.repo.Owner, r.repo.Name, r.entry.issue, r.entry.state, r.item.decision, viewer, &asks)
 		}
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// maxTitleReadsPerRequest bounds the issues whose titles one inbox reads:
+// a fold from a check job or a comment knows no title (its payload names
+// none); the title read is then kept in the index.
+const maxTitleReadsPerRequest = 20
+
+// title reads the title of the row's issue and keeps it in the index; ""
+// when it cannot be read (the inbox then names the issue by its number).
+func (p *Pages) title(ctx context.Context, client func(pendingRow) (*ghclient.Client, error), r pendingRow) string {
+	gh, err := client(r)
+	if err != nil {
+		return ""
+	}
+	is, err := gh.Issue(ctx, r.repo.Owner, r.repo.Name, r.entry.issue)
+	if err != nil {
+		p.s.log.Warn("pages: could not read an issue's title", "repository", r.repo.FullName(), "issue", r.entry.issue, "error", err)
+		return ""
+	}
+	p.s.pending.setTitle(r.repo.Owner, r.repo.Name, r.entry.issue, is.Title)
+	return is.Title
 }

@@ -359,3 +359,36 @@ func TestPagesPendingBoundsQuestions(t *testing.T) {
 		t.Errorf("%d questions, %d not checked; want %d and 5", may.count(), notChecked, maxMayChecksPerRequest)
 	}
 }
+
+// TestPagesPendingReadsMissingTitles: a fold that knew no title (a check
+// job's, a comment's) gets its issue's title read once, bounded per inbox,
+// and kept in the index; a title the index has is not read again.
+func TestPagesPendingReadsMissingTitles(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Identity = appBot })
+	p := h.srv.Pages()
+	n := maxTitleReadsPerRequest + 3
+	for i := 1; i <= n; i++ {
+		h.fake.AddIssue(owner, repo, fmt.Sprintf("issue %d", i), "", "alice")
+		h.srv.pending.update(folded(owner, repo, i, "plan", time.Unix(int64(i), 0), map[string]bool{"D-001": true}))
+	}
+	titled := func() (with int) {
+		items, err := p.Pending(context.Background(), []web.RepoRef{{Owner: owner, Name: repo, Installation: installation}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if it.IssueTitle == fmt.Sprintf("issue %d", it.Issue) {
+				with++
+			} else if it.IssueTitle != "" {
+				t.Errorf("#%d titled %q", it.Issue, it.IssueTitle)
+			}
+		}
+		return with
+	}
+	if got := titled(); got != maxTitleReadsPerRequest {
+		t.Errorf("first inbox: %d titles, want %d (the bound)", got, maxTitleReadsPerRequest)
+	}
+	if got := titled(); got != n {
+		t.Errorf("second inbox: %d titles, want all %d (the first ones kept)", got, n)
+	}
+}
