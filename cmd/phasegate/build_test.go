@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -24,7 +26,9 @@ const maxBinary = 31 << 20
 
 // TestDockerfileBuild runs the Dockerfile's own `go build` line (no Docker
 // engine is needed) and checks that it produces a static, stripped binary
-// small enough for the image budget, which prints its version.
+// small enough for the image budget, which prints its version. It is an
+// integration test (-tags integration, which CI runs): it links the release
+// binary, which the developer's loop (go test -race ./...) leaves to CI.
 func TestDockerfileBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the release binary")

@@ -1,3 +1,11 @@
+//go:build integration
+
+// The tests of this file's helpers (run_test.go) run binary/run.sh end to
+// end: bash, curl and tar as processes, and the release binary, which
+// they build (go build) unless PHASEGATE_RELEASE_DIST names GoReleaser's:
+// integration tests, run by `go test -race -tags integration ./...`
+// (.ci/run), not by the developer's `go test -race ./...`.
+
 package binaryaction
 
 import (

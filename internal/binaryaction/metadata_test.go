@@ -4,7 +4,8 @@
 // image. It has no code of its own: its tests keep the action in step with
 // the container action (action.yml), with the archives GoReleaser makes
 // (.goreleaser.yaml) and with the release workflow, and run its script,
-// binary/run.sh, end to end against a local release server.
+// binary/run.sh, end to end against a local release server (integration
+// tests, -tags integration: run_test.go).
 package binaryaction
 
 import (

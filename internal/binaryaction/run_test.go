@@ -1,3 +1,8 @@
+//go:build integration
+
+// Integration tests: they run binary/run.sh and the binaries it installs
+// as processes (see e2e_test.go).
+
 package binaryaction
 
 import (

@@ -15,9 +15,9 @@ import (
 )
 
 // memoWorld is a world whose handler keeps watermarks and a fold memo, as
-// serve's does, on the fake's clock: #42 (the seed outcome, pending, 250
-// comments: three pages), #41 (another outcome, pending) and #7 (no
-// outcome, commented on).
+// serve's does, on the fake's clock: #42 (the seed outcome, pending, 206
+// comments: three pages, the last of 6), #41 (another outcome, pending)
+// and #7 (no outcome, commented on).
 type memoWorld struct {
 	*world
 	clock   *ghfake.ManualClock
@@ -42,7 +42,7 @@ func newMemoWorld(t *testing.T) *memoWorld {
 	for _, n := range []int{41, 42} {
 		w.fake.LabelIssue(owner, repo, n, LabelPending)
 	}
-	for i := 0; i < 250; i++ {
+	for i := 0; i < 205; i++ {
 		clock.Advance(time.Second)
 		m.chatter = append(m.chatter, w.fake.AddComment(owner, repo, w.issue, "chatter", fmt.Sprintf("remark %d", i)))
 	}

@@ -112,6 +112,7 @@ func TestRefPushesPagination(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each on its own fake: 2,350 pushes in all under -race
 			e := newEnv(t, Options{})
 			afters := pushes(e.fake, e.clock, tt.pushes)
 			got, err := e.c.RefPushes(ctxT(t), owner, repo, "main")

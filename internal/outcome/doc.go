@@ -4,7 +4,9 @@
 // and the resolution comment, parses their hidden markers, and signs and
 // verifies them.
 //
-// It is pure: no I/O, no GitHub, no printing, no clock. Every string an
+// It is pure: no I/O, no GitHub, no printing, no clock. Its one state is
+// a bounded cache of the outcome YAML VerifyOutcomeComment decoded, by ID
+// (decoded.go), which hands out copies. Every string an
 // agent wrote is untrusted and reaches a comment only through Inline (the
 // summary) or Canonical (the fenced YAML), so that nothing an agent writes
 // can mention anyone, reference another issue, inject HTML, break out of

@@ -124,7 +124,7 @@ func VerifyOutcomeComment(body string, key []byte) (*Verified, error) {
 	if ID(canonical) != mk.ID {
 		return nil, tampered("the YAML does not hash to the marker's id")
 	}
-	value, o, err := decodeCanonical(canonical)
+	value, o, err := decodeCanonicalID(canonical, mk.ID)
 	if err != nil {
 		return nil, tampered("the YAML is not a canonical Phase Outcome")
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"testing"
@@ -36,8 +38,19 @@ func Main(m *testing.M, w io.Writer) int {
 	return Run(m, v, w)
 }
 
+// gcPercent is the GOGC of the test binaries that Run: their tests push
+// hundreds of megabytes of short-lived JSON through the fake, the
+// validator and the client, and under -race every collection costs several
+// times what it costs without; at 400 they collect a quarter as often, for
+// 10–16 % less CPU (decide, action) and a peak of about 300 MB instead of
+// 150. A GOGC in the environment is left as it is.
+const gcPercent = 400
+
 // Run is Main with a validator of the caller's.
 func Run(m *testing.M, v *Validator, w io.Writer) int {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	Enable(v)
 	defer ghfake.SetWrapper(nil)
 	code := m.Run()
