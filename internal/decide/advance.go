@@ -155,14 +155,20 @@ func (h *Handler) setStatus(ctx context.Context, gh GitHub, owner, repo, sha, id
 	} else if c, found, err := h.latestRecord(ctx, gh, owner, repo, sha, s.Context); err == nil {
 		cur, ok = c, found
 	}
-	if ok && identity != "" && strings.EqualFold(cur.Creator, identity) && cur.State == s.State &&
-		cur.Description == ghclient.StatusDescription(s.Description) && cur.TargetURL == s.TargetURL {
+	if ok && sameStatus(cur, s, identity) {
 		return false, nil
 	}
 	if err := h.writeRecord(ctx, gh, owner, repo, sha, s); err != nil {
 		return false, fmt.Errorf("setting %s on %s: %w", s.Context, sha, err)
 	}
 	return true, nil
+}
+
+// sameStatus reports whether cur, a status GitHub holds, is s as identity
+// set it: then s need not be written again.
+func sameStatus(cur, s ghclient.Status, identity string) bool {
+	return identity != "" && strings.EqualFold(cur.Creator, identity) && cur.State == s.State &&
+		cur.Description == ghclient.StatusDescription(s.Description) && cur.TargetURL == s.TargetURL
 }
 
 // capture opens the follow-up issue of a capture-out-of-scope decision

@@ -49,7 +49,30 @@ func (h *Handler) SyncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	return h.syncCommit(ctx, gh, owner, repo, sha, opts, map[int]*thread{})
 }
 
+// syncCommit is SyncCommit, given the threads the caller folded already
+// (its own, under its issue's lock).
+//
+// It runs under a lock on the commit (the Handler's Locker, so across
+// replicas too): two handlers of different issues whose outcomes the
+// commit carries would otherwise each compute the status from the ledgers
+// they read, and the one that read the older ledger could write last,
+// leaving "pending" over decided work. Every other thread is read inside
+// the lock, and a caller's thread cannot change while its issue is locked
+// (only phasegate writes a ledger, under that lock), so the last status
+// written is computed from ledgers no older than any status before it.
+// The lock order is always issue, then commit.
 func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions, threads map[int]*thread) (ghclient.Status, error) {
+	unlock, err := h.locks().Lock(ctx, commitLockKey(owner, repo, sha))
+	if err != nil {
+		return ghclient.Status{}, fmt.Errorf("locking commit %s of %s/%s: %w", shortSHA(sha), owner, repo, err)
+	}
+	defer unlock()
+	// Their status histories were read before the lock: another handler
+	// may have set the commit's status since.
+	before := make(map[int]bool, len(threads))
+	for n := range threads {
+		before[n] = true
+	}
 	cfg, invalid, err := h.config(ctx, gh, owner, repo)
 	if err != nil {
 		return ghclient.Status{}, err
@@ -95,7 +118,12 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		v = ledger.Verdict{State: "error", Description: "phasegate config invalid: " + invalid}
 	}
 	s.State, s.Description = v.State, v.Description
-	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads)
+	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads, before)
+}
+
+// commitLockKey is the lock key of a commit's phasegate/decisions.
+func commitLockKey(owner, repo, sha string) string {
+	return "commit:" + strings.ToLower(owner+"/"+repo) + "@" + strings.ToLower(sha)
 }
 
 // threadsOf folds the issue of each carried outcome (once per issue, kept
@@ -150,7 +178,10 @@ func unposted(c carriedOutcome) *ledger.Outcome {
 
 // publish sets s on sha, linking the newest phasegate comment of the first
 // thread (the anchor), records it in the threads' histories and returns it.
-func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, first *thread, threads map[int]*thread) (ghclient.Status, error) {
+// The statuses of a thread read before the commit was locked (before) may
+// say to write, never to skip the write: then the newest is read again.
+func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, first *thread, threads map[int]*thread,
+	before map[int]bool) (ghclient.Status, error) {
 	var history []ghclient.Status
 	if first != nil {
 		if c, ok := first.comment(first.st.Tip); ok {
@@ -160,10 +191,16 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 			}
 		}
 	}
-	for _, t := range threads {
-		if hs, ok := t.history[sha]; ok {
-			history = contextHistory(hs, true, ContextDecisions)
+	for n, t := range threads {
+		hs, ok := t.history[sha]
+		if !ok {
+			continue
 		}
+		hs = contextHistory(hs, true, ContextDecisions)
+		if before[n] && len(hs) > 0 && sameStatus(hs[0], s, identity) {
+			continue
+		}
+		history = hs
 	}
 	wrote, err := h.setStatus(ctx, gh, owner, repo, sha, identity, s, history)
 	if wrote {
