@@ -100,15 +100,23 @@ func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) 
 // or by total_count when a server sends no Link header.
 func (c *Client) InstallationRepos(ctx context.Context) ([]Repository, error) {
 	ctx = withOp(ctx, "InstallationRepos")
+	return listRepos(ctx, "the installation's repositories", func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
+		return c.gh.Apps.ListRepos(ctx, opts)
+	})
+}
+
+// listRepos follows the pages of a repository listing (what names it in
+// errors): by the Link header, or by total_count when a server sends none.
+func listRepos(ctx context.Context, what string, list func(*github.ListOptions) (*github.ListRepositories, *github.Response, error)) ([]Repository, error) {
 	var out []Repository
 	opts := &github.ListOptions{PerPage: perPage, Page: 1}
 	for pages := 0; ; pages++ {
 		if pages >= maxPages {
-			return out, fmt.Errorf("list the installation's repositories: more than %d pages", maxPages)
+			return out, fmt.Errorf("list %s: more than %d pages", what, maxPages)
 		}
-		lr, resp, err := c.gh.Apps.ListRepos(ctx, opts)
+		lr, resp, err := list(opts)
 		if err != nil {
-			return out, fmt.Errorf("list the installation's repositories: %w", err)
+			return out, fmt.Errorf("list %s: %w", what, err)
 		}
 		if lr == nil {
 			return out, nil

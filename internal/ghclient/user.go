@@ -68,31 +68,10 @@ func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) 
 // server sends none.
 func (c *Client) UserInstallationRepos(ctx context.Context, installationID int64) ([]Repository, error) {
 	ctx = withOp(ctx, "UserInstallationRepos")
-	var out []Repository
-	opts := &github.ListOptions{PerPage: perPage, Page: 1}
-	for pages := 0; ; pages++ {
-		if pages >= maxPages {
-			return out, fmt.Errorf("list the repositories of installation %d the user can access: more than %d pages", installationID, maxPages)
-		}
-		lr, resp, err := c.gh.Apps.ListUserRepos(ctx, installationID, opts)
-		if err != nil {
-			return out, fmt.Errorf("list the repositories of installation %d the user can access: %w", installationID, err)
-		}
-		if lr == nil {
-			return out, nil
-		}
-		for _, r := range lr.Repositories {
-			out = append(out, toRepository(r))
-		}
-		switch {
-		case resp != nil && resp.NextPage > opts.Page:
-			opts.Page = resp.NextPage
-		case len(lr.Repositories) > 0 && len(out) < lr.GetTotalCount():
-			opts.Page++
-		default:
-			return out, nil
-		}
-	}
+	what := fmt.Sprintf("the repositories of installation %d the user can access", installationID)
+	return listRepos(ctx, what, func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
+		return c.gh.Apps.ListUserRepos(ctx, installationID, opts)
+	})
 }
 
 // RepoVisible reports whether the Client's identity can read the repository
