@@ -18,6 +18,7 @@ const maxFuncLines = 80
 // TestFunctionLength: no non-test function of the repository is longer than
 // maxFuncLines lines.
 func TestFunctionLength(t *testing.T) {
+	t.Parallel()
 	long := longFunctions(t, filepath.Join("..", ".."))
 	for _, f := range long {
 		t.Errorf("%s is %d lines, over %d: split it along its sections", f.name, f.lines, maxFuncLines)

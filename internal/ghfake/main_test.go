@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // TestMain checks every exchange of this package's tests with a fake
@@ -18,5 +19,5 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	v.RefusedRequestsOK = true
-	os.Exit(ghfaketest.Run(m, v, os.Stderr))
+	testutil.Exit(ghfaketest.Run(m, v, os.Stderr))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // childEnv makes the test binary run `phasegate serve` (Main, configured by
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 	}
 	// Every exchange with the fake GitHub, the replicas' too (the fake
 	// runs in this process), is held to GitHub's OpenAPI description.
-	os.Exit(ghfaketest.Main(m, os.Stderr))
+	testutil.Exit(ghfaketest.Main(m, os.Stderr))
 }
 
 // jobLogEnv names the file where a replica process of the tests logs the

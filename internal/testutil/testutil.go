@@ -1,7 +1,7 @@
 // Package testutil holds the helpers the tests of several packages share:
-// golden files, file trees on disk, edits of in-memory trees, and the
+// golden files, file trees on disk, edits of in-memory trees, the
 // GitHub Actions runner's reading of workflow commands in a log
-// (RunWorkflowCommands). Only
+// (RunWorkflowCommands), and Exit, which ends every test binary. Only
 // _test.go files import it; it is not part of phasegate.
 //
 // Golden files are refreshed, after reviewing the change, by running the
@@ -9,9 +9,8 @@
 //
 //	go test ./internal/report -run TestRulesDoc -update
 //
-// The flag is defined here, once, so every test binary that compares golden
-// files has it (and only those: a package whose tests do not import
-// testutil rejects -update, so name the packages rather than ./...).
+// The flag is defined here, once, so every test binary has it (each ends
+// with Exit); a package without golden files ignores it.
 package testutil
 
 import (

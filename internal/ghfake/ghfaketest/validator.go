@@ -8,7 +8,7 @@
 //
 // A package's tests turn it on in TestMain:
 //
-//	func TestMain(m *testing.M) { os.Exit(ghfaketest.Main(m, os.Stderr)) }
+//	func TestMain(m *testing.M) { testutil.Exit(ghfaketest.Main(m, os.Stderr)) }
 //
 // and a test helper that starts a fake claims its violations, so that they
 // fail the test that caused them (the rest fail the package at the end):

@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
-func TestMain(m *testing.M) { os.Exit(Main(m, os.Stderr)) }
+func TestMain(m *testing.M) { testutil.Exit(Main(m, os.Stderr)) }
 
 func load(t *testing.T) *Validator {
 	t.Helper()

@@ -1,0 +1,11 @@
+//go:build integration
+
+package main
+
+import (
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/testutil"
+)
+
+func TestMain(m *testing.M) { testutil.Exit(m.Run()) }

@@ -1,0 +1,6 @@
+//go:build !race
+
+package testutil
+
+// raceEnabled says the binary was built with -race.
+const raceEnabled = false
