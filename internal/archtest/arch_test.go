@@ -300,92 +300,139 @@ func moduleRoot(t *testing.T) string {
 // testdata, node_modules and dot directories are skipped, as the go tool
 // does (node_modules: e2e's npm packages).
 func Load(root string) (map[string]*Package, error) {
+	tree, err := parseTree(root)
+	if err != nil {
+		return nil, err
+	}
 	pkgs := map[string]*Package{}
-	fset := token.NewFileSet()
-	for _, top := range append([]string{"cmd", "internal", "schemas"}, toolingModules...) {
-		if _, err := os.Stat(filepath.Join(root, top)); os.IsNotExist(err) {
+	for _, pf := range tree {
+		top, _, _ := strings.Cut(pf.dir, "/")
+		if !slices.Contains(append([]string{"cmd", "internal", "schemas"}, toolingModules...), top) {
 			continue
 		}
-		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if n := d.Name(); n == "testdata" || n == "node_modules" || (strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) && p != filepath.Join(root, top) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(p, ".go") {
-				return nil
-			}
-			rel, err := filepath.Rel(root, filepath.Dir(p))
-			if err != nil {
-				return err
-			}
-			name := filepath.ToSlash(rel)
-			pkg := pkgs[name]
-			if pkg == nil {
-				pkg = &Package{}
-				pkgs[name] = pkg
-			}
-			f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return fmt.Errorf("parsing %s: %w", p, err)
-			}
-			test := strings.HasSuffix(p, "_test.go")
-			local := map[string]string{} // name in the file → import path
-			for _, spec := range f.Imports {
-				imp, err := strconv.Unquote(spec.Path.Value)
-				if err != nil {
-					return fmt.Errorf("reading an import of %s: %w", p, err)
-				}
-				imp = strings.TrimPrefix(imp, module+"/")
-				if test {
-					pkg.TestImports = appendNew(pkg.TestImports, imp)
-				} else {
-					pkg.Imports = appendNew(pkg.Imports, imp)
-				}
-				as := path.Base(imp)
-				if spec.Name != nil {
-					as = spec.Name.Name
-				} else if majorVersion.MatchString(as) {
-					continue // a major-version suffix: the name is not the path's
-				}
-				local[as] = imp
-			}
-			if test {
-				return nil
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.SelectorExpr:
-					if id, ok := n.X.(*ast.Ident); ok {
-						if imp, ok := local[id.Name]; ok {
-							pkg.Uses = appendNew(pkg.Uses, imp+"."+n.Sel.Name)
-						}
-					}
-				case *ast.CallExpr:
-					switch fun := n.Fun.(type) {
-					case *ast.Ident:
-						if fun.Name == "print" || fun.Name == "println" {
-							pkg.Uses = appendNew(pkg.Uses, "builtin."+fun.Name)
-						}
-					case *ast.SelectorExpr:
-						if id, ok := fun.X.(*ast.Ident); !ok || local[id.Name] == "" {
-							pkg.Calls = appendNew(pkg.Calls, fun.Sel.Name)
-						}
-					}
-				}
-				return true
-			})
-			return nil
-		})
-		if err != nil {
+		pkg := pkgs[pf.dir]
+		if pkg == nil {
+			pkg = &Package{}
+			pkgs[pf.dir] = pkg
+		}
+		if err := addFacts(pkg, pf); err != nil {
 			return nil, err
 		}
 	}
 	return pkgs, nil
+}
+
+// addFacts adds what one file imports, uses and calls to its package.
+func addFacts(pkg *Package, pf parsedFile) error {
+	test := strings.HasSuffix(pf.path, "_test.go")
+	local := map[string]string{} // name in the file → import path
+	for _, spec := range pf.file.Imports {
+		imp, err := strconv.Unquote(spec.Path.Value)
+		if err != nil {
+			return fmt.Errorf("reading an import of %s: %w", pf.path, err)
+		}
+		imp = strings.TrimPrefix(imp, module+"/")
+		if test {
+			pkg.TestImports = appendNew(pkg.TestImports, imp)
+		} else {
+			pkg.Imports = appendNew(pkg.Imports, imp)
+		}
+		as := path.Base(imp)
+		if spec.Name != nil {
+			as = spec.Name.Name
+		} else if majorVersion.MatchString(as) {
+			continue // a major-version suffix: the name is not the path's
+		}
+		local[as] = imp
+	}
+	if test {
+		return nil
+	}
+	ast.Inspect(pf.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok {
+				if imp, ok := local[id.Name]; ok {
+					pkg.Uses = appendNew(pkg.Uses, imp+"."+n.Sel.Name)
+				}
+			}
+		case *ast.CallExpr:
+			switch fun := n.Fun.(type) {
+			case *ast.Ident:
+				if fun.Name == "print" || fun.Name == "println" {
+					pkg.Uses = appendNew(pkg.Uses, "builtin."+fun.Name)
+				}
+			case *ast.SelectorExpr:
+				if id, ok := fun.X.(*ast.Ident); !ok || local[id.Name] == "" {
+					pkg.Calls = appendNew(pkg.Calls, fun.Sel.Name)
+				}
+			}
+		}
+		return true
+	})
+	return nil
+}
+
+// parsedFile is one Go file of a tree: its path, its directory relative to
+// the tree's root (slash-separated) and its syntax.
+type parsedFile struct {
+	path, dir string
+	fset      *token.FileSet
+	file      *ast.File
+}
+
+// parseTree parses every Go file under root, skipping testdata,
+// node_modules, vendor and dot or underscore directories as the go tool
+// does (node_modules: e2e's npm packages). The tree is parsed once per root
+// for all the tests of the binary (Load and longFunctions read it; nobody
+// changes it).
+func parseTree(root string) ([]parsedFile, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := trees.LoadOrStore(abs, &treeOnce{})
+	once := v.(*treeOnce)
+	once.Do(func() { once.files, once.err = parseTreeNow(abs) })
+	return once.files, once.err
+}
+
+type treeOnce struct {
+	sync.Once
+	files []parsedFile
+	err   error
+}
+
+var trees sync.Map // absolute root → *treeOnce
+
+func parseTreeNow(root string) ([]parsedFile, error) {
+	var files []parsedFile
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != root && (n == "testdata" || n == "node_modules" || n == "vendor" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return fmt.Errorf("parsing %s: %w", p, err)
+		}
+		files = append(files, parsedFile{path: p, dir: filepath.ToSlash(rel), fset: fset, file: f})
+		return nil
+	})
+	return files, err
 }
 
 // majorVersion is a module path's major-version element (…/v9).

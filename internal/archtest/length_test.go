@@ -2,10 +2,8 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,40 +46,25 @@ type longFunc struct {
 
 func longFunctions(t *testing.T, root string) []longFunc {
 	t.Helper()
+	tree, err := parseTree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []longFunc
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, pf := range tree {
+		if strings.HasSuffix(pf.path, "_test.go") {
+			continue
 		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "testdata", "node_modules", "vendor":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		for _, decl := range f.Decls {
+		for _, decl := range pf.file.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > maxFuncLines {
-				rel, _ := filepath.Rel(root, p)
-				out = append(out, longFunc{name: filepath.ToSlash(rel) + " " + fd.Name.Name, lines: n})
+			if n := pf.fset.Position(fd.End()).Line - pf.fset.Position(fd.Pos()).Line + 1; n > maxFuncLines {
+				rel := path.Join(pf.dir, filepath.Base(pf.path))
+				out = append(out, longFunc{name: rel + " " + fd.Name.Name, lines: n})
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
