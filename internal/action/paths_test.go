@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
@@ -80,13 +77,7 @@ func TestPullRequestTargetRefusesAHeadItDidNotCheck(t *testing.T) {
 		wantCode int
 	}{
 		{name: "the base branch checked out (the event's default)", checkout: func(f *repoFixture, base, head string) {
-			wt, err := f.repo.Worktree()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := wt.Checkout(&git.CheckoutOptions{Hash: plumbing.NewHash(base)}); err != nil {
-				t.Fatal(err)
-			}
+			f.checkout(base)
 		}, wantCode: exitCouldNot},
 		{name: "no checkout at all", checkout: func(f *repoFixture, base, head string) {
 			if err := os.RemoveAll(filepath.Join(f.dir, ".git")); err != nil {
