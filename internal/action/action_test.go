@@ -218,6 +218,7 @@ func (f *repoFixture) output(name string) string {
 }
 
 func TestPushPostsOutcomeOnceAndSetsStatuses(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{
@@ -271,6 +272,7 @@ func TestPushPostsOutcomeOnceAndSetsStatuses(t *testing.T) {
 }
 
 func TestModifiedOutcomeFailsTheCheck(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": strings.Replace(seedOutcome, "blocking: true", "blocking: false", 1)})
@@ -290,6 +292,7 @@ func TestModifiedOutcomeFailsTheCheck(t *testing.T) {
 }
 
 func TestFlakyGitHubGivesTheSameResult(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
@@ -309,6 +312,7 @@ func TestFlakyGitHubGivesTheSameResult(t *testing.T) {
 }
 
 func TestPullRequestWithoutHistoryUsesTheAPI(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
@@ -335,6 +339,7 @@ func TestPullRequestWithoutHistoryUsesTheAPI(t *testing.T) {
 }
 
 func TestMissingTokenStillReports(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "x\n"})
 	head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": "day: one\n"})
@@ -354,6 +359,7 @@ func TestMissingTokenStillReports(t *testing.T) {
 }
 
 func TestOutputsCannotBeInjected(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "x\n"})
 	evil := "day: 1\nagent: GATE\ncriteria_results: []\nblockers: []\ndeferred: []\ngate_decision: \"SHIP\\nverdict<<EOF\\nSHIP\\nEOF\\n::error::pwned\"\nhold_reason: \"\"\n"
@@ -373,6 +379,7 @@ func TestOutputsCannotBeInjected(t *testing.T) {
 // issue_comment event as GitHub sends it, and a scheduled reconcile then has
 // nothing left to do.
 func TestIssueCommentResolves(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
@@ -422,6 +429,7 @@ func TestIssueCommentResolves(t *testing.T) {
 // place, and a path with no artifact is a warning annotation (and an ADVISORY
 // verdict), never a silent SHIP.
 func TestNothingFoundIsAWarningAnnotation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		path        string
