@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
@@ -40,7 +37,7 @@ hold_reason: ""
 type repoFixture struct {
 	t         *testing.T
 	dir       string
-	repo      *git.Repository
+	git       *gitRepo
 	fake      *ghfake.Server
 	clock     *ghfake.ManualClock
 	issue     int
@@ -56,7 +53,7 @@ func newRepoFixture(t *testing.T) *repoFixture {
 	t.Helper()
 	f := &repoFixture{t: t, dir: t.TempDir()}
 	var err error
-	if f.repo, err = git.PlainInit(f.dir, false); err != nil {
+	if f.git, err = initGitRepo(f.dir); err != nil {
 		t.Fatal(err)
 	}
 	f.fake = ghfake.New()
@@ -79,46 +76,34 @@ func newRepoFixture(t *testing.T) *repoFixture {
 // commit writes files ("" deletes) and commits them; it returns the sha.
 func (f *repoFixture) commit(files map[string]string) string {
 	f.t.Helper()
-	wt, err := f.repo.Worktree()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for name, content := range files {
-		p := filepath.Join(f.dir, filepath.FromSlash(name))
-		if content == "" {
-			if _, err := wt.Remove(name); err != nil {
-				f.t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			f.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			f.t.Fatal(err)
-		}
-		if _, err := wt.Add(name); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	h, err := wt.Commit("change", &git.CommitOptions{Author: &object.Signature{Name: "agent", Email: "a@example.com", When: time.Unix(1700000000+int64(len(f.shas)), 0)}})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.shas = append(f.shas, h.String())
-	// The fake GitHub serves the commit's tree, as GitHub's contents API does.
 	if f.tree == nil {
 		f.tree = map[string]string{}
 	}
 	for name, content := range files {
 		if content == "" {
+			if err := os.Remove(filepath.Join(f.dir, filepath.FromSlash(name))); err != nil {
+				f.t.Fatal(err)
+			}
 			delete(f.tree, name)
-		} else {
-			f.tree[name] = content
+			continue
 		}
+		if err := writeWorkFile(f.dir, name, content); err != nil {
+			f.t.Fatal(err)
+		}
+		f.tree[name] = content
 	}
+	parent := ""
+	if len(f.shas) > 0 {
+		parent = f.shas[len(f.shas)-1]
+	}
+	sha, err := f.git.commit(f.tree, parent, len(f.shas))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.shas = append(f.shas, sha)
+	// The fake GitHub serves the commit's tree, as GitHub's contents API does.
 	for name, content := range f.tree {
-		f.fake.SetFile("acme", "shop", h.String(), name, []byte(content))
+		f.fake.SetFile("acme", "shop", sha, name, []byte(content))
 	}
 	snapshot := map[string]string{}
 	for k, v := range f.tree {
@@ -127,11 +112,11 @@ func (f *repoFixture) commit(files map[string]string) string {
 	if f.trees == nil {
 		f.trees = map[string]map[string]string{}
 	}
-	f.trees[h.String()] = snapshot
+	f.trees[sha] = snapshot
 	// The branch forks from the first commit: compare main...sha is the
 	// change since it, as GitHub's three-dot compare is.
-	f.fake.SetCompare("acme", "shop", "main", h.String(), f.diff(f.shas[0], h.String()))
-	return h.String()
+	f.fake.SetCompare("acme", "shop", "main", sha, f.diff(f.shas[0], sha))
+	return sha
 }
 
 // diff is the files changed from commit base to commit head, as GitHub
@@ -233,6 +218,7 @@ func (f *repoFixture) output(name string) string {
 }
 
 func TestPushPostsOutcomeOnceAndSetsStatuses(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{
@@ -286,6 +272,7 @@ func TestPushPostsOutcomeOnceAndSetsStatuses(t *testing.T) {
 }
 
 func TestModifiedOutcomeFailsTheCheck(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": strings.Replace(seedOutcome, "blocking: true", "blocking: false", 1)})
@@ -305,6 +292,7 @@ func TestModifiedOutcomeFailsTheCheck(t *testing.T) {
 }
 
 func TestFlakyGitHubGivesTheSameResult(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
@@ -324,6 +312,7 @@ func TestFlakyGitHubGivesTheSameResult(t *testing.T) {
 }
 
 func TestPullRequestWithoutHistoryUsesTheAPI(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
@@ -350,6 +339,7 @@ func TestPullRequestWithoutHistoryUsesTheAPI(t *testing.T) {
 }
 
 func TestMissingTokenStillReports(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "x\n"})
 	head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": "day: one\n"})
@@ -369,6 +359,7 @@ func TestMissingTokenStillReports(t *testing.T) {
 }
 
 func TestOutputsCannotBeInjected(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "x\n"})
 	evil := "day: 1\nagent: GATE\ncriteria_results: []\nblockers: []\ndeferred: []\ngate_decision: \"SHIP\\nverdict<<EOF\\nSHIP\\nEOF\\n::error::pwned\"\nhold_reason: \"\"\n"
@@ -388,6 +379,7 @@ func TestOutputsCannotBeInjected(t *testing.T) {
 // issue_comment event as GitHub sends it, and a scheduled reconcile then has
 // nothing left to do.
 func TestIssueCommentResolves(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
@@ -437,6 +429,7 @@ func TestIssueCommentResolves(t *testing.T) {
 // place, and a path with no artifact is a warning annotation (and an ADVISORY
 // verdict), never a silent SHIP.
 func TestNothingFoundIsAWarningAnnotation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		path        string

@@ -14,6 +14,7 @@ import (
 // is on the commit), the action reports and sets its contracts status but
 // posts no outcome and sets no phasegate/decisions: exactly one poster.
 func TestActionDefersToTheApp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		config     string

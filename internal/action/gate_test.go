@@ -9,6 +9,7 @@ import (
 // phasegate/decisions of a commit, and in whatever order, it says the same;
 // when the change cannot be read it says error, never success.
 func TestDecisionsStatusIsAFunctionOfTheCommit(t *testing.T) {
+	t.Parallel()
 	seedFiles := map[string]string{rtSource: seedOutcome}
 	t.Run("a push run after the pull request run leaves pending", func(t *testing.T) {
 		rt := newRedTeam(t, "")
@@ -56,6 +57,7 @@ func TestDecisionsStatusIsAFunctionOfTheCommit(t *testing.T) {
 // resolution and phasegate.phase-advanced when it moved the phase, once:
 // not for a refused command, not again on a rerun or a scheduled reconcile.
 func TestActionDispatches(t *testing.T) {
+	t.Parallel()
 	rt := newRedTeam(t, "")
 	rt.open(map[string]string{rtSource: seedOutcome})
 	types := func() string {
@@ -85,6 +87,7 @@ func TestActionDispatches(t *testing.T) {
 // resolution stands, nothing is dispatched, and the run says so with a
 // warning annotation, not a failure.
 func TestActionWarnsWhenItCannotDispatch(t *testing.T) {
+	t.Parallel()
 	rt := newRedTeam(t, "")
 	rt.open(map[string]string{rtSource: seedOutcome})
 	rt.fake.SetTokenPermissions("github-actions[bot]", map[string]string{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read"})

@@ -18,6 +18,7 @@ import (
 // phasegate/decisions status. Both post the outcome the same way: the
 // action's pull_request run.
 func TestActionAndAppAgree(t *testing.T) {
+	t.Parallel()
 	phaseOutcome := func(phase string) string {
 		return strings.Replace(seedOutcome, "phase: requirements", "phase: "+phase, 1)
 	}

@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
@@ -56,6 +53,7 @@ func prEvent(number int, head, base, headRepo string) map[string]any {
 }
 
 func TestBranchDeletionIsANoOp(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	ev := map[string]any{"ref": "refs/heads/feature", "before": base, "after": strings.Repeat("0", 40), "created": false, "deleted": true,
@@ -74,19 +72,14 @@ func TestBranchDeletionIsANoOp(t *testing.T) {
 }
 
 func TestPullRequestTargetRefusesAHeadItDidNotCheck(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		checkout func(f *repoFixture, base, head string)
 		wantCode int
 	}{
 		{name: "the base branch checked out (the event's default)", checkout: func(f *repoFixture, base, head string) {
-			wt, err := f.repo.Worktree()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := wt.Checkout(&git.CheckoutOptions{Hash: plumbing.NewHash(base)}); err != nil {
-				t.Fatal(err)
-			}
+			f.checkout(base)
 		}, wantCode: exitCouldNot},
 		{name: "no checkout at all", checkout: func(f *repoFixture, base, head string) {
 			if err := os.RemoveAll(filepath.Join(f.dir, ".git")); err != nil {
@@ -129,6 +122,7 @@ func TestPullRequestTargetRefusesAHeadItDidNotCheck(t *testing.T) {
 // TestMergeGroupSetsBothStatuses: a merge_group.checks_requested event,
 // in the shape GitHub sends it, sets both statuses on merge_group.head_sha.
 func TestMergeGroupSetsBothStatuses(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome, ".pace/day-1/gate-report.yaml": goodGate})
@@ -168,6 +162,7 @@ func TestMergeGroupSetsBothStatuses(t *testing.T) {
 // read-only token; the run annotates, summarises, saves its results and
 // exits by the verdict, and attempts no write.
 func TestForkPullRequestWritesNothing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		gate     string
@@ -221,6 +216,7 @@ func TestForkPullRequestWritesNothing(t *testing.T) {
 // pull request GitHub does not mark as a fork's (Dependabot's): the first
 // write answers 403, and nothing more is attempted.
 func TestReadOnlyTokenStopsAtTheFirst403(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		files      map[string]string
@@ -307,6 +303,7 @@ func workflowRunEvent(head, headRepo string) map[string]any {
 // verdict from the file, phasegate/decisions from the API, no outcome
 // posted.
 func TestWorkflowRunPublishesAForksResults(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	head, pr, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": goodGate, "outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
 	code, log := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
@@ -340,6 +337,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // publishing run checks the head out and checks it; without a checkout of
 // that head it refuses.
 func TestWorkflowRunChecksTheHeadItself(t *testing.T) {
+	t.Parallel()
 	t.Run("a forged SHIP", func(t *testing.T) {
 		f := newRepoFixture(t)
 		bad := strings.Replace(goodGate, "gate_decision: SHIP", "gate_decision: HOLD", 1)
@@ -388,6 +386,7 @@ func TestWorkflowRunChecksTheHeadItself(t *testing.T) {
 // run the pull request's author controls. Whatever it says, nothing green
 // is set on a commit it is not about.
 func TestWorkflowRunRefusesUntrustedResults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		edit    func(res map[string]any) []byte
@@ -474,6 +473,7 @@ func mustJSON(v any) []byte {
 // with their states and links, and the outcomes posted with links; a run
 // that failed never heads its summary with the verdict alone.
 func TestSummarySaysWhatTheRunDid(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{"outcomes/feature-001-requirements.outcome.yaml": seedOutcome})
@@ -512,6 +512,7 @@ func TestSummarySaysWhatTheRunDid(t *testing.T) {
 }
 
 func TestResultsFileInput(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, value string
 		wantErr     bool
@@ -571,6 +572,7 @@ func FuzzReadResults(f *testing.F) {
 // TestResultsFileUnwritable: a results file that cannot be saved is a
 // run that could not do its job.
 func TestResultsFileUnwritable(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t)
 	base := f.commit(map[string]string{"README.md": "shop\n"})
 	head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": goodGate})

@@ -58,6 +58,7 @@ func (rt *redTeam) runPR(action, sender, author, branch string) {
 }
 
 func TestRedTeamAnchorsAndPushers(t *testing.T) {
+	t.Parallel()
 	seedFiles := map[string]string{rtSource: seedOutcome}
 	tests := []struct {
 		name string

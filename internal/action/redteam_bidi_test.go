@@ -33,6 +33,7 @@ func (rt *redTeam) resolutionOf(id string) string {
 // and names it, and the command gets 😕. The same holds for the override
 // written as a character reference, which GitHub renders as the character.
 func TestRedTeamBidiCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string

@@ -200,6 +200,7 @@ func (rt *redTeam) wantFrozen(before string) {
 }
 
 func TestRedTeam(t *testing.T) {
+	t.Parallel()
 	seedFiles := map[string]string{rtSource: seedOutcome}
 	tests := []struct {
 		name string

@@ -41,6 +41,7 @@ func gateDecision(decision string) string {
 var stopTokenForm = regexp.MustCompile(`^[A-Z2-7]{26}$`)
 
 func TestRedTeamWorkflowCommandInjection(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		format string

@@ -23,6 +23,7 @@ func checkSARIF(t *testing.T, data []byte) (string, []string) {
 // repository root (the workspace) even when path is a subdirectory, and its
 // path is the sarif-file output, ready for github/codeql-action/upload-sarif.
 func TestSARIFFileForCodeScanning(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		path      string
@@ -91,6 +92,7 @@ func TestSARIFFileForCodeScanning(t *testing.T) {
 // workspace, whether by its path or through a symbolic link the checkout
 // holds, and writes nothing.
 func TestSARIFFileStaysInTheWorkspace(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	tests := []struct {
 		name      string
@@ -146,6 +148,7 @@ func TestSARIFFileStaysInTheWorkspace(t *testing.T) {
 }
 
 func TestInWorkspace(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in     string
 		want   string

@@ -39,6 +39,7 @@ func readWorkflow(t *testing.T, name string) workflow {
 }
 
 func TestExampleWorkflows(t *testing.T) {
+	t.Parallel()
 	gate := readWorkflow(t, "phasegate.yml")
 	for _, ev := range []string{"push", "pull_request", "merge_group"} {
 		if _, ok := gate.On[ev]; !ok {
@@ -91,6 +92,7 @@ func TestExampleWorkflows(t *testing.T) {
 // TestActionYAMLDeclaresEveryInput: every input the action reads is in
 // action.yml, and every output it sets.
 func TestActionYAMLDeclaresEveryInput(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // outcome's commit points at it, so deleting the newest one freezes the
 // thread however the heads move.
 func TestEveryNewestCommentIsAnchored(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		command string // "" posts nothing after the outcome
@@ -68,6 +69,7 @@ func TestEveryNewestCommentIsAnchored(t *testing.T) {
 // TestRecordDeletionNeedsTheComment: a deletion names an issue comment of
 // the issue by its URL, and a comment still on the thread records nothing.
 func TestRecordDeletionNeedsTheComment(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	ctx := context.Background()
@@ -113,6 +115,7 @@ func seedOutcome(t *testing.T) NewOutcome {
 // recorded on the outcome's commit as a phasegate/ledger failure pointing at
 // it, and the thread is frozen.
 func TestRecordDeletion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	ctx := context.Background()

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
 // TestAPICallsPerResolve counts the GitHub API calls of one /resolve on an
@@ -129,5 +131,30 @@ func TestAPICallsPerResolveCold(t *testing.T) {
 	comments := len(w.fake.Comments(owner, repo, w.issue))
 	if budget := 10 + (comments+99)/100 + 5; len(calls) > budget {
 		t.Errorf("%d calls for a cold /resolve on %d comments, want at most %d", len(calls), comments, budget)
+	}
+}
+
+// TestOutcomeFileReadOncePerCommit: syncing a commit that carries an
+// outcome reads the outcome file at that commit once, though both the
+// outcomes it carries and the marker's source check of the thread (the
+// fold's readSources) need it: a commit's content never changes.
+func TestOutcomeFileReadOncePerCommit(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.postOutcome(seed, source, bot)
+	w.fake.SetCompare(owner, repo, "main", addedSHA, []ghfake.File{{Filename: source, Status: "added"}})
+	w.fake.ResetCalls()
+	st, err := w.h.SyncCommit(context.Background(), w.gh, owner, repo, addedSHA, CommitOptions{})
+	if err != nil || st.State != "pending" {
+		t.Fatalf("SyncCommit = %+v, %v; want pending (D-001 open)", st, err)
+	}
+	reads := 0
+	for _, c := range w.fake.Calls() {
+		if c.Method == "GET" && c.Path == "/repos/"+owner+"/"+repo+"/contents/"+source && strings.Contains(c.Query, "ref="+addedSHA) {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("%s at %s read %d times, want once: %v", source, addedSHA, reads, w.fake.Calls())
 	}
 }

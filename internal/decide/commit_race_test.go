@@ -37,6 +37,7 @@ func (l tellingLocker) Lock(ctx context.Context, key string) (func(), error) {
 // work is a trust bug, and once both threads are folded unchanged no
 // reconcile pass syncs the commit again.
 func TestSyncCommitRaceAcrossIssues(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	locks := tellingLocker{Locker: NewMemLocker(), asked: make(chan string, 64)}
 	w.h.Locks = locks

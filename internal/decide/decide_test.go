@@ -125,6 +125,7 @@ func (w *world) labels() string { return strings.Join(w.fake.Labels(owner, repo,
 // by a writer, which moves the phase label on and turns phasegate/decisions
 // green; a second resolution refused as final.
 func TestSeedStory(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.postOutcome(seed, source, bot)
 	if err := w.gh.AddLabels(context.Background(), owner, repo, w.issue, []string{"phasegate:pending", "phase:requirements"}); err != nil {
@@ -189,6 +190,7 @@ func TestSeedStory(t *testing.T) {
 }
 
 func TestUnauthorised(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, user, want string
 	}{
@@ -241,6 +243,7 @@ func TestUnauthorised(t *testing.T) {
 }
 
 func TestForgedAndEditedOutcomes(t *testing.T) {
+	t.Parallel()
 	t.Run("forged by someone else", func(t *testing.T) {
 		w := newWorld(t)
 		w.postOutcome(seed, source, "mallory")
@@ -269,6 +272,7 @@ func TestForgedAndEditedOutcomes(t *testing.T) {
 }
 
 func TestPhasePrefixPicksTheOutcome(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	req := w.postOutcome(seed, source, bot)
 	plan := w.postOutcome(strings.Replace(strings.Replace(seed, "phase: requirements", "phase: technical-plan", 1), "Approve PREQ", "Approve the plan", 1),
@@ -288,6 +292,7 @@ func TestPhasePrefixPicksTheOutcome(t *testing.T) {
 }
 
 func TestRecommendedAndListAndHelp(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.postOutcome(seed, source, bot)
 	w.say("alice", "/decisions")
@@ -311,6 +316,7 @@ func TestRecommendedAndListAndHelp(t *testing.T) {
 // TestConcurrentDeliveries: 50 concurrent deliveries of one command yield
 // exactly one resolution comment, and handling it again changes nothing.
 func TestConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	body := "/resolve D-001 approve"
@@ -353,6 +359,7 @@ func TestConcurrentDeliveries(t *testing.T) {
 // TestReconcileAppliesLostCommands: a command whose delivery was lost is
 // applied by reconcile, once.
 func TestReconcileAppliesLostCommands(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.postOutcome(seed, source, bot)
 	if err := w.gh.AddLabels(context.Background(), owner, repo, w.issue, []string{LabelPending}); err != nil {

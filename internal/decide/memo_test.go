@@ -10,6 +10,7 @@ import (
 // TestFoldMemoUnchanged: what the listings must show for a thread to be
 // skipped, and every change that must make the pass read it again.
 func TestFoldMemoUnchanged(t *testing.T) {
+	t.Parallel()
 	read := time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)
 	old := ghclient.Comment{ID: 10, Body: "the outcome", CreatedAt: read.Add(-time.Hour), UpdatedAt: read.Add(-time.Hour)}
 	cmd := ghclient.Comment{ID: 11, Body: "/resolve D-001 approve", CreatedAt: read.Add(-time.Minute), UpdatedAt: read.Add(-time.Minute)}
@@ -71,6 +72,7 @@ func TestFoldMemoUnchanged(t *testing.T) {
 // TestFoldMemoBounded: the least recently used threads are forgotten
 // first, and a nil memo remembers nothing.
 func TestFoldMemoBounded(t *testing.T) {
+	t.Parallel()
 	read := time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)
 	m := NewFoldMemo(2)
 	in := listed{}

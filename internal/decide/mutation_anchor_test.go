@@ -35,6 +35,7 @@ func (w *world) resolutionComment() ghfake.Comment {
 // status: the deletion is tampering, the thread freezes and the status
 // turns failure.
 func TestMutationNewestCommentDeleted(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	_, cmd := w.say("alice", "/resolve D-001 reject")
@@ -70,6 +71,7 @@ func TestMutationNewestCommentDeleted(t *testing.T) {
 // still carries it: its phasegate/decisions turns failure (the edit must
 // not leave the status unset or pending, to be resolved some other way).
 func TestMutationTamperedOutcomeFailsItsPullRequest(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	cs := w.fake.Comments(owner, repo, w.issue)
@@ -87,6 +89,7 @@ func TestMutationTamperedOutcomeFailsItsPullRequest(t *testing.T) {
 // phasegate/decisions (and with it the anchor of the newest comment), not
 // only the pull request's head.
 func TestMutationPulledAndPushed(t *testing.T) {
+	t.Parallel()
 	const pushedSHA = "abcdefabcdefabcdefabcdefabcdefabcdef0123"
 	const pushedPath = "outcomes/feature-042-technical-plan.outcome.yaml"
 	w := newWorld(t)
@@ -115,6 +118,7 @@ func TestMutationPulledAndPushed(t *testing.T) {
 // why too (attack 7: breaking the config must turn phasegate/decisions to
 // error, never leave it as it was); handled again, it is answered once.
 func TestMutationRefusedCommands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		setup      func(w *world)
@@ -164,6 +168,7 @@ func TestMutationRefusedCommands(t *testing.T) {
 // second, which GitHub's timestamps do not show), the command is not read:
 // neither the delivered text nor the edited one.
 func TestMutationEditedBeforeRead(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.postOutcome(seed, source, bot)
 	cmd := w.fake.AddComment(owner, repo, w.issue, "alice", "/resolve D-001 approve")

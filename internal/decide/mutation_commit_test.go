@@ -33,6 +33,7 @@ const seedJSON = `{"phase": "requirements", "feature": "feature-042",
 // names no outcome (the checking flow finds it by its content), nor by
 // adding files up to the bound of candidates.
 func TestMutationCarriedOutcomes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, path, src string
 		junk            int // other YAML files in the change
@@ -73,6 +74,7 @@ func TestMutationCarriedOutcomes(t *testing.T) {
 // carries it; once resolved there, that pull request's phasegate/decisions
 // turns success (a status stuck pending would block a decided change).
 func TestMutationOutcomeOnItsPullRequest(t *testing.T) {
+	t.Parallel()
 	src := strings.Replace(seed, "feature: feature-042", "feature: avatar-upload", 1)
 	w := newWorld(t)
 	w.issue = prNumber // the pull request's conversation
@@ -96,6 +98,7 @@ func TestMutationOutcomeOnItsPullRequest(t *testing.T) {
 // maxSourceReads files are read per thread, and the outcomes past the bound
 // do not count.
 func TestMutationSourceReadBudget(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for i := 0; i < maxSourceReads+5; i++ {
 		path := fmt.Sprintf("outcomes/forged-%02d.outcome.yaml", i)
@@ -114,6 +117,7 @@ func TestMutationSourceReadBudget(t *testing.T) {
 // commit by its first 12 hex digits, so that the reason fits the status's
 // 140 characters; a shorter name is kept whole.
 func TestMutationShortSHA(t *testing.T) {
+	t.Parallel()
 	for sha, want := range map[string]string{headSHA: "feedfacefeed", "0123456789ab": "0123456789ab", "abc1234": "abc1234"} {
 		if got := shortSHA(sha); got != want {
 			t.Errorf("shortSHA(%q) = %q, want %q", sha, got, want)

@@ -72,6 +72,7 @@ func (w *world) phasegateComments() (all, resolutions int) {
 // approve its own work, since nothing shows it pushed it.
 // Kills a/no-actors-refusal.
 func TestMutationOutcomeWithoutActors(t *testing.T) {
+	t.Parallel()
 	for _, user := range []string{"agent-bot", "alice"} {
 		t.Run(user, func(t *testing.T) {
 			w := newWorld(t)
@@ -95,6 +96,7 @@ func TestMutationOutcomeWithoutActors(t *testing.T) {
 // failed lookup must never lead to a resolution, nor to a final refusal.
 // Kills b/permission-error-ignored and b/team-error-ignored.
 func TestMutationPermissionLookupFails(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		config string // .github/phasegate.yml; "" none
@@ -178,6 +180,7 @@ func drain(t *testing.T, f func() error) {
 // them out (another account pushed the commit into their branch).
 // Kills authorise/pr-author.
 func TestMutationPullRequestAuthor(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.postOutcomeMeta([]string{"release-bot"}, prNumber) // #100 is agent-bot's
 	w.say("agent-bot", "/resolve D-001 approve")
@@ -194,6 +197,7 @@ func TestMutationPullRequestAuthor(t *testing.T) {
 // [bot]) with write access: whoever holds its token must not decide.
 // Kills authorise/identity.
 func TestMutationIdentityNeverResolves(t *testing.T) {
+	t.Parallel()
 	const machine = "phasegate-machine"
 	w := newWorld(t)
 	w.fake.AddToken("tok-machine", machine)
@@ -238,6 +242,7 @@ func TestMutationIdentityNeverResolves(t *testing.T) {
 // Kills f/captured-issue-any-author, f/captured-marker-signature-ignored
 // and f/captured-marker-unsigned.
 func TestMutationCapturedIssue(t *testing.T) {
+	t.Parallel()
 	key := []byte("s3cret")
 	tests := []struct {
 		name     string

@@ -47,6 +47,7 @@ func (w *world) handle(c ghclient.Comment) Result {
 // refused for, and for one that is not, MayResolve answers what the typed
 // command then meets, with the same reason.
 func TestMayResolveAgreesWithTyped(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(w *world)
@@ -107,6 +108,7 @@ func TestMayResolveAgreesWithTyped(t *testing.T) {
 // phasegate/decisions turns green. A second click before the webhook is
 // handled posts nothing more.
 func TestResolveAsUserLandsAndApplies(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.postOutcome(seed, source, bot)
 	alice := w.person("alice")
@@ -155,6 +157,7 @@ func isRefused(err error, want string) bool {
 
 // TestResolveAsUserRefuses: what it refuses posts nothing.
 func TestResolveAsUserRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(w *world)
@@ -227,6 +230,7 @@ var injections = []struct{ name, reason string }{
 // reads is escaped, and no longer than MaxReason characters before
 // escaping.
 func TestComposeResolveNeutralisesInjection(t *testing.T) {
+	t.Parallel()
 	for _, tc := range injections {
 		t.Run(tc.name, func(t *testing.T) {
 			body, err := ComposeResolve("D-001", "approve", tc.reason)
@@ -290,6 +294,7 @@ func TestComposeResolveParseBack(t *testing.T) {
 // TestResolveAsUserInjectionEndToEnd (red team): a reason that tries to
 // reject behind the approval lands as one approval, applied as such.
 func TestResolveAsUserInjectionEndToEnd(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.postOutcome(seed, source, bot)
 	posted, err := w.h.ResolveAsUser(context.Background(), w.gh, w.person("alice"), ResolveAsUser{Owner: owner, Repo: repo, Issue: w.issue,
@@ -308,6 +313,7 @@ func TestResolveAsUserInjectionEndToEnd(t *testing.T) {
 // through an App gets the normal refusal (a reply, 😕) and resolves
 // nothing, while the same command typed resolves; by default both count.
 func TestViaAppsRefusal(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		config   string

@@ -12,6 +12,7 @@ const pagesURL = "https://phasegate.example.com"
 // TestAnchorOfReadsBothForms: a status's Details link anchors a comment
 // whether it is the comment on GitHub or on serve's page of the issue.
 func TestAnchorOfReadsBothForms(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		url     string
@@ -42,6 +43,7 @@ func TestAnchorOfReadsBothForms(t *testing.T) {
 // heads move. It fails if anchorOf stops reading the page form: no status
 // then names the deleted comment in a form it reads.
 func TestRedTeamPagesLinksKeepTheAnchor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, command, by string
 	}{
@@ -89,6 +91,7 @@ func TestRedTeamPagesLinksKeepTheAnchor(t *testing.T) {
 // TestPagesLinksWriteNoExtraAnchor: an anchor already pointing at the
 // newest comment in either form is not written again.
 func TestPagesLinksWriteNoExtraAnchor(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.h.PagesURL = pagesURL
 	w.postOutcome(seed, source, bot)
@@ -108,6 +111,7 @@ func TestPagesLinksWriteNoExtraAnchor(t *testing.T) {
 // TestObserveSeesEveryFold: the observer is told of the fold after a
 // command is handled (the resolution folded in) and after a reconcile.
 func TestObserveSeesEveryFold(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var mu sync.Mutex
 	var seen []Folded

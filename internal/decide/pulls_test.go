@@ -11,6 +11,7 @@ import (
 )
 
 func TestSyncPullRequest(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	sync := func() ghfake.Status {
@@ -65,6 +66,7 @@ func TestSyncPullRequest(t *testing.T) {
 // same (GitHub keeps at most 1,000 statuses per context and commit, and the
 // reconcile loop re-folds pending issues every period).
 func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	w.fake.SetPullRequestFiles(owner, repo, prNumber, []ghfake.File{{Filename: source, Status: "added"}})
@@ -133,6 +135,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 // work list, so it is removed only after the statuses are set; a handler
 // that dies in between leaves the issue for the next pass.
 func TestPendingLabelComesOffLast(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	w.fake.LabelIssue(owner, repo, w.issue, LabelPending)

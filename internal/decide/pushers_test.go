@@ -13,6 +13,7 @@ import (
 // branch, nobody can be shown not to have pushed it, so the outcome's
 // decisions cannot be resolved; the reply says why. Never "nobody pushed".
 func TestPushersFailClosed(t *testing.T) {
+	t.Parallel()
 	const branch = "feature-100"
 	tests := []struct {
 		name  string
@@ -69,6 +70,7 @@ func TestPushersFailClosed(t *testing.T) {
 // TestPushersAreReadAgainOnANewHead: the pushers of one head are kept for
 // the process, but a new head is read again.
 func TestPushersAreReadAgainOnANewHead(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	ctx := context.Background()
@@ -88,6 +90,7 @@ func TestPushersAreReadAgainOnANewHead(t *testing.T) {
 // activity lists as having pushed the change's branch, besides the
 // accounts the event attests.
 func TestPostRecordsPushers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: headSHA, Actor: "agent-bot", Force: true})
 	w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: headSHA, Actor: "helper-bot", Force: true})

@@ -15,9 +15,9 @@ import (
 )
 
 // memoWorld is a world whose handler keeps watermarks and a fold memo, as
-// serve's does, on the fake's clock: #42 (the seed outcome, pending, 206
-// comments: three pages, the last of 6), #41 (another outcome, pending)
-// and #7 (no outcome, commented on).
+// serve's does, on the fake's clock: #42 (the seed outcome, pending, pages
+// pages of comments at 100 a page, the last of 6), #41 (another outcome,
+// pending) and #7 (no outcome, commented on).
 type memoWorld struct {
 	*world
 	clock   *ghfake.ManualClock
@@ -25,7 +25,7 @@ type memoWorld struct {
 	other   int64   // the chatter on #41
 }
 
-func newMemoWorld(t *testing.T) *memoWorld {
+func newMemoWorld(t *testing.T, pages int) *memoWorld {
 	t.Helper()
 	w := newWorld(t)
 	clock := ghfake.NewManualClock(time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC))
@@ -42,7 +42,7 @@ func newMemoWorld(t *testing.T) *memoWorld {
 	for _, n := range []int{41, 42} {
 		w.fake.LabelIssue(owner, repo, n, LabelPending)
 	}
-	for i := 0; i < 205; i++ {
+	for i := 0; i < 100*(pages-1)+5; i++ { // + the outcome
 		clock.Advance(time.Second)
 		m.chatter = append(m.chatter, w.fake.AddComment(owner, repo, w.issue, "chatter", fmt.Sprintf("remark %d", i)))
 	}
@@ -76,7 +76,8 @@ func (m *memoWorld) pass(t *testing.T) (Result, map[string]int, []ghfake.Call) {
 // the others; a pass with nothing changed reads no thread at all.
 func TestReconcileReadsWhatChanged(t *testing.T) {
 	t.Parallel() // seconds of JSON under -race; its world is its own
-	m := newMemoWorld(t)
+	// Three pages: a first, a middle and a last, each asserted below.
+	m := newMemoWorld(t, 3)
 	if r, per, _ := m.pass(t); r.Reread != 3 || per["41"] == 0 || per["42"] == 0 || per["7"] == 0 {
 		t.Fatalf("first pass: %+v, calls per thread %v; want every thread read", r, per)
 	}
@@ -145,7 +146,11 @@ func TestReconcileNoticesChangesOnUnchangedThreads(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			m := newMemoWorld(t)
+			// Two pages (not three: a third of the JSON under -race) are
+			// as discriminating: the old remark edited is on the first,
+			// not the last, the command on the last, and no case touches
+			// a middle page.
+			m := newMemoWorld(t, 2)
 			m.pass(t)
 			m.clock.Advance(15 * time.Minute)
 			command := m.fake.AddComment(owner, repo, m.issue, "alice", "/resolve D-001 approve")
@@ -190,7 +195,9 @@ func (s *shareSpent) Allow(essential bool) (string, bool) {
 // (a *CutShortError naming it, and the next pass reads it first).
 func TestReconcileSpentShareAppliesLostCommands(t *testing.T) {
 	t.Parallel() // seconds of JSON under -race; its world is its own
-	m := newMemoWorld(t)
+	// Two pages, so the lost command's thread is more than its last page
+	// (a third page would add JSON, not a case).
+	m := newMemoWorld(t, 2)
 	if r, _, _ := m.pass(t); r.Reread != 3 {
 		t.Fatalf("first pass: %+v", r)
 	}

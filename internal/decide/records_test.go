@@ -11,6 +11,7 @@ import (
 // TestCheckRunRecords: a status recorded as a check run reads back as the
 // same status, and a pending or error state is never a passing conclusion.
 func TestCheckRunRecords(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		state, wantConclusion string
 	}{
@@ -47,6 +48,7 @@ func TestCheckRunRecords(t *testing.T) {
 // TestRecordHistoryByPublishMode: the App's records are its check runs;
 // with both, the statuses written before still count, after the runs.
 func TestRecordHistoryByPublishMode(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.fake.AddAppToken("tok-app", 4242, "phasegate")
 	app, err := ghclient.New(ghclient.Options{BaseURL: w.fake.URL(), Token: "tok-app"})

@@ -26,6 +26,7 @@ func (r *recordingNotifier) Notify(_ context.Context, ev notify.Event) error {
 // moves the phase phasegate.phase-advanced, once: not again on a rerun or a
 // reconcile, never for a refused command; the notify URL gets the same.
 func TestResume(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	n := &recordingNotifier{}
 	w.h.Notifier = n
@@ -83,6 +84,7 @@ func TestResume(t *testing.T) {
 // TestResumeWithoutPermission: a token without contents: write skips the
 // dispatch with a warning; the resolution itself stands.
 func TestResumeWithoutPermission(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.fake.SetTokenPermissions(bot, map[string]string{"issues": "write", "pull_requests": "write", "statuses": "write", "contents": "read"})
 	w.postOutcome(seed, source, bot)
@@ -96,6 +98,7 @@ func TestResumeWithoutPermission(t *testing.T) {
 
 // TestResumeTurnedOff: decisions.dispatch: false sends nothing.
 func TestResumeTurnedOff(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("decisions:\n  dispatch: false\n"))
 	w.postOutcome(seed, source, bot)
@@ -109,6 +112,7 @@ func TestResumeTurnedOff(t *testing.T) {
 // edit; only GraphQL's lastEditedAt, which an edit sets, makes a phasegate
 // comment tampered. A real edit still is.
 func TestOnlyEditsAreEdits(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
 	w.say("alice", "/resolve D-001 reject")

@@ -13,6 +13,7 @@ import (
 // TestCovers: what a push must change to make a resolution stale under
 // decisions.invalidate_on_push: unit.
 func TestCovers(t *testing.T) {
+	t.Parallel()
 	o := &ledger.Outcome{Source: ".devwork/feature-042/requirements.outcome.yaml", Outcome: &outcome.Outcome{Produced: []outcome.Produced{
 		{Artifact: "PREQ", Location: "issue body"},
 		{Artifact: "plan", Location: "docs/plans/feature-042.md"},
@@ -51,6 +52,7 @@ func TestCovers(t *testing.T) {
 // TestStaleModes: decisions.invalidate_on_push decides which pushes after
 // an approval make phasegate/decisions pending again on the new head.
 func TestStaleModes(t *testing.T) {
+	t.Parallel()
 	const moved = "abad1deaabad1deaabad1deaabad1deaabad1dea"
 	tests := []struct {
 		name, config string
@@ -106,6 +108,7 @@ func TestStaleModes(t *testing.T) {
 // was given on with the new head, phasegate/decisions is error, never
 // success.
 func TestStaleFailsClosed(t *testing.T) {
+	t.Parallel()
 	const moved = "abad1deaabad1deaabad1deaabad1deaabad1dea"
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)

@@ -13,6 +13,7 @@ import (
 // whom nothing else allows is told phasegate could not read the team, and
 // the run logs it; a commenter whose permission suffices still resolves.
 func TestTeamsTheTokenCannotRead(t *testing.T) {
+	t.Parallel()
 	workflowToken := map[string]string{"contents": "write", "issues": "write", "pull-requests": "write", "statuses": "write"}
 	tests := []struct {
 		name      string

@@ -49,7 +49,9 @@ func (h *Handler) readSources(ctx context.Context, gh GitHub, t *thread) error {
 			continue
 		}
 		reads++
-		data, found, err := gh.FileContent(ctx, t.owner, t.repo, mk.Source, mk.Commit)
+		// Through the handler's read cache: the commit's sync reads the
+		// same file at the same commit for the outcomes it carries.
+		data, found, err := h.content(ctx, gh, t.owner, t.repo, mk.Source, mk.Commit)
 		if err != nil {
 			if ghclient.StatusCode(err) == 422 {
 				found = false // no such commit

@@ -11,6 +11,7 @@ import (
 // second pass lists the comments since the first pass started (less the
 // skew), not the whole window; without them, always the window.
 func TestReconcileListsSinceThePreviousPass(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name       string

@@ -5,27 +5,37 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"iter"
 	"strings"
 	"testing"
 )
 
-// edits returns bodies that differ from body by one byte: at every
+// edits yields bodies that differ from body by one byte: at every
 // position the byte with its lowest bit flipped, and at every step-th
 // position also another letter, the byte deleted, and a letter or a line
-// break inserted.
-func edits(body string, step int) []string {
-	var out []string
-	for i := 0; i < len(body); i++ {
-		out = append(out, body[:i]+string([]byte{body[i] ^ 0x01})+body[i+1:])
-		if i%step == 0 {
+// break inserted. They are made one at a time, as the caller asks for
+// them, so that only one is alive at once (all of them at once are tens
+// of megabytes of a long comment, which -race pays for in shadow memory).
+func edits(body string, step int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i := 0; i < len(body); i++ {
+			if !yield(body[:i] + string([]byte{body[i] ^ 0x01}) + body[i+1:]) {
+				return
+			}
+			if i%step != 0 {
+				continue
+			}
 			c := byte('x')
 			if body[i] == c {
 				c = 'y'
 			}
-			out = append(out, body[:i]+string([]byte{c})+body[i+1:], body[:i]+body[i+1:], body[:i]+"z"+body[i:], body[:i]+"\n"+body[i:])
+			for _, e := range [...]string{body[:i] + string([]byte{c}) + body[i+1:], body[:i] + body[i+1:], body[:i] + "z" + body[i:], body[:i] + "\n" + body[i:]} {
+				if !yield(e) {
+					return
+				}
+			}
 		}
 	}
-	return out
 }
 
 // TestOutcomeEditsAreTampering: any single-byte edit of an outcome comment,
@@ -47,7 +57,7 @@ func TestOutcomeEditsAreTampering(t *testing.T) {
 			if testing.Short() || len(body) > 4000 {
 				step = 17
 			}
-			for _, edited := range edits(body, step) {
+			for edited := range edits(body, step) {
 				_, err := VerifyOutcomeComment(edited, tc.key)
 				if !errors.Is(err, ErrTampered) {
 					t.Fatalf("an edited comment verified with %v, want ErrTampered; diff at %d:\n%q", err, firstDiff(body, edited), around(edited, firstDiff(body, edited)))
@@ -68,7 +78,7 @@ func TestResolutionEditsAreTampering(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, edited := range edits(body, 1) {
+			for edited := range edits(body, 1) {
 				_, err := VerifyResolutionComment(edited, tc.key)
 				if !errors.Is(err, ErrTampered) {
 					t.Fatalf("an edited comment verified with %v, want ErrTampered; diff at %d:\n%q", err, firstDiff(body, edited), around(edited, firstDiff(body, edited)))
