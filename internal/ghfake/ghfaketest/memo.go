@@ -78,4 +78,3 @@ func (c *verdicts) put(k verdictKey, probs []problem) {
 	}
 	c.m[k] = probs
 }
-
