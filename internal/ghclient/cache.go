@@ -35,6 +35,7 @@ type cacheEntry struct {
 	header   http.Header
 	body     []byte // deflated when deflated is set
 	deflated bool
+	n        int // the length of the body as GitHub sent it
 }
 
 // compressBodies is the size from which a cached body is kept deflated.
@@ -42,25 +43,81 @@ const compressBodies = 2048
 
 func (e *cacheEntry) size() int64 { return int64(len(e.key) + len(e.etag) + len(e.body) + 512) }
 
-var deflaters = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: never fails
-	return w
-}}
+// The compressors and decompressors of cached bodies, kept in small
+// free-lists: a flate.Writer is several hundred kilobytes (its window and
+// hash tables), a reader tens, and a sync.Pool empties at every collection
+// (and drops a share of what is put back under the race detector), so
+// every cached page would allocate them again. A free-list holds at most
+// flaters of each: a busy client keeps that much, an idle one no more.
+const flaters = 4
 
-// newCacheEntry keeps body, deflated when that pays.
+// deflater is a compressor with the buffer it writes to.
+type deflater struct {
+	w   *flate.Writer
+	buf bytes.Buffer
+}
+
+var (
+	deflaters = make(chan *deflater, flaters)
+	inflaters = make(chan io.ReadCloser, flaters)
+)
+
+// maxScratch is the largest buffer a deflater keeps between uses.
+const maxScratch = 1 << 20
+
+func getDeflater() *deflater {
+	select {
+	case d := <-deflaters:
+		return d
+	default:
+		w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: never fails
+		return &deflater{w: w}
+	}
+}
+
+func putDeflater(d *deflater) {
+	if d.buf.Cap() > maxScratch {
+		d.buf = bytes.Buffer{}
+	}
+	select {
+	case deflaters <- d:
+	default:
+	}
+}
+
+func getInflater(r io.Reader) io.ReadCloser {
+	select {
+	case f := <-inflaters:
+		if f.(flate.Resetter).Reset(r, nil) == nil {
+			return f
+		}
+	default:
+	}
+	return flate.NewReader(r)
+}
+
+func putInflater(f io.ReadCloser) {
+	select {
+	case inflaters <- f:
+	default:
+	}
+}
+
+// newCacheEntry keeps body, deflated when that pays. The entry may share
+// body's bytes: neither changes them.
 func newCacheEntry(key, etag string, header http.Header, body []byte) *cacheEntry {
-	e := &cacheEntry{key: key, etag: etag, header: header, body: body}
+	e := &cacheEntry{key: key, etag: etag, header: header, body: body, n: len(body)}
 	if len(body) < compressBodies {
 		return e
 	}
-	var buf bytes.Buffer
-	w := deflaters.Get().(*flate.Writer)
-	defer deflaters.Put(w)
-	w.Reset(&buf)
-	if _, err := w.Write(body); err != nil || w.Close() != nil || buf.Len() >= len(body) {
+	d := getDeflater()
+	defer putDeflater(d)
+	d.buf.Reset()
+	d.w.Reset(&d.buf)
+	if _, err := d.w.Write(body); err != nil || d.w.Close() != nil || d.buf.Len() >= len(body) {
 		return e
 	}
-	e.body, e.deflated = bytes.Clone(buf.Bytes()), true
+	e.body, e.deflated = bytes.Clone(d.buf.Bytes()), true
 	return e
 }
 
@@ -69,9 +126,13 @@ func (e *cacheEntry) plain() ([]byte, error) {
 	if !e.deflated {
 		return e.body, nil
 	}
-	r := flate.NewReader(bytes.NewReader(e.body))
-	defer r.Close()
-	return io.ReadAll(r)
+	r := getInflater(bytes.NewReader(e.body))
+	defer putInflater(r)
+	out := make([]byte, e.n)
+	if _, err := io.ReadFull(r, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func newETagCache(maxEntries int, maxBytes int64) *etagCache {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -139,12 +140,10 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return out, err
 	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		body, err := bodyBytes(resp)
 		if err != nil {
 			return nil, err
 		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
 		t.cache.put(newCacheEntry(k, resp.Header.Get("ETag"), resp.Header.Clone(), body))
 	case cached:
 		t.cache.remove(k)
@@ -439,7 +438,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		resp.Body = &idleBody{rc: resp.Body, timer: timer, idle: t.c.pol.attemptTimeout, cancel: cancel}
 		cancel = nil // the body's Close ends the attempt
 	case err == nil:
-		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.pol.maxBody+1))
+		body, err = readBody(resp.Body, resp.ContentLength, t.c.pol.maxBody)
 		resp.Body.Close()
 		if err == nil && int64(len(body)) > t.c.pol.maxBody {
 			err = fmt.Errorf("%w: over %d bytes", errBodyTooLarge, t.c.pol.maxBody)
@@ -447,7 +446,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		if err != nil {
 			resp = nil
 		} else {
-			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.Body = newBufferedBody(body)
 			resp.ContentLength = int64(len(body))
 		}
 	}
@@ -603,6 +602,54 @@ func notSent(err error) bool {
 	}
 	var ie *ghinstallation.HTTPError
 	return errors.As(err, &ie) // the installation token could not be minted
+}
+
+// readBody reads r to its end, or to limit+1 bytes: into one buffer of
+// the right size when the answer gave its length (length < 0: unknown),
+// where io.ReadAll would copy a large body several times as it grows. A
+// length is believed up to maxPresize: past it, the buffer grows with
+// what arrives.
+func readBody(r io.Reader, length, limit int64) ([]byte, error) {
+	lr := io.LimitReader(r, limit+1)
+	if length < 0 || length > limit {
+		return io.ReadAll(lr)
+	}
+	// MinRead spare: ReadFrom grows the buffer unless that much is free
+	// for the read that meets the end.
+	buf := bytes.NewBuffer(make([]byte, 0, min(length, maxPresize)+bytes.MinRead))
+	_, err := buf.ReadFrom(lr)
+	return buf.Bytes(), err
+}
+
+// maxPresize is the most readBody allocates before the bytes arrive.
+const maxPresize = 4 << 20
+
+// bufferedBody is a body the retry layer read whole (readBody), so that
+// the cache keeps its bytes without reading and copying them again.
+type bufferedBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func newBufferedBody(b []byte) *bufferedBody { return &bufferedBody{Reader: bytes.NewReader(b), b: b} }
+
+func (*bufferedBody) Close() error { return nil }
+
+// bodyBytes reads what is left of resp's body (all of it: nobody read
+// from it yet) and leaves resp.Body a reader over those bytes: the bytes
+// themselves when the retry layer buffered them and nothing was read,
+// without a copy.
+func bodyBytes(resp *http.Response) ([]byte, error) {
+	if b, ok := resp.Body.(*bufferedBody); ok && b.Len() == len(b.b) {
+		return b.b, nil
+	}
+	body, err := readBody(resp.Body, resp.ContentLength, math.MaxInt64-1)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = newBufferedBody(body)
+	return body, nil
 }
 
 func drain(rc io.ReadCloser) {

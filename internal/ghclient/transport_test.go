@@ -650,18 +650,38 @@ func TestReadsAreNotSerialised(t *testing.T) {
 func TestAttemptTimeout(t *testing.T) {
 	e := newEnv(t, Options{AttemptTimeout: 100 * time.Millisecond})
 	n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
-	e.fake.SetFaults(ghfake.Faults{Seed: 4, HangRate: 0.4, HangFor: 10 * time.Second})
 	ctx := ctxT(t)
+	// Each hang costs its attempt's timeout in real time, so exactly two
+	// requests hang: the first read, then the first write (the fake hangs
+	// a request before processing it, until its client gives up: longer
+	// than ctx, but for the attempt timeout); the other requests go
+	// through.
+	hangNext := func(writesOnly bool) {
+		e.fake.SetFaults(ghfake.Faults{HangRate: 1, MaxHangs: 1, HangFor: time.Hour, WritesOnly: writesOnly})
+	}
 	for i := 0; i < 10; i++ {
+		if i == 0 {
+			hangNext(false)
+		}
 		if _, err := e.c.DefaultBranch(ctx, owner, repo); err != nil {
 			t.Fatalf("read %d: %v", i, err)
+		}
+		if i == 0 {
+			hangNext(true)
 		}
 		if _, err := e.c.CreateIssueComment(ctx, owner, repo, n, fmt.Sprintf("c%d", i)); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
 	}
-	if countFault(e.fake, "hang") == 0 {
-		t.Fatal("no request hung")
+	var hung []string
+	for _, c := range e.fake.Calls() {
+		if c.Fault == "hang" {
+			hung = append(hung, c.Method+" "+c.Path)
+		}
+	}
+	want := []string{"GET /repos/acme/widgets", "POST /repos/acme/widgets/issues/1/comments"}
+	if !reflect.DeepEqual(hung, want) {
+		t.Fatalf("hung: %q, want %q", hung, want)
 	}
 	if got := len(e.fake.Comments(owner, repo, n)); got != 10 {
 		t.Fatalf("%d comments, want 10", got)

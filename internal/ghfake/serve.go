@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -333,7 +332,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	call := Call{Method: r.Method, Path: "/" + strings.Join(segs, "/"), Query: r.URL.RawQuery,
 		Conditional: r.Header.Get("If-None-Match") != "", Enterprise: enterprise, UserAgent: r.UserAgent()}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+	body, err := readBody(r.Body, r.ContentLength)
 	if err != nil {
 		s.finish(w, r, &call, "anonymous", errReply(http.StatusBadRequest, "Problems parsing JSON"), nil, false)
 		return
@@ -547,6 +546,9 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, iden
 		h[k] = v
 	}
 	payload, ctype := s.payload(r, h, rep)
+	if rep.raw == nil {
+		defer putPayloadBuffer(payload) // written (copied) by the time finish returns
+	}
 	status := rep.status
 	notModified := false
 	if r.Method == http.MethodGet && status == http.StatusOK {
@@ -554,8 +556,10 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, call *Call, iden
 		// Rack::ETag, digests the body), not the Link header: a page whose
 		// items did not change answers 304 when a page is added after it.
 		// The 304 carries the current Link; ghclient does not rely on it.
-		sum := sha256.Sum256(append([]byte(ctype+"\n"), payload...))
-		etag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
+		d := sha256.New()
+		d.Write([]byte(ctype + "\n"))
+		d.Write(payload)
+		etag := `W/"` + hex.EncodeToString(d.Sum(nil)[:16]) + `"`
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "private, max-age=60, s-maxage=60")
 		if etagMatch(r.Header.Get("If-None-Match"), etag) {
@@ -627,12 +631,12 @@ func (s *Server) payload(r *http.Request, h http.Header, rep reply) (payload []b
 		} else {
 			items = rep.list[lo:hi]
 		}
-		payload, _ = json.Marshal(items)
+		payload, _ = appendJSON(getPayloadBuffer(), items)
 		if l := linkHeader(r, page, perPage, last); l != "" {
 			h.Set("Link", l)
 		}
 	case rep.body != nil:
-		payload, _ = json.Marshal(rep.body)
+		payload, _ = appendJSON(getPayloadBuffer(), rep.body)
 	}
 	return payload, ctype
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -124,7 +125,7 @@ func Seen() map[string]int {
 // is recorded before the client sees the answer.
 func (v *Validator) Wrap(s *ghfake.Server, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
+		body, err := readAll(r.Body, r.ContentLength)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -176,7 +177,23 @@ func (r *recorder) Header() http.Header { return r.header }
 func (r *recorder) WriteHeader(status int) {
 	if r.status == 0 {
 		r.status = status
+		if n, err := strconv.Atoi(r.header.Get("Content-Length")); err == nil && n > 0 && n <= maxPresize {
+			r.body.Grow(n) // one buffer of the right size, not one per doubling
+		}
 	}
+}
+
+// maxPresize is the most a length announced ahead makes the hook allocate.
+const maxPresize = 64 << 20
+
+// readAll is io.ReadAll into one buffer when the length is known ahead.
+func readAll(r io.Reader, length int64) ([]byte, error) {
+	if length < 0 || length > maxPresize {
+		return io.ReadAll(r)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, length+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 func (r *recorder) Write(b []byte) (int, error) {

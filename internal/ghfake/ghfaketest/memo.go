@@ -1,0 +1,80 @@
+package ghfaketest
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+// checkResponse validates x's answer as openapi3filter.ValidateResponse
+// does, deciding on each distinct body once.
+//
+// ValidateResponse checks the headers the response documents, stops at the
+// first that breaks it, and then checks the body. That second part reads
+// nothing but the request's method, the operation's responses, the status,
+// the options (the same for every exchange), the Content-Type header (which
+// content, and how to decode it) and the body's bytes: two exchanges with
+// the same operation, method, status, Content-Type and body get the same
+// verdict on their body, so it is decided once and remembered (keyed by the
+// body's SHA-256). The headers are checked on every exchange, as before.
+// The tests send the same answers again and again (every page a client
+// reads twice, every pass of a reconcile loop), and decoding a body and
+// visiting it against its schema was most of the validator's time.
+func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, x Exchange, opts *openapi3filter.Options) []problem {
+	headersOnly := *opts
+	headersOnly.ExcludeResponseBody = true
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: x.Status, Header: x.Header, Options: &headersOnly}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		return problems("response", err) // as ValidateResponse: no body check after a bad header
+	}
+	key := verdictKey{op: in.Route.Operation, method: in.Request.Method, status: x.Status,
+		ctype: x.Header.Get("Content-Type"), body: sha256.Sum256(x.Body)}
+	if probs, ok := v.bodies.get(key); ok {
+		return probs
+	}
+	out = &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: x.Status, Header: x.Header, Options: opts}
+	out.SetBodyBytes(x.Body)
+	var probs []problem
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		probs = problems("response", err)
+	}
+	v.bodies.put(key, probs)
+	return probs
+}
+
+// verdictKey is what the verdict on a response body depends on.
+type verdictKey struct {
+	op     *openapi3.Operation
+	method string
+	status int
+	ctype  string
+	body   [sha256.Size]byte
+}
+
+// maxVerdicts bounds the memo; past it, it starts again empty.
+const maxVerdicts = 1 << 16
+
+// verdicts is the memo of checkResponse: the problems of each body checked.
+type verdicts struct {
+	mu sync.Mutex
+	m  map[verdictKey][]problem
+}
+
+func (c *verdicts) get(k verdictKey) ([]problem, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	probs, ok := c.m[k]
+	return probs, ok
+}
+
+func (c *verdicts) put(k verdictKey, probs []problem) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxVerdicts {
+		c.m = make(map[verdictKey][]problem)
+	}
+	c.m[k] = probs
+}
