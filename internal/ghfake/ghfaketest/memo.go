@@ -3,10 +3,13 @@ package ghfaketest
 import (
 	"context"
 	"crypto/sha256"
+	"maps"
+	"net/http"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
 )
 
 // checkResponse validates x's answer as openapi3filter.ValidateResponse
@@ -77,4 +80,55 @@ func (c *verdicts) put(k verdictKey, probs []problem) {
 		c.m = make(map[verdictKey][]problem)
 	}
 	c.m[k] = probs
+}
+
+// findRoute is the description's route for req, tried in v.router and then
+// in v.multi, remembered per method and escaped path: the routers match
+// nothing else (apiRequest fixes the host; the query is not routed), so
+// the same method and path always find the same route and parameters.
+// Matching tries the routes' regular expressions one after the other,
+// and the tests request the same few paths again and again.
+func (v *Validator) findRoute(req *http.Request) (*routers.Route, map[string]string, error) {
+	key := req.Method + " " + req.URL.EscapedPath()
+	if r, ok := v.routes.get(key); ok {
+		return r.route, maps.Clone(r.params), r.err
+	}
+	route, params, err := v.router.FindRoute(req)
+	if err != nil {
+		route, params, err = v.multi.FindRoute(req)
+	}
+	v.routes.put(key, foundRoute{route: route, params: maps.Clone(params), err: err})
+	return route, params, err
+}
+
+// foundRoute is one answer of the routers.
+type foundRoute struct {
+	route  *routers.Route
+	params map[string]string
+	err    error
+}
+
+// maxRoutes bounds the route memo; past it, it starts again empty.
+const maxRoutes = 1 << 14
+
+// routeMemo is findRoute's memo.
+type routeMemo struct {
+	mu sync.Mutex
+	m  map[string]foundRoute
+}
+
+func (c *routeMemo) get(k string) (foundRoute, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[k]
+	return r, ok
+}
+
+func (c *routeMemo) put(k string, r foundRoute) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxRoutes {
+		c.m = make(map[string]foundRoute)
+	}
+	c.m[k] = r
 }

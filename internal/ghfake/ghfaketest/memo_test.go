@@ -1,6 +1,7 @@
 package ghfaketest
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -76,4 +77,41 @@ func TestVerdictsAreRemembered(t *testing.T) {
 // forgetful is v with an empty memo.
 func (v *Validator) forgetful() *Validator {
 	return &Validator{RefusedRequestsOK: v.RefusedRequestsOK, doc: v.doc, router: v.router, multi: v.multi, paths: v.paths, basicError: v.basicError}
+}
+
+// TestRoutesAreRemembered: findRoute's memo gives each request the route a
+// fresh validator finds: another method or path is another route, a
+// multi-segment parameter still matches through the second router, and a
+// path no operation answers stays unanswered.
+func TestRoutesAreRemembered(t *testing.T) {
+	seq := []struct{ method, target string }{
+		{http.MethodGet, "/repos/o/r/issues/1/comments"},
+		{http.MethodPost, "/repos/o/r/issues/1/comments"},
+		{http.MethodGet, "/repos/o/r/issues/1/comments?page=2"},
+		{http.MethodGet, "/repos/o/r/issues/2/comments"},
+		{http.MethodGet, "/repos/o/r/contents/a/b/c.yaml"},
+		{http.MethodGet, "/repos/o/r/contents/a/b/c.yaml"},
+		{http.MethodGet, "/repos/o/r/no/such/thing"},
+		{http.MethodGet, "/repos/o/r/no/such/thing"},
+	}
+	v := load(t)
+	for i, x := range seq {
+		route := func(v *Validator) string {
+			r, err := apiRequest(Exchange{Request: httptest.NewRequest(x.method, "http://127.0.0.1:1"+x.target, nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			route, params, err := v.findRoute(r)
+			if err != nil {
+				return "error"
+			}
+			return route.Method + " " + route.Path + " " + fmt.Sprint(params)
+		}
+		if got, want := route(v), route(load(t)); got != want {
+			t.Errorf("%d %s %s: route %q, a fresh validator finds %q", i, x.method, x.target, got, want)
+		}
+	}
+	if got := len(v.routes.m); got != 5 {
+		t.Errorf("%d routes remembered, want 5 (one per method and path)", got)
+	}
 }

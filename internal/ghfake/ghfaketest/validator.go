@@ -63,7 +63,8 @@ type Validator struct {
 	multi      routers.Router    // multi-segment parameters spelled {name:.*}, tried second
 	paths      map[string]string // multi's path → the description's
 	basicError *openapi3.Schema
-	bodies     verdicts // the verdicts on response bodies checked so far
+	bodies     verdicts  // the verdicts on response bodies checked so far
+	routes     routeMemo // the routes found so far
 }
 
 // Load reads the subset from the module root above the working directory
@@ -174,10 +175,7 @@ func (v *Validator) Check(x Exchange) (op string, violations []string) {
 	if err != nil {
 		return "", []string{fmt.Sprintf("%s %s: %v", x.Request.Method, x.Request.URL.Path, err)}
 	}
-	route, params, err := v.router.FindRoute(req)
-	if err != nil {
-		route, params, err = v.multi.FindRoute(req)
-	}
+	route, params, err := v.findRoute(req)
 	if err != nil {
 		if v.RefusedRequestsOK && x.Status == http.StatusNotFound {
 			return "", nil // GitHub answers 404 to what it does not have
