@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/ghfake"
@@ -15,14 +16,19 @@ import (
 
 func TestMain(m *testing.M) { testutil.Exit(Main(m, os.Stderr)) }
 
+// load is a validator of the subset with nothing remembered yet. The
+// subset is read once for all the tests (Load takes most of a second
+// under -race); each gets its own memos.
 func load(t *testing.T) *Validator {
 	t.Helper()
-	v, err := Load()
+	v, err := loadOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	return v.forgetful()
 }
+
+var loadOnce = sync.OnceValues(Load)
 
 // TestSubsetHasEveryOperation: the subset is a valid description (Load
 // validates it) and holds every operation the script lists, the ones
