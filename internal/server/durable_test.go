@@ -168,7 +168,7 @@ func durableHarness(t *testing.T, rdb *redistest.Server, sync func(ctx context.C
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	q := st.Queue(redisx.QueueOptions{Poll: 20 * time.Millisecond, RetryBase: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
-		ShutdownTimeout: time.Second, MaxRetry: 3, Logger: slog.New(slog.DiscardHandler)})
+		ShutdownTimeout: 200 * time.Millisecond, MaxRetry: 3, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = q.Close() })
 	dec := &scriptDecider{fakeDecider: &fakeDecider{}, sync: sync}
 	return newHarness(t, append([]func(*Config){func(c *Config) {
@@ -177,6 +177,7 @@ func durableHarness(t *testing.T, rdb *redistest.Server, sync func(ctx context.C
 		c.Seen = st.Seen("phasegate:seen:", time.Hour)
 		c.InstallationConcurrency = 4
 		c.NewDecider = func(DeciderOptions) Decider { return dec }
+		c.statsCacheFor = 10 * time.Millisecond // metricsTextFresh waits it out
 	}}, opts...)...)
 }
 
@@ -332,9 +333,10 @@ func TestDurableRetries(t *testing.T) {
 	}
 }
 
-// metricsTextFresh waits out the queue counts' cache, then scrapes.
+// metricsTextFresh waits out the queue counts' cache (the harness's
+// shortened Config.statsCacheFor), then scrapes.
 func metricsTextFresh(t *testing.T, h *harness) string {
-	time.Sleep(statsCacheFor)
+	time.Sleep(h.srv.cfg.statsCacheFor)
 	return metricsText(t, h)
 }
 
