@@ -62,6 +62,7 @@ func newest(t *testing.T, f *ghfake.Server, sha, name string) ghfake.CheckRun {
 // phasegate/decisions as the App's check run (action_required while D-001
 // is open, success after an authorised /resolve), and a re-run when asked.
 func TestAppIsTheGate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks })
 	f := h.fake
 	issue := f.AddIssue(owner, repo, "Feature 1", "", "alice")
@@ -156,6 +157,7 @@ func TestAppIsTheGate(t *testing.T) {
 // own configuration holds until someone with the right to resolve
 // decisions approves it on its head; the author's pushers cannot.
 func TestAppGateChangeNeedsApproval(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks })
 	f := h.fake
 	f.SetPermission(owner, repo, "alice", "write")
@@ -203,6 +205,7 @@ func TestAppGateChangeNeedsApproval(t *testing.T) {
 // TestAppRedTeam: what an agent with write access can do in App mode
 // changes nothing the App decides.
 func TestAppRedTeam(t *testing.T) {
+	t.Parallel()
 	t.Run("a blob GitHub fails to give fails the check, never hides a file", func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks })
 		f := h.fake

@@ -67,6 +67,7 @@ func fill(t *testing.T, v reflect.Value, name string) {
 // TestJobWireRoundTrip: every field of a job of every kind survives the
 // durable queue's JSON; nil and empty label lists stay apart.
 func TestJobWireRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, kind := range allKinds {
 		t.Run(kind, func(t *testing.T) {
 			var j job
@@ -104,6 +105,7 @@ func TestJobWireRoundTrip(t *testing.T) {
 }
 
 func TestDecodeJobRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, json string }{
 		{"not json", `{`},
 		{"another version", `{"v":2,"kind":"pull_request","installation":1}`},
@@ -120,6 +122,7 @@ func TestDecodeJobRefuses(t *testing.T) {
 }
 
 func TestTaskKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		j    job
@@ -422,6 +425,7 @@ func TestDurableShutdownPutsJobsBack(t *testing.T) {
 }
 
 func TestParseServeInstallationConcurrency(t *testing.T) {
+	t.Parallel()
 	key := filepath.Join(t.TempDir(), "key.pem")
 	if err := os.WriteFile(key, []byte("-----BEGIN RSA PRIVATE KEY-----\nnot checked here\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -491,6 +495,7 @@ func (f *forgettingSeen) Forget(_ context.Context, id string) error {
 // TestDurableEnqueueFails: a durable job the queue cannot take is refused
 // (503) and its delivery forgotten, so that GitHub's redelivery is taken.
 func TestDurableEnqueueFails(t *testing.T) {
+	t.Parallel()
 	seen := &forgettingSeen{MemSeen: NewMemSeen(time.Hour, 100)}
 	h := newHarness(t, func(c *Config) { c.Tasks, c.Seen = failingTasks{}, seen })
 	code, body := h.send(delivery{event: "pull_request", id: "lost", body: prEvent(installation, owner, repo, 1, shaOf(1))})

@@ -81,7 +81,7 @@ func TestCommandsUnderFaults(t *testing.T) {
 	f.SetFaults(ghfake.Faults{
 		Seed:            7,
 		ServerErrorRate: 0.30,
-		HangRate:        1, // the first MaxHangs requests (the draw of the other faults is unchanged)
+		HangRate:        1,           // the first MaxHangs requests (the draw of the other faults is unchanged)
 		HangFor:         time.Minute, // until the client gives up
 		MaxHangs:        2,
 		SecondaryRate:   0.02,

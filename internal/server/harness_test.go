@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -233,7 +235,12 @@ func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 		// The deciding tests read phasegate/decisions as a status; the
 		// App's check runs are tested in check_test.go.
 		Publish: "statuses",
-		Logger:  slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// The server's metrics without the Go runtime and process
+		// collectors of the default registry (TestMetrics keeps them):
+		// building the Go collector and collecting it on every scrape
+		// cost about 3 % of the package's CPU under -race.
+		Registry: prometheus.NewRegistry(),
+		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		GitHubOptions: func(o *ghclient.Options) {
 			o.BackoffBase, o.BackoffMax, o.MaxAttempts = time.Millisecond, 2*time.Millisecond, 3
 		},

@@ -69,6 +69,7 @@ func (h *harness) wantFrozenAt(sha string) {
 const movedSHA = "abad1deaabad1deaabad1deaabad1deaabad1dea"
 
 func TestRedTeamServeIssue18(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"", "serve-red-team-key"} {
 		mode := map[bool]string{false: "no key", true: "signing key"}[key != ""]
 		t.Run("1 a final reject erased by moving the head/"+mode, func(t *testing.T) {

@@ -66,6 +66,7 @@ func (h *harness) newest(login, contains string) ghfake.Comment {
 }
 
 func TestRedTeamServe(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"", "serve-red-team-key"} {
 		mode := map[bool]string{false: "no key", true: "signing key"}[key != ""]
 		t.Run("deleted reject and its command/"+mode, func(t *testing.T) {
