@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -495,4 +496,40 @@ func reqPR(req checkjob.Request) int {
 		return 0
 	}
 	return req.PR.Number
+}
+
+// metricValue sums one metric's samples (see sumMetric) on the harness's
+// /metrics.
+func metricValue(t *testing.T, h *harness, name string, labels ...string) float64 {
+	t.Helper()
+	_, body := h.get("/metrics")
+	return sumMetric(body, name, labels...)
+}
+
+// sumMetric sums the samples of the metric name in a Prometheus text
+// exposition whose labels contain every one of labels (`name="value"`).
+func sumMetric(exposition, name string, labels ...string) float64 {
+	sum := 0.0
+	for _, line := range strings.Split(exposition, "\n") {
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") || (series != name && !strings.HasPrefix(series, name+"{")) {
+			continue
+		}
+		match := true
+		for _, l := range labels {
+			match = match && strings.Contains(series, l)
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil && match {
+			sum += v
+		}
+	}
+	return sum
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
