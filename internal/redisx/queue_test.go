@@ -146,6 +146,7 @@ func TestQueueRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each case has its own redis-server
 			st := startRedis(t).open(t)
 			seen := newAttempts()
 			var mu sync.Mutex
@@ -246,81 +247,5 @@ func TestQueueRedisGone(t *testing.T) {
 	}
 	if _, err := q.Stats(testCtx(t)); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Stats without Redis: %v, want ErrUnavailable", err)
-	}
-}
-
-func TestSemaphore(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
-	srv := startRedis(t)
-	a, b := srv.open(t), srv.open(t)
-	ctx := testCtx(t)
-	sa, sb := a.Semaphore("sem:", 300*time.Millisecond), b.Semaphore("sem:", 300*time.Millisecond)
-
-	r1, ok1, err1 := sa.TryAcquire(ctx, "inst-1", 2)
-	r2, ok2, err2 := sb.TryAcquire(ctx, "inst-1", 2)
-	_, ok3, err3 := sb.TryAcquire(ctx, "inst-1", 2)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		t.Fatal(err)
-	}
-	if !ok1 || !ok2 || ok3 {
-		t.Fatalf("three acquisitions of two slots: %v %v %v", ok1, ok2, ok3)
-	}
-	// Another key has its own slots.
-	if r, ok, err := sa.TryAcquire(ctx, "inst-2", 2); err != nil || !ok {
-		t.Fatalf("another key: %v %v", ok, err)
-	} else {
-		r()
-	}
-	// Held past several leases: the renewal keeps the slots.
-	time.Sleep(time.Second)
-	if n, err := sa.Holders(ctx, "inst-1"); err != nil || n != 2 {
-		t.Fatalf("holders after a second: %d %v", n, err)
-	}
-	r2()
-	r2() // twice is fine
-	r4, ok4, err := sb.TryAcquire(ctx, "inst-1", 2)
-	if err != nil || !ok4 {
-		t.Fatalf("after a release: %v %v", ok4, err)
-	}
-	r4()
-	r1()
-	if n, _ := sa.Holders(ctx, "inst-1"); n != 0 {
-		t.Errorf("%d holders after every release", n)
-	}
-}
-
-// TestSemaphoreDeadHolder: the slots of a process that died (its Redis
-// connection gone, no renewal) free themselves within one lease.
-func TestSemaphoreDeadHolder(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
-	srv := startRedis(t)
-	dead := srv.open(t)
-	live := srv.open(t)
-	ctx := testCtx(t)
-	const lease = 300 * time.Millisecond
-	release, ok, err := dead.Semaphore("sem:", lease).TryAcquire(ctx, "inst", 1)
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
-	_ = dead.Close() // no more renewals, as when the process dies
-	defer release()
-	sem := live.Semaphore("sem:", lease)
-	if _, ok, _ := sem.TryAcquire(ctx, "inst", 1); ok {
-		t.Fatal("took the dead holder's slot at once")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r, ok, err := sem.TryAcquire(ctx, "inst", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok {
-			r()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the dead holder's slot never freed")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

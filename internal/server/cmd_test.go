@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(key, []byte("-----BEGIN RSA PRIVATE KEY-----\nnot checked here\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
@@ -109,6 +110,7 @@ func TestParseServe(t *testing.T) {
 }
 
 func TestMainRefusesToStartWithoutSecret(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	code := Main(nil, func(string) string { return "" }, &stdout, &stderr, "test")
 	if code != 2 || !strings.Contains(stderr.String(), "no webhook secret") {
@@ -119,6 +121,7 @@ func TestMainRefusesToStartWithoutSecret(t *testing.T) {
 // TestHelpNeverEchoesTheEnvironment: -h prints the documented defaults, not
 // the values of the variables (a Redis URL carries its password).
 func TestHelpNeverEchoesTheEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"PHASEGATE_REDIS_URL":        "redis://:hunter2@redis:6379/0",
 		"PHASEGATE_WEBHOOK_SECRET":   "s3cret",
@@ -143,6 +146,7 @@ func TestHelpNeverEchoesTheEnvironment(t *testing.T) {
 }
 
 func TestParseServeDoorFlags(t *testing.T) {
+	t.Parallel()
 	key := filepath.Join(t.TempDir(), "key.pem")
 	if err := os.WriteFile(key, []byte("-----BEGIN RSA PRIVATE KEY-----\nnot checked here\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
 		t.Fatal(err)

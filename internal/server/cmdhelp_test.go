@@ -27,6 +27,7 @@ func serveHelp(t *testing.T) string {
 // reads — recorded through its getenv, over settings that take each of its
 // paths — is named in `phasegate serve -h`, and the help names no other.
 func TestServeHelpListsEveryVariable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	secretFile := filepath.Join(dir, "secret")
 	if err := os.WriteFile(secretFile, []byte("s1\n"), 0o600); err != nil {
@@ -85,6 +86,7 @@ func TestServeHelpListsEveryVariable(t *testing.T) {
 // TestServeHelpListsExitCodes: the help's exit codes are the ones Main
 // returns: 0 for -h (and a graceful shutdown), 2 when it cannot start.
 func TestServeHelpListsExitCodes(t *testing.T) {
+	t.Parallel()
 	help := serveHelp(t)
 	i := strings.Index(help, "Exit codes:")
 	if i < 0 {

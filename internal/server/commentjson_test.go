@@ -40,6 +40,7 @@ func agreeWithJSON(t *testing.T, body []byte) bool {
 // delivery), the one-pass decoder agrees with encoding/json, and it is sure
 // of every issue_comment example: their routing fields come from it.
 func TestDecodeCommentPayloadExamples(t *testing.T) {
+	t.Parallel()
 	for _, e := range loadExamples(t) {
 		for _, e := range []example{e, asAppDelivery(e)} {
 			t.Run(e.name(), func(t *testing.T) {
@@ -62,6 +63,7 @@ func TestDecodeCommentPayloadExamples(t *testing.T) {
 // TestDecodeCommentPayload: the bodies the one-pass decoder is sure of,
 // and those it leaves to encoding/json (which may accept or refuse them).
 func TestDecodeCommentPayload(t *testing.T) {
+	t.Parallel()
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	tests := []struct {
 		name string
@@ -116,6 +118,7 @@ func TestDecodeCommentPayload(t *testing.T) {
 // TestDecodePayloadRefusesWhatJSONRefuses: a body the fast path is unsure of
 // gets encoding/json's answer, a malformed-payload error included.
 func TestDecodePayloadRefusesWhatJSONRefuses(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{`{"comment":{"id":"5"}}`, `{"action":`, `{"x":` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + `}`} {
 		if _, err := decodePayload("issue_comment", []byte(body)); err == nil {
 			t.Errorf("%.40q: no error", body)

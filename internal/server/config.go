@@ -200,6 +200,9 @@ type Config struct {
 	// bodyGrace; tests change them).
 	bodyMinRate int64
 	bodyGrace   time.Duration
+	// statsCacheFor is how long a scrape reuses the durable queue's counts
+	// (default statsCacheFor; tests that wait for a count shorten it).
+	statsCacheFor time.Duration
 }
 
 // String describes the configuration without its secrets.
@@ -339,6 +342,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.bodyGrace <= 0 {
 		c.bodyGrace = bodyGrace
+	}
+	if c.statsCacheFor <= 0 {
+		c.statsCacheFor = statsCacheFor
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -53,6 +53,7 @@ func serve(h *harness, req *http.Request) *httptest.ResponseRecorder {
 }
 
 func TestBodyBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		ops      []int64 // > 0 acquire, < 0 release
@@ -84,6 +85,7 @@ func TestBodyBudget(t *testing.T) {
 }
 
 func TestParseBytes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    int64
@@ -113,6 +115,7 @@ func TestParseBytes(t *testing.T) {
 // signature header is refused before its body is read, however large it
 // claims to be.
 func TestUnverifiedBodiesAreNotRead(t *testing.T) {
+	t.Parallel()
 	big := int64(20 << 20)
 	tests := []struct {
 		name string
@@ -149,6 +152,7 @@ func (zeros) Read(p []byte) (int, error) {
 // across connections; a delivery that does not fit is answered 503 unread,
 // and a body of unknown length counts as MaxBody.
 func TestInflightBudget(t *testing.T) {
+	t.Parallel()
 	const maxBody, budget = 4096, 6144
 	small := commentEvent("created", 5, 99, "alice", "alice", "/decisions")
 	forged := "sha256=" + strings.Repeat("0f", 32)
@@ -210,6 +214,7 @@ func TestInflightBudget(t *testing.T) {
 }
 
 func TestNewRefusesABudgetBelowMaxBody(t *testing.T) {
+	t.Parallel()
 	_, err := New(Config{Secrets: [][]byte{testSecret}, AppID: appID, PrivateKeyPEM: pemOf(appKey(t)), MaxBody: 2048, MaxInflightBytes: 1024})
 	if err == nil || !strings.Contains(err.Error(), "below the max body") {
 		t.Fatalf("err = %v", err)
@@ -220,6 +225,7 @@ func TestNewRefusesABudgetBelowMaxBody(t *testing.T) {
 // signed body re-sent under another event's header is refused (400) when
 // its shape is not that event's; nothing is queued.
 func TestPayloadMustMatchEvent(t *testing.T) {
+	t.Parallel()
 	comment := commentEvent("created", 5, 99, "alice", "alice", "/resolve D-001 approve")
 	prComment := mustJSON(map[string]any{
 		"action": "created", "installation": map[string]any{"id": installation},
@@ -325,6 +331,7 @@ func installationEventFor(id int64, action string, repos ...string) []byte {
 // reconcile per installation per InstallReconcileInterval, not one per
 // delivery.
 func TestInstallationReplay(t *testing.T) {
+	t.Parallel()
 	const interval = 5 * time.Minute
 	clk := &clock{now: time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)}
 	throttle := NewMemSeen(interval, 100)
@@ -391,6 +398,7 @@ func TestInstallationReplay(t *testing.T) {
 }
 
 func TestInstallThrottleDown(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.InstallThrottle, c.QueueSize = brokenSeen{}, 1 })
 	for i := 0; i < 3; i++ { // more than the queue holds: every slot came back
 		code, body := h.send(delivery{event: "installation", body: installationEvent("installation", "created", "acme/shop")})
@@ -410,6 +418,7 @@ func TestInstallThrottleDown(t *testing.T) {
 // TestMetricsAddr: with MetricsAddr, /metrics is served there and not on
 // the webhook's listener.
 func TestMetricsAddr(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
 	h.start()
 	h.until("the metrics listener is up", func() bool { return h.srv.MetricsAddr() != "" })
@@ -445,6 +454,7 @@ func TestMetricsAddr(t *testing.T) {
 }
 
 func TestMetricsAddrTaken(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -468,6 +478,7 @@ func TestMetricsAddrTaken(t *testing.T) {
 // body read timeout, and its reservation comes back, well before the
 // server's one-minute ReadTimeout.
 func TestSlowBodyLosesItsBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.bodyReadTimeout = 50 * time.Millisecond })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

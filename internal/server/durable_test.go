@@ -67,6 +67,7 @@ func fill(t *testing.T, v reflect.Value, name string) {
 // TestJobWireRoundTrip: every field of a job of every kind survives the
 // durable queue's JSON; nil and empty label lists stay apart.
 func TestJobWireRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, kind := range allKinds {
 		t.Run(kind, func(t *testing.T) {
 			var j job
@@ -104,6 +105,7 @@ func TestJobWireRoundTrip(t *testing.T) {
 }
 
 func TestDecodeJobRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, json string }{
 		{"not json", `{`},
 		{"another version", `{"v":2,"kind":"pull_request","installation":1}`},
@@ -120,6 +122,7 @@ func TestDecodeJobRefuses(t *testing.T) {
 }
 
 func TestTaskKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		j    job
@@ -168,7 +171,7 @@ func durableHarness(t *testing.T, rdb *redistest.Server, sync func(ctx context.C
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	q := st.Queue(redisx.QueueOptions{Poll: 20 * time.Millisecond, RetryBase: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
-		ShutdownTimeout: time.Second, MaxRetry: 3, Logger: slog.New(slog.DiscardHandler)})
+		ShutdownTimeout: 200 * time.Millisecond, MaxRetry: 3, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = q.Close() })
 	dec := &scriptDecider{fakeDecider: &fakeDecider{}, sync: sync}
 	return newHarness(t, append([]func(*Config){func(c *Config) {
@@ -177,6 +180,7 @@ func durableHarness(t *testing.T, rdb *redistest.Server, sync func(ctx context.C
 		c.Seen = st.Seen("phasegate:seen:", time.Hour)
 		c.InstallationConcurrency = 4
 		c.NewDecider = func(DeciderOptions) Decider { return dec }
+		c.statsCacheFor = 10 * time.Millisecond // metricsTextFresh waits it out
 	}}, opts...)...)
 }
 
@@ -332,9 +336,10 @@ func TestDurableRetries(t *testing.T) {
 	}
 }
 
-// metricsTextFresh waits out the queue counts' cache, then scrapes.
+// metricsTextFresh waits out the queue counts' cache (the harness's
+// shortened Config.statsCacheFor), then scrapes.
 func metricsTextFresh(t *testing.T, h *harness) string {
-	time.Sleep(statsCacheFor)
+	time.Sleep(h.srv.cfg.statsCacheFor)
 	return metricsText(t, h)
 }
 
@@ -420,6 +425,7 @@ func TestDurableShutdownPutsJobsBack(t *testing.T) {
 }
 
 func TestParseServeInstallationConcurrency(t *testing.T) {
+	t.Parallel()
 	key := filepath.Join(t.TempDir(), "key.pem")
 	if err := os.WriteFile(key, []byte("-----BEGIN RSA PRIVATE KEY-----\nnot checked here\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -489,6 +495,7 @@ func (f *forgettingSeen) Forget(_ context.Context, id string) error {
 // TestDurableEnqueueFails: a durable job the queue cannot take is refused
 // (503) and its delivery forgotten, so that GitHub's redelivery is taken.
 func TestDurableEnqueueFails(t *testing.T) {
+	t.Parallel()
 	seen := &forgettingSeen{MemSeen: NewMemSeen(time.Hour, 100)}
 	h := newHarness(t, func(c *Config) { c.Tasks, c.Seen = failingTasks{}, seen })
 	code, body := h.send(delivery{event: "pull_request", id: "lost", body: prEvent(installation, owner, repo, 1, shaOf(1))})

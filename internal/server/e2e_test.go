@@ -56,6 +56,7 @@ func postOutcomeOn(t testing.TB, f *ghfake.Server, issue int, src, commit string
 // TestCommandEndToEnd drives a /resolve through the webhook, the real
 // decision handler and the real GitHub client against the fake GitHub.
 func TestCommandEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.NewDecider = nil }) // the real decide.Handler
 	f := h.fake
 	// The repository's config names no identity: the App's own (learnt
@@ -126,6 +127,7 @@ func TestCommandEndToEnd(t *testing.T) {
 // the merge group's commit; merge_group checks_requested sets it there,
 // through the real decision handler, as a function of that commit.
 func TestMergeGroupEndToEnd(t *testing.T) {
+	t.Parallel()
 	const groupSHA = "9999999999999999999999999999999999999999"
 	h := newHarness(t, func(c *Config) { c.NewDecider = nil })
 	f := h.fake

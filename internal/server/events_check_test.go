@@ -69,6 +69,7 @@ type checkJobWant struct {
 // becomes one check job naming the commit, its base and branch, or is
 // ignored with a reason, or refused as malformed.
 func TestClassifyCheckEvents(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, event string
 		body        []byte

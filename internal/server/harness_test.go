@@ -13,11 +13,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
@@ -233,7 +236,12 @@ func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 		// The deciding tests read phasegate/decisions as a status; the
 		// App's check runs are tested in check_test.go.
 		Publish: "statuses",
-		Logger:  slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// The server's metrics without the Go runtime and process
+		// collectors of the default registry (TestMetrics keeps them):
+		// building the Go collector and collecting it on every scrape
+		// cost about 3 % of the package's CPU under -race.
+		Registry: prometheus.NewRegistry(),
+		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		GitHubOptions: func(o *ghclient.Options) {
 			o.BackoffBase, o.BackoffMax, o.MaxAttempts = time.Millisecond, 2*time.Millisecond, 3
 		},
@@ -488,4 +496,40 @@ func reqPR(req checkjob.Request) int {
 		return 0
 	}
 	return req.PR.Number
+}
+
+// metricValue sums one metric's samples (see sumMetric) on the harness's
+// /metrics.
+func metricValue(t *testing.T, h *harness, name string, labels ...string) float64 {
+	t.Helper()
+	_, body := h.get("/metrics")
+	return sumMetric(body, name, labels...)
+}
+
+// sumMetric sums the samples of the metric name in a Prometheus text
+// exposition whose labels contain every one of labels (`name="value"`).
+func sumMetric(exposition, name string, labels ...string) float64 {
+	sum := 0.0
+	for _, line := range strings.Split(exposition, "\n") {
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") || (series != name && !strings.HasPrefix(series, name+"{")) {
+			continue
+		}
+		match := true
+		for _, l := range labels {
+			match = match && strings.Contains(series, l)
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil && match {
+			sum += v
+		}
+	}
+	return sum
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -10,6 +10,7 @@ import (
 // handler given them at once writes, through With and WithGroup, and a
 // disabled level formats nothing.
 func TestLazyAttrs(t *testing.T) {
+	t.Parallel()
 	attrs := []slog.Attr{slog.String("delivery", "d-1"), slog.Int64("installation", 77)}
 	tests := []struct {
 		name string

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -24,10 +26,24 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(Main(nil, os.Getenv, os.Stdout, os.Stderr, name))
 	}
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
+	}
 	// Every exchange with the fake GitHub, the replicas' too (the fake
 	// runs in this process), is held to GitHub's OpenAPI description.
 	testutil.Exit(ghfaketest.Main(m, os.Stderr))
 }
+
+// parallel is how many of the package's parallel tests run at once unless
+// -test.parallel says otherwise (the default is GOMAXPROCS, two here).
+// Several of them wait on real time, a test's own or Redis's: a hang until
+// the client's attempt timeout, a durable job deferred past a rate limit's
+// reset, a sender cut for its slowness. With two at a time, each such wait
+// left a core idle; with four, other tests use it.
+const parallel = 4
 
 // jobLogEnv names the file where a replica process of the tests logs the
 // start and end of each durable job (jobHook): one line each,

@@ -13,6 +13,7 @@ import (
 // TestAppManifest keeps deploy/github-app-manifest.json least-privilege and
 // in step with the events the server acts on.
 func TestAppManifest(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "github-app-manifest.json"))
 	if err != nil {
 		t.Fatal(err)

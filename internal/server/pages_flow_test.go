@@ -98,6 +98,7 @@ var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // person who cannot see the repository gets the same 404 as for a
 // repository that does not exist.
 func TestPagesSignInResolveFlipsCheck(t *testing.T) {
+	t.Parallel()
 	h, public := flowHarness(t)
 	f := h.fake
 	for i := 0; i < featureIssue; i++ {
@@ -216,6 +217,7 @@ func TestPagesSignInResolveFlipsCheck(t *testing.T) {
 // WithPages refuses settings the pages cannot run with, naming the
 // problem, and leaves the Config without pages then.
 func TestWithPagesRefuses(t *testing.T) {
+	t.Parallel()
 	key := [][]byte{[]byte(strings.Repeat("k", 32))}
 	tests := []struct {
 		name string

@@ -27,6 +27,7 @@ func reportWith(findings int) *report.Report {
 // in-memory store forgets the least recently used beyond its bytes; a
 // shared store (Redis) gives a result to a replica that never saw it.
 func TestResultStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	t.Run("capped", func(t *testing.T) {
@@ -88,6 +89,7 @@ func TestResultStore(t *testing.T) {
 // misses changes instead of holding up the publisher; beyond the bound a
 // subscriber gets a closed channel (its page polls); cancel closes.
 func TestBus(t *testing.T) {
+	t.Parallel()
 	b := newBus()
 	slow, cancelSlow := b.subscribe()
 	fast, cancelFast := b.subscribe()

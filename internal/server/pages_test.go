@@ -71,6 +71,7 @@ func (h *harness) deliver(event string, body []byte) {
 // commit's page; an unknown commit is not checked, never a made-up
 // verdict; a repository without the App is not found.
 func TestPagesCommitResult(t *testing.T) {
+	t.Parallel()
 	h, p, _ := pagesHarness(t, func(c *Config) { c.Publish = decide.PublishChecks })
 	f := h.fake
 	f.AddIssue(owner, repo, "Feature 1", "", "alice")
@@ -163,6 +164,7 @@ func pendingOfPages(t *testing.T, p *Pages, viewer string) []string {
 // restart once one reconcile pass ran, even though the pass after skips
 // the unchanged threads.
 func TestPagesPendingIndex(t *testing.T) {
+	t.Parallel()
 	h, p, may := pagesHarness(t)
 	f := h.fake
 	for i := 0; i < featureIssue; i++ {
@@ -223,6 +225,7 @@ func TestPagesPendingIndex(t *testing.T) {
 // with the ledger's history, who may resolve in words, and MayResolve for
 // the viewer; what the App cannot see is not found.
 func TestPagesIssue(t *testing.T) {
+	t.Parallel()
 	h, p, _ := pagesHarness(t)
 	f := h.fake
 	for i := 0; i < featureIssue; i++ {
@@ -298,6 +301,7 @@ func folded(owner, repo string, issue int, phase string, at time.Time, decisions
 // with nothing pending leaves; beyond its bound the index forgets the
 // least recently folded issue and makes the memo forget it too.
 func TestPendingIndexOrderAndBound(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var forgotten []string
 	x := newPendingIndex(3, func(owner, repo string, issue int) {
@@ -338,6 +342,7 @@ func TestPendingIndexOrderAndBound(t *testing.T) {
 // TestPagesPendingBoundsQuestions: one inbox asks MayResolve at most
 // maxMayChecksPerRequest times; the rest say they were not checked yet.
 func TestPagesPendingBoundsQuestions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Identity = appBot })
 	p := h.srv.Pages()
 	may := &stubMay{}
@@ -364,6 +369,7 @@ func TestPagesPendingBoundsQuestions(t *testing.T) {
 // job's, a comment's) gets its issue's title read once, bounded per inbox,
 // and kept in the index; a title the index has is not read again.
 func TestPagesPendingReadsMissingTitles(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Identity = appBot })
 	p := h.srv.Pages()
 	n := maxTitleReadsPerRequest + 3

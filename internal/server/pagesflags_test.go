@@ -15,6 +15,7 @@ import (
 )
 
 func TestParsePages(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key := strings.Repeat("k", 32)
 	keyFile := filepath.Join(dir, "session")
@@ -100,6 +101,7 @@ func TestParsePages(t *testing.T) {
 }
 
 func TestMainRefusesBadPages(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"PHASEGATE_APP_ID": "42", "PHASEGATE_WEBHOOK_SECRET": "s1", "PHASEGATE_PRIVATE_KEY": "pem",
 		"PHASEGATE_PUBLIC_URL": "https://phasegate.example.com", "PHASEGATE_OAUTH_CLIENT_ID": "Iv23liTEST",
 		"PHASEGATE_OAUTH_CLIENT_SECRET": "cs-Sekr1t", "PHASEGATE_SESSION_KEY": "short-Sekr1t-key"}
@@ -115,6 +117,7 @@ func TestMainRefusesBadPages(t *testing.T) {
 // The pages take every path but the webhook's, health's and metrics';
 // POST / stays the webhook.
 func TestPagesMounted(t *testing.T) {
+	t.Parallel()
 	var gotSource web.Source
 	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Pages", "1") })
 	s, err := New(Config{Secrets: [][]byte{testSecret}, AppID: appID, PrivateKeyPEM: pemOf(appKey(t)),
@@ -156,6 +159,7 @@ func TestPagesMounted(t *testing.T) {
 // of the verifier (RFC 7636's example) and the callback under the public
 // URL.
 func TestPagesAuthCodeURL(t *testing.T) {
+	t.Parallel()
 	o := (&pagesSettings{publicURL: "https://pg.example", clientID: "Iv1.x", githubWebURL: "https://github.com"}).oauth(nil)
 	got := o.AuthCodeURL("st", "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
 	if !strings.Contains(got, "code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM") ||

@@ -52,11 +52,12 @@ func (m *durableMetrics) collectors() []prometheus.Collector {
 }
 
 // statsCacheFor is how long a scrape reuses the durable queue's counts: a
-// scrape asks Redis at most this often.
+// scrape asks Redis at most this often (Config.statsCacheFor, which tests
+// shorten).
 const statsCacheFor = 2 * time.Second
 
 // tasksCollector reports the durable queue's tasks by state, read from
-// Redis on scrape (cached for statsCacheFor); nothing without a queue or
+// Redis on scrape (cached for Config.statsCacheFor); nothing without a queue or
 // when Redis does not answer.
 type tasksCollector struct {
 	s             *Server
@@ -87,7 +88,7 @@ func (c *tasksCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	c.mu.Lock()
-	if time.Since(c.at) >= statsCacheFor {
+	if time.Since(c.at) >= c.s.cfg.statsCacheFor {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		st, err := q.Stats(ctx)
 		cancel()

@@ -23,6 +23,7 @@ func twoInstallations(f *ghfake.Server) {
 }
 
 func TestReconcilePass(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		minRate   int
@@ -75,6 +76,7 @@ func TestReconcilePass(t *testing.T) {
 }
 
 func TestRedeliverFailedDeliveries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Identity = appBot })
 	f := h.fake
 	f.SetHookTarget(h.srv.Handler(), testSecret)
@@ -150,6 +152,7 @@ func TestRedeliverFailedDeliveries(t *testing.T) {
 }
 
 func TestReconcileLoop(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.ReconcileEvery = time.Hour })
 	h.decider.entered = make(chan call, 10)
 	h.start()
@@ -174,6 +177,7 @@ func TestReconcileLoop(t *testing.T) {
 // TestClaimPass: one reconcile pass per period, whoever claims it first;
 // none while the shared store cannot be asked.
 func TestClaimPass(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 10, 7, 0, 0, time.UTC) // 10:07, in the 10:00–10:15 period
 	shared := NewMemSeen(time.Hour, 1000)                 // stands for Redis, shared by two replicas
 	clock := func() time.Time { return now }
@@ -214,6 +218,7 @@ func TestClaimPass(t *testing.T) {
 // phasegate/contracts of the App's (its delivery never came) is checked by
 // the reconcile pass; one already checked is not checked again.
 func TestReconcileChecksMissedHeads(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Identity, c.NewDecider, c.Publish = appBot, nil, "checks" })
 	f := h.fake
 	f.SetTreeFiles(owner, repo, appBaseSHA, map[string]string{"README.md": "# shop\n"})

@@ -69,9 +69,11 @@ func (h *harness) wantFrozenAt(sha string) {
 const movedSHA = "abad1deaabad1deaabad1deaabad1deaabad1dea"
 
 func TestRedTeamServeIssue18(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"", "serve-red-team-key"} {
 		mode := map[bool]string{false: "no key", true: "signing key"}[key != ""]
 		t.Run("1 a final reject erased by moving the head/"+mode, func(t *testing.T) {
+			t.Parallel() // its own harness
 			h := redTeamServe(t, key)
 			cmd := h.command("alice", "/resolve D-001 reject")
 			res := h.newest(appBot, "phasegate:resolution")
@@ -81,6 +83,7 @@ func TestRedTeamServeIssue18(t *testing.T) {
 			h.wantFrozenAt(movedSHA)
 		})
 		t.Run("2 a final reject erased while the pull request was closed/"+mode, func(t *testing.T) {
+			t.Parallel() // its own harness
 			h := redTeamServe(t, key)
 			h.fake.SetIssueState(owner, repo, prNumber, "closed")
 			cmd := h.command("alice", "/resolve D-001 reject")
@@ -92,6 +95,7 @@ func TestRedTeamServeIssue18(t *testing.T) {
 			h.wantFrozenAt(headSHA)
 		})
 		t.Run("a signed deletion is recorded where every later fold reads it/"+mode, func(t *testing.T) {
+			t.Parallel() // its own harness
 			h := redTeamServe(t, key)
 			cmd := h.command("alice", "/resolve D-001 reject")
 			res := h.newest(appBot, "phasegate:resolution")
@@ -110,6 +114,7 @@ func TestRedTeamServeIssue18(t *testing.T) {
 			h.wantFrozenAt(movedSHA)
 		})
 		t.Run("3 the agent approves its own outcome after a person opened the pull request/"+mode, func(t *testing.T) {
+			t.Parallel() // its own harness
 			h := redTeamServe(t, key, func(*Config) {})
 			h.fake.SetPermission(owner, repo, "agent-bot", "write")
 			// The outcome was posted for dave's pull_request opened event: the
@@ -132,6 +137,7 @@ func TestRedTeamServeIssue18(t *testing.T) {
 			}
 		})
 		t.Run("4 an approval does not cover a push that rewrites the work/"+mode, func(t *testing.T) {
+			t.Parallel() // its own harness
 			h := redTeamServe(t, key)
 			h.command("alice", "/resolve D-001 approve")
 			if st, _ := h.fake.LatestStatus(owner, repo, headSHA, decide.ContextDecisions); st.State != "success" {

@@ -40,6 +40,7 @@ func withUpdatedAt(t *testing.T, body []byte, at string) []byte {
 // fresh X-GitHub-Delivery IDs (that header is not signed) is a duplicate:
 // no job, no API call. An edit is news once per updated_at.
 func TestRedTeamReplayedBody(t *testing.T) {
+	t.Parallel()
 	h := redTeamServe(t, "")
 	id := h.command("alice", "/resolve D-001 approve")
 	body := commentEvent("created", featureIssue, id, "alice", "alice", "/resolve D-001 approve")
@@ -79,6 +80,7 @@ func TestRedTeamReplayedBody(t *testing.T) {
 }
 
 func TestCommentReplayKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name            string
 		repo            string
@@ -138,6 +140,7 @@ func listen(t *testing.T, h *harness) string {
 // while they hold their connections; a sender slower than the minimum rate
 // after its grace is cut.
 func TestRedTeamSlowSenders(t *testing.T) {
+	t.Parallel()
 	t.Run("real deliveries are answered while they hold", func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.bodyGrace, c.bodyReadTimeout = time.Minute, time.Minute })
 		addr := listen(t, h)
@@ -221,8 +224,12 @@ func TestRedTeamHeavyCommentsHeap(t *testing.T) {
 		reqs[i] = rawDelivery(fmt.Sprintf("heavy-%d", i), "issue_comment", bytes.NewReader(body), int64(len(body)), ghfake.SignWebhook(testSecret, body))
 	}
 	// Collect often, so that the heap measured is close to what is live
-	// (the parses in flight), not garbage awaiting the collector.
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	// (the parses in flight), not garbage awaiting the collector. At 25 %
+	// of a base heap of about 11 MiB, the garbage left is a few MiB: the
+	// heap grows by 11-14 MiB here, and by 62-164 MiB when the
+	// acknowledgement path parses (at 10 %: 8 and 55-64 MiB, for a quarter
+	// more CPU under -race, all of it collecting).
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	runtime.GC()
 	base := heapBytes()
 	var peak atomic.Uint64
@@ -255,7 +262,7 @@ func TestRedTeamHeavyCommentsHeap(t *testing.T) {
 		}
 	}
 	grew := int64(peak.Load()) - int64(base)
-	t.Logf("heap grew by at most %d MiB under %d parallel heavy comments", grew>>20, n)
+	t.Logf("heap grew by at most %d MiB under %d parallel heavy comments (base %d MiB)", grew>>20, n, base>>20)
 	if limit := int64(40 << 20); grew > limit { // bodies, their decoding, the queued jobs and a few parses (all rendered at once: 55-64 MiB)
 		t.Errorf("the heap grew by %d MiB, want under %d MiB", grew>>20, limit>>20)
 	}

@@ -66,9 +66,11 @@ func (h *harness) newest(login, contains string) ghfake.Comment {
 }
 
 func TestRedTeamServe(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"", "serve-red-team-key"} {
 		mode := map[bool]string{false: "no key", true: "signing key"}[key != ""]
 		t.Run("deleted reject and its command/"+mode, func(t *testing.T) {
+			t.Parallel() // its own harness
 			h := redTeamServe(t, key)
 			cmd := h.command("alice", "/resolve D-001 reject")
 			res := h.newest(appBot, "phasegate:resolution")
@@ -96,6 +98,7 @@ func TestRedTeamServe(t *testing.T) {
 			}
 		})
 		t.Run("a person's comment edited into a command/"+mode, func(t *testing.T) {
+			t.Parallel() // its own harness
 			h := redTeamServe(t, key, func(c *Config) { c.ReconcileEvery = 50 * time.Millisecond })
 			id := h.fake.AddComment(owner, repo, featureIssue, "alice", "Looks good so far.")
 			h.fake.EditComment(id, "Looks good so far.\n/resolve D-001 approve")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMemSeen(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		advance time.Duration
 		id      string
@@ -59,6 +60,7 @@ func TestMemSeen(t *testing.T) {
 }
 
 func TestMemSeenConcurrent(t *testing.T) {
+	t.Parallel()
 	m := NewMemSeen(time.Hour, 1000)
 	var first atomic.Int32
 	var wg sync.WaitGroup

@@ -26,6 +26,7 @@ func (f *fakeRate) RateLimit() (ghclient.Rate, bool) { return f.rate, f.ok }
 // little primary rate limit is left; essential work (the listings, a thread
 // with a lost command) is stopped only by the limits, never by the share.
 func TestPassBudget(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	tests := []struct {

@@ -263,6 +263,7 @@ func checkJob(t *testing.T, e example, j *job) {
 // TestWebhookExamples: every example payload, as it is and as a GitHub
 // App gets it, classified as the table says, with the payload's fields.
 func TestWebhookExamples(t *testing.T) {
+	t.Parallel()
 	const identity = "phasegate-test[bot]"
 	examples := loadExamples(t)
 	events := map[string]int{}
@@ -321,6 +322,7 @@ type variant struct {
 // phasegate's own comment, phasegate/decisions set by someone else — with
 // the payload's fields.
 func TestWebhookExampleVariants(t *testing.T) {
+	t.Parallel()
 	const identity = "phasegate-test[bot]"
 	n := 0
 	for _, e := range loadExamples(t) {
@@ -358,6 +360,7 @@ func TestWebhookExampleVariants(t *testing.T) {
 // signed, through serve's webhook handler: 202 for what the table accepts,
 // 200 for what it ignores (or throttles), never a 4xx or 5xx.
 func TestWebhookExamplesSigned(t *testing.T) {
+	t.Parallel()
 	byEvent := map[string][]example{}
 	for _, e := range loadExamples(t) {
 		byEvent[e.event] = append(byEvent[e.event], e)

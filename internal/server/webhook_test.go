@@ -17,6 +17,7 @@ import (
 )
 
 func TestNewRefuses(t *testing.T) {
+	t.Parallel()
 	key := pemOf(appKey(t))
 	valid := func() Config {
 		return Config{Secrets: [][]byte{testSecret}, AppID: appID, PrivateKeyPEM: key}
@@ -63,6 +64,7 @@ func TestNewRefuses(t *testing.T) {
 }
 
 func TestWebhookAnswers(t *testing.T) {
+	t.Parallel()
 	command := commentEvent("created", 5, 99, "alice", "alice", "Looks good.\n/resolve D-001 approve")
 	oldSecret, newSecret := []byte("old secret"), []byte("new secret")
 	sha1Sig := func(body []byte) string {
@@ -148,6 +150,7 @@ func TestWebhookAnswers(t *testing.T) {
 }
 
 func TestOversizeBody(t *testing.T) {
+	t.Parallel()
 	big := commentEvent("created", 5, 99, "alice", "alice", "/decisions\n"+strings.Repeat("x", 4096))
 	tests := []struct {
 		name    string
@@ -176,6 +179,7 @@ func TestOversizeBody(t *testing.T) {
 }
 
 func TestReplays(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start()
 	h.waitReady()
@@ -212,6 +216,7 @@ func TestReplays(t *testing.T) {
 }
 
 func TestConcurrentFirstDeliveries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	body := commentEvent("created", 5, 99, "alice", "alice", "/decisions")
 	var wg sync.WaitGroup

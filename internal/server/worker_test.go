@@ -16,6 +16,7 @@ import (
 )
 
 func TestFullQueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Workers, c.QueueSize = 1, 1 })
 	h.decider.entered = make(chan call, 10)
 	h.decider.gate = make(chan struct{})
@@ -49,6 +50,7 @@ func TestFullQueue(t *testing.T) {
 }
 
 func TestPanicIsRecovered(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Workers = 1 })
 	h.decider.panics.Store(1)
 	h.start()
@@ -71,6 +73,7 @@ func TestPanicIsRecovered(t *testing.T) {
 }
 
 func TestShutdownDrainsTheQueue(t *testing.T) {
+	t.Parallel()
 	const n = 6
 	h := newHarness(t, func(c *Config) { c.Workers = 1 })
 	h.decider.entered = make(chan call, n)
@@ -108,6 +111,7 @@ func TestShutdownDrainsTheQueue(t *testing.T) {
 }
 
 func TestShutdownTimeoutCancelsTheRest(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	h := newHarness(t, func(c *Config) { c.Workers, c.ShutdownTimeout = 1, 20*time.Millisecond })
 	h.decider.entered = make(chan call, n)
@@ -134,6 +138,7 @@ func TestShutdownTimeoutCancelsTheRest(t *testing.T) {
 }
 
 func TestDispatch(t *testing.T) {
+	t.Parallel()
 	const head = "feedfacefeedfacefeedfacefeedfacefeedface"
 	tests := []struct {
 		name      string
@@ -263,6 +268,7 @@ func TestDispatch(t *testing.T) {
 }
 
 func TestReadiness(t *testing.T) {
+	t.Parallel()
 	key := appKey(t)
 	f := ghfake.New()
 	t.Cleanup(f.Close)
@@ -298,7 +304,9 @@ func TestReadiness(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Identity = appBot })
+	t.Parallel()
+	// The default registry, with the Go runtime's collector.
+	h := newHarness(t, func(c *Config) { c.Identity, c.Registry = appBot, nil })
 	h.start()
 	h.waitReady()
 	h.send(delivery{event: "issue_comment", body: commentEvent("created", 5, 99, "alice", "alice", "/decisions")})
@@ -337,6 +345,7 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestQueueAge(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)
 	h := newHarness(t, func(c *Config) { c.Now = func() time.Time { return now } })
 	h.send(delivery{event: "issue_comment", body: commentEvent("created", 5, 99, "alice", "alice", "/decisions")})
@@ -367,6 +376,7 @@ func (b brokenSeen) SeenBefore(context.Context, string) (bool, error) {
 }
 
 func TestSeenStoreFailure(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		seen   brokenSeen
@@ -401,6 +411,7 @@ func TestSeenStoreFailure(t *testing.T) {
 }
 
 func TestReconcilePanicIsRecovered(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.Identity = appBot })
 	h.decider.panics.Store(1)
 	h.srv.reconcileOnce(context.Background())
