@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -91,15 +92,25 @@ func (e example) name() string {
 
 func loadExamples(t *testing.T) []example {
 	t.Helper()
+	out, err := examplesOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// examplesOnce reads the example payloads once for all the tests (which
+// only read them: classify is given a copy of a body).
+var examplesOnce = sync.OnceValues(func() ([]example, error) {
 	files, err := filepath.Glob("testdata/webhooks/*.jsonl")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no example payloads under testdata/webhooks (run scripts/openapi-subset.sh): %v", err)
+		return nil, fmt.Errorf("no example payloads under testdata/webhooks (run scripts/openapi-subset.sh): %v", err)
 	}
 	var out []example
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		event := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -107,13 +118,13 @@ func loadExamples(t *testing.T) []example {
 		for i := 0; sc.Scan(); i++ {
 			var raw map[string]any
 			if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
-				t.Fatalf("%s line %d: %v", f, i+1, err)
+				return nil, fmt.Errorf("%s line %d: %w", f, i+1, err)
 			}
 			out = append(out, example{event: event, index: i, body: append([]byte(nil), sc.Bytes()...), raw: raw})
 		}
 	}
-	return out
-}
+	return out, nil
+})
 
 // str and num read a path of keys in a decoded payload ("" and 0 when
 // absent).
