@@ -1,11 +1,7 @@
 package archtest
 
 import (
-	"bytes"
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,45 +13,17 @@ import (
 // whether one of its _test.go files declares a TestMain that calls
 // testutil.Exit (Exit, in testutil itself).
 func testMainFacts(root string) (map[string]bool, error) {
+	tree, err := parseTree(root)
+	if err != nil {
+		return nil, err
+	}
 	facts := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, top := range []string{"cmd", "internal", "schemas"} {
-		if _, err := os.Stat(filepath.Join(root, top)); os.IsNotExist(err) {
+	for _, pf := range tree {
+		top, _, _ := strings.Cut(pf.dir, "/")
+		if !strings.HasSuffix(pf.path, "_test.go") || top != "cmd" && top != "internal" && top != "schemas" {
 			continue
 		}
-		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if n := d.Name(); n == "testdata" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(p, "_test.go") {
-				return nil
-			}
-			rel, err := filepath.Rel(root, filepath.Dir(p))
-			if err != nil {
-				return err
-			}
-			dir := filepath.ToSlash(rel)
-			facts[dir] = facts[dir] || false
-			src, err := os.ReadFile(p)
-			if err != nil || !bytes.Contains(src, []byte("func TestMain(")) {
-				return err
-			}
-			f, err := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			facts[dir] = facts[dir] || testMainCallsExit(f, dir == "internal/testutil")
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+		facts[pf.dir] = facts[pf.dir] || testMainCallsExit(pf.file, pf.dir == "internal/testutil")
 	}
 	return facts, nil
 }
