@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ func (c *Client) RefPushes(ctx context.Context, owner, repo, ref string) ([]Push
 // cursor (empty: the first page), and returns the next page's cursor
 // (empty: none).
 func (c *Client) activityPage(ctx context.Context, owner, repo, ref, after string) ([]activity, string, error) {
-	q := url.Values{"ref": {ref}, "per_page": {fmt.Sprint(perPage)}}
+	q := url.Values{"ref": {ref}, "per_page": {strconv.Itoa(c.perPage)}}
 	if after != "" {
 		q.Set("after", after)
 	}
@@ -152,7 +153,7 @@ func (c *Client) statusHistory(ctx context.Context, owner, repo, sha string, con
 	for _, name := range contexts {
 		want[name] = true
 	}
-	opts := &github.ListOptions{PerPage: perPage}
+	opts := &github.ListOptions{PerPage: c.perPage}
 	out := []Status{}
 	for range 3 {
 		list, resp, err := c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, opts)
@@ -186,7 +187,7 @@ type LabelEvent struct {
 // ErrTruncated, with what was read.
 func (c *Client) LabelEvents(ctx context.Context, owner, repo string, number int) ([]LabelEvent, error) {
 	ctx = withOp(ctx, "LabelEvents")
-	opts := &github.ListOptions{PerPage: 100}
+	opts := &github.ListOptions{PerPage: c.perPage}
 	var out []LabelEvent
 	for page := 0; ; page++ {
 		if page == 10 {
@@ -204,7 +205,7 @@ func (c *Client) LabelEvents(ctx context.Context, owner, repo string, number int
 		switch {
 		case resp != nil && resp.NextPage > opts.Page:
 			opts.Page = resp.NextPage
-		case stalePage(resp, len(list)):
+		case stalePage(resp, len(list), c.perPage):
 			opts.Page = max(opts.Page, 1) + 1 // (see paginate)
 		default:
 			return out, nil

@@ -105,15 +105,15 @@ func TestRefPushesPagination(t *testing.T) {
 		wantLen       int
 		wantTruncated bool
 	}{
-		{name: "one page", pushes: 100, wantPages: 1, wantLen: 100},
-		{name: "three pages by cursor", pushes: 250, wantPages: 3, wantLen: 250},
-		{name: "ten full pages", pushes: 1000, wantPages: 10, wantLen: 1000},
-		{name: "more than ten pages is truncated", pushes: 1001, wantPages: 10, wantLen: 1000, wantTruncated: true},
+		{name: "one page", pushes: smallPage, wantPages: 1, wantLen: smallPage},
+		{name: "three pages by cursor", pushes: 2*smallPage + 3, wantPages: 3, wantLen: 2*smallPage + 3},
+		{name: "ten full pages", pushes: 10 * smallPage, wantPages: 10, wantLen: 10 * smallPage},
+		{name: "more than ten pages is truncated", pushes: 10*smallPage + 1, wantPages: 10, wantLen: 10 * smallPage, wantTruncated: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // each on its own fake: 2,350 pushes in all under -race
-			e := newEnv(t, Options{})
+			t.Parallel() // each on its own fake
+			e := newEnv(t, Options{perPage: smallPage})
 			afters := pushes(e.fake, e.clock, tt.pushes)
 			got, err := e.c.RefPushes(ctxT(t), owner, repo, "main")
 			if tt.wantTruncated != errors.Is(err, ErrTruncated) || (!tt.wantTruncated && err != nil) {
@@ -139,8 +139,8 @@ func TestRefPushesPagination(t *testing.T) {
 			}
 			for i, q := range queries {
 				v, err := url.ParseQuery(q)
-				if err != nil || (i > 0) != (v.Get("after") != "") || v.Get("page") != "" || v.Get("per_page") != "100" {
-					t.Fatalf("request %d query %q: want per_page=100 and an after cursor from the second page on", i, q)
+				if err != nil || (i > 0) != (v.Get("after") != "") || v.Get("page") != "" || v.Get("per_page") != fmt.Sprint(smallPage) {
+					t.Fatalf("request %d query %q: want per_page=%d and an after cursor from the second page on", i, q, smallPage)
 				}
 			}
 		})
@@ -148,8 +148,8 @@ func TestRefPushesPagination(t *testing.T) {
 }
 
 func TestRefPushesConditional(t *testing.T) {
-	e := newEnv(t, Options{})
-	pushes(e.fake, e.clock, 150)
+	e := newEnv(t, Options{perPage: smallPage})
+	pushes(e.fake, e.clock, smallPage+smallPage/2) // a full page and a partial one
 	ctx := ctxT(t)
 	first, err := e.c.RefPushes(ctx, owner, repo, "main")
 	if err != nil {
@@ -171,7 +171,7 @@ func TestRefPushesConditional(t *testing.T) {
 	}
 	e.fake.Push(owner, repo, ghfake.Push{Ref: "main", After: "new", Actor: "bob"})
 	third, err := e.c.RefPushes(ctx, owner, repo, "main")
-	if err != nil || len(third) != 151 || third[0].After != "new" || third[0].Actor != "bob" {
+	if err != nil || len(third) != smallPage+smallPage/2+1 || third[0].After != "new" || third[0].Actor != "bob" {
 		t.Fatalf("after a new push: %d pushes, first %+v, %v", len(third), third[0], err)
 	}
 }
@@ -310,15 +310,15 @@ func TestStatusHistory(t *testing.T) {
 		}
 	})
 	t.Run("at most three pages", func(t *testing.T) {
-		e := newEnv(t, Options{})
-		for i := range 350 {
+		e := newEnv(t, Options{perPage: smallPage})
+		for i := range 3*smallPage + 3 {
 			if err := e.c.CreateStatus(ctx, owner, repo, "c2", Status{State: "pending", Context: "ci", Description: fmt.Sprint(i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		e.fake.ResetCalls()
 		got, err := e.c.StatusHistory(ctx, owner, repo, "c2", "ci")
-		if err != nil || len(got) != 300 || got[0].Description != "349" {
+		if err != nil || len(got) != 3*smallPage || got[0].Description != fmt.Sprint(3*smallPage+2) {
 			t.Fatalf("%d statuses, %v", len(got), err)
 		}
 		if n := e.fake.CountCalls("GET", "/repos/acme/widgets/commits/c2/statuses"); n != 3 {

@@ -86,7 +86,7 @@ func (c *Client) App(ctx context.Context) (App, error) {
 // /app/installations).
 func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "ListInstallations")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListInstallations(ctx, &lo)
 	})
 	if err != nil {
@@ -100,14 +100,14 @@ func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) 
 // or by total_count when a server sends no Link header.
 func (c *Client) InstallationRepos(ctx context.Context) ([]Repository, error) {
 	ctx = withOp(ctx, "InstallationRepos")
-	return listRepos(ctx, "the installation's repositories", func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
+	return listRepos(ctx, c.perPage, "the installation's repositories", func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
 		return c.gh.Apps.ListRepos(ctx, opts)
 	})
 }
 
 // listRepos follows the pages of a repository listing (what names it in
 // errors): by the Link header, or by total_count when a server sends none.
-func listRepos(ctx context.Context, what string, list func(*github.ListOptions) (*github.ListRepositories, *github.Response, error)) ([]Repository, error) {
+func listRepos(ctx context.Context, perPage int, what string, list func(*github.ListOptions) (*github.ListRepositories, *github.Response, error)) ([]Repository, error) {
 	var out []Repository
 	opts := &github.ListOptions{PerPage: perPage, Page: 1}
 	for pages := 0; ; pages++ {
@@ -145,7 +145,7 @@ const maxDeliveryPages = 100
 func (c *Client) ListHookDeliveries(ctx context.Context, since time.Time) ([]HookDelivery, error) {
 	ctx = withOp(ctx, "ListHookDeliveries")
 	var out []HookDelivery
-	opts := &github.ListCursorOptions{PerPage: perPage}
+	opts := &github.ListCursorOptions{PerPage: c.perPage}
 	page := 1
 	for pages := 0; pages < maxDeliveryPages; pages++ {
 		list, resp, err := c.gh.Apps.ListHookDeliveries(ctx, opts)

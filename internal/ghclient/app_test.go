@@ -11,8 +11,14 @@ import (
 
 // appEnv is a fake GitHub with App 4242 ("phasegate") and a client
 // authenticated as the App (real clock: ghinstallation signs with
-// time.Now).
+// time.Now), listing smallPage items a page.
 func appEnv(t *testing.T) (*ghfake.Server, *Client) {
+	t.Helper()
+	return appEnvPaged(t, smallPage)
+}
+
+// appEnvPaged is appEnv listing perPage items a page (0: GitHub's maximum).
+func appEnvPaged(t *testing.T, perPage int) (*ghfake.Server, *Client) {
 	t.Helper()
 	key, _ := testKeys(t)
 	f := ghfake.New()
@@ -22,7 +28,8 @@ func appEnv(t *testing.T) (*ghfake.Server, *Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Options{BaseURL: f.URL(), Transport: atr, CacheIdentity: "app-4242", BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond})
+	c, err := New(Options{BaseURL: f.URL(), Transport: atr, CacheIdentity: "app-4242", BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond,
+		perPage: perPage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +99,7 @@ func TestListInstallations(t *testing.T) {
 	}{
 		{name: "none", count: 0},
 		{name: "one page", count: 3},
-		{name: "several pages", count: 230},
+		{name: "several pages", count: 2*smallPage + 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,8 +136,8 @@ func TestInstallationRepos(t *testing.T) {
 		selected []string
 		want     int
 	}{
-		{name: "all, one page", repos: 5, want: 5},
-		{name: "all, pages followed by total_count", repos: 250, want: 250},
+		{name: "all, one page", repos: smallPage - 2, want: smallPage - 2},
+		{name: "all, pages followed by total_count", repos: 2*smallPage + 3, want: 2*smallPage + 3},
 		{name: "selected", repos: 20, selected: []string{"acme/repo-003", "acme/repo-011"}, want: 2},
 	}
 	for _, tt := range tests {
@@ -147,7 +154,7 @@ func TestInstallationRepos(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := New(Options{BaseURL: f.URL(), Transport: itr})
+			c, err := New(Options{BaseURL: f.URL(), Transport: itr, perPage: smallPage})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,8 +185,8 @@ func TestListHookDeliveries(t *testing.T) {
 		want   int
 	}{
 		{name: "none", want: 0},
-		{name: "recent only", recent: 7, want: 7},
-		{name: "pages up to the window", recent: 230, old: 150, want: 230},
+		{name: "recent only", recent: smallPage - 2, want: smallPage - 2},
+		{name: "pages up to the window", recent: 2*smallPage + 3, old: 3 * smallPage, want: 2*smallPage + 3},
 		{name: "old only", old: 5, want: 0},
 	}
 	for _, tt := range tests {
@@ -207,7 +214,7 @@ func TestListHookDeliveries(t *testing.T) {
 			}
 			// Paging stops at the window: the old deliveries' pages are
 			// not all read.
-			if pages := f.CountCalls("GET", "/app/hook/deliveries"); tt.old > 100 && pages > (tt.recent+tt.old)/100 {
+			if pages := f.CountCalls("GET", "/app/hook/deliveries"); tt.old > smallPage && pages > (tt.recent+tt.old)/smallPage {
 				t.Fatalf("%d pages read", pages)
 			}
 		})

@@ -336,7 +336,7 @@ func (c *Client) CheckRunHistory(ctx context.Context, owner, repo, ref, name str
 }
 
 func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter string) ([]CheckRun, error) {
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
 			&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
 		if err != nil {
@@ -358,7 +358,7 @@ func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter s
 // order they were added.
 func (c *Client) CheckRunAnnotations(ctx context.Context, owner, repo string, id int64) ([]Annotation, error) {
 	ctx = withOp(ctx, "CheckRunAnnotations")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRunAnnotation, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRunAnnotation, *github.Response, error) {
 		return c.gh.Checks.ListCheckRunAnnotations(ctx, owner, repo, id, &lo)
 	})
 	if err != nil {

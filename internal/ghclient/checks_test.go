@@ -18,7 +18,14 @@ const (
 // ("phasegate"); App 99 ("other") has a token too.
 func checksEnv(t *testing.T, token string) *env {
 	t.Helper()
-	e := newEnv(t, Options{Token: token, BackoffBase: 1, BackoffMax: 1})
+	return checksEnvOpts(t, Options{Token: token})
+}
+
+// checksEnvOpts is checksEnv with further options.
+func checksEnvOpts(t *testing.T, opts Options) *env {
+	t.Helper()
+	opts.BackoffBase, opts.BackoffMax = 1, 1
+	e := newEnv(t, opts)
 	e.fake.AddAppToken(appToken, 4242, "phasegate")
 	e.fake.AddAppToken(otherToken, 99, "other")
 	return e
@@ -204,14 +211,14 @@ func TestUpdateCheckRun(t *testing.T) {
 }
 
 func TestCheckRunsForRef(t *testing.T) {
-	e := checksEnv(t, appToken)
+	e := checksEnvOpts(t, Options{Token: appToken, perPage: smallPage})
 	other, err := New(Options{BaseURL: e.fake.URL(), Token: otherToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.fake.SetBranch(owner, repo, "main", headSHA)
-	// 130 names (two pages), "phasegate" twice by this App and once by the other.
-	for i := 0; i < 130; i++ {
+	// 13 names and "phasegate" (three pages), "phasegate" twice by this App and once by the other.
+	for i := 0; i < 2*smallPage+3; i++ {
 		if _, err := e.c.CreateCheckRun(ctxT(t), owner, repo, CheckRun{Name: fmt.Sprint("check-", i), HeadSHA: headSHA}); err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +233,7 @@ func TestCheckRunsForRef(t *testing.T) {
 		want             string // count, then external id/app slug of the first ones
 		wantNotFound     bool
 	}{
-		{name: "every name, paginated", ref: headSHA, want: "132"},
+		{name: "every name, paginated", ref: headSHA, want: fmt.Sprint(2*smallPage + 3 + 2)},
 		{name: "the latest of each app", ref: "main", check: "phasegate", want: "2 2/other 1/phasegate"},
 		{name: "none", ref: headSHA, check: "nope", want: "0"},
 		{name: "unknown repository", ref: headSHA, wantNotFound: true},

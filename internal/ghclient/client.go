@@ -128,6 +128,13 @@ type Options struct {
 	// calls by operation, method and status). It must be fast and safe for
 	// concurrent use.
 	OnCall func(Call)
+
+	// perPage lowers the page size of every listing below GitHub's maximum
+	// (maxPerPage, the default and the only production value): the
+	// package's tests page through a few small pages, so that page
+	// boundaries, Link headers and the bounds on pages are proven without
+	// hundreds of items.
+	perPage int
 }
 
 // Call describes one HTTP attempt, for OnCall.
@@ -174,6 +181,8 @@ type Client struct {
 	pol   policy
 	gate  *rateGate
 	ctr   *counters
+	// perPage is the page size of every listing (maxPerPage but in tests).
+	perPage int
 
 	actorMu sync.Mutex
 	actor   string // login of this identity, learnt from created comments
@@ -201,10 +210,11 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		now:   opts.Now,
-		sleep: opts.Sleep,
-		gate:  &rateGate{},
-		ctr:   &counters{},
+		now:     opts.Now,
+		sleep:   opts.Sleep,
+		gate:    &rateGate{},
+		ctr:     &counters{},
+		perPage: positive(min(opts.perPage, maxPerPage), maxPerPage),
 		pol: policy{
 			maxAttempts:    positive(opts.MaxAttempts, DefaultMaxAttempts),
 			backoffBase:    positive(opts.BackoffBase, DefaultBackoffBase),

@@ -16,6 +16,14 @@ const (
 	botLogin = "phasegate-bot"
 )
 
+// smallPage is the page size the pagination tests lower their client to
+// (Options.perPage): a listing of a few items then spans several pages, so
+// page boundaries, Link headers, conditional and stale pages and the bounds
+// on pages are proven without hundreds of items (the fake pages by per_page
+// as GitHub does). TestListingsAskForGitHubsMaximum proves that a Client
+// otherwise asks for maxPerPage, GitHub's maximum.
+const smallPage = 5
+
 var epoch = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // env is a fake GitHub and a client talking to it on a shared manual clock.

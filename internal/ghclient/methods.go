@@ -16,8 +16,9 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// perPage is the page size of every list: GitHub's maximum.
-const perPage = 100
+// maxPerPage is the page size of every list: GitHub's maximum. A Client
+// asks for it unless its tests lowered Options.perPage.
+const maxPerPage = 100
 
 // maxPages bounds a listing (100,000 items), in case a server's Link headers
 // never end.
@@ -119,8 +120,9 @@ func short(sha string) string {
 	return sha
 }
 
-// paginate collects every page of a list, 100 at a time.
-func paginate[T any](ctx context.Context, fetch func(context.Context, github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
+// paginate collects every page of a list, perPage (the Client's page size)
+// at a time.
+func paginate[T any](ctx context.Context, perPage int, fetch func(context.Context, github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
 	var all []T
 	opts := github.ListOptions{PerPage: perPage, Page: 1}
 	for pages := 0; pages < maxPages; pages++ {
@@ -132,7 +134,7 @@ func paginate[T any](ctx context.Context, fetch func(context.Context, github.Lis
 		switch {
 		case resp != nil && resp.NextPage > opts.Page:
 			opts.Page = resp.NextPage
-		case stalePage(resp, len(items)):
+		case stalePage(resp, len(items), perPage):
 			opts.Page++ // a full page confirmed by a 304 may predate a new page: look
 		default:
 			return all, nil
@@ -146,8 +148,8 @@ func paginate[T any](ctx context.Context, fetch func(context.Context, github.Lis
 // with it, from before any page was added after it (GitHub's ETag answers
 // for the page's content), so the next page must be asked for. A 304 that
 // carries a Link says how many pages there are now; a page that was not
-// full is the last whatever its Link says.
-func stalePage(resp *github.Response, n int) bool {
+// full (perPage items) is the last whatever its Link says.
+func stalePage(resp *github.Response, n, perPage int) bool {
 	return resp != nil && resp.Response != nil && n >= perPage && resp.Header.Get(revalidatedHeader) != ""
 }
 
@@ -374,7 +376,7 @@ func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since
 		s := since.UTC()
 		opts = &s
 	}
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
 		return c.listComments(ctx, owner, repo, 0, opts, lo)
 	})
 	if err != nil {
@@ -409,7 +411,7 @@ func reactionCounts(r *github.Reactions) map[string]int {
 // first. Repeated listings of an unchanged issue cost only 304s.
 func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
 	ctx = withOp(ctx, "ListIssueComments")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
 		return c.listComments(ctx, owner, repo, number, nil, lo)
 	})
 	if err != nil {
@@ -447,7 +449,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 		return nil
 	}, func(ctx context.Context) (bool, error) {
 		ctx = withOp(ctx, "CreateIssueComment.guard")
-		list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+		list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
 			return c.listComments(ctx, owner, repo, number, &since, lo)
 		})
 		if err != nil {
@@ -544,7 +546,7 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 // ListLabels returns the names of an issue's labels.
 func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
 	ctx = withOp(ctx, "ListLabels")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
 		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
 	})
 	if err != nil {
@@ -585,7 +587,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 		ctx = withOp(ctx, "CreateIssue.guard")
 		list, _, err := c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "all", Sort: "created", Direction: "desc", Since: since,
-			ListOptions: github.ListOptions{PerPage: perPage},
+			ListOptions: github.ListOptions{PerPage: c.perPage},
 		})
 		if err != nil {
 			return false, err
@@ -610,7 +612,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // (for reconcile: every open issue labelled phasegate:pending).
 func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
 	ctx = withOp(ctx, "ListOpenIssues")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
 		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
 		})
@@ -656,7 +658,7 @@ func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commen
 		return nil, fmt.Errorf("list reactions to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
 	}
 	ctx = withOp(ctx, "CommentReactors")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
 		return c.gh.Reactions.ListIssueCommentReactions(ctx, owner, repo, commentID, &lo)
 	})
 	if err != nil {
@@ -823,7 +825,7 @@ func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int
 // ListOpenPullRequests returns every open pull request, newest first.
 func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
 	ctx = withOp(ctx, "ListOpenPullRequests")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
 	})
 	if err != nil {
@@ -844,7 +846,7 @@ func toPRs(list []*github.PullRequest) []PR {
 // ones, or the merged one that brought it to the default branch).
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
 	ctx = withOp(ctx, "PullRequestsForCommit")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil {
@@ -913,7 +915,7 @@ func (c *Client) CommitFiles(ctx context.Context, owner, repo, sha string) (map[
 // CompareFiles does. GitHub lists at most 3000 files.
 func (c *Client) PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error) {
 	ctx = withOp(ctx, "PullRequestFiles")
-	list, err := paginate(ctx, func(ctx context.Context, lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
 		return c.gh.PullRequests.ListFiles(ctx, owner, repo, number, &lo)
 	})
 	if err != nil {
@@ -1000,7 +1002,7 @@ func (c *Client) Issue(ctx context.Context, owner, repo string, number int) (Iss
 func (c *Client) FileAddedBy(ctx context.Context, owner, repo, path, ref string) (login string, sha string, err error) {
 	ctx = withOp(ctx, "FileAddedBy")
 	where := fmt.Sprintf("%s:%s", repoName(owner, repo), path)
-	opts := &github.CommitsListOptions{SHA: ref, Path: path, ListOptions: github.ListOptions{PerPage: perPage, Page: 1}}
+	opts := &github.CommitsListOptions{SHA: ref, Path: path, ListOptions: github.ListOptions{PerPage: c.perPage, Page: 1}}
 	list, resp, err := c.gh.Repositories.ListCommits(ctx, owner, repo, opts)
 	if err != nil {
 		return "", "", fmt.Errorf("find the commit that added %s: %w", where, err)

@@ -100,13 +100,13 @@ func TestListIssueComments(t *testing.T) {
 		wantPages int
 	}{
 		{name: "no comments", comments: 0, wantPages: 1},
-		{name: "one page", comments: 7, wantPages: 1},
-		{name: "exactly one full page", comments: 100, wantPages: 1},
-		{name: "three pages", comments: 250, wantPages: 3},
+		{name: "one page", comments: smallPage - 2, wantPages: 1},
+		{name: "exactly one full page", comments: smallPage, wantPages: 1},
+		{name: "three pages", comments: 2*smallPage + 3, wantPages: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, Options{})
+			e := newEnv(t, Options{perPage: smallPage})
 			n := e.fake.AddIssue(owner, repo, "Feature 42", "", "alice")
 			var want []string
 			for i := 0; i < tt.comments; i++ {
@@ -146,7 +146,7 @@ func TestListIssueComments(t *testing.T) {
 				t.Fatalf("%d requests, want %d pages", len(calls), tt.wantPages)
 			}
 			for i, c := range calls {
-				if !strings.Contains(c.Query, "per_page=100") || (i > 0 && !strings.Contains(c.Query, fmt.Sprintf("page=%d", i+1))) {
+				if !strings.Contains(c.Query, fmt.Sprintf("per_page=%d", smallPage)) || (i > 0 && !strings.Contains(c.Query, fmt.Sprintf("page=%d", i+1))) {
 					t.Fatalf("request %d query %q", i, c.Query)
 				}
 			}
@@ -312,10 +312,10 @@ func TestCreateIssue(t *testing.T) {
 }
 
 func TestListOpenIssues(t *testing.T) {
-	e := newEnv(t, Options{})
+	e := newEnv(t, Options{perPage: smallPage})
 	ctx := ctxT(t)
 	var want []int
-	for i := 0; i < 130; i++ {
+	for i := 0; i < 3*smallPage; i++ { // 5 open and labelled, and the pull request: two pages
 		n := e.fake.AddIssue(owner, repo, fmt.Sprintf("issue %d", i), "", "alice")
 		switch i % 3 {
 		case 0:
@@ -335,9 +335,13 @@ func TestListOpenIssues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = append(want, pr)
+	e.fake.ResetCalls()
 	got, err := e.c.ListOpenIssues(ctx, owner, repo, "phasegate:pending")
 	if err != nil {
 		t.Fatalf("ListOpenIssues: %v", err)
+	}
+	if pages := e.fake.CountCalls("GET", "/repos/acme/widgets/issues"); pages != 2 {
+		t.Fatalf("%d requests, want 2 pages", pages)
 	}
 	var nums []int
 	for _, is := range got {
@@ -571,10 +575,10 @@ func TestFileContent(t *testing.T) {
 }
 
 func TestPullRequests(t *testing.T) {
-	e := newEnv(t, Options{})
+	e := newEnv(t, Options{perPage: smallPage})
 	ctx := ctxT(t)
 	var open []int
-	for i := 0; i < 130; i++ { // 104 open: two pages
+	for i := 0; i < 8; i++ { // 6 open, and 500 and 501: two pages
 		pr := ghfake.PullRequest{Author: fmt.Sprintf("dev%d", i%4), HeadSHA: fmt.Sprintf("head%03d", i), BaseSHA: "base000",
 			HeadRef: fmt.Sprintf("feature-%d", i), BaseRef: "main"}
 		if i%5 == 0 {
@@ -667,11 +671,11 @@ func TestCompareAndPullRequestFiles(t *testing.T) {
 	}{
 		{name: "compare", n: 7, wantLen: 7 + 1},
 		{name: "compare over 300 files is truncated", n: 301, wantTruncated: true, wantLen: 300 + 75},
-		{name: "pull request files across pages", n: 250, pull: true, wantLen: 250 + 62},
+		{name: "pull request files across pages", n: 2*smallPage + 3, pull: true, wantLen: 13 + 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, Options{})
+			e := newEnv(t, Options{perPage: smallPage})
 			fs, want := files(tt.n)
 			var got map[string]string
 			var err error
@@ -744,13 +748,13 @@ func TestFileAddedBy(t *testing.T) {
 		wantErr   string
 	}{
 		{name: "single commit", commits: 1, wantCalls: 1},
-		{name: "one page", commits: 60, wantCalls: 1},
-		{name: "many pages: first and last only", commits: 350, wantCalls: 2},
+		{name: "one page", commits: smallPage - 2, wantCalls: 1},
+		{name: "many pages: first and last only", commits: 3*smallPage + 3, wantCalls: 2},
 		{name: "no commit", commits: 0, wantCalls: 1, wantErr: "no commit touches it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, Options{})
+			e := newEnv(t, Options{perPage: smallPage})
 			e.fake.AddCommit(owner, repo, ghfake.Commit{SHA: "unrelated", Author: "zed", Files: []ghfake.File{{Filename: "README.md", Status: "added"}}})
 			for i := 0; i < tt.commits; i++ {
 				author := "human"
@@ -800,13 +804,13 @@ func TestListAfterAPageWasAdded(t *testing.T) {
 	}
 	front := httptest.NewServer(proxy)
 	t.Cleanup(front.Close)
-	e := newEnvOn(t, f, Options{BaseURL: front.URL})
+	e := newEnvOn(t, f, Options{BaseURL: front.URL, perPage: smallPage})
 	n := e.fake.AddIssue(owner, repo, "busy", "", "alice")
-	for i := range perPage {
+	for i := range smallPage {
 		e.fake.AddComment(owner, repo, n, "alice", fmt.Sprintf("comment %d", i))
 	}
 	got, err := e.c.ListIssueComments(ctxT(t), owner, repo, n)
-	if err != nil || len(got) != perPage {
+	if err != nil || len(got) != smallPage {
 		t.Fatalf("first listing: %d comments, %v", len(got), err)
 	}
 	e.fake.AddComment(owner, repo, n, "bob", "/resolve D-001 approve")
@@ -815,11 +819,86 @@ func TestListAfterAPageWasAdded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != perPage+1 || got[perPage].Body != "/resolve D-001 approve" {
-		t.Fatalf("second listing: %d comments, want %d with the new one last", len(got), perPage+1)
+	if len(got) != smallPage+1 || got[smallPage].Body != "/resolve D-001 approve" {
+		t.Fatalf("second listing: %d comments, want %d with the new one last", len(got), smallPage+1)
 	}
 	after := e.c.Stats()
 	if nm := after.NotModified - before.NotModified; nm != 1 {
 		t.Errorf("page 1 answered 304 %d times, want once", nm)
+	}
+}
+
+// TestListingsAskForGitHubsMaximum: a Client's listings ask for GitHub's
+// maximum page size, 100, unless a test lowered Options.perPage (the
+// pagination tests page through smallPage items a page instead).
+func TestListingsAskForGitHubsMaximum(t *testing.T) {
+	if maxPerPage != 100 {
+		t.Fatalf("maxPerPage = %d, want GitHub's maximum 100", maxPerPage)
+	}
+	for _, lowered := range []int{0, -1, 500} {
+		c, err := New(Options{perPage: lowered})
+		if err != nil || c.perPage != maxPerPage {
+			t.Fatalf("perPage %d: %v, or a page size other than %d", lowered, err, maxPerPage)
+		}
+	}
+	e := newEnv(t, Options{})
+	ctx := ctxT(t)
+	n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
+	e.fake.AddComment(owner, repo, n, "alice", "hello")
+	pr := e.fake.AddPullRequest(owner, repo, ghfake.PullRequest{Author: "alice", HeadSHA: "h1", BaseSHA: "b1"})
+	e.fake.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: "a.yaml", Status: "added"}})
+	e.fake.AddCommit(owner, repo, ghfake.Commit{SHA: "c1", Author: "agent", Files: []ghfake.File{{Filename: "a.yaml", Status: "added"}}})
+	e.fake.Push(owner, repo, ghfake.Push{Ref: "main", After: "c1", Actor: "alice"})
+	app, ac := appEnvPaged(t, 0)
+	app.AddInstallation(4242, 77)
+	app.AddHookDelivery(ghfake.HookDelivery{GUID: "g-1", Event: "ping", StatusCode: 200, DeliveredAt: time.Now()})
+	key, _ := testKeys(t)
+	itr, err := NewInstallationTransport(4242, 77, pemOf(key), app.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic, err := New(Options{BaseURL: app.URL(), Transport: itr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listings := []struct {
+		name string
+		fake *ghfake.Server
+		list func() error
+	}{
+		{"ListInstallations", app, func() error { _, err := ac.ListInstallations(ctx); return err }},
+		{"ListHookDeliveries", app, func() error { _, err := ac.ListHookDeliveries(ctx, time.Time{}); return err }},
+		{"InstallationRepos", app, func() error { _, err := ic.InstallationRepos(ctx); return err }},
+		{"ListIssueComments", e.fake, func() error { _, err := e.c.ListIssueComments(ctx, owner, repo, n); return err }},
+		{"ListRepoComments", e.fake, func() error { _, err := e.c.ListRepoComments(ctx, owner, repo, epoch.Add(-time.Hour)); return err }},
+		{"ListLabels", e.fake, func() error { _, err := e.c.ListLabels(ctx, owner, repo, n); return err }},
+		{"ListOpenIssues", e.fake, func() error { _, err := e.c.ListOpenIssues(ctx, owner, repo); return err }},
+		{"ListOpenPullRequests", e.fake, func() error { _, err := e.c.ListOpenPullRequests(ctx, owner, repo); return err }},
+		{"PullRequestFiles", e.fake, func() error { _, err := e.c.PullRequestFiles(ctx, owner, repo, pr); return err }},
+		{"StatusHistory", e.fake, func() error { _, err := e.c.StatusHistory(ctx, owner, repo, "c1"); return err }},
+		{"LabelEvents", e.fake, func() error { _, err := e.c.LabelEvents(ctx, owner, repo, n); return err }},
+		{"FileAddedBy", e.fake, func() error { _, _, err := e.c.FileAddedBy(ctx, owner, repo, "a.yaml", "main"); return err }},
+		{"RefPushes", e.fake, func() error { _, err := e.c.RefPushes(ctx, owner, repo, "main"); return err }},
+	}
+	for _, l := range listings {
+		t.Run(l.name, func(t *testing.T) {
+			l.fake.ResetCalls()
+			if err := l.list(); err != nil {
+				t.Fatal(err)
+			}
+			lists := 0
+			for _, c := range l.fake.Calls() {
+				if c.Method != http.MethodGet { // an installation token minted on the way
+					continue
+				}
+				lists++
+				if v, err := url.ParseQuery(c.Query); err != nil || v.Get("per_page") != "100" {
+					t.Fatalf("%s %s?%s: want per_page=100", c.Method, c.Path, c.Query)
+				}
+			}
+			if lists == 0 {
+				t.Fatal("no listing")
+			}
+		})
 	}
 }

@@ -15,10 +15,10 @@ import (
 )
 
 func TestConditionalRequests(t *testing.T) {
-	e := newEnv(t, Options{})
+	e := newEnv(t, Options{perPage: smallPage})
 	ctx := ctxT(t)
 	n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
-	for i := 0; i < 250; i++ {
+	for i := 0; i < 2*smallPage+3; i++ { // three pages, the last partial
 		e.fake.AddComment(owner, repo, n, "alice", fmt.Sprintf("comment %d", i))
 	}
 	first, err := e.c.ListIssueComments(ctx, owner, repo, n)
@@ -61,7 +61,7 @@ func TestConditionalRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(third) != 251 || third[250].Body != "new" {
+	if len(third) != 2*smallPage+4 || third[2*smallPage+3].Body != "new" {
 		t.Fatalf("%d comments, last %q", len(third), third[len(third)-1].Body)
 	}
 	if got, want := statuses(e.fake, "GET", "/repos/acme/widgets/issues/"), []int{304, 304, 200}; !reflect.DeepEqual(got, want) {
@@ -236,7 +236,7 @@ func scenario(ctx context.Context, t *testing.T, e *env) []string {
 func seedScenario(f *ghfake.Server) {
 	f.SetFile(owner, repo, "", ".github/phasegate.yml", []byte("resolvers:\n  permission: write\n"))
 	n := f.AddIssue(owner, repo, "Feature 1", "", "alice")
-	for i := 0; i < 230; i++ {
+	for i := 0; i < 2*smallPage+3; i++ { // three pages, as 230 comments on GitHub's 100
 		f.AddComment(owner, repo, n, "alice", fmt.Sprintf("comment %d", i))
 	}
 	f.AddPullRequest(owner, repo, ghfake.PullRequest{Author: "alice", HeadSHA: "h1", BaseSHA: "b1"})
@@ -249,7 +249,7 @@ func seedScenario(f *ghfake.Server) {
 }
 
 func TestFaultsGiveTheSameResult(t *testing.T) {
-	clean := newEnv(t, Options{})
+	clean := newEnv(t, Options{perPage: smallPage})
 	seedScenario(clean.fake)
 	want := scenario(ctxT(t), t, clean)
 
@@ -279,7 +279,7 @@ func TestFaultsGiveTheSameResult(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // a fake and a clock of its own
-			e := newEnv(t, Options{})
+			e := newEnv(t, Options{perPage: smallPage})
 			seedScenario(e.fake)
 			e.fake.SetFaults(tt.faults)
 			got := scenario(ctxT(t), t, e)
@@ -762,11 +762,11 @@ func TestEnterpriseServer(t *testing.T) {
 	f.AddToken(botToken, botLogin)
 	f.AddRepo(owner, repo, "trunk")
 	n := f.AddIssue(owner, repo, "Feature", "", "alice")
-	for i := 0; i < 150; i++ {
+	for i := 0; i < smallPage+3; i++ { // two pages
 		f.AddComment(owner, repo, n, "alice", "x")
 	}
 	base := strings.TrimSuffix(f.EnterpriseURL(), "/") // as GITHUB_API_URL gives it
-	c, err := New(Options{BaseURL: base, Token: botToken, Version: "1.2.3"})
+	c, err := New(Options{BaseURL: base, Token: botToken, Version: "1.2.3", perPage: smallPage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -774,7 +774,7 @@ func TestEnterpriseServer(t *testing.T) {
 	if br, err := c.DefaultBranch(ctx, owner, repo); err != nil || br != "trunk" {
 		t.Fatalf("got %q, %v", br, err)
 	}
-	if cs, err := c.ListIssueComments(ctx, owner, repo, n); err != nil || len(cs) != 150 {
+	if cs, err := c.ListIssueComments(ctx, owner, repo, n); err != nil || len(cs) != smallPage+3 {
 		t.Fatalf("%d comments, %v", len(cs), err)
 	}
 	calls := f.Calls()

@@ -6,12 +6,13 @@ import (
 	"testing"
 )
 
-// userClient is a Client of alice's user token, issued through the App.
+// userClient is a Client of alice's user token, issued through the App,
+// listing smallPage items a page.
 func userClient(t *testing.T, e *env, login string) *Client {
 	t.Helper()
 	tok := "ghu_" + login
 	e.fake.AddUserToken(tok, login, oauthApp)
-	c, err := NewUser(tok, Options{BaseURL: e.fake.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep})
+	c, err := NewUser(tok, Options{BaseURL: e.fake.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep, perPage: smallPage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +85,15 @@ func TestPrivateRepoAnswersLikeMissing(t *testing.T) {
 
 func TestUserInstallations(t *testing.T) {
 	e, _ := oauthEnv(t)
-	// A second installation, on another account, with 150 repositories of
-	// which alice may read 120, and one she may not see at all.
+	// A second installation, on another account, with 8 repositories of
+	// which alice may read 6 (two pages), and one she may not see at all.
 	e.fake.AddInstallation(oauthApp, 600)
 	var names []string
-	for i := 0; i < 150; i++ {
+	for i := 0; i < smallPage+3; i++ {
 		name := fmt.Sprintf("r%03d", i)
 		e.fake.AddRepo("globex", name, "main")
 		names = append(names, "globex/"+name)
-		if i < 120 {
+		if i < smallPage+1 {
 			e.fake.SetPermission("globex", name, "alice", "read")
 		}
 	}
@@ -118,8 +119,8 @@ func TestUserInstallations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(repos) != 120 || repos[0].Owner != "globex" || repos[0].Name != "r000" || repos[119].Name != "r119" {
-		t.Errorf("repositories = %d (%+v…), want r000…r119", len(repos), repos[:min(2, len(repos))])
+	if len(repos) != smallPage+1 || repos[0].Owner != "globex" || repos[0].Name != "r000" || repos[smallPage].Name != "r005" {
+		t.Errorf("repositories = %d (%+v…), want r000…r005", len(repos), repos[:min(2, len(repos))])
 	}
 	if got := statuses(e.fake, http.MethodGet, "/user/installations/600/repositories"); len(got) != 2 {
 		t.Errorf("pages read = %v, want 2 (followed by the Link header)", got)
