@@ -79,6 +79,7 @@ func TestPagination(t *testing.T) {
 		{name: "default page size is 30", query: "", wantLen: 30, wantFirst: "0", wantRels: []string{"next", "last"}},
 		{name: "middle page", query: "?per_page=100&page=2", wantLen: 100, wantFirst: "100", wantRels: []string{"prev", "next", "last", "first"}},
 		{name: "last page", query: "?per_page=100&page=3", wantLen: 50, wantFirst: "200", wantRels: []string{"prev", "first"}},
+		{name: "a small page, as ghclient's tests ask", query: "?per_page=5&page=3", wantLen: 5, wantFirst: "10", wantRels: []string{"prev", "next", "last", "first"}},
 		{name: "per_page is capped at 100", query: "?per_page=500", wantLen: 100, wantFirst: "0", wantRels: []string{"next", "last"}},
 		{name: "beyond the end", query: "?per_page=100&page=9", wantLen: 0, wantRels: []string{"prev", "first"}},
 	}
