@@ -249,6 +249,7 @@ func seedScenario(f *ghfake.Server) {
 }
 
 func TestFaultsGiveTheSameResult(t *testing.T) {
+	t.Parallel() // its own fakes; it runs beside the tests that wait in real time
 	clean := newEnv(t, Options{perPage: smallPage})
 	seedScenario(clean.fake)
 	want := scenario(ctxT(t), t, clean)
@@ -480,8 +481,14 @@ func TestPrimaryRateLimitIsAnticipated(t *testing.T) {
 	}
 }
 
+// The tests that wait in real time (TestContextCancellation,
+// TestWritesAreSerialised, TestReadsAreNotSerialised, TestAttemptTimeout)
+// run in parallel, each on fakes of its own, so that their waits overlap
+// each other and the work of the other parallel tests.
 func TestContextCancellation(t *testing.T) {
+	t.Parallel()
 	t.Run("while waiting for Retry-After", func(t *testing.T) {
+		t.Parallel()
 		f := ghfake.New()
 		defer f.Close()
 		f.AddToken(botToken, botLogin)
@@ -503,6 +510,7 @@ func TestContextCancellation(t *testing.T) {
 		}
 	})
 	t.Run("while waiting for backoff", func(t *testing.T) {
+		t.Parallel()
 		f := ghfake.New()
 		defer f.Close()
 		f.AddToken(botToken, botLogin)
@@ -521,6 +529,7 @@ func TestContextCancellation(t *testing.T) {
 		}
 	})
 	t.Run("while waiting for the write slot", func(t *testing.T) {
+		t.Parallel()
 		f := ghfake.New()
 		defer f.Close()
 		f.AddToken(botToken, botLogin)
@@ -572,6 +581,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestWritesAreSerialised(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
 	e.fake.SetFaults(ghfake.Faults{Latency: 3 * time.Millisecond})
@@ -630,6 +640,7 @@ func TestWritesAreSerialised(t *testing.T) {
 }
 
 func TestReadsAreNotSerialised(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	e.fake.SetFaults(ghfake.Faults{Latency: 50 * time.Millisecond})
 	ctx := ctxT(t)
@@ -648,6 +659,7 @@ func TestReadsAreNotSerialised(t *testing.T) {
 }
 
 func TestAttemptTimeout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{AttemptTimeout: 100 * time.Millisecond})
 	n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
 	ctx := ctxT(t)
