@@ -244,15 +244,7 @@ func New(opts Options) (*Client, error) {
 		baseRT = defaultTransport()
 	}
 
-	identity := opts.CacheIdentity
-	if it, ok := baseRT.(*ghinstallation.Transport); ok && identity == "" {
-		identity = fmt.Sprintf("app-%d/installation-%d", it.AppID(), it.InstallationID())
-	}
-	if opts.Token != "" && identity == "" {
-		sum := sha256.Sum256([]byte(opts.Token))
-		identity = "token-" + hex.EncodeToString(sum[:8])
-	}
-
+	identity := cacheIdentity(opts, baseRT)
 	var rt http.RoundTripper = &retryTransport{next: baseRT, c: c, onCall: opts.OnCall}
 	rt = &serialTransport{next: rt, c: c, sem: make(chan struct{}, 1), minInterval: opts.MinWriteInterval}
 	if opts.CacheEntries >= 0 {
@@ -284,6 +276,20 @@ func New(opts Options) (*Client, error) {
 	gh.UserAgent = "phasegate/" + version
 	c.gh = gh
 	return c, nil
+}
+
+// cacheIdentity names the identity in ETag cache keys: Options.CacheIdentity,
+// else the installation of an App's transport, else a hash of the token.
+func cacheIdentity(opts Options, baseRT http.RoundTripper) string {
+	identity := opts.CacheIdentity
+	if it, ok := baseRT.(*ghinstallation.Transport); ok && identity == "" {
+		identity = fmt.Sprintf("app-%d/installation-%d", it.AppID(), it.InstallationID())
+	}
+	if opts.Token != "" && identity == "" {
+		sum := sha256.Sum256([]byte(opts.Token))
+		identity = "token-" + hex.EncodeToString(sum[:8])
+	}
+	return identity
 }
 
 func positive[T int | int64 | time.Duration](v, def T) T {
