@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/redisx/redistest"
 	"github.com/phasegate/phasegate/internal/testutil"
 )
 
@@ -26,6 +27,6 @@ func TestMain(m *testing.M) {
 		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
 	}
 	code := m.Run()
-	stopShared()
+	redistest.StopShared()
 	testutil.Exit(code)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,67 +17,25 @@ import (
 var quietOnce sync.Once
 
 // server is a redis-server for one test (redistest), with helpers for
-// opening replicas on it: a database of the package's shared server
+// opening replicas on it: a database of the binary's shared server
 // (startRedis), or a server of the test's own (startOwnRedis).
 type server struct {
-	*redistest.Server
-	addr string
-	db   int
-}
-
-// shared is the redis-server most of the package's tests share, each in a
-// database of its own (dbs): 20 servers started for 20 tests were half of
-// the package's CPU under -race. Started by the first test that needs it,
-// killed by TestMain.
-var shared struct {
-	once sync.Once
-	srv  *redistest.Server
-	dir  string
-	err  error
-	dbs  chan int // the free databases
+	*redistest.Server // nil for a database of the shared server
+	addr              string
+	url               string
+	client            func(t *testing.T) *redis.Client
 }
 
 // startRedis gives the test a database of its own on the shared
-// redis-server, emptied and given back in t.Cleanup. A test that kills or
-// restarts its server uses startOwnRedis.
+// redis-server (redistest.SharedDB), emptied and given back in t.Cleanup:
+// the 22 servers started, one for each test, were half the package's CPU
+// under -race. A test that kills its server uses startOwnRedis.
 func startRedis(t *testing.T) *server {
 	t.Helper()
 	quietOnce.Do(func() { SetLogger(slog.New(slog.DiscardHandler)) })
-	bin := redistest.Binary(t)
-	shared.once.Do(func() {
-		if shared.dir, shared.err = os.MkdirTemp("", "redisx-test-"); shared.err != nil {
-			return
-		}
-		shared.srv, shared.err = redistest.StartShared(bin, shared.dir)
-		shared.dbs = make(chan int, redistest.Databases)
-		for db := 1; db < redistest.Databases; db++ {
-			shared.dbs <- db
-		}
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	s := &server{Server: shared.srv, addr: shared.srv.Addr()}
-	select {
-	case s.db = <-shared.dbs:
-	case <-time.After(guard):
-		t.Fatal("no free database on the shared redis-server")
-	}
-	c := s.client(t)
-	t.Cleanup(func() {
-		// The test's clients are closed (cleanups run last first): the
-		// database goes back empty.
-		if err := c.FlushDB(context.Background()).Err(); err != nil {
-			t.Errorf("emptying database %d: %v", s.db, err)
-			return
-		}
-		shared.dbs <- s.db
-	})
-	return s
+	db := redistest.SharedDB(t)
+	return &server{addr: db.Addr, url: db.URL(), client: func(t *testing.T) *redis.Client { return db.Client(t) }}
 }
-
-// guard bounds a wait that should never be long.
-const guard = 30 * time.Second
 
 // startOwnRedis starts a private redis-server for a test that kills it,
 // stopped in t.Cleanup.
@@ -87,29 +43,11 @@ func startOwnRedis(t *testing.T) *server {
 	t.Helper()
 	quietOnce.Do(func() { SetLogger(slog.New(slog.DiscardHandler)) })
 	s := redistest.Start(t)
-	return &server{Server: s, addr: s.Addr()}
-}
-
-// stopShared kills the shared redis-server, if a test started it.
-func stopShared() {
-	if shared.srv != nil {
-		shared.srv.Kill()
-	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
-	}
+	return &server{Server: s, addr: s.Addr(), url: s.URL(), client: func(t *testing.T) *redis.Client { return s.Client(t) }}
 }
 
 // URL is the redis:// URL of the test's database.
-func (s *server) URL() string { return "redis://" + s.addr + "/" + strconv.Itoa(s.db) }
-
-// client is a plain client for inspecting the test's keys, closed in
-// t.Cleanup.
-func (s *server) client(t *testing.T) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.addr, DB: s.db, MaxRetries: -1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+func (s *server) URL() string { return s.url }
 
 // open opens a Store ("a replica") on the server, closed in t.Cleanup.
 func (s *server) open(t *testing.T) *Store {
