@@ -14,7 +14,7 @@ import (
 
 // A replica that dies holding a lock frees it within one lease.
 func TestLeaseExpiresWhenHolderDies(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	tests := []struct {
 		name string
 		die  func(st *Store, ls *Lease)
@@ -26,7 +26,7 @@ func TestLeaseExpiresWhenHolderDies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // each case has its own redis-server
+			t.Parallel() // each case has its own database
 			srv := startRedis(t)
 			rdb := srv.client(t)
 			ctx := testCtx(t)
@@ -71,7 +71,7 @@ func TestLeaseExpiresWhenHolderDies(t *testing.T) {
 // than that loses it (a second renewal comes too late). 800 ms leaves a
 // renewal 267 ms; the wait is 2.8 s (it was 3.5 s, at 1 s).
 func TestRenewalKeepsLongHolder(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	const lease = 800 * time.Millisecond
@@ -113,7 +113,7 @@ func TestRenewalKeepsLongHolder(t *testing.T) {
 // stalled, or an operator deleted it), the renewal notices, Lost closes, and
 // the holder's release leaves the new value alone.
 func TestRenewalNoticesTakeover(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	ctx := testCtx(t)
@@ -138,7 +138,7 @@ func TestRenewalNoticesTakeover(t *testing.T) {
 }
 
 func TestSemaphore(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	srv := startRedis(t)
 	a, b := srv.open(t), srv.open(t)
 	ctx := testCtx(t)
@@ -185,7 +185,7 @@ func TestSemaphore(t *testing.T) {
 // TestSemaphoreDeadHolder: the slots of a process that died (its Redis
 // connection gone, no renewal) free themselves within one lease.
 func TestSemaphoreDeadHolder(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	srv := startRedis(t)
 	dead := srv.open(t)
 	live := srv.open(t)

@@ -5,12 +5,13 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/redisx/redistest"
 	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // parallel is how many of the package's parallel tests run at once unless
 // -test.parallel says otherwise. They spend their time waiting for Redis's
-// real-time expiries, leases and polls, each test on its own redis-server,
+// real-time expiries, leases and polls, each test in its own database,
 // at a small fraction of a core each: at the default (GOMAXPROCS, two
 // here) two waited at a time, 7 s of waiting for 2.4 CPU-s. At 8 the
 // longest waits (lease_test.go's, which start first) hold the package's
@@ -25,5 +26,7 @@ func TestMain(m *testing.M) {
 	if !set {
 		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
 	}
-	testutil.Exit(m.Run())
+	code := m.Run()
+	redistest.StopShared()
+	testutil.Exit(code)
 }

@@ -60,7 +60,7 @@ func (a *attempts) next(t *testing.T) Attempt {
 }
 
 func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	st := startRedis(t).open(t)
 	ctx := testCtx(t)
 	release := make(chan struct{})
@@ -129,7 +129,7 @@ func waitStats(t *testing.T, q *Queue, cond func(QueueStats) bool) QueueStats {
 // not counted (even on the last attempt), the last failure archives the
 // task, and a key whose task was archived can be enqueued again.
 func TestQueueRetries(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	errBoom := errors.New("boom")
 	deferral := Defer(10*time.Millisecond, "installation_busy", nil)
 	tests := []struct {
@@ -146,7 +146,7 @@ func TestQueueRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // each case has its own redis-server
+			t.Parallel() // each case has its own database
 			st := startRedis(t).open(t)
 			seen := newAttempts()
 			var mu sync.Mutex
@@ -206,7 +206,7 @@ func equalInts(a, b []int) bool {
 }
 
 func TestBackoff(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	tests := []struct {
 		n        int
 		min, max time.Duration
@@ -227,7 +227,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestQueueRefusesEmptyKey(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
+	t.Parallel() // its own database; the waits are Redis's real time
 	st := startRedis(t).open(t)
 	q := startQueue(t, st, QueueOptions{}, nil)
 	if _, err := q.Enqueue(testCtx(t), Task{Kind: "k"}); err == nil {
@@ -236,8 +236,8 @@ func TestQueueRefusesEmptyKey(t *testing.T) {
 }
 
 func TestQueueRedisGone(t *testing.T) {
-	t.Parallel() // its own redis-server; the waits are Redis's real time
-	srv := startRedis(t)
+	t.Parallel() // its own redis-server (it kills it); the waits are Redis's real time
+	srv := startOwnRedis(t)
 	st := srv.open(t)
 	q := startQueue(t, st, QueueOptions{}, nil)
 	srv.Kill()

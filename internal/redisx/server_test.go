@@ -16,23 +16,38 @@ import (
 // quietOnce keeps go-redis's dial errors (expected here) out of the output.
 var quietOnce sync.Once
 
-// server is a private redis-server for one test (redistest), with helpers
-// for opening replicas on it.
+// server is a redis-server for one test (redistest), with helpers for
+// opening replicas on it: a database of the binary's shared server
+// (startRedis), or a server of the test's own (startOwnRedis).
 type server struct {
-	*redistest.Server
-	addr string
+	*redistest.Server // nil for a database of the shared server
+	addr              string
+	url               string
+	client            func(t *testing.T) *redis.Client
 }
 
-// startRedis starts a private redis-server, stopped in t.Cleanup.
+// startRedis gives the test a database of its own on the shared
+// redis-server (redistest.SharedDB), emptied and given back in t.Cleanup:
+// the 22 servers started, one for each test, were half the package's CPU
+// under -race. A test that kills its server uses startOwnRedis.
 func startRedis(t *testing.T) *server {
 	t.Helper()
 	quietOnce.Do(func() { SetLogger(slog.New(slog.DiscardHandler)) })
-	s := redistest.Start(t)
-	return &server{Server: s, addr: s.Addr()}
+	db := redistest.SharedDB(t)
+	return &server{addr: db.Addr, url: db.URL(), client: func(t *testing.T) *redis.Client { return db.Client(t) }}
 }
 
-// client is a plain client for inspecting the server's keys.
-func (s *server) client(t *testing.T) *redis.Client { return s.Client(t) }
+// startOwnRedis starts a private redis-server for a test that kills it,
+// stopped in t.Cleanup.
+func startOwnRedis(t *testing.T) *server {
+	t.Helper()
+	quietOnce.Do(func() { SetLogger(slog.New(slog.DiscardHandler)) })
+	s := redistest.Start(t)
+	return &server{Server: s, addr: s.Addr(), url: s.URL(), client: func(t *testing.T) *redis.Client { return s.Client(t) }}
+}
+
+// URL is the redis:// URL of the test's database.
+func (s *server) URL() string { return s.url }
 
 // open opens a Store ("a replica") on the server, closed in t.Cleanup.
 func (s *server) open(t *testing.T) *Store {

@@ -161,7 +161,7 @@ func (d *scriptDecider) CheckCommit(ctx context.Context, gh checkjob.GitHub, req
 // durableHarness is a harness whose durable kinds go through a queue on
 // rdb (fast polling, short backoff), with sync as the pull requests'
 // handler.
-func durableHarness(t *testing.T, rdb *redistest.Server, sync func(ctx context.Context, owner, repo string, number int) error, opts ...func(*Config)) *harness {
+func durableHarness(t *testing.T, rdb redistest.DB, sync func(ctx context.Context, owner, repo string, number int) error, opts ...func(*Config)) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
@@ -202,7 +202,7 @@ func shaOf(i int) string { return fmt.Sprintf("%040x", i+1) }
 // installation's single job runs while they all still wait.
 func TestDurableBusyInstallationDoesNotStarveOthers(t *testing.T) {
 	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
-	rdb := redistest.Start(t)
+	rdb := redistest.SharedDB(t)
 	gate := make(chan struct{})
 	var mu sync.Mutex
 	running, most := 0, 0
@@ -289,7 +289,7 @@ func TestDurableRetries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // each case has its own Redis
-			rdb := redistest.Start(t)
+			rdb := redistest.SharedDB(t)
 			until := time.Now().Add(700 * time.Millisecond)
 			answers := tt.answers(until)
 			var mu sync.Mutex
@@ -348,7 +348,7 @@ func metricsTextFresh(t *testing.T, h *harness) string {
 // the job is done, a new delivery runs it again.
 func TestDurableCoalesces(t *testing.T) {
 	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
-	rdb := redistest.Start(t)
+	rdb := redistest.SharedDB(t)
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 10)
 	h := durableHarness(t, rdb, func(ctx context.Context, owner, repo string, number int) error {
@@ -396,7 +396,7 @@ func TestDurableCoalesces(t *testing.T) {
 // run for the shutdown timeout, then puts it back; another replica runs it.
 func TestDurableShutdownPutsJobsBack(t *testing.T) {
 	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
-	rdb := redistest.Start(t)
+	rdb := redistest.SharedDB(t)
 	entered := make(chan string, 10)
 	block := func(ctx context.Context, owner, repo string, number int) error {
 		entered <- "first"

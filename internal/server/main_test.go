@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
+	"github.com/phasegate/phasegate/internal/redisx/redistest"
 	"github.com/phasegate/phasegate/internal/testutil"
 )
 
@@ -34,7 +35,9 @@ func TestMain(m *testing.M) {
 	}
 	// Every exchange with the fake GitHub, the replicas' too (the fake
 	// runs in this process), is held to GitHub's OpenAPI description.
-	testutil.Exit(ghfaketest.Main(m, os.Stderr))
+	code := ghfaketest.Main(m, os.Stderr)
+	redistest.StopShared() // the Redis tests' shared redis-server
+	testutil.Exit(code)
 }
 
 // parallel is how many of the package's parallel tests run at once unless

@@ -59,8 +59,8 @@ func TestResultStore(t *testing.T) {
 		}
 	})
 	t.Run("shared with redis", func(t *testing.T) {
-		srv := redistest.Start(t)
-		store, err := redisx.Open(ctx, srv.URL())
+		db := redistest.SharedDB(t)
+		store, err := redisx.Open(ctx, db.URL())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,13 +41,7 @@ type Server struct {
 // unless RequireEnv is set.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatalf("redis-server is not on PATH and %s is set: %v", RequireEnv, err)
-		}
-		t.Skipf("redis-server is not on PATH (install it, or set %s to make this a failure)", RequireEnv)
-	}
+	bin := Binary(t)
 	var last error
 	// A free port can be taken between choosing and binding it: try again.
 	for range 5 {
@@ -61,6 +55,20 @@ func Start(t testing.TB) *Server {
 	return nil
 }
 
+// Binary is the path of redis-server. Without it on PATH the test is
+// skipped, unless RequireEnv is set.
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv(RequireEnv) != "" {
+			t.Fatalf("redis-server is not on PATH and %s is set: %v", RequireEnv, err)
+		}
+		t.Skipf("redis-server is not on PATH (install it, or set %s to make this a failure)", RequireEnv)
+	}
+	return bin
+}
+
 func tryStart(t testing.TB, bin string) (*Server, error) {
 	port, err := FreePort()
 	if err != nil {
@@ -68,16 +76,125 @@ func tryStart(t testing.TB, bin string) (*Server, error) {
 	}
 	s := &Server{t: t, bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &lockedBuffer{}}
 	t.Cleanup(s.Kill)
-	if err := s.run(); err != nil {
+	if err := s.run(t.TempDir()); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// run starts the process on s.addr and waits until it answers PING.
-func (s *Server) run() error {
+// Databases is how many databases each server has (redis-server's default
+// is 16): tests that share one server take one each (StartShared).
+const Databases = 64
+
+// StartShared starts a private redis-server (bin, from Binary) in dir that
+// no test owns, for a package's tests to share, each in a database of its
+// own: starting a server costs more CPU than most tests of one. Tests
+// that kill or restart their server need one of their own (Start). The
+// caller stops it with Kill once the tests have run (TestMain).
+func StartShared(bin, dir string) (*Server, error) {
+	var last error
+	for range 5 { // a free port can be taken between choosing and binding it
+		port, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		s := &Server{bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &lockedBuffer{}}
+		if last = s.run(dir); last == nil {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("starting redis-server: %w", last)
+}
+
+// DB is one database of a redis-server.
+type DB struct {
+	Addr string // host:port
+	N    int    // the database's number
+}
+
+// URL is the database's redis:// URL.
+func (d DB) URL() string { return "redis://" + d.Addr + "/" + strconv.Itoa(d.N) }
+
+// Client is a plain client of the database for inspecting its keys,
+// closed in t.Cleanup.
+func (d DB) Client(t testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: d.Addr, DB: d.N, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// shared is the redis-server the tests of a binary share (SharedDB), each
+// in a database of its own: starting a server costs more CPU under -race
+// than most tests that use one (about 0.06 CPU-s).
+var shared struct {
+	mu  sync.Mutex
+	srv *Server
+	dir string
+	dbs chan int // the free databases
+}
+
+// SharedDB is a database for t alone on the redis-server the binary's
+// tests share, started by the first call; it is emptied and given back
+// in t.Cleanup, after the cleanups registered later (the test's clients).
+// A test that kills or restarts its server needs its own (Start). The
+// binary's TestMain calls StopShared once its tests have run.
+func SharedDB(t testing.TB) DB {
+	t.Helper()
+	bin := Binary(t)
+	shared.mu.Lock()
+	if shared.srv == nil {
+		dir, err := os.MkdirTemp("", "redistest-")
+		if err != nil {
+			shared.mu.Unlock()
+			t.Fatal(err)
+		}
+		s, err := StartShared(bin, dir)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			shared.mu.Unlock()
+			t.Fatal(err)
+		}
+		shared.srv, shared.dir, shared.dbs = s, dir, make(chan int, Databases)
+		for n := 1; n < Databases; n++ {
+			shared.dbs <- n
+		}
+	}
+	addr, dbs := shared.srv.Addr(), shared.dbs
+	shared.mu.Unlock()
+	d := DB{Addr: addr}
+	select {
+	case d.N = <-dbs:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no free database on the shared redis-server (%d)", Databases-1)
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, DB: d.N, MaxRetries: -1})
+	t.Cleanup(func() {
+		defer c.Close()
+		if err := c.FlushDB(context.Background()).Err(); err != nil {
+			t.Errorf("emptying database %d of the shared redis-server: %v", d.N, err)
+			return // not given back
+		}
+		dbs <- d.N
+	})
+	return d
+}
+
+// StopShared kills the shared redis-server of SharedDB, if a test started
+// it.
+func StopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv != nil {
+		shared.srv.Kill()
+		_ = os.RemoveAll(shared.dir)
+		shared.srv = nil
+	}
+}
+
+// run starts the process on s.addr, in dir, and waits until it answers
+// PING.
+func (s *Server) run(dir string) error {
 	_, port, _ := net.SplitHostPort(s.addr)
-	dir := s.t.TempDir()
 	out := s.out
 	cmd := exec.Command(s.bin,
 		"--port", port,
@@ -87,6 +204,7 @@ func (s *Server) run() error {
 		"--dir", dir,
 		"--daemonize", "no",
 		"--loglevel", "warning",
+		"--databases", strconv.Itoa(Databases),
 	)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -153,12 +271,13 @@ func (s *Server) Kill() {
 
 // Restart starts the server again on the same address, empty (it keeps
 // nothing: no persistence), after Kill; it fails the test when it cannot.
+// Only a server of Start restarts (a shared one has no test to fail).
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Kill()
 	var err error
 	for range 50 { // the port may linger for a moment
-		if err = s.run(); err == nil {
+		if err = s.run(s.t.TempDir()); err == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
