@@ -207,6 +207,7 @@ func (s *Server) run(dir string) error {
 		"--databases", strconv.Itoa(Databases),
 	)
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("running %s: %w", s.bin, err)
 	}
