@@ -203,6 +203,7 @@ func TestUnauthorised(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			id := w.postOutcome(seed, source, bot)
 			w.say(tc.user, "/resolve D-001 approve")
@@ -215,6 +216,7 @@ func TestUnauthorised(t *testing.T) {
 		})
 	}
 	t.Run("admin may", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		id := w.postOutcome(seed, source, bot)
 		w.say("erin", "/resolve D-001 approve")
@@ -223,6 +225,7 @@ func TestUnauthorised(t *testing.T) {
 		}
 	})
 	t.Run("excluded writer", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("resolvers:\n  exclude: [alice]\n"))
 		w.postOutcome(seed, source, bot)
@@ -232,6 +235,7 @@ func TestUnauthorised(t *testing.T) {
 		}
 	})
 	t.Run("listed user without write", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("resolvers:\n  users: [bob]\n"))
 		id := w.postOutcome(seed, source, bot)
@@ -245,6 +249,7 @@ func TestUnauthorised(t *testing.T) {
 func TestForgedAndEditedOutcomes(t *testing.T) {
 	t.Parallel()
 	t.Run("forged by someone else", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.postOutcome(seed, source, "mallory")
 		w.say("alice", "/resolve D-001 approve")
@@ -253,6 +258,7 @@ func TestForgedAndEditedOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("edited outcome comment", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.postOutcome(seed, source, bot)
 		cs := w.fake.Comments(owner, repo, w.issue)

@@ -46,6 +46,7 @@ func TestPushersFailClosed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			w.postOutcome(seed, source, bot)
 			tc.setup(w)
