@@ -86,10 +86,16 @@ func (w *world) postOutcome(src, path, author string) string {
 // say comments as user and runs the handler on it, as a webhook would.
 func (w *world) say(user, body string) (Result, int64) {
 	w.t.Helper()
+	return w.sayThrough(w.gh, user, body)
+}
+
+// sayThrough is say, the handler reaching GitHub through gh.
+func (w *world) sayThrough(gh GitHub, user, body string) (Result, int64) {
+	w.t.Helper()
 	id := w.fake.AddComment(owner, repo, w.issue, user, body)
 	// The issue's labels, as the webhook's payload lists them.
 	labels := append([]string{}, w.fake.Labels(owner, repo, w.issue)...)
-	r, err := w.h.HandleComment(context.Background(), w.gh, Event{Owner: owner, Repo: repo, Issue: w.issue,
+	r, err := w.h.HandleComment(context.Background(), gh, Event{Owner: owner, Repo: repo, Issue: w.issue,
 		Comment: Comment{ID: id, Author: user, Bot: strings.HasSuffix(user, "[bot]"), Body: body}, Labels: labels})
 	if err != nil {
 		w.t.Fatalf("handling %q by %s: %v", body, user, err)
