@@ -317,6 +317,9 @@ type commitRun struct {
 	workspace string
 	prefix    string // the checked directory relative to the repository, "" or "sub/"
 	cfg       config.Config
+	// cfgFile is the configuration file as loadConfig read it (nil: not
+	// read), for the decision handler not to read it again.
+	cfgFile *decide.ConfigFile
 	// cfgInvalid says why the config is invalid ("" when valid): the
 	// decisions status then errors (no resolution is accepted).
 	cfgInvalid string
@@ -639,6 +642,7 @@ func (r *run) loadConfig(ctx context.Context, cr *commitRun) {
 		r.apiError("read "+cr.in.config+" from "+branch, err)
 		return
 	}
+	cr.cfgFile = &decide.ConfigFile{Owner: r.owner, Repo: r.repo, Data: data, Found: found}
 	if !found {
 		return
 	}

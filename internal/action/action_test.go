@@ -441,6 +441,7 @@ func TestNothingFoundIsAWarningAnnotation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			base := f.commit(map[string]string{"README.md": "x\n"})
 			head := f.commit(map[string]string{

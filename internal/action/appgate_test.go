@@ -29,6 +29,7 @@ func TestActionDefersToTheApp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			if tt.config != "" {
 				f.fake.SetFile("acme", "shop", "main", ".github/phasegate.yml", []byte(tt.config))

@@ -12,6 +12,7 @@ func TestDecisionsStatusIsAFunctionOfTheCommit(t *testing.T) {
 	t.Parallel()
 	seedFiles := map[string]string{rtSource: seedOutcome}
 	t.Run("a push run after the pull request run leaves pending", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		rt := newRedTeam(t, "")
 		rt.open(seedFiles)
 		if st := rt.decisions(); st.State != "pending" {
@@ -31,6 +32,7 @@ func TestDecisionsStatusIsAFunctionOfTheCommit(t *testing.T) {
 		}
 	})
 	t.Run("a compare that fails gives error", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		rt := newRedTeam(t, "")
 		base := rt.base
 		rt.head = rt.commit(seedFiles)
@@ -41,6 +43,7 @@ func TestDecisionsStatusIsAFunctionOfTheCommit(t *testing.T) {
 		}
 	})
 	t.Run("a new branch is judged by its change from the default branch", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		rt := newRedTeam(t, "")
 		rt.head = rt.commit(seedFiles)
 		ev := pushEvent(strings.Repeat("0", 40), rt.head)

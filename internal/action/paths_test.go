@@ -83,13 +83,14 @@ func TestPullRequestTargetRefusesAHeadItDidNotCheck(t *testing.T) {
 		}, wantCode: exitCouldNot},
 		{name: "no checkout at all", checkout: func(f *repoFixture, base, head string) {
 			if err := os.RemoveAll(filepath.Join(f.dir, ".git")); err != nil {
-				t.Fatal(err)
+				f.t.Fatal(err)
 			}
 		}, wantCode: exitCouldNot},
 		{name: "the head checked out", checkout: func(*repoFixture, string, string) {}, wantCode: exitOK},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			base := f.commit(map[string]string{"README.md": "shop\n"})
 			head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": goodGate})
@@ -174,6 +175,7 @@ func TestForkPullRequestWritesNothing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			f.fake.DenyWrites("github-actions[bot]", true)
 			base := f.commit(map[string]string{"README.md": "shop\n"})
@@ -227,6 +229,7 @@ func TestReadOnlyTokenStopsAtTheFirst403(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			f.fake.DenyWrites("github-actions[bot]", true)
 			base := f.commit(map[string]string{"README.md": "shop\n"})
@@ -339,6 +342,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestWorkflowRunChecksTheHeadItself(t *testing.T) {
 	t.Parallel()
 	t.Run("a forged SHIP", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		f := newRepoFixture(t)
 		bad := strings.Replace(goodGate, "gate_decision: SHIP", "gate_decision: HOLD", 1)
 		head, _, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": bad})
@@ -363,6 +367,7 @@ func TestWorkflowRunChecksTheHeadItself(t *testing.T) {
 		}
 	})
 	t.Run("no checkout of the head", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		f := newRepoFixture(t)
 		head, _, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": goodGate})
 		elsewhere := t.TempDir()
@@ -421,6 +426,7 @@ func TestWorkflowRunRefusesUntrustedResults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			head, _, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": holdGate})
 			path := filepath.Join(workspace, resultsFile)
@@ -524,6 +530,7 @@ func TestResultsFileInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			base := f.commit(map[string]string{"README.md": "shop\n"})
 			head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": goodGate})

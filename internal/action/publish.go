@@ -51,6 +51,7 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		return 0
 	}
 	h := r.handler(cr.in)
+	h.Preread = cr.cfgFile
 	if app := r.appGate(ctx, cr); app != "" {
 		r.skip("posting the Phase Outcomes and " + ContextDecisions + ": phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly")
 		r.setContracts(ctx, cr, rep)
@@ -71,20 +72,28 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		}
 		news = append(news, decide.NewOutcome{Source: cr.prefix + c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
 	}
-	posted := 0
-	if len(news) > 0 && cr.head != "" {
-		p, err := h.PostOutcomes(ctx, r.gh, r.owner, r.repo, news, decide.PostMeta{Commit: cr.head, PR: cr.pr, Actors: r.actors(ctx, cr), Ref: pushedRef(cr)})
-		posted = len(p)
-		r.posted = append(r.posted, p...)
-		if err != nil {
-			if r.denied(err) {
-				return posted
-			}
-			r.apiError("post the Phase Outcomes", err)
-		}
+	if len(news) == 0 || cr.head == "" {
+		r.setStatuses(ctx, cr, rep, h, nil)
+		return 0
 	}
-	r.setStatuses(ctx, cr, rep, h)
-	return posted
+	// Posting syncs phasegate/decisions with the thread it folded
+	// (decide.PostAndSync): the thread is not read again for the status.
+	res, err := h.PostAndSync(ctx, r.gh, r.owner, r.repo, news, decide.PostMeta{Commit: cr.head, PR: cr.pr, Actors: r.actors(ctx, cr), Ref: pushedRef(cr)},
+		r.commitOptions(cr))
+	r.posted = append(r.posted, res.Posted...)
+	switch {
+	case err != nil && r.denied(err):
+		return len(res.Posted)
+	case err != nil && !res.Synced:
+		r.apiError("post the Phase Outcomes", err)
+		r.setStatuses(ctx, cr, rep, h, nil)
+	case err != nil:
+		r.apiError("set the "+ContextDecisions+" status", err)
+		r.setContracts(ctx, cr, rep)
+	default:
+		r.setStatuses(ctx, cr, rep, h, &res.Decisions)
+	}
+	return len(res.Posted)
 }
 
 // carriedOutcomes are the decoded outcomes that this push or pull request
@@ -183,8 +192,9 @@ func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report
 }
 
 // setStatuses publishes phasegate/contracts (the verdict of this commit's
-// artifacts) and phasegate/decisions (decide.SyncCommit) on the head.
-func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, h *decide.Handler) {
+// artifacts) and phasegate/decisions (decide.SyncCommit) on the head;
+// synced is phasegate/decisions when posting the outcomes set it already.
+func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, h *decide.Handler, synced *ghclient.Status) {
 	if cr.head == "" {
 		r.apiError("publish statuses", fmt.Errorf("the event names no head commit"))
 		return
@@ -198,11 +208,22 @@ func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report,
 	} else {
 		r.statuses = append(r.statuses, contracts)
 	}
+	if synced != nil {
+		r.statuses = append(r.statuses, *synced)
+		return
+	}
+	r.syncDecisions(ctx, h, cr.head, r.commitOptions(cr))
+}
+
+// commitOptions is what the run knows of its head commit for
+// decide.SyncCommit: the default branch, and the pull request whose head
+// it is.
+func (r *run) commitOptions(cr *commitRun) decide.CommitOptions {
 	opts := decide.CommitOptions{DefaultBranch: cr.ev.Repository.DefaultBranch, TargetURL: r.runURL()}
 	if cr.pr > 0 && cr.ev.PullRequest != nil && cr.ev.PullRequest.Head.SHA == cr.head {
 		opts.PR = &ghclient.PR{Number: cr.pr, State: "open", HeadSHA: cr.head, BaseSHA: cr.base}
 	}
-	r.syncDecisions(ctx, h, cr.head, opts)
+	return opts
 }
 
 // syncDecisions sets phasegate/decisions on sha (decide.SyncCommit).

@@ -32,6 +32,12 @@ func (rt *redTeam) resolutionOf(id string) string {
 // says the command holds an invisible or bidirectional control character
 // and names it, and the command gets 😕. The same holds for the override
 // written as a character reference, which GitHub renders as the character.
+//
+// The attacks go one after the other on one thread per mode (one pull
+// request run per mode, not per attack): each refused command is answered,
+// so the next meets the thread as a fresh one would, with nothing resolved
+// and nothing unanswered; then the same command typed plainly resolves the
+// decision shown.
 func TestRedTeamBidiCommand(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -42,40 +48,43 @@ func TestRedTeamBidiCommand(t *testing.T) {
 		{name: "override as a character reference", body: "/resolve D-&#x202E;100&#x202C; approve"},
 		{name: "override in the rationale", body: "/resolve D-100 approve \u202eshipped"},
 	}
-	for _, tc := range tests {
-		for _, key := range []string{"", rtKey} {
-			mode := "no key"
-			if key != "" {
-				mode = "signing key"
-			}
-			t.Run(tc.name+"/"+mode, func(t *testing.T) {
-				t.Parallel() // each case has its own fake GitHub and repository
-				rt := newRedTeam(t, key)
-				rt.open(map[string]string{rtSource: bidiOutcome})
-				if os := rt.state().Outcomes; len(os) != 1 || os[0].Decision("D-100") == nil {
-					t.Fatalf("the outcome with D-100 was not posted:\n%s", rt.lastBody())
-				}
-				id := rt.say("alice", tc.body)
-				rt.want(rt.resolutionOf("D-001") == "" && rt.resolutionOf("D-100") == "",
-					"the command resolved D-001 %q, D-100 %q", rt.resolutionOf("D-001"), rt.resolutionOf("D-100"))
-				reply := rt.lastBody()
-				rt.want(strings.Contains(reply, "phasegate:reply") &&
-					strings.Contains(reply, "invisible or bidirectional control character, U+202E") &&
-					strings.Contains(reply, "retype the command without it"),
-					"the reply does not name the control character:\n%s", reply)
-				confused := false
-				for _, r := range rt.fake.Reactions(id) {
-					confused = confused || r.Content == "confused"
-					rt.want(r.Content != "+1", "the command got %s", r.Content)
-				}
-				rt.want(confused, "the command has no confused reaction: %+v", rt.fake.Reactions(id))
-				rt.want(rt.decisions().State == "pending", "phasegate/decisions = %+v, want pending", rt.decisions())
-
-				// The same command typed plainly resolves the decision shown.
-				rt.say("alice", "/resolve D-001 approve")
-				rt.want(strings.HasPrefix(rt.resolutionOf("D-001"), "approve by alice") && rt.resolutionOf("D-100") == "",
-					"the plain command resolved D-001 %q, D-100 %q", rt.resolutionOf("D-001"), rt.resolutionOf("D-100"))
-			})
+	for _, key := range []string{"", rtKey} {
+		mode := "no key"
+		if key != "" {
+			mode = "signing key"
 		}
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // each mode has its own fake GitHub and repository
+			rt := newRedTeam(t, key)
+			rt.open(map[string]string{rtSource: bidiOutcome})
+			if os := rt.state().Outcomes; len(os) != 1 || os[0].Decision("D-100") == nil {
+				t.Fatalf("the outcome with D-100 was not posted:\n%s", rt.lastBody())
+			}
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					rt, f := *rt, *rt.repoFixture
+					rt.t, f.t, rt.repoFixture = t, t, &f
+					id := rt.say("alice", tc.body)
+					rt.want(rt.resolutionOf("D-001") == "" && rt.resolutionOf("D-100") == "",
+						"the command resolved D-001 %q, D-100 %q", rt.resolutionOf("D-001"), rt.resolutionOf("D-100"))
+					reply := rt.lastBody()
+					rt.want(strings.Contains(reply, "phasegate:reply") &&
+						strings.Contains(reply, "invisible or bidirectional control character, U+202E") &&
+						strings.Contains(reply, "retype the command without it"),
+						"the reply does not name the control character:\n%s", reply)
+					confused := false
+					for _, r := range rt.fake.Reactions(id) {
+						confused = confused || r.Content == "confused"
+						rt.want(r.Content != "+1", "the command got %s", r.Content)
+					}
+					rt.want(confused, "the command has no confused reaction: %+v", rt.fake.Reactions(id))
+					rt.want(rt.decisions().State == "pending", "phasegate/decisions = %+v, want pending", rt.decisions())
+				})
+			}
+			// The same command typed plainly resolves the decision shown.
+			rt.say("alice", "/resolve D-001 approve")
+			rt.want(strings.HasPrefix(rt.resolutionOf("D-001"), "approve by alice") && rt.resolutionOf("D-100") == "",
+				"the plain command resolved D-001 %q, D-100 %q", rt.resolutionOf("D-001"), rt.resolutionOf("D-100"))
+		})
 	}
 }

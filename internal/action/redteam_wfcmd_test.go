@@ -74,6 +74,7 @@ func TestRedTeamWorkflowCommandInjection(t *testing.T) {
 	// words, its own stop token, and even every token of an earlier run
 	// (as though the log had leaked), in both command forms.
 	t.Run("guessed tokens", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub and repository
 		f := newRepoFixture(t)
 		base := f.commit(map[string]string{"README.md": "shop\n"})
 		head := f.commit(wfcmdAttack)
@@ -112,6 +113,7 @@ func TestRedTeamWorkflowCommandInjection(t *testing.T) {
 	// decide's log records (an issue_comment run) reach the step's log only
 	// inside a frame of phasegate's.
 	t.Run("decide logs", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub and repository
 		rt := newRedTeam(t, "")
 		rt.open(map[string]string{rtSource: seedOutcome})
 		body := "/resolve D-001 approve"

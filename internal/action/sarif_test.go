@@ -42,6 +42,7 @@ func TestSARIFFileForCodeScanning(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			base := f.commit(map[string]string{"README.md": "shop\n"})
 			head := f.commit(map[string]string{
@@ -111,6 +112,7 @@ func TestSARIFFileStaysInTheWorkspace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			f := newRepoFixture(t)
 			base := f.commit(map[string]string{"README.md": "shop\n"})
 			head := f.commit(map[string]string{".pace/day-1/gate-report.yaml": goodGate})

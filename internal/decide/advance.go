@@ -126,16 +126,28 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 	sort.Ints(prs)
 	for _, n := range prs {
 		pr := t.heads[n]
-		if _, err := h.syncCommit(ctx, gh, t.owner, t.repo, pr.HeadSHA, CommitOptions{PR: &pr}, map[int]*thread{t.issue: t}); err != nil {
+		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, pr.HeadSHA, CommitOptions{PR: &pr}, map[int]*thread{t.issue: t})
+		if err != nil {
 			return fmt.Errorf("setting %s on pull request #%d: %w", ContextDecisions, n, err)
 		}
+		t.setSynced(pr.HeadSHA, st)
 	}
 	for _, sha := range t.pushed {
-		if _, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, CommitOptions{}, map[int]*thread{t.issue: t}); err != nil {
+		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, CommitOptions{}, map[int]*thread{t.issue: t})
+		if err != nil {
 			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, shortSHA(sha), err)
 		}
+		t.setSynced(sha, st)
 	}
 	return h.anchorTip(ctx, gh, t)
+}
+
+// setSynced records that advance set phasegate/decisions of sha to st.
+func (t *thread) setSynced(sha string, st ghclient.Status) {
+	if t.synced == nil {
+		t.synced = map[string]ghclient.Status{}
+	}
+	t.synced[sha] = st
 }
 
 // setStatus sets s on sha unless the newest status of its context already

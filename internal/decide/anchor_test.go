@@ -27,6 +27,7 @@ func TestEveryNewestCommentIsAnchored(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			w.postOutcome(seed, source, bot)
 			ctx := context.Background()

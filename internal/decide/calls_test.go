@@ -11,19 +11,21 @@ import (
 )
 
 // TestAPICallsPerResolve counts the GitHub API calls of one /resolve on an
-// issue with 300 comments: the comment pages (3 at 100 per page: the first,
+// issue with 203 comments: the comment pages (3 at 100 per page: the first,
 // a middle and the last) plus a small constant. A second command on the
 // unchanged thread re-reads the pages with conditional requests only (ETag
-// → 304, free of rate limit). (It was 1,000 comments, 10 pages: the same
-// counts, at three times the JSON under -race.)
+// → 304, free of rate limit). (It was 1,000 comments, 10 pages, then 300:
+// the same counts; a last page of 3 comments rather than 99 asserts the
+// same, at two thirds of the JSON under -race.)
 func TestAPICallsPerResolve(t *testing.T) {
 	t.Parallel() // seconds of JSON under -race; its world is its own
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
-	// 295 + the outcome + two commands and a reply = 299 comments when the
-	// /resolve is handled: 3 pages of 100 (crossing a page boundary would
-	// change every page's Link header, and so its ETag).
-	for i := 0; i < 295; i++ {
+	// 199 + the outcome + a command = 201 comments when the first command
+	// is handled, and with its reply and a second command 203 when the
+	// /resolve is: 3 pages of 100 both times (crossing a page boundary
+	// would change every page's Link header, and so its ETag).
+	for i := 0; i < 199; i++ {
 		w.fake.AddComment(owner, repo, w.issue, "chatter", fmt.Sprintf("comment %d: looks good so far", i))
 	}
 	ctx := context.Background()
@@ -109,7 +111,7 @@ func TestAPICallsPerResolveCold(t *testing.T) {
 	t.Parallel() // seconds of JSON under -race; its world is its own
 	w := newWorld(t)
 	w.postOutcome(seed, source, bot)
-	for i := 0; i < 297; i++ {
+	for i := 0; i < 199; i++ { // 201 comments with the command: 3 pages
 		w.fake.AddComment(owner, repo, w.issue, "chatter", fmt.Sprintf("comment %d: looks good so far", i))
 	}
 	w.fake.ResetCalls()

@@ -106,6 +106,12 @@ type Handler struct {
 	// the threads left, which the next pass takes first.
 	Budget Budget
 
+	// Preread, when set, is the configuration file as the caller read it
+	// from the default branch for this run (the action reads it before it
+	// checks the commit): the handler uses it for that repository instead
+	// of reading the file again. nil: read.
+	Preread *ConfigFile
+
 	// ConfigTTL is how long a repository's missing config file is
 	// remembered (a 404 has no ETag, so re-reading it costs rate limit);
 	// zero means one minute. A config that exists is re-read every time,
@@ -140,6 +146,14 @@ type Handler struct {
 	noCfg       sync.Map // "owner/repo:path" → time the config was found missing
 	sources     sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
 	pushers     sync.Map // "owner/repo@ref@head" → who pushed ref up to head
+}
+
+// ConfigFile is a repository's configuration file as read from its
+// default branch: its bytes, or Found false when there is none.
+type ConfigFile struct {
+	Owner, Repo string
+	Data        []byte
+	Found       bool
 }
 
 // Comment is the comment that triggered the handler.
@@ -281,6 +295,9 @@ type thread struct {
 	// phasegate/ledger) of each commit the thread's outcomes name, newest
 	// first, as read and then written: the anchors.
 	history map[string][]ghclient.Status
+	// synced is phasegate/decisions as advance set it on each commit it
+	// synced under this lock (syncStatuses).
+	synced map[string]ghclient.Status
 	// anchored are the commits the thread's outcomes name that GitHub has:
 	// where the newest phasegate comment is anchored.
 	anchored []string
@@ -425,8 +442,10 @@ func (h *Handler) readConfig(ctx context.Context, gh GitHub, owner, repo string)
 	if at, ok := h.noCfg.Load(missKey); ok && h.now().Sub(at.(time.Time)) < ttl {
 		return config.Default(), "", nil, nil
 	}
-	data, found, err := gh.FileContent(ctx, owner, repo, path, "")
-	if err != nil {
+	var found bool
+	if p := h.Preread; p != nil && strings.EqualFold(p.Owner+"/"+p.Repo, owner+"/"+repo) {
+		data, found = p.Data, p.Found
+	} else if data, found, err = gh.FileContent(ctx, owner, repo, path, ""); err != nil {
 		return config.Default(), "", nil, fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
 	}
 	if !found {

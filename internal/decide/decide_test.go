@@ -86,10 +86,16 @@ func (w *world) postOutcome(src, path, author string) string {
 // say comments as user and runs the handler on it, as a webhook would.
 func (w *world) say(user, body string) (Result, int64) {
 	w.t.Helper()
+	return w.sayThrough(w.gh, user, body)
+}
+
+// sayThrough is say, the handler reaching GitHub through gh.
+func (w *world) sayThrough(gh GitHub, user, body string) (Result, int64) {
+	w.t.Helper()
 	id := w.fake.AddComment(owner, repo, w.issue, user, body)
 	// The issue's labels, as the webhook's payload lists them.
 	labels := append([]string{}, w.fake.Labels(owner, repo, w.issue)...)
-	r, err := w.h.HandleComment(context.Background(), w.gh, Event{Owner: owner, Repo: repo, Issue: w.issue,
+	r, err := w.h.HandleComment(context.Background(), gh, Event{Owner: owner, Repo: repo, Issue: w.issue,
 		Comment: Comment{ID: id, Author: user, Bot: strings.HasSuffix(user, "[bot]"), Body: body}, Labels: labels})
 	if err != nil {
 		w.t.Fatalf("handling %q by %s: %v", body, user, err)
@@ -203,6 +209,7 @@ func TestUnauthorised(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			id := w.postOutcome(seed, source, bot)
 			w.say(tc.user, "/resolve D-001 approve")
@@ -215,6 +222,7 @@ func TestUnauthorised(t *testing.T) {
 		})
 	}
 	t.Run("admin may", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		id := w.postOutcome(seed, source, bot)
 		w.say("erin", "/resolve D-001 approve")
@@ -223,6 +231,7 @@ func TestUnauthorised(t *testing.T) {
 		}
 	})
 	t.Run("excluded writer", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("resolvers:\n  exclude: [alice]\n"))
 		w.postOutcome(seed, source, bot)
@@ -232,6 +241,7 @@ func TestUnauthorised(t *testing.T) {
 		}
 	})
 	t.Run("listed user without write", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("resolvers:\n  users: [bob]\n"))
 		id := w.postOutcome(seed, source, bot)
@@ -245,6 +255,7 @@ func TestUnauthorised(t *testing.T) {
 func TestForgedAndEditedOutcomes(t *testing.T) {
 	t.Parallel()
 	t.Run("forged by someone else", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.postOutcome(seed, source, "mallory")
 		w.say("alice", "/resolve D-001 approve")
@@ -253,6 +264,7 @@ func TestForgedAndEditedOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("edited outcome comment", func(t *testing.T) {
+		t.Parallel() // its own fake GitHub
 		w := newWorld(t)
 		w.postOutcome(seed, source, bot)
 		cs := w.fake.Comments(owner, repo, w.issue)
@@ -313,8 +325,11 @@ func TestRecommendedAndListAndHelp(t *testing.T) {
 	}
 }
 
-// TestConcurrentDeliveries: 50 concurrent deliveries of one command yield
+// TestConcurrentDeliveries: 8 concurrent deliveries of one command yield
 // exactly one resolution comment, and handling it again changes nothing.
+// (8, not 50: without the per-issue lock every one of 8 posts its own
+// resolution — 20 runs of 20 without -race, 8 of 8 with it, all failed —
+// and each delivery is a whole fold's worth of JSON under -race.)
 func TestConcurrentDeliveries(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -322,9 +337,10 @@ func TestConcurrentDeliveries(t *testing.T) {
 	body := "/resolve D-001 approve"
 	cmd := w.fake.AddComment(owner, repo, w.issue, "alice", body)
 	ev := Event{Owner: owner, Repo: repo, Issue: w.issue, Comment: Comment{ID: cmd, Author: "alice", Body: body}}
+	const deliveries = 8
 	var wg sync.WaitGroup
-	errs := make(chan error, 50)
-	for i := 0; i < 50; i++ {
+	errs := make(chan error, deliveries)
+	for i := 0; i < deliveries; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -141,6 +141,7 @@ func TestMutationRefusedCommands(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			w.postOutcome(seed, source, bot)
 			tc.setup(w)

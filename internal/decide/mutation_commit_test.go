@@ -46,6 +46,7 @@ func TestMutationCarriedOutcomes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			files := []ghfake.File{{Filename: tc.path, Status: "added"}}
 			for i := 0; i < tc.junk; i++ {

@@ -75,6 +75,7 @@ func TestMutationOutcomeWithoutActors(t *testing.T) {
 	t.Parallel()
 	for _, user := range []string{"agent-bot", "alice"} {
 		t.Run(user, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			id := w.postOutcomeMeta(nil, 0)
 			w.say(user, "/resolve D-001 approve")
@@ -132,6 +133,7 @@ func TestMutationPermissionLookupFails(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			if tc.config != "" {
 				w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte(tc.config))
@@ -263,6 +265,7 @@ func TestMutationCapturedIssue(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			w.h.Key = tc.key
 			id := w.postOutcome(seed, source, bot)

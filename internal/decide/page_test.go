@@ -79,6 +79,7 @@ func TestMayResolveAgreesWithTyped(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			if tc.setup != nil {
 				tc.setup(w)
@@ -184,6 +185,7 @@ func TestResolveAsUserRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			w.postOutcome(seed, source, bot)
 			if tc.setup != nil {
@@ -327,6 +329,7 @@ func TestViaAppsRefusal(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			if tc.config != "" {
 				w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte(tc.config))

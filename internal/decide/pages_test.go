@@ -52,6 +52,7 @@ func TestRedTeamPagesLinksKeepTheAnchor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			w.h.PagesURL = pagesURL
 			w.postOutcome(seed, source, bot)

@@ -47,10 +47,37 @@ type PostMeta struct {
 // the action and the App alike (the action sets phasegate/contracts
 // itself). What was posted before an error is returned with it.
 func (h *Handler) PostOutcomes(ctx context.Context, gh GitHub, owner, repo string, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
-	var posted []PostedOutcome
+	res, err := h.postOutcomes(ctx, gh, owner, repo, outs, meta, nil)
+	return res.Posted, err
+}
+
+// PostResult is what PostAndSync did.
+type PostResult struct {
+	// Posted are the outcome comments posted.
+	Posted []PostedOutcome
+	// Synced is set when phasegate/decisions of the commit was computed:
+	// Decisions is the status, and an error returned with it is the sync's.
+	// Unset, the error (if any) is the posting's, and the commit was not
+	// synced.
+	Synced    bool
+	Decisions ghclient.Status
+}
+
+// PostAndSync is PostOutcomes followed by SyncCommit of meta.Commit with
+// opts, the sync made under the lock of the last issue posted on, with its
+// thread as posting left it: the thread, its pull requests and the
+// commit's statuses are not read a second time (the action's run and the
+// App's check of a commit do both). It syncs only when every outcome was
+// posted (or found posted before).
+func (h *Handler) PostAndSync(ctx context.Context, gh GitHub, owner, repo string, outs []NewOutcome, meta PostMeta, opts CommitOptions) (PostResult, error) {
+	return h.postOutcomes(ctx, gh, owner, repo, outs, meta, &opts)
+}
+
+func (h *Handler) postOutcomes(ctx context.Context, gh GitHub, owner, repo string, outs []NewOutcome, meta PostMeta, sync *CommitOptions) (PostResult, error) {
+	var res PostResult
 	actors, err := h.attest(ctx, gh, owner, repo, meta)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	meta.Actors = actors
 	byIssue := map[int][]NewOutcome{}
@@ -61,30 +88,54 @@ func (h *Handler) PostOutcomes(ctx context.Context, gh GitHub, owner, repo strin
 		}
 		byIssue[o.Issue] = append(byIssue[o.Issue], o)
 	}
-	for _, issue := range issues {
-		p, err := h.postOn(ctx, gh, owner, repo, issue, byIssue[issue], meta)
-		posted = append(posted, p...)
-		if err != nil {
-			return posted, err
+	for i, issue := range issues {
+		var last *CommitOptions
+		if i == len(issues)-1 {
+			last = sync
+		}
+		if err := h.postOn(ctx, gh, owner, repo, issue, byIssue[issue], meta, last, &res); err != nil {
+			return res, err
 		}
 	}
-	return posted, nil
+	return res, nil
 }
 
-func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, issue int, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
+// postOn posts outs on issue, adding them to res.Posted; with sync, it
+// then syncs meta.Commit with the thread, still under the issue's lock.
+func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, issue int, outs []NewOutcome, meta PostMeta, sync *CommitOptions, res *PostResult) error {
 	unlock, err := h.locks().Lock(ctx, lockKey(owner, repo, issue))
 	if err != nil {
-		return nil, fmt.Errorf("locking %s/%s#%d: %w", owner, repo, issue, err)
+		return fmt.Errorf("locking %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	defer unlock()
 	t, err := h.load(ctx, gh, owner, repo, issue)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer h.observe(t)
 	if err := h.checkWiped(ctx, gh, t); err != nil {
-		return nil, err
+		return err
 	}
+	posted, err := h.postThread(ctx, gh, t, outs, meta)
+	res.Posted = append(res.Posted, posted...)
+	if err != nil || sync == nil {
+		return err
+	}
+	res.Synced = true
+	if st, ok := t.synced[meta.Commit]; ok {
+		// Posting advanced the thread, which synced the commit with it,
+		// under this lock: it is a function of the commit (SyncCommit).
+		res.Decisions = st
+		return nil
+	}
+	res.Decisions, err = h.syncCommit(ctx, gh, owner, repo, meta.Commit, *sync, map[int]*thread{issue: t})
+	return err
+}
+
+// postThread posts on the thread t (folded under its issue's lock) each
+// outcome of outs not on it yet, and advances the thread when it posted.
+func (h *Handler) postThread(ctx context.Context, gh GitHub, t *thread, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
+	owner, repo, issue := t.owner, t.repo, t.issue
 	var posted []PostedOutcome
 	for _, o := range outs {
 		if t.st.Outcome(outcome.ID(o.Canonical)) != nil {

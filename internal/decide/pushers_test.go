@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
@@ -18,7 +19,10 @@ func TestPushersFailClosed(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(w *world)
-		want  string // a substring of the reply; "" when alice may resolve
+		// gh, when set, is how the handler reaches GitHub (the client
+		// itself otherwise).
+		gh   func(*ghclient.Client) GitHub
+		want string // a substring of the reply; "" when alice may resolve
 	}{
 		{name: "every push has an account and none is alice's", setup: func(w *world) {}},
 		{name: "alice pushed the branch", setup: func(w *world) {
@@ -34,10 +38,10 @@ func TestPushersFailClosed(t *testing.T) {
 			w.fake.ForgetActivity(owner, repo)
 			w.fake.AddActivity(owner, repo, ghfake.Activity{Type: "push", Ref: "refs/heads/" + branch, Before: strings.Repeat("b", 40), After: strings.Repeat("c", 40), Actor: "agent-bot"})
 		}, want: "does not show who pushed its head"},
-		{name: "more pushes than phasegate reads", setup: func(w *world) {
-			for i := 0; i < 1001; i++ {
-				w.fake.Push(owner, repo, ghfake.Push{Ref: branch, After: fmt.Sprintf("%040x", i+1), Actor: "agent-bot"})
-			}
+		// The client's bound (1,000 pushes, then ErrTruncated with what it
+		// read) is ghclient's TestRefPushesPagination; here the client
+		// answers as it does past it, without 1,002 pushes of JSON.
+		{name: "more pushes than phasegate reads", gh: func(c *ghclient.Client) GitHub { return truncatedPushes{c} }, setup: func(w *world) {
 			w.fake.Push(owner, repo, ghfake.Push{Ref: branch, After: headSHA, Actor: "agent-bot"})
 		}, want: "more pushes than phasegate reads"},
 		{name: "GitHub refuses the activity", setup: func(w *world) {
@@ -46,10 +50,15 @@ func TestPushersFailClosed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			w.postOutcome(seed, source, bot)
 			tc.setup(w)
-			w.say("alice", "/resolve D-001 approve")
+			var gh GitHub = w.gh
+			if tc.gh != nil {
+				gh = tc.gh(w.gh)
+			}
+			w.sayThrough(gh, "alice", "/resolve D-001 approve")
 			d := w.state().Outcome(w.ids[source]).Decision("D-001")
 			if tc.want == "" {
 				if d.Resolution == nil {
@@ -104,4 +113,16 @@ func TestPostRecordsPushers(t *testing.T) {
 	if got := strings.Join(o.Actors, ","); got != "dave,helper-bot,agent-bot" {
 		t.Errorf("actors %q, want dave and every pusher of the branch, newest first", got)
 	}
+}
+
+// truncatedPushes is the client, whose listing of a ref's pushes stops at
+// its bound: what it read, with an error wrapping ghclient.ErrTruncated.
+type truncatedPushes struct{ *ghclient.Client }
+
+func (c truncatedPushes) RefPushes(ctx context.Context, owner, repo, ref string) ([]ghclient.Push, error) {
+	pushes, err := c.Client.RefPushes(ctx, owner, repo, ref)
+	if err != nil {
+		return pushes, err
+	}
+	return pushes, fmt.Errorf("read the activity of %s/%s: more than 10 pages of activity: %w", owner, repo, ghclient.ErrTruncated)
 }

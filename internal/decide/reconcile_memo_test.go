@@ -124,33 +124,37 @@ func TestReconcileReadsWhatChanged(t *testing.T) {
 // records it, docs/security.md.)
 func TestReconcileNoticesChangesOnUnchangedThreads(t *testing.T) {
 	t.Parallel() // seconds of JSON under -race; its world is its own
+	// #42's pages: two where a case needs a page before the last (the old
+	// remark edited is on the first, not the last), else one: the command
+	// is on the last page whatever their number, the cases on #41 change
+	// nothing on #42, and what the memo compares (counts, the recent
+	// listing, the edge digests) is per thread, not per page. No case
+	// touches a middle page (three pages would be a third more JSON under
+	// -race for nothing).
 	tests := []struct {
 		name         string
+		pages        int
 		do           func(m *memoWorld, command int64)
 		reread       string
 		wantTampered bool
 	}{
-		{name: "the answered command edited in the second it was read", reread: "42", wantTampered: true,
+		{name: "the answered command edited in the second it was read", pages: 1, reread: "42", wantTampered: true,
 			do: func(m *memoWorld, command int64) { m.fake.EditComment(command, "/resolve D-001 reject") }},
-		{name: "an old remark edited into a command", reread: "42", do: func(m *memoWorld, _ int64) {
+		{name: "an old remark edited into a command", pages: 2, reread: "42", do: func(m *memoWorld, _ int64) {
 			m.clock.Advance(time.Minute)
 			m.fake.EditComment(m.chatter[3], "/resolve D-001 reject")
 		}},
-		{name: "an outcome comment edited", reread: "41", wantTampered: true, do: func(m *memoWorld, _ int64) {
+		{name: "an outcome comment edited", pages: 1, reread: "41", wantTampered: true, do: func(m *memoWorld, _ int64) {
 			m.clock.Advance(time.Minute)
 			c := m.fake.Comments(owner, repo, 41)[0]
 			m.fake.EditComment(c.ID, strings.Replace(c.Body, "approve", "approve-all", 1))
 		}},
-		{name: "a remark on a pending thread deleted", reread: "41", do: func(m *memoWorld, _ int64) { m.fake.DeleteComment(m.other) }},
+		{name: "a remark on a pending thread deleted", pages: 1, reread: "41", do: func(m *memoWorld, _ int64) { m.fake.DeleteComment(m.other) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			// Two pages (not three: a third of the JSON under -race) are
-			// as discriminating: the old remark edited is on the first,
-			// not the last, the command on the last, and no case touches
-			// a middle page.
-			m := newMemoWorld(t, 2)
+			m := newMemoWorld(t, tt.pages)
 			m.pass(t)
 			m.clock.Advance(15 * time.Minute)
 			command := m.fake.AddComment(owner, repo, m.issue, "alice", "/resolve D-001 approve")

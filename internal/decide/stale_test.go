@@ -70,6 +70,7 @@ func TestStaleModes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			if tc.config != "" {
 				w.fake.SetFile(owner, repo, "main", ".github/phasegate.yml", []byte("decisions:\n  invalidate_on_push: "+tc.config+"\n"))

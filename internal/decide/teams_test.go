@@ -38,6 +38,7 @@ func TestTeamsTheTokenCannotRead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			var logs bytes.Buffer
 			w.h.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -23,6 +23,7 @@ func TestReconcileListsSinceThePreviousPass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
 			w := newWorld(t)
 			now := t0
 			w.h.Now = func() time.Time { return now }
