@@ -103,8 +103,13 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	if err != nil {
 		return Summary{}, err
 	}
+	opts := decide.CommitOptions{DefaultBranch: req.DefaultBranch, TargetURL: details}
+	if req.PR != nil && req.PR.HeadSHA == req.SHA {
+		opts.PR = req.PR
+	}
 	var errs []error
 	sum := Summary{}
+	synced := false // phasegate/decisions set by the posting
 	rep, carried, cfg, err := j.check(ctx, gh, req)
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
@@ -122,19 +127,17 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	default:
 		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), Report: &rep}
 		if j.poster(cfg) && req.Fork == "" && req.Base != "" {
-			posted, err := j.post(ctx, gh, req, carried)
-			sum.Posted = posted
+			res, err := j.post(ctx, gh, req, carried, opts)
+			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions
 			errs = append(errs, err)
 		}
 		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, j.contracts(rep, req, details)))
 	}
-	opts := decide.CommitOptions{DefaultBranch: req.DefaultBranch, TargetURL: details}
-	if req.PR != nil && req.PR.HeadSHA == req.SHA {
-		opts.PR = req.PR
+	if !synced {
+		st, err := h.SyncCommit(ctx, gh, req.Owner, req.Repo, req.SHA, opts)
+		sum.Decisions = st
+		errs = append(errs, err)
 	}
-	st, err := h.SyncCommit(ctx, gh, req.Owner, req.Repo, req.SHA, opts)
-	sum.Decisions = st
-	errs = append(errs, err)
 	return sum, errors.Join(errs...)
 }
 
@@ -145,8 +148,10 @@ func (j *Job) poster(cfg config.Config) bool {
 	return cfg.Identity == "" || strings.EqualFold(cfg.Identity, j.Handler.Identity)
 }
 
-// post posts the added outcomes that passed vetting.
-func (j *Job) post(ctx context.Context, gh GitHub, req Request, carried []Carried) (int, error) {
+// post posts the added outcomes that passed vetting and, when it posted
+// them all, sets phasegate/decisions of the commit with opts from the
+// thread it posted on, not read again (decide.PostAndSync).
+func (j *Job) post(ctx context.Context, gh GitHub, req Request, carried []Carried, opts decide.CommitOptions) (decide.PostResult, error) {
 	var news []decide.NewOutcome
 	for _, c := range carried {
 		if c.Issue == 0 || !c.Added || c.Refused {
@@ -155,17 +160,21 @@ func (j *Job) post(ctx context.Context, gh GitHub, req Request, carried []Carrie
 		news = append(news, decide.NewOutcome{Source: c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
 	}
 	if len(news) == 0 {
-		return 0, nil
+		return decide.PostResult{}, nil
 	}
 	pr := 0
 	if req.PR != nil {
 		pr = req.PR.Number
 	}
-	posted, err := j.Handler.PostOutcomes(ctx, gh, req.Owner, req.Repo, news, decide.PostMeta{Commit: req.SHA, PR: pr, Actors: j.actors(ctx, gh, req), Ref: req.Ref})
-	if err != nil {
-		return len(posted), fmt.Errorf("posting the Phase Outcomes of %s: %w", shortSHA(req.SHA), err)
+	meta := decide.PostMeta{Commit: req.SHA, PR: pr, Actors: j.actors(ctx, gh, req), Ref: req.Ref}
+	res, err := j.Handler.PostAndSync(ctx, gh, req.Owner, req.Repo, news, meta, opts)
+	switch {
+	case err != nil && res.Synced:
+		return res, fmt.Errorf("setting phasegate/decisions of %s: %w", shortSHA(req.SHA), err)
+	case err != nil:
+		return res, fmt.Errorf("posting the Phase Outcomes of %s: %w", shortSHA(req.SHA), err)
 	}
-	return len(posted), nil
+	return res, nil
 }
 
 // actors are the accounts GitHub attests made the change: the delivery's,

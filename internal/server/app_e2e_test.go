@@ -299,7 +299,14 @@ func TestAppIsTheGate(t *testing.T) {
 	// the decision it carries holds phasegate/decisions.
 	f.SetPullRequestHead(owner, repo, pr, appHead2)
 	f.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: goodPath, Status: "added"}})
+	f.ResetCalls()
 	send("pull_request", prOpenEvent("synchronize", pr, appHead2, appBaseSHA, "feature", "agent-bot"))
+	// posting and phasegate/decisions share one reading of the thread
+	// (decide.PostAndSync): the App reads the issue's comments once
+	thread := fmt.Sprintf("GET /repos/%s/%s/issues/%d/comments", owner, repo, issue)
+	if n := countCalls(f, thread); n != 1 {
+		t.Errorf("%s ×%d in the check that posted, want ×1", thread, n)
+	}
 	if c := newest(t, f, appHead2, decide.ContextContracts); c.Conclusion != "success" || len(c.Annotations) != 0 {
 		t.Fatalf("contracts on the fixed head: %s with %d annotations", c.Conclusion, len(c.Annotations))
 	}
@@ -488,4 +495,15 @@ func TestAppRedTeam(t *testing.T) {
 			t.Fatal("a workflow updated the App's check run")
 		}
 	})
+}
+
+// countCalls is how many of f's calls were "METHOD /path".
+func countCalls(f *ghfake.Server, call string) int {
+	n := 0
+	for _, c := range f.Calls() {
+		if c.Method+" "+c.Path == call {
+			n++
+		}
+	}
+	return n
 }
