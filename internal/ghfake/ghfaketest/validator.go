@@ -64,6 +64,7 @@ type Validator struct {
 	paths      map[string]string // multi's path → the description's
 	basicError *openapi3.Schema
 	bodies     verdicts  // the verdicts on response bodies checked so far
+	items      itemMemo  // the verdicts on the items of list answers checked so far
 	routes     routeMemo // the routes found so far
 }
 
