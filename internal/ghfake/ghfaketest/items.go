@@ -84,7 +84,7 @@ func (v *Validator) checkItems(array *openapi3.Schema, body []byte, host string)
 		key := itemKey{schema: items, item: addresslessSum(item, host)}
 		iv, seen := v.items.get(key)
 		if !seen {
-			iv = decideItem(items, array, item)
+			iv = v.decideItem(items, array, item)
 			v.items.put(key, iv)
 		}
 		if !iv.ok {
@@ -115,9 +115,27 @@ type itemVerdict struct {
 	ok    bool
 }
 
-// decideItem decodes item as JSONBodyDecoder does and visits it as
+// decideItem is the verdict on an item of a shape found valid, or else
+// decided (decideItemBytes).
+func (v *Validator) decideItem(items, array *openapi3.Schema, item []byte) itemVerdict {
+	if v.classes == nil {
+		return decideItemBytes(items, array, item)
+	}
+	sum, shaped := v.classes.shape(item)
+	shape := shapeKey{item: itemKey{schema: items, item: sum}}
+	if shaped && v.shapes.valid(shape) {
+		return itemVerdict{ok: true}
+	}
+	iv := decideItemBytes(items, array, item)
+	if shaped && iv.ok && iv.probs == nil {
+		v.shapes.put(shape)
+	}
+	return iv
+}
+
+// decideItemBytes decodes item as JSONBodyDecoder does and visits it as
 // ValidateResponse's VisitJSON would in visitJSONArray.
-func decideItem(items, array *openapi3.Schema, item []byte) itemVerdict {
+func decideItemBytes(items, array *openapi3.Schema, item []byte) itemVerdict {
 	dec := json.NewDecoder(bytes.NewReader(item))
 	dec.UseNumber()
 	var value any

@@ -46,6 +46,11 @@ func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, x E
 			return probs
 		}
 	}
+	shape, shaped := v.shapeOf(x.Body, key)
+	if shaped && v.shapes.valid(shape) {
+		v.bodies.put(key, nil)
+		return nil
+	}
 	out = &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: x.Status, Header: x.Header, Options: opts}
 	out.SetBodyBytes(x.Body)
 	var probs []problem
@@ -53,7 +58,21 @@ func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, x E
 		probs = problems("response", err)
 	}
 	v.bodies.put(key, probs)
+	if shaped && probs == nil {
+		v.shapes.put(shape)
+	}
 	return probs
+}
+
+// shapeOf is the shape memo's key of body, an answer whose verdict's key
+// is key; false when there is none.
+func (v *Validator) shapeOf(body []byte, key verdictKey) (shapeKey, bool) {
+	if v.classes == nil {
+		return shapeKey{}, false
+	}
+	sum, ok := v.classes.shape(body)
+	key.body = sum
+	return shapeKey{body: key}, ok
 }
 
 // addresslessSum is the SHA-256 of b with the fake's own address

@@ -83,7 +83,8 @@ func TestVerdictsAreRemembered(t *testing.T) {
 
 // forgetful is v with an empty memo.
 func (v *Validator) forgetful() *Validator {
-	return &Validator{RefusedRequestsOK: v.RefusedRequestsOK, doc: v.doc, router: v.router, multi: v.multi, paths: v.paths, basicError: v.basicError}
+	return &Validator{RefusedRequestsOK: v.RefusedRequestsOK, doc: v.doc, router: v.router, multi: v.multi, paths: v.paths,
+		basicError: v.basicError, classes: v.classes}
 }
 
 // TestRoutesAreRemembered: findRoute's memo gives each request the route the
