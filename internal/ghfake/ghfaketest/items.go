@@ -115,20 +115,22 @@ type itemVerdict struct {
 	ok    bool
 }
 
-// decideItem is the verdict on an item of a shape found valid, or else
-// decided (decideItemBytes).
+// decideItem is the verdict on an item of a shape decided before (the
+// shape memo), or else decided (decideItemBytes).
 func (v *Validator) decideItem(items, array *openapi3.Schema, item []byte) itemVerdict {
 	if v.classes == nil {
 		return decideItemBytes(items, array, item)
 	}
 	sum, shaped := v.classes.shape(item)
 	shape := shapeKey{item: itemKey{schema: items, item: sum}}
-	if shaped && v.shapes.valid(shape) {
-		return itemVerdict{ok: true}
+	if shaped {
+		if iv, ok := v.shapes.get(shape); ok {
+			return iv
+		}
 	}
 	iv := decideItemBytes(items, array, item)
-	if shaped && iv.ok && iv.probs == nil {
-		v.shapes.put(shape)
+	if shaped {
+		v.shapes.put(shape, iv)
 	}
 	return iv
 }

@@ -47,9 +47,15 @@ func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, x E
 		}
 	}
 	shape, shaped := v.shapeOf(x.Body, key)
-	if shaped && v.shapes.valid(shape) {
-		v.bodies.put(key, nil)
-		return nil
+	if shaped {
+		if iv, ok := v.shapes.get(shape); ok {
+			probs := make([]problem, len(iv.probs))
+			for i, p := range iv.probs {
+				probs[i] = p.problem
+			}
+			v.bodies.put(key, probs)
+			return probs
+		}
 	}
 	out = &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: x.Status, Header: x.Header, Options: opts}
 	out.SetBodyBytes(x.Body)
@@ -58,8 +64,12 @@ func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, x E
 		probs = problems("response", err)
 	}
 	v.bodies.put(key, probs)
-	if shaped && probs == nil {
-		v.shapes.put(shape)
+	if shaped {
+		iv := itemVerdict{ok: true}
+		for _, p := range probs {
+			iv.probs = append(iv.probs, itemProblem{problem: p})
+		}
+		v.shapes.put(shape, iv)
 	}
 	return probs
 }

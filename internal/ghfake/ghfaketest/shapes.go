@@ -34,10 +34,12 @@ import (
 // or compares two values with each other (pattern, uniqueItems, minimum,
 // maximum, multipleOf, an enum of numbers…: shapeClasses is off if it
 // does, TestShapesOfTheSubset keeps it on). So two bodies (items) of the
-// same shape are both valid or both not; the shape memo remembers the
-// shapes of the bodies and items found valid, and a body or item of a
-// valid shape is valid without a look. A broken one is decided on its
-// bytes, so that its problems name its own values.
+// same shape are both valid or both not, and break the same checks; the
+// shape memo remembers the shapes of the bodies and items found valid (or
+// broken only where they hold null, as a label without a description),
+// and a body or item of such a shape gets their verdict without a look.
+// Another broken one is decided on its bytes, so that its problems name
+// its own values.
 
 // shapeClasses is what tells strings apart in the subset; nil when the
 // subset constrains values in a way shapes do not capture.
@@ -246,7 +248,7 @@ func cmpInt(a, b int) int {
 
 var shapeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// shapeKey is a shape found valid: of a body (verdictKey, its body the
+// shapeKey is a shape decided: of a body (verdictKey, its body the
 // shape's sum) or of an item (itemKey).
 type shapeKey struct {
 	body verdictKey
@@ -256,23 +258,36 @@ type shapeKey struct {
 // maxShapes bounds the shape memo; past it, it starts again empty.
 const maxShapes = 1 << 14
 
-// shapeMemo is the set of the shapes found valid.
+// shapeMemo holds the verdicts on the shapes decided: valid, or broken
+// only where the body has null (every problem's value is null, so its
+// problems are the same for every body of the shape: the nulls are part
+// of the shape, and what breaks elsewhere is the same for all).
 type shapeMemo struct {
 	mu sync.Mutex
-	m  map[shapeKey]bool
+	m  map[shapeKey]itemVerdict
 }
 
-func (c *shapeMemo) valid(k shapeKey) bool {
+func (c *shapeMemo) get(k shapeKey) (itemVerdict, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[k]
+	iv, ok := c.m[k]
+	return iv, ok
 }
 
-func (c *shapeMemo) put(k shapeKey) {
+// put remembers iv when it is the same for every body of the shape.
+func (c *shapeMemo) put(k shapeKey, iv itemVerdict) {
+	if !iv.ok {
+		return
+	}
+	for _, p := range iv.probs {
+		if p.value != nil || p.pointer == "" { // a value's, or not the schema's (a body that is not JSON)
+			return
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxShapes {
-		c.m = make(map[shapeKey]bool)
+		c.m = make(map[shapeKey]itemVerdict)
 	}
-	c.m[k] = true
+	c.m[k] = iv
 }

@@ -1,6 +1,7 @@
 package ghfaketest
 
 import (
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,7 +63,8 @@ func TestShapesOfTheSubset(t *testing.T) {
 }
 
 // TestShapeVerdictsAreKinOpenAPIs: once a body or an item of a shape was
-// found valid, another of that shape is valid without a look, and one
+// found valid (or broken only where it holds null), another of that shape
+// gets its verdict without a look, and one
 // that differs in what the schemas tell apart (a bad timestamp, another
 // enum value, a SHA of another length, a float, a string for a number,
 // null, an escape, another discriminator) is decided on its bytes; each
@@ -76,11 +78,13 @@ func TestShapeVerdictsAreKinOpenAPIs(t *testing.T) {
 		name      string
 		from, to  string
 		sameShape bool
+		also      [2]string // a second replacement
 	}{
 		{name: "other values", from: `"id":1,"node_id":"RA_1","before":"` + sha, to: `"id":987654,"node_id":"RA_987654","before":"` + sha2, sameShape: true},
 		{name: "another timestamp", from: "2024-05-01T12:00:00Z", to: "2025-12-31T23:59:59Z", sameShape: true},
 		{name: "an escaped ref", from: `"refs/heads/main"`, to: `"refs/heads/\u00e9t\u00e9\n"`, sameShape: true},
 		{name: "a bad timestamp", from: "2024-05-01T12:00:00Z", to: "2024-13-01T12:00:00Z"},
+		{name: "another bad timestamp", from: "2024-05-01T12:00:00Z", to: "2024-14-01T12:00:00Z"}, // its own value in the problem
 		{name: "a timestamp in escapes", from: "2024-05-01T12:00:00Z", to: `2024-05-01T12:00:00\u005a`, sameShape: true},
 		{name: "a bad escaped timestamp", from: "2024-05-01T12:00:00Z", to: `2024-05-01T12:00:00\u005b`},
 		{name: "another enum value", from: `"push"`, to: `"force_push"`},
@@ -93,6 +97,8 @@ func TestShapeVerdictsAreKinOpenAPIs(t *testing.T) {
 		{name: "a huge id", from: `"id":1,`, to: `"id":123456789012345678901234567890,`},
 		{name: "a string id", from: `"id":1,`, to: `"id":"1",`},
 		{name: "a null ref", from: `"refs/heads/main"`, to: `null`},
+		{name: "a null ref again", from: `"refs/heads/main"`, to: `null`, also: [2]string{`"id":1,`, `"id":2,`}},
+		{name: "a null ref and a bad timestamp", from: `"refs/heads/main"`, to: `null`, also: [2]string{"2024-05-01T12:00:00Z", "2024-05-01T12:00:00"}},
 		{name: "a private user", from: `"user_view_type":"public"`, to: `"user_view_type":"private"`},
 		{name: "another user view", from: `"user_view_type":"public"`, to: `"user_view_type":"secret"`},
 		{name: "a control character", from: `"refs/heads/main"`, to: "\"refs/heads/\x01\""},
@@ -129,16 +135,23 @@ func TestShapeVerdictsAreKinOpenAPIs(t *testing.T) {
 	}
 	for _, tt := range variants {
 		t.Run(tt.name, func(t *testing.T) {
-			body := strings.Replace(lists[0].body, tt.from, tt.to, 1)
+			body := strings.Replace(strings.Replace(lists[0].body, tt.from, tt.to, 1), tt.also[0], tt.also[1], 1)
 			if body == lists[0].body {
 				t.Fatalf("%q is not in the item", tt.from)
 			}
-			sum, ok := v.classes.shape([]byte(strings.Replace(item, tt.from, tt.to, 1)))
+			sum, ok := v.classes.shape([]byte(strings.Replace(strings.Replace(item, tt.from, tt.to, 1), tt.also[0], tt.also[1], 1)))
 			base, _ := v.classes.shape([]byte(item))
 			if (ok && sum == base) != tt.sameShape {
 				t.Errorf("the same shape: %v, want %v", ok && sum == base, tt.sameShape)
 			}
 			check(t, lists[0].target, []byte(body), tt.sameShape)
 		})
+	}
+	nullRef := strings.Replace(item, `"refs/heads/main"`, `null`, 1)
+	sum, _ := v.classes.shape([]byte(nullRef))
+	in := requestInput(t, v, listExchange(lists[0].target, nil))
+	items := plainArray(in.Route, http.StatusOK, "application/json; charset=utf-8").Items.Value
+	if iv, ok := v.shapes.get(shapeKey{item: itemKey{schema: items, item: sum}}); !ok || len(iv.probs) != 1 {
+		t.Errorf("the shape of an item with a null ref: %v %v, want remembered with its one problem", iv, ok)
 	}
 }
