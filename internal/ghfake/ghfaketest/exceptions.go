@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The exceptions: what GitHub does that its description does not say, so
@@ -154,4 +155,16 @@ func excepted(op string, p problem) string {
 	return ""
 }
 
-func whole(re, s string) bool { return regexp.MustCompile("^(?:" + re + ")$").MatchString(s) }
+// whole: s matches all of re. Each expression is compiled once (an
+// exception is tried on every problem, and compiling it each time was a
+// few percent of a test binary's time).
+func whole(re, s string) bool {
+	c, ok := compiled.Load(re)
+	if !ok {
+		c, _ = compiled.LoadOrStore(re, regexp.MustCompile("^(?:"+re+")$"))
+	}
+	return c.(*regexp.Regexp).MatchString(s)
+}
+
+// compiled are the exceptions' expressions, compiled.
+var compiled sync.Map

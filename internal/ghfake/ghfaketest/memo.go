@@ -34,10 +34,28 @@ func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, x E
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		return problems("response", err) // as ValidateResponse: no body check after a bad header
 	}
+	ctype := x.Header.Get("Content-Type")
 	key := verdictKey{op: in.Route.Operation, method: in.Request.Method, status: x.Status,
-		ctype: x.Header.Get("Content-Type"), body: sha256.Sum256(addressless(x))}
+		ctype: ctype, body: addresslessSum(x.Body, host(x))}
 	if probs, ok := v.bodies.get(key); ok {
 		return probs
+	}
+	if array := plainArray(in.Route, x.Status, ctype); array != nil {
+		if probs, ok := v.checkItems(array, x.Body, host(x)); ok {
+			v.bodies.put(key, probs)
+			return probs
+		}
+	}
+	shape, shaped := v.shapeOf(x.Body, key)
+	if shaped {
+		if iv, ok := v.shapes.get(shape); ok {
+			probs := make([]problem, len(iv.probs))
+			for i, p := range iv.probs {
+				probs[i] = p.problem
+			}
+			v.bodies.put(key, probs)
+			return probs
+		}
 	}
 	out = &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: x.Status, Header: x.Header, Options: opts}
 	out.SetBodyBytes(x.Body)
@@ -46,27 +64,64 @@ func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, x E
 		probs = problems("response", err)
 	}
 	v.bodies.put(key, probs)
+	if shaped {
+		iv := itemVerdict{ok: true}
+		for _, p := range probs {
+			iv.probs = append(iv.probs, itemProblem{problem: p})
+		}
+		v.shapes.put(shape, iv)
+	}
 	return probs
 }
 
-// addressless is x's body with the fake's own address ("http://" and the
-// Host it was asked at, which the fake writes into every URL it answers)
-// replaced by one that is the same for every fake, so that the same answer
-// from two fakes (two tests: each its own port) is decided once. The
-// verdict cannot depend on the address: a string's content matters to the
-// subset's response schemas only through an enum (no URL is one), a
-// format (the same for any address: the validator checks no "uri"), or a
-// length, which none of them constrains but a git ref's SHA
-// (TestResponseSchemasIgnoreAddresses keeps the subset so).
-func addressless(x Exchange) []byte {
-	if x.Request == nil || x.Request.Host == "" {
-		return x.Body
+// shapeOf is the shape memo's key of body, an answer whose verdict's key
+// is key; false when there is none.
+func (v *Validator) shapeOf(body []byte, key verdictKey) (shapeKey, bool) {
+	if v.classes == nil {
+		return shapeKey{}, false
 	}
-	own := "http://" + x.Request.Host
-	if !bytes.Contains(x.Body, []byte(own)) {
-		return x.Body
+	sum, ok := v.classes.shape(body)
+	key.body = sum
+	return shapeKey{body: key}, ok
+}
+
+// addresslessSum is the SHA-256 of b with the fake's own address
+// ("http://" and host, the Host it was asked at, which the fake writes
+// into every URL it answers) replaced by one that is the same for every
+// fake, so that the same answer from two fakes (two tests: each its own
+// port) is decided once. The verdict cannot depend on the address: a
+// string's content matters to the subset's response schemas only through
+// an enum (no URL is one), a format (the same for any address: the
+// validator checks no "uri"), or a length, which none of them constrains
+// but a git ref's SHA (TestResponseSchemasIgnoreAddresses keeps the
+// subset so). The pieces are hashed as they are, not copied.
+func addresslessSum(b []byte, host string) [sha256.Size]byte {
+	own := "http://" + host
+	if host == "" || !bytes.Contains(b, []byte(own)) {
+		return sha256.Sum256(b)
 	}
-	return bytes.ReplaceAll(x.Body, []byte(own), []byte("http://fake.invalid"))
+	d := sha256.New()
+	for {
+		i := bytes.Index(b, []byte(own))
+		if i < 0 {
+			break
+		}
+		d.Write(b[:i])
+		d.Write([]byte("http://fake.invalid"))
+		b = b[i+len(own):]
+	}
+	d.Write(b)
+	var sum [sha256.Size]byte
+	d.Sum(sum[:0])
+	return sum
+}
+
+// host is the Host x was asked at, or "".
+func host(x Exchange) string {
+	if x.Request == nil {
+		return ""
+	}
+	return x.Request.Host
 }
 
 // verdictKey is what the verdict on a response body depends on.

@@ -1,6 +1,7 @@
 package ghfaketest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -82,7 +83,8 @@ func TestVerdictsAreRemembered(t *testing.T) {
 
 // forgetful is v with an empty memo.
 func (v *Validator) forgetful() *Validator {
-	return &Validator{RefusedRequestsOK: v.RefusedRequestsOK, doc: v.doc, router: v.router, multi: v.multi, paths: v.paths, basicError: v.basicError}
+	return &Validator{RefusedRequestsOK: v.RefusedRequestsOK, doc: v.doc, router: v.router, multi: v.multi, paths: v.paths,
+		basicError: v.basicError, classes: v.classes}
 }
 
 // TestRoutesAreRemembered: findRoute's memo gives each request the route the
@@ -125,7 +127,7 @@ func TestRoutesAreRemembered(t *testing.T) {
 	}
 }
 
-// TestResponseSchemasIgnoreAddresses keeps true what addressless relies
+// TestResponseSchemasIgnoreAddresses keeps true what addresslessSum relies
 // on: no schema of the subset has a pattern, a response schema constrains
 // a string's length only for a git ref's SHA, and no "uri" format is
 // checked. If one of these fails, the fake's address can change a verdict:
@@ -164,5 +166,36 @@ func TestResponseSchemasIgnoreAddresses(t *testing.T) {
 	walk(doc, "")
 	if _, ok := openapi3.SchemaStringFormats["uri"]; ok {
 		t.Error(`kin-openapi checks the "uri" format`)
+	}
+}
+
+// TestAddresslessSum: the sum of a body is the same from any fake's
+// address, the sum of its bytes with the address written out, and another
+// body's sum is another.
+func TestAddresslessSum(t *testing.T) {
+	body := func(host string) []byte {
+		return []byte(`[{"url":"http://` + host + `/repos/o/r/issues/1","html_url":"https://github.com/o/r/issues/1"},` +
+			`{"url":"http://` + host + `/repos/o/r/issues/2","comments_url":"http://` + host + `/c"}]`)
+	}
+	one, two := "127.0.0.1:40001", "127.0.0.1:40002"
+	tests := []struct {
+		name  string
+		a, b  []byte
+		hostA string
+		hostB string
+		same  bool
+	}{
+		{name: "two fakes", a: body(one), hostA: one, b: body(two), hostB: two, same: true},
+		{name: "the address written out", a: body(one), hostA: one, b: body("fake.invalid"), hostB: "", same: true},
+		{name: "no host", a: body(one), hostA: "", b: body(two), hostB: "", same: false},
+		{name: "another body", a: body(one), hostA: one, b: bytes.Replace(body(two), []byte("issues/2"), []byte("issues/3"), 1), hostB: two},
+		{name: "another host's address is kept", a: body(one), hostA: two, b: body(two), hostB: one},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := addresslessSum(tt.a, tt.hostA) == addresslessSum(tt.b, tt.hostB); got != tt.same {
+				t.Errorf("the same sum: %v, want %v", got, tt.same)
+			}
+		})
 	}
 }

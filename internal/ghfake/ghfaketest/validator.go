@@ -63,8 +63,11 @@ type Validator struct {
 	multi      routers.Router    // multi-segment parameters spelled {name:.*}, tried second
 	paths      map[string]string // multi's path → the description's
 	basicError *openapi3.Schema
-	bodies     verdicts  // the verdicts on response bodies checked so far
-	routes     routeMemo // the routes found so far
+	bodies     verdicts      // the verdicts on response bodies checked so far
+	items      itemMemo      // the verdicts on the items of list answers checked so far
+	classes    *shapeClasses // what the subset tells apart; nil: no shape memo
+	shapes     shapeMemo     // the shapes of the bodies and items found valid
+	routes     routeMemo     // the routes found so far
 }
 
 // Load reads the subset from the module root above the working directory
@@ -109,7 +112,11 @@ func LoadFile(file string) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route %s: %w", file, err)
 	}
-	v := &Validator{doc: doc, router: router, multi: multi, paths: paths}
+	classes, err := newShapeClasses(data)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	v := &Validator{doc: doc, router: router, multi: multi, paths: paths, classes: classes}
 	if ref := doc.Components.Schemas["basic-error"]; ref != nil {
 		v.basicError = ref.Value
 	}
