@@ -264,12 +264,6 @@ func TestRedTeam(t *testing.T) {
 			rt.want(rt.d001() == "", "state after deletion: %s", rt.d001())
 			rt.wantFrozen(before)
 		}},
-		{name: "4 the pushing agent with an unlinked commit e-mail", run: func(rt *redTeam) {
-			rt.open(seedFiles) // the fixture's commits carry a@example.com, linked to no account
-			rt.say("agent-bot", "/resolve D-001 approve")
-			rt.want(rt.d001() == "", "the pushing agent approved its own outcome: %s", rt.d001())
-			rt.want(strings.Contains(rt.lastBody(), "pushed or authored"), "reply:\n%s", rt.lastBody())
-		}},
 		{name: "4 a spoofed reviewer e-mail does not block the reviewer", run: func(rt *redTeam) {
 			rt.openBy(seedFiles, "alice", false) // an unsigned commit claiming alice's e-mail
 			rt.say("alice", "/resolve D-001 approve")
@@ -324,26 +318,6 @@ func TestRedTeam(t *testing.T) {
 			rt.want(strings.Contains(rt.lastBody(), "configuration") && strings.Contains(rt.lastBody(), "invalid"), "reply:\n%s", rt.lastBody())
 			st := rt.decisions()
 			rt.want(st.State == "error" && strings.Contains(st.Description, "config"), "phasegate/decisions = %+v, want error naming the config", st)
-		}},
-		{name: "8 commands GitHub never shows are not read", run: func(rt *redTeam) {
-			rt.open(seedFiles)
-			for _, body := range []string{
-				"[looks good](https://example.com \"\n/resolve D-001 approve\n\")",
-				"see [the plan][p]\n\n[p]: https://example.com\n  \"\n/resolve D-001 approve\"",
-				"fine by me\n\n[^x]:\n    /resolve D-001 approve",
-				"<img src=\"x.png\" alt=\"\n/resolve D-001 approve\n\">",
-				"<!--\n/resolve D-001 approve\n-->",
-				"```\n/resolve D-001 approve\n```",
-			} {
-				rt.say("alice", body)
-				rt.want(rt.d001() == "", "a hidden command resolved D-001: %q", body)
-			}
-		}},
-		{name: "9 a reply that would exceed GitHub's limit is bounded", run: func(rt *redTeam) {
-			rt.open(seedFiles)
-			rt.say("alice", strings.Repeat("/decisions\n", 40)+strings.Repeat("/resolve D-009 approve\n", 40))
-			body := rt.lastBody()
-			rt.want(len([]rune(body)) <= outcome.MaxCommentLength && strings.Contains(body, "phasegate:reply"), "reply of %d characters", len([]rune(body)))
 		}},
 		{name: "9 a lost command on an issue that is not pending is found", run: func(rt *redTeam) {
 			rt.open(seedFiles)
@@ -432,6 +406,59 @@ func TestRedTeam(t *testing.T) {
 			rt.want(len(rt.fake.Comments(rtOwner, rtRepo, rt.issue)) == 2, "%d outcomes posted, want 2", len(rt.fake.Comments(rtOwner, rtRepo, rt.issue)))
 			rt.want(strings.Contains(log, "outcome.max-per-push"), "no outcome.max-per-push finding:\n%s", log)
 		}},
+	}
+	// Attacks that each start from the opened pull request and leave it as
+	// they found it (D-001 unresolved, the ledger untampered: a refused or
+	// unread command and phasegate's reply) run in turn on one opened pull
+	// request, one subtest each: they cost one pull_request run, not three.
+	// Each stays as discriminating: with its defence removed D-001 resolves
+	// or the reply outgrows GitHub's limit whatever came before it.
+	unresolved := []struct {
+		name string
+		run  func(rt *redTeam)
+	}{
+		{name: "4 the pushing agent with an unlinked commit e-mail", run: func(rt *redTeam) {
+			// the fixture's commits carry a@example.com, linked to no account
+			rt.say("agent-bot", "/resolve D-001 approve")
+			rt.want(rt.d001() == "", "the pushing agent approved its own outcome: %s", rt.d001())
+			rt.want(strings.Contains(rt.lastBody(), "pushed or authored"), "reply:\n%s", rt.lastBody())
+		}},
+		{name: "8 commands GitHub never shows are not read", run: func(rt *redTeam) {
+			for _, body := range []string{
+				"[looks good](https://example.com \"\n/resolve D-001 approve\n\")",
+				"see [the plan][p]\n\n[p]: https://example.com\n  \"\n/resolve D-001 approve\"",
+				"fine by me\n\n[^x]:\n    /resolve D-001 approve",
+				"<img src=\"x.png\" alt=\"\n/resolve D-001 approve\n\">",
+				"<!--\n/resolve D-001 approve\n-->",
+				"```\n/resolve D-001 approve\n```",
+			} {
+				rt.say("alice", body)
+				rt.want(rt.d001() == "", "a hidden command resolved D-001: %q", body)
+			}
+		}},
+		{name: "9 a reply that would exceed GitHub's limit is bounded", run: func(rt *redTeam) {
+			rt.say("alice", strings.Repeat("/decisions\n", 40)+strings.Repeat("/resolve D-009 approve\n", 40))
+			body := rt.lastBody()
+			rt.want(len([]rune(body)) <= outcome.MaxCommentLength && strings.Contains(body, "phasegate:reply"), "reply of %d characters", len([]rune(body)))
+		}},
+	}
+	for _, key := range []string{"", rtKey} {
+		mode := "no key"
+		if key != "" {
+			mode = "signing key"
+		}
+		t.Run("refused on one thread/"+mode, func(t *testing.T) {
+			t.Parallel()
+			rt := newRedTeam(t, key)
+			rt.open(seedFiles)
+			for _, tc := range unresolved {
+				t.Run(tc.name, func(st *testing.T) {
+					rt.t, rt.repoFixture.t = st, st
+					defer func() { rt.t, rt.repoFixture.t = t, t }()
+					tc.run(rt)
+				})
+			}
+		})
 	}
 	for _, tc := range tests {
 		for _, key := range []string{"", rtKey} {
