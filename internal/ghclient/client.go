@@ -124,6 +124,12 @@ type Options struct {
 	// when ctx ends first.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
+	// AfterFunc replaces time.AfterFunc for the attempt timeout (tests): it
+	// calls f once d has passed on its clock, unless stop is called first
+	// (stop reports whether it was). req is the attempt's request, so that a
+	// fake GitHub that hangs it can fire its timer at once, which then ends
+	// the attempt exactly as its running out would (ghfake.JumpClock).
+	AfterFunc func(req *http.Request, d time.Duration, f func()) (stop func() bool)
 	// OnCall, if set, is called after every HTTP attempt (metrics: API
 	// calls by operation, method and status). It must be fast and safe for
 	// concurrent use.
@@ -178,9 +184,11 @@ type Client struct {
 	gh    *github.Client
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
-	pol   policy
-	gate  *rateGate
-	ctr   *counters
+	// afterFunc is Options.AfterFunc (nil: time.AfterFunc).
+	afterFunc func(*http.Request, time.Duration, func()) func() bool
+	pol       policy
+	gate      *rateGate
+	ctr       *counters
 	// perPage is the page size of every listing (maxPerPage but in tests).
 	perPage int
 
@@ -210,11 +218,12 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		now:     opts.Now,
-		sleep:   opts.Sleep,
-		gate:    &rateGate{},
-		ctr:     &counters{},
-		perPage: positive(min(opts.perPage, maxPerPage), maxPerPage),
+		now:       opts.Now,
+		sleep:     opts.Sleep,
+		afterFunc: opts.AfterFunc,
+		gate:      &rateGate{},
+		ctr:       &counters{},
+		perPage:   positive(min(opts.perPage, maxPerPage), maxPerPage),
 		pol: policy{
 			maxAttempts:    positive(opts.MaxAttempts, DefaultMaxAttempts),
 			backoffBase:    positive(opts.BackoffBase, DefaultBackoffBase),

@@ -418,8 +418,8 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	actx, cancel := context.WithCancel(ctx)
 	timedOut := make(chan struct{})
 	var fired sync.Once
-	timer := time.AfterFunc(t.c.pol.attemptTimeout, func() { fired.Do(func() { close(timedOut) }); cancel() })
 	r := req.Clone(actx)
+	timer := t.c.startTimer(r, t.c.pol.attemptTimeout, func() { fired.Do(func() { close(timedOut) }); cancel() })
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
@@ -434,8 +434,9 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	var body []byte
 	switch {
 	case err == nil && isStreaming(ctx) && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		timer.Reset(t.c.pol.attemptTimeout)
-		resp.Body = &idleBody{rc: resp.Body, timer: timer, idle: t.c.pol.attemptTimeout, cancel: cancel}
+		idle := timer // the body's from here on (only a streamed attempt's timer is on the heap)
+		idle.Reset(t.c.pol.attemptTimeout)
+		resp.Body = &idleBody{rc: resp.Body, timer: &idle, idle: t.c.pol.attemptTimeout, cancel: cancel}
 		cancel = nil // the body's Close ends the attempt
 	case err == nil:
 		body, err = readBody(resp.Body, resp.ContentLength, t.c.pol.maxBody)
@@ -471,6 +472,46 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	return resp, body, err
 }
 
+// attemptTimer is an attempt's timeout: a *time.Timer, or a timer of
+// Options.AfterFunc.
+type attemptTimer struct {
+	t *time.Timer
+	// With Options.AfterFunc: the hook, what it was given, and the stop of
+	// the timer it started last.
+	hook func(*http.Request, time.Duration, func()) func() bool
+	req  *http.Request
+	f    func()
+	stop func() bool
+}
+
+// startTimer calls f once d has passed (on Options.AfterFunc's clock when
+// set), unless the timer is stopped first.
+func (c *Client) startTimer(req *http.Request, d time.Duration, f func()) attemptTimer {
+	if c.afterFunc == nil {
+		return attemptTimer{t: time.AfterFunc(d, f)}
+	}
+	return attemptTimer{hook: c.afterFunc, req: req, f: f, stop: c.afterFunc(req, d, f)}
+}
+
+// Stop stops the timer (f is not called unless it already was).
+func (a *attemptTimer) Stop() {
+	if a.t != nil {
+		a.t.Stop()
+		return
+	}
+	a.stop()
+}
+
+// Reset restarts the timer for d.
+func (a *attemptTimer) Reset(d time.Duration) {
+	if a.t != nil {
+		a.t.Reset(d)
+		return
+	}
+	a.stop()
+	a.stop = a.hook(a.req, d, a.f)
+}
+
 func isClosed(ch chan struct{}) bool {
 	select {
 	case <-ch:
@@ -485,7 +526,7 @@ func isClosed(ch chan struct{}) bool {
 // Close ends the attempt.
 type idleBody struct {
 	rc     io.ReadCloser
-	timer  *time.Timer
+	timer  *attemptTimer
 	idle   time.Duration
 	cancel context.CancelFunc
 	once   sync.Once

@@ -874,3 +874,36 @@ func TestBackoffIsBoundedAndJittered(t *testing.T) {
 		}
 	}
 }
+
+// TestAttemptTimeoutOnClock: with Options.AfterFunc, the attempt timer is
+// the clock's, and a fake that hangs a request fires it (ExpireHangs): the
+// attempt ends as a timeout at once (an hour-long timeout, not waited out)
+// and the retry succeeds; the hung call ends with its client gone.
+func TestAttemptTimeoutOnClock(t *testing.T) {
+	t.Parallel()
+	clock := ghfake.NewJumpClock()
+	var mu sync.Mutex
+	var errs []error
+	e := newEnv(t, Options{AttemptTimeout: time.Hour, AfterFunc: clock.AfterFunc, OnCall: func(c Call) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, c.Err)
+	}})
+	e.fake.ExpireHangs(clock.Expire)
+	e.fake.SetFaults(ghfake.Faults{HangRate: 1, MaxHangs: 1, HangFor: time.Hour})
+	if _, err := e.c.DefaultBranch(ctxT(t), owner, repo); err != nil {
+		t.Fatalf("DefaultBranch: %v", err)
+	}
+	var te *timeoutError
+	if len(errs) != 2 || !errors.As(errs[0], &te) || errs[1] != nil {
+		t.Fatalf("attempts ended %v, want a timeout then success", errs)
+	}
+	if clock.Expired() != 1 {
+		t.Fatalf("%d timers expired, want 1", clock.Expired())
+	}
+	for _, c := range e.fake.Calls() {
+		if c.Fault == "hang" && c.Status != 0 {
+			t.Fatalf("the hung call was answered %d", c.Status)
+		}
+	}
+}

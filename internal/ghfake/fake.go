@@ -104,6 +104,7 @@ type Server struct {
 
 	faults      Faults
 	hangs       int // requests hung since SetFaults (Faults.MaxHangs)
+	expireHang  func(*http.Request) bool
 	failNext    []scripted
 	rng         *rand.Rand
 	secUntil    time.Time

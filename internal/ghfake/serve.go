@@ -51,6 +51,35 @@ type Faults struct {
 	WritesOnly bool
 }
 
+// ExpireHangs makes every request drawn to hang call expire with it first (a
+// JumpClock's Expire: it fires the attempt timer of the client that sent it),
+// so that the client gives up at once, as its attempt timeout would have
+// made it, instead of after that timeout in real time; the request then
+// hangs until its client goes away (or HangFor). A request whose timer
+// expire does not find (false: one sent without such a timer, such as
+// ghinstallation's token requests) is not hung: it is answered as if no
+// fault had been drawn, and does not count against MaxHangs.
+func (s *Server) ExpireHangs(expire func(r *http.Request) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireHang = expire
+}
+
+// expireHung calls the ExpireHangs hook for a request drawn to hang, and
+// reports whether it is to hang.
+func (s *Server) expireHung(r *http.Request) bool {
+	s.mu.Lock()
+	expire := s.expireHang
+	s.mu.Unlock()
+	if expire == nil || expire(r) {
+		return true
+	}
+	s.mu.Lock()
+	s.hangs--
+	s.mu.Unlock()
+	return false
+}
+
 // SetFaults replaces the fault configuration and reseeds the generator.
 func (s *Server) SetFaults(f Faults) {
 	s.mu.Lock()
@@ -405,6 +434,9 @@ func (s *Server) delay(r *http.Request, call *Call, fault string, latency, hang 
 			s.logGone(call)
 			return fault, false
 		}
+	}
+	if fault == "hang" && !s.expireHung(r) {
+		return "", true
 	}
 	if fault == "hang" {
 		call.Fault = "hang"

@@ -33,16 +33,20 @@ const (
 //
 // The fake and the App's clients share a JumpClock: backoff, Retry-After
 // and secondary-limit waits are honoured in full (the fake sees the time
-// move past them) without being slept. Only a hang costs real time: the
-// client's attempt timeout, a real-time timer. It is long enough that no
-// answer of the fake outlasts it on a loaded machine under -race (a 100 ms
-// timeout made every slow answer a hang, and the clean passes at the end
-// never came), so only two requests hang (MaxHangs): they exercise the
-// timeout as well as dozens would. They are the first two requests once
-// the faults start (HangRate 1), which the reconcile pass and the
-// deliveries' workers send at once: the hangs overlap, and cost one
-// attempt timeout of real time instead of one each (three drawn at 3 %
-// hung one after the other: 6 of the test's 9 s).
+// move past them) without being slept. A hang costs no real time either:
+// the clients' attempt timers are the clock's (AfterFunc), and the fake
+// fires the timer of a request it hangs (ExpireHangs), so the client times
+// out at once, down the path its attempt timeout takes, and the clock moves
+// past that timeout. The timeout stays long (2 s) in real time, the
+// fallback should the fake not find the timer: no answer of the fake
+// outlasts it on a loaded machine under -race (a 100 ms timeout made every
+// slow answer a hang, and the clean passes at the end never came). Two
+// requests hang (MaxHangs): the first two once the faults start (HangRate
+// 1) that a client sent with an attempt timer (ghinstallation's token
+// requests have none, and are not hung). A client with no attempt timeout
+// would have no timer to fire: nothing would hang, and the test fails
+// ("no hang fault"); and each hung request must end with its client gone,
+// not answered after HangFor.
 //
 // Every command re-syncs the pull request's phasegate/decisions, which
 // reads every feature's thread: the requests grow with the square of the
@@ -67,11 +71,12 @@ func TestCommandsUnderFaults(t *testing.T) {
 			o.BackoffBase, o.BackoffMax, o.MaxAttempts = time.Millisecond, 5*time.Millisecond, 3
 			o.AttemptTimeout = 2 * time.Second
 			o.MaxRateLimitWait = 3 * time.Second
-			o.Now, o.Sleep = clock.Now, clock.Sleep
+			o.Now, o.Sleep, o.AfterFunc = clock.Now, clock.Sleep, clock.AfterFunc
 		}
 	})
 	f := h.fake
 	f.SetClock(clock.Now)
+	f.ExpireHangs(clock.Expire)
 	f.SetJWTClock(time.Now) // the App's JWTs are signed on real time; the jumps would expire them
 	f.AddPullRequest(owner, repo, ghfake.PullRequest{Number: prNumber, HeadSHA: headSHA, BaseSHA: addedSHA, Author: "agent-bot"})
 	f.SetPermission(owner, repo, "alice", "write")
@@ -150,12 +155,15 @@ func TestCommandsUnderFaults(t *testing.T) {
 	notModified := 0
 	for _, c := range f.Calls() {
 		faults[c.Fault]++
+		if c.Fault == "hang" && c.Status != 0 {
+			t.Errorf("hung %s %s was answered %d: its client did not time out", c.Method, c.Path, c.Status)
+		}
 		if c.Status == http.StatusNotModified {
 			notModified++
 		}
 	}
 	sleeps, ahead := clock.Skipped()
-	t.Logf("%d calls; by fault: %v; 304 answers: %d; %d waits skipped, %s in all", len(f.Calls()), faults, notModified, sleeps, ahead)
+	t.Logf("%d calls; by fault: %v; 304 answers: %d; %d waits skipped, %s in all; %d attempt timeouts fired by hangs", len(f.Calls()), faults, notModified, sleeps, ahead, clock.Expired())
 	if ahead == 0 {
 		t.Error("no wait was skipped: the clients did not wait on the shared clock")
 	}
