@@ -410,9 +410,9 @@ func TestRedTeam(t *testing.T) {
 	// Attacks that each start from the opened pull request and leave it as
 	// they found it (D-001 unresolved, the ledger untampered: a refused or
 	// unread command and phasegate's reply) run in turn on one opened pull
-	// request, one subtest each: they cost one pull_request run, not three.
+	// request, one subtest each: they cost one pull_request run, not two.
 	// Each stays as discriminating: with its defence removed D-001 resolves
-	// or the reply outgrows GitHub's limit whatever came before it.
+	// whatever came before it.
 	unresolved := []struct {
 		name string
 		run  func(rt *redTeam)
@@ -436,11 +436,6 @@ func TestRedTeam(t *testing.T) {
 				rt.want(rt.d001() == "", "a hidden command resolved D-001: %q", body)
 			}
 		}},
-		{name: "9 a reply that would exceed GitHub's limit is bounded", run: func(rt *redTeam) {
-			rt.say("alice", strings.Repeat("/decisions\n", 40)+strings.Repeat("/resolve D-009 approve\n", 40))
-			body := rt.lastBody()
-			rt.want(len([]rune(body)) <= outcome.MaxCommentLength && strings.Contains(body, "phasegate:reply"), "reply of %d characters", len([]rune(body)))
-		}},
 	}
 	for _, key := range []string{"", rtKey} {
 		mode := "no key"
@@ -460,6 +455,21 @@ func TestRedTeam(t *testing.T) {
 			}
 		})
 	}
+	tests = append(tests, struct {
+		name string
+		run  func(rt *redTeam)
+	}{name: "9 a reply that would exceed GitHub's limit is bounded", run: func(rt *redTeam) {
+		// 60 pending decisions with long questions: one /decisions answer
+		// lists 50 of them (about 19,000 characters), and a comment holds 20
+		// commands, so the answers of one comment come to about 380,000
+		// characters, which GitHub refuses, unless decide's reply bounds
+		// (maxReplyLine, maxReplyChars) cut them
+		rt.open(map[string]string{rtSource: manyDecisions(60)})
+		rt.say("alice", strings.Repeat("/decisions\n", 20))
+		body := rt.lastBody()
+		rt.want(len([]rune(body)) <= outcome.MaxCommentLength && strings.Contains(body, "phasegate:reply"), "reply of %d characters", len([]rune(body)))
+		rt.want(strings.Count(body, "`D-0") > 50, "the reply lists %d decisions, want the first answer's at least", strings.Count(body, "`D-0"))
+	}})
 	for _, tc := range tests {
 		for _, key := range []string{"", rtKey} {
 			mode := "no key"
@@ -472,4 +482,16 @@ func TestRedTeam(t *testing.T) {
 			})
 		}
 	}
+}
+
+// manyDecisions is the seed outcome with n pending decisions, each with a
+// question of about 350 characters.
+func manyDecisions(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: D-%03d\n    type: approval\n    question: \"Approve part %d? %s\"\n    options: [approve, reject]\n    blocking: false\n",
+			i+1, i+1, strings.Repeat("Is the plan sound and complete. ", 11))
+	}
+	head, _, _ := strings.Cut(seedOutcome, "pending_decisions:\n")
+	return head + "pending_decisions:\n" + b.String()
 }
