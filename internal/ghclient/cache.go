@@ -14,12 +14,15 @@ import (
 
 // etagCache is a bounded LRU of 200 responses that carried an ETag, keyed by
 // identity, Accept and URL. It is bounded both in entries and in bytes; a
-// response larger than a quarter of the byte budget is not kept. Bodies of
+// response larger than a quarter of the byte budget is not kept. Once the
+// cache holds an eighth of its byte budget (plainBudget), bodies of
 // compressBodies bytes or more are kept deflated (GitHub's JSON shrinks
 // several times: a page of 100 issue comments repeats its URLs), and the
 // byte budget counts what is kept: the working set of a reconcile pass over
 // a busy repository (every page of every pending thread, for the threads
-// that change next) fits in the default budget.
+// that change next) fits in the default budget. Below that, bodies are kept
+// as received: a short-lived client (the action's run, a CLI command) reads
+// a few hundred kilobytes and would spend its compression for nothing.
 type etagCache struct {
 	mu         sync.Mutex
 	maxEntries int
@@ -40,6 +43,10 @@ type cacheEntry struct {
 
 // compressBodies is the size from which a cached body is kept deflated.
 const compressBodies = 2048
+
+// plainBudget is the share of the byte budget (its 1/plainBudget) the cache
+// fills with bodies as received before it deflates them.
+const plainBudget = 8
 
 func (e *cacheEntry) size() int64 { return int64(len(e.key) + len(e.etag) + len(e.body) + 512) }
 
@@ -148,6 +155,18 @@ func (c *etagCache) get(key string) (*cacheEntry, bool) {
 	}
 	c.ll.MoveToFront(el)
 	return el.Value.(*cacheEntry), true
+}
+
+// entry is the cache entry of a response: its body deflated when that
+// pays and the cache holds 1/plainBudget of its byte budget or more.
+func (c *etagCache) entry(key, etag string, header http.Header, body []byte) *cacheEntry {
+	c.mu.Lock()
+	pressed := c.bytes+int64(len(body)) >= c.maxBytes/plainBudget
+	c.mu.Unlock()
+	if !pressed {
+		return &cacheEntry{key: key, etag: etag, header: header, body: body, n: len(body)}
+	}
+	return newCacheEntry(key, etag, header, body)
 }
 
 func (c *etagCache) put(e *cacheEntry) {

@@ -54,6 +54,29 @@ func TestCacheEntryDeflates(t *testing.T) {
 	}
 }
 
+// TestCacheDeflatesUnderPressure: a cache keeps bodies as received until
+// it holds 1/plainBudget of its byte budget, and deflates them from then
+// on, so that a short-lived client never compresses and a full one keeps
+// its working set small.
+func TestCacheDeflatesUnderPressure(t *testing.T) {
+	page := []byte("[" + strings.Repeat(`{"url":"https://api.github.com/repos/acme/shop/issues/comments/1","body":"looks good"},`, 100) + "{}]")
+	c := newETagCache(1000, int64(plainBudget*4*len(page)))
+	var kept []bool
+	for i := range 6 {
+		e := c.entry(fmt.Sprint("k", i), `W/"e"`, http.Header{}, page)
+		kept = append(kept, e.deflated)
+		c.put(e)
+		b, err := e.plain()
+		if err != nil || !bytes.Equal(b, page) {
+			t.Fatalf("entry %d came back changed (%v)", i, err)
+		}
+	}
+	// three pages are under an eighth of the budget; the fourth reaches it
+	if want := []bool{false, false, false, true, true, true}; !slices.Equal(kept, want) {
+		t.Fatalf("deflated %v, want %v", kept, want)
+	}
+}
+
 // TestFlatersAreReused: the compressors and decompressors of cached bodies
 // come back from their free-lists, reset: bodies deflated and inflated one
 // after another, and at once, each come back byte for byte, and the

@@ -96,7 +96,8 @@ type Options struct {
 	CacheIdentity string
 	// CacheEntries bounds the ETag cache (default 8192 responses; negative
 	// disables it). CacheBytes bounds its size (default 32 MiB, bodies
-	// counted deflated).
+	// counted as kept: as received until the cache holds an eighth of it,
+	// deflated from then on).
 	CacheEntries int
 	CacheBytes   int64
 
