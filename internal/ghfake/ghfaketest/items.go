@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
@@ -266,29 +265,4 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 type itemKey struct {
 	schema *openapi3.Schema
 	item   [sha256.Size]byte
-}
-
-// maxItemVerdicts bounds the item memo; past it, it starts again empty.
-const maxItemVerdicts = 1 << 16
-
-// itemMemo is checkItems' memo.
-type itemMemo struct {
-	mu sync.Mutex
-	m  map[itemKey]itemVerdict
-}
-
-func (c *itemMemo) get(k itemKey) (itemVerdict, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	iv, ok := c.m[k]
-	return iv, ok
-}
-
-func (c *itemMemo) put(k itemKey, iv itemVerdict) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxItemVerdicts {
-		c.m = make(map[itemKey]itemVerdict)
-	}
-	c.m[k] = iv
 }

@@ -109,17 +109,8 @@ type list struct {
 
 // fakeLists are the fake's answers to the list operations phasegate reads.
 func fakeLists(t *testing.T) []list {
-	s := ghfake.New()
-	t.Cleanup(s.Close)
-	Verify(t, s)
+	s, sha := widgets(t)
 	const tok = "tok-test"
-	s.AddToken(tok, "alice")
-	s.AddRepo("acme", "widgets", "main")
-	sha := func(c string) string { return strings.Repeat(c, 40) }
-	s.SetBranch("acme", "widgets", "main", sha("a"))
-	s.Push("acme", "widgets", ghfake.Push{Ref: "main", After: sha("b"), Actor: "alice"})
-	s.Push("acme", "widgets", ghfake.Push{Ref: "main", After: sha("c")})
-	s.Push("acme", "widgets", ghfake.Push{Ref: "feature", After: sha("d"), Actor: "bob"})
 	s.Push("acme", "widgets", ghfake.Push{Ref: "main", After: sha("e"), Actor: "carol"})
 	pr := s.AddPullRequest("acme", "widgets", ghfake.PullRequest{Title: "x", Author: "alice", HeadRef: "feature", HeadSHA: sha("d"), BaseRef: "main", BaseSHA: sha("c")})
 	s.LabelIssue("acme", "widgets", pr, "phasegate:pending")

@@ -133,29 +133,31 @@ type verdictKey struct {
 	body   [sha256.Size]byte
 }
 
-// maxVerdicts bounds the memo; past it, it starts again empty.
-const maxVerdicts = 1 << 16
+// maxMemo bounds each of the validator's memos; past it, one starts again
+// empty.
+const maxMemo = 1 << 16
 
-// verdicts is the memo of checkResponse: the problems of each body checked.
-type verdicts struct {
+// memo is one of the validator's memos: safe for concurrent use, at most
+// maxMemo entries.
+type memo[K comparable, V any] struct {
 	mu sync.Mutex
-	m  map[verdictKey][]problem
+	m  map[K]V
 }
 
-func (c *verdicts) get(k verdictKey) ([]problem, bool) {
+func (c *memo[K, V]) get(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	probs, ok := c.m[k]
-	return probs, ok
+	v, ok := c.m[k]
+	return v, ok
 }
 
-func (c *verdicts) put(k verdictKey, probs []problem) {
+func (c *memo[K, V]) put(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxVerdicts {
-		c.m = make(map[verdictKey][]problem)
+	if c.m == nil || len(c.m) >= maxMemo {
+		c.m = make(map[K]V)
 	}
-	c.m[k] = probs
+	c.m[k] = v
 }
 
 // findRoute is the description's route for req, tried in v.router and then
@@ -182,29 +184,4 @@ type foundRoute struct {
 	route  *routers.Route
 	params map[string]string
 	err    error
-}
-
-// maxRoutes bounds the route memo; past it, it starts again empty.
-const maxRoutes = 1 << 14
-
-// routeMemo is findRoute's memo.
-type routeMemo struct {
-	mu sync.Mutex
-	m  map[string]foundRoute
-}
-
-func (c *routeMemo) get(k string) (foundRoute, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.m[k]
-	return r, ok
-}
-
-func (c *routeMemo) put(k string, r foundRoute) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxRoutes {
-		c.m = make(map[string]foundRoute)
-	}
-	c.m[k] = r
 }

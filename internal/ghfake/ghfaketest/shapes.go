@@ -255,23 +255,12 @@ type shapeKey struct {
 	item itemKey
 }
 
-// maxShapes bounds the shape memo; past it, it starts again empty.
-const maxShapes = 1 << 14
-
 // shapeMemo holds the verdicts on the shapes decided: valid, or broken
 // only where the body has null (every problem's value is null, so its
 // problems are the same for every body of the shape: the nulls are part
 // of the shape, and what breaks elsewhere is the same for all).
 type shapeMemo struct {
-	mu sync.Mutex
-	m  map[shapeKey]itemVerdict
-}
-
-func (c *shapeMemo) get(k shapeKey) (itemVerdict, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	iv, ok := c.m[k]
-	return iv, ok
+	memo[shapeKey, itemVerdict]
 }
 
 // put remembers iv when it is the same for every body of the shape.
@@ -284,10 +273,5 @@ func (c *shapeMemo) put(k shapeKey, iv itemVerdict) {
 			return
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxShapes {
-		c.m = make(map[shapeKey]itemVerdict)
-	}
-	c.m[k] = iv
+	c.memo.put(k, iv)
 }

@@ -63,11 +63,11 @@ type Validator struct {
 	multi      routers.Router    // multi-segment parameters spelled {name:.*}, tried second
 	paths      map[string]string // multi's path → the description's
 	basicError *openapi3.Schema
-	bodies     verdicts      // the verdicts on response bodies checked so far
-	items      itemMemo      // the verdicts on the items of list answers checked so far
-	classes    *shapeClasses // what the subset tells apart; nil: no shape memo
-	shapes     shapeMemo     // the shapes of the bodies and items found valid
-	routes     routeMemo     // the routes found so far
+	bodies     memo[verdictKey, []problem] // the verdicts on response bodies checked so far
+	items      memo[itemKey, itemVerdict]  // the verdicts on the items of list answers checked so far
+	classes    *shapeClasses               // what the subset tells apart; nil: no shape memo
+	shapes     shapeMemo                   // the shapes of the bodies and items found valid
+	routes     memo[string, foundRoute]    // the routes found so far
 }
 
 // Load reads the subset from the module root above the working directory

@@ -161,17 +161,8 @@ func TestCheckCatches(t *testing.T) {
 // checker covered — activity, comparisons of every status, statuses, git
 // refs, a 422 — and more, and makes sure each was checked and clean.
 func TestFakeAnswersConform(t *testing.T) {
-	s := ghfake.New()
-	t.Cleanup(s.Close)
-	Verify(t, s)
+	s, sha := widgets(t)
 	const tok = "tok-test"
-	s.AddToken(tok, "alice")
-	s.AddRepo("acme", "widgets", "main")
-	sha := func(c string) string { return strings.Repeat(c, 40) }
-	s.SetBranch("acme", "widgets", "main", sha("a"))
-	s.Push("acme", "widgets", ghfake.Push{Ref: "main", After: sha("b"), Actor: "alice"})
-	s.Push("acme", "widgets", ghfake.Push{Ref: "main", After: sha("c")}) // actor null
-	s.Push("acme", "widgets", ghfake.Push{Ref: "feature", After: sha("d"), Actor: "bob"})
 	s.AddActivity("acme", "widgets", ghfake.Activity{Type: "pr_merge", Ref: "main", Before: sha("c"), After: sha("e"), Actor: "carol"})
 	s.AddCommit("acme", "widgets", ghfake.Commit{SHA: sha("a"), Author: "alice", Message: "base", Verified: true,
 		Files: []ghfake.File{{Filename: "a.txt", Status: "added"}}})
@@ -245,4 +236,21 @@ func TestFakeAnswersConform(t *testing.T) {
 			t.Errorf("%s was never checked", op)
 		}
 	}
+}
+
+// widgets is a verified fake holding acme/widgets, its token "tok-test"
+// for alice, main at a, and three pushes: main to b by alice, main to c
+// with no actor (null), feature to d by bob; sha("x") is x 40 times.
+func widgets(t *testing.T) (*ghfake.Server, func(string) string) {
+	s := ghfake.New()
+	t.Cleanup(s.Close)
+	Verify(t, s)
+	s.AddToken("tok-test", "alice")
+	s.AddRepo("acme", "widgets", "main")
+	sha := func(c string) string { return strings.Repeat(c, 40) }
+	s.SetBranch("acme", "widgets", "main", sha("a"))
+	s.Push("acme", "widgets", ghfake.Push{Ref: "main", After: sha("b"), Actor: "alice"})
+	s.Push("acme", "widgets", ghfake.Push{Ref: "main", After: sha("c")}) // actor null
+	s.Push("acme", "widgets", ghfake.Push{Ref: "feature", After: sha("d"), Actor: "bob"})
+	return s, sha
 }
