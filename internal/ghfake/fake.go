@@ -25,8 +25,9 @@
 //     by commit, tree or branch, recursive or not, cut with "truncated" at
 //     GitHub's 100,000 entries / 7 MB or at SetTreeTruncation's limits; GET
 //     git/blobs/{sha} (base64 or raw); GET tarball/{ref}, a 302 to a fake
-//     codeload that serves a gzip tar in git archive's layout (SetArchive
-//     serves any bytes instead);
+//     codeload that serves a gzip tar in git archive's layout, obeying the
+//     commit's .gitattributes (export-ignore, export-subst of $Format:%H$)
+//     as git archive does (SetArchive serves any bytes instead);
 //   - check runs, which only an App may create (AddAppToken, or a minted
 //     installation token; github-actions[bot] is the github-actions App) and
 //     only the App that created one may update (403 otherwise): create,

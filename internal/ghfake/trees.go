@@ -327,7 +327,8 @@ func (s *Server) getTarball(q *req) reply {
 // getCodeload serves the archive a tarball redirect names: a gzip tar whose
 // entries sit under one top directory "<owner>-<repo>-<sha7>/", with git
 // archive's pax global header (the commit id), directories, files,
-// symlinks, and an empty directory for each submodule.
+// symlinks, and an empty directory for each submodule — obeying the
+// commit's .gitattributes as git archive does (archiver).
 func (s *Server) getCodeload(q *req) reply {
 	rp, ok := s.repoOf(q)
 	if !ok || !s.codeload[q.query("token")] {
@@ -348,31 +349,57 @@ func (s *Server) getCodeload(q *req) reply {
 	mtime := time.Unix(0, 0)
 	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header", PAXRecords: map[string]string{"comment": sha}})
 	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: top, Mode: 0o775, ModTime: mtime})
-	s.tarTree(tw, rp, tree, top, mtime)
+	a := archiver{tw: tw, rp: rp, commit: sha, top: top, mtime: mtime}
+	a.tree(tree, "", nil)
 	_ = tw.Close()
 	_ = zw.Close()
 	return reply{status: 200, raw: buf.Bytes(), ctype: "application/x-gzip"}
 }
 
-func (s *Server) tarTree(tw *tar.Writer, rp *repo, sha, prefix string, mtime time.Time) {
-	for _, e := range rp.trees[sha].entries {
-		name := prefix + e.name
+// archiver writes a commit's tree as git archive does, obeying the
+// commit's own .gitattributes (root and nested): export-ignore leaves a
+// file or a whole directory out, export-subst expands $Format:…$.
+type archiver struct {
+	tw     *tar.Writer
+	rp     *repo
+	commit string
+	top    string
+	mtime  time.Time
+}
+
+func (a *archiver) tree(sha, rel string, rules []exportRule) {
+	entries := a.rp.trees[sha].entries
+	for _, e := range entries {
+		if e.name == ".gitattributes" && e.typ == "blob" && e.mode != ModeSymlink {
+			rules = append(rules[:len(rules):len(rules)], parseAttributes(rel, a.rp.blobs[e.sha])...)
+		}
+	}
+	for _, e := range entries {
+		p := rel + e.name
+		ignore, subst := exportAttrs(rules, p, e.typ == "tree")
+		if ignore {
+			continue
+		}
+		h := &tar.Header{Typeflag: tar.TypeDir, Name: a.top + p + "/", Mode: 0o775, ModTime: a.mtime}
+		var data []byte
 		switch {
-		case e.typ == "tree":
-			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o775, ModTime: mtime})
-			s.tarTree(tw, rp, e.sha, name+"/", mtime)
-		case e.typ == "commit":
-			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o775, ModTime: mtime})
+		case e.typ == "tree" || e.typ == "commit": // a submodule: an empty directory
 		case e.mode == ModeSymlink:
-			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: string(rp.blobs[e.sha]), Mode: 0o777, ModTime: mtime})
+			h.Typeflag, h.Name, h.Linkname, h.Mode = tar.TypeSymlink, a.top+p, string(a.rp.blobs[e.sha]), 0o777
 		default:
-			mode := int64(0o664)
-			if e.mode == ModeExecutable {
-				mode = 0o775
+			data = a.rp.blobs[e.sha]
+			if subst {
+				data = substitute(data, a.commit)
 			}
-			data := rp.blobs[e.sha]
-			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)), ModTime: mtime})
-			_, _ = tw.Write(data)
+			h.Typeflag, h.Name, h.Size, h.Mode = tar.TypeReg, a.top+p, int64(len(data)), 0o664
+			if e.mode == ModeExecutable {
+				h.Mode = 0o775
+			}
+		}
+		_ = a.tw.WriteHeader(h)
+		_, _ = a.tw.Write(data)
+		if e.typ == "tree" {
+			a.tree(e.sha, p+"/", rules)
 		}
 	}
 }

@@ -199,30 +199,7 @@ func TestTarball(t *testing.T) {
 	if resp.StatusCode != 302 || !strings.Contains(loc, "/_codeload/acme/widgets/legacy.tar.gz/"+commitA+"?token=") {
 		t.Fatalf("%d, Location %q", resp.StatusCode, loc)
 	}
-	a := do(t, s, "GET", strings.TrimPrefix(loc, strings.TrimSuffix(s.URL(), "/")), "", "")
-	if a.status != 200 {
-		t.Fatalf("codeload: %d %s", a.status, a.body)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(a.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	var got []string
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		line := string(h.Typeflag) + " " + h.Name
-		if h.Typeflag == tar.TypeSymlink {
-			line += " -> " + h.Linkname
-		}
-		got = append(got, line)
-	}
+	got := archiveEntries(t, s, loc)
 	want := []string{
 		"0 acme-widgets-aaaaaaa/README.md", "0 acme-widgets-aaaaaaa/a.txt", "5 acme-widgets-aaaaaaa/a/",
 		"5 acme-widgets-aaaaaaa/a/b/", "0 acme-widgets-aaaaaaa/a/b/c.txt", "2 acme-widgets-aaaaaaa/link -> a/b/c.txt",
@@ -238,5 +215,103 @@ func TestTarball(t *testing.T) {
 	}
 	if a := do(t, s, "GET", "/repos/acme/widgets/tarball/"+strings.Repeat("f", 40), tok, ""); a.status != 404 {
 		t.Fatalf("tarball of an unknown commit: %d", a.status)
+	}
+}
+
+// archiveEntries downloads the archive at codeload link loc and lists its
+// entries as "<type> <name>[ -> <target>][ = <content>]" (contents with
+// withContent).
+func archiveEntries(t *testing.T, s *Server, loc string, withContent ...bool) []string {
+	t.Helper()
+	a := do(t, s, "GET", strings.TrimPrefix(loc, strings.TrimSuffix(s.URL(), "/")), "", "")
+	if a.status != 200 {
+		t.Fatalf("codeload: %d %s", a.status, a.body)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var got []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := string(h.Typeflag) + " " + h.Name
+		if h.Typeflag == tar.TypeSymlink {
+			line += " -> " + h.Linkname
+		}
+		if h.Typeflag == tar.TypeReg && len(withContent) > 0 {
+			b, _ := io.ReadAll(tr)
+			line += " = " + string(b)
+		}
+		got = append(got, line)
+	}
+}
+
+// TestTarballObeysGitattributes: the archive is git archive's, which obeys
+// the archived commit's own .gitattributes, root and nested (the
+// expectations were checked against git 2.39's git archive of the same
+// commits).
+func TestTarballObeysGitattributes(t *testing.T) {
+	t.Parallel()
+	base := []TreeFile{
+		{Path: ".pace/day-1/sentinel-report.yaml", Content: []byte("verdict: hold\n")},
+		{Path: ".pace/day-1/plan.yaml", Content: []byte("id: $Format:%H$ $Format:%h %% %an$\n")},
+		{Path: "docs/a.md", Content: []byte("a")},
+		{Path: "docs/sub/b.md", Content: []byte("b")},
+		{Path: "keep.txt", Content: []byte("$Format:%H$")},
+	}
+	tests := []struct {
+		name  string
+		attrs map[string]string // .gitattributes path → content
+		want  string
+	}{
+		{name: "none", want: ".pace/ .pace/day-1/ .pace/day-1/plan.yaml = id: $Format:%H$ $Format:%h %% %an$\n .pace/day-1/sentinel-report.yaml = verdict: hold\n docs/ docs/a.md = a docs/sub/ docs/sub/b.md = b keep.txt = $Format:%H$"},
+		{name: "export-ignore a file, export-subst another",
+			attrs: map[string]string{".gitattributes": ".pace/day-1/sentinel-report.yaml export-ignore\n*.yaml export-subst\n"},
+			want:  ".gitattributes .pace/ .pace/day-1/ .pace/day-1/plan.yaml = id: " + commitA + " aaaaaaa % \n docs/ docs/a.md = a docs/sub/ docs/sub/b.md = b keep.txt = $Format:%H$"},
+		{name: "a basename pattern at any depth, a directory, unset deeper",
+			attrs: map[string]string{".gitattributes": "sentinel-report.yaml export-ignore\ndocs export-ignore\n", ".pace/.gitattributes": "day-1/sentinel-report.yaml -export-ignore\n"},
+			want:  ".gitattributes .pace/ .pace/.gitattributes .pace/day-1/ .pace/day-1/plan.yaml = id: $Format:%H$ $Format:%h %% %an$\n .pace/day-1/sentinel-report.yaml = verdict: hold\n keep.txt = $Format:%H$"},
+		{name: "a nested file, globs, a directory pattern, itself",
+			attrs: map[string]string{".pace/.gitattributes": "*/sentinel-* export-ignore\n.gitattributes export-ignore\n", ".gitattributes": "sub/ export-ignore\n/keep.txt export-subst\n"},
+			want:  ".gitattributes .pace/ .pace/day-1/ .pace/day-1/plan.yaml = id: $Format:%H$ $Format:%h %% %an$\n docs/ docs/a.md = a keep.txt = " + commitA},
+		{name: "double star",
+			attrs: map[string]string{".gitattributes": "docs/** export-ignore\n**/plan.yaml export-ignore\n"},
+			want:  ".gitattributes .pace/ .pace/day-1/ .pace/day-1/sentinel-report.yaml = verdict: hold\n docs/ keep.txt = $Format:%H$"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newTestServer(t)
+			files := append([]TreeFile(nil), base...)
+			for p, c := range tt.attrs {
+				files = append(files, TreeFile{Path: p, Content: []byte(c)})
+			}
+			s.SetTree("acme", "widgets", commitA, files)
+			req, _ := http.NewRequest("GET", s.URL()+"repos/acme/widgets/tarball/"+commitA, nil)
+			req.Header.Set("Authorization", "token "+tok)
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			var got []string
+			for _, e := range archiveEntries(t, s, resp.Header.Get("Location"), true)[2:] {
+				e = strings.TrimPrefix(e[2:], "acme-widgets-aaaaaaa/")
+				if strings.Contains(e, ".gitattributes") {
+					e, _, _ = strings.Cut(e, " =")
+				}
+				got = append(got, e)
+			}
+			if g := strings.Join(got, " "); g != tt.want {
+				t.Fatalf("archive:\n%s\nwant:\n%s", g, tt.want)
+			}
+		})
 	}
 }
