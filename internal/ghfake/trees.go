@@ -103,7 +103,9 @@ func (s *Server) SetTreeFiles(owner, name, sha string, files map[string]string) 
 
 // SetTreeTruncation sets where a recursive tree listing is cut (entries,
 // and bytes of JSON entries); zero or less restores GitHub's 100,000
-// entries and 7 MB.
+// entries and 7 MB. A non-recursive listing (one tree's entries, what
+// GitHub says to read when the recursive one is cut) is cut at GitHub's
+// limits only.
 func (s *Server) SetTreeTruncation(maxEntries, maxBytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -218,6 +220,12 @@ func (s *Server) getTree(q *req) reply {
 		return notFound()
 	}
 	maxEntries, maxBytes := s.treeMaxEntries, s.treeMaxBytes
+	recursive := q.r.URL.Query().Has("recursive")
+	if !recursive {
+		// GitHub's limits are the recursive listing's; one level is cut
+		// only past them.
+		maxEntries, maxBytes = 0, 0
+	}
 	if maxEntries <= 0 {
 		maxEntries = DefaultTreeMaxEntries
 	}
@@ -225,7 +233,7 @@ func (s *Server) getTree(q *req) reply {
 		maxBytes = DefaultTreeMaxBytes
 	}
 	l := &treeLister{q: q, rp: rp, api: q.apiBase + "/repos/" + rp.owner + "/" + rp.name, maxEntries: maxEntries,
-		maxBytes: maxBytes, recursive: q.r.URL.Query().Has("recursive"), out: []any{}}
+		maxBytes: maxBytes, recursive: recursive, out: []any{}}
 	l.list(sha, "")
 	return reply{status: 200, body: map[string]any{"sha": sha, "url": l.api + "/git/trees/" + sha, "tree": l.out,
 		"truncated": l.truncated}}

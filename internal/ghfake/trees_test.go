@@ -88,6 +88,8 @@ func TestGetTree(t *testing.T) {
 			wantLines: "040000 tree e2b0c41b0f7802e3db16736400d84a86ca333494 b\n"},
 		{name: "truncated", path: "git/trees/" + commitA + "?recursive=1", truncate: 3, wantStatus: 200,
 			wantLines: strings.Join(pick(full, 0, 1, 2), ""), wantTruncated: true},
+		{name: "one level is not cut at the recursive listing's limit", path: "git/trees/" + commitA, truncate: 3, wantStatus: 200,
+			wantLines: strings.Join(pick(full, 0, 1, 2, 5, 6, 7), "")},
 		{name: "unknown sha", path: "git/trees/" + strings.Repeat("f", 40), wantStatus: 404},
 	}
 	for _, tt := range tests {
