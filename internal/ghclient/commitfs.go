@@ -44,17 +44,18 @@ type TreeLimits struct {
 	// kept of the archive); an Open past it fails with ErrTreeTooLarge.
 	// Default 64 MiB.
 	MaxTotalBytes int64
-	// MaxArchiveBytes bounds the tarball read when the tree listing is
-	// truncated, compressed and uncompressed alike. Default 256 MiB.
+	// MaxArchiveBytes bounds the tarball read (ArchiveOver), compressed and
+	// uncompressed alike. Default 256 MiB.
 	MaxArchiveBytes int64
 	// MaxListingBytes bounds the bytes of the paths a tree read level by
 	// level holds (a listing GitHub truncated, TreeChange). Default 32 MiB.
 	MaxListingBytes int64
 	// Wanted says which files the caller will read; with ArchiveOver, more
 	// than ArchiveOver wanted files make the FS read the commit's archive
-	// (two requests) instead of one request per blob. When the archive
-	// cannot be read within the limits, the blobs are fetched one by one.
-	// Zero or nil: blobs only (the archive only for a truncated listing).
+	// (two requests) instead of one request per blob; only the wanted
+	// files of the archive are kept, each verified against the listing.
+	// What the archive does not give (within its limits, verified) is
+	// fetched blob by blob. Zero or nil: blobs only.
 	Wanted      func(path string) bool
 	ArchiveOver int
 }
@@ -70,8 +71,9 @@ func (l TreeLimits) withDefaults() TreeLimits {
 
 // FSStats measures what a CommitFS fetched.
 type FSStats struct {
-	// Requests counts the API requests the FS made: the tree listing, one
-	// per blob, two for the archive (the redirect and the download).
+	// Requests counts the API requests the FS made: the tree listing (and
+	// one per tree when GitHub truncated it), one per blob, two for the
+	// archive (the redirect and the download).
 	// Retries are counted in Client.Stats.
 	Requests int64
 	// Blobs counts the blobs fetched (files read, symlinks resolved).
@@ -80,8 +82,8 @@ type FSStats struct {
 	Bytes int64
 	// ArchiveBytes counts the bytes of the compressed archive read.
 	ArchiveBytes int64
-	// FromArchive says the tree listing was truncated and the files came
-	// from the archive.
+	// FromArchive says the archive was read whole: the files it gave that
+	// match the listing came from it.
 	FromArchive bool
 }
 
@@ -93,9 +95,11 @@ type FSStats struct {
 // Symlinks (mode 120000) are followed by Open, Stat and ReadDir, and by
 // every directory element of a name, within the tree only: a target that is
 // absolute or climbs above the root leads nowhere (fs.ErrNotExist).
-// Submodules are left out. When GitHub truncates the listing, the files
-// come from the commit's tarball instead, read whole into memory within the
-// same limits; if that fails too, CommitFS fails with ErrTreeTooLarge.
+// Submodules are left out. When GitHub truncates the listing, the tree is
+// read level by level (non-recursive listings) within MaxEntries and
+// MaxListingBytes, or CommitFS fails with ErrTreeTooLarge. The listing is
+// the truth: the archive (ArchiveOver) only fills files whose git blob id
+// it matches.
 //
 // A CommitFS fetches with the context it was made with: once that ends,
 // reads of files not yet fetched fail. It is safe for concurrent use.
@@ -136,8 +140,9 @@ type node struct {
 	data   []byte // at most MaxFileBytes of a file; a symlink's target
 }
 
-// CommitFS lists the tree of commit sha (one request) and returns its
-// files as an fs.FS that fetches each blob when it is first read.
+// CommitFS lists the tree of commit sha (one request; level by level when
+// GitHub truncates that listing) and returns its files as an fs.FS that
+// fetches each blob when it is first read.
 func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim TreeLimits) (*CommitFS, error) {
 	f := &CommitFS{c: c, ctx: ctx, owner: owner, repo: repo, sha: sha, lim: lim.withDefaults(),
 		root: newDir(".")}
@@ -148,15 +153,32 @@ func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim Tree
 	}
 	where := fmt.Sprintf("the tree of %s@%s", repoName(owner, repo), short(sha))
 	if t.Truncated {
-		if err := f.loadArchive(); err != nil {
-			return nil, fmt.Errorf("%s: github truncated its listing, and its archive: %w", where, err)
+		// The tree the listing names (not sha again: a branch may move).
+		w := c.newTreeWalk(ctx, owner, repo, where+", read level by level as github truncated its listing", f.lim)
+		t.Entries = nil
+		err := w.all(t.SHA, "", &t.Entries)
+		f.requests.Add(w.requests)
+		if err != nil {
+			return nil, err
 		}
-		return f, nil
 	}
 	if len(t.Entries) > f.lim.MaxEntries {
 		return nil, fmt.Errorf("%s: %d entries, the limit is %d: %w", where, len(t.Entries), f.lim.MaxEntries, ErrTreeTooLarge)
 	}
-	for _, e := range t.Entries {
+	if err := f.build(t.Entries); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if f.preferArchive(t) {
+		// Only a shortcut: what it could not fill (within its limits,
+		// verified) is fetched blob by blob, as listed.
+		_ = f.loadArchive()
+	}
+	return f, nil
+}
+
+// build makes the FS's nodes from the tree's entries (submodules left out).
+func (f *CommitFS) build(entries []TreeEntry) error {
+	for _, e := range entries {
 		n := &node{name: path.Base(e.Path), sha: e.SHA, size: e.Size}
 		switch {
 		case e.Type == "commit":
@@ -168,25 +190,14 @@ func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim Tree
 		case e.Type == "blob":
 			n.kind, n.exec = kindFile, e.Mode == ModeExecutable
 		default:
-			return nil, fmt.Errorf("%s: entry %q of unknown type %q", where, e.Path, e.Type)
+			return fmt.Errorf("entry %q of unknown type %q", e.Path, e.Type)
 		}
 		if err := f.add(e.Path, n); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return err
 		}
 	}
 	f.root.sortAll()
-	if f.preferArchive(t) {
-		listed := f.root
-		f.root = newDir(".")
-		if err := f.loadArchive(); err != nil {
-			// Too large for the archive's limits: blob by blob, as listed.
-			f.root, f.fromArchive = listed, false
-			f.budgetMu.Lock()
-			f.fetched = 0
-			f.budgetMu.Unlock()
-		}
-	}
-	return f, nil
+	return nil
 }
 
 // preferArchive says whether the caller wants more files of the tree than

@@ -34,19 +34,30 @@ var (
 // fsLimits reads at most 1000 bytes of a file (big.bin has 5000).
 var fsLimits = TreeLimits{MaxFileBytes: 1000}
 
+// everything wants every file: with ArchiveOver 1, the FS reads the archive.
+func everything(string) bool { return true }
+
 func TestCommitFSOperations(t *testing.T) {
 	for _, src := range []struct {
-		name       string
-		truncateAt int
-	}{{name: "tree listing"}, {name: "archive fallback", truncateAt: 3}} {
+		name        string
+		truncateAt  int
+		lim         TreeLimits
+		wantArchive bool
+	}{
+		{name: "tree listing", lim: fsLimits},
+		{name: "a truncated listing, walked", truncateAt: 3, lim: fsLimits},
+		{name: "the archive", lim: TreeLimits{MaxFileBytes: 1000, Wanted: everything, ArchiveOver: 1}, wantArchive: true},
+		{name: "the archive of a walked listing", truncateAt: 3, lim: TreeLimits{MaxFileBytes: 1000, Wanted: everything, ArchiveOver: 1},
+			wantArchive: true},
+	} {
 		t.Run(src.name, func(t *testing.T) {
 			e := treeEnv(t)
 			e.fake.SetTreeTruncation(src.truncateAt, 0)
-			fsys, err := e.c.CommitFS(ctxT(t), owner, repo, headSHA, fsLimits)
+			fsys, err := e.c.CommitFS(ctxT(t), owner, repo, headSHA, src.lim)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := fsys.Stats().FromArchive; got != (src.truncateAt > 0) {
+			if got := fsys.Stats().FromArchive; got != src.wantArchive {
 				t.Fatalf("FromArchive = %v", got)
 			}
 			testCommitFSOperations(t, fsys)
@@ -66,6 +77,7 @@ func testCommitFSOperations(t *testing.T, fsys *CommitFS) {
 		{name: "read through a symlinked directory", op: readFile(fsys, "dirlink/x/y.json"), want: `{"a":1}`},
 		{name: "a symlink climbing to the root", op: readFile(fsys, ".pace/up"), want: "hello\n"},
 		{name: "a symlink out of the root", op: readFile(fsys, "escape"), wantErr: fs.ErrNotExist},
+		{name: "a symlink climbing above the root leads nowhere", op: readFile(fsys, "above"), wantErr: fs.ErrNotExist},
 		{name: "an absolute symlink", op: readFile(fsys, "abs"), wantErr: fs.ErrNotExist},
 		{name: "a symlink loop", op: readFile(fsys, "loop1"), wantErr: errors.New("too many levels of symbolic links")},
 		{name: "readlink", op: func() (string, error) { return fsys.ReadLink("escape") }, want: "../../etc/passwd"},
@@ -78,7 +90,7 @@ func testCommitFSOperations(t *testing.T, fsys *CommitFS) {
 		{name: "reading an oversized file: its head, then an error", op: readFile(fsys, "big.bin"), wantErr: ErrTooLarge},
 		{name: "the head of an oversized file", op: readHead(fsys, "big.bin", 1000), want: strings.Repeat("B", 1000)},
 		{name: "a submodule is left out", op: statOf(fsys.Stat, "vendor/sub"), wantErr: fs.ErrNotExist},
-		{name: "the root", op: readDirNames(fsys, "."), want: ".pace README.md abs big.bin dirlink escape link loop1 loop2 run.sh vendor"},
+		{name: "the root", op: readDirNames(fsys, "."), want: ".pace README.md above abs big.bin dirlink escape link loop1 loop2 run.sh vendor"},
 		{name: "a directory through a symlink", op: readDirNames(fsys, "dirlink"), want: "x"},
 		{name: "an invalid name", op: readFile(fsys, "../README.md"), wantErr: fs.ErrInvalid},
 		{name: "a missing file", op: readFile(fsys, "nope"), wantErr: fs.ErrNotExist},
@@ -218,28 +230,22 @@ func TestCommitFSLimits(t *testing.T) {
 		name       string
 		lim        TreeLimits
 		truncateAt int
-		archive    []byte // served instead of the built archive
 		read       string
 		wantErr    error // of CommitFS, or of reading read
 		wantFound  bool
 	}{
 		{name: "too many entries", lim: TreeLimits{MaxEntries: 10}, wantErr: ErrTreeTooLarge},
 		{name: "too many bytes in all", lim: TreeLimits{MaxTotalBytes: 4000}, read: "big.bin", wantErr: ErrTreeTooLarge},
-		{name: "truncated, too many entries in the archive", lim: TreeLimits{MaxEntries: 10}, truncateAt: 3, wantErr: ErrTreeTooLarge},
-		{name: "truncated, too many bytes in the archive", lim: TreeLimits{MaxTotalBytes: 1000}, truncateAt: 3, wantErr: ErrTreeTooLarge},
-		{name: "truncated, an archive over its limit", lim: TreeLimits{MaxArchiveBytes: 200}, truncateAt: 3, wantErr: ErrTreeTooLarge},
-		{name: "truncated, an archive escaping its root", truncateAt: 3, archive: tarGz(t, tarEntry{name: "top/"}, tarEntry{name: "top/../../evil", body: "x"}), wantErr: ErrTreeTooLarge},
-		{name: "truncated, a file beneath a symlink", truncateAt: 3, archive: tarGz(t, tarEntry{name: "top/l", link: "/etc"}, tarEntry{name: "top/l/passwd", body: "x"}), wantErr: ErrTreeTooLarge},
-		{name: "truncated, not gzip", truncateAt: 3, archive: []byte("not a tarball"), wantErr: ErrTreeTooLarge},
+		{name: "truncated, too many entries read level by level", lim: TreeLimits{MaxEntries: 12}, truncateAt: 3, wantErr: ErrTreeTooLarge},
+		{name: "truncated, too many bytes of paths read level by level", lim: TreeLimits{MaxListingBytes: 60}, truncateAt: 3, wantErr: ErrTreeTooLarge},
+		{name: "the archive past MaxTotalBytes: a read fails", lim: TreeLimits{MaxTotalBytes: 4000, Wanted: everything, ArchiveOver: 1},
+			read: "big.bin", wantErr: ErrTreeTooLarge},
 		{name: "unknown commit", lim: TreeLimits{}, wantFound: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := treeEnv(t)
 			e.fake.SetTreeTruncation(tt.truncateAt, 0)
-			if tt.archive != nil {
-				e.fake.SetArchive(owner, repo, headSHA, tt.archive)
-			}
 			sha := headSHA
 			if tt.wantFound {
 				sha = strings.Repeat("f", 40)

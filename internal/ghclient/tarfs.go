@@ -3,30 +3,35 @@ package ghclient
 import (
 	"archive/tar"
 	"compress/gzip"
-	"errors"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"strings"
 	"sync/atomic"
 )
 
-// loadArchive fills f from the commit's tarball, for a tree listing GitHub
-// truncated: regular files (their first MaxFileBytes bytes) and symlinks,
-// read whole into memory within f's limits.
+// loadArchive reads the commit's tarball (two requests) to fill the listed
+// files' contents instead of one request per blob. The archive never
+// decides what the tree holds: GitHub builds it with git archive, which
+// obeys the commit's own .gitattributes (export-ignore leaves files out,
+// export-subst rewrites them). Only an entry at a path the listing has as
+// a file or symlink, of that type, whose git blob id is the listed one is
+// kept; anything else is ignored, and what the archive did not fill is
+// fetched as a blob when it is read.
 func (f *CommitFS) loadArchive() error {
-	f.fromArchive = true
 	f.requests.Add(2) // the redirect and the download
 	rc, err := f.c.Archive(f.ctx, f.owner, f.repo, f.sha, f.lim.MaxArchiveBytes)
-	if err == nil {
-		err = f.readTarGz(&countingReader{r: rc, n: &f.archiveBytes})
-		rc.Close()
+	if err != nil {
+		return err
 	}
-	if err != nil && !errors.Is(err, ErrTreeTooLarge) {
-		err = fmt.Errorf("%w: %w", err, ErrTreeTooLarge)
+	defer rc.Close()
+	if err := f.readTarGz(&countingReader{r: rc, n: &f.archiveBytes}); err != nil {
+		return err
 	}
-	return err
+	f.fromArchive = true
+	return nil
 }
 
 func (f *CommitFS) readTarGz(r io.Reader) error {
@@ -34,39 +39,16 @@ func (f *CommitFS) readTarGz(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("decompress the archive: %w", err)
 	}
-	if err := f.readTar(zr); err != nil {
-		return err
-	}
-	f.root.dropSubmodules()
-	f.root.sortAll()
-	return nil
-}
-
-// dropSubmodules removes the empty directories git archive writes for
-// submodules (a git tree has no other empty directory), as the tree listing
-// leaves submodules out. It does not cascade: a directory that held only a
-// submodule stays, as it does in the listing.
-func (n *node) dropSubmodules() {
-	for name, c := range n.kids {
-		if c.kind == kindDir && len(c.kids) == 0 {
-			delete(n.kids, name)
-		}
-	}
-	for _, c := range n.kids {
-		if c.kind == kindDir {
-			c.dropSubmodules()
-		}
-	}
+	return f.readTar(zr)
 }
 
 // readTar reads an archive in GitHub's layout — every entry under one top
-// directory — into f. The archive is untrusted: a name that is not a
-// clean relative path under the top directory, a name given twice, or an
-// entry beneath a file or symlink is an error, so nothing lands outside the
-// tree; only directories, regular files and symlinks are kept; the
-// uncompressed stream is bounded by MaxArchiveBytes, the entries by
-// MaxEntries, and the bytes kept by MaxFileBytes per file and MaxTotalBytes
-// in all.
+// directory — and fills the listed files and symlinks it verifies (fill).
+// The archive is untrusted: a name that is not a clean relative path under
+// the top directory is an error; the uncompressed stream is bounded by
+// MaxArchiveBytes, the entries by MaxEntries, and the bytes kept by
+// MaxFileBytes per file and MaxTotalBytes in all. With Wanted, only the
+// files the caller wants are kept.
 func (f *CommitFS) readTar(r io.Reader) error {
 	tr := tar.NewReader(&capReader{rc: io.NopCloser(r), left: f.lim.MaxArchiveBytes, max: f.lim.MaxArchiveBytes,
 		what: "the uncompressed archive"})
@@ -83,56 +65,76 @@ func (f *CommitFS) readTar(r io.Reader) error {
 			continue // git archive's: the commit id
 		}
 		rel, err := archivePath(h.Name, &top)
-		if err != nil || rel == "" {
-			if err != nil {
-				return err
-			}
-			continue // the top directory itself
+		if err != nil {
+			return err
 		}
 		if entries++; entries > f.lim.MaxEntries {
 			return fmt.Errorf("the archive has over %d entries: %w", f.lim.MaxEntries, ErrTreeTooLarge)
 		}
-		n, err := f.archiveNode(tr, h, path.Base(rel))
-		if err != nil {
-			return fmt.Errorf("archive entry %q: %w", h.Name, err)
+		n := f.listed(rel)
+		if n == nil || n.loaded || (n.kind == kindFile && f.lim.Wanted != nil && !f.lim.Wanted(rel)) {
+			continue // not in the listing (or not wanted): ignored
 		}
-		if n == nil {
-			continue
-		}
-		if err := f.add(rel, n); err != nil {
+		if err := f.fill(n, tr, h); err != nil {
 			return fmt.Errorf("archive entry %q: %w", h.Name, err)
 		}
 	}
 }
 
-// archiveNode makes the node of one archive entry, reading what is kept of
-// its content; nil for an entry of a type a git tree does not have.
-func (f *CommitFS) archiveNode(tr *tar.Reader, h *tar.Header, name string) (*node, error) {
-	switch h.Typeflag {
-	case tar.TypeDir:
-		return newDir(name), nil
-	case tar.TypeReg:
-		keep := min(h.Size, f.lim.MaxFileBytes)
-		if err := f.reserve(keep); err != nil {
-			return nil, err
+// listed finds the file or symlink the listing has at p, following no
+// symlink; nil when there is none.
+func (f *CommitFS) listed(p string) *node {
+	n := f.root
+	for _, el := range strings.Split(p, "/") {
+		if n.kind != kindDir {
+			return nil
 		}
-		data := make([]byte, keep)
-		if _, err := io.ReadFull(tr, data); err != nil {
-			return nil, err
+		if n = n.lookup(el); n == nil {
+			return nil
 		}
-		f.bytes.Add(keep)
-		return &node{name: name, kind: kindFile, exec: h.Mode&0o111 != 0, size: h.Size, loaded: true, data: data}, nil
-	case tar.TypeSymlink:
-		if len(h.Linkname) > maxLinkTarget {
-			return nil, fmt.Errorf("symlink target of %d bytes, the limit is %d: %w", len(h.Linkname), maxLinkTarget, ErrTooLarge)
-		}
-		if err := f.reserve(int64(len(h.Linkname))); err != nil {
-			return nil, err
-		}
-		f.bytes.Add(int64(len(h.Linkname)))
-		return &node{name: name, kind: kindSymlink, size: int64(len(h.Linkname)), loaded: true, data: []byte(h.Linkname)}, nil
 	}
-	return nil, nil // hard links, devices, fifos: never in a git tree
+	if n.kind == kindDir {
+		return nil
+	}
+	return n
+}
+
+// fill keeps the content of archive entry h for listed node n when the
+// entry is of n's type and size and its git blob id — the SHA-1 of
+// "blob <size>\x00" and the whole content, though only the first
+// MaxFileBytes are kept — is n's; otherwise n is left to its blob.
+func (f *CommitFS) fill(n *node, tr *tar.Reader, h *tar.Header) error {
+	var content io.Reader
+	size := h.Size
+	switch {
+	case n.kind == kindFile && h.Typeflag == tar.TypeReg:
+		content = tr
+	case n.kind == kindSymlink && h.Typeflag == tar.TypeSymlink && len(h.Linkname) <= maxLinkTarget:
+		content, size = strings.NewReader(h.Linkname), int64(len(h.Linkname))
+	default:
+		return nil
+	}
+	if size != n.size {
+		return nil
+	}
+	keep := min(size, f.lim.MaxFileBytes)
+	if err := f.reserve(keep); err != nil {
+		return err
+	}
+	id := sha1.New()
+	fmt.Fprintf(id, "blob %d\x00", size)
+	data := make([]byte, keep)
+	_, err := io.ReadFull(io.TeeReader(content, id), data)
+	if err == nil {
+		_, err = io.Copy(id, content)
+	}
+	if err != nil || hex.EncodeToString(id.Sum(nil)) != n.sha {
+		f.release(keep)
+		return err
+	}
+	f.bytes.Add(keep)
+	n.data, n.loaded = data, true
+	return nil
 }
 
 // archivePath maps an archive name to a path of the tree: it must lie

@@ -29,6 +29,7 @@ func commitFiles() []ghfake.TreeFile {
 		{Path: "dirlink", Content: []byte(".pace/deep"), Mode: ghfake.ModeSymlink},
 		{Path: ".pace/up", Content: []byte("../README.md"), Mode: ghfake.ModeSymlink},
 		{Path: "escape", Content: []byte("../../etc/passwd"), Mode: ghfake.ModeSymlink},
+		{Path: "above", Content: []byte("../README.md"), Mode: ghfake.ModeSymlink},
 		{Path: "abs", Content: []byte("/etc/passwd"), Mode: ghfake.ModeSymlink},
 		{Path: "loop1", Content: []byte("loop2"), Mode: ghfake.ModeSymlink},
 		{Path: "loop2", Content: []byte("loop1"), Mode: ghfake.ModeSymlink},
@@ -52,7 +53,7 @@ func TestTree(t *testing.T) {
 		wantTruncated bool
 		wantNotFound  bool
 	}{
-		{name: "a commit", sha: headSHA, wantEntries: 17},
+		{name: "a commit", sha: headSHA, wantEntries: 18},
 		{name: "truncated", sha: headSHA, truncateAt: 4, wantEntries: 4, wantTruncated: true},
 		{name: "unknown", sha: strings.Repeat("f", 40), wantNotFound: true},
 	}
@@ -130,7 +131,7 @@ func TestArchive(t *testing.T) {
 		wantTooLarge bool
 		wantNotFound bool
 	}{
-		{name: "a commit", sha: headSHA, max: 1 << 20, wantEntries: 19}, // the pax header, the top directory, 17 entries
+		{name: "a commit", sha: headSHA, max: 1 << 20, wantEntries: 20}, // the pax header, the top directory, 18 entries
 		{name: "over the limit", sha: headSHA, max: 100, wantTooLarge: true},
 		{name: "unknown", sha: strings.Repeat("f", 40), max: 1 << 20, wantNotFound: true},
 	}

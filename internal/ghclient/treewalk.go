@@ -21,9 +21,9 @@ type treeWalk struct {
 	where       string
 }
 
-func (c *Client) newTreeWalk(ctx context.Context, owner, repo, what string, lim TreeLimits) *treeWalk {
-	return &treeWalk{c: c, ctx: ctx, owner: owner, repo: repo, lim: lim.withDefaults(),
-		where: fmt.Sprintf("%s of %s", what, repoName(owner, repo))}
+// newTreeWalk starts a walk whose errors begin with where.
+func (c *Client) newTreeWalk(ctx context.Context, owner, repo, where string, lim TreeLimits) *treeWalk {
+	return &treeWalk{c: c, ctx: ctx, owner: owner, repo: repo, lim: lim.withDefaults(), where: where}
 }
 
 // level reads the entries of one tree (sha: a tree, or a commit for its
@@ -92,7 +92,8 @@ const (
 // It reads non-recursive trees only, bounded by lim.MaxEntries entries read; past it: an error wrapping
 // ErrTreeTooLarge naming the limit.
 func (c *Client) TreeChange(ctx context.Context, owner, repo, base, head string, lim TreeLimits) (map[string]string, error) {
-	w := c.newTreeWalk(ctx, owner, repo, fmt.Sprintf("the change %s..%s", short(base), short(head)), lim)
+	w := c.newTreeWalk(ctx, owner, repo, fmt.Sprintf("the change %s..%s of %s", short(base), short(head),
+		repoName(owner, repo)), lim)
 	baseTree, baseEntries, err := w.level(base, "")
 	if err != nil {
 		return nil, err
