@@ -2,6 +2,8 @@ package checkjob
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,49 +20,62 @@ import (
 // RuleChangeTruncated is the warning for a change longer than GitHub lists.
 const RuleChangeTruncated = "change.truncated"
 
+// checked is what check found: the report, the outcomes the change
+// carries, and the configuration it checked with (blob: the config file's
+// git blob id, "" when the default branch has none).
+type checked struct {
+	rep     report.Report
+	carried []Carried
+	cfg     config.Config
+	blob    string
+}
+
 // check runs the checking flow on the commit: the configuration from the
 // default branch, the change, the files through req.Open, the checker,
 // phasegate's own files guarded, and the outcomes vetted. The error means
-// the commit could not be checked (the check then fails).
-func (j *Job) check(ctx context.Context, gh GitHub, req Request) (report.Report, []Carried, config.Config, error) {
-	cfg, findings, err := j.config(ctx, gh, req)
-	if err != nil {
-		return report.Report{}, nil, cfg, err
+// the commit could not be checked (the check then fails); out.cfg is the
+// configuration (the defaults until it was read) and out.blob its blob id
+// even then.
+func (j *Job) check(ctx context.Context, gh GitHub, req Request) (out checked, err error) {
+	var findings []check.Finding
+	if out.cfg, out.blob, findings, err = j.config(ctx, gh, req); err != nil {
+		return out, err
 	}
 	changed, more, err := j.changed(ctx, gh, req)
 	if err != nil {
-		return report.Report{}, nil, cfg, err
+		return out, err
 	}
 	findings = append(findings, more...)
 	fsys, err := req.Open(ctx)
 	if err != nil {
-		return report.Report{}, nil, cfg, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
+		return out, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
 	}
 	rec := &recordingFS{FS: fsys}
-	res, err := j.Validator.RunFS(ctx, rec, check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
+	res, err := j.Validator.RunFS(ctx, rec, check.Options{Config: out.cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
 	if err == nil {
 		err = rec.err()
 	}
 	if err != nil {
-		return report.Report{}, nil, cfg, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
+		return out, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
 	}
-	guard, err := j.guard(ctx, gh, req, rec, changed, cfg)
+	guard, err := j.guard(ctx, gh, req, rec, changed, out.cfg)
 	if err != nil {
-		return report.Report{}, nil, cfg, err
+		return out, err
 	}
 	findings = append(append(findings, res.Findings...), guard...)
-	carried, vetted, err := j.vet(ctx, gh, req, res, changed, cfg)
+	carried, vetted, err := j.vet(ctx, gh, req, res, changed, out.cfg)
 	if err != nil {
-		return report.Report{}, nil, cfg, err
+		return out, err
 	}
 	findings = append(findings, vetted...)
 	check.Sort(findings)
-	rep := report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
-	if rep.Pipeline == nil {
-		rep.Pipeline = []check.Status{}
+	out.rep = report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
+	if out.rep.Pipeline == nil {
+		out.rep.Pipeline = []check.Status{}
 	}
-	rep.Verdict = gate.Compute(findings, res.Statuses)
-	return rep, carried, cfg, nil
+	out.rep.Verdict = gate.Compute(findings, res.Statuses)
+	out.carried = carried
+	return out, nil
 }
 
 // vet picks the outcomes the change carries and vets the added ones for
@@ -90,24 +105,33 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 }
 
 // config reads the gate's configuration from the default branch, never from
-// the change under review. An invalid file is a finding (at its line) and
-// the defaults apply.
-func (j *Job) config(ctx context.Context, gh GitHub, req Request) (config.Config, []check.Finding, error) {
+// the change under review, and its git blob id ("" when there is no file).
+// An invalid file is a finding (at its line) and the defaults apply; a file
+// that cannot be read is an error, never the defaults.
+func (j *Job) config(ctx context.Context, gh GitHub, req Request) (cfg config.Config, blob string, findings []check.Finding, err error) {
 	path := j.configPath()
 	data, found, err := gh.FileContent(ctx, req.Owner, req.Repo, path, "")
 	if err != nil {
-		return config.Default(), nil, fmt.Errorf("reading %s from the default branch: %w", path, err)
+		return config.Default(), "", nil, fmt.Errorf("reading %s from the default branch: %w", path, err)
 	}
 	if !found {
-		return config.Default(), nil, nil
+		return config.Default(), "", nil, nil
 	}
 	cfg, probs := config.Parse(data)
-	var findings []check.Finding
 	for _, p := range probs {
 		findings = append(findings, check.Finding{File: path, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config", Severity: check.SeverityError,
 			Message: p.Message + " (read from the default branch; until this is fixed phasegate checks with the defaults and accepts no resolution)"})
 	}
-	return cfg, findings, nil
+	return cfg, blobID(data), findings, nil
+}
+
+// blobID is the git blob id of data: the SHA-1 of "blob <len>\x00" and data,
+// as `git hash-object` computes it.
+func blobID(data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (j *Job) configPath() string {

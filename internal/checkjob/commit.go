@@ -77,6 +77,10 @@ type Summary struct {
 	Findings  int
 	Posted    int
 	Decisions ghclient.Status
+	// ConfigBlob is the git blob id of the configuration file the commit
+	// was checked with, read from the default branch ("": there is none,
+	// or it could not be read): the recorded input names it.
+	ConfigBlob string
 	// Report is the whole result: the verdict with its reasons and every
 	// finding. A commit that could not be checked has a HOLD saying why
 	// and no finding. Nil only when the job stopped before a verdict (its
@@ -110,7 +114,7 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	var errs []error
 	sum := Summary{}
 	synced := false // phasegate/decisions set by the posting
-	rep, carried, cfg, err := j.check(ctx, gh, req)
+	out, err := j.check(ctx, gh, req)
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return Summary{}, err
@@ -121,13 +125,14 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			Title:   "could not check this commit",
 			Summary: "phasegate could not check this commit, so it does not pass: " + report.Terminal(err.Error())}
 		errs = append(errs, err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
-		sum.Verdict = gate.Hold
+		sum.Verdict, sum.ConfigBlob = gate.Hold, out.blob
 		sum.Report = &report.Report{Verdict: gate.Result{Verdict: gate.Hold,
 			Reasons: []string{"HOLD: phasegate could not check this commit: " + report.Terminal(err.Error())}}}
 	default:
-		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), Report: &rep}
-		if j.poster(cfg) && req.Fork == "" && req.Base != "" {
-			res, err := j.post(ctx, gh, req, carried, opts)
+		rep := out.rep
+		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), ConfigBlob: out.blob, Report: &rep}
+		if j.poster(out.cfg) && req.Fork == "" && req.Base != "" {
+			res, err := j.post(ctx, gh, req, out.carried, opts)
 			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions
 			errs = append(errs, err)
 		}
