@@ -20,6 +20,7 @@ const (
 	DefaultMaxFileBytes    = 1 << 20
 	DefaultMaxTotalBytes   = 64 << 20
 	DefaultMaxArchiveBytes = 256 << 20
+	DefaultMaxListingBytes = 32 << 20
 )
 
 // maxLinkTarget bounds a symlink's target (PATH_MAX).
@@ -46,6 +47,9 @@ type TreeLimits struct {
 	// MaxArchiveBytes bounds the tarball read when the tree listing is
 	// truncated, compressed and uncompressed alike. Default 256 MiB.
 	MaxArchiveBytes int64
+	// MaxListingBytes bounds the bytes of the paths a tree read level by
+	// level holds (a listing GitHub truncated, TreeChange). Default 32 MiB.
+	MaxListingBytes int64
 	// Wanted says which files the caller will read; with ArchiveOver, more
 	// than ArchiveOver wanted files make the FS read the commit's archive
 	// (two requests) instead of one request per blob. When the archive
@@ -60,6 +64,7 @@ func (l TreeLimits) withDefaults() TreeLimits {
 	l.MaxFileBytes = positive(l.MaxFileBytes, DefaultMaxFileBytes)
 	l.MaxTotalBytes = positive(l.MaxTotalBytes, DefaultMaxTotalBytes)
 	l.MaxArchiveBytes = positive(l.MaxArchiveBytes, DefaultMaxArchiveBytes)
+	l.MaxListingBytes = positive(l.MaxListingBytes, DefaultMaxListingBytes)
 	return l
 }
 
