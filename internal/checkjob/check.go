@@ -17,9 +17,6 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// RuleChangeTruncated is the warning for a change longer than GitHub lists.
-const RuleChangeTruncated = "change.truncated"
-
 // checked is what check found: the report, the outcomes the change
 // carries, and the configuration it checked with (blob: the config file's
 // git blob id, "" when the default branch has none).
@@ -41,11 +38,10 @@ func (j *Job) check(ctx context.Context, gh GitHub, req Request) (out checked, e
 	if out.cfg, out.blob, findings, err = j.config(ctx, gh, req); err != nil {
 		return out, err
 	}
-	changed, more, err := j.changed(ctx, gh, req)
+	changed, err := j.changed(ctx, gh, req)
 	if err != nil {
 		return out, err
 	}
-	findings = append(findings, more...)
 	fsys, err := req.Open(ctx)
 	if err != nil {
 		return out, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
@@ -141,27 +137,30 @@ func (j *Job) configPath() string {
 	return config.DefaultPath
 }
 
-// changed is the change of req.SHA from req.Base: the pull request's files,
-// or the comparison. nil without a base. A change longer than GitHub lists
-// is a warning: the commit-aware rules saw only what was listed.
-func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]check.Change, []check.Finding, error) {
+// changed is the change of req.SHA from req.Base: the pull request's
+// files, or the comparison; nil without a base. A change longer than GitHub
+// lists is read from the trees of the merge base and req.SHA
+// (ghclient.TreeChange), never taken in part: what it cannot read within
+// j.TreeLimits fails the check.
+func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]check.Change, error) {
 	if req.Base == "" {
-		return nil, nil, nil
+		return nil, nil
 	}
 	var files map[string]string
+	var mergeBase string
 	var err error
 	if req.PR != nil && req.PR.HeadSHA == req.SHA {
 		files, err = gh.PullRequestFiles(ctx, req.Owner, req.Repo, req.PR.Number)
 	} else {
-		files, _, err = gh.Change(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+		var cmp ghclient.Comparison
+		cmp, err = gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+		files, mergeBase = cmp.Files, cmp.MergeBase
 	}
-	var findings []check.Finding
-	switch {
-	case errors.Is(err, ghclient.ErrTruncated):
-		findings = append(findings, check.Finding{Rule: RuleChangeTruncated, Severity: check.SeverityWarning,
-			Message: fmt.Sprintf("the change lists more files than GitHub returns (%d listed): the commit-aware rules saw only those", len(files))})
-	case err != nil:
-		return nil, nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
+	if errors.Is(err, ghclient.ErrTruncated) {
+		files, err = j.treeChange(ctx, gh, req, mergeBase)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
 	}
 	changed := make(map[string]check.Change, len(files))
 	for name, status := range files {
@@ -174,7 +173,28 @@ func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]c
 			changed[name] = check.Modified
 		}
 	}
-	return changed, findings, nil
+	return changed, nil
+}
+
+// treeChange is the whole change of req.SHA from mergeBase (its merge base
+// with req.Base; "": read from the comparison), read from the two trees: a
+// pull request lists at most 3,000 files, a comparison 300, and a change
+// they cut could hide an edit of the gate past the cut.
+func (j *Job) treeChange(ctx context.Context, gh GitHub, req Request, mergeBase string) (map[string]string, error) {
+	if mergeBase == "" {
+		cmp, err := gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+		if err != nil && !errors.Is(err, ghclient.ErrTruncated) {
+			return nil, err
+		}
+		if mergeBase = cmp.MergeBase; mergeBase == "" {
+			return nil, fmt.Errorf("GitHub gave no merge base of %s and %s", shortSHA(req.Base), shortSHA(req.SHA))
+		}
+	}
+	files, err := gh.TreeChange(ctx, req.Owner, req.Repo, mergeBase, req.SHA, j.TreeLimits)
+	if err != nil {
+		return nil, fmt.Errorf("GitHub lists only part of the change, and its trees could not be compared: %w", err)
+	}
+	return files, nil
 }
 
 // recordingFS remembers the first error reading the commit's files that is

@@ -23,6 +23,7 @@ type GitHub interface {
 	IssueReader
 	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
 	PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]ghclient.Review, error)
+	TreeChange(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (map[string]string, error)
 }
 
 // Request is one commit for the App to check: the head of a pull request,
@@ -61,6 +62,10 @@ type Job struct {
 	Validator *check.Validator
 	// ConfigPath is .github/phasegate.yml unless set.
 	ConfigPath string
+	// TreeLimits bound the reading of a change from the trees of its
+	// commits, when GitHub lists it only in part (zero: ghclient's
+	// defaults).
+	TreeLimits ghclient.TreeLimits
 	// MaxAnnotations caps the annotations of one check run (0: 500).
 	MaxAnnotations int
 	// PagesURL, when set, is serve's public URL: phasegate/contracts'

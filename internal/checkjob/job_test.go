@@ -110,6 +110,7 @@ func (e *env) request(c change) Request {
 		e.f.SetCompare(owner, repo, baseSHA, headSHA, c.files)
 		req.Base = baseSHA
 	case c.files != nil:
+		e.f.SetCompare(owner, repo, baseSHA, headSHA, c.files)
 		n := e.f.AddPullRequest(owner, repo, ghfake.PullRequest{HeadSHA: headSHA, BaseSHA: baseSHA, HeadRef: "feature", BaseRef: "main", Author: "agent-bot"})
 		e.f.SetPullRequestFiles(owner, repo, n, c.files)
 		req.Base = baseSHA
@@ -140,6 +141,7 @@ type jobCase struct {
 	name    string
 	change  change
 	setup   func(e *env, req Request) // faults, reviews
+	job     func(j *Job)
 	wantErr string
 	verdict gate.Verdict
 	want    []string
@@ -155,6 +157,9 @@ func runJobCases(t *testing.T, tests []jobCase) {
 			req := e.request(tc.change)
 			if tc.setup != nil {
 				tc.setup(e, req)
+			}
+			if tc.job != nil {
+				tc.job(e.job)
 			}
 			sum, err := e.job.CheckCommit(context.Background(), e.gh, req)
 			got := findings(sum)
@@ -321,5 +326,51 @@ func TestCheckCommitOutcomes(t *testing.T) {
 		{name: "the outcome's issue cannot be read", change: seven,
 			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/issues/7") },
 			wantErr: "reading issue #7"},
+	})
+}
+
+// padded is files, plus n files that GitHub lists before .github/ and
+// outcomes/ (a pull request's files come in path order), and the listing
+// of them all: the padding added, then more.
+func padded(n int, files map[string]string, more ...ghfake.File) (map[string]string, []ghfake.File) {
+	all := map[string]string{}
+	var list []ghfake.File
+	for i := range n {
+		p := fmt.Sprintf("-pad/%04d.txt", i)
+		all[p] = "x\n"
+		list = append(list, added(p))
+	}
+	for p, content := range files {
+		all[p] = content
+	}
+	return all, append(list, more...)
+}
+
+// TestCheckCommitLongChange: attack 2. GitHub lists at most 3,000 files
+// of a pull request (300 of a comparison), in path order: padding that
+// sorts first pushes an edit of the gate out of the listing. The change is
+// then read from the trees, in full, or the check fails naming the limit.
+func TestCheckCommitLongChange(t *testing.T) {
+	t.Parallel()
+	loosen, loosenFiles := padded(3005, map[string]string{cfgPath: "ignore: [\"**\"]\n"}, modified(cfgPath))
+	const path = "outcomes/feature-001-requirements.outcome.yaml"
+	edit, editFiles := padded(300, map[string]string{path: outcometest.SeedFor(1) + "# edited\n"}, modified(path))
+	runJobCases(t, []jobCase{
+		{name: "an edit of the configuration past 3,000 files of a pull request",
+			change:  change{base: map[string]string{cfgPath: "rules: {}\n"}, head: loosen, files: loosenFiles},
+			verdict: gate.Hold, want: []string{"gate.config-change error " + cfgPath}},
+		{name: "an edit of an outcome past 300 files of a push",
+			change:  change{base: map[string]string{path: outcometest.SeedFor(1)}, head: edit, files: editFiles, push: true},
+			verdict: gate.Hold, want: []string{"outcome.immutable error " + path}},
+		// The 3,000 files of a pull request are read once, above; the
+		// failures are the same for a push's 300.
+		{name: "a change whose trees are over the limit",
+			change:  change{base: map[string]string{path: outcometest.SeedFor(1)}, head: edit, files: editFiles, push: true},
+			job:     func(j *Job) { j.TreeLimits.MaxEntries = 100 },
+			wantErr: "the limit is MaxEntries 100"},
+		{name: "the trees cannot be read",
+			change:  change{base: map[string]string{path: outcometest.SeedFor(1)}, head: edit, files: editFiles, push: true},
+			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/git/trees/") },
+			wantErr: "its trees could not be compared"},
 	})
 }
