@@ -85,6 +85,8 @@ type change struct {
 	// (compared) instead of a pull request; neither: no base at all.
 	files []ghfake.File
 	push  bool
+	// limits are the commit's FS's (ghclient's defaults: 1 MiB a file).
+	limits ghclient.TreeLimits
 }
 
 // request stores c in the fake and is the job's request for it.
@@ -103,7 +105,7 @@ func (e *env) request(c change) Request {
 	tree(headSHA, c.head)
 	req := Request{Owner: owner, Repo: repo, SHA: headSHA, Ref: "feature", HTMLURL: "https://github.com/acme/shop", Version: "test",
 		Open: func(ctx context.Context) (fs.FS, error) {
-			return e.gh.CommitFS(ctx, owner, repo, headSHA, ghclient.TreeLimits{})
+			return e.gh.CommitFS(ctx, owner, repo, headSHA, c.limits)
 		}}
 	switch {
 	case c.push:
@@ -304,6 +306,15 @@ func TestCheckCommitGuard(t *testing.T) {
 				head: map[string]string{workflow: runsGate}, files: []ghfake.File{added(workflow)}},
 			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/git/blobs/"+blobID([]byte(runsGate))) },
 			wantErr: "reading .github/workflows/gate.yml at a100000"},
+		// A workflow longer than phasegate reads could name it past the
+		// end of what was read: too long to tell, part of the gate.
+		{name: "a workflow that names phasegate past its first MiB is added",
+			change:  change{head: map[string]string{workflow: "#" + strings.Repeat(" ", maxWorkflowRead) + "\n" + runsGate}, files: []ghfake.File{added(workflow)}},
+			verdict: gate.Hold, want: []string{"gate.config-change error " + workflow}},
+		{name: "a workflow that names phasegate past its first MiB is added, files of 2 MiB read",
+			change: change{head: map[string]string{workflow: "#" + strings.Repeat(" ", maxWorkflowRead) + "\n" + runsGate}, files: []ghfake.File{added(workflow)},
+				limits: ghclient.TreeLimits{MaxFileBytes: 2 << 20}},
+			verdict: gate.Hold, want: []string{"gate.config-change error " + workflow}},
 		{name: "the reviews cannot be read",
 			change:  change{head: map[string]string{cfgPath: "ignore: [\"**\"]\n"}, files: []ghfake.File{added(cfgPath)}},
 			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/reviews") },
