@@ -89,6 +89,9 @@ func addPR(f *ghfake.Server, repo, head, base string, c change) int {
 	f.SetTree(Owner, repo, head, c.tree)
 	pr := f.AddPullRequest(Owner, repo, ghfake.PullRequest{HeadSHA: head, BaseSHA: base, BaseRef: "main", Author: prAuthor})
 	f.SetPullRequestFiles(Owner, repo, pr, c.added)
+	// GitHub compares any two commits: the App asks for the merge base of
+	// a change it reads from the trees (more than 3,000 files).
+	f.SetCompare(Owner, repo, base, head, c.added)
 	return pr
 }
 

@@ -2,6 +2,8 @@ package checkjob
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,52 +17,61 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// RuleChangeTruncated is the warning for a change longer than GitHub lists.
-const RuleChangeTruncated = "change.truncated"
+// checked is what check found: the report, the outcomes the change
+// carries, and the configuration it checked with (blob: the config file's
+// git blob id, "" when the default branch has none).
+type checked struct {
+	rep     report.Report
+	carried []Carried
+	cfg     config.Config
+	blob    string
+}
 
 // check runs the checking flow on the commit: the configuration from the
 // default branch, the change, the files through req.Open, the checker,
 // phasegate's own files guarded, and the outcomes vetted. The error means
-// the commit could not be checked (the check then fails).
-func (j *Job) check(ctx context.Context, gh GitHub, req Request) (report.Report, []Carried, config.Config, error) {
-	cfg, findings, err := j.config(ctx, gh, req)
-	if err != nil {
-		return report.Report{}, nil, cfg, err
+// the commit could not be checked (the check then fails); out.cfg is the
+// configuration (the defaults until it was read) and out.blob its blob id
+// even then.
+func (j *Job) check(ctx context.Context, gh GitHub, req Request) (out checked, err error) {
+	var findings []check.Finding
+	if out.cfg, out.blob, findings, err = j.config(ctx, gh, req); err != nil {
+		return out, err
 	}
-	changed, more, err := j.changed(ctx, gh, req)
+	changed, err := j.changed(ctx, gh, req)
 	if err != nil {
-		return report.Report{}, nil, cfg, err
+		return out, err
 	}
-	findings = append(findings, more...)
 	fsys, err := req.Open(ctx)
 	if err != nil {
-		return report.Report{}, nil, cfg, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
+		return out, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
 	}
 	rec := &recordingFS{FS: fsys}
-	res, err := j.Validator.RunFS(ctx, rec, check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
+	res, err := j.Validator.RunFS(ctx, rec, check.Options{Config: out.cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
 	if err == nil {
 		err = rec.err()
 	}
 	if err != nil {
-		return report.Report{}, nil, cfg, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
+		return out, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
 	}
-	guard, err := j.guard(ctx, gh, req, rec, changed, cfg)
+	guard, err := j.guard(ctx, gh, req, rec, changed, out.cfg)
 	if err != nil {
-		return report.Report{}, nil, cfg, err
+		return out, err
 	}
 	findings = append(append(findings, res.Findings...), guard...)
-	carried, vetted, err := j.vet(ctx, gh, req, res, changed, cfg)
+	carried, vetted, err := j.vet(ctx, gh, req, res, changed, out.cfg)
 	if err != nil {
-		return report.Report{}, nil, cfg, err
+		return out, err
 	}
 	findings = append(findings, vetted...)
 	check.Sort(findings)
-	rep := report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
-	if rep.Pipeline == nil {
-		rep.Pipeline = []check.Status{}
+	out.rep = report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
+	if out.rep.Pipeline == nil {
+		out.rep.Pipeline = []check.Status{}
 	}
-	rep.Verdict = gate.Compute(findings, res.Statuses)
-	return rep, carried, cfg, nil
+	out.rep.Verdict = gate.Compute(findings, res.Statuses)
+	out.carried = carried
+	return out, nil
 }
 
 // vet picks the outcomes the change carries and vets the added ones for
@@ -90,24 +101,33 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 }
 
 // config reads the gate's configuration from the default branch, never from
-// the change under review. An invalid file is a finding (at its line) and
-// the defaults apply.
-func (j *Job) config(ctx context.Context, gh GitHub, req Request) (config.Config, []check.Finding, error) {
+// the change under review, and its git blob id ("" when there is no file).
+// An invalid file is a finding (at its line) and the defaults apply; a file
+// that cannot be read is an error, never the defaults.
+func (j *Job) config(ctx context.Context, gh GitHub, req Request) (cfg config.Config, blob string, findings []check.Finding, err error) {
 	path := j.configPath()
 	data, found, err := gh.FileContent(ctx, req.Owner, req.Repo, path, "")
 	if err != nil {
-		return config.Default(), nil, fmt.Errorf("reading %s from the default branch: %w", path, err)
+		return config.Default(), "", nil, fmt.Errorf("reading %s from the default branch: %w", path, err)
 	}
 	if !found {
-		return config.Default(), nil, nil
+		return config.Default(), "", nil, nil
 	}
 	cfg, probs := config.Parse(data)
-	var findings []check.Finding
 	for _, p := range probs {
 		findings = append(findings, check.Finding{File: path, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config", Severity: check.SeverityError,
 			Message: p.Message + " (read from the default branch; until this is fixed phasegate checks with the defaults and accepts no resolution)"})
 	}
-	return cfg, findings, nil
+	return cfg, blobID(data), findings, nil
+}
+
+// blobID is the git blob id of data: the SHA-1 of "blob <len>\x00" and data,
+// as `git hash-object` computes it.
+func blobID(data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (j *Job) configPath() string {
@@ -117,27 +137,30 @@ func (j *Job) configPath() string {
 	return config.DefaultPath
 }
 
-// changed is the change of req.SHA from req.Base: the pull request's files,
-// or the comparison. nil without a base. A change longer than GitHub lists
-// is a warning: the commit-aware rules saw only what was listed.
-func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]check.Change, []check.Finding, error) {
+// changed is the change of req.SHA from req.Base: the pull request's
+// files, or the comparison; nil without a base. A change longer than GitHub
+// lists is read from the trees of the merge base and req.SHA
+// (ghclient.TreeChange), never taken in part: what it cannot read within
+// j.TreeLimits fails the check.
+func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]check.Change, error) {
 	if req.Base == "" {
-		return nil, nil, nil
+		return nil, nil
 	}
 	var files map[string]string
+	var mergeBase string
 	var err error
 	if req.PR != nil && req.PR.HeadSHA == req.SHA {
 		files, err = gh.PullRequestFiles(ctx, req.Owner, req.Repo, req.PR.Number)
 	} else {
-		files, _, err = gh.Change(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+		var cmp ghclient.Comparison
+		cmp, err = gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+		files, mergeBase = cmp.Files, cmp.MergeBase
 	}
-	var findings []check.Finding
-	switch {
-	case errors.Is(err, ghclient.ErrTruncated):
-		findings = append(findings, check.Finding{Rule: RuleChangeTruncated, Severity: check.SeverityWarning,
-			Message: fmt.Sprintf("the change lists more files than GitHub returns (%d listed): the commit-aware rules saw only those", len(files))})
-	case err != nil:
-		return nil, nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
+	if errors.Is(err, ghclient.ErrTruncated) {
+		files, err = j.treeChange(ctx, gh, req, mergeBase)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
 	}
 	changed := make(map[string]check.Change, len(files))
 	for name, status := range files {
@@ -150,7 +173,28 @@ func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]c
 			changed[name] = check.Modified
 		}
 	}
-	return changed, findings, nil
+	return changed, nil
+}
+
+// treeChange is the whole change of req.SHA from mergeBase (its merge base
+// with req.Base; "": read from the comparison), read from the two trees: a
+// pull request lists at most 3,000 files, a comparison 300, and a change
+// they cut could hide an edit of the gate past the cut.
+func (j *Job) treeChange(ctx context.Context, gh GitHub, req Request, mergeBase string) (map[string]string, error) {
+	if mergeBase == "" {
+		cmp, err := gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+		if err != nil && !errors.Is(err, ghclient.ErrTruncated) {
+			return nil, err
+		}
+		if mergeBase = cmp.MergeBase; mergeBase == "" {
+			return nil, fmt.Errorf("GitHub gave no merge base of %s and %s", shortSHA(req.Base), shortSHA(req.SHA))
+		}
+	}
+	files, err := gh.TreeChange(ctx, req.Owner, req.Repo, mergeBase, req.SHA, j.TreeLimits)
+	if err != nil {
+		return nil, fmt.Errorf("GitHub lists only part of the change, and its trees could not be compared: %w", err)
+	}
+	return files, nil
 }
 
 // recordingFS remembers the first error reading the commit's files that is

@@ -23,6 +23,7 @@ type GitHub interface {
 	IssueReader
 	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
 	PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]ghclient.Review, error)
+	TreeChange(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (map[string]string, error)
 }
 
 // Request is one commit for the App to check: the head of a pull request,
@@ -61,6 +62,10 @@ type Job struct {
 	Validator *check.Validator
 	// ConfigPath is .github/phasegate.yml unless set.
 	ConfigPath string
+	// TreeLimits bound the reading of a change from the trees of its
+	// commits, when GitHub lists it only in part (zero: ghclient's
+	// defaults).
+	TreeLimits ghclient.TreeLimits
 	// MaxAnnotations caps the annotations of one check run (0: 500).
 	MaxAnnotations int
 	// PagesURL, when set, is serve's public URL: phasegate/contracts'
@@ -77,6 +82,10 @@ type Summary struct {
 	Findings  int
 	Posted    int
 	Decisions ghclient.Status
+	// ConfigBlob is the git blob id of the configuration file the commit
+	// was checked with, read from the default branch ("": there is none,
+	// or it could not be read): the recorded input names it.
+	ConfigBlob string
 	// Report is the whole result: the verdict with its reasons and every
 	// finding. A commit that could not be checked has a HOLD saying why
 	// and no finding. Nil only when the job stopped before a verdict (its
@@ -110,7 +119,7 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	var errs []error
 	sum := Summary{}
 	synced := false // phasegate/decisions set by the posting
-	rep, carried, cfg, err := j.check(ctx, gh, req)
+	out, err := j.check(ctx, gh, req)
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return Summary{}, err
@@ -121,13 +130,14 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			Title:   "could not check this commit",
 			Summary: "phasegate could not check this commit, so it does not pass: " + report.Terminal(err.Error())}
 		errs = append(errs, err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
-		sum.Verdict = gate.Hold
+		sum.Verdict, sum.ConfigBlob = gate.Hold, out.blob
 		sum.Report = &report.Report{Verdict: gate.Result{Verdict: gate.Hold,
 			Reasons: []string{"HOLD: phasegate could not check this commit: " + report.Terminal(err.Error())}}}
 	default:
-		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), Report: &rep}
-		if j.poster(cfg) && req.Fork == "" && req.Base != "" {
-			res, err := j.post(ctx, gh, req, carried, opts)
+		rep := out.rep
+		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), ConfigBlob: out.blob, Report: &rep}
+		if j.poster(out.cfg) && req.Fork == "" && req.Base != "" {
+			res, err := j.post(ctx, gh, req, out.carried, opts)
 			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions
 			errs = append(errs, err)
 		}

@@ -3,6 +3,7 @@ package checkjob
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/outcome"
 )
 
@@ -20,7 +22,8 @@ import (
 const RuleGateChange = "gate.config-change"
 
 // maxWorkflowRead is how much of a workflow file is read to tell whether
-// it runs phasegate.
+// it runs phasegate; a longer one is part of the gate (it could name
+// phasegate past what was read).
 const maxWorkflowRead = 1 << 20
 
 // guard holds a pull request that changes the gate itself: the
@@ -76,10 +79,12 @@ func (j *Job) gated(ctx context.Context, gh GitHub, req Request, fsys fs.FS, nam
 	}
 	if ch != check.Deleted {
 		head, err := readHead(fsys, name)
-		if err != nil {
+		switch {
+		case errors.Is(err, ghclient.ErrTooLarge) || len(head) > maxWorkflowRead:
+			return true, nil // too long to tell what it runs: part of the gate
+		case err != nil:
 			return false, fmt.Errorf("reading %s at %s: %w", name, shortSHA(req.SHA), err)
-		}
-		if runsPhasegate(head) {
+		case runsPhasegate(head):
 			return true, nil
 		}
 	}
@@ -99,7 +104,7 @@ func readHead(fsys fs.FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxWorkflowRead))
+	return io.ReadAll(io.LimitReader(f, maxWorkflowRead+1))
 }
 
 // runsPhasegate says whether a workflow mentions phasegate (its action, its

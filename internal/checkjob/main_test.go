@@ -1,9 +1,11 @@
 package checkjob
 
 import (
+	"os"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 	"github.com/phasegate/phasegate/internal/testutil"
 )
 
-func TestMain(m *testing.M) { testutil.Exit(m.Run()) }
+func TestMain(m *testing.M) { testutil.Exit(ghfaketest.Main(m, os.Stderr)) }

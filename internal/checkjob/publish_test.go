@@ -77,6 +77,7 @@ func TestRunsPhasegate(t *testing.T) {
 	}{
 		{name: "the action", wf: "steps:\n  - uses: phasegate/phasegate@v1\n", want: true},
 		{name: "the image", wf: "steps:\n  - uses: docker://ghcr.io/PhaseGate/phasegate:v1\n", want: true},
+		{name: "the action in capitals", wf: "steps:\n  - uses: PhaseGate/PhaseGate@v1\n", want: true},
 		{name: "another tool", wf: "steps:\n  - run: make test\n"},
 	}
 	for _, tt := range tests {

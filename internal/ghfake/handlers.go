@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1307,17 +1308,14 @@ func (s *Server) getPull(q *req) reply {
 // maxPullFiles is GitHub's cap on the files listed for a pull request.
 const maxPullFiles = 3000
 
+// pullFiles is GET /repos/{o}/{r}/pulls/{n}/files: as GitHub, in path order
+// and at most maxPullFiles, whatever the order the files were set in; only
+// the page asked for is rendered.
 func (s *Server) pullFiles(q *req) reply {
 	rp, is, ok := s.issueOf(q)
 	if !ok || is.pr == nil {
 		return notFound()
 	}
-	out := []any{}
-	for i, f := range rp.prFiles[is.number] {
-		if i >= maxPullFiles {
-			break
-		}
-		out = append(out, fileJSON(q, rp, f))
-	}
-	return reply{status: 200, list: out}
+	files := slices.SortedStableFunc(slices.Values(rp.prFiles[is.number]), func(a, b File) int { return strings.Compare(a.Filename, b.Filename) })
+	return reply{status: 200, page: func(i int) any { return fileJSON(q, rp, files[i]) }, total: min(len(files), maxPullFiles)}
 }
