@@ -59,12 +59,19 @@ func (a *attempts) next(t *testing.T) Attempt {
 	}
 }
 
-func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
+// TestQueueCoalescesOnlyIntoWaitingTasks: a key enqueued while its task
+// waits is coalesced into it; enqueued while it runs, it gets a second task
+// (which may have done its work before the new one was asked for), which
+// waits for the first and takes the next enqueues; both run, one after the
+// other.
+func TestQueueCoalescesOnlyIntoWaitingTasks(t *testing.T) {
 	t.Parallel() // its own database; the waits are Redis's real time
 	st := startRedis(t).open(t)
 	ctx := testCtx(t)
-	release := make(chan struct{})
+	release := make(chan struct{}, 3)
 	seen := newAttempts()
+	var mu sync.Mutex
+	running, most := 0, 0
 	q := startQueue(t, st, QueueOptions{}, nil)
 	task := Task{Kind: "check", Key: "check:acme/shop:abc", Payload: []byte(`{"n":1}`)}
 
@@ -72,23 +79,32 @@ func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
 		name      string
 		before    func()
 		coalesced bool
+		behind    bool
 		state     string
 	}{
 		{name: "first", state: "pending"},
 		{name: "again while pending", coalesced: true, state: "pending"},
-		{name: "again while running", coalesced: true, state: "active", before: func() {
+		{name: "again while running", behind: true, state: "pending", before: func() {
 			if err := q.Start(func(ctx context.Context, a Attempt) error {
+				mu.Lock()
+				running++
+				most = max(most, running)
+				mu.Unlock()
 				seen.add(a)
 				<-release
+				mu.Lock()
+				running--
+				mu.Unlock()
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
 			seen.next(t)
 		}},
-		{name: "again once done", state: "pending", before: func() {
-			close(release)
-			waitStats(t, q, func(s QueueStats) bool { return s.Active == 0 && s.Pending == 0 })
+		{name: "again while the second waits", coalesced: true, behind: true, before: func() {
+			// The second task was taken, found the first running and was
+			// deferred: it waits for a retry (or is pending again).
+			waitStats(t, q, func(s QueueStats) bool { return s.Active == 1 && s.Pending+s.Scheduled+s.Retry == 1 })
 		}},
 	}
 	for _, tt := range tests {
@@ -100,13 +116,25 @@ func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Coalesced != tt.coalesced || got.State != tt.state {
-				t.Errorf("Enqueue = %+v, want coalesced %v, state %s", got, tt.coalesced, tt.state)
+			if got.Coalesced != tt.coalesced || got.Behind != tt.behind || tt.state != "" && got.State != tt.state {
+				t.Errorf("Enqueue = %+v, want coalesced %v, behind %v, state %q", got, tt.coalesced, tt.behind, tt.state)
 			}
 		})
 	}
+	release <- struct{}{}
 	if at := seen.next(t); string(at.Payload) != `{"n":1}` || at.Kind != "check" || at.Key != task.Key {
 		t.Errorf("the second run saw %+v", at)
+	}
+	release <- struct{}{}
+	waitStats(t, q, func(s QueueStats) bool { return s.Active == 0 && s.Pending+s.Scheduled+s.Retry == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if n := len(seen.got); n != 2 || most != 1 {
+		t.Errorf("%d runs, %d at once; want 2, one at a time", n, most)
+	}
+	release <- struct{}{} // for the run of the next task
+	if got, err := q.Enqueue(ctx, task); err != nil || got != (Enqueued{State: "pending"}) {
+		t.Errorf("once done: Enqueue = %+v, %v; want a new pending task", got, err)
 	}
 }
 
