@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
 )
 
 // startQueue opens a fast-polling durable queue on st, started with h and
@@ -102,8 +104,13 @@ func TestQueueCoalescesOnlyIntoWaitingTasks(t *testing.T) {
 			seen.next(t)
 		}},
 		{name: "again while the second waits", coalesced: true, behind: true, before: func() {
-			// The second task was taken, found the first running and was
-			// deferred: it waits for a retry (or is pending again).
+			// The second task is taken, finds the first running and steps
+			// back (deferred), again and again: with the queue paused, it
+			// stays back (else it may be found running for that moment,
+			// and the enqueue gets a third task: TestQueueNeverDropsBehindRunningTasks).
+			if err := q.inspect.PauseQueue(q.opt.Name); err != nil {
+				t.Fatal(err)
+			}
 			waitStats(t, q, func(s QueueStats) bool { return s.Active == 1 && s.Pending+s.Scheduled+s.Retry == 1 })
 		}},
 	}
@@ -121,6 +128,9 @@ func TestQueueCoalescesOnlyIntoWaitingTasks(t *testing.T) {
 			}
 		})
 	}
+	if err := q.inspect.UnpauseQueue(q.opt.Name); err != nil {
+		t.Fatal(err)
+	}
 	release <- struct{}{}
 	if at := seen.next(t); string(at.Payload) != `{"n":1}` || at.Kind != "check" || at.Key != task.Key {
 		t.Errorf("the second run saw %+v", at)
@@ -135,6 +145,47 @@ func TestQueueCoalescesOnlyIntoWaitingTasks(t *testing.T) {
 	release <- struct{}{} // for the run of the next task
 	if got, err := q.Enqueue(ctx, task); err != nil || got != (Enqueued{State: "pending"}) {
 		t.Errorf("once done: Enqueue = %+v, %v; want a new pending task", got, err)
+	}
+}
+
+// TestQueueNeverDropsBehindRunningTasks: when both of a key's tasks run
+// (they may, for the moment the second takes to see the first running and
+// step back), the key enqueued again gets a task of its own: it is never
+// dropped, nor refused. A bare asynq server, which does not step back,
+// holds both running here.
+func TestQueueNeverDropsBehindRunningTasks(t *testing.T) {
+	t.Parallel() // its own database; the waits are Redis's real time
+	st := startRedis(t).open(t)
+	ctx := testCtx(t)
+	q := startQueue(t, st, QueueOptions{}, nil)
+	release := make(chan struct{})
+	started := make(chan string, 3)
+	bare := asynq.NewServerFromRedisClient(q.rdb, asynq.Config{Concurrency: 4, Queues: map[string]int{q.opt.Name: 1},
+		TaskCheckInterval: q.opt.Poll, Logger: asynqLogger{q.opt.Logger}, LogLevel: asynq.FatalLevel})
+	if err := bare.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		started <- id
+		<-release
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bare.Shutdown)
+	t.Cleanup(func() { close(release) })
+	task := Task{Kind: "check", Key: "check:acme/shop:abc", Payload: []byte(`{}`)}
+	for i, want := range []Enqueued{{State: "pending"}, {Behind: true, State: "pending"}, {Behind: true, State: "pending"}} {
+		got, err := q.Enqueue(ctx, task)
+		if err != nil || got != want {
+			t.Fatalf("enqueue %d: %+v, %v; want %+v", i+1, got, err, want)
+		}
+		select {
+		case id := <-started:
+			if i < 2 && id != task.Key+[]string{"", twinSuffix}[i] {
+				t.Errorf("enqueue %d ran as %s", i+1, id)
+			}
+		case <-ctx.Done():
+			t.Fatalf("enqueue %d never ran", i+1)
+		}
 	}
 }
 

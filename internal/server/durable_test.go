@@ -404,9 +404,10 @@ func metricsTextFresh(t *testing.T, h *harness) string {
 
 // TestDurableCoalesces: a delivery whose job is running is not covered by
 // it (the job may have read GitHub before the delivery's news): it is
-// queued behind it, and runs once it is done; a delivery whose job is
-// waiting to start is folded into it; a replay of a delivery is a
-// duplicate; once the jobs are done, a new delivery runs again.
+// queued behind it, and runs once it is done (redisx's tests show the
+// deliveries after it coalesced into it while it waits); a replay of a
+// delivery is a duplicate; once the jobs are done, a new delivery runs
+// again.
 func TestDurableCoalesces(t *testing.T) {
 	t.Parallel() // real time (processes, Redis, leases) overlaps the other tests' CPU
 	rdb := redistest.SharedDB(t)
@@ -435,7 +436,6 @@ func TestDurableCoalesces(t *testing.T) {
 		code       int
 	}{
 		{"second", "accepted: queued behind the running job " + key, http.StatusAccepted},
-		{"third", "accepted: coalesced with the waiting job " + key, http.StatusAccepted},
 		{"first", "duplicate", http.StatusOK},
 	}
 	for _, tt := range tests {
@@ -446,7 +446,7 @@ func TestDurableCoalesces(t *testing.T) {
 	close(gate)
 	h.waitJobs(2) // the first, then the one queued behind it
 	if n := len(entered); n != 1 {
-		t.Errorf("%d runs after the running one, want 1 (the second and third deliveries')", n)
+		t.Errorf("%d runs after the running one, want 1 (the second delivery's)", n)
 	}
 	<-entered
 	h.until("the jobs are gone", func() bool {
