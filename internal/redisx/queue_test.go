@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,9 +106,21 @@ func TestQueueCoalescesOnlyIntoWaitingTasks(t *testing.T) {
 		}},
 		{name: "again while the second waits", coalesced: true, behind: true, before: func() {
 			// The second task is taken, finds the first running and steps
-			// back (deferred), again and again: with the queue paused, it
-			// stays back (else it may be found running for that moment,
-			// and the enqueue gets a third task: TestQueueNeverDropsBehindRunningTasks).
+			// back (deferred: its last error says so), again and again:
+			// with the queue paused, it stays back (else it may be found
+			// running for that moment, and the enqueue gets a third task:
+			// TestQueueNeverDropsBehindRunningTasks).
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				info, err := q.inspect.GetTaskInfo(q.opt.Name, task.Key+twinSuffix)
+				if err == nil && strings.Contains(info.LastErr, "key_running") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the second task never stepped back for the first: %+v, %v", info, err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
 			if err := q.inspect.PauseQueue(q.opt.Name); err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ func wantGateHeld(t *testing.T, h *harness, statuses bool) {
 // a gate edit is pushed, and its pull request is opened while the push's
 // check runs (held on its tree read). The pull_request delivery is a job of
 // its own (its input differs from the push's: a pull request, its base),
-// not coalesced into the push's, and runs after it (the per-commit lock):
+// not coalesced into the push's, and waits for it (the per-commit lock):
 // what GitHub shows last is the pull request's HOLD. Coalesced (one task
 // per commit, whatever the input), the push's neutral was the last word.
 // Without the per-commit lock, the pull request's check ran while the
@@ -66,7 +66,8 @@ func wantGateHeld(t *testing.T, h *harness, statuses bool) {
 func TestRedTeamPullRequestWhilePushChecksDurable(t *testing.T) {
 	t.Parallel() // real time (Redis, the queue's polling)
 	rdb := redistest.SharedDB(t)
-	h := durableHarness(t, rdb, nil, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishBoth })
+	locks := newLIFOLocker()
+	h := durableHarness(t, rdb, nil, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishBoth; c.Locker = locks })
 	openPull := gateEditFake(h)
 	held := h.fake.HoldNext("GET", "/git/trees/"+appHead1)
 	h.start()
@@ -81,14 +82,20 @@ func TestRedTeamPullRequestWhilePushChecksDurable(t *testing.T) {
 	}
 	pr := openPull()
 	code, answer := h.send(delivery{event: "pull_request", body: prOpenEvent("opened", pr, appHead1, appBaseSHA, "loosen", "agent-bot")})
+	jobs := 1 // the push's
 	if code != http.StatusAccepted || answer != "accepted" {
 		t.Errorf("pull_request opened while the push's check runs: %d %q, want 202 \"accepted\" (a job of its own)", code, answer)
+	} else {
+		select {
+		case <-locks.waiting: // behind the push's check, as it should
+			jobs++
+		case d := <-h.done:
+			t.Errorf("the pull request's job (%+v) checked the commit while the push's check of it ran", d)
+		case <-time.After(guard):
+			t.Fatalf("the pull request's job neither ran nor waited; logs:\n%s", h.logs.String())
+		}
 	}
 	held.Release()
-	jobs := 1
-	if answer == "accepted" {
-		jobs = 2
-	}
 	for _, d := range h.waitJobs(jobs) {
 		if d.outcome != "ok" {
 			t.Fatalf("job %+v; logs:\n%s", d, h.logs.String())
