@@ -26,8 +26,9 @@ import (
 //     while its task runs gets a second task (its ID the key and
 //     twinSuffix; Enqueued.Behind), which waits (deferred, Poll at a time)
 //     while the first runs, and takes the key's later enqueues in turn.
-//     Should both run at once, a third is added under a unique ID: a task
-//     is never dropped for a running one. A key whose task ran out of
+//     Should both run at once (for the moment the second takes to see the
+//     first running and step back), a third is added under a unique ID: a
+//     task is never dropped for a running one. A key whose task ran out of
 //     retries (archived) is enqueued afresh.
 //   - A failed attempt is retried MaxRetry times with capped, jittered
 //     exponential backoff (RetryBase doubling up to RetryMax). An error made
@@ -122,8 +123,9 @@ func (o QueueOptions) withDefaults() QueueOptions {
 type Task struct {
 	// Kind names the work (asynq's task type).
 	Kind string
-	// Key identifies the work: at most one task of a key is queued or
-	// running at once. It must not be empty.
+	// Key identifies the work: tasks of one key are coalesced while they
+	// wait (see Enqueue). It must not be empty, nor end with "~2" (the
+	// key's second task's ID ends so).
 	Key string
 	// Payload is the work's description, opaque to the queue.
 	Payload []byte

@@ -124,7 +124,7 @@ func decodeJob(b []byte) (*job, error) {
 // taskKey is the durable queue's key of j: kind:owner/repo:what:input,
 // lower case, where what is the commit (else the pull request, the issue,
 // the delivery) and input the SHA-256 of everything the delivery says that
-// the job acts on (jobInput). Two deliveries share a key only when their
+// the job acts on (inputDigest). Two deliveries share a key only when their
 // jobs would be the same job: a pull request's delivery never joins a
 // push's job of the same commit, whose input lacks the pull request, its
 // base and the gate-change guard they bring. The queue coalesces a
