@@ -187,17 +187,16 @@ func (l *lifoLocker) Lock(ctx context.Context, key string) (func(), error) {
 		return l.unlocker(key), nil
 	case <-ctx.Done():
 		l.mu.Lock()
-		defer l.mu.Unlock()
-		for i, c := range l.queued[key] {
+		q := l.queued[key]
+		for i, c := range q {
 			if c == turn {
-				l.queued[key] = append(l.queued[key][:i:i], l.queued[key][i+1:]...)
+				l.queued[key] = append(q[:i:i], q[i+1:]...)
+				l.mu.Unlock()
 				return nil, ctx.Err()
 			}
 		}
-		// Handed over as ctx ended: pass it on.
 		l.mu.Unlock()
-		l.unlocker(key)()
-		l.mu.Lock()
+		l.unlocker(key)() // handed the key as ctx ended: pass it on
 		return nil, ctx.Err()
 	}
 }
