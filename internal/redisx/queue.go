@@ -2,10 +2,12 @@ package redisx
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -17,9 +19,17 @@ import (
 // consumes it. What asynq guarantees, and what this file adds:
 //
 //   - A task is keyed (Task.Key, asynq's TaskID): while a task of a key is
-//     waiting, scheduled for a retry or running, enqueueing the key again
-//     is coalesced into it (Enqueued.Coalesced). A key whose task ran out
-//     of retries (archived) is enqueued afresh.
+//     waiting (pending, scheduled, or waiting for a retry), enqueueing the
+//     key again is coalesced into it (Enqueued.Coalesced): it has not
+//     started, so it does all the new one asks for. A running task may
+//     have done its work before the new one was asked for: a key enqueued
+//     while its task runs gets a second task (its ID the key and
+//     twinSuffix; Enqueued.Behind), which waits (deferred, Poll at a time)
+//     while the first runs, and takes the key's later enqueues in turn.
+//     Should both run at once (for the moment the second takes to see the
+//     first running and step back), a third is added under a unique ID: a
+//     task is never dropped for a running one. A key whose task ran out of
+//     retries (archived) is enqueued afresh.
 //   - A failed attempt is retried MaxRetry times with capped, jittered
 //     exponential backoff (RetryBase doubling up to RetryMax). An error made
 //     by Defer retries after its own delay and is not a failure: it does not
@@ -113,8 +123,9 @@ func (o QueueOptions) withDefaults() QueueOptions {
 type Task struct {
 	// Kind names the work (asynq's task type).
 	Kind string
-	// Key identifies the work: at most one task of a key is queued or
-	// running at once. It must not be empty.
+	// Key identifies the work: tasks of one key are coalesced while they
+	// wait (see Enqueue). It must not be empty, nor end with "~2" (the
+	// key's second task's ID ends so).
 	Key string
 	// Payload is the work's description, opaque to the queue.
 	Payload []byte
@@ -122,12 +133,16 @@ type Task struct {
 
 // Enqueued is what Enqueue did with a task.
 type Enqueued struct {
-	// Coalesced is set when a task of the same key was already queued or
-	// running: the new one was folded into it and not added.
+	// Coalesced is set when a task of the same key was waiting (not
+	// started): the new one was folded into it and not added.
 	Coalesced bool
-	// State is the state of the task of the key: "pending" for a task
-	// just added, else the existing one's ("pending", "active",
-	// "scheduled", "retry").
+	// Behind is set when a task of the same key was running: the new one
+	// was added (or coalesced into the key's waiting second task) to run
+	// after it.
+	Behind bool
+	// State is the state of the task that does the work: "pending" for a
+	// task just added, else the waiting one's ("pending", "scheduled",
+	// "retry").
 	State string
 }
 
@@ -210,16 +225,37 @@ func (s *Store) Queue(o QueueOptions) *Queue {
 // Name is the asynq queue's name.
 func (q *Queue) Name() string { return q.opt.Name }
 
-// Enqueue adds t, or coalesces it into the queued or running task of the
-// same key. An error wraps ErrUnavailable when Redis fails (the task may or
-// may not have been added), or ctx's error.
+// twinSuffix ends the ID of a key's second task, the one enqueued while
+// the key's first task runs.
+const twinSuffix = "~2"
+
+// Enqueue adds t, or coalesces it into the waiting task of the same key;
+// a key whose task runs gets a task that runs after it. An error wraps
+// ErrUnavailable when Redis fails (the task may or may not have been
+// added), or ctx's error.
 func (q *Queue) Enqueue(ctx context.Context, t Task) (Enqueued, error) {
 	if t.Key == "" || t.Kind == "" {
 		return Enqueued{}, errors.New("enqueueing a task: no kind or key")
 	}
 	task := asynq.NewTask(t.Kind, t.Payload)
+	// The key's task, else its second one while the first runs, else (both
+	// run) one of its own.
+	ids := []string{t.Key, t.Key + twinSuffix, t.Key + "~" + rand.Text()}
+	for i, id := range ids {
+		res, running, err := q.enqueueAs(ctx, task, id)
+		if err != nil || !running {
+			res.Behind = i > 0
+			return res, err
+		}
+	}
+	return Enqueued{}, fmt.Errorf("enqueueing the task %s: %w: a task of its own ID runs", t.Key, ErrUnavailable)
+}
+
+// enqueueAs adds task under id, or coalesces it into the waiting task of
+// that ID; running is set (and nothing done) when that task runs.
+func (q *Queue) enqueueAs(ctx context.Context, task *asynq.Task, id string) (res Enqueued, running bool, err error) {
 	opts := []asynq.Option{
-		asynq.Queue(q.opt.Name), asynq.TaskID(t.Key),
+		asynq.Queue(q.opt.Name), asynq.TaskID(id),
 		// One more than MaxRetry: the handler archives on the last failure
 		// itself (Attempt.Final), so that a deferral of the last attempt is
 		// never taken for a failure.
@@ -230,29 +266,31 @@ func (q *Queue) Enqueue(ctx context.Context, t Task) (Enqueued, error) {
 	for range 3 {
 		_, err := q.client.EnqueueContext(ctx, task, opts...)
 		if err == nil {
-			return Enqueued{State: "pending"}, nil
+			return Enqueued{State: "pending"}, false, nil
 		}
 		if !errors.Is(err, asynq.ErrTaskIDConflict) {
-			return Enqueued{}, unavailable(ctx, "enqueueing the task "+t.Key, err)
+			return Enqueued{}, false, unavailable(ctx, "enqueueing the task "+id, err)
 		}
-		info, err := q.inspect.GetTaskInfo(q.opt.Name, t.Key)
+		info, err := q.inspect.GetTaskInfo(q.opt.Name, id)
 		switch {
 		case errors.Is(err, asynq.ErrTaskNotFound):
 			continue // finished in between
 		case err != nil:
-			return Enqueued{}, unavailable(ctx, "reading the task "+t.Key, err)
+			return Enqueued{}, false, unavailable(ctx, "reading the task "+id, err)
 		case info.State == asynq.TaskStateArchived || info.State == asynq.TaskStateCompleted:
 			// Ran out of retries (or finished, kept): a new delivery asks
 			// for the work again.
-			if err := q.inspect.DeleteTask(q.opt.Name, t.Key); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-				return Enqueued{}, unavailable(ctx, "replacing the archived task "+t.Key, err)
+			if err := q.inspect.DeleteTask(q.opt.Name, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+				return Enqueued{}, false, unavailable(ctx, "replacing the archived task "+id, err)
 			}
 			continue
+		case info.State == asynq.TaskStateActive:
+			return Enqueued{}, true, nil
 		default:
-			return Enqueued{Coalesced: true, State: info.State.String()}, nil
+			return Enqueued{Coalesced: true, State: info.State.String()}, false, nil
 		}
 	}
-	return Enqueued{}, fmt.Errorf("enqueueing the task %s: %w: its key kept changing state", t.Key, ErrUnavailable)
+	return Enqueued{}, false, fmt.Errorf("enqueueing the task %s: %w: its key kept changing state", id, ErrUnavailable)
 }
 
 // Start runs the asynq server of this process: it takes tasks and runs h
@@ -286,9 +324,18 @@ func (q *Queue) Start(h TaskHandler) error {
 	return nil
 }
 
-// run is one attempt: the handler's last failure archives the task.
+// run is one attempt: the handler's last failure archives the task. A
+// key's task whose twin (the key's other task) runs waits for it.
 func (q *Queue) run(ctx context.Context, t *asynq.Task, h TaskHandler) error {
-	key, _ := asynq.GetTaskID(ctx)
+	id, _ := asynq.GetTaskID(ctx)
+	key, isTwin := strings.CutSuffix(id, twinSuffix)
+	twin := key
+	if !isTwin {
+		twin = id + twinSuffix
+	}
+	if info, err := q.inspect.GetTaskInfo(q.opt.Name, twin); err == nil && info.State == asynq.TaskStateActive {
+		return Defer(q.opt.Poll, "key_running", nil)
+	}
 	failures, _ := asynq.GetRetryCount(ctx)
 	a := Attempt{Task: Task{Kind: t.Type(), Key: key, Payload: t.Payload()}, Failures: failures, MaxRetry: q.opt.MaxRetry}
 	err := h(ctx, a)

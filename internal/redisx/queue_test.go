@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
 )
 
 // startQueue opens a fast-polling durable queue on st, started with h and
@@ -59,12 +62,19 @@ func (a *attempts) next(t *testing.T) Attempt {
 	}
 }
 
-func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
+// TestQueueCoalescesOnlyIntoWaitingTasks: a key enqueued while its task
+// waits is coalesced into it; enqueued while it runs, it gets a second task
+// (which may have done its work before the new one was asked for), which
+// waits for the first and takes the next enqueues; both run, one after the
+// other.
+func TestQueueCoalescesOnlyIntoWaitingTasks(t *testing.T) {
 	t.Parallel() // its own database; the waits are Redis's real time
 	st := startRedis(t).open(t)
 	ctx := testCtx(t)
-	release := make(chan struct{})
+	release := make(chan struct{}, 3)
 	seen := newAttempts()
+	var mu sync.Mutex
+	running, most := 0, 0
 	q := startQueue(t, st, QueueOptions{}, nil)
 	task := Task{Kind: "check", Key: "check:acme/shop:abc", Payload: []byte(`{"n":1}`)}
 
@@ -72,23 +82,49 @@ func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
 		name      string
 		before    func()
 		coalesced bool
+		behind    bool
 		state     string
 	}{
 		{name: "first", state: "pending"},
 		{name: "again while pending", coalesced: true, state: "pending"},
-		{name: "again while running", coalesced: true, state: "active", before: func() {
+		{name: "again while running", behind: true, state: "pending", before: func() {
 			if err := q.Start(func(ctx context.Context, a Attempt) error {
+				mu.Lock()
+				running++
+				most = max(most, running)
+				mu.Unlock()
 				seen.add(a)
 				<-release
+				mu.Lock()
+				running--
+				mu.Unlock()
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
 			seen.next(t)
 		}},
-		{name: "again once done", state: "pending", before: func() {
-			close(release)
-			waitStats(t, q, func(s QueueStats) bool { return s.Active == 0 && s.Pending == 0 })
+		{name: "again while the second waits", coalesced: true, behind: true, before: func() {
+			// The second task is taken, finds the first running and steps
+			// back (deferred: its last error says so), again and again:
+			// with the queue paused, it stays back (else it may be found
+			// running for that moment, and the enqueue gets a third task:
+			// TestQueueNeverDropsBehindRunningTasks).
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				info, err := q.inspect.GetTaskInfo(q.opt.Name, task.Key+twinSuffix)
+				if err == nil && strings.Contains(info.LastErr, "key_running") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the second task never stepped back for the first: %+v, %v", info, err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := q.inspect.PauseQueue(q.opt.Name); err != nil {
+				t.Fatal(err)
+			}
+			waitStats(t, q, func(s QueueStats) bool { return s.Active == 1 && s.Pending+s.Scheduled+s.Retry == 1 })
 		}},
 	}
 	for _, tt := range tests {
@@ -100,13 +136,69 @@ func TestQueueCoalescesOneTaskPerKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Coalesced != tt.coalesced || got.State != tt.state {
-				t.Errorf("Enqueue = %+v, want coalesced %v, state %s", got, tt.coalesced, tt.state)
+			if got.Coalesced != tt.coalesced || got.Behind != tt.behind || tt.state != "" && got.State != tt.state {
+				t.Errorf("Enqueue = %+v, want coalesced %v, behind %v, state %q", got, tt.coalesced, tt.behind, tt.state)
 			}
 		})
 	}
+	if err := q.inspect.UnpauseQueue(q.opt.Name); err != nil {
+		t.Fatal(err)
+	}
+	release <- struct{}{}
 	if at := seen.next(t); string(at.Payload) != `{"n":1}` || at.Kind != "check" || at.Key != task.Key {
 		t.Errorf("the second run saw %+v", at)
+	}
+	release <- struct{}{}
+	waitStats(t, q, func(s QueueStats) bool { return s.Active == 0 && s.Pending+s.Scheduled+s.Retry == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if n := len(seen.got); n != 2 || most != 1 {
+		t.Errorf("%d runs, %d at once; want 2, one at a time", n, most)
+	}
+	release <- struct{}{} // for the run of the next task
+	if got, err := q.Enqueue(ctx, task); err != nil || got != (Enqueued{State: "pending"}) {
+		t.Errorf("once done: Enqueue = %+v, %v; want a new pending task", got, err)
+	}
+}
+
+// TestQueueNeverDropsBehindRunningTasks: when both of a key's tasks run
+// (they may, for the moment the second takes to see the first running and
+// step back), the key enqueued again gets a task of its own: it is never
+// dropped, nor refused. A bare asynq server, which does not step back,
+// holds both running here.
+func TestQueueNeverDropsBehindRunningTasks(t *testing.T) {
+	t.Parallel() // its own database; the waits are Redis's real time
+	st := startRedis(t).open(t)
+	ctx := testCtx(t)
+	q := startQueue(t, st, QueueOptions{}, nil)
+	release := make(chan struct{})
+	started := make(chan string, 3)
+	bare := asynq.NewServerFromRedisClient(q.rdb, asynq.Config{Concurrency: 4, Queues: map[string]int{q.opt.Name: 1},
+		TaskCheckInterval: q.opt.Poll, Logger: asynqLogger{q.opt.Logger}, LogLevel: asynq.FatalLevel})
+	if err := bare.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		started <- id
+		<-release
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bare.Shutdown)
+	t.Cleanup(func() { close(release) })
+	task := Task{Kind: "check", Key: "check:acme/shop:abc", Payload: []byte(`{}`)}
+	for i, want := range []Enqueued{{State: "pending"}, {Behind: true, State: "pending"}, {Behind: true, State: "pending"}} {
+		got, err := q.Enqueue(ctx, task)
+		if err != nil || got != want {
+			t.Fatalf("enqueue %d: %+v, %v; want %+v", i+1, got, err, want)
+		}
+		select {
+		case id := <-started:
+			if i < 2 && id != task.Key+[]string{"", twinSuffix}[i] {
+				t.Errorf("enqueue %d ran as %s", i+1, id)
+			}
+		case <-ctx.Done():
+			t.Fatalf("enqueue %d never ran", i+1)
+		}
 	}
 }
 

@@ -25,6 +25,15 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		// pull request (not who re-ran a check or reviewed).
 		req.Actors = []string{j.sender, j.pusher}
 	}
+	unlock, sha, err := s.lockCommit(ctx, gh, j)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	req.SHA = sha
+	// The pull request is read under the lock: a job that waited for it
+	// (a push's, say, behind its pull request's) checks the change as it
+	// is now, not as it was before it waited.
 	pr, err := s.pullFor(ctx, gh, j)
 	if err != nil {
 		return err
@@ -34,9 +43,6 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 			log.Info("pull request is not open: nothing to check", "state", pr.State)
 			return nil
 		}
-		if req.SHA == "" {
-			req.SHA = pr.HeadSHA
-		}
 		if strings.EqualFold(pr.HeadSHA, req.SHA) {
 			req.PR, req.Base, req.Ref = pr, pr.BaseSHA, pr.HeadRef
 		}
@@ -44,16 +50,6 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	if req.HTMLURL == "" {
 		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.owner + "/" + j.repo
 	}
-	sha := req.SHA
-	// One check of a commit at a time, whichever deliveries asked for it
-	// (a push, its pull request's synchronize, the check suite): the
-	// durable queue coalesces them, and this lock (in memory, or Redis
-	// across replicas) covers the in-memory queue.
-	unlock, err := s.cfg.Locker.Lock(ctx, "check:"+strings.ToLower(j.owner+"/"+j.repo)+":"+sha)
-	if err != nil {
-		return fmt.Errorf("locking the check of %s: %w", shortSHA(sha), err)
-	}
-	defer unlock()
 	if j.event == "check_suite" && j.action == "requested" {
 		// GitHub requests a suite for every push, which the push delivery
 		// already asked for: check only what nothing checked yet.
@@ -80,6 +76,32 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		return fmt.Errorf("checking %s of %s/%s: %w", shortSHA(sha), j.owner, j.repo, err)
 	}
 	return nil
+}
+
+// lockCommit takes the lock of the job's commit and returns it: one check
+// of a commit at a time, whichever deliveries asked for it (a push, its
+// pull request's opened or synchronize, the check suite), over every
+// replica (Redis's lock) or in this one. Whatever the job reads of GitHub
+// (its pull request, the tree, the reviews) it reads under the lock, so
+// the check that finishes last started after the others ended and read
+// all they did. A job naming a pull request but not its head reads the
+// pull request first to know which commit to lock.
+func (s *Server) lockCommit(ctx context.Context, gh *ghclient.Client, j *job) (unlock func(), sha string, err error) {
+	sha = j.sha
+	if sha == "" {
+		pr, err := s.pullFor(ctx, gh, j)
+		if err != nil {
+			return nil, "", err
+		}
+		if pr != nil {
+			sha = strings.ToLower(pr.HeadSHA)
+		}
+	}
+	unlock, err = s.cfg.Locker.Lock(ctx, "check:"+strings.ToLower(j.owner+"/"+j.repo)+":"+sha)
+	if err != nil {
+		return nil, "", fmt.Errorf("locking the check of %s: %w", shortSHA(sha), err)
+	}
+	return unlock, sha, nil
 }
 
 // DefaultArchiveOver is how many files the checker will read of a commit

@@ -21,14 +21,19 @@ import (
 // redisx.Queue) that every replica consumes, and the replica that takes one
 // runs it through runJob → dispatch, as a worker runs an in-memory job.
 //
-//   - One job per (kind, repository, commit) at a time: the task's key is
-//     job.taskKey. A delivery whose key already has a job waiting or running
-//     is coalesced into it and answered 202 "accepted: coalesced …": the
-//     result of a durable kind is a function of the repository and the
-//     commit (phasegate/decisions of the commit, the checks of its
-//     artifacts), and the ledger changes that move it (a /resolve) resync
-//     the commit themselves, so the job already there computes what the
-//     new delivery asks for.
+//   - One job per input at a time, and one check of a commit at a time.
+//     A job's task key (job.taskKey) is its kind, repository and commit
+//     with the digest of everything its delivery says (a pull request or
+//     none, the base, the fork, the event and its action, the actors):
+//     deliveries whose jobs differ are different tasks, and the per-commit
+//     lock (checkCommit) runs them one after the other. A delivery whose
+//     key has a job waiting to start (pending, or waiting for a retry) is
+//     coalesced into it and answered 202 "accepted: coalesced …": that job
+//     reads GitHub (the pull request, the tree, the reviews, the ledger)
+//     after the delivery's news. A delivery whose key's job is running is
+//     not covered by it (it may have read GitHub before the news): it is
+//     queued to run after it, answered 202 "accepted: queued behind …"
+//     (redisx.Queue.Enqueue). Nothing is dropped for a job already there.
 //   - A failed job is retried with capped, jittered exponential backoff
 //     (redisx.QueueOptions); one that GitHub rate-limited (a
 //     *ghclient.RateLimitError: secondary limits, Retry-After, an exhausted
@@ -110,8 +115,11 @@ func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 		return
 	}
 	j.enqueued = s.cfg.Now()
-	key := j.taskKey()
-	payload, err := encodeJob(j)
+	key, err := j.taskKey()
+	var payload []byte
+	if err == nil {
+		payload, err = encodeJob(j)
+	}
 	var res redisx.Enqueued
 	if err == nil {
 		res, err = s.cfg.Tasks.Enqueue(ctx, redisx.Task{Kind: j.kind, Key: key, Payload: payload})
@@ -128,8 +136,12 @@ func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot queue the job now")
 	case res.Coalesced:
 		s.metrics.durable.enqueued.WithLabelValues(j.kind, resultCoalesced).Inc()
-		log.Info("webhook coalesced: a job of the same commit is already "+res.State, "state", res.State)
-		rs.answer(http.StatusAccepted, resultCoalesced, "accepted: coalesced with the "+res.State+" job "+clip(key))
+		log.Info("webhook coalesced: a job of the same input is waiting to start", "state", res.State, "behind_running", res.Behind)
+		rs.answer(http.StatusAccepted, resultCoalesced, "accepted: coalesced with the waiting job "+clip(key))
+	case res.Behind:
+		s.metrics.durable.enqueued.WithLabelValues(j.kind, "enqueued").Inc()
+		log.Info("webhook queued behind the running job of the same input: it runs after it")
+		rs.answer(http.StatusAccepted, resultAccepted, "accepted: queued behind the running job "+clip(key))
 	default:
 		s.metrics.durable.enqueued.WithLabelValues(j.kind, "enqueued").Inc()
 		rs.answer(http.StatusAccepted, resultAccepted, "accepted")

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +66,15 @@ type repoRefWire struct {
 
 // encodeJob is j's JSON for the durable queue.
 func encodeJob(j *job) ([]byte, error) {
+	b, err := json.Marshal(j.wire())
+	if err != nil {
+		return nil, fmt.Errorf("encoding the job of delivery %s: %w", j.delivery, err)
+	}
+	return b, nil
+}
+
+// wire is j as the durable queue carries it.
+func (j *job) wire() jobWire {
 	w := jobWire{
 		V: jobWireVersion, Kind: j.kind, Delivery: j.delivery, Event: j.event, Action: j.action,
 		Installation: j.installation, Account: j.account, Owner: j.owner, Repo: j.repo, Issue: j.issue,
@@ -78,11 +89,7 @@ func encodeJob(j *job) ([]byte, error) {
 			w.Repos[i] = repoRefWire(r)
 		}
 	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the job of delivery %s: %w", j.delivery, err)
-	}
-	return b, nil
+	return w
 }
 
 // decodeJob is the job encodeJob encoded.
@@ -114,10 +121,17 @@ func decodeJob(b []byte) (*job, error) {
 	return j, nil
 }
 
-// taskKey is the durable queue's key of j: one job per kind, repository and
-// commit at a time (kind:owner/repo:sha, lower case); a job without a
-// commit is keyed by its pull request, issue, or else its delivery.
-func (j *job) taskKey() string {
+// taskKey is the durable queue's key of j: kind:owner/repo:what:input,
+// lower case, where what is the commit (else the pull request, the issue,
+// the delivery) and input the SHA-256 of everything the delivery says that
+// the job acts on (inputDigest). Two deliveries share a key only when their
+// jobs would be the same job: a pull request's delivery never joins a
+// push's job of the same commit, whose input lacks the pull request, its
+// base and the gate-change guard they bring. The queue coalesces a
+// delivery only into a job of its key that has not started yet
+// (redisx.Queue.Enqueue); one that started may have read GitHub before the
+// delivery's news, so the delivery's job runs after it.
+func (j *job) taskKey() (string, error) {
 	var what string
 	switch {
 	case j.sha != "":
@@ -129,5 +143,24 @@ func (j *job) taskKey() string {
 	default:
 		what = "delivery-" + j.delivery
 	}
-	return j.kind + ":" + strings.ToLower(j.repository()) + ":" + what
+	digest, err := j.inputDigest()
+	if err != nil {
+		return "", err
+	}
+	return j.kind + ":" + strings.ToLower(j.repository()) + ":" + what + ":" + digest, nil
+}
+
+// inputDigest is the hex SHA-256 of j's input: its wire form without what
+// names the delivery rather than the work (its ID, replay key, arrival).
+// Every field of job is in it unless removed here, so a field added to job
+// (and to jobWire) keeps apart the deliveries it tells apart.
+func (j *job) inputDigest() (string, error) {
+	w := j.wire()
+	w.Delivery, w.ReplayKey, w.Enqueued = "", "", time.Time{}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return "", fmt.Errorf("encoding the input of delivery %s: %w", j.delivery, err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +68,8 @@ func fileJobHook(path, replica string) func(string, *job, error) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		_, _ = fmt.Fprintf(f, "%s %s %s %d %s\n", phase, j.taskKey(), replica, time.Now().UnixNano(), res)
+		key, _ := j.taskKey()
+		key = key[:strings.LastIndexByte(key, ':')] // the commit's: kind:owner/repo:sha, without the input's digest
+		_, _ = fmt.Fprintf(f, "%s %s %s %d %s\n", phase, key, replica, time.Now().UnixNano(), res)
 	}
 }

@@ -8,6 +8,12 @@ import (
 
 // queue is the bounded FIFO between the webhook handler and the workers.
 //
+// It coalesces nothing: every verified delivery that is not a duplicate
+// (its ID, or an issue_comment body, seen before) is a job of its own. Two
+// jobs of one commit (a push's, its pull request's) wait for each other on
+// the per-commit lock (Server.lockCommit), under which each reads what it
+// checks, so the last to finish checked the change as it then was.
+//
 // A delivery takes a slot (reserve) before its ID is recorded as seen, and
 // only then is pushed, so a delivery refused for a full queue is never
 // recorded: GitHub's redelivery of it is not mistaken for a replay. After

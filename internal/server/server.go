@@ -19,9 +19,10 @@
 //	                      delivery ID or an issue_comment body (comment,
 //	                      action, edit time) seen before; 503 when the queue is
 //	                      full or the server is shutting down; 202
-//	                      "accepted: coalesced …" for a durable job whose
-//	                      kind, repository and commit already has one
-//	                      waiting or running (durable.go); else 202.
+//	                      "accepted: coalesced …" for a durable job the
+//	                      same in every input as one waiting to start,
+//	                      202 "accepted: queued behind …" for one the same
+//	                      as a running job (durable.go); else 202.
 //	GET /healthz          200 while the process runs.
 //	GET /readyz           200 once the App's key works and GitHub answered
 //	                      GET /app; 503 before, and while shutting down.
