@@ -3,15 +3,18 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/phasegate/phasegate/internal/redisx"
 	"github.com/phasegate/phasegate/internal/redisx/redistest"
+	"github.com/phasegate/phasegate/internal/web"
 )
 
 var logoutCSRF = regexp.MustCompile(`action="/logout"><input type="hidden" name="csrf" value="([^"]+)"`)
@@ -135,5 +138,42 @@ func TestPagesSignOutEndsTheSessionOnEveryReplica(t *testing.T) {
 	}
 	if !revoked {
 		t.Error("the person's GitHub token was not revoked at sign-out")
+	}
+}
+
+// TestServeSharesSignOutsInRedis: with --redis-url, serve's pages keep
+// their sign-outs in Redis (a sign-out recorded through one store is seen
+// through another), not in one replica's memory.
+func TestServeSharesSignOutsInRedis(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.SharedDB(t)
+	ctx := context.Background()
+	var recorded web.Revocations
+	for i := range 2 {
+		st, err := redisx.Open(ctx, rdb.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		s := serveSettings{pages: &pagesSettings{}, lockTTL: time.Second}
+		q := useRedis(&s, st, slog.New(slog.DiscardHandler))
+		_ = q.Close()
+		got := s.pages.options().SignedOut
+		if got == nil {
+			t.Fatal("with Redis, the pages keep their sign-outs in memory")
+		}
+		if i == 0 {
+			if err := got.Revoke(ctx, "session-1", time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			recorded = got
+			continue
+		}
+		if revoked, err := got.Revoked(ctx, "session-1"); err != nil || !revoked {
+			t.Fatalf("a sign-out recorded through one replica's store: revoked %v, %v through another's", revoked, err)
+		}
+	}
+	if revoked, err := recorded.Revoked(ctx, "session-2"); err != nil || revoked {
+		t.Fatalf("a session never signed out of: revoked %v, %v", revoked, err)
 	}
 }

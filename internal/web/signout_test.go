@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -147,5 +149,42 @@ func TestMemRevocationsBounded(t *testing.T) {
 	}
 	if got, _ := m.Revoked(ctx, "new"); !got || len(m.ids) != 1 {
 		t.Fatalf("revoked %v, %d kept; want only the new one", got, len(m.ids))
+	}
+}
+
+// TestEventsEndAtSignOut (red team): a stream opened with a session ends
+// at its first heartbeat after the session is signed out of (say, from
+// another browser holding a copy of the cookie).
+func TestEventsEndAtSignOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.p.cfg.Heartbeat = 5 * time.Millisecond
+	srv := httptest.NewServer(f.p.Handler())
+	defer srv.Close()
+	c := f.cookie(t)
+	req, _ := http.NewRequest("GET", srv.URL+"/events", nil)
+	req.AddCookie(c)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "retry:") {
+		t.Fatalf("the stream's first line: %q, %v", line, err)
+	}
+	if w := f.do("POST", "/logout", url.Values{"csrf": {f.sess(t, c).csrfToken("logout")}}, sameOrigin, c); w.Code != http.StatusOK {
+		t.Fatalf("sign-out: %d", w.Code)
+	}
+	for pings := 0; ; {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return // ended
+		}
+		if line == ": ping\n" {
+			if pings++; pings > 1000 { // far more than arrive while signing out
+				t.Fatalf("the stream goes on after the sign-out (%d heartbeats)", pings)
+			}
+		}
 	}
 }
