@@ -13,12 +13,15 @@ import (
 // (the configuration names it, or, unset, its phasegate/contracts check run
 // is on the commit), the action reports and sets its contracts status but
 // posts no outcome and sets no phasegate/decisions: exactly one poster.
+// An identity the action's own token acts as (GET /user) is the action's:
+// it posts; any other account, never (it would post as someone else).
 func TestActionDefersToTheApp(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
 		config     string
 		appRun     string // the slug of an App whose phasegate/contracts check run is on the head
+		tokenOf    string // the account of the action's token: a user token; "" the workflow's GITHUB_TOKEN
 		wantPosted bool
 	}{
 		{name: "no App: the action posts", wantPosted: true},
@@ -26,6 +29,12 @@ func TestActionDefersToTheApp(t *testing.T) {
 		{name: "the configuration names the App", config: "identity: phasegate[bot]\n"},
 		{name: "the configuration names the action, whatever runs", config: "identity: github-actions[bot]\n", appRun: "phasegate", wantPosted: true},
 		{name: "a check run of GitHub Actions (any workflow) is not the App", appRun: "github-actions", wantPosted: true},
+		{name: "the identity is the account of the action's user token", config: "identity: gate-bot\n", tokenOf: "gate-bot", wantPosted: true},
+		{name: "the identity is the token's account in another case", config: "identity: Gate-Bot\n", tokenOf: "gate-bot", appRun: "phasegate", wantPosted: true},
+		{name: "the identity is not the token's account", config: "identity: gate-bot\n", tokenOf: "carol"},
+		{name: "the identity names an account, the token is the workflow's", config: "identity: gate-bot\n"},
+		// Red team: a user token never posts as the App it names.
+		{name: "the identity names the App, the token is a user's", config: "identity: phasegate[bot]\n", tokenOf: "carol"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +62,13 @@ func TestActionDefersToTheApp(t *testing.T) {
 				}
 			}
 			ev := map[string]any{"pull_request": map[string]any{"number": pr, "head": map[string]any{"sha": head}, "base": map[string]any{"sha": base}}, "repository": map[string]any{"default_branch": "main"}}
-			code, log := f.runAction(f.env("pull_request", ev, nil))
+			var extra map[string]string
+			if tt.tokenOf != "" {
+				f.fake.AddToken("ghp_user", tt.tokenOf)
+				f.fake.SetPermission("acme", "shop", tt.tokenOf, "write")
+				extra = map[string]string{"INPUT_TOKEN": "ghp_user"}
+			}
+			code, log := f.runAction(f.env("pull_request", ev, extra))
 			if code != exitOK {
 				t.Fatalf("exit %d; log:\n%s", code, log)
 			}

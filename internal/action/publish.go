@@ -53,7 +53,11 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 	h := r.handler(cr.in)
 	h.Preread = cr.cfgFile
 	if app := r.appGate(ctx, cr); app != "" {
-		r.skip("posting the Phase Outcomes and " + ContextDecisions + ": phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly")
+		why := "phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly"
+		if cr.cfg.Identity != "" {
+			why = "`identity:` in " + cr.in.config + " names " + app + ", which is not the account of this run's token: " + app + " is this repository's gate and posts them"
+		}
+		r.skip("posting the Phase Outcomes and " + ContextDecisions + ": " + why)
 		r.setContracts(ctx, cr, rep)
 		return 0
 	}
@@ -148,15 +152,19 @@ func (r *run) signingKey() []byte {
 	return nil
 }
 
-// appGate is the login of phasegate's App when it, not this action, posts
-// the repository's outcomes and sets phasegate/decisions: the
-// configuration's identity when it names another account, else (identity
-// unset) the App whose phasegate/contracts check run is already on the
-// commit (the App checks within seconds of the push; a workflow starts
-// later). "" when the action is the poster.
+// appGate is the account that, not this run, posts the repository's
+// outcomes and sets phasegate/decisions; "" when this run is the poster.
+// With `identity:` set (the default branch's configuration, never the
+// pushed tree): "" when it names the workflow's GITHUB_TOKEN
+// (github-actions[bot]) or the account this run's own token acts as
+// (GET /user, case-insensitively: a token with Members: read given to the
+// action), else that identity (phasegate's App, or an account this token
+// is not: the action never posts as someone else). Unset: the App whose
+// phasegate/contracts check run is already on the commit (the App checks
+// within seconds of the push; a workflow starts later), else "".
 func (r *run) appGate(ctx context.Context, cr *commitRun) string {
 	if id := cr.cfg.Identity; id != "" {
-		if strings.EqualFold(id, config.DefaultIdentity) {
+		if strings.EqualFold(id, config.DefaultIdentity) || strings.EqualFold(id, r.tokenAccount(ctx)) {
 			return ""
 		}
 		return id
@@ -174,6 +182,17 @@ func (r *run) appGate(ctx context.Context, cr *commitRun) string {
 		}
 	}
 	return ""
+}
+
+// tokenAccount is the login of the account this run's token acts as (GET
+// /user); "" when GitHub does not say, as for an installation token (the
+// workflow's GITHUB_TOKEN or an App's), which then never matches.
+func (r *run) tokenAccount(ctx context.Context) string {
+	u, err := r.gh.CurrentUser(ctx)
+	if err != nil {
+		return ""
+	}
+	return u.Login
 }
 
 // setContracts publishes phasegate/contracts on the head.

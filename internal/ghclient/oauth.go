@@ -43,12 +43,17 @@ type OAuthConfig struct {
 	// HTTPClient makes the token request (nil: a client with a 30-second
 	// timeout).
 	HTTPClient *http.Client
+	// API are the options of the REST API client RevokeToken uses
+	// (BaseURL, Version, retries, metrics…); its Token and Transport's
+	// credentials are replaced by the client's.
+	API Options
 }
 
 // OAuth is the App's OAuth web flow. It is safe for concurrent use.
 type OAuth struct {
 	cfg oauth2.Config
 	hc  *http.Client
+	api Options
 }
 
 // UserToken is a person's user access token (user-to-server).
@@ -69,7 +74,7 @@ func NewOAuth(cfg OAuthConfig) *OAuth {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &OAuth{hc: hc, cfg: oauth2.Config{
+	return &OAuth{hc: hc, api: cfg.API, cfg: oauth2.Config{
 		ClientID:     cfg.ClientID,
 		ClientSecret: cfg.ClientSecret,
 		RedirectURL:  cfg.RedirectURL,
@@ -114,6 +119,58 @@ func (o *OAuth) Exchange(ctx context.Context, code, verifier string) (UserToken,
 		return UserToken{}, fmt.Errorf("exchange the oauth code at %s: github answered no access token", o.cfg.Endpoint.TokenURL)
 	}
 	return UserToken{AccessToken: tok.AccessToken, Expiry: tok.Expiry}, nil
+}
+
+// RevokeToken revokes a person's user access token at GitHub (DELETE
+// /applications/{client_id}/token, authenticated as the App's OAuth client
+// with basic auth): every copy of it stops working. The error never names
+// the token or the secret.
+func (o *OAuth) RevokeToken(ctx context.Context, accessToken string) error {
+	if accessToken == "" {
+		return errors.New("revoke a user token: no token")
+	}
+	opts := o.api
+	base := opts.Transport
+	if base == nil && opts.HTTPClient != nil {
+		base = opts.HTTPClient.Transport
+	}
+	if base == nil {
+		base = defaultTransport()
+	}
+	api, err := apiBaseURL(opts.BaseURL)
+	if err != nil {
+		return fmt.Errorf("revoke a user token: %w", err)
+	}
+	host := "api.github.com"
+	if api != nil {
+		host = api.Host
+	}
+	opts.Token, opts.CacheEntries = "", -1
+	opts.Transport = &basicAuthTransport{next: base, host: host, user: o.cfg.ClientID, password: o.cfg.ClientSecret}
+	c, err := New(opts)
+	if err != nil {
+		return fmt.Errorf("revoke a user token: %w", err)
+	}
+	if _, err := c.gh.Authorizations.Revoke(withOp(ctx, "RevokeToken"), o.cfg.ClientID, accessToken); err != nil {
+		return fmt.Errorf("revoke a user token of client %s: %w", o.cfg.ClientID, err)
+	}
+	return nil
+}
+
+// basicAuthTransport authenticates the requests to the API's host as
+// user:password (never a redirect's other host).
+type basicAuthTransport struct {
+	next                 http.RoundTripper
+	host, user, password string
+}
+
+func (t *basicAuthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.EqualFold(req.URL.Host, t.host) {
+		return t.next.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	r.SetBasicAuth(t.user, t.password)
+	return t.next.RoundTrip(r)
 }
 
 // GenerateVerifier returns a new PKCE code verifier (32 random bytes,

@@ -232,3 +232,58 @@ func TestWebURLFor(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthRevokeToken: the App revokes a person's token with its client
+// credentials, after which the token reads nothing; wrong credentials, a
+// token revoked already and another App's token are errors that name
+// neither the token nor the secret.
+func TestOAuthRevokeToken(t *testing.T) {
+	tests := []struct {
+		name    string
+		secret  string // the client secret RevokeToken authenticates with
+		token   string // "" the person's token; else a token of AddUserToken
+		twice   bool
+		wantErr bool
+	}{
+		{name: "the person's token", secret: clientSecret},
+		{name: "a wrong client secret", secret: "not-the-secret", wantErr: true},
+		{name: "a token revoked already", secret: clientSecret, twice: true, wantErr: true},
+		{name: "another App's token", secret: clientSecret, token: "ghu_other_app", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := oauthEnv(t)
+			ctx := ctxT(t)
+			tok := "ghu_alice_pages"
+			e.fake.AddUserToken(tok, "alice", oauthApp)
+			revoke := tok
+			if tt.token != "" {
+				e.fake.AddAppToken("tok-other", 99, "other")
+				e.fake.AddUserToken(tt.token, "alice", 99)
+				revoke = tt.token
+			}
+			o := NewOAuth(OAuthConfig{ClientID: clientID, ClientSecret: tt.secret, WebURL: e.fake.WebURL(),
+				API: Options{BaseURL: e.fake.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep}})
+			if tt.twice {
+				if err := o.RevokeToken(ctx, revoke); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := o.RevokeToken(ctx, revoke)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("RevokeToken = %v, want an error %v", err, tt.wantErr)
+			}
+			if err != nil && (strings.Contains(err.Error(), revoke) || strings.Contains(err.Error(), tt.secret)) {
+				t.Errorf("the error names the token or the secret: %v", err)
+			}
+			uc, err := NewUser(tok, Options{BaseURL: e.fake.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep, MaxAttempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = uc.CurrentUser(ctx)
+			if revoked := err != nil; revoked != (tt.token == "" && tt.secret == clientSecret) {
+				t.Errorf("after the revocation, the person's token reads /user: %v", err)
+			}
+		})
+	}
+}

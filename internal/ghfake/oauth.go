@@ -3,6 +3,7 @@ package ghfake
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -24,6 +25,7 @@ import (
 //	GET  /user                          the person the token acts as
 //	GET  /user/installations            the App's installations the person can access
 //	GET  /user/installations/{id}/repositories   their repositories the person can access
+//	DELETE /applications/{client_id}/token       the App revokes a person's token (basic auth: its client)
 //
 // The two /login/oauth endpoints are GitHub's web host's (github.com, or a
 // GitHub Enterprise Server's root), not the REST API's, and GitHub's OpenAPI
@@ -544,4 +546,44 @@ func (s *Server) pagedObject(q *req, field string, items []any, extra map[string
 		rep.header = http.Header{"Link": {l}}
 	}
 	return rep
+}
+
+// ---- the App's OAuth client: revoking a token ----
+
+func init() {
+	routes = append(routes, r("DELETE", "applications/:client_id/token", (*Server).deleteAppToken))
+}
+
+// oauthClientLocked authenticates an App's OAuth client by its basic
+// credentials (client_id:client_secret), as "oauth:<client_id>".
+func (s *Server) oauthClientLocked(r *http.Request) (login, fail string) {
+	id, secret, ok := r.BasicAuth()
+	c := s.oauth.clients[id]
+	if !ok || c == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(c.secret)) != 1 {
+		return "", "Bad credentials"
+	}
+	return "oauth:" + id, ""
+}
+
+// deleteAppToken revokes a user access token issued through the client's
+// App (204): it stops working at once, everywhere. Another client's path,
+// or a token that is not one of the App's (unknown, revoked already,
+// another App's), is answered 404.
+func (s *Server) deleteAppToken(q *req) reply {
+	id := q.params["client_id"]
+	if q.login != "oauth:"+id {
+		return notFound()
+	}
+	var body struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := q.decode(&body); err != nil || body.AccessToken == "" {
+		return validationFailed("Authorization", "access_token", "missing_field", "")
+	}
+	t, ok := s.tokens[body.AccessToken]
+	if !ok || t.via == 0 || t.via != s.oauth.clients[id].appID {
+		return notFound()
+	}
+	delete(s.tokens, body.AccessToken)
+	return reply{status: 204}
 }

@@ -739,6 +739,9 @@ func (s *Server) authenticateLocked(r *http.Request, segs []string) (login, fail
 	}
 	scheme, cred, ok := strings.Cut(h, " ")
 	scheme = strings.ToLower(scheme)
+	if scheme == "basic" && len(segs) > 0 && segs[0] == "applications" {
+		return s.oauthClientLocked(r)
+	}
 	if !ok || (scheme != "token" && scheme != "bearer") || cred == "" {
 		return "", "Bad credentials"
 	}

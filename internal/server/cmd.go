@@ -110,7 +110,7 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 		appID:        fset.String("app-id", "", "GitHub App id ($PHASEGATE_APP_ID)"),
 		keyFile:      fset.String("private-key-file", "", "the App's private key, PEM ($PHASEGATE_PRIVATE_KEY_FILE)"),
 		apiURL:       fset.String("github-api-url", "", "GitHub API base URL, for GitHub Enterprise ($PHASEGATE_GITHUB_API_URL)"),
-		redisURL:     fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits, and the durable job queue (pull_request, merge_group) every replica consumes ($PHASEGATE_REDIS_URL)"),
+		redisURL:     fset.String("redis-url", "", "redis://… for several replicas: shared per-issue locks, delivery ids and installation reconcile limits, the pages' check results and sign-outs, and the durable job queue (pull_request, merge_group) every replica consumes ($PHASEGATE_REDIS_URL)"),
 		lockTTL:      fset.String("lock-ttl", DefaultLockTTL.String(), "with --redis-url: how long an issue stays locked, and an installation's job slot taken, after the replica holding it died; live holders renew them ($PHASEGATE_LOCK_TTL)"),
 		every:        fset.String("reconcile-every", "15m", "period of the reconcile loop, 0 to turn it off ($PHASEGATE_RECONCILE_EVERY)"),
 		metricsAddr:  fset.String("metrics-addr", "", "serve /metrics on this address only, not on --addr ($PHASEGATE_METRICS_ADDR)"),
@@ -265,13 +265,6 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	s.cfg.Logger, s.cfg.Version = logger, version
-	if s.pages != nil {
-		if err := WithPages(&s.cfg, s.pages.options()); err != nil {
-			fmt.Fprintf(stderr, "phasegate: %v\n", err)
-			return 2
-		}
-		logger.Info("serving the pages", "public_url", s.pages.publicURL, "github_web_url", s.pages.githubWebURL)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if s.redisURL != "" {
@@ -283,6 +276,13 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 		defer store.Close()
 		q := useRedis(&s, store, logger)
 		defer q.Close()
+	}
+	if s.pages != nil {
+		if err := WithPages(&s.cfg, s.pages.options()); err != nil {
+			fmt.Fprintf(stderr, "phasegate: %v\n", err)
+			return 2
+		}
+		logger.Info("serving the pages", "public_url", s.pages.publicURL, "github_web_url", s.pages.githubWebURL)
 	}
 	srv, err := New(s.cfg)
 	if err != nil {
@@ -297,14 +297,16 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 }
 
 // useRedis shares the replicas' state in store: delivery ids, per-issue
-// locks, the installation reconcile limit, the durable job queue and the
-// installations' job slots. Close the queue it returns after the server.
+// locks, the installation reconcile limit, the durable job queue, the
+// installations' job slots, and the pages' check results and sign-outs.
+// Close the queue it returns after the server.
 func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redisx.Queue {
 	s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
 	s.cfg.Locker = store.Locker("phasegate:lock:", s.lockTTL)
 	s.cfg.InstallThrottle = store.Seen("phasegate:install-reconcile:", s.cfg.InstallReconcileInterval)
 	if s.pages != nil {
 		s.cfg.SharedResults = store.Blobs("phasegate:result:", 0)
+		s.pages.signedOut = newSharedSignOuts(store)
 	}
 	q := store.Queue(redisx.QueueOptions{
 		Concurrency:     DefaultWorkers,
@@ -314,7 +316,7 @@ func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redis
 	})
 	s.cfg.Tasks = q
 	s.cfg.InstallSlots = store.Semaphore("phasegate:installation-jobs:", s.lockTTL)
-	logger.Info("using Redis for locks, delivery ids, the installation reconcile limit and the durable job queue",
+	logger.Info("using Redis for locks, delivery ids, the installation reconcile limit, the pages' results and sign-outs and the durable job queue",
 		"queue", q.Name(), "installation_concurrency", s.cfg.InstallationConcurrency)
 	return q
 }

@@ -174,8 +174,9 @@ type Config struct {
 	// server's web.Source; New mounts them on the mux next to the webhook
 	// (every path but /webhook, POST /, /healthz, /readyz and /metrics;
 	// GET / redirects to /inbox), with the server's client for a person's
-	// token (their sign-in and reads). Nil: no pages.
-	Pages func(src web.Source, users func(token string) (*ghclient.Client, error)) (http.Handler, error)
+	// token (their sign-in and reads) and the options of its GitHub
+	// clients (for revoking a person's token at sign-out). Nil: no pages.
+	Pages func(src web.Source, users func(token string) (*ghclient.Client, error), api ghclient.Options) (http.Handler, error)
 
 	// PublicURL, when set, is where serve's own pages are
 	// (--public-url): the Details links of phasegate/contracts and

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/redisx"
 	"github.com/phasegate/phasegate/internal/web"
 )
 
@@ -24,6 +26,7 @@ type pagesSettings struct {
 	sessionKeys  [][]byte
 	githubWebURL string
 	now          func() time.Time // the pages' clock; nil: time.Now
+	signedOut    web.Revocations  // nil: in memory
 }
 
 // PagesOptions are the settings of serve's own pages, as serve's flags
@@ -41,6 +44,9 @@ type PagesOptions struct {
 	// GitHubWebURL is GitHub's web URL, where people sign in (default
 	// https://github.com; http only on a loopback address, for a fake).
 	GitHubWebURL string
+	// SignedOut are the sessions people signed out of, shared by every
+	// replica (Redis: sharedSignOuts); nil: this process's memory.
+	SignedOut web.Revocations
 }
 
 // WithPages turns serve's own pages on in cfg: it checks o and sets
@@ -64,7 +70,7 @@ func WithPages(cfg *Config, o PagesOptions) error {
 		}
 	}
 	p := &pagesSettings{publicURL: u.String(), clientID: o.ClientID, clientSecret: o.ClientSecret,
-		sessionKeys: o.SessionKeys, githubWebURL: o.GitHubWebURL, now: cfg.Now}
+		sessionKeys: o.SessionKeys, githubWebURL: o.GitHubWebURL, now: cfg.Now, signedOut: o.SignedOut}
 	if p.githubWebURL == "" {
 		p.githubWebURL = "https://github.com"
 	}
@@ -75,7 +81,7 @@ func WithPages(cfg *Config, o PagesOptions) error {
 // options are the settings as WithPages takes them.
 func (p *pagesSettings) options() PagesOptions {
 	return PagesOptions{PublicURL: p.publicURL, ClientID: p.clientID, ClientSecret: p.clientSecret,
-		SessionKeys: p.sessionKeys, GitHubWebURL: p.githubWebURL}
+		SessionKeys: p.sessionKeys, GitHubWebURL: p.githubWebURL, SignedOut: p.signedOut}
 }
 
 // pageFlags defines the pages' flags on fset.
@@ -176,11 +182,12 @@ func secretValue(file, variable, what string, getenv func(string) string) (strin
 }
 
 // handler builds the pages over the Source the server gives them.
-func (p *pagesSettings) handler(logger *slog.Logger) func(web.Source, func(string) (*ghclient.Client, error)) (http.Handler, error) {
-	return func(src web.Source, users func(string) (*ghclient.Client, error)) (http.Handler, error) {
+func (p *pagesSettings) handler(logger *slog.Logger) func(web.Source, func(string) (*ghclient.Client, error), ghclient.Options) (http.Handler, error) {
+	return func(src web.Source, users func(string) (*ghclient.Client, error), api ghclient.Options) (http.Handler, error) {
 		pages, err := web.New(web.Config{
 			PublicURL: p.publicURL, SessionKeys: p.sessionKeys, GitHubURL: p.githubWebURL, Logger: logger, Now: p.now,
-		}, p.oauth(users), src)
+			Revocations: p.signedOut,
+		}, p.oauth(users, api), src)
 		if err != nil {
 			return nil, err
 		}
@@ -189,12 +196,36 @@ func (p *pagesSettings) handler(logger *slog.Logger) func(web.Source, func(strin
 }
 
 // oauth is the App's OAuth web flow for the pages: GitHub's authorize and
-// token endpoints at its web URL, the callback under the public URL.
-func (p *pagesSettings) oauth(users userClients) web.OAuth {
+// token endpoints at its web URL, the callback under the public URL, and
+// the API (api) where a signed-out person's token is revoked.
+func (p *pagesSettings) oauth(users userClients, api ghclient.Options) web.OAuth {
 	return pagesOAuth{users: users, o: ghclient.NewOAuth(ghclient.OAuthConfig{
 		ClientID: p.clientID, ClientSecret: p.clientSecret, WebURL: p.githubWebURL,
-		RedirectURL: p.publicURL + "/oauth/callback",
+		RedirectURL: p.publicURL + "/oauth/callback", API: api,
 	})}
+}
+
+// sharedSignOuts keep the pages' sign-outs in Redis, where every replica
+// reads them (web.Revocations): each for the longest a session lasts, with
+// a margin for the replicas' clocks, whatever its own end.
+type sharedSignOuts struct{ blobs *redisx.Blobs }
+
+// signOutTTL is how long Redis keeps a sign-out: longer than any session.
+const signOutTTL = web.MaxSessionTTL + 5*time.Minute
+
+// newSharedSignOuts keeps the sign-outs in store under
+// "phasegate:signed-out:".
+func newSharedSignOuts(store *redisx.Store) sharedSignOuts {
+	return sharedSignOuts{blobs: store.Blobs("phasegate:signed-out:", signOutTTL)}
+}
+
+func (s sharedSignOuts) Revoke(ctx context.Context, id string, _ time.Time) error {
+	return s.blobs.Put(ctx, id, []byte{'1'})
+}
+
+func (s sharedSignOuts) Revoked(ctx context.Context, id string) (bool, error) {
+	_, ok, err := s.blobs.Get(ctx, id)
+	return ok, err
 }
 
 // pagesSource is what the pages show: the server's Source, resolving as

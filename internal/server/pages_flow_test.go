@@ -26,7 +26,7 @@ const (
 // pages wired as serve wires them (ghclient's OAuth flow, the person's
 // client, the server's Source) against the fake GitHub, which plays the
 // OAuth provider; the public URL is the server's own loopback address.
-func flowHarness(t *testing.T) (*harness, string) {
+func flowHarness(t *testing.T, pages ...func(*PagesOptions)) (*harness, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,8 +37,12 @@ func flowHarness(t *testing.T) (*harness, string) {
 	h := newHarness(t, func(c *Config) {
 		c.NewDecider = nil
 		webURL = strings.TrimSuffix(c.APIURL, "/")
-		if err := WithPages(c, PagesOptions{PublicURL: public, ClientID: oauthClientID, ClientSecret: oauthClientSecret,
-			SessionKeys: [][]byte{[]byte(strings.Repeat("k", 48))}, GitHubWebURL: webURL}); err != nil {
+		o := PagesOptions{PublicURL: public, ClientID: oauthClientID, ClientSecret: oauthClientSecret,
+			SessionKeys: [][]byte{[]byte(strings.Repeat("k", 48))}, GitHubWebURL: webURL}
+		for _, set := range pages {
+			set(&o)
+		}
+		if err := WithPages(c, o); err != nil {
 			t.Fatal(err)
 		}
 	})

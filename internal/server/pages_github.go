@@ -38,6 +38,10 @@ func (a pagesOAuth) Exchange(ctx context.Context, code, verifier string) (web.To
 	return web.Token{AccessToken: t.AccessToken, Expiry: t.Expiry}, nil
 }
 
+func (a pagesOAuth) Revoke(ctx context.Context, t web.Token) error {
+	return a.o.RevokeToken(ctx, t.AccessToken)
+}
+
 func (a pagesOAuth) User(t web.Token) web.UserAPI {
 	return personAPI{token: t.AccessToken, users: a.users}
 }

@@ -154,7 +154,7 @@ func (p *Pages) Commit(ctx context.Context, owner, repo, sha, viewer string) (*w
 	if ok {
 		p.fillResult(page, cr)
 	}
-	st, found, err := h.CommitDecisions(ctx, gh, owner, repo, sha)
+	st, found, err := h.CommitDecisions(ctx, ownRecords{GitHub: gh, app: p.s.cfg.AppID, identity: h.Identity}, owner, repo, sha)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -173,6 +173,46 @@ func (p *Pages) Commit(ctx context.Context, owner, repo, sha, viewer string) (*w
 		page.Issues = append(page.Issues, ref)
 	}
 	return page, nil
+}
+
+// ownRecords is gh reading only phasegate's own records of a commit: any
+// App may create a check run named phasegate/decisions, and anyone with
+// write access a status of that context; the pages count the check runs
+// of the App itself (its ID) and the statuses it set (its login).
+type ownRecords struct {
+	decide.GitHub
+	app      int64
+	identity string
+}
+
+func (o ownRecords) CheckRunHistory(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error) {
+	runs, err := o.GitHub.CheckRunHistory(ctx, owner, repo, sha, name)
+	own := runs[:0:0]
+	for _, r := range runs {
+		if r.AppID == o.app {
+			own = append(own, r)
+		}
+	}
+	return own, err
+}
+
+func (o ownRecords) StatusHistory(ctx context.Context, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error) {
+	sts, err := o.GitHub.StatusHistory(ctx, owner, repo, sha, contexts...)
+	own := sts[:0:0]
+	for _, st := range sts {
+		if strings.EqualFold(st.Creator, o.identity) {
+			own = append(own, st)
+		}
+	}
+	return own, err
+}
+
+func (o ownRecords) LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error) {
+	sts, err := o.StatusHistory(ctx, owner, repo, sha, context)
+	if err != nil || len(sts) == 0 {
+		return ghclient.Status{}, false, err
+	}
+	return sts[0], true, nil
 }
 
 // fillResult puts a recorded check result on the page, each finding

@@ -121,7 +121,7 @@ func TestPagesMounted(t *testing.T) {
 	var gotSource web.Source
 	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Pages", "1") })
 	s, err := New(Config{Secrets: [][]byte{testSecret}, AppID: appID, PrivateKeyPEM: pemOf(appKey(t)),
-		Pages: func(src web.Source, _ func(string) (*ghclient.Client, error)) (http.Handler, error) {
+		Pages: func(src web.Source, _ func(string) (*ghclient.Client, error), _ ghclient.Options) (http.Handler, error) {
 			gotSource = src
 			return pages, nil
 		}})
@@ -160,7 +160,7 @@ func TestPagesMounted(t *testing.T) {
 // URL.
 func TestPagesAuthCodeURL(t *testing.T) {
 	t.Parallel()
-	o := (&pagesSettings{publicURL: "https://pg.example", clientID: "Iv1.x", githubWebURL: "https://github.com"}).oauth(nil)
+	o := (&pagesSettings{publicURL: "https://pg.example", clientID: "Iv1.x", githubWebURL: "https://github.com"}).oauth(nil, ghclient.Options{})
 	got := o.AuthCodeURL("st", "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
 	if !strings.Contains(got, "code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM") ||
 		!strings.HasPrefix(got, "https://github.com/login/oauth/authorize?") || !strings.Contains(got, "redirect_uri=https%3A%2F%2Fpg.example%2Foauth%2Fcallback") {

@@ -193,7 +193,7 @@ func New(cfg Config) (*Server, error) {
 		s.metricsMux.Handle("/metrics", metricsHandler)
 	}
 	if cfg.Pages != nil {
-		pages, err := cfg.Pages(s.pagesSource(), s.userClient)
+		pages, err := cfg.Pages(s.pagesSource(), s.userClient, s.ghOptions(nil))
 		if err != nil {
 			return nil, fmt.Errorf("serve's pages: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -78,12 +79,29 @@ func (p *Pages) callback(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, st.Next, http.StatusSeeOther)
 }
 
-// logout ends the session (its form carries the per-action token).
+// logout ends the session everywhere (its form carries the per-action
+// token): its id is recorded as signed out until it would have ended, so
+// that a copy of the cookie opens nothing on any replica, and the person's
+// GitHub token is revoked. When the sign-out cannot be recorded, the cookie
+// stays and the person is told to try again; a refusal at GitHub is logged
+// and does not keep the session.
 func (p *Pages) logout(w http.ResponseWriter, r *http.Request) {
-	s := p.session(r)
+	s := p.cookieSession(r)
 	if s != nil && !s.checkCSRF("logout", r.PostFormValue("csrf")) {
-		p.fail(w, r, s, http.StatusForbidden, "Refused", "This form is stale. Reload the page and sign out again.")
+		p.fail(w, r, nil, http.StatusForbidden, "Refused", "This form is stale. Reload the page and sign out again.")
 		return
+	}
+	if s != nil {
+		if err := p.cfg.Revocations.Revoke(r.Context(), s.SID, time.Unix(s.Expires, 0)); err != nil {
+			p.cfg.Logger.Error("web: recording a sign-out", "login", s.Login, "err", err)
+			p.fail(w, r, nil, http.StatusServiceUnavailable, "Sign-out failed",
+				"phasegate could not end your session everywhere. Go back and sign out again in a moment.")
+			return
+		}
+		if err := p.oauth.Revoke(r.Context(), s.token()); err != nil {
+			p.cfg.Logger.Warn("web: revoking a signed-out person's GitHub token", "login", s.Login, "err", err)
+		}
+		p.cfg.Logger.Info("web: signed out", "login", s.Login)
 	}
 	p.clearCookie(w, p.sessionCookie, "/")
 	p.render(w, r, http.StatusOK, "signedout", view{Title: "Signed out"})

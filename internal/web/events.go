@@ -44,10 +44,15 @@ type changeEvent struct {
 
 // events streams, as server-sent events, each Change of the Source in a
 // repository the person can see; comment lines keep it open; it ends with
-// the session. Without a session it is 401 (an EventSource cannot follow a
+// the session (its expiry or its sign-out). Without a session it is 401 (an EventSource cannot follow a
 // sign-in), beyond the limits 429 (the page then polls).
 func (p *Pages) events(w http.ResponseWriter, r *http.Request) {
-	s := p.session(r)
+	s, err := p.session(r)
+	if err != nil {
+		p.cfg.Logger.Error("web: checking a session", "err", err)
+		http.Error(w, "the session could not be checked", http.StatusServiceUnavailable)
+		return
+	}
 	if s == nil {
 		http.Error(w, "sign in first", http.StatusUnauthorized)
 		return
@@ -99,6 +104,11 @@ func (p *Pages) stream(w http.ResponseWriter, r *http.Request, rc *http.Response
 		case <-end.C:
 			return
 		case <-beat.C:
+			// A session signed out of (or whose sign-outs cannot be
+			// read) ends its streams at the next heartbeat.
+			if revoked, err := p.cfg.Revocations.Revoked(r.Context(), s.SID); err != nil || revoked {
+				return
+			}
 			if p.write(w, rc, []byte(": ping\n\n")) != nil {
 				return
 			}

@@ -1,10 +1,13 @@
 package web
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -17,6 +20,8 @@ const stateTTL = 10 * time.Minute
 
 // session is what the sealed session cookie holds.
 type session struct {
+	// SID names the session, for its revocation when the person signs out.
+	SID    string `json:"s"`
 	Login  string `json:"l"`
 	ID     int64  `json:"i"`
 	Name   string `json:"n,omitempty"`
@@ -35,7 +40,7 @@ type session struct {
 func (s *session) valid(now time.Time) bool {
 	t := now.Unix()
 	switch {
-	case s.Login == "" || s.Token == "" || len(s.CSRF) != 32:
+	case s.SID == "" || s.Login == "" || s.Token == "" || len(s.CSRF) != 32:
 		return false
 	case t >= s.Expires || t < s.Issued-60 || s.Expires-s.Issued > int64(MaxSessionTTL/time.Second):
 		return false
@@ -91,12 +96,32 @@ func newSession(v Viewer, t Token, now time.Time, ttl time.Duration) *session {
 		s.TokenExpiry = t.Expiry.Unix()
 		s.Expires = min(s.Expires, s.TokenExpiry)
 	}
-	s.CSRF = randomBytes(32)
+	s.SID, s.CSRF = randomText(16), randomBytes(32)
 	return s
 }
 
-// session is the request's session, or nil.
-func (p *Pages) session(r *http.Request) *session {
+// session is the request's session: nil when there is none, or it is not
+// valid, or the person signed out of it (anywhere: Config.Revocations); an
+// error when the sign-outs cannot be read, and the request must then not
+// proceed as signed in.
+func (p *Pages) session(r *http.Request) (*session, error) {
+	s := p.cookieSession(r)
+	if s == nil {
+		return nil, nil
+	}
+	revoked, err := p.cfg.Revocations.Revoked(r.Context(), s.SID)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading the sign-outs: %w", err)
+	case revoked:
+		return nil, nil
+	}
+	return s, nil
+}
+
+// cookieSession is the request's sealed session, when it is valid,
+// whether or not it was signed out of.
+func (p *Pages) cookieSession(r *http.Request) *session {
 	c, err := r.Cookie(p.sessionCookie)
 	if err != nil {
 		return nil
@@ -127,4 +152,59 @@ func (p *Pages) clearCookie(w http.ResponseWriter, name, path string) {
 		Name: name, Value: "", Path: path, MaxAge: -1,
 		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
 	})
+}
+
+// Revocations are the sessions people signed out of, each kept until the
+// session would have ended: a copy of a signed-out session's cookie opens
+// nothing. Every replica must read the same ones (serve shares them in
+// Redis with --redis-url). Errors mean "could not read or record": the
+// pages then never proceed as signed in.
+type Revocations interface {
+	// Revoke records that session id ended; until is when it would have.
+	Revoke(ctx context.Context, id string, until time.Time) error
+	// Revoked reports whether session id was revoked.
+	Revoked(ctx context.Context, id string) (bool, error)
+}
+
+// maxRevocations bounds the sign-outs one replica keeps in memory.
+const maxRevocations = 1 << 20
+
+// memRevocations are the sign-outs of one replica (Config.Revocations'
+// default), each kept until its session would have ended.
+type memRevocations struct {
+	now func() time.Time
+	max int // maxRevocations; tests lower it
+	mu  sync.Mutex
+	ids map[string]time.Time
+}
+
+func newMemRevocations(now func() time.Time) *memRevocations {
+	return &memRevocations{now: now, max: maxRevocations, ids: map[string]time.Time{}}
+}
+
+// Revoke records id until until; when full of live sign-outs, it refuses
+// rather than forget one.
+func (m *memRevocations) Revoke(_ context.Context, id string, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.ids) >= m.max {
+		now := m.now()
+		for k, t := range m.ids {
+			if !now.Before(t) {
+				delete(m.ids, k)
+			}
+		}
+	}
+	if len(m.ids) >= m.max {
+		return fmt.Errorf("recording a sign-out: %d sessions signed out already", len(m.ids))
+	}
+	m.ids[id] = until
+	return nil
+}
+
+func (m *memRevocations) Revoked(_ context.Context, id string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.ids[id]
+	return ok, nil
 }

@@ -54,6 +54,9 @@ type OAuth interface {
 	Exchange(ctx context.Context, code, verifier string) (Token, error)
 	// User is GitHub read with that person's token.
 	User(token Token) UserAPI
+	// Revoke revokes the person's token at GitHub (at sign-out): every
+	// copy of it stops working.
+	Revoke(ctx context.Context, token Token) error
 }
 
 // RepoRef names a repository of one of the App's installations.

@@ -27,6 +27,8 @@ type stubOAuth struct {
 	exchanged []string
 	user      *stubUser
 	tokenExp  time.Time
+	revoked   []string // the tokens Revoke revoked
+	revokeErr error    // what Revoke answers
 }
 
 func (o *stubOAuth) AuthCodeURL(state, verifier string) string {
@@ -41,6 +43,16 @@ func (o *stubOAuth) Exchange(ctx context.Context, code, verifier string) (Token,
 		return Token{}, errors.New("bad_verification_code")
 	}
 	return Token{AccessToken: testToken, Expiry: o.tokenExp}, nil
+}
+
+func (o *stubOAuth) Revoke(ctx context.Context, t Token) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.revokeErr != nil {
+		return o.revokeErr
+	}
+	o.revoked = append(o.revoked, t.AccessToken)
+	return nil
 }
 
 func (o *stubOAuth) User(t Token) UserAPI {

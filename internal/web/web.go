@@ -43,6 +43,9 @@ type Config struct {
 	// ReposTTL is how long the repositories a person can see are kept in
 	// memory for the inbox and /events (default 2m).
 	ReposTTL time.Duration
+	// Revocations are the sessions people signed out of (default: in this
+	// process's memory; several replicas must share one).
+	Revocations Revocations
 }
 
 // Pages serves phasegate's own pages. Build it with New.
@@ -161,6 +164,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ReposTTL <= 0 {
 		c.ReposTTL = 2 * time.Minute
 	}
+	if c.Revocations == nil {
+		c.Revocations = newMemRevocations(c.Now)
+	}
 	return c, nil
 }
 
@@ -211,7 +217,8 @@ func (p *Pages) routes() (http.Handler, error) {
 	mux.HandleFunc("GET /{owner}/{repo}/commit/{sha}", p.signedIn(p.commit))
 	mux.HandleFunc("POST /{owner}/{repo}/issues/{n}/resolve", p.signedIn(p.resolve))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		p.notFound(w, r, p.session(r))
+		s, _ := p.session(r) // unknown: the 404 as signed out
+		p.notFound(w, r, s)
 	})
 	cop := http.NewCrossOriginProtection()
 	if err := cop.AddTrustedOrigin(p.public.Scheme + "://" + p.public.Host); err != nil {
@@ -242,11 +249,18 @@ func (p *Pages) headers(next http.Handler) http.Handler {
 	})
 }
 
-// signedIn runs h with the request's session; without one, a GET goes to
-// the sign-in (and comes back), anything else is told to sign in again.
+// signedIn runs h with the request's session; without one (or signed out
+// of), a GET goes to the sign-in (and comes back), anything else is told to
+// sign in again; when the sign-outs cannot be read, 503.
 func (p *Pages) signedIn(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s := p.session(r)
+		s, err := p.session(r)
+		if err != nil {
+			p.cfg.Logger.Error("web: checking a session", "err", err)
+			p.fail(w, r, nil, http.StatusServiceUnavailable, "Session unknown",
+				"phasegate could not check whether you signed out of this session. Try again in a moment.")
+			return
+		}
 		if s == nil {
 			next := r.URL.RequestURI()
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -78,6 +78,7 @@ var operations = []string{
 	"GET /user",               // CurrentUser (a person's token)
 	"GET /user/installations", // UserInstallations
 	"GET /user/installations/{installation_id}/repositories", // UserInstallationRepos
+	"DELETE /applications/{client_id}/token",                 // OAuth.RevokeToken (sign-out)
 	// served by internal/ghfake for its own tests and for what a test does
 	// as a person would; phasegate does not call them
 	"GET /rate_limit",
