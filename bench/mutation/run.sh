@@ -39,8 +39,11 @@ TARGET_SPECS=(
 	"command|internal/command|visible.go text.go markdown.go"
 	"outcome|internal/outcome|sign.go verify.go marker.go"
 	"gate|internal/gate|gate.go"
+	"checkjob|internal/checkjob|check.go commit.go guard.go outcomes.go"
+	"commitfs|internal/ghclient|commitfs.go tarfs.go tree.go treewalk.go"
+	"servercheck|internal/server|check.go recheck.go"
 )
-TARGETS=${TARGETS:-ledger decide command outcome gate}
+TARGETS=${TARGETS:-ledger decide command outcome gate checkjob commitfs servercheck}
 GREMLINS_TARGETS=${GREMLINS_TARGETS:-$TARGETS}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/phasegate-mutation.XXXXXX")
