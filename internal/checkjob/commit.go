@@ -41,6 +41,9 @@ type Request struct {
 	// Ref is the branch the change was pushed to (the pull request's head
 	// branch, or the pushed ref).
 	Ref string
+	// BaseRef is the branch of Base: the pull request's base branch, or
+	// the pushed branch ("": unknown). Recorded in the Input.
+	BaseRef string
 	// DefaultBranch is the repository's default branch ("": read).
 	DefaultBranch string
 	// Actors are the accounts the delivery attests made the change (the
@@ -110,7 +113,13 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	var errs []error
 	sum := Summary{}
 	synced := false // phasegate/decisions set by the posting
-	rep, carried, cfg, err := j.check(ctx, gh, req)
+	var rep report.Report
+	var carried []Carried
+	var cfg config.Config
+	in, err := j.input(ctx, gh, req)
+	if err == nil {
+		rep, carried, cfg, err = j.check(ctx, gh, req)
+	}
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return Summary{}, err
@@ -120,6 +129,7 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 		c := decide.Contracts{State: "failure", Conclusion: "failure", DetailsURL: details,
 			Title:   "could not check this commit",
 			Summary: "phasegate could not check this commit, so it does not pass: " + report.Terminal(err.Error())}
+		in.record(&c)
 		errs = append(errs, err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
 		sum.Verdict = gate.Hold
 		sum.Report = &report.Report{Verdict: gate.Result{Verdict: gate.Hold,
@@ -131,7 +141,9 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions
 			errs = append(errs, err)
 		}
-		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, j.contracts(rep, req, details)))
+		c := j.contracts(rep, req, details)
+		in.record(&c)
+		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
 	}
 	if !synced {
 		st, err := h.SyncCommit(ctx, gh, req.Owner, req.Repo, req.SHA, opts)

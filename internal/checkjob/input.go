@@ -1,0 +1,170 @@
+package checkjob
+
+import (
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/report"
+)
+
+// Input is what the App's verdict on a commit is a function of, besides
+// phasegate's rules: the commit, what it is compared with, the pull
+// request it is checked as, the gate's configuration and phasegate's
+// version. phasegate/contracts records its digest (decide.Record), and a
+// result stands only for the input it records: the App checks again
+// whenever the current input differs (a pull request's base edited, a
+// pull request opened for a commit checked as a push, the configuration
+// changed on the default branch, another version).
+type Input struct {
+	// Head is the commit checked; Tree its tree (named by Head, so not in
+	// the digest: the server compares inputs without reading the commit).
+	Head, Tree string
+	// BaseRef and Base are what the change is measured from: the pull
+	// request's base branch and commit, or the pushed branch and its
+	// previous head ("": none, a new branch).
+	BaseRef, Base string
+	// PR is the pull request checked (0: a push), Fork the repository of
+	// its head when it is a fork.
+	PR   int
+	Fork string
+	// ConfigBlob is the git blob id of the configuration on the default
+	// branch ("": none, the defaults).
+	ConfigBlob string
+	Version    string
+}
+
+// InputOf is the input of req with the configuration configBlob (the tree
+// is the job's to read).
+func InputOf(req Request, configBlob string) Input {
+	in := Input{Head: strings.ToLower(req.SHA), BaseRef: req.BaseRef, Base: strings.ToLower(req.Base),
+		Fork: strings.ToLower(req.Fork), ConfigBlob: configBlob, Version: req.Version}
+	if req.PR != nil {
+		in.PR = req.PR.Number
+	}
+	return in
+}
+
+// Digest is the input's canonical digest: SHA-256 of its fields but the
+// tree, in a fixed order, as JSON (no field can run into the next).
+func (in Input) Digest() string {
+	b, err := json.Marshal([]string{"phasegate input v1", in.Head, in.BaseRef, in.Base, strconv.Itoa(in.PR), in.Fork, in.ConfigBlob, in.Version})
+	if err != nil { // strings only: never
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Markdown is the input as phasegate/contracts' summary shows it: every
+// value escaped (a branch name is the pusher's to choose).
+func (in Input) Markdown() string {
+	or := func(s, none string) string {
+		if s == "" {
+			return none
+		}
+		return "`" + codeText(s) + "`"
+	}
+	pr := "none (a push)"
+	if in.PR > 0 {
+		pr = "#" + strconv.Itoa(in.PR)
+	}
+	base := "none (a new branch)"
+	switch {
+	case in.Base != "" && in.BaseRef != "":
+		base = or(in.BaseRef, "") + " at " + or(in.Base, "")
+	case in.Base != "":
+		base = or(in.Base, "")
+	}
+	var b strings.Builder
+	b.WriteString("### Checked input\n\nThis result stands for this input only: phasegate checks again when any of it changes.\n\n")
+	b.WriteString("| | |\n| --- | --- |\n")
+	rows := [][2]string{
+		{"head", or(in.Head, "unknown")}, {"tree", or(in.Tree, "unknown")}, {"base", base}, {"pull request", pr},
+		{"fork", or(in.Fork, "no")}, {"configuration", or(in.ConfigBlob, "defaults (no configuration file)")},
+		{"phasegate", or(in.Version, "unknown")}, {"digest", or(in.Digest(), "")},
+	}
+	for _, r := range rows {
+		b.WriteString("| " + r[0] + " | " + r[1] + " |\n")
+	}
+	return b.String()
+}
+
+// codeText keeps s inside a code span of a table cell: what could end the
+// span or the cell becomes '?', control and invisible characters visible
+// escapes (report.Terminal).
+func codeText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '`' || r == '|' {
+			return '?'
+		}
+		return r
+	}, report.Terminal(s))
+}
+
+// ConfigReader reads a file of the default branch (ghclient.Client).
+type ConfigReader interface {
+	FileContent(ctx context.Context, owner, repo, path, ref string) ([]byte, bool, error)
+}
+
+// ConfigBlob is the git blob id of the configuration file path on the
+// default branch of owner/repo ("": none): the id git gives its content
+// (SHA-1, as GitHub names blobs).
+func ConfigBlob(ctx context.Context, gh ConfigReader, owner, repo, path string) (string, error) {
+	data, found, err := gh.FileContent(ctx, owner, repo, path, "")
+	if err != nil {
+		return "", fmt.Errorf("reading %s from the default branch: %w", path, err)
+	}
+	if !found {
+		return "", nil
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// input reads the input of req: the configuration's blob and the commit's
+// tree. It is read before the check reads the configuration, so that a
+// configuration changed in between is recorded as the older one, which the
+// change's push then finds different (checked again), never the reverse.
+func (j *Job) input(ctx context.Context, gh GitHub, req Request) (*Input, error) {
+	blob, err := ConfigBlob(ctx, gh, req.Owner, req.Repo, j.configPath())
+	if err != nil {
+		return nil, err
+	}
+	in := InputOf(req, blob)
+	// The tree is shown, not compared (the head names it): a commit
+	// GitHub does not give leaves it "unknown", as its files then fail
+	// the check anyway.
+	if info, err := gh.Commit(ctx, req.Owner, req.Repo, req.SHA); err == nil {
+		in.Tree = strings.ToLower(info.Tree)
+	}
+	return &in, nil
+}
+
+// cutNote replaces the end of a summary cut to make room for the input.
+const cutNote = "\n\n*(the summary is cut here to fit the check run)*\n"
+
+// record sets what phasegate/contracts records of the input (nil: none
+// could be read, so none is recorded and the result matches no input):
+// its digest and pull request in the external_id, and its section at the
+// end of the summary, which is cut to keep both within GitHub's limit.
+func (in *Input) record(c *decide.Contracts) {
+	if in == nil {
+		return
+	}
+	c.Input, c.PR = in.Digest(), in.PR
+	sec := "\n\n" + in.Markdown()
+	if room := ghclient.MaxCheckOutputBytes - len(sec); len(c.Summary) > room {
+		c.Summary = strings.ToValidUTF8(c.Summary[:room-len(cutNote)], "") + cutNote
+	}
+	c.Summary += sec
+}
