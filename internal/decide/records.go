@@ -36,7 +36,7 @@ const externalPrefix = "phasegate:"
 // Record is what a check run of the App records in its external_id:
 // "phasegate:<state>", then for phasegate/contracts ";in=<digest>" (the
 // checked input's, checkjob.Input) and ";pr=<n>" (the pull request it was
-// checked as). 98 characters at most.
+// checked as). 99 characters at most.
 type Record struct {
 	State string
 	// Input is the digest of the input the result stands for ("": not

@@ -106,8 +106,8 @@ func (s *Server) lastContracts(ctx context.Context, gh *ghclient.Client, owner, 
 }
 
 // recordedPull is the pull request the App's latest phasegate/contracts on
-// sha was checked as, read again (nil: none, or no longer open with sha as
-// its head). GitHub's listing of a commit's pull requests lags behind a
+// sha was checked as, read again (nil: none, or no longer open; one whose
+// head moved on is not sha's, see checkRequest). GitHub's listing of a commit's pull requests lags behind a
 // pull request just opened: without this, a late push or check suite
 // delivery would check the head again as a bare push, over the pull
 // request's result.
@@ -126,7 +126,7 @@ func (s *Server) recordedPull(ctx context.Context, gh *ghclient.Client, owner, r
 	if err != nil {
 		return nil, fmt.Errorf("reading pull request #%d recorded on %s: %w", rec.PR, shortSHA(sha), err)
 	}
-	if pr.State != "open" || !strings.EqualFold(pr.HeadSHA, sha) {
+	if pr.State != "open" {
 		return nil, nil
 	}
 	return &pr, nil
