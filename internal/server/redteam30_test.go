@@ -344,3 +344,28 @@ func TestContractsNeverSuccessWhileChecking(t *testing.T) {
 		t.Fatalf("job %+v", d)
 	}
 }
+
+// TestRedTeamReopenedChecksAgain: a pull request reopened with the input it
+// was checked with is still checked (and phasegate/decisions re-synced):
+// the agent erased the approval while it was closed, and those deliveries
+// were lost.
+func TestRedTeamReopenedChecksAgain(t *testing.T) {
+	t.Parallel()
+	h := redTeamServe(t, "", func(c *Config) { c.Identity, c.Publish = appBot, decide.PublishChecks })
+	h.deliverOK("pull_request", pullRequestEvent("opened", prNumber, headSHA))
+	h.command("erin", "/resolve D-001 approve")
+	if d := latestApp(t, h, headSHA, decide.ContextDecisions); d.Conclusion != "success" {
+		t.Fatalf("decisions after the approval: %s (%s)", d.Conclusion, d.Title)
+	}
+	h.fake.SetIssueState(owner, repo, prNumber, "closed")
+	for _, c := range h.fake.Comments(owner, repo, featureIssue) {
+		if strings.Contains(c.Body, "/resolve") || strings.Contains(c.Body, "phasegate:resolution") {
+			h.fake.DeleteComment(c.ID)
+		}
+	}
+	h.fake.SetIssueState(owner, repo, prNumber, "open")
+	h.deliverOK("pull_request", pullRequestEvent("reopened", prNumber, headSHA))
+	if d := latestApp(t, h, headSHA, decide.ContextDecisions); d.Conclusion == "success" {
+		t.Fatalf("decisions after the approval was erased and the pull request reopened: %s (%s)", d.Conclusion, d.Title)
+	}
+}
