@@ -114,13 +114,16 @@ type ConfigReader interface {
 	FileContent(ctx context.Context, owner, repo, path, ref string) ([]byte, bool, error)
 }
 
-// ConfigBlob is the git blob id of the configuration file path on the
-// default branch of owner/repo ("": none): the id git gives its content
-// (SHA-1, as GitHub names blobs).
-func ConfigBlob(ctx context.Context, gh ConfigReader, owner, repo, path string) (string, error) {
-	data, found, err := gh.FileContent(ctx, owner, repo, path, "")
+// ConfigBlob is the git blob id of the configuration file path at ref of
+// owner/repo ("": the default branch), "" when there is none: the id git
+// gives its content (SHA-1, as GitHub names blobs).
+func ConfigBlob(ctx context.Context, gh ConfigReader, owner, repo, path, ref string) (string, error) {
+	data, found, err := gh.FileContent(ctx, owner, repo, path, ref)
 	if err != nil {
-		return "", fmt.Errorf("reading %s from the default branch: %w", path, err)
+		if ref == "" {
+			ref = "the default branch"
+		}
+		return "", fmt.Errorf("reading %s from %s: %w", path, ref, err)
 	}
 	if !found {
 		return "", nil
@@ -136,7 +139,7 @@ func ConfigBlob(ctx context.Context, gh ConfigReader, owner, repo, path string) 
 // configuration changed in between is recorded as the older one, which the
 // change's push then finds different (checked again), never the reverse.
 func (j *Job) input(ctx context.Context, gh GitHub, req Request) (*Input, error) {
-	blob, err := ConfigBlob(ctx, gh, req.Owner, req.Repo, j.configPath())
+	blob, err := ConfigBlob(ctx, gh, req.Owner, req.Repo, j.configPath(), "")
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func TestConfigBlob(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := ConfigBlob(context.Background(), tt.gh, "o", "r", ".github/phasegate.yml")
+			got, err := ConfigBlob(context.Background(), tt.gh, "o", "r", ".github/phasegate.yml", "")
 			if got != tt.want || (err != nil) != tt.wantErr {
 				t.Errorf("ConfigBlob = %q, %v; want %q (error: %v)", got, err, tt.want, tt.wantErr)
 			}

@@ -14,9 +14,11 @@ import (
 )
 
 // checkJob runs a check job: its commit, and after a push to the default
-// branch the heads of the open pull requests whose checks no longer stand
-// for their input (recheckHeads): the push may have changed the gate's
-// configuration, which every pull request is checked with.
+// branch that changed the gate's configuration (which every pull request
+// is checked with) the heads of the open pull requests whose checks no
+// longer stand for their input (recheckHeads). A push that changed no
+// configuration leaves a moved base to the reconcile pass, rather than
+// checking every open pull request again on each push.
 func (s *Server) checkJob(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
 	if err := s.checkCommit(ctx, gh, d, j, log); err != nil || j.event != "push" {
 		return err
@@ -25,7 +27,7 @@ func (s *Server) checkJob(ctx context.Context, gh *ghclient.Client, d Decider, j
 	if err != nil {
 		return fmt.Errorf("reading the default branch of %s/%s: %w", j.owner, j.repo, err)
 	}
-	if j.ref != "refs/heads/"+def {
+	if j.ref != "refs/heads/"+def || !s.configChanged(ctx, gh, j) {
 		return nil
 	}
 	n, err := s.recheckHeads(ctx, gh, j.installation, j.owner, j.repo, log)

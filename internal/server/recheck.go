@@ -59,11 +59,29 @@ func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installa
 // configBlob is the blob of the gate's configuration on the default branch
 // of owner/repo now ("": none).
 func (s *Server) configBlob(ctx context.Context, gh *ghclient.Client, owner, repo string) (string, error) {
-	path := s.cfg.ConfigPath
-	if path == "" {
-		path = config.DefaultPath
+	return checkjob.ConfigBlob(ctx, gh, owner, repo, s.configPath(), "")
+}
+
+func (s *Server) configPath() string {
+	if s.cfg.ConfigPath != "" {
+		return s.cfg.ConfigPath
 	}
-	return checkjob.ConfigBlob(ctx, gh, owner, repo, path)
+	return config.DefaultPath
+}
+
+// configChanged says whether push job j changed the gate's configuration:
+// its blob at the pushed commit is not the one at the commit before (a new
+// branch, or a blob that cannot be read, counts as changed).
+func (s *Server) configChanged(ctx context.Context, gh *ghclient.Client, j *job) bool {
+	if j.base == "" {
+		return true
+	}
+	before, err := checkjob.ConfigBlob(ctx, gh, j.owner, j.repo, s.configPath(), j.base)
+	if err != nil {
+		return true
+	}
+	after, err := checkjob.ConfigBlob(ctx, gh, j.owner, j.repo, s.configPath(), j.sha)
+	return err != nil || after != before
 }
 
 // contractsDone says whether the App's phasegate/contracts on req's commit

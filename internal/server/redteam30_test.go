@@ -78,7 +78,7 @@ func latestApp(t *testing.T, h *harness, sha, name string) ghfake.CheckRun {
 func wantInput(t *testing.T, h *harness, sha string, pr int, baseRef, base string) {
 	t.Helper()
 	c := latestApp(t, h, sha, decide.ContextContracts)
-	blob, err := checkjob.ConfigBlob(context.Background(), appClient(t, h), owner, repo, config.DefaultPath)
+	blob, err := checkjob.ConfigBlob(context.Background(), appClient(t, h), owner, repo, config.DefaultPath, "")
 	if err != nil {
 		t.Fatal(err)
 	}
