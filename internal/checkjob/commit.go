@@ -85,6 +85,9 @@ type Summary struct {
 	// and no finding. Nil only when the job stopped before a verdict (its
 	// context ended, or phasegate/contracts could not be started).
 	Report *report.Report
+	// Input is what the result stands for, as recorded with it (nil when
+	// it could not be read: none was recorded).
+	Input *Input
 }
 
 // CheckCommit checks the commit in req and publishes everything, as the
@@ -144,6 +147,9 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 		c := j.contracts(rep, req, details)
 		in.record(&c)
 		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
+	}
+	if sum.Report != nil {
+		sum.Input = in
 	}
 	if !synced {
 		st, err := h.SyncCommit(ctx, gh, req.Owner, req.Repo, req.SHA, opts)

@@ -63,36 +63,47 @@ func (in Input) Digest() string {
 	return hex.EncodeToString(sum[:])
 }
 
+// InputRow is one line of an input as people read it; Code marks a value
+// that is an identifier (a commit, a branch), shown as code.
+type InputRow struct {
+	Name, Value string
+	Code        bool
+}
+
+// Rows is the input as people read it: phasegate/contracts' summary and
+// the commit's page.
+func (in Input) Rows() []InputRow {
+	val := func(name, v, none string) InputRow {
+		if v == "" {
+			return InputRow{Name: name, Value: none}
+		}
+		return InputRow{Name: name, Value: v, Code: true}
+	}
+	base := val("base", in.Base, "none (a new branch)")
+	if in.Base != "" && in.BaseRef != "" {
+		base.Value = in.BaseRef + "@" + in.Base
+	}
+	pr := InputRow{Name: "pull request", Value: "none (a push)"}
+	if in.PR > 0 {
+		pr.Value = "#" + strconv.Itoa(in.PR)
+	}
+	return []InputRow{val("head", in.Head, "unknown"), val("tree", in.Tree, "unknown"), base, pr, val("fork", in.Fork, "no"),
+		val("configuration", in.ConfigBlob, "defaults (no configuration file)"), val("phasegate", in.Version, "unknown"),
+		val("digest", in.Digest(), "")}
+}
+
 // Markdown is the input as phasegate/contracts' summary shows it: every
 // value escaped (a branch name is the pusher's to choose).
 func (in Input) Markdown() string {
-	or := func(s, none string) string {
-		if s == "" {
-			return none
-		}
-		return "`" + codeText(s) + "`"
-	}
-	pr := "none (a push)"
-	if in.PR > 0 {
-		pr = "#" + strconv.Itoa(in.PR)
-	}
-	base := "none (a new branch)"
-	switch {
-	case in.Base != "" && in.BaseRef != "":
-		base = or(in.BaseRef, "") + " at " + or(in.Base, "")
-	case in.Base != "":
-		base = or(in.Base, "")
-	}
 	var b strings.Builder
 	b.WriteString("### Checked input\n\nThis result stands for this input only: phasegate checks again when any of it changes.\n\n")
 	b.WriteString("| | |\n| --- | --- |\n")
-	rows := [][2]string{
-		{"head", or(in.Head, "unknown")}, {"tree", or(in.Tree, "unknown")}, {"base", base}, {"pull request", pr},
-		{"fork", or(in.Fork, "no")}, {"configuration", or(in.ConfigBlob, "defaults (no configuration file)")},
-		{"phasegate", or(in.Version, "unknown")}, {"digest", or(in.Digest(), "")},
-	}
-	for _, r := range rows {
-		b.WriteString("| " + r[0] + " | " + r[1] + " |\n")
+	for _, r := range in.Rows() {
+		v := r.Value
+		if r.Code {
+			v = "`" + codeText(v) + "`"
+		}
+		b.WriteString("| " + r.Name + " | " + v + " |\n")
 	}
 	return b.String()
 }

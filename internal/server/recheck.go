@@ -125,10 +125,10 @@ func (s *Server) lastContracts(ctx context.Context, gh *ghclient.Client, owner, 
 
 // recordedPull is the pull request the App's latest phasegate/contracts on
 // sha was checked as, read again (nil: none, or no longer open; one whose
-// head moved on is not sha's, see checkRequest). GitHub's listing of a commit's pull requests lags behind a
-// pull request just opened: without this, a late push or check suite
-// delivery would check the head again as a bare push, over the pull
-// request's result.
+// head moved on is not sha's, see checkRequest). GitHub's listing of a
+// commit's pull requests lags behind a pull request just opened: without
+// this, a late push or check suite delivery would check the head again as
+// a bare push, over the pull request's result.
 func (s *Server) recordedPull(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (*ghclient.PR, error) {
 	if s.cfg.Publish == decide.PublishStatuses {
 		return nil, nil
