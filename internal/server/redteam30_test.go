@@ -294,6 +294,9 @@ func TestRedTeamConfigChangeRechecks(t *testing.T) {
 // the edited delivery never arrives. The reconcile pass finds the App's
 // completed check recording another input than the pull request's now, and
 // checks the head again; a second pass finds it current and checks nothing.
+// The agent's workflow forging a phasegate/contracts run that records the
+// current input (anyone can compute its digest) changes nothing: only the
+// App's own runs say what was checked.
 func TestRedTeamReconcileStaleInput(t *testing.T) {
 	t.Parallel()
 	h := appServe(t)
@@ -308,6 +311,17 @@ func TestRedTeamReconcileStaleInput(t *testing.T) {
 	}
 	f.SetPullRequestBase(owner, repo, pr, "main", appBaseSHA)
 	f.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: ".github/phasegate.yml", Status: "added"}, {Filename: "src/app.go", Status: "added"}})
+	f.AddAppToken("ghs_workflow", ghfake.GitHubActionsAppID, "github-actions")
+	wf, err := ghclient.New(ghclient.Options{Token: "ghs_workflow", BaseURL: f.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := checkjob.Input{Head: workSHA, BaseRef: "main", Base: appBaseSHA, PR: pr, Version: "v9.9.9"}
+	forged := ghclient.CheckRun{Name: decide.ContextContracts, HeadSHA: workSHA, Status: "completed", Conclusion: "success",
+		ExternalID: decide.Record{State: "success", Input: current.Digest(), PR: pr}.ExternalID()}
+	if _, err := wf.CreateCheckRun(context.Background(), owner, repo, forged); err != nil {
+		t.Fatal(err)
+	}
 	h.srv.reconcileOnce(context.Background())
 	if c := latestApp(t, h, workSHA, decide.ContextContracts); c.Conclusion != "failure" {
 		t.Fatalf("contracts after a reconcile pass: %s (%s), want failure; logs:\n%s", c.Conclusion, c.Title, tail(h.logs.String(), 20))
