@@ -42,6 +42,9 @@ type Request struct {
 	// Ref is the branch the change was pushed to (the pull request's head
 	// branch, or the pushed ref).
 	Ref string
+	// BaseRef is the branch of Base: the pull request's base branch, or
+	// the pushed branch ("": unknown). Recorded in the Input.
+	BaseRef string
 	// DefaultBranch is the repository's default branch ("": read).
 	DefaultBranch string
 	// Actors are the accounts the delivery attests made the change (the
@@ -91,6 +94,9 @@ type Summary struct {
 	// and no finding. Nil only when the job stopped before a verdict (its
 	// context ended, or phasegate/contracts could not be started).
 	Report *report.Report
+	// Input is what the result stands for, as recorded with it (nil when
+	// it could not be read: none was recorded).
+	Input *Input
 }
 
 // CheckCommit checks the commit in req and publishes everything, as the
@@ -120,6 +126,7 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	sum := Summary{}
 	synced := false // phasegate/decisions set by the posting
 	out, err := j.check(ctx, gh, req)
+	var in *Input // recorded only with a result: one that could not be computed stands for no input
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return Summary{}, err
@@ -141,7 +148,13 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions
 			errs = append(errs, err)
 		}
-		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, j.contracts(rep, req, details)))
+		c := j.contracts(rep, req, details)
+		in = j.input(ctx, gh, req, out.blob)
+		in.record(&c)
+		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
+	}
+	if sum.Report != nil {
+		sum.Input = in
 	}
 	if !synced {
 		st, err := h.SyncCommit(ctx, gh, req.Owner, req.Repo, req.SHA, opts)

@@ -26,6 +26,11 @@ type Contracts struct {
 	DetailsURL string
 	// Annotations are one per finding, at its file and line.
 	Annotations []ghclient.Annotation
+	// Input is the digest of the input checked (checkjob.Input) and PR
+	// the pull request it was checked as, recorded in the check run's
+	// external_id (Record): the result stands for that input only.
+	Input string
+	PR    int
 }
 
 // StartContracts marks phasegate/contracts of sha as being checked: an
@@ -62,7 +67,7 @@ func (h *Handler) PublishContracts(ctx context.Context, gh GitHub, owner, repo, 
 		return nil
 	}
 	cr := ghclient.CheckRun{Name: ContextContracts, HeadSHA: sha, Status: "completed", Conclusion: c.Conclusion,
-		DetailsURL: c.DetailsURL, ExternalID: externalPrefix + c.State, Title: c.Title, Summary: c.Summary, Text: c.Text,
+		DetailsURL: c.DetailsURL, ExternalID: Record{State: c.State, Input: c.Input, PR: c.PR}.ExternalID(), Title: c.Title, Summary: c.Summary, Text: c.Text,
 		Annotations: c.Annotations}
 	if id == 0 {
 		if _, err := gh.CreateCheckRun(ctx, owner, repo, cr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -31,6 +32,55 @@ var PublishModes = []string{PublishChecks, PublishStatuses, PublishBoth}
 // so that the state reads back exactly (a check run has no "pending" or
 // "error" conclusion).
 const externalPrefix = "phasegate:"
+
+// Record is what a check run of the App records in its external_id:
+// "phasegate:<state>", then for phasegate/contracts ";in=<digest>" (the
+// checked input's, checkjob.Input) and ";pr=<n>" (the pull request it was
+// checked as). 99 characters at most.
+type Record struct {
+	State string
+	// Input is the digest of the input the result stands for ("": not
+	// recorded, as before issue 30: it matches no input).
+	Input string
+	// PR is the pull request the commit was checked as (0: none).
+	PR int
+}
+
+// ExternalID is the check run's external_id of r.
+func (r Record) ExternalID() string {
+	id := externalPrefix + r.State
+	if r.Input != "" {
+		id += ";in=" + r.Input
+	}
+	if r.PR > 0 {
+		id += ";pr=" + strconv.Itoa(r.PR)
+	}
+	return id
+}
+
+// RecordOf reads a check run's external_id back (false: not one of
+// phasegate's). Only a check run of the App's own can be trusted to say
+// what phasegate recorded; the caller checks whose it is.
+func RecordOf(externalID string) (Record, bool) {
+	rest, ok := strings.CutPrefix(externalID, externalPrefix)
+	if !ok {
+		return Record{}, false
+	}
+	parts := strings.Split(rest, ";")
+	r := Record{State: parts[0]}
+	for _, p := range parts[1:] {
+		k, v, _ := strings.Cut(p, "=")
+		switch k {
+		case "in":
+			r.Input = v
+		case "pr":
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				r.PR = n
+			}
+		}
+	}
+	return r, true
+}
 
 func (h *Handler) useChecks() bool {
 	return h.Publish == PublishChecks || h.Publish == PublishBoth
@@ -122,14 +172,15 @@ func CheckRunOf(sha string, s ghclient.Status) ghclient.CheckRun {
 		summary += "\n\nDetails: " + s.TargetURL
 	}
 	return ghclient.CheckRun{Name: s.Context, HeadSHA: sha, Status: "completed", Conclusion: conclusion,
-		DetailsURL: s.TargetURL, ExternalID: externalPrefix + s.State, Title: ghclient.StatusDescription(title), Summary: summary}
+		DetailsURL: s.TargetURL, ExternalID: Record{State: s.State}.ExternalID(), Title: ghclient.StatusDescription(title), Summary: summary}
 }
 
 // StatusOf reads a check run back as the record it is: its state from
 // external_id (else from its conclusion), its title as the description, the
 // App's login as the creator.
 func StatusOf(r ghclient.CheckRun) ghclient.Status {
-	state, ok := strings.CutPrefix(r.ExternalID, externalPrefix)
+	rec, ok := RecordOf(r.ExternalID)
+	state := rec.State
 	if !ok {
 		switch {
 		case r.Status != "completed" || r.Conclusion == "action_required":

@@ -45,6 +45,49 @@ func TestCheckRunRecords(t *testing.T) {
 	}
 }
 
+// TestRecordExternalID: the input and pull request phasegate/contracts
+// records read back as written, within GitHub's external_id; a record of
+// before them reads as its state alone, matching no input.
+func TestRecordExternalID(t *testing.T) {
+	t.Parallel()
+	digest := strings.Repeat("f", 64)
+	tests := []struct {
+		name   string
+		id     string
+		want   Record
+		wantOK bool
+	}{
+		{name: "the state alone (as before)", id: "phasegate:success", want: Record{State: "success"}, wantOK: true},
+		{name: "an input", id: "phasegate:failure;in=" + digest, want: Record{State: "failure", Input: digest}, wantOK: true},
+		{name: "an input and a pull request", id: "phasegate:success;in=" + digest + ";pr=12", want: Record{State: "success", Input: digest, PR: 12}, wantOK: true},
+		{name: "a pull request that is no number", id: "phasegate:success;pr=-1;pr=x", want: Record{State: "success"}, wantOK: true},
+		{name: "an unknown key", id: "phasegate:success;zz=1", want: Record{State: "success"}, wantOK: true},
+		{name: "not phasegate's", id: "ci:success;in=" + digest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := RecordOf(tt.id)
+			if got != tt.want || ok != tt.wantOK {
+				t.Fatalf("RecordOf(%q) = %+v, %v; want %+v, %v", tt.id, got, ok, tt.want, tt.wantOK)
+			}
+			if !ok || strings.Contains(tt.name, "no number") || strings.Contains(tt.name, "unknown") {
+				return
+			}
+			if back := got.ExternalID(); back != tt.id {
+				t.Fatalf("written back as %q, want %q", back, tt.id)
+			}
+			if st := StatusOf(ghclient.CheckRun{Status: "completed", Conclusion: "neutral", ExternalID: tt.id}); st.State != tt.want.State {
+				t.Fatalf("StatusOf reads the state %q, want %q", st.State, tt.want.State)
+			}
+		})
+	}
+	longest := Record{State: "success", Input: digest, PR: 1<<31 - 1}.ExternalID()
+	if len(longest) > 99 {
+		t.Fatalf("external_id of %d characters: %q", len(longest), longest)
+	}
+}
+
 // TestRecordHistoryByPublishMode: the App's records are its check runs;
 // with both, the statuses written before still count, after the runs.
 func TestRecordHistoryByPublishMode(t *testing.T) {

@@ -88,10 +88,13 @@ type PR struct {
 	Author  string
 	HeadSHA string
 	HeadRef string
-	BaseSHA string
-	BaseRef string
-	Merged  bool
-	HTMLURL string
+	// HeadRepo is the full name of the head's repository ("" when GitHub
+	// names none: a deleted fork).
+	HeadRepo string
+	BaseSHA  string
+	BaseRef  string
+	Merged   bool
+	HTMLURL  string
 }
 
 // Issue is an issue or a pull request, as listed.
@@ -800,15 +803,16 @@ func (c *Client) FileContent(ctx context.Context, owner, repo, path, ref string)
 
 func toPR(p *github.PullRequest) PR {
 	return PR{
-		Number:  p.GetNumber(),
-		State:   p.GetState(),
-		Author:  p.GetUser().GetLogin(),
-		HeadSHA: p.GetHead().GetSHA(),
-		HeadRef: p.GetHead().GetRef(),
-		BaseSHA: p.GetBase().GetSHA(),
-		BaseRef: p.GetBase().GetRef(),
-		Merged:  p.GetMerged(),
-		HTMLURL: p.GetHTMLURL(),
+		Number:   p.GetNumber(),
+		State:    p.GetState(),
+		Author:   p.GetUser().GetLogin(),
+		HeadSHA:  p.GetHead().GetSHA(),
+		HeadRef:  p.GetHead().GetRef(),
+		HeadRepo: p.GetHead().GetRepo().GetFullName(),
+		BaseSHA:  p.GetBase().GetSHA(),
+		BaseRef:  p.GetBase().GetRef(),
+		Merged:   p.GetMerged(),
+		HTMLURL:  p.GetHTMLURL(),
 	}
 }
 
@@ -967,6 +971,8 @@ type CommitInfo struct {
 	// Author and Committer say who made the commit, since anyone can write
 	// any name and e-mail into commit metadata.
 	Verified bool
+	// Tree is the commit's tree id.
+	Tree string
 }
 
 // Commit returns who made a commit and whether its signature is verified.
@@ -977,7 +983,7 @@ func (c *Client) Commit(ctx context.Context, owner, repo, sha string) (CommitInf
 		return CommitInfo{}, fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
 	}
 	return CommitInfo{Author: rc.GetAuthor().GetLogin(), Committer: rc.GetCommitter().GetLogin(),
-		Verified: rc.GetCommit().GetVerification().GetVerified()}, nil
+		Verified: rc.GetCommit().GetVerification().GetVerified(), Tree: rc.GetCommit().GetTree().GetSHA()}, nil
 }
 
 // Issue reads one issue or pull request.

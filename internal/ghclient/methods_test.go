@@ -598,7 +598,7 @@ func TestPullRequests(t *testing.T) {
 
 	t.Run("one", func(t *testing.T) {
 		got, err := e.c.PullRequest(ctx, owner, repo, 3)
-		want := PR{Number: 3, State: "open", Author: "dev2", HeadSHA: "head002", HeadRef: "feature-2", BaseSHA: "base000",
+		want := PR{Number: 3, State: "open", Author: "dev2", HeadSHA: "head002", HeadRef: "feature-2", HeadRepo: "acme/widgets", BaseSHA: "base000",
 			BaseRef: "main", HTMLURL: "https://github.com/acme/widgets/pull/3"}
 		if err != nil || got != want {
 			t.Fatalf("got %+v, %v; want %+v", got, err, want)

@@ -355,6 +355,10 @@ type PullRequest struct {
 	// /repos/{o}/{r}/commits/{sha}/pulls finds the pull request by its head,
 	// its merge commit or any of these.
 	Commits []string
+	// Unlisted keeps it out of GET /repos/{o}/{r}/commits/{sha}/pulls, as
+	// GitHub's listing lags behind a pull request just opened
+	// (SetPullRequestListed).
+	Unlisted bool
 }
 
 // File is a changed file in a comparison, a pull request or a commit.

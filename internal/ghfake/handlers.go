@@ -1264,9 +1264,9 @@ func (s *Server) commitPulls(q *req) reply {
 	out := []any{}
 	for _, is := range s.pulls(rp) {
 		pr := is.pr
-		hit := pr.HeadSHA == sha || (pr.MergeCommitSHA != "" && pr.MergeCommitSHA == sha)
+		hit := !pr.Unlisted && (pr.HeadSHA == sha || (pr.MergeCommitSHA != "" && pr.MergeCommitSHA == sha))
 		for _, c := range pr.Commits {
-			hit = hit || c == sha
+			hit = hit || !pr.Unlisted && c == sha
 		}
 		if hit {
 			out = append(out, s.prJSON(q, rp, is))

@@ -13,24 +13,41 @@ import (
 	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
+// checkJob runs a check job: its commit, and after a push to the default
+// branch that changed the gate's configuration (which every pull request
+// is checked with) the heads of the open pull requests whose checks no
+// longer stand for their input (recheckHeads). A push that changed no
+// configuration leaves a moved base to the reconcile pass, rather than
+// checking every open pull request again on each push.
+func (s *Server) checkJob(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
+	if err := s.checkCommit(ctx, gh, d, j, log); err != nil || j.event != "push" {
+		return err
+	}
+	def, err := gh.DefaultBranch(ctx, j.owner, j.repo)
+	if err != nil {
+		return fmt.Errorf("reading the default branch of %s/%s: %w", j.owner, j.repo, err)
+	}
+	if j.ref != "refs/heads/"+def || !s.configChanged(ctx, gh, j) {
+		return nil
+	}
+	n, err := s.recheckHeads(ctx, gh, j.installation, j.owner, j.repo, log)
+	if n > 0 {
+		log.Info("a push to the default branch: checked the heads whose input it changed", "checked", n)
+	}
+	return err
+}
+
 // checkCommit runs the App's checking job on the job's commit: the pull
 // request whose head it is gives the change's base, branch and author (the
-// payload's, else the one GitHub lists for the commit), so that a push and a
+// payload's, else the one GitHub lists for the commit, else the one the
+// App's last check of the commit recorded), so that a push and a
 // pull_request delivery for one head check the same change.
 func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
-	req := checkjob.Request{Owner: j.owner, Repo: j.repo, SHA: j.sha, Base: j.base, Ref: j.ref, Fork: j.fork,
-		HTMLURL: j.repoURL, Version: s.cfg.Version}
-	if j.event == "push" || j.event == "pull_request" {
-		// Who made the change: the pusher, or who opened or pushed the
-		// pull request (not who re-ran a check or reviewed).
-		req.Actors = []string{j.sender, j.pusher}
-	}
 	unlock, sha, err := s.lockCommit(ctx, gh, j)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	req.SHA = sha
 	// The pull request is read under the lock: a job that waited for it
 	// (a push's, say, behind its pull request's) checks the change as it
 	// is now, not as it was before it waited.
@@ -38,23 +55,26 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	if err != nil {
 		return err
 	}
-	if pr != nil {
-		if pr.State != "open" {
-			log.Info("pull request is not open: nothing to check", "state", pr.State)
-			return nil
-		}
-		if strings.EqualFold(pr.HeadSHA, req.SHA) {
-			req.PR, req.Base, req.Ref = pr, pr.BaseSHA, pr.HeadRef
-		}
+	if pr != nil && pr.State != "open" {
+		log.Info("pull request is not open: nothing to check", "state", pr.State)
+		return nil
 	}
-	if req.HTMLURL == "" {
-		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.owner + "/" + j.repo
+	req := s.checkRequest(j, sha, pr)
+	if req.PR == nil && j.pr == 0 {
+		// Under the lock: a check of the pull request that ran meanwhile
+		// is recorded by now.
+		if pr, err = s.recordedPull(ctx, gh, j.owner, j.repo, sha); err != nil {
+			return err
+		} else if pr != nil {
+			req = s.checkRequest(j, sha, pr)
+		}
 	}
 	if j.event == "check_suite" && j.action == "requested" {
 		// GitHub requests a suite for every push, which the push delivery
-		// already asked for: check only what nothing checked yet.
-		if done, err := s.contractsDone(ctx, gh, j.owner, j.repo, sha); err == nil && done {
-			log.Info("check suite requested for a commit already checked: nothing to do", "head", sha)
+		// already asked for: check only what was not checked with the
+		// input it has now.
+		if done, err := s.contractsDone(ctx, gh, req); err == nil && done {
+			log.Info("check suite requested for a commit already checked with this input: nothing to do", "head", sha)
 			return nil
 		}
 	}
@@ -104,6 +124,43 @@ func (s *Server) lockCommit(ctx context.Context, gh *ghclient.Client, j *job) (u
 	return unlock, sha, nil
 }
 
+// checkRequest is the check of j's commit as the head of pr (nil: none):
+// the pull request's base, branch and fork when it is the commit's.
+func (s *Server) checkRequest(j *job, sha string, pr *ghclient.PR) checkjob.Request {
+	req := checkjob.Request{Owner: j.owner, Repo: j.repo, SHA: sha, Base: j.base, BaseRef: j.baseRef, Ref: j.ref, Fork: j.fork,
+		HTMLURL: j.repoURL, Version: s.cfg.Version}
+	if j.event == "push" || j.event == "pull_request" {
+		// Who made the change: the pusher, or who opened or pushed the
+		// pull request (not who re-ran a check or reviewed).
+		req.Actors = []string{j.sender, j.pusher}
+	}
+	if pr != nil {
+		if req.SHA == "" {
+			req.SHA = strings.ToLower(pr.HeadSHA)
+		}
+		if strings.EqualFold(pr.HeadSHA, req.SHA) {
+			req.PR, req.Base, req.BaseRef, req.Ref, req.Fork = pr, strings.ToLower(pr.BaseSHA), pr.BaseRef, pr.HeadRef, forkOf(pr, j.owner, j.repo)
+		}
+	}
+	if req.HTMLURL == "" {
+		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.owner + "/" + j.repo
+	}
+	return req
+}
+
+// forkOf is the repository of pr's head when it is not owner/repo: a fork,
+// whose outcomes are never posted ("(unknown)" when GitHub names none, as
+// for a deleted fork).
+func forkOf(pr *ghclient.PR, owner, repo string) string {
+	switch {
+	case strings.EqualFold(pr.HeadRepo, owner+"/"+repo):
+		return ""
+	case pr.HeadRepo == "":
+		return "(unknown)"
+	}
+	return pr.HeadRepo
+}
+
 // DefaultArchiveOver is how many files the checker will read of a commit
 // before the App downloads the commit's archive (two requests) rather than
 // one blob per file: an installation's rate limit is 5,000 requests an hour.
@@ -121,7 +178,11 @@ func checkerReads(p string) bool {
 // (nil: none).
 func (s *Server) pullFor(ctx context.Context, gh *ghclient.Client, j *job) (*ghclient.PR, error) {
 	if j.pr > 0 && j.sha != "" && (j.event == "pull_request" || j.event == "pull_request_review") {
-		pr := &ghclient.PR{Number: j.pr, State: "open", Author: j.pusher, HeadSHA: j.sha, HeadRef: j.ref, BaseSHA: j.base}
+		pr := &ghclient.PR{Number: j.pr, State: "open", Author: j.pusher, HeadSHA: j.sha, HeadRef: j.ref, BaseSHA: j.base, BaseRef: j.baseRef,
+			HeadRepo: j.owner + "/" + j.repo}
+		if j.fork != "" {
+			pr.HeadRepo = j.fork
+		}
 		if j.repoURL != "" {
 			pr.HTMLURL = j.repoURL + "/pull/" + strconv.Itoa(j.pr)
 		}

@@ -172,7 +172,7 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 		}
 		log.Info("synced "+decide.ContextDecisions+" on a merge group", "head", j.sha, "state", st.State)
 	case kindCheck:
-		return s.checkCommit(ctx, gh, d, j, log)
+		return s.checkJob(ctx, gh, d, j, log)
 	case kindStatus:
 		if strings.EqualFold(j.sender, self) {
 			return nil

@@ -47,6 +47,7 @@ type job struct {
 	repos        []repoRef
 	targetURL    string // merge_group: the Details link of the status (the commit's page)
 	base         string // check: the commit the change is measured from ("": none)
+	baseRef      string // check: the branch of base (the pull request's base branch, the pushed branch)
 	ref          string // check: the branch pushed (the pull request's head branch)
 	fork         string // check: the head repository of a pull request from a fork
 	repoURL      string // check: the repository's html_url
@@ -145,6 +146,7 @@ type payload struct {
 		} `json:"head"`
 		Base struct {
 			SHA string `json:"sha"`
+			Ref string `json:"ref"`
 		} `json:"base"`
 	} `json:"pull_request"`
 	Review     *struct{} `json:"review"` // pull_request_review: only its presence
@@ -360,7 +362,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 	case "issue_comment":
 		why, err = j.fromComment(p, identity)
 	case "pull_request":
-		why, err = j.fromPullRequest(p)
+		why, err = j.fromPullRequest(p, body)
 	case "status":
 		why, err = j.fromStatus(p, identity)
 	case "merge_group":
@@ -479,13 +481,19 @@ func commentReplayKey(repository string, id int64, action, updatedAt string) str
 }
 
 // fromPullRequest fills a pull_request job: a pull request opened,
-// synchronized or reopened, and its head.
-func (j *job) fromPullRequest(p *payload) (ignored, error) {
+// synchronized or reopened, or its base changed (edited with changes.base:
+// the same head is now compared with another base, so its checks stand for
+// an input it no longer has), and its head.
+func (j *job) fromPullRequest(p *payload, body []byte) (ignored, error) {
 	if err := j.needRepo(); err != nil {
 		return "", err
 	}
 	switch p.Action {
 	case "opened", "synchronize", "reopened", "ready_for_review":
+	case "edited":
+		if !baseChanged(body) {
+			return "pull request edited: not its base", nil
+		}
 	default:
 		return ignored("pull request " + clip(p.Action)), nil
 	}
@@ -506,6 +514,18 @@ func (j *job) fromPullRequest(p *payload) (ignored, error) {
 	j.kind = kindCheck
 	j.checkFromPull(p)
 	return "", nil
+}
+
+// baseChanged reports whether a pull_request edited body has
+// changes.base: read apart from payload, whose "changes" would make every
+// edited issue_comment leave decodeCommentPayload's one pass.
+func baseChanged(body []byte) bool {
+	var ed struct {
+		Changes struct {
+			Base json.RawMessage `json:"base"`
+		} `json:"changes"`
+	}
+	return json.Unmarshal(body, &ed) == nil && len(ed.Changes.Base) > 0 && string(ed.Changes.Base) != "null"
 }
 
 // fromStatus fills a status job: a phasegate/decisions status that
@@ -551,7 +571,7 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 		j.targetURL = j.repoURL + "/commit/" + j.sha
 	}
 	if hexSHA(p.MergeGroup.BaseSHA) {
-		j.base = strings.ToLower(p.MergeGroup.BaseSHA)
+		j.base, j.baseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
 	}
 	j.kind = kindCheck
 	return "", nil

@@ -66,7 +66,7 @@ func (j *job) checkFromPull(p *payload) {
 		return
 	}
 	if hexSHA(pr.Base.SHA) {
-		j.base = strings.ToLower(pr.Base.SHA)
+		j.base, j.baseRef = strings.ToLower(pr.Base.SHA), pr.Base.Ref
 	}
 	j.ref, j.pusher = pr.Head.Ref, pr.User.Login
 	if pr.Head.Repo != nil && !strings.EqualFold(pr.Head.Repo.FullName, j.owner+"/"+j.repo) {
@@ -91,7 +91,7 @@ func (j *job) fromPush(p *payload) (ignored, error) {
 	}
 	j.sha, j.ref, j.repoURL = strings.ToLower(p.After), p.Ref, repoURL(p)
 	if hexSHA(p.Before) && strings.Trim(p.Before, "0") != "" {
-		j.base = strings.ToLower(p.Before)
+		j.base, j.baseRef = strings.ToLower(p.Before), p.Ref
 	}
 	if p.Pusher != nil {
 		j.pusher = p.Pusher.Name
@@ -126,7 +126,7 @@ func (j *job) fromCheckSuite(p *payload) (ignored, error) {
 		j.ref = "refs/heads/" + cs.HeadBranch
 	}
 	if hexSHA(cs.Before) && strings.Trim(cs.Before, "0") != "" {
-		j.base = strings.ToLower(cs.Before)
+		j.base, j.baseRef = strings.ToLower(cs.Before), j.ref
 	}
 	j.kind = kindCheck
 	return "", nil

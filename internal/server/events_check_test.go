@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -60,9 +61,9 @@ func forkPullRequestEvent(number int, head string) []byte {
 
 // checkJobWant is what a check job holds.
 type checkJobWant struct {
-	kind                                  string
-	pr                                    int
-	sha, base, ref, pusher, fork, repoURL string
+	kind                                           string
+	pr                                             int
+	sha, base, baseRef, ref, pusher, fork, repoURL string
 }
 
 // TestClassifyCheckEvents: every event that asks for a commit to be checked
@@ -78,7 +79,7 @@ func TestClassifyCheckEvents(t *testing.T) {
 		want        checkJobWant
 	}{
 		{name: "push to a branch", event: "push", body: pushEvent("refs/heads/feature", sha1st, sha2nd, false),
-			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, baseRef: "refs/heads/feature", ref: "refs/heads/feature", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
 		{name: "push creating a branch has no base", event: "push", body: pushEvent("refs/heads/feature", "0000000000000000000000000000000000000000", sha2nd, false),
 			want: checkJobWant{kind: kindCheck, sha: sha2nd, ref: "refs/heads/feature", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
 		{name: "push deleting a branch", event: "push", body: pushEvent("refs/heads/feature", sha1st, "0000000000000000000000000000000000000000", true),
@@ -87,9 +88,9 @@ func TestClassifyCheckEvents(t *testing.T) {
 			wantIgnored: "push to refs/tags/v1: not a branch"},
 		{name: "push with a bad sha", event: "push", body: pushEvent("refs/heads/x", sha1st, "../../etc", false), wantErr: true},
 		{name: "check suite requested", event: "check_suite", body: checkSuiteEvent("requested", sha2nd, "feature", sha1st),
-			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, baseRef: "refs/heads/feature", ref: "refs/heads/feature"}},
 		{name: "check suite re-requested", event: "check_suite", body: checkSuiteEvent("rerequested", sha2nd, "feature", sha1st),
-			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, ref: "refs/heads/feature"}},
+			want: checkJobWant{kind: kindCheck, sha: sha2nd, base: sha1st, baseRef: "refs/heads/feature", ref: "refs/heads/feature"}},
 		{name: "check suite completed", event: "check_suite", body: checkSuiteEvent("completed", sha2nd, "feature", sha1st),
 			wantIgnored: "check suite completed"},
 		{name: "check run re-requested", event: "check_run", body: checkRunEvent("rerequested", sha2nd),
@@ -105,6 +106,13 @@ func TestClassifyCheckEvents(t *testing.T) {
 			want: checkJobWant{kind: kindCheck, pr: 7, sha: sha2nd}},
 		{name: "a pull request closed", event: "pull_request", body: pullRequestEvent("closed", 7, sha2nd),
 			wantIgnored: "pull request closed"},
+		{name: "a pull request's base edited", event: "pull_request", body: prEvent30("edited", 7, sha2nd, "main", sha1st, "scratch"),
+			want: checkJobWant{kind: kindCheck, pr: 7, sha: sha2nd, base: sha1st, baseRef: "main", ref: "work", pusher: "agent-bot", repoURL: "https://github.com/acme/shop"}},
+		{name: "a pull request's title edited", event: "pull_request", body: prEvent30("edited", 7, sha2nd, "main", sha1st, ""),
+			wantIgnored: "pull request edited: not its base"},
+		{name: "a pull request edited with a null base change", event: "pull_request",
+			body:        []byte(strings.Replace(string(prEvent30("edited", 7, sha2nd, "main", sha1st, "")), `"action":"edited"`, `"action":"edited","changes":{"base":null}`, 1)),
+			wantIgnored: "pull request edited: not its base"},
 		{name: "a push body sent as check_suite", event: "check_suite", body: pushEvent("refs/heads/x", sha1st, sha2nd, false), wantErr: true},
 		{name: "a review body sent as pull_request", event: "pull_request", body: reviewEvent("submitted", 7, sha2nd), wantErr: true},
 	}
@@ -127,7 +135,7 @@ func TestClassifyCheckEvents(t *testing.T) {
 			case j == nil:
 				t.Fatalf("ignored: %s", why)
 			}
-			got := checkJobWant{kind: j.kind, pr: j.pr, sha: j.sha, base: j.base, ref: j.ref, pusher: j.pusher, fork: j.fork, repoURL: j.repoURL}
+			got := checkJobWant{kind: j.kind, pr: j.pr, sha: j.sha, base: j.base, baseRef: j.baseRef, ref: j.ref, pusher: j.pusher, fork: j.fork, repoURL: j.repoURL}
 			if got != tt.want {
 				t.Fatalf("job %+v\nwant %+v", got, tt.want)
 			}

@@ -44,6 +44,7 @@ type jobWire struct {
 	CommentURL   string        `json:"comment_url,omitempty"`
 	ReplayKey    string        `json:"replay_key,omitempty"`
 	Base         string        `json:"base,omitempty"`
+	BaseRef      string        `json:"base_ref,omitempty"`
 	Ref          string        `json:"ref,omitempty"`
 	Fork         string        `json:"fork,omitempty"`
 	RepoURL      string        `json:"repo_url,omitempty"`
@@ -81,7 +82,7 @@ func (j *job) wire() jobWire {
 		Comment: commentWire{ID: j.comment.ID, Author: j.comment.Author, Bot: j.comment.Bot, Body: j.comment.Body},
 		Labels:  j.labels, Sender: j.sender, SenderType: j.senderType, PR: j.pr, SHA: j.sha, State: j.state,
 		Description: j.description, TargetURL: j.targetURL, CommentURL: j.commentURL, ReplayKey: j.replayKey, Enqueued: j.enqueued,
-		Base: j.base, Ref: j.ref, Fork: j.fork, RepoURL: j.repoURL, Pusher: j.pusher,
+		Base: j.base, BaseRef: j.baseRef, Ref: j.ref, Fork: j.fork, RepoURL: j.repoURL, Pusher: j.pusher,
 	}
 	if j.repos != nil {
 		w.Repos = make([]repoRefWire, len(j.repos))
@@ -110,7 +111,7 @@ func decodeJob(b []byte) (*job, error) {
 		comment: decide.Comment{ID: w.Comment.ID, Author: w.Comment.Author, Bot: w.Comment.Bot, Body: w.Comment.Body},
 		labels:  w.Labels, sender: w.Sender, senderType: w.SenderType, pr: w.PR, sha: w.SHA, state: w.State,
 		description: w.Description, targetURL: w.TargetURL, commentURL: w.CommentURL, replayKey: w.ReplayKey, enqueued: w.Enqueued,
-		base: w.Base, ref: w.Ref, fork: w.Fork, repoURL: w.RepoURL, pusher: w.Pusher,
+		base: w.Base, baseRef: w.BaseRef, ref: w.Ref, fork: w.Fork, repoURL: w.RepoURL, pusher: w.Pusher,
 	}
 	if w.Repos != nil {
 		j.repos = make([]repoRef, len(w.Repos))

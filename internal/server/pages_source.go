@@ -227,6 +227,9 @@ func (p *Pages) fillResult(page *web.CommitPage, cr commitResult) {
 	if cr.More > 0 {
 		page.Reasons = append(page.Reasons, fmt.Sprintf("%d more findings are not shown here (the first %d are); the check run lists them", cr.More, len(cr.Findings)))
 	}
+	for _, r := range cr.Input {
+		page.Input = append(page.Input, web.InputRow{Name: r.Name, Value: r.Value, Code: r.Code})
+	}
 }
 
 // blobURL is a file at a commit on GitHub, at a line:
@@ -282,7 +285,13 @@ func (s *Server) recordResult(ctx context.Context, owner, repo, sha string, sum 
 	if sum.Report == nil || sha == "" {
 		return
 	}
-	if err := s.results.put(ctx, resultKey(owner, repo, sha), newCommitResult(sum.Report, s.cfg.Now())); err != nil {
+	cr := newCommitResult(sum.Report, s.cfg.Now())
+	if sum.Input != nil {
+		for _, r := range sum.Input.Rows() {
+			cr.Input = append(cr.Input, storedInputRow{Name: r.Name, Value: clipText(r.Value), Code: r.Code})
+		}
+	}
+	if err := s.results.put(ctx, resultKey(owner, repo, sha), cr); err != nil {
 		log.Warn("pages: the check result could not be shared with the other replicas", "error", err)
 	}
 	s.changed(owner, repo, 0, sha)

@@ -6,15 +6,19 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/phasegate/phasegate/internal/checkjob"
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
 // recheckHeads checks the head of every open pull request of a repository
-// that has no phasegate/contracts of the App's yet (a delivery that never
-// arrived, a job that failed in a replica's memory): a required check is
-// never left waiting for a delivery that is gone. It returns how many heads
-// it checked.
+// whose phasegate/contracts of the App's does not stand for the pull
+// request's current input (checkjob.Input): none yet (a delivery that never
+// arrived, a job that failed in a replica's memory), or one checked with
+// another base, as a push, with another configuration or version. A
+// required check is never left waiting for a delivery that is gone, nor
+// green for what no longer merges. It returns how many heads it checked.
 func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installation int64, owner, repo string, log *slog.Logger) (int, error) {
 	prs, err := gh.ListOpenPullRequests(ctx, owner, repo)
 	if ghclient.IsNotFound(err) {
@@ -23,20 +27,27 @@ func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installa
 	if err != nil {
 		return 0, fmt.Errorf("listing the open pull requests of %s/%s: %w", owner, repo, err)
 	}
+	if len(prs) == 0 {
+		return 0, nil
+	}
+	blob, err := s.configBlob(ctx, gh, owner, repo)
+	if err != nil {
+		return 0, err
+	}
 	checked := 0
 	for _, pr := range prs {
 		if ctx.Err() != nil || !hexSHA(pr.HeadSHA) {
 			continue
 		}
-		done, err := s.contractsDone(ctx, gh, owner, repo, pr.HeadSHA)
+		j := &job{kind: kindCheck, event: "reconcile", delivery: "reconcile", installation: installation, owner: owner, repo: repo,
+			pr: pr.Number, sha: strings.ToLower(pr.HeadSHA)}
+		done, err := s.checkedWith(ctx, gh, s.checkRequest(j, j.sha, &pr), blob)
 		if err != nil {
 			return checked, err
 		}
 		if done {
 			continue
 		}
-		j := &job{kind: kindCheck, event: "reconcile", delivery: "reconcile", installation: installation, owner: owner, repo: repo,
-			pr: pr.Number, sha: strings.ToLower(pr.HeadSHA)}
 		if err := s.checkCommit(ctx, gh, s.decider(log), j, log.With("pull_request", pr.Number)); err != nil {
 			return checked, err
 		}
@@ -45,22 +56,96 @@ func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installa
 	return checked, nil
 }
 
-// contractsDone says whether the App already published phasegate/contracts
-// on sha (completed, whatever its conclusion).
-func (s *Server) contractsDone(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (bool, error) {
-	self := s.identity()
-	if s.cfg.Publish == decide.PublishStatuses {
-		st, ok, err := gh.LatestStatus(ctx, owner, repo, sha, decide.ContextContracts)
-		return ok && st.State != "pending" && strings.EqualFold(st.Creator, self), err
+// configBlob is the blob of the gate's configuration on the default branch
+// of owner/repo now ("": none).
+func (s *Server) configBlob(ctx context.Context, gh *ghclient.Client, owner, repo string) (string, error) {
+	return checkjob.ConfigBlob(ctx, gh, owner, repo, s.configPath(), "")
+}
+
+func (s *Server) configPath() string {
+	if s.cfg.ConfigPath != "" {
+		return s.cfg.ConfigPath
 	}
-	runs, err := gh.CheckRunsForRef(ctx, owner, repo, sha, decide.ContextContracts)
+	return config.DefaultPath
+}
+
+// configChanged says whether push job j changed the gate's configuration:
+// its blob at the pushed commit is not the one at the commit before (a new
+// branch, or a blob that cannot be read, counts as changed).
+func (s *Server) configChanged(ctx context.Context, gh *ghclient.Client, j *job) bool {
+	if j.base == "" {
+		return true
+	}
+	before, err := checkjob.ConfigBlob(ctx, gh, j.owner, j.repo, s.configPath(), j.base)
+	if err != nil {
+		return true
+	}
+	after, err := checkjob.ConfigBlob(ctx, gh, j.owner, j.repo, s.configPath(), j.sha)
+	return err != nil || after != before
+}
+
+// contractsDone says whether the App's phasegate/contracts on req's commit
+// stands for req's input with the configuration the default branch has now.
+func (s *Server) contractsDone(ctx context.Context, gh *ghclient.Client, req checkjob.Request) (bool, error) {
+	blob, err := s.configBlob(ctx, gh, req.Owner, req.Repo)
 	if err != nil {
 		return false, err
 	}
-	for _, r := range runs {
+	return s.checkedWith(ctx, gh, req, blob)
+}
+
+// checkedWith says whether the App's phasegate/contracts on req's commit is
+// completed for req's input with the configuration blob. A status records
+// no input: with statuses alone, completed is all that can be asked.
+func (s *Server) checkedWith(ctx context.Context, gh *ghclient.Client, req checkjob.Request, blob string) (bool, error) {
+	if s.cfg.Publish == decide.PublishStatuses {
+		st, ok, err := gh.LatestStatus(ctx, req.Owner, req.Repo, req.SHA, decide.ContextContracts)
+		return ok && st.State != "pending" && strings.EqualFold(st.Creator, s.identity()), err
+	}
+	rec, ok, err := s.lastContracts(ctx, gh, req.Owner, req.Repo, req.SHA)
+	return ok && rec.Input == checkjob.InputOf(req, blob).Digest(), err
+}
+
+// lastContracts is what the App's latest phasegate/contracts on sha
+// records, when it is completed.
+func (s *Server) lastContracts(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (decide.Record, bool, error) {
+	runs, err := gh.CheckRunsForRef(ctx, owner, repo, sha, decide.ContextContracts)
+	if err != nil {
+		return decide.Record{}, false, err
+	}
+	self := s.identity()
+	for _, r := range runs { // the latest of each App
 		if r.Status == "completed" && strings.EqualFold(r.AppSlug+"[bot]", self) {
-			return true, nil
+			rec, ok := decide.RecordOf(r.ExternalID)
+			return rec, ok, nil
 		}
 	}
-	return false, nil
+	return decide.Record{}, false, nil
+}
+
+// recordedPull is the pull request the App's latest phasegate/contracts on
+// sha was checked as, read again (nil: none, or no longer open; one whose
+// head moved on is not sha's, see checkRequest). GitHub's listing of a
+// commit's pull requests lags behind a pull request just opened: without
+// this, a late push or check suite delivery would check the head again as
+// a bare push, over the pull request's result.
+func (s *Server) recordedPull(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (*ghclient.PR, error) {
+	if s.cfg.Publish == decide.PublishStatuses {
+		return nil, nil
+	}
+	rec, ok, err := s.lastContracts(ctx, gh, owner, repo, sha)
+	if err != nil {
+		return nil, fmt.Errorf("reading the checks of %s: %w", shortSHA(sha), err)
+	}
+	if !ok || rec.PR == 0 {
+		return nil, nil
+	}
+	pr, err := gh.PullRequest(ctx, owner, repo, rec.PR)
+	if err != nil {
+		return nil, fmt.Errorf("reading pull request #%d recorded on %s: %w", rec.PR, shortSHA(sha), err)
+	}
+	if pr.State != "open" {
+		return nil, nil
+	}
+	return &pr, nil
 }

@@ -210,10 +210,10 @@ func (s *Server) cutShort(log *slog.Logger, installation int64, b *passBudget, c
 }
 
 // reconcileRepo reconciles one repository's pending and changed issues and
-// checks its open pull requests' heads that have no phasegate/contracts
-// yet. It returns the resolutions it applied, whether all went well, and
-// the pass's *decide.CutShortError when its budget stopped it (the heads
-// are then left for the next pass).
+// checks its open pull requests' heads whose phasegate/contracts does not
+// stand for their current input (recheckHeads). It returns the resolutions
+// it applied, whether all went well, and the pass's *decide.CutShortError
+// when its budget stopped it (the heads are then left for the next pass).
 func (s *Server) reconcileRepo(ctx context.Context, gh *ghclient.Client, b decide.Budget, installation int64, owner, name string, ilog *slog.Logger) (int, bool, *decide.CutShortError) {
 	rlog := ilog.With("repository", owner+"/"+name)
 	res, err := s.reconcileDecider(rlog, b).ReconcileRepo(ctx, gh, owner, name)
@@ -240,7 +240,7 @@ func (s *Server) reconcileRepo(ctx context.Context, gh *ghclient.Client, b decid
 		rlog.Error("reconcile: a pull request's head could not be checked", "error", err)
 		return res.Resolutions, false, nil
 	} else if n > 0 {
-		rlog.Info("reconcile: checked heads that had no phasegate/contracts", "checked", n)
+		rlog.Info("reconcile: checked heads whose phasegate/contracts did not stand for their input", "checked", n)
 	}
 	return res.Resolutions, true, nil
 }

@@ -46,6 +46,14 @@ type commitResult struct {
 	Findings  []storedFinding `json:"findings,omitempty"`
 	More      int             `json:"more,omitempty"` // findings beyond those kept
 	CheckedAt time.Time       `json:"checked_at"`
+	// Input is what the result stands for (checkjob.Input.Rows).
+	Input []storedInputRow `json:"input,omitempty"`
+}
+
+type storedInputRow struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Code  bool   `json:"code,omitempty"`
 }
 
 type storedFinding struct {

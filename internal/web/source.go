@@ -229,6 +229,16 @@ type CommitPage struct {
 	Decisions     string // success, pending, failure, error
 	DecisionsText string
 	Issues        []IssueRef
+	// Input is what the check result stands for (the head, its base, the
+	// pull request, the configuration, the version): nil when unknown.
+	Input []InputRow
+}
+
+// InputRow is one line of a check's input; Code marks an identifier (a
+// commit, a branch), shown as code.
+type InputRow struct {
+	Name, Value string
+	Code        bool
 }
 
 // FindingView is one finding at file:line.

@@ -287,6 +287,9 @@ func sampleSource() *stubSource {
 		}},
 		Decisions: "pending", DecisionsText: "1 blocking decision pending",
 		Issues: []IssueRef{{Number: 7, Title: "Add the billing export", Pending: 2}},
+		Input: []InputRow{{Name: "head", Value: "0123456789abcdef0123456789abcdef01234567", Code: true},
+			{Name: "base", Value: "<b>scratch</b>@89abcdef0123456789abcdef0123456789abcdef", Code: true},
+			{Name: "pull request", Value: "#8"}, {Name: "configuration", Value: "defaults (no configuration file)"}},
 	}
 	return &stubSource{
 		issues:  map[string]*IssuePage{"acme/app#7": issue},
