@@ -10,12 +10,11 @@ import (
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
-// TestAppTreeLimitsBoundTheChange: serve's tree limits (Config.TreeLimits,
-// --max-tree-entries and the like) bound the checking job's reading of a
-// change from its trees, not only the commit's files: a change GitHub
-// lists in part (301 files, past a comparison's 300) whose trees hold more
-// entries than the limit fails the check naming it, before the commit's
-// files are read.
+// TestAppTreeLimitsBoundTheChange: serve's tree limits (Config.TreeLimits)
+// bound the checking job's reading of a change from its trees, not only the
+// commit's files: a change GitHub lists in part (301 files, past a
+// comparison's 300) whose trees hold more entries than the limit fails the
+// check naming it, before the commit's files are read.
 func TestAppTreeLimitsBoundTheChange(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *Config) {
