@@ -137,8 +137,10 @@ func (j *Job) configPath() string {
 	return config.DefaultPath
 }
 
-// changed is the change of req.SHA from req.Base: the pull request's
-// files, or the comparison; nil without a base. A change longer than GitHub
+// changed is the change of req.SHA from req.Base: their comparison, from
+// the merge base as a pull request's files are; nil without a base. It is
+// bound to req.SHA, never to a pull request (whose files GitHub lists at its
+// head as it is now, which may have moved on). A change longer than GitHub
 // lists is read from the trees of the merge base and req.SHA
 // (ghclient.TreeChange), never taken in part: what it cannot read within
 // j.TreeLimits fails the check.
@@ -146,18 +148,10 @@ func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]c
 	if req.Base == "" {
 		return nil, nil
 	}
-	var files map[string]string
-	var mergeBase string
-	var err error
-	if req.PR != nil && req.PR.HeadSHA == req.SHA {
-		files, err = gh.PullRequestFiles(ctx, req.Owner, req.Repo, req.PR.Number)
-	} else {
-		var cmp ghclient.Comparison
-		cmp, err = gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
-		files, mergeBase = cmp.Files, cmp.MergeBase
-	}
+	cmp, err := gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
+	files := cmp.Files
 	if errors.Is(err, ghclient.ErrTruncated) {
-		files, err = j.treeChange(ctx, gh, req, mergeBase)
+		files, err = j.treeChange(ctx, gh, req, cmp.MergeBase)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
@@ -177,18 +171,11 @@ func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]c
 }
 
 // treeChange is the whole change of req.SHA from mergeBase (its merge base
-// with req.Base; "": read from the comparison), read from the two trees: a
-// pull request lists at most 3,000 files, a comparison 300, and a change
-// they cut could hide an edit of the gate past the cut.
+// with req.Base), read from the two trees: a comparison lists at most 300
+// files, and a change it cuts could hide an edit of the gate past the cut.
 func (j *Job) treeChange(ctx context.Context, gh GitHub, req Request, mergeBase string) (map[string]string, error) {
 	if mergeBase == "" {
-		cmp, err := gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
-		if err != nil && !errors.Is(err, ghclient.ErrTruncated) {
-			return nil, err
-		}
-		if mergeBase = cmp.MergeBase; mergeBase == "" {
-			return nil, fmt.Errorf("GitHub gave no merge base of %s and %s", shortSHA(req.Base), shortSHA(req.SHA))
-		}
+		return nil, fmt.Errorf("GitHub gave no merge base of %s and %s", shortSHA(req.Base), shortSHA(req.SHA))
 	}
 	files, err := gh.TreeChange(ctx, req.Owner, req.Repo, mergeBase, req.SHA, j.TreeLimits)
 	if err != nil {

@@ -95,7 +95,8 @@ func (j *Job) gated(ctx context.Context, gh GitHub, req Request, fsys fs.FS, nam
 	if err != nil {
 		return false, fmt.Errorf("reading %s at %s: %w", name, shortSHA(req.Base), err)
 	}
-	return found && runsPhasegate(base), nil
+	// As at the head: too long to tell what it ran, part of the gate.
+	return found && (len(base) > maxWorkflowRead || runsPhasegate(base)), nil
 }
 
 func readHead(fsys fs.FS, name string) ([]byte, error) {

@@ -252,9 +252,9 @@ func TestCheckCommitConfigBlob(t *testing.T) {
 func TestCheckCommitChange(t *testing.T) {
 	t.Parallel()
 	runJobCases(t, []jobCase{
-		{name: "the pull request's files cannot be listed",
+		{name: "the pull request's change cannot be compared",
 			change:  change{head: map[string]string{cfgPath: "ignore: [\"**\"]\n"}, files: []ghfake.File{added(cfgPath)}},
-			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/files") },
+			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/compare/") },
 			wantErr: "listing the files changed since b000000"},
 		{name: "the push cannot be compared",
 			change:  change{head: map[string]string{"outcomes/feature-001-requirements.outcome.yaml": outcometest.SeedFor(1)}, files: []ghfake.File{added("outcomes/feature-001-requirements.outcome.yaml")}, push: true},
@@ -315,6 +315,10 @@ func TestCheckCommitGuard(t *testing.T) {
 			change: change{head: map[string]string{workflow: "#" + strings.Repeat(" ", maxWorkflowRead) + "\n" + runsGate}, files: []ghfake.File{added(workflow)},
 				limits: ghclient.TreeLimits{MaxFileBytes: 2 << 20}},
 			verdict: gate.Hold, want: []string{"gate.config-change error " + workflow}},
+		{name: "a workflow longer than phasegate reads at the base is edited",
+			change: change{base: map[string]string{workflow: "#" + strings.Repeat(" ", maxWorkflowRead) + "\n" + runsNothing},
+				head: map[string]string{workflow: runsNothing}, files: []ghfake.File{modified(workflow)}},
+			verdict: gate.Hold, want: []string{"gate.config-change error " + workflow}},
 		{name: "the reviews cannot be read",
 			change:  change{head: map[string]string{cfgPath: "ignore: [\"**\"]\n"}, files: []ghfake.File{added(cfgPath)}},
 			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/reviews") },
@@ -373,8 +377,8 @@ func TestCheckCommitLongChange(t *testing.T) {
 		{name: "an edit of an outcome past 300 files of a push",
 			change:  change{base: map[string]string{path: outcometest.SeedFor(1)}, head: edit, files: editFiles, push: true},
 			verdict: gate.Hold, want: []string{"outcome.immutable error " + path}},
-		// The 3,000 files of a pull request are read once, above; the
-		// failures are the same for a push's 300.
+		// A pull request's change is compared as a push's is: the
+		// failures are the same.
 		{name: "a change whose trees are over the limit",
 			change:  change{base: map[string]string{path: outcometest.SeedFor(1)}, head: edit, files: editFiles, push: true},
 			job:     func(j *Job) { j.TreeLimits.MaxEntries = 100 },

@@ -2,6 +2,7 @@ package ghfake
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -53,9 +54,10 @@ func (s *Server) SetComparison(owner, name, base, head string, c Comparison) {
 const maxCompareFiles = 300
 
 // compare is GET /repos/{owner}/{repo}/compare/{base}...{head}, in the
-// OpenAPI commit-comparison shape. Only comparisons set with SetCompare
-// or SetComparison exist; the commits list is empty (the fake keeps no
-// ancestry), total_commits is ahead_by.
+// OpenAPI commit-comparison shape: the comparison set with SetCompare or
+// SetComparison, else the one derived from what the fake knows of the two
+// commits (derivedComparison), else 404. The commits list is empty (the
+// fake keeps no ancestry), total_commits is ahead_by.
 func (s *Server) compare(q *req) reply {
 	rp, ok := s.repoOf(q)
 	if !ok {
@@ -67,7 +69,9 @@ func (s *Server) compare(q *req) reply {
 	}
 	c, ok := rp.compares[base+"..."+head]
 	if !ok {
-		return notFound()
+		if c, ok = s.derivedComparison(rp, resolveRef(rp, base), resolveRef(rp, head)); !ok {
+			return notFound()
+		}
 	}
 	files := []any{}
 	for i, f := range c.Files {
@@ -111,4 +115,62 @@ func (s *Server) commitOrStub(rp *repo, sha string) *commitRec {
 		}
 	}
 	return &commitRec{Commit: Commit{SHA: sha, Date: time.Unix(0, 0).UTC()}}
+}
+
+// derivedComparison is the comparison of two commits nobody set, as GitHub
+// keeps it consistent with what it has: the files of a pull request whose
+// base and head are exactly base and head (SetPullRequestFiles: a pull
+// request's files are the comparison of its base and head), else the
+// difference of the two commits' trees (SetTree, or the files SetFile set
+// at them). The fake keeps no ancestry: head is one commit ahead of base,
+// which is the merge base. false when neither is known.
+func (s *Server) derivedComparison(rp *repo, base, head string) (Comparison, bool) {
+	c := Comparison{Status: "ahead", AheadBy: 1, MergeBase: base}
+	if base == head {
+		c.Status, c.AheadBy = "identical", 0
+	}
+	for _, is := range s.pulls(rp) {
+		if files, set := rp.prFiles[is.number]; set && is.pr.BaseSHA == base && is.pr.HeadSHA == head {
+			c.Files = append([]File(nil), files...)
+			sort.SliceStable(c.Files, func(i, j int) bool { return c.Files[i].Filename < c.Files[j].Filename })
+			return c, true
+		}
+	}
+	bt, okBase := rp.treeOf(base)
+	ht, okHead := rp.treeOf(head)
+	if !okBase || !okHead {
+		return Comparison{}, false
+	}
+	before, after := map[string]treeEntry{}, map[string]treeEntry{}
+	rp.flatten(bt, "", before)
+	rp.flatten(ht, "", after)
+	for p, e := range after {
+		switch o, had := before[p]; {
+		case !had:
+			c.Files = append(c.Files, File{Filename: p, Status: "added"})
+		case o.sha != e.sha:
+			c.Files = append(c.Files, File{Filename: p, Status: "modified"})
+		case o.mode != e.mode:
+			c.Files = append(c.Files, File{Filename: p, Status: "changed"})
+		}
+	}
+	for p := range before {
+		if _, kept := after[p]; !kept {
+			c.Files = append(c.Files, File{Filename: p, Status: "removed"})
+		}
+	}
+	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Filename < c.Files[j].Filename })
+	return c, true
+}
+
+// flatten adds the files (blobs and submodules) of tree sha to out, by
+// path under prefix.
+func (r *repo) flatten(sha, prefix string, out map[string]treeEntry) {
+	for _, e := range r.trees[sha].entries {
+		if e.typ == "tree" {
+			r.flatten(e.sha, prefix+e.name+"/", out)
+			continue
+		}
+		out[prefix+e.name] = e
+	}
 }

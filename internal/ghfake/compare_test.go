@@ -153,3 +153,100 @@ func TestStatusLimitPerContext(t *testing.T) {
 		t.Fatalf("another context: %d", a.status)
 	}
 }
+
+// TestDerivedComparison: a comparison nobody set is what GitHub's own
+// consistency gives: a pull request's files when its base and head are
+// exactly the pair, else the difference of the two commits' trees (in path
+// order, at most 300 files), else 404. The fake keeps no ancestry: the
+// merge base is base.
+func TestDerivedComparison(t *testing.T) {
+	const base, head, moved = "b1", "h1", "h2"
+	baseTree := []TreeFile{{Path: "a", Content: []byte("a\n")}, {Path: "b", Content: []byte("b\n")},
+		{Path: "d/x", Content: []byte("x\n")}, {Path: "e", Content: []byte("e\n")}, {Path: "f/y", Content: []byte("y\n")}}
+	headTree := []TreeFile{{Path: "a", Content: []byte("a, edited\n")}, {Path: "c/z", Content: []byte("z\n")},
+		{Path: "d/x", Content: []byte("x\n")}, {Path: "e", Content: []byte("e\n"), Mode: ModeExecutable}, {Path: "f", Content: []byte("now a file\n")}}
+	fromTrees := []string{"a modified", "b removed", "c/z added", "e changed", "f added", "f/y removed"}
+	prFiles := []File{{Filename: "z", Status: "added"}, {Filename: "a", Status: "modified"}}
+	// 301 files added, after the 5 of base removed (which sort first).
+	var many []TreeFile
+	var manyWant []string
+	for _, f := range baseTree {
+		manyWant = append(manyWant, f.Path+" removed")
+	}
+	for i := range 301 {
+		many = append(many, TreeFile{Path: fmt.Sprintf("g%03d", i), Content: []byte("x\n")})
+		manyWant = append(manyWant, fmt.Sprintf("g%03d added", i))
+	}
+	pull := func(s *Server) int {
+		return s.AddPullRequest("acme", "widgets", PullRequest{HeadSHA: head, BaseSHA: base, HeadRef: "feature", BaseRef: "main", Author: "alice"})
+	}
+	tests := []struct {
+		name       string
+		set        func(s *Server)
+		basehead   string
+		wantStatus string // "": 404
+		want       []string
+	}{
+		{name: "from the trees", basehead: base + "..." + head, wantStatus: "ahead", want: fromTrees},
+		{name: "from the trees, by branch", basehead: "main..." + head, wantStatus: "ahead", want: fromTrees,
+			set: func(s *Server) { s.SetBranch("acme", "widgets", "main", base) }},
+		{name: "from the pull request of exactly that pair", basehead: base + "..." + head, wantStatus: "ahead",
+			want: []string{"a modified", "z added"},
+			set:  func(s *Server) { s.SetPullRequestFiles("acme", "widgets", pull(s), prFiles) }},
+		{name: "a pull request whose head moved on is not the pair", basehead: base + "..." + head, wantStatus: "ahead", want: fromTrees,
+			set: func(s *Server) {
+				n := pull(s)
+				s.SetPullRequestHead("acme", "widgets", n, moved)
+				s.SetPullRequestFiles("acme", "widgets", n, prFiles)
+			}},
+		{name: "a comparison set wins", basehead: base + "..." + head, wantStatus: "ahead", want: []string{"only added"},
+			set: func(s *Server) {
+				s.SetCompare("acme", "widgets", base, head, []File{{Filename: "only", Status: "added"}})
+			}},
+		{name: "a commit with itself", basehead: head + "..." + head, wantStatus: "identical"},
+		{name: "cut at GitHub's 300 files", basehead: base + "...many", wantStatus: "ahead", want: manyWant[:300],
+			set: func(s *Server) { s.SetTree("acme", "widgets", "many", many) }},
+		{name: "a commit the fake does not know", basehead: base + "...unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := activityServer(t)
+			s.SetTree("acme", "widgets", base, baseTree)
+			s.SetTree("acme", "widgets", head, headTree)
+			s.SetTree("acme", "widgets", moved, baseTree)
+			if tt.set != nil {
+				tt.set(s)
+			}
+			a := do(t, s, "GET", "/repos/acme/widgets/compare/"+tt.basehead, tok, "")
+			if tt.wantStatus == "" {
+				if a.status != 404 {
+					t.Fatalf("%d %s, want 404", a.status, a.body)
+				}
+				return
+			}
+			var got struct {
+				Status          string `json:"status"`
+				MergeBaseCommit struct {
+					SHA string `json:"sha"`
+				} `json:"merge_base_commit"`
+				Files []struct {
+					Filename, Status string
+				} `json:"files"`
+			}
+			if err := json.Unmarshal(a.body, &got); err != nil || a.status != 200 {
+				t.Fatalf("%d %s", a.status, a.body)
+			}
+			var files []string
+			for _, f := range got.Files {
+				files = append(files, f.Filename+" "+f.Status)
+			}
+			wantBase := base
+			if tt.wantStatus == "identical" {
+				wantBase = head
+			}
+			if got.Status != tt.wantStatus || got.MergeBaseCommit.SHA != wantBase || !reflect.DeepEqual(files, tt.want) {
+				t.Fatalf("status %s, merge base %s, files %q; want %s, %s, %q", got.Status, got.MergeBaseCommit.SHA, files, tt.wantStatus, wantBase, tt.want)
+			}
+		})
+	}
+}

@@ -102,7 +102,7 @@ func (s *Server) reconcileDecider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
-		Memo: s.memo, Budget: b, Observe: s.observe, PagesURL: s.cfg.PublicURL,
+		Memo: s.memo, Budget: b, Observe: s.observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
 	})
 }
 
