@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -343,7 +342,7 @@ func TestContractsNeverSuccessWhileChecking(t *testing.T) {
 	f.SetTreeFiles(owner, repo, appBaseSHA, map[string]string{"README.md": "# shop\n"})
 	f.SetTreeFiles(owner, repo, workSHA, map[string]string{"README.md": "# shop\n"})
 	pr := f.AddPullRequest(owner, repo, ghfake.PullRequest{HeadSHA: workSHA, HeadRef: "work", BaseSHA: appBaseSHA, BaseRef: "main", Author: "agent-bot"})
-	hold := f.HoldNext(http.MethodGet, "/pulls/"+strconv.Itoa(pr)+"/files")
+	hold := f.HoldNext(http.MethodGet, "/compare/")
 	if code, answer := h.send(delivery{event: "pull_request", body: prEvent30("opened", pr, workSHA, "main", appBaseSHA, "")}); code != http.StatusAccepted {
 		t.Fatalf("answer %d %q", code, answer)
 	}
