@@ -67,7 +67,7 @@ const (
 	diffRepo  = "shop"
 	zeroSHA   = "0000000000000000000000000000000000000000"
 	// diffWait bounds every wait of the suite: a hang fails it.
-	diffWait = 120 * time.Second
+	diffWait = 4 * time.Minute
 	// maxAnnotations is what one check run annotates (internal/checkjob).
 	maxAnnotations = 500
 )
