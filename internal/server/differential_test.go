@@ -134,8 +134,8 @@ func TestDifferential(t *testing.T) {
 			want := checkout(t, sc, exp)
 			if diffs := compare(want, app); len(diffs) > 0 {
 				t.Errorf("%s: the App and the checkout differ (replay: PHASEGATE_DIFF_SEED=%d PHASEGATE_DIFF_N=%d go test -race -run 'TestDifferential/%s$' ./internal/server)\n"+
-					"  base %s, head %s, pull request: %v; App jobs: %s\n  %s",
-					sc, seed, n, name, short(exp.base), short(sc.head), exp.pr, strings.Join(app.jobs, " "), strings.Join(diffs, "\n  "))
+					"  base %s, head %s, pull request: %v; App: %q; App jobs: %s\n  %s",
+					sc, seed, n, name, short(exp.base), short(sc.head), exp.pr, app.title, strings.Join(app.jobs, " "), strings.Join(diffs, "\n  "))
 			}
 		})
 	}
@@ -219,6 +219,7 @@ func newDiffApp(t *testing.T, sc *scenario) *diffApp {
 		}
 		f.SetArchive(diffOwner, diffRepo, sha, g.archive(sha, diffOwner, diffRepo))
 	}
+	serveComparisons(t, f, sc)
 	f.SetBranch(diffOwner, diffRepo, "main", sc.base)
 	a := &diffApp{t: t, sc: sc, f: f, logs: &lockedLog{}, reg: prometheus.NewRegistry(), done: make(chan string, 1000)}
 	cfg := server.Config{
@@ -263,6 +264,38 @@ func newDiffApp(t *testing.T, sc *scenario) *diffApp {
 	})
 	a.until("the server is ready", s.Ready)
 	return a
+}
+
+// serveComparisons sets the comparison of every two of sc's commits, as
+// GitHub compares any two: its status, counts and merge base from git,
+// and its files (the fake lists 300 of them, as GitHub does).
+func serveComparisons(t *testing.T, f *ghfake.Server, sc *scenario) {
+	t.Helper()
+	g := sc.repo
+	shas := []string{sc.base, sc.mid, sc.head}
+	if sc.next != "" {
+		shas = append(shas, sc.next)
+	}
+	for _, base := range shas {
+		for _, head := range shas {
+			if base == head {
+				continue
+			}
+			c := ghfake.Comparison{MergeBase: g.line("merge-base", base, head)}
+			c.AheadBy, _ = strconv.Atoi(g.line("rev-list", "--count", base+".."+head))
+			c.BehindBy, _ = strconv.Atoi(g.line("rev-list", "--count", head+".."+base))
+			switch {
+			case c.BehindBy == 0:
+				c.Status = "ahead"
+			case c.AheadBy == 0:
+				c.Status = "behind"
+			default:
+				c.Status = "diverged"
+			}
+			c.Files = g.diff(base, head)
+			f.SetComparison(diffOwner, diffRepo, base, head, c)
+		}
+	}
 }
 
 // useDiffRedis puts the server's durable jobs, locks and delivery ids on a
@@ -337,7 +370,7 @@ func (a *diffApp) settle() {
 			quiet.Reset(300 * time.Millisecond)
 		case <-quiet.C:
 			if done >= a.accepted && float64(done) >= a.gauge("phasegate_queue_enqueued_total", "enqueued") &&
-				a.gauge("phasegate_queue_depth", "")+a.gauge("phasegate_queue_inflight", "") == 0 {
+				a.gauge("phasegate_queue_depth", "")+a.gauge("phasegate_queue_inflight", "") == 0 && a.headSettled() {
 				return
 			}
 			quiet.Reset(20 * time.Millisecond)
@@ -345,6 +378,24 @@ func (a *diffApp) settle() {
 			a.t.Fatalf("%s: %d of %d jobs done; logs:\n%s", a.sc, done, a.accepted, a.logs.tail())
 		}
 	}
+}
+
+// headSettled says whether the head's newest phasegate/contracts of the
+// App, if any, is completed (a job retried after an error starts another).
+func (a *diffApp) headSettled() bool {
+	run := a.newestRun()
+	return run == nil || run.Status == "completed"
+}
+
+// newestRun is the App's newest phasegate/contracts check run of the head.
+func (a *diffApp) newestRun() *ghfake.CheckRun {
+	var run *ghfake.CheckRun
+	for _, r := range a.f.CheckRuns(diffOwner, diffRepo, a.sc.head) {
+		if r.Name == decide.ContextContracts && r.AppSlug == diffSlug {
+			run = &r
+		}
+	}
+	return run
 }
 
 // gauge sums the samples of the metric name (with a label of that value,
@@ -380,8 +431,13 @@ func (a *diffApp) checks() []string {
 	var out []string
 	for _, l := range strings.Split(a.logs.b.String(), "\n") {
 		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "checked a commit" {
+		switch {
+		case json.Unmarshal([]byte(l), &m) != nil:
+		case m["msg"] == "checked a commit":
 			out = append(out, fmt.Sprintf("{%v of %v: %v, %v findings}", m["event"], short(fmt.Sprint(m["head"])), m["verdict"], m["findings"]))
+		case m["error"] != nil:
+			e := fmt.Sprint(m["error"])
+			out = append(out, fmt.Sprintf("{%v: %s}", m["msg"], e[:min(len(e), 300)]))
 		}
 	}
 	return out
@@ -476,13 +532,11 @@ func playApp(t *testing.T, sc *scenario) (result, expectation) {
 	case "config-change":
 		a.openPR(sc.base, "main")
 		a.settle()
-		f.SetComparison(diffOwner, diffRepo, sc.base, sc.next, ghfake.Comparison{MergeBase: sc.base, Files: g.diff(sc.base, sc.next)})
 		f.Push(diffOwner, diffRepo, ghfake.Push{Ref: "main", After: sc.next, Actor: "alice"})
 		a.send("push", pushJSON("main", sc.base, sc.next))
 		exp.cfg = sc.cfgNext
 	case "push":
 		f.SetBranch(diffOwner, diffRepo, "feature", sc.mid)
-		f.SetComparison(diffOwner, diffRepo, sc.mid, sc.head, ghfake.Comparison{MergeBase: sc.mid, Files: g.diff(sc.mid, sc.head)})
 		f.Push(diffOwner, diffRepo, ghfake.Push{Ref: "feature", After: sc.head, Actor: "agent-bot"})
 		a.send("push", pushJSON("feature", sc.mid, sc.head))
 		exp = expectation{base: sc.mid, cfg: sc.cfgMain}
@@ -496,12 +550,7 @@ func playApp(t *testing.T, sc *scenario) (result, expectation) {
 // contracts is the App's newest phasegate/contracts check run of the head.
 func (a *diffApp) contracts() result {
 	res := result{findings: map[string]int{}, jobs: append(a.jobs, a.checks()...)}
-	var run *ghfake.CheckRun
-	for _, r := range a.f.CheckRuns(diffOwner, diffRepo, a.sc.head) {
-		if r.Name == decide.ContextContracts && r.AppSlug == diffSlug {
-			run = &r
-		}
-	}
+	run := a.newestRun()
 	switch {
 	case run == nil:
 		res.verdict, res.title = "none", "no phasegate/contracts check run"
@@ -647,4 +696,36 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+// TestDifferentialCompare: the comparison reports every difference of
+// verdict, annotation and count, and nothing when the two agree (a
+// comparison that could not fail would make the suite pass on anything).
+func TestDifferentialCompare(t *testing.T) {
+	t.Parallel()
+	broken := key("a.yaml", 3, 1, "schema", check.SeverityError)
+	warned := key("b.yaml", 0, 0, "pace.day-matches-dir", check.SeverityWarning)
+	base := result{verdict: gate.Hold, findings: map[string]int{broken: 1, warned: 1}, withFile: 2}
+	tests := []struct {
+		name string
+		app  result
+		want []string
+	}{
+		{"the same", base, nil},
+		{"another verdict", result{verdict: gate.Ship, title: "SHIP: fine", findings: base.findings, withFile: 2},
+			[]string{`verdict: App SHIP ("SHIP: fine"), checkout HOLD`}},
+		{"a finding missing", result{verdict: gate.Hold, findings: map[string]int{warned: 1}, withFile: 1},
+			[]string{"findings with a file: App 1, checkout 2", "only in the checkout (1×): a.yaml:3:1 schema (error)"}},
+		{"a finding twice", result{verdict: gate.Hold, findings: map[string]int{broken: 1, warned: 2}, withFile: 3},
+			[]string{"findings with a file: App 3, checkout 2", "only in the App (1×): b.yaml:1:0 pace.day-matches-dir (warning)"}},
+		{"beyond the annotations", result{verdict: gate.Hold, findings: base.findings, withFile: 600},
+			[]string{"findings with a file: App 600, checkout 2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := compare(base, tt.app); !slices.Equal(got, tt.want) {
+				t.Errorf("compare = %q, want %q", got, tt.want)
+			}
+		})
+	}
 }
