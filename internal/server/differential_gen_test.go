@@ -534,6 +534,7 @@ var adversaries = []adversary{
 			a = arts[rng.IntN(len(arts))]
 		}
 		fs[a] = entry{data: append(slices.Clone(fs[a].data), "\nbroken: [\n"...)}
+		sc.note("export-ignored: " + a)
 		if rng.IntN(2) == 0 { // in the file's own directory
 			fs.set(path.Join(path.Dir(a), ".gitattributes"), path.Base(a)+" export-ignore\n")
 			return ""

@@ -266,24 +266,34 @@ func newDiffApp(t *testing.T, sc *scenario) *diffApp {
 	return a
 }
 
-// serveComparisons sets the comparison of every two of sc's commits, as
-// GitHub compares any two: its status, counts and merge base from git,
-// and its files (the fake lists 300 of them, as GitHub does).
+// serveComparisons sets the comparison of each commit the App may check
+// (the head, main's next commit) with every other of sc's commits, as
+// GitHub compares any two: status, counts and merge base from the
+// commits' parents, and the files from git (the fake lists 300 of them,
+// as GitHub does).
 func serveComparisons(t *testing.T, f *ghfake.Server, sc *scenario) {
 	t.Helper()
-	g := sc.repo
-	shas := []string{sc.base, sc.mid, sc.head}
-	if sc.next != "" {
-		shas = append(shas, sc.next)
+	parent := map[string]string{sc.mid: sc.base, sc.head: sc.mid, sc.next: sc.base}
+	chain := func(sha string) []string { // sha and its ancestors, newest first
+		var out []string
+		for ; sha != ""; sha = parent[sha] {
+			out = append(out, sha)
+		}
+		return out
 	}
-	for _, base := range shas {
-		for _, head := range shas {
-			if base == head {
+	for _, head := range []string{sc.head, sc.next} {
+		for _, base := range []string{sc.base, sc.mid, sc.head, sc.next} {
+			if head == "" || base == "" || base == head {
 				continue
 			}
-			c := ghfake.Comparison{MergeBase: g.line("merge-base", base, head)}
-			c.AheadBy, _ = strconv.Atoi(g.line("rev-list", "--count", base+".."+head))
-			c.BehindBy, _ = strconv.Atoi(g.line("rev-list", "--count", head+".."+base))
+			hc, bc := chain(head), chain(base)
+			c := ghfake.Comparison{}
+			for i, sha := range hc {
+				if j := slices.Index(bc, sha); j >= 0 {
+					c.MergeBase, c.AheadBy, c.BehindBy = sha, i, j
+					break
+				}
+			}
 			switch {
 			case c.BehindBy == 0:
 				c.Status = "ahead"
@@ -292,7 +302,7 @@ func serveComparisons(t *testing.T, f *ghfake.Server, sc *scenario) {
 			default:
 				c.Status = "diverged"
 			}
-			c.Files = g.diff(base, head)
+			c.Files = sc.repo.diff(base, head)
 			f.SetComparison(diffOwner, diffRepo, base, head, c)
 		}
 	}
