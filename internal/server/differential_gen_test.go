@@ -60,9 +60,10 @@ func (f files) paths(keep func(string) bool) []string {
 // gitRepo is a repository the git binary builds, in a directory of the
 // test's.
 type gitRepo struct {
-	t   testing.TB
-	dir string
-	n   int // commits made: their dates
+	t     testing.TB
+	dir   string
+	n     int                      // commits made: their dates
+	diffs map[string][]ghfake.File // diff's answers
 }
 
 // newGitRepo needs the git binary: without it the suite fails, it never
@@ -72,7 +73,7 @@ func newGitRepo(t testing.TB) *gitRepo {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatalf("the differential suite needs the git binary: %v", err)
 	}
-	g := &gitRepo{t: t, dir: t.TempDir()}
+	g := &gitRepo{t: t, dir: t.TempDir(), diffs: map[string][]ghfake.File{}}
 	g.git(nil, "init", "-q", "-b", "main")
 	return g
 }
@@ -173,22 +174,25 @@ func (g *gitRepo) checkout(sha string) {
 	g.git(nil, "checkout", "-q", "-f", "--detach", sha)
 }
 
-// treeFiles are sha's entries as GitHub's tree API lists them, read from
-// git's objects: ls-tree for the entries, cat-file for the blobs.
-func (g *gitRepo) treeFiles(sha string) []ghfake.TreeFile {
+// treeFiles are each commit's entries as GitHub's tree API lists them,
+// read from git's objects: ls-tree for the entries, one cat-file for the
+// blobs of them all.
+func (g *gitRepo) treeFiles(shas []string) map[string][]ghfake.TreeFile {
 	g.t.Helper()
 	type row struct{ mode, typ, obj, path string }
-	var rows []row
+	rows := map[string][]row{}
 	var batch bytes.Buffer
-	for _, rec := range strings.Split(string(g.git(nil, "ls-tree", "-r", "-l", "-z", sha)), "\x00") {
-		meta, p, ok := strings.Cut(rec, "\t")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(meta)
-		rows = append(rows, row{mode: f[0], typ: f[1], obj: f[2], path: p})
-		if f[1] == "blob" {
-			batch.WriteString(f[2] + "\n")
+	for _, sha := range shas {
+		for _, rec := range strings.Split(string(g.git(nil, "ls-tree", "-r", "-z", sha)), "\x00") {
+			meta, p, ok := strings.Cut(rec, "\t")
+			if !ok {
+				continue
+			}
+			f := strings.Fields(meta)
+			rows[sha] = append(rows[sha], row{mode: f[0], typ: f[1], obj: f[2], path: p})
+			if f[1] == "blob" {
+				batch.WriteString(f[2] + "\n")
+			}
 		}
 	}
 	blobs := map[string][]byte{}
@@ -206,15 +210,17 @@ func (g *gitRepo) treeFiles(sha string) []ghfake.TreeFile {
 		}
 		blobs[f[0]] = data[:size]
 	}
-	out := make([]ghfake.TreeFile, 0, len(rows))
-	for _, rw := range rows {
-		tf := ghfake.TreeFile{Path: rw.path, Mode: rw.mode}
-		if rw.typ == "commit" {
-			tf.Commit = rw.obj
-		} else {
-			tf.Content = blobs[rw.obj]
+	out := map[string][]ghfake.TreeFile{}
+	for sha, rs := range rows {
+		for _, rw := range rs {
+			tf := ghfake.TreeFile{Path: rw.path, Mode: rw.mode}
+			if rw.typ == "commit" {
+				tf.Commit = rw.obj
+			} else {
+				tf.Content = blobs[rw.obj]
+			}
+			out[sha] = append(out[sha], tf)
 		}
-		out = append(out, tf)
 	}
 	return out
 }
@@ -232,6 +238,9 @@ func (g *gitRepo) archive(sha, owner, repo string) []byte {
 // in path order.
 func (g *gitRepo) diff(base, head string) []ghfake.File {
 	g.t.Helper()
+	if d, ok := g.diffs[base+"..."+head]; ok {
+		return d
+	}
 	fields := strings.Split(strings.TrimSuffix(string(g.git(nil, "diff", "-z", "--name-status", "-M", base+"..."+head)), "\x00"), "\x00")
 	var out []ghfake.File
 	for i := 0; i+1 < len(fields); {
@@ -257,6 +266,7 @@ func (g *gitRepo) diff(base, head string) []ghfake.File {
 		i += 2
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Filename < out[j].Filename })
+	g.diffs[base+"..."+head] = out
 	return out
 }
 

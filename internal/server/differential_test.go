@@ -209,15 +209,19 @@ func newDiffApp(t *testing.T, sc *scenario) *diffApp {
 		f.AddIssue(diffOwner, diffRepo, "Feature", "", "alice")
 	}
 	g := sc.repo
-	for _, sha := range []string{sc.base, sc.mid, sc.head, sc.next} {
-		if sha == "" {
-			continue
+	shas := []string{sc.base, sc.mid, sc.head}
+	if sc.next != "" {
+		shas = append(shas, sc.next)
+	}
+	trees := g.treeFiles(shas)
+	want := strings.Fields(g.line(append([]string{"rev-parse"}, mapSlice(shas, func(s string) string { return s + "^{tree}" })...)...))
+	for i, sha := range shas {
+		if tree := f.SetTree(diffOwner, diffRepo, sha, trees[sha]); tree != want[i] {
+			t.Fatalf("the fake's tree of %s is %s, git's %s: the suite does not serve what git holds", short(sha), tree, want[i])
 		}
-		tree := f.SetTree(diffOwner, diffRepo, sha, g.treeFiles(sha))
-		if want := g.line("rev-parse", sha+"^{tree}"); tree != want {
-			t.Fatalf("the fake's tree of %s is %s, git's %s: the suite does not serve what git holds", short(sha), tree, want)
+		if sc.archiveOver > 0 { // else the App reads blobs: it never asks for one
+			f.SetArchive(diffOwner, diffRepo, sha, g.archive(sha, diffOwner, diffRepo))
 		}
-		f.SetArchive(diffOwner, diffRepo, sha, g.archive(sha, diffOwner, diffRepo))
 	}
 	serveComparisons(t, f, sc)
 	f.SetBranch(diffOwner, diffRepo, "main", sc.base)
@@ -383,7 +387,7 @@ func (a *diffApp) settle() {
 				a.gauge("phasegate_queue_depth", "")+a.gauge("phasegate_queue_inflight", "") == 0 && a.headSettled() {
 				return
 			}
-			quiet.Reset(20 * time.Millisecond)
+			quiet.Reset(100 * time.Millisecond)
 		case <-deadline:
 			a.t.Fatalf("%s: %d of %d jobs done; logs:\n%s", a.sc, done, a.accepted, a.logs.tail())
 		}
@@ -697,6 +701,14 @@ func compare(want, got result) []string {
 		case g > w:
 			out = append(out, fmt.Sprintf("only in the App (%d×): %s", g-w, k))
 		}
+	}
+	return out
+}
+
+func mapSlice(in []string, f func(string) string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = f(s)
 	}
 	return out
 }
