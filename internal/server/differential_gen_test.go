@@ -401,8 +401,7 @@ func generate(t testing.TB, seed uint64, index int) *scenario {
 	t.Helper()
 	p := loadPool(t)
 	rng := rand.New(rand.NewPCG(seed, uint64(index)))
-	sc := &scenario{seed: seed, index: index, seq: sequences[index%len(sequences)],
-		queue: []string{"memory", "redis"}[(index+index/len(sequences))%2], repo: newGitRepo(t)}
+	sc := &scenario{seed: seed, index: index, seq: sequences[index%len(sequences)], queue: queueOf(index), repo: newGitRepo(t)}
 	if rng.IntN(2) == 0 {
 		sc.archiveOver = 1 // every commit read through its archive
 	}
@@ -453,6 +452,12 @@ func generate(t testing.TB, seed uint64, index int) *scenario {
 	}
 	g.checkout(sc.head)
 	return sc
+}
+
+// queueOf is scenario index's queue: by turns, shifted on each round of
+// the sequences, so that two rounds play each sequence on both.
+func queueOf(index int) string {
+	return []string{"memory", "redis"}[(index+index/len(sequences))%2]
 }
 
 func (sc *scenario) note(s string) { sc.features = append(sc.features, s) }

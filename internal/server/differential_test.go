@@ -126,7 +126,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("seed %d, %d scenarios (PHASEGATE_DIFF_SEED=%d PHASEGATE_DIFF_N=%d to replay)", seed, n, seed, n)
 	for i := range n {
-		name := fmt.Sprintf("%d-%s-%s", i, sequences[i%len(sequences)], []string{"memory", "redis"}[(i+i/len(sequences))%2])
+		name := fmt.Sprintf("%d-%s-%s", i, sequences[i%len(sequences)], queueOf(i))
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			sc := generate(t, seed, i)
