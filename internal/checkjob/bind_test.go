@@ -51,7 +51,7 @@ func TestCheckCommitBindsTheChangeToItsCommit(t *testing.T) {
 			n := e.f.AddPullRequest(owner, repo, ghfake.PullRequest{HeadSHA: headSHA, BaseSHA: baseSHA, HeadRef: "feature", BaseRef: "main", Author: "agent-bot"})
 			req := Request{Owner: owner, Repo: repo, SHA: headSHA, Base: baseSHA, Ref: "feature", HTMLURL: "https://github.com/acme/shop", Version: "test",
 				PR: &ghclient.PR{Number: n, State: "open", Author: "agent-bot", HeadSHA: headSHA, HeadRef: "feature", BaseSHA: baseSHA},
-				Open: func(ctx context.Context) (fs.FS, error) {
+				Open: func(ctx context.Context, _ int64) (fs.FS, error) {
 					return e.gh.CommitFS(ctx, owner, repo, headSHA, ghclient.TreeLimits{})
 				}}
 			// H′ is pushed after H's job read the pull request, before it

@@ -42,7 +42,7 @@ func (j *Job) check(ctx context.Context, gh GitHub, req Request) (out checked, e
 	if err != nil {
 		return out, err
 	}
-	fsys, err := req.Open(ctx)
+	fsys, err := req.Open(ctx, out.cfg.Limits.ArtifactLimits().MaxFileSize)
 	if err != nil {
 		return out, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
 	}

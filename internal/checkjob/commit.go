@@ -53,8 +53,10 @@ type Request struct {
 	// HTMLURL is the repository's page (https://github.com/owner/repo):
 	// the summary's file links and the Details link.
 	HTMLURL string
-	// Open reads the commit's files: the lazily fetched tree of the API.
-	Open func(ctx context.Context) (fs.FS, error)
+	// Open reads the commit's files: the lazily fetched tree of the API,
+	// giving at least maxFileBytes of a file (the configuration's
+	// limits.max_file_size), so that the App reads what the CLI reads.
+	Open func(ctx context.Context, maxFileBytes int64) (fs.FS, error)
 	// Version is phasegate's, for the report.
 	Version string
 }

@@ -104,7 +104,7 @@ func (e *env) request(c change) Request {
 	tree(baseSHA, c.base)
 	tree(headSHA, c.head)
 	req := Request{Owner: owner, Repo: repo, SHA: headSHA, Ref: "feature", HTMLURL: "https://github.com/acme/shop", Version: "test",
-		Open: func(ctx context.Context) (fs.FS, error) {
+		Open: func(ctx context.Context, _ int64) (fs.FS, error) {
 			return e.gh.CommitFS(ctx, owner, repo, headSHA, c.limits)
 		}}
 	switch {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -85,7 +86,12 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	if limits.ArchiveOver == 0 {
 		limits.ArchiveOver = DefaultArchiveOver
 	}
-	req.Open = func(ctx context.Context) (fs.FS, error) {
+	req.Open = func(ctx context.Context, maxFileBytes int64) (fs.FS, error) {
+		// The configuration may raise the size of a file it checks above
+		// serve's: up to what serve reads of a commit in all.
+		if maxFileBytes > cmp.Or(limits.MaxFileBytes, ghclient.DefaultMaxFileBytes) {
+			limits.MaxFileBytes = min(maxFileBytes, cmp.Or(limits.MaxTotalBytes, ghclient.DefaultMaxTotalBytes))
+		}
 		return gh.CommitFS(ctx, j.owner, j.repo, sha, limits)
 	}
 	sum, err := d.CheckCommit(ctx, gh, req)
