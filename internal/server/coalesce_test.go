@@ -34,8 +34,14 @@ func gateEditFake(h *harness) (openPull func() int) {
 // wantGateHeld fails t unless what GitHub shows as phasegate/contracts of
 // the head (the newest check run, the latest status when statuses are
 // published) is the pull request's: HOLD by the gate-change guard.
-func wantGateHeld(t *testing.T, h *harness, statuses bool) {
+func wantGateHeld(t *testing.T, h *harness, publish string) {
 	t.Helper()
+	if publish == decide.PublishStatuses {
+		if st, ok := h.fake.LatestStatus(owner, repo, appHead1, decide.ContextContracts); !ok || st.State != "failure" {
+			t.Errorf("the head's latest %s status is %+v, want failure (the last check to finish must be the pull request's); logs:\n%s", decide.ContextContracts, st, tail(h.logs.String(), 4000))
+		}
+		return
+	}
 	c := newest(t, h.fake, appHead1, decide.ContextContracts)
 	held := false
 	for _, a := range c.Annotations {
@@ -45,7 +51,7 @@ func wantGateHeld(t *testing.T, h *harness, statuses bool) {
 		t.Errorf("the head's phasegate/contracts is %s/%s (%s) without a %s annotation: a push's check overwrote its pull request's; logs:\n%s",
 			c.Status, c.Conclusion, c.Title, checkjob.RuleGateChange, tail(h.logs.String(), 4000))
 	}
-	if !statuses {
+	if publish != decide.PublishBoth {
 		return
 	}
 	if st, ok := h.fake.LatestStatus(owner, repo, appHead1, decide.ContextContracts); !ok || st.State != "failure" {
@@ -101,7 +107,7 @@ func TestRedTeamPullRequestWhilePushChecksDurable(t *testing.T) {
 			t.Fatalf("job %+v; logs:\n%s", d, h.logs.String())
 		}
 	}
-	wantGateHeld(t, h, true)
+	wantGateHeld(t, h, decide.PublishBoth)
 }
 
 // TestRedTeamPullRequestWhilePushWaitsInMemory is attack 4 on the
@@ -115,43 +121,52 @@ func TestRedTeamPullRequestWhilePushChecksDurable(t *testing.T) {
 // Without the lock, the push's check ran at once, beside the other.
 func TestRedTeamPullRequestWhilePushWaitsInMemory(t *testing.T) {
 	t.Parallel()
-	locks := newLIFOLocker()
-	h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = decide.PublishChecks; c.Locker = locks })
-	openPull := gateEditFake(h)
-	h.start()
-	h.waitReady()
-	// Another check of the commit is running: it holds the commit's lock.
-	unlock, err := locks.Lock(context.Background(), "check:"+owner+"/"+repo+":"+appHead1)
-	if err != nil {
-		t.Fatal(err)
+	// With statuses only, no check run records the pull request for a
+	// job that found none (recordedPull): reading it under the lock is
+	// then the whole defence.
+	for _, publish := range []string{decide.PublishChecks, decide.PublishStatuses} {
+		t.Run(publish, func(t *testing.T) {
+			t.Parallel()
+			locks := newLIFOLocker()
+			h := newHarness(t, func(c *Config) { c.NewDecider = nil; c.Publish = publish; c.Locker = locks })
+			openPull := gateEditFake(h)
+			h.start()
+			h.waitReady()
+			// Another check of the commit is running: it holds the commit's lock.
+			unlock, err := locks.Lock(context.Background(), "check:"+owner+"/"+repo+":"+appHead1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waits := func(what string) {
+				t.Helper()
+				select {
+				case <-locks.waiting:
+				case d := <-h.done:
+					unlock()
+					t.Fatalf("%s: a job (%+v) ran while another check of its commit held the commit's lock; logs:\n%s", what, d, h.logs.String())
+				case <-time.After(guard):
+					t.Fatalf("%s: no job waited for the commit's lock; logs:\n%s", what, h.logs.String())
+				}
+			}
+			if code, answer := h.send(delivery{event: "push", body: pushEvent("refs/heads/loosen", appBaseSHA, appHead1, false)}); code != http.StatusAccepted {
+				t.Fatalf("push: %d %q", code, answer)
+			}
+			waits("push")
+			pr := openPull()
+			if code, answer := h.send(delivery{event: "pull_request", body: prOpenEvent("opened", pr, appHead1, appBaseSHA, "loosen", "agent-bot")}); code != http.StatusAccepted {
+				t.Fatalf("pull_request: %d %q", code, answer)
+			}
+			waits("pull_request")
+			unlock() // the pull request's job goes first (the last to wait), then the push's
+			for _, d := range h.waitJobs(2) {
+				if d.outcome != "ok" {
+					t.Fatalf("job %+v; logs:\n%s", d, h.logs.String())
+				}
+			}
+			wantGateHeld(t, h, publish)
+
+		})
 	}
-	waits := func(what string) {
-		t.Helper()
-		select {
-		case <-locks.waiting:
-		case d := <-h.done:
-			unlock()
-			t.Fatalf("%s: a job (%+v) ran while another check of its commit held the commit's lock; logs:\n%s", what, d, h.logs.String())
-		case <-time.After(guard):
-			t.Fatalf("%s: no job waited for the commit's lock; logs:\n%s", what, h.logs.String())
-		}
-	}
-	if code, answer := h.send(delivery{event: "push", body: pushEvent("refs/heads/loosen", appBaseSHA, appHead1, false)}); code != http.StatusAccepted {
-		t.Fatalf("push: %d %q", code, answer)
-	}
-	waits("push")
-	pr := openPull()
-	if code, answer := h.send(delivery{event: "pull_request", body: prOpenEvent("opened", pr, appHead1, appBaseSHA, "loosen", "agent-bot")}); code != http.StatusAccepted {
-		t.Fatalf("pull_request: %d %q", code, answer)
-	}
-	waits("pull_request")
-	unlock() // the pull request's job goes first (the last to wait), then the push's
-	for _, d := range h.waitJobs(2) {
-		if d.outcome != "ok" {
-			t.Fatalf("job %+v; logs:\n%s", d, h.logs.String())
-		}
-	}
-	wantGateHeld(t, h, false)
 }
 
 // lifoLocker is a per-key lock that hands a released key to the caller
