@@ -31,7 +31,8 @@ const maxCommitOutcomes = 50
 // CommitOptions are what a caller already knows about a commit.
 type CommitOptions struct {
 	// PR is the open pull request whose head the commit is, when the
-	// caller read it (saves a lookup); nil: looked up.
+	// caller read it (saves a lookup); nil, or without its base sha:
+	// looked up.
 	PR *ghclient.PR
 	// DefaultBranch is the repository's default branch when the caller
 	// knows it (the event payload); "": read.
@@ -290,7 +291,8 @@ func (p *headPR) number() int {
 // sha's status judge the next head's change.
 func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, *headPR, error) {
 	pr := opts.PR
-	if pr == nil {
+	if pr == nil || pr.BaseSHA == "" { // a caller's pull request without its base (an event that names none) is read again
+		pr = nil
 		prs, err := gh.PullRequestsForCommit(ctx, owner, repo, sha)
 		if err != nil {
 			return nil, nil, fmt.Errorf("finding the pull request of %s: %w", shortSHA(sha), err)
