@@ -658,7 +658,8 @@ func (r *run) loadConfig(ctx context.Context, cr *commitRun) {
 }
 
 // loadChanges finds the files changed since the event's base: from the
-// checkout's history when it has the base commit, else from the API.
+// checkout's history when it has the base commit (exact for the commit
+// checked out, and no request), else from the API (apiChange).
 func (r *run) loadChanges(ctx context.Context, cr *commitRun) {
 	if cr.base == "" {
 		r.skip("commit-aware checks and outcome posting: this event has no base commit (a new branch)")
@@ -676,18 +677,10 @@ func (r *run) loadChanges(ctx context.Context, cr *commitRun) {
 		r.skip("commit-aware checks: " + err.Error())
 		return
 	}
-	var files map[string]string
-	if cr.pr > 0 {
-		files, err = r.gh.PullRequestFiles(ctx, r.owner, r.repo, cr.pr)
-	} else {
-		files, err = r.gh.CompareFiles(ctx, r.owner, r.repo, cr.base, cr.head)
-	}
-	if err != nil && !errors.Is(err, ghclient.ErrTruncated) {
+	files, err := r.apiChange(ctx, cr)
+	if err != nil {
 		r.apiError("list the files changed since "+cr.base, err)
 		return
-	}
-	if err != nil {
-		r.a.Warningf("phasegate: %s", oneLine(err.Error()))
 	}
 	cr.changed = map[string]check.Change{}
 	for name, status := range files {
@@ -706,6 +699,27 @@ func (r *run) loadChanges(ctx context.Context, cr *commitRun) {
 			cr.changed[name] = check.Modified
 		}
 	}
+}
+
+// apiChange is the change of cr.head from cr.base through the API: their
+// comparison (the diff from the merge base, as a pull request's files
+// are), bound to the commit the run checks, never the pull request's files,
+// which GitHub lists at its head as it is now (a push after the event
+// moved it). A change longer than a comparison lists (300 files) is read
+// from the trees of the merge base and cr.head, never taken in part.
+func (r *run) apiChange(ctx context.Context, cr *commitRun) (map[string]string, error) {
+	cmp, err := r.gh.Compare(ctx, r.owner, r.repo, cr.base, cr.head)
+	if !errors.Is(err, ghclient.ErrTruncated) {
+		return cmp.Files, err
+	}
+	if cmp.MergeBase == "" {
+		return nil, fmt.Errorf("GitHub lists only part of the change of %s and gave no merge base", shortSHA(cr.head))
+	}
+	files, err := r.gh.TreeChange(ctx, r.owner, r.repo, cmp.MergeBase, cr.head, ghclient.TreeLimits{})
+	if err != nil {
+		return nil, fmt.Errorf("GitHub lists only part of the change of %s, and its trees could not be compared: %w", shortSHA(cr.head), err)
+	}
+	return files, nil
 }
 
 // maxAnnotations per severity: GitHub shows 10 of each type per step; a few

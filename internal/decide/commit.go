@@ -18,8 +18,8 @@ import (
 // The phasegate/decisions status of a commit is a function of the commit,
 // never of the event that computes it: the Phase Outcomes the commit's
 // change carries, and the ledger of their issues. The change is the open
-// pull request's whose head the commit is (its files: the diff from the
-// merge base), else the diff from the merge base with the default branch,
+// pull request's whose head the commit is (the comparison of its base and
+// the commit: the diff from the merge base, as its files are), else the diff from the merge base with the default branch,
 // else, for a commit on the default branch, the commit's own diff. A push,
 // a pull_request, a merge_group, a /resolve and a reconcile pass all call
 // SyncCommit, so the order in which they run cannot change the answer.
@@ -31,7 +31,8 @@ const maxCommitOutcomes = 50
 // CommitOptions are what a caller already knows about a commit.
 type CommitOptions struct {
 	// PR is the open pull request whose head the commit is, when the
-	// caller read it (saves a lookup); nil: looked up.
+	// caller read it (saves a lookup); nil, or without its base sha:
+	// looked up.
 	PR *ghclient.PR
 	// DefaultBranch is the repository's default branch when the caller
 	// knows it (the event payload); "": read.
@@ -284,10 +285,14 @@ func (p *headPR) number() int {
 }
 
 // change is the files of the commit's change and the pull request whose
-// head the commit is.
+// head the commit is. A pull request's change is the comparison of its
+// base and sha, bound to sha: GitHub lists a pull request's files at its
+// head as it is now, and a push after the pull request was read would make
+// sha's status judge the next head's change.
 func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, *headPR, error) {
 	pr := opts.PR
-	if pr == nil {
+	if pr == nil || pr.BaseSHA == "" { // a caller's pull request without its base (an event that names none) is read again
+		pr = nil
 		prs, err := gh.PullRequestsForCommit(ctx, owner, repo, sha)
 		if err != nil {
 			return nil, nil, fmt.Errorf("finding the pull request of %s: %w", shortSHA(sha), err)
@@ -302,18 +307,14 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 	}
 	if pr != nil {
 		head := &headPR{Number: pr.Number, HTMLURL: pr.HTMLURL}
-		key := fmt.Sprintf("pr:%s/%s#%d@%s..%s", owner, repo, pr.Number, pr.BaseSHA, sha)
-		if files, ok := h.cached(key); ok {
-			return files.(map[string]string), head, nil
+		if pr.BaseSHA == "" {
+			return nil, head, fmt.Errorf("pull request #%d names no base commit", pr.Number)
 		}
-		files, err := gh.PullRequestFiles(ctx, owner, repo, pr.Number)
+		cmp, err := h.compare(ctx, gh, owner, repo, pr.BaseSHA, sha)
 		if err != nil {
-			return nil, head, fmt.Errorf("listing the files of pull request #%d: %w", pr.Number, err)
+			return nil, head, fmt.Errorf("listing the change of pull request #%d at %s: %w", pr.Number, shortSHA(sha), err)
 		}
-		if pr.BaseSHA != "" {
-			h.cache(key, files)
-		}
-		return files, head, nil
+		return cmp.Files, head, nil
 	}
 	branch := opts.DefaultBranch
 	if branch == "" {

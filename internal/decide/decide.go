@@ -55,7 +55,7 @@ type GitHub interface {
 	RefPushes(ctx context.Context, owner, repo, ref string) ([]ghclient.Push, error)
 	Compare(ctx context.Context, owner, repo, base, head string) (ghclient.Comparison, error)
 	LabelEvents(ctx context.Context, owner, repo string, number int) ([]ghclient.LabelEvent, error)
-	PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error)
+	TreeChange(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (map[string]string, error)
 	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
 	EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error)
 	PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]ghclient.PR, error)

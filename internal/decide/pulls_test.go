@@ -32,11 +32,12 @@ func TestSyncPullRequest(t *testing.T) {
 		}
 		return st
 	}
+	w.fake.SetPullRequestFiles(owner, repo, prNumber, nil)
 	if st := sync(); st.State != "success" || !strings.Contains(st.Description, "no Phase Outcome") || !strings.HasSuffix(st.TargetURL, "/pull/"+strconv.Itoa(prNumber)) {
 		t.Errorf("without outcomes: %+v, want success linking the pull request", st)
 	}
 	// The change cannot be read: error, still with a Details link.
-	w.fake.FailNext(ghclient.DefaultMaxAttempts, 502, "/files")
+	w.fake.FailNext(ghclient.DefaultMaxAttempts, 502, "/compare/")
 	if st := sync(); st.State != "error" {
 		t.Errorf("files unreadable: %+v, want error", st)
 	}

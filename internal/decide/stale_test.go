@@ -116,7 +116,7 @@ func TestStaleFailsClosed(t *testing.T) {
 	w.say("alice", "/resolve D-001 approve")
 	w.fake.SetFile(owner, repo, moved, source, []byte(seed))
 	w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: moved, Actor: "agent-bot"})
-	w.fake.FailNext(20, 500, "/compare/")
+	w.fake.FailNext(20, 500, "/compare/"+headSHA+"...") // the approval's commit with the new head
 	if err := w.h.SyncPullRequest(context.Background(), w.gh, owner, repo, prNumber); err == nil {
 		t.Error("SyncPullRequest succeeded although the comparison failed")
 	}
