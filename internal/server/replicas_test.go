@@ -129,6 +129,18 @@ func (e replicaEnv) tryStart(t *testing.T, name string) (*replica, error) {
 			return nil, fmt.Errorf("replica %s exited %d:\n%s", name, r.code, r.logs.String())
 		default:
 		}
+		// Only once the replica says it listens: until then the port may
+		// be another process's (the free port was taken in between, as by
+		// another package's fake GitHub, whose conformance check a stray
+		// GET /readyz fails).
+		if !strings.Contains(r.logs.String(), `"msg":"serving"`) {
+			time.Sleep(10 * time.Millisecond)
+			if time.Now().After(deadline) {
+				r.kill()
+				return nil, fmt.Errorf("replica %s never listened:\n%s", name, r.logs.String())
+			}
+			continue
+		}
 		if resp, err := http.Get(r.url + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
