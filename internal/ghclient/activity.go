@@ -117,12 +117,12 @@ func toPush(a activity) Push {
 // Comparison is GET /repos/{owner}/{repo}/compare/{base}...{head}.
 type Comparison struct {
 	Status    string            // "ahead", "behind", "diverged" or "identical"
-	Files     map[string]string // changed file → status, as Change/PullRequestFiles return them (renames: see how filesMap handles previous_filename)
+	Files     map[string]string // changed file → status, as Change returns them (renames: see how filesMap handles previous_filename)
 	MergeBase string            // merge_base_commit.sha
 }
 
 // Compare compares two commits: how head stands to base, the files
-// changed from their merge base to head (as CompareFiles maps them), and
+// changed from their merge base to head (renamed under the new name, the previous name listed as removed), and
 // the merge base. GitHub lists at most 300 files; at that count the
 // comparison comes with an error wrapping ErrTruncated.
 func (c *Client) Compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {

@@ -859,28 +859,8 @@ func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha str
 	return toPRs(list), nil
 }
 
-// maxCompareFiles and maxPullFiles are GitHub's caps on changed files.
-const (
-	maxCompareFiles = 300
-	maxPullFiles    = 3000
-)
-
-// CompareFiles maps each file changed between base and head to its status:
-// added, modified, removed, renamed (under the new name; the previous name
-// is listed as removed), copied, changed or unchanged. GitHub lists at most 300 files; at that count the map comes
-// with an error wrapping ErrTruncated.
-func (c *Client) CompareFiles(ctx context.Context, owner, repo, base, head string) (map[string]string, error) {
-	ctx = withOp(ctx, "CompareFiles")
-	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
-	if err != nil {
-		return nil, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)
-	}
-	out := filesMap(cmp.Files)
-	if len(cmp.Files) >= maxCompareFiles {
-		return out, fmt.Errorf("compare %s %s...%s: %d files: %w", repoName(owner, repo), short(base), short(head), len(cmp.Files), ErrTruncated)
-	}
-	return out, nil
-}
+// maxCompareFiles is GitHub's cap on the files of a comparison.
+const maxCompareFiles = 300
 
 // Change maps each file changed from the merge base of base and head to
 // head to its status (as CompareFiles), and reports whether head is on
@@ -911,23 +891,6 @@ func (c *Client) CommitFiles(ctx context.Context, owner, repo, sha string) (map[
 	out := filesMap(rc.Files)
 	if len(rc.Files) >= maxCompareFiles {
 		return out, fmt.Errorf("read commit %s@%s: %d files: %w", repoName(owner, repo), short(sha), len(rc.Files), ErrTruncated)
-	}
-	return out, nil
-}
-
-// PullRequestFiles maps each file a pull request changes to its status, as
-// CompareFiles does. GitHub lists at most 3000 files.
-func (c *Client) PullRequestFiles(ctx context.Context, owner, repo string, number int) (map[string]string, error) {
-	ctx = withOp(ctx, "PullRequestFiles")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
-		return c.gh.PullRequests.ListFiles(ctx, owner, repo, number, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list files of pull request %s#%d: %w", repoName(owner, repo), number, err)
-	}
-	out := filesMap(list)
-	if len(list) >= maxPullFiles {
-		return out, fmt.Errorf("list files of pull request %s#%d: %d files: %w", repoName(owner, repo), number, len(list), ErrTruncated)
 	}
 	return out, nil
 }

@@ -648,7 +648,7 @@ func TestPullRequests(t *testing.T) {
 	})
 }
 
-func TestCompareAndPullRequestFiles(t *testing.T) {
+func TestCompareFiles(t *testing.T) {
 	files := func(n int) ([]ghfake.File, map[string]string) {
 		var fs []ghfake.File
 		want := map[string]string{}
@@ -667,28 +667,19 @@ func TestCompareAndPullRequestFiles(t *testing.T) {
 	tests := []struct {
 		name          string
 		n             int
-		pull          bool
 		wantTruncated bool
 		wantLen       int
 	}{
 		{name: "compare", n: 7, wantLen: 7 + 1},
 		{name: "compare over 300 files is truncated", n: 301, wantTruncated: true, wantLen: 300 + 75},
-		{name: "pull request files across pages", n: 2*smallPage + 3, pull: true, wantLen: 13 + 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, Options{perPage: smallPage})
 			fs, want := files(tt.n)
-			var got map[string]string
-			var err error
-			if tt.pull {
-				n := e.fake.AddPullRequest(owner, repo, ghfake.PullRequest{Author: "a", HeadSHA: "h", BaseSHA: "b"})
-				e.fake.SetPullRequestFiles(owner, repo, n, fs)
-				got, err = e.c.PullRequestFiles(ctxT(t), owner, repo, n)
-			} else {
-				e.fake.SetCompare(owner, repo, "base1", "feature/x", fs)
-				got, err = e.c.CompareFiles(ctxT(t), owner, repo, "base1", "feature/x")
-			}
+			e.fake.SetCompare(owner, repo, "base1", "feature/x", fs)
+			cmp, err := e.c.Compare(ctxT(t), owner, repo, "base1", "feature/x")
+			got := cmp.Files
 			if tt.wantTruncated != errors.Is(err, ErrTruncated) || (!tt.wantTruncated && err != nil) {
 				t.Fatalf("err = %v, want truncated %v", err, tt.wantTruncated)
 			}
@@ -704,7 +695,7 @@ func TestCompareAndPullRequestFiles(t *testing.T) {
 	}
 	t.Run("unknown comparison", func(t *testing.T) {
 		e := newEnv(t, Options{})
-		if _, err := e.c.CompareFiles(ctxT(t), owner, repo, "a", "b"); !IsNotFound(err) {
+		if _, err := e.c.Compare(ctxT(t), owner, repo, "a", "b"); !IsNotFound(err) {
 			t.Fatalf("err = %v, want 404", err)
 		}
 	})
@@ -847,8 +838,6 @@ func TestListingsAskForGitHubsMaximum(t *testing.T) {
 	ctx := ctxT(t)
 	n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
 	e.fake.AddComment(owner, repo, n, "alice", "hello")
-	pr := e.fake.AddPullRequest(owner, repo, ghfake.PullRequest{Author: "alice", HeadSHA: "h1", BaseSHA: "b1"})
-	e.fake.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: "a.yaml", Status: "added"}})
 	e.fake.AddCommit(owner, repo, ghfake.Commit{SHA: "c1", Author: "agent", Files: []ghfake.File{{Filename: "a.yaml", Status: "added"}}})
 	e.fake.Push(owner, repo, ghfake.Push{Ref: "main", After: "c1", Actor: "alice"})
 	app, ac := appEnvPaged(t, 0)
@@ -876,7 +865,6 @@ func TestListingsAskForGitHubsMaximum(t *testing.T) {
 		{"ListLabels", e.fake, func() error { _, err := e.c.ListLabels(ctx, owner, repo, n); return err }},
 		{"ListOpenIssues", e.fake, func() error { _, err := e.c.ListOpenIssues(ctx, owner, repo); return err }},
 		{"ListOpenPullRequests", e.fake, func() error { _, err := e.c.ListOpenPullRequests(ctx, owner, repo); return err }},
-		{"PullRequestFiles", e.fake, func() error { _, err := e.c.PullRequestFiles(ctx, owner, repo, pr); return err }},
 		{"StatusHistory", e.fake, func() error { _, err := e.c.StatusHistory(ctx, owner, repo, "c1"); return err }},
 		{"LabelEvents", e.fake, func() error { _, err := e.c.LabelEvents(ctx, owner, repo, n); return err }},
 		{"FileAddedBy", e.fake, func() error { _, _, err := e.c.FileAddedBy(ctx, owner, repo, "a.yaml", "main"); return err }},

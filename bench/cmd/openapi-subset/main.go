@@ -57,9 +57,9 @@ var operations = []string{
 	"GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls",              // PullRequestsWithCommit
 	"GET /repos/{owner}/{repo}/pulls",                                   // OpenPullRequests
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}",                     // PullRequest
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files",               // PullRequestFiles
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files",               // ghfake serves it (phasegate compares commits instead)
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews",             // PullRequestReviews
-	"GET /repos/{owner}/{repo}/compare/{basehead}",                      // CompareFiles, Compare
+	"GET /repos/{owner}/{repo}/compare/{basehead}",                      // Compare
 	"GET /repos/{owner}/{repo}/activity",                                // Pushes
 	"POST /repos/{owner}/{repo}/dispatches",                             // Dispatch
 	"GET /app",                                                          // App
