@@ -143,7 +143,7 @@ func (j *Job) configPath() string {
 // head as it is now, which may have moved on). A change longer than GitHub
 // lists is read from the trees of the merge base and req.SHA
 // (ghclient.TreeChange), never taken in part: what it cannot read within
-// j.TreeLimits fails the check.
+// the handler's TreeLimits fails the check.
 func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]check.Change, error) {
 	if req.Base == "" {
 		return nil, nil
@@ -177,7 +177,7 @@ func (j *Job) treeChange(ctx context.Context, gh GitHub, req Request, mergeBase 
 	if mergeBase == "" {
 		return nil, fmt.Errorf("GitHub gave no merge base of %s and %s", shortSHA(req.Base), shortSHA(req.SHA))
 	}
-	files, err := gh.TreeChange(ctx, req.Owner, req.Repo, mergeBase, req.SHA, j.TreeLimits)
+	files, err := gh.TreeChange(ctx, req.Owner, req.Repo, mergeBase, req.SHA, j.Handler.TreeLimits)
 	if err != nil {
 		return nil, fmt.Errorf("GitHub lists only part of the change, and its trees could not be compared: %w", err)
 	}

@@ -67,10 +67,6 @@ type Job struct {
 	Validator *check.Validator
 	// ConfigPath is .github/phasegate.yml unless set.
 	ConfigPath string
-	// TreeLimits bound the reading of a change from the trees of its
-	// commits, when GitHub lists it only in part (zero: ghclient's
-	// defaults).
-	TreeLimits ghclient.TreeLimits
 	// MaxAnnotations caps the annotations of one check run (0: 500).
 	MaxAnnotations int
 	// PagesURL, when set, is serve's public URL: phasegate/contracts'

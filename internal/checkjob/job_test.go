@@ -381,7 +381,7 @@ func TestCheckCommitLongChange(t *testing.T) {
 		// failures are the same.
 		{name: "a change whose trees are over the limit",
 			change:  change{base: map[string]string{path: outcometest.SeedFor(1)}, head: edit, files: editFiles, push: true},
-			job:     func(j *Job) { j.TreeLimits.MaxEntries = 100 },
+			job:     func(j *Job) { j.Handler.TreeLimits.MaxEntries = 100 },
 			wantErr: "the limit is MaxEntries 100"},
 		{name: "the trees cannot be read",
 			change:  change{base: map[string]string{path: outcometest.SeedFor(1)}, head: edit, files: editFiles, push: true},

@@ -86,6 +86,10 @@ type Handler struct {
 	// repository's config says: the App's <slug>[bot]. Empty: the config's
 	// identity (default github-actions[bot], the action's).
 	Identity string
+	// TreeLimits bound the reading of a change from the trees of its
+	// commits, when GitHub lists it only in part (zero: ghclient's
+	// defaults): serve's, for phasegate/decisions and the App's checks.
+	TreeLimits ghclient.TreeLimits
 	// Locks serialises per issue; nil means an in-memory lock.
 	Locks Locker
 	// Logger; nil means slog.Default().

@@ -84,7 +84,7 @@ func (h *Handler) compare(ctx context.Context, gh GitHub, owner, repo, base, hea
 	}
 	cmp, err := gh.Compare(ctx, owner, repo, base, head)
 	if errors.Is(err, ghclient.ErrTruncated) {
-		cmp.Files, err = treeChange(ctx, gh, owner, repo, cmp.MergeBase, head)
+		cmp.Files, err = treeChange(ctx, gh, owner, repo, cmp.MergeBase, head, h.TreeLimits)
 	}
 	if err != nil {
 		return cmp, err
@@ -94,11 +94,11 @@ func (h *Handler) compare(ctx context.Context, gh GitHub, owner, repo, base, hea
 }
 
 // treeChange is the change of head from mergeBase, read from their trees.
-func treeChange(ctx context.Context, gh GitHub, owner, repo, mergeBase, head string) (map[string]string, error) {
+func treeChange(ctx context.Context, gh GitHub, owner, repo, mergeBase, head string, lim ghclient.TreeLimits) (map[string]string, error) {
 	if mergeBase == "" {
 		return nil, fmt.Errorf("GitHub lists only part of the change of %s and gave no merge base", shortSHA(head))
 	}
-	files, err := gh.TreeChange(ctx, owner, repo, mergeBase, head, ghclient.TreeLimits{})
+	files, err := gh.TreeChange(ctx, owner, repo, mergeBase, head, lim)
 	if err != nil {
 		return nil, fmt.Errorf("GitHub lists only part of the change of %s, and its trees could not be compared: %w", shortSHA(head), err)
 	}

@@ -68,8 +68,9 @@ type DeciderOptions struct {
 	Observe func(decide.Folded)
 	// PagesURL is Config.PublicURL: the Details links lead to the pages.
 	PagesURL string
-	// TreeLimits are Config.TreeLimits: they bound the checking job's
-	// reading of a change from its trees, as the commit's files.
+	// TreeLimits are Config.TreeLimits: they bound reading a change from
+	// its trees (the checking job's and phasegate/decisions'), as the
+	// commit's files.
 	TreeLimits ghclient.TreeLimits
 }
 
@@ -77,9 +78,8 @@ type DeciderOptions struct {
 // identity overrides each repository's configured one.
 func DefaultDecider(o DeciderOptions) Decider {
 	h := &decide.Handler{Key: o.Key, ConfigPath: o.ConfigPath, Locks: o.Locker, Logger: o.Logger, Identity: o.Identity, Notifier: o.Notifier, Publish: o.Publish,
-		Watermarks: o.Watermarks, Memo: o.Memo, Budget: o.Budget, Observe: o.Observe, PagesURL: o.PagesURL}
-	return appDecider{Handler: h, job: &checkjob.Job{Handler: h, Validator: o.Validator, ConfigPath: o.ConfigPath, PagesURL: o.PagesURL,
-		TreeLimits: o.TreeLimits}}
+		Watermarks: o.Watermarks, Memo: o.Memo, Budget: o.Budget, Observe: o.Observe, PagesURL: o.PagesURL, TreeLimits: o.TreeLimits}
+	return appDecider{Handler: h, job: &checkjob.Job{Handler: h, Validator: o.Validator, ConfigPath: o.ConfigPath, PagesURL: o.PagesURL}}
 }
 
 // appDecider is the decision handler with the checking job on top.
