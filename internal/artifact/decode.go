@@ -29,14 +29,13 @@ const (
 
 // Decode parses data as the given format into a Document. It never panics
 // and never returns an error: whatever is wrong with the bytes is a Problem
-// in the result. A JSON or JSONL document keeps data (not a node tree) for
-// Locate, so the caller must not change data afterwards.
+// in the result.
 func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document) {
 	limits = limits.withDefaults()
 	doc = &Document{Path: path, Kind: kind}
 	defer func() {
 		if r := recover(); r != nil {
-			doc.Decoded, doc.Value, doc.root, doc.lazy = false, nil, nil, nil
+			doc.Decoded, doc.Value, doc.root = false, nil, nil
 			doc.Problems = append(doc.Problems, Problem{Pos: Pos{1, 1}, Rule: RuleSyntax, Message: fmt.Sprintf("the parser could not read this file: %v", r)})
 		}
 	}()
@@ -48,20 +47,12 @@ func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document)
 		doc.Problems = append(doc.Problems, *p)
 		return doc
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-
-	format := FormatOf(kind, path)
-	if format == FormatJSON || format == FormatJSONL {
-		decodeJSONValue(doc, format, data, limits)
-		return doc
-	}
-	decodeTree(doc, format, data, limits)
+	decodeTree(doc, FormatOf(kind, path), bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), limits)
 	return doc
 }
 
 // decodeTree is Decode through a node tree, which the document keeps for
-// Locate: YAML and learnings.md; for JSON and JSONL, the tree Locate builds
-// on first use (decodeJSONValue decodes them without one).
+// Locate: every position of the value is its node's.
 func decodeTree(doc *Document, format Format, data []byte, limits Limits) {
 	probs := &problemList{}
 	defer func() { doc.Problems = append(doc.Problems, probs.result()...) }()

@@ -287,6 +287,10 @@ func TestDecodeJSONPolicy(t *testing.T) {
 			want: []Problem{{Pos{2, 1}, RuleSyntax, "unexpected end of file"}}},
 		{name: "YAML in a .json file", path: "x.json", data: "a: 1\n",
 			want: []Problem{{Pos{1, 1}, RuleSyntax, "unexpected 'a'"}}},
+		{name: "a duplicate's value is left out, its problems too", path: "x.json", data: `{"a": {"b": 1}, "a": {"c": 1, "c": 2}, "d": {"e": 1, "e": 2}}`,
+			want: []Problem{{Pos{1, 17}, RuleDuplicateKey, `duplicate key "a"`}, {Pos{1, 54}, RuleDuplicateKey, `duplicate key "e"`}}},
+		{name: "a JSONL line with a duplicate is left out", path: "t.jsonl", kind: "autopilot.trace", data: "{\"a\": 1, \"a\": 2}\n{\"a\": 1}\n", decoded: true,
+			want: []Problem{{Pos{1, 10}, RuleDuplicateKey, `duplicate key "a"`}}},
 	})
 }
 
@@ -321,6 +325,13 @@ func TestDecodeLimits(t *testing.T) {
 			want: []Problem{{Pos{2, 9}, RuleAliasBudget, "*m is inside its own anchor"}}},
 		{name: "node limit", path: "x.json", data: "[" + strings.Repeat("0,", 99) + "0]", limits: Limits{MaxNodes: 50},
 			want: []Problem{{Pos{1, 100}, RuleNodeCount, "more than 50 values"}}},
+		{name: "node limit before a later key", path: "x.json", data: `{"a": [1, 2, 3], "b": {"c": 4}}`, limits: Limits{MaxNodes: 4},
+			want: []Problem{{Pos{1, 14}, RuleNodeCount, "more than 4 values"}}},
+		{name: "node limit just met", path: "x.json", data: `{"a": [1, 2, 3]}`, limits: Limits{MaxNodes: 5}, decoded: true},
+		{name: "node limit across JSONL lines", path: "t.jsonl", kind: "autopilot.trace", data: "{\"a\": 1}\n{\"b\": [1, 2]}\n{\"c\": 3}\n", limits: Limits{MaxNodes: 4},
+			want: []Problem{{Pos{2, 8}, RuleNodeCount, "more than 4 values"}}},
+		{name: "a JSONL line that does not parse counts no value", path: "t.jsonl", kind: "autopilot.trace", data: "{\"a\": 1}\n{\"b\": [1, 2, 3, 4]\n{\"c\": 3}\n", limits: Limits{MaxNodes: 4}, decoded: true,
+			want: []Problem{{Pos{2, 19}, RuleSyntax, "unexpected end of file"}}},
 	})
 }
 

@@ -53,9 +53,6 @@ type Document struct {
 	Problems []Problem
 
 	root *yaml.Node
-	// lazy builds root on first use, for a document decoded without a
-	// node tree (JSON, JSONL: decodeJSONValue).
-	lazy *lazyRoot
 }
 
 // WithoutPositions is a copy of d that keeps its value but not the node tree
@@ -63,7 +60,7 @@ type Document struct {
 // on to a document after it was checked. Locate on it returns 1:1.
 func (d *Document) WithoutPositions() *Document {
 	c := *d
-	c.root, c.lazy, c.Problems = nil, nil, nil
+	c.root, c.Problems = nil, nil
 	return &c
 }
 
@@ -77,17 +74,7 @@ func (d *Document) Locate(tokens []string) Pos {
 	if d == nil {
 		return Pos{Line: 1, Column: 1}
 	}
-	root := d.root
-	if root == nil && d.lazy != nil {
-		if pos, ok := d.lazy.scan(d.Decoded, tokens); ok {
-			return pos
-		}
-		root = d.lazy.get()
-	}
-	if root == nil {
-		return Pos{Line: 1, Column: 1}
-	}
-	return locate(root, tokens)
+	return locate(d.root, tokens)
 }
 
 // LocatePointer is Locate for a pointer in its string form ("/a/0/b").

@@ -156,3 +156,27 @@ func TestJSONColumnsOnLongLines(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONParserBoundsDepth: the parser itself stops at the depth limit,
+// objects and arrays alike, before it builds a node past it: a hostile file
+// of 100,000 levels costs no recursion past the limit (the converter's
+// own depth check comes after the whole tree is built).
+func TestJSONParserBoundsDepth(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want Pos
+	}{
+		{name: "objects", data: strings.Repeat(`{"a":`, 1e5), want: Pos{1, 321}},
+		{name: "arrays", data: strings.Repeat("[", 1e5), want: Pos{1, 65}},
+		{name: "mixed", data: strings.Repeat(`[{"a":`, 1e5), want: Pos{1, 193}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n, p := parseJSON([]byte(tc.data), 64, 0)
+			if n != nil || p == nil || p.Rule != RuleDepth || p.Pos != tc.want {
+				t.Fatalf("parseJSON = %v, %+v; want no tree and a depth problem at %v", n, p, tc.want)
+			}
+		})
+	}
+}

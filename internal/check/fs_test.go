@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -369,9 +368,8 @@ func TestRunFSSymlinksOnDirFS(t *testing.T) {
 
 // TestGroupReadsConfined: the rules read the tree through the run's FS,
 // confined to it whatever the FS: on os.DirFS a link out of the tree is not
-// followed; through an os.Root (what Run gives the rules), the directory's
-// own os.Root (Group.dirRoot) answers as the tree's root would, a link out
-// of the directory but inside the tree included.
+// followed; through an os.Root (what Run gives the rules) neither, while a
+// link out of the directory but inside the tree is.
 func TestGroupReadsConfined(t *testing.T) {
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret.log"), []byte("secret"), 0o644); err != nil {
@@ -425,16 +423,15 @@ func TestGroupReadsConfined(t *testing.T) {
 				}
 			})
 		}
-		g.closeDirs()
 	}
 	if _, err := (&Group{}).ReadFile("ev/ok.log"); err == nil || !strings.Contains(err.Error(), "no directory") {
 		t.Errorf("ReadFile without a tree: %v", err)
 	}
 }
 
-// TestGroupReadErrorsMatch: a file of a folder the rules read by system
-// calls (groupDir) gives the answers and errors the tree's FS gives: over
-// the limit, not a regular file, a file that grew past the limit.
+// TestGroupReadErrorsMatch: a file the rules read through an os.Root (what
+// Run gives them) gives the answers and errors os.DirFS gives: over the
+// limit, not a regular file, at the limit, empty, missing.
 func TestGroupReadErrorsMatch(t *testing.T) {
 	root := testutil.WriteTree(t, t.TempDir(), map[string]string{"ev/ok.log": "ok", "ev/big.log": strings.Repeat("x", 100), "ev/limit.log": strings.Repeat("y", 50), "ev/sub/x": "x", "ev/empty.log": ""})
 	tree, err := os.OpenRoot(root)
@@ -444,7 +441,6 @@ func TestGroupReadErrorsMatch(t *testing.T) {
 	defer tree.Close()
 	plain := &Group{files: os.DirFS(root), limit: 50}
 	viaDir := &Group{files: tree.FS(), root: tree, limit: 50}
-	defer viaDir.closeDirs()
 	for _, rel := range []string{"ev/ok.log", "ev/big.log", "ev/limit.log", "ev/sub", "ev/empty.log", "ev/missing.log"} {
 		want, wantErr := plain.ReadFile(rel)
 		got, gotErr := viaDir.ReadFile(rel)
@@ -454,9 +450,6 @@ func TestGroupReadErrorsMatch(t *testing.T) {
 		if got, want := viaDir.Exists(rel), plain.Exists(rel); got != want {
 			t.Errorf("%s: Exists = %v, the tree's FS says %v", rel, got, want)
 		}
-	}
-	if viaDir.dirs["ev"] == nil {
-		t.Error("the folder was not opened for the group")
 	}
 }
 
@@ -609,77 +602,6 @@ func TestReadLimitedWhateverStatSays(t *testing.T) {
 			}
 			if len(data) != tc.wantLen || size != tc.wantSize || string(data) != content[:tc.wantLen] {
 				t.Errorf("read %d bytes, size %d; want %d bytes of the content, size %d", len(data), size, tc.wantLen, tc.wantSize)
-			}
-		})
-	}
-}
-
-// TestReadOSMatchesReadLimited: readOS (system calls) reads what readLimited
-// reads through os.DirFS of the same directory — the bytes, the size and
-// the error — at, under and over the limit, and for a file that is not
-// there, a directory and a path os.DirFS refuses.
-func TestReadOSMatchesReadLimited(t *testing.T) {
-	dir := testutil.WriteTree(t, t.TempDir(), map[string]string{
-		"empty.yaml":     "",
-		"one.yaml":       "a",
-		"k.yaml":         strings.Repeat("abcdefghij", 100),
-		"sub/deep.json":  `{"a": 1}`,
-		"big.jsonl":      strings.Repeat("x", sniffSize*2),
-		"bigger.jsonl":   strings.Repeat("y", sniffSize*3+7),
-		"sub/dir/x.yaml": "x: 1",
-	})
-	tests := []struct {
-		name  string
-		path  string
-		limit int64
-	}{
-		{name: "empty", path: "empty.yaml", limit: 4096},
-		{name: "one byte", path: "one.yaml", limit: 4096},
-		{name: "under the limit", path: "k.yaml", limit: 4096},
-		{name: "at the limit", path: "k.yaml", limit: 1000},
-		{name: "one over the limit", path: "k.yaml", limit: 999},
-		{name: "nested", path: "sub/deep.json", limit: 4096},
-		{name: "over the limit: the head", path: "big.jsonl", limit: sniffSize},
-		{name: "a limit under the sniff size", path: "big.jsonl", limit: 100},
-		{name: "over the sniff size, under the limit", path: "bigger.jsonl", limit: 1 << 20},
-		{name: "missing", path: "sub/missing.yaml", limit: 4096},
-		{name: "a directory", path: "sub/dir", limit: 4096},
-		{name: "an invalid path", path: "../k.yaml", limit: 4096},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			want, wantSize, wantErr := readLimited(os.DirFS(dir), tc.path, tc.limit)
-			got, gotSize, gotErr := readOS(dir, tc.path, tc.limit)
-			if !bytes.Equal(got, want) || gotSize != wantSize {
-				t.Errorf("readOS = %d bytes, size %d; readLimited %d bytes, size %d", len(got), gotSize, len(want), wantSize)
-			}
-			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && errors.Unwrap(gotErr).Error() != errors.Unwrap(wantErr).Error() {
-				t.Errorf("readOS error %v; readLimited %v", gotErr, wantErr)
-			}
-		})
-	}
-}
-
-// TestReadOSSizeUnknown: a file whose size the system does not know (Linux's
-// /proc/version says 0) is read whole, or up to the limit and one byte more.
-func TestReadOSSizeUnknown(t *testing.T) {
-	want, err := os.ReadFile("/proc/version")
-	if err != nil || len(want) < 20 {
-		t.Skipf("no /proc/version to read: %v", err)
-	}
-	tests := []struct {
-		name  string
-		limit int64
-		want  []byte
-	}{
-		{name: "under the limit", limit: 1 << 20, want: want},
-		{name: "over the limit", limit: 10, want: want[:11]},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, size, err := readOS("/proc", "version", tc.limit)
-			if err != nil || !bytes.Equal(got, tc.want) || size != int64(len(tc.want)) {
-				t.Errorf("readOS = %q, size %d, %v; want %q", got, size, err, tc.want)
 			}
 		})
 	}

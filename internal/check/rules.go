@@ -99,9 +99,6 @@ type Group struct {
 	// symlinks itself, so treePath need not resolve them.
 	root  *os.Root
 	limit int64
-	// dirs are the directories of the tree the rules looked into
-	// (dirRoot), nil for one that could not be opened; closed with the group.
-	dirs map[string]*groupDir
 }
 
 // Rel is a document path without the run's prefix: relative to the root.
@@ -116,16 +113,6 @@ func (g *Group) ReadFile(rel string) ([]byte, error) {
 	p, err := g.treePath(rel)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
-	}
-	if d := g.dirRoot(path.Dir(p)); d != nil {
-		switch data, size, err := d.readFile(path.Base(p), g.limit); {
-		case err == errNotRegular:
-			return nil, fmt.Errorf("reading %s: not a regular file", rel)
-		case err == errOverLimit:
-			return nil, fmt.Errorf("reading %s: %d bytes, over the %d-byte limit", rel, size, g.limit)
-		case err == nil:
-			return data, nil
-		}
 	}
 	f, err := g.files.Open(p)
 	if err != nil {
@@ -156,54 +143,8 @@ func (g *Group) Exists(rel string) bool {
 	if err != nil {
 		return false
 	}
-	if d := g.dirRoot(path.Dir(p)); d != nil && d.exists(path.Base(p)) {
-		return true
-	}
 	_, err = fs.Stat(g.files, p)
 	return err == nil
-}
-
-// maxDirRoots bounds the directories a group keeps open (dirRoot).
-const maxDirRoots = 8
-
-// dirRoot is the tree directory dir, opened once for the group through the
-// tree's os.Root, or nil (no os.Root behind the tree, dir is its root, or
-// dir could not be opened). An os.Root opens every directory on a path one
-// at a time: a task folder's evidence files looked up through the tree's
-// root cost four openat each, through the folder one call (and a read of
-// one by system calls four, not os.File's ten: see groupDir). The folder is
-// as confined as the tree's root and stricter (a symlink in it is not
-// followed), so Exists and ReadFile fall back to the tree's root on any
-// failure: the answers are the tree root's.
-func (g *Group) dirRoot(dir string) *groupDir {
-	if g.root == nil || dir == "." {
-		return nil
-	}
-	if d, ok := g.dirs[dir]; ok {
-		return d
-	}
-	if len(g.dirs) >= maxDirRoots {
-		return nil
-	}
-	d, err := openGroupDir(g.root, dir)
-	if err != nil {
-		d = nil
-	}
-	if g.dirs == nil {
-		g.dirs = map[string]*groupDir{}
-	}
-	g.dirs[dir] = d
-	return d
-}
-
-// closeDirs closes the directories dirRoot opened.
-func (g *Group) closeDirs() {
-	for _, d := range g.dirs {
-		if d != nil {
-			d.close()
-		}
-	}
-	g.dirs = nil
 }
 
 // treePath is the path inside the tree's FS that rel names: cleaned, a

@@ -81,12 +81,9 @@ type Result struct {
 // place in the conventions. Discovery resolves symlinks inside that FS (see
 // artifact.WalkFS); the rules read it through an os.Root of the same
 // directory, which the paths agents write in artifacts cannot leave, even
-// while the tree changes (a task folder the rules read several files of
-// through an os.Root of its own: Group.dirRoot). Discovery and the artifact
-// reads do not go through the os.Root: it opens each path one directory at
-// a time, which made a run over 10,000 files markedly slower; the artifacts
-// os.DirFS would open are read by system calls (readOS on Unix: open,
-// fstat, read, close, not os.File's ten). A single file is checked
+// while the tree changes. Discovery and the artifact reads go through os.DirFS, not the
+// os.Root: it opens each path one directory at a time, which made a run
+// over 10,000 files markedly slower. A single file is checked
 // as named (its findings carry the path as given; --kind applies), through
 // the FS of the directory holding it, with no tree for the rules to read.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
@@ -109,7 +106,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	}
 	defer tree.Close()
 	opts.Dir = strings.TrimSuffix(prefix, "/")
-	return v.runFS(ctx, os.DirFS(base), opts, runPlace{root: tree, osDir: base})
+	return v.runFS(ctx, os.DirFS(base), opts, runPlace{root: tree})
 }
 
 // RunFS discovers the artifacts under opts.Dir of fsys (the whole FS when
@@ -139,10 +136,6 @@ type runPlace struct {
 	// root, when set, is an os.Root of the same directory, for the rules to
 	// read (Group.ReadFile): it confines symlinks itself.
 	root *os.Root
-	// osDir, when set, is the OS directory of which the FS is os.DirFS:
-	// the artifacts are read from it by system calls (readOS), the same
-	// files os.DirFS opens, without os.File's cost.
-	osDir string
 }
 
 // runFS is RunFS, placed by Run.
@@ -160,11 +153,7 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place r
 		return Result{}, fmt.Errorf("reading %s: %w", name, err)
 	}
 	isDir := info.IsDir()
-	r := &runner{v: v, fsys: fsys, opts: &opts, read: func(p string, limit int64) ([]byte, int64, error) { return readLimited(fsys, p, limit) }}
-	if place.osDir != "" {
-		dir := place.osDir
-		r.read = func(p string, limit int64) ([]byte, int64, error) { return readOS(dir, p, limit) }
-	}
+	r := &runner{v: v, fsys: fsys, opts: &opts}
 	switch {
 	case !isDir: // a single file has no tree for the rules to read
 	case place.root != nil:
@@ -200,9 +189,6 @@ type runner struct {
 	tree fs.FS
 	root *os.Root // when set, tree is its FS (Group.root)
 	opts *Options
-	// read reads a file of fsys up to a limit (readLimited, or readOS when
-	// fsys is an OS directory).
-	read func(p string, limit int64) ([]byte, int64, error)
 }
 
 // run streams the units of the walk to workers that check them, and
@@ -378,7 +364,6 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
 	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, root: r.root, limit: limits.MaxFileSize}
-	defer g.closeDirs()
 	if isPACEUnit(fg) {
 		r.checkPACEUnit(fg, g, limits, &res)
 		return res
@@ -406,7 +391,7 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 // returns its document when it decoded (nil otherwise).
 func (r *runner) checkOne(f artifact.File, limits artifact.Limits, res *groupResult) *artifact.Document {
 	opts := r.opts
-	doc, fs := r.v.checkFile(r.read, f, limits, opts)
+	doc, fs := r.v.checkFile(r.fsys, f, limits, opts)
 	if doc == nil && fs == nil {
 		return nil // not an artifact
 	}
@@ -513,12 +498,12 @@ func familyOf(name string) *family {
 // sniffSize is how much of an unclassified file is read to classify it.
 const sniffSize = 64 << 10
 
-// checkFile reads (with read), classifies (if needed), decodes and validates
+// checkFile reads (from fsys), classifies (if needed), decodes and validates
 // one file.
 // It returns the decoded document (nil when the file could not be decoded or
 // is not an artifact) and the file's findings; both nil means the file is not
 // an artifact.
-func (v *Validator) checkFile(read func(string, int64) ([]byte, int64, error), f artifact.File, limits artifact.Limits, opts *Options) (*artifact.Document, []Finding) {
+func (v *Validator) checkFile(fsys fs.FS, f artifact.File, limits artifact.Limits, opts *Options) (*artifact.Document, []Finding) {
 	rel := opts.Prefix + f.Rel
 	problem := func(k *artifact.Kind, p artifact.Problem) []Finding {
 		id := ""
@@ -530,7 +515,7 @@ func (v *Validator) checkFile(read func(string, int64) ([]byte, int64, error), f
 	if f.Problem != nil {
 		return nil, problem(f.Kind, *f.Problem)
 	}
-	data, size, err := read(f.Path, limits.MaxFileSize)
+	data, size, err := readLimited(fsys, f.Path, limits.MaxFileSize)
 	if err != nil {
 		// Never skipped silently, not even a candidate that might not be
 		// an artifact: its content could have made it one (an outcome).

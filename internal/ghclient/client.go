@@ -96,8 +96,7 @@ type Options struct {
 	CacheIdentity string
 	// CacheEntries bounds the ETag cache (default 8192 responses; negative
 	// disables it). CacheBytes bounds its size (default 32 MiB, bodies
-	// counted as kept: as received until the cache holds an eighth of it,
-	// deflated from then on).
+	// counted as kept: deflated from 2 KiB).
 	CacheEntries int
 	CacheBytes   int64
 

@@ -144,7 +144,7 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.cache.put(t.cache.entry(k, resp.Header.Get("ETag"), resp.Header.Clone(), body))
+		t.cache.put(newCacheEntry(k, resp.Header.Get("ETag"), resp.Header.Clone(), body))
 	case cached:
 		t.cache.remove(k)
 	}
