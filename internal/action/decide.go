@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/decide"
-	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
 // commentEvent is the part of an issue_comment payload phasegate reads.
@@ -49,11 +48,7 @@ func (r *run) setup() (inputs, bool) {
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): decision commands cannot be handled")
 		return in, false
 	}
-	o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
-	if r.opts.Client != nil {
-		r.opts.Client(&o)
-	}
-	if r.gh, err = ghclient.New(o); err != nil {
+	if err := r.newClient(in.token); err != nil {
 		r.a.Errorf("phasegate could not create a GitHub client: %s", oneLine(err.Error()))
 		return in, false
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/phasegate/phasegate/internal/artifact"
-	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
@@ -26,17 +24,6 @@ const (
 // count for the decision status).
 type carried = checkjob.Carried
 
-// vetOutcomes checks, before anything is posted, where each added outcome
-// would go (checkjob.Vet): each refusal is an error finding on the
-// outcome's file, and the outcome is not posted.
-func (r *run) vetOutcomes(ctx context.Context, cr *commitRun, outs []carried) ([]carried, []check.Finding) {
-	findings, err := checkjob.Vet(ctx, r.gh, r.owner, r.repo, cr.pr, cr.cfg.Outcome.MaxPerPushOrDefault(), outs)
-	if err != nil {
-		r.apiError("vet the Phase Outcomes", err)
-	}
-	return outs, findings
-}
-
 // publish posts new outcomes and sets both commit statuses. It returns how
 // many outcome comments it posted. Posting, labels and phasegate/decisions
 // go through the decision handler, the one writer the App shares: the
@@ -51,7 +38,6 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		return 0
 	}
 	h := r.handler(cr.in)
-	h.Preread = cr.cfgFile
 	if app := r.appGate(ctx, cr); app != "" {
 		why := "phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly"
 		if cr.cfg.Identity != "" {
@@ -98,25 +84,6 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		r.setStatuses(ctx, cr, rep, h, &res.Decisions)
 	}
 	return len(res.Posted)
-}
-
-// carriedOutcomes are the decoded outcomes that this push or pull request
-// added or changed, with the issue each belongs to (checkjob.CarriedOutcomes).
-// One that names no issue when the run has no pull request is an error
-// annotation: it cannot be posted.
-func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document, findings []check.Finding) []carried {
-	out := checkjob.CarriedOutcomes(docs, findings, cr.changed, cr.pr)
-	kept := out[:0]
-	for _, c := range out {
-		if c.Issue == 0 {
-			r.a.WithFieldsMap(map[string]string{"file": report.Terminal(cr.prefix + c.Doc.Path), "line": "1", "title": "phasegate outcome.issue"}).
-				Errorf("%s", "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the run has no pull request: it cannot be posted")
-			r.failed = true
-			continue
-		}
-		kept = append(kept, c)
-	}
-	return kept
 }
 
 // actors are the accounts GitHub attests as having made this change, which

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -220,19 +221,15 @@ func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdi
 		return "", "", fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
 			"the verdict is checked here, never taken from the pull request's own run", shortSHA(sha))
 	}
-	cr := &commitRun{in: in, head: sha, root: filepath.Join(workspace, filepath.FromSlash(in.path))}
-	r.loadConfig(ctx, cr)
-	v, err := check.NewValidator()
+	j, err := r.job(in)
 	if err != nil {
-		return "", "", fmt.Errorf("loading schemas: %w", err)
+		return "", "", err
 	}
-	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg})
+	out, err := j.Check(ctx, r.gh, checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: sha, Root: filepath.Join(workspace, filepath.FromSlash(in.path))})
 	if err != nil {
 		return "", "", fmt.Errorf("checking %s: %w", shortSHA(sha), err)
 	}
-	res.Findings = append(res.Findings, cr.findings...)
-	rep := report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses}
-	rep.Verdict = gate.Compute(res.Findings, res.Statuses)
+	rep := out.Report
 	return rep.Verdict.Verdict, ghclient.StatusDescription(contractsDescription(rep)), nil
 }
 
