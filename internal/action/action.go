@@ -319,6 +319,9 @@ type commitRun struct {
 	workspace string
 	prefix    string        // the checked directory relative to the repository, "" or "sub/"
 	cfg       config.Config // the default branch's, as the job read it
+	// job is the checking job, and req the commit as it checks it.
+	job *checkjob.Job
+	req checkjob.Request
 	// fork is the repository of a pull request's head from a fork ("":
 	// none): its outcomes are never posted.
 	fork string
@@ -507,8 +510,9 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	if err != nil {
 		return checkjob.Checked{}, err
 	}
-	req := checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: cr.head, Base: cr.base, Fork: cr.fork, Version: r.opts.Version,
-		Root: cr.root, RootName: cr.in.path, Prefix: cr.prefix, Local: func(ctx context.Context) (map[string]check.Change, error) {
+	req := checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: cr.head, Base: cr.base, Fork: cr.fork, Ref: pushedRef(cr), Version: r.opts.Version,
+		Actors: []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")},
+		Root:   cr.root, RootName: cr.in.path, Prefix: cr.prefix, Local: func(ctx context.Context) (map[string]check.Change, error) {
 			changed, err := history.Changed(ctx, cr.root, cr.base)
 			out := make(map[string]check.Change, len(changed))
 			for p, c := range changed {
@@ -518,7 +522,11 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 		}}
 	if cr.pr > 0 {
 		req.PR = &ghclient.PR{Number: cr.pr}
+		if cr.ev.PullRequest != nil {
+			req.PR.Author = cr.ev.PullRequest.User.Login
+		}
 	}
+	cr.job, cr.req = j, req
 	var gh checkjob.GitHub
 	if r.gh != nil {
 		gh = r.gh

@@ -19,11 +19,6 @@ const (
 	labelPhase   = "phase:"
 )
 
-// carried is an outcome file that this push or pull request adds (or changes:
-// a changed outcome is also an error finding, but its decisions still
-// count for the decision status).
-type carried = checkjob.Carried
-
 // publish posts new outcomes and sets both commit statuses. It returns how
 // many outcome comments it posted. Posting, labels and phasegate/decisions
 // go through the decision handler, the one writer the App shares: the
@@ -33,11 +28,11 @@ type carried = checkjob.Carried
 // A read-only run (a pull request from a fork) writes nothing; a run whose
 // first write GitHub refuses with 403 writes nothing more. Either exits by
 // the verdict: its results are published by a workflow_run run.
-func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []carried) int {
+func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []checkjob.Carried) int {
 	if r.readOnly != "" {
 		return 0
 	}
-	h := r.handler(cr.in)
+	h := cr.job.Handler
 	if app := r.appGate(ctx, cr); app != "" {
 		why := "phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly"
 		if cr.cfg.Identity != "" {
@@ -47,29 +42,25 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		r.setContracts(ctx, cr, rep)
 		return 0
 	}
-	var news []decide.NewOutcome
+	var posts []checkjob.Carried
 	for _, c := range outs {
-		if c.Issue == 0 || !c.Added || c.Refused {
-			continue
-		}
 		switch {
+		case c.Issue == 0 || !c.Added || c.Refused:
 		case !cr.in.postOutcomes:
 			r.skip("posting " + cr.prefix + c.Doc.Path + ": the input post-outcomes is false")
-			continue
 		case cr.fork != "":
 			r.skip("posting " + cr.prefix + c.Doc.Path + ": the pull request comes from the fork " + cr.fork + ", and phasegate never posts a fork's outcomes")
-			continue
+		default:
+			posts = append(posts, c)
 		}
-		news = append(news, decide.NewOutcome{Source: cr.prefix + c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
 	}
-	if len(news) == 0 || cr.head == "" {
+	if len(posts) == 0 || cr.head == "" {
 		r.setStatuses(ctx, cr, rep, h, nil)
 		return 0
 	}
 	// Posting syncs phasegate/decisions with the thread it folded
 	// (decide.PostAndSync): the thread is not read again for the status.
-	res, err := h.PostAndSync(ctx, r.gh, r.owner, r.repo, news, decide.PostMeta{Commit: cr.head, PR: cr.pr, Actors: r.actors(ctx, cr), Ref: pushedRef(cr)},
-		r.commitOptions(cr))
+	res, err := cr.job.Post(ctx, r.gh, cr.req, posts, r.commitOptions(cr))
 	r.posted = append(r.posted, res.Posted...)
 	switch {
 	case err != nil && r.denied(err):
@@ -84,20 +75,6 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		r.setStatuses(ctx, cr, rep, h, &res.Decisions)
 	}
 	return len(res.Posted)
-}
-
-// actors are the accounts GitHub attests as having made this change, which
-// may never resolve the decisions of the outcomes it carries: the event's
-// sender, the push's pusher, the pull request's author, the workflow's
-// actor and triggering actor, and the head commit's author and committer
-// only when GitHub verified the commit's signature (anyone can write any
-// name and e-mail into an unsigned commit). At most 10.
-func (r *run) actors(ctx context.Context, cr *commitRun) []string {
-	list := []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")}
-	if cr.ev.PullRequest != nil {
-		list = append(list, cr.ev.PullRequest.User.Login)
-	}
-	return checkjob.Attested(ctx, r.gh, r.owner, r.repo, cr.head, list)
 }
 
 // pushedRef is the branch whose pushers the outcomes record: the pull

@@ -155,7 +155,7 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 		rep := out.Report
 		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), ConfigBlob: out.Blob, Report: &rep}
 		if j.poster(out.Config) && req.Fork == "" && req.Base != "" {
-			res, err := j.post(ctx, gh, req, out.Carried, opts)
+			res, err := j.Post(ctx, gh, req, out.Carried, opts)
 			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions
 			errs = append(errs, err)
 		}
@@ -182,16 +182,17 @@ func (j *Job) poster(cfg config.Config) bool {
 	return cfg.Identity == "" || strings.EqualFold(cfg.Identity, j.Handler.Identity)
 }
 
-// post posts the added outcomes that passed vetting and, when it posted
-// them all, sets phasegate/decisions of the commit with opts from the
-// thread it posted on, not read again (decide.PostAndSync).
-func (j *Job) post(ctx context.Context, gh GitHub, req Request, carried []Carried, opts decide.CommitOptions) (decide.PostResult, error) {
+// Post posts the added outcomes of carried that passed vetting and, when
+// it posted them all, sets phasegate/decisions of the commit with opts
+// from the thread it posted on, not read again (decide.PostAndSync). Each
+// outcome records the accounts GitHub attests made the change.
+func (j *Job) Post(ctx context.Context, gh GitHub, req Request, carried []Carried, opts decide.CommitOptions) (decide.PostResult, error) {
 	var news []decide.NewOutcome
 	for _, c := range carried {
 		if c.Issue == 0 || !c.Added || c.Refused {
 			continue
 		}
-		news = append(news, decide.NewOutcome{Source: c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
+		news = append(news, decide.NewOutcome{Source: req.Prefix + c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
 	}
 	if len(news) == 0 {
 		return decide.PostResult{}, nil
