@@ -139,43 +139,37 @@ func (r *run) tokenAccount(ctx context.Context) string {
 	return u.Login
 }
 
-// setContracts publishes phasegate/contracts on the head.
-func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report) {
+// setContracts publishes phasegate/contracts on the head; false when
+// GitHub refused it for want of permission (nothing more is written).
+func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report) bool {
 	if cr.head == "" {
-		return
+		return true
 	}
-	contracts := contractsStatus(rep.Verdict.Verdict, contractsDescription(rep), r.runURL())
+	contracts := contractsStatus(rep.Verdict.Verdict, checkjob.ContractsTitle(rep), r.runURL())
 	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
-		if !r.denied(err) {
-			r.apiError("set the "+ContextContracts+" status", err)
+		if r.denied(err) {
+			return false
 		}
-		return
+		r.apiError("set the "+ContextContracts+" status", err)
+		return true
 	}
 	r.statuses = append(r.statuses, contracts)
+	return true
 }
 
 // setStatuses publishes phasegate/contracts (the verdict of this commit's
 // artifacts) and phasegate/decisions (decide.SyncCommit) on the head;
 // synced is phasegate/decisions when posting the outcomes set it already.
 func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, h *decide.Handler, synced *ghclient.Status) {
-	if cr.head == "" {
+	switch {
+	case cr.head == "":
 		r.apiError("publish statuses", fmt.Errorf("the event names no head commit"))
-		return
-	}
-	contracts := contractsStatus(rep.Verdict.Verdict, contractsDescription(rep), r.runURL())
-	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
-		if r.denied(err) {
-			return
-		}
-		r.apiError("set the "+ContextContracts+" status", err)
-	} else {
-		r.statuses = append(r.statuses, contracts)
-	}
-	if synced != nil {
+	case !r.setContracts(ctx, cr, rep):
+	case synced != nil:
 		r.statuses = append(r.statuses, *synced)
-		return
+	default:
+		r.syncDecisions(ctx, h, cr.head, r.commitOptions(cr))
 	}
-	r.syncDecisions(ctx, h, cr.head, r.commitOptions(cr))
 }
 
 // commitOptions is what the run knows of its head commit for
@@ -201,10 +195,6 @@ func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, 
 	}
 	r.statuses = append(r.statuses, st)
 }
-
-// contractsDescription is phasegate/contracts' description: the verdict
-// and its first reason, or the counts.
-func contractsDescription(rep report.Report) string { return checkjob.ContractsTitle(rep) }
 
 // contractsStatus is phasegate/contracts for a verdict: success for SHIP
 // and ADVISORY, failure for HOLD.

@@ -77,7 +77,7 @@ func (r *run) resultsPath(p string) string {
 func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	errs, warns := check.Count(rep.Findings)
 	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.head, PullRequest: cr.pr, Event: cr.event,
-		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(contractsDescription(rep)),
+		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(checkjob.ContractsTitle(rep)),
 		Artifacts: rep.Artifacts, Errors: errs, Warnings: warns, Published: len(r.statuses) == 2}
 	data, err := report.EncodeJSON(res)
 	if err != nil {
@@ -230,7 +230,7 @@ func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdi
 		return "", "", fmt.Errorf("checking %s: %w", shortSHA(sha), err)
 	}
 	rep := out.Report
-	return rep.Verdict.Verdict, ghclient.StatusDescription(contractsDescription(rep)), nil
+	return rep.Verdict.Verdict, ghclient.StatusDescription(checkjob.ContractsTitle(rep)), nil
 }
 
 // publishFile verifies and publishes the results file; it returns the job

@@ -120,7 +120,7 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 	if req.PR != nil {
 		pr = req.PR.Number
 	}
-	carried := CarriedOutcomes(res.Outcomes, res.Findings, changed, pr)
+	carried := carriedOutcomes(res.Outcomes, res.Findings, changed, pr)
 	var findings []check.Finding
 	for _, c := range carried {
 		if c.Issue == 0 && c.Added {
@@ -128,7 +128,7 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 				Message: "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the change has no pull request: it cannot be posted"})
 		}
 	}
-	more, err := Vet(ctx, gh, req.Owner, req.Repo, pr, cfg.Outcome.MaxPerPushOrDefault(), carried)
+	more, err := vetIssues(ctx, gh, req.Owner, req.Repo, pr, cfg.Outcome.MaxPerPushOrDefault(), carried)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,7 +20,7 @@ import (
 // write goes through the decision handler.
 type GitHub interface {
 	decide.GitHub
-	IssueReader
+	Issue(ctx context.Context, owner, repo string, number int) (ghclient.Issue, error)
 	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
 	PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]ghclient.Review, error)
 	CompareWhole(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (ghclient.Comparison, error)
@@ -212,29 +212,18 @@ func (j *Job) Post(ctx context.Context, gh GitHub, req Request, carried []Carrie
 	return res, nil
 }
 
-// actors are the accounts GitHub attests made the change: the delivery's,
-// and the head commit's author and committer only when GitHub verified its
-// signature (anyone can write any name into an unsigned commit). Every
-// account that pushed the branch is added by decide (PostMeta.Ref).
+// actors are the accounts GitHub attests made the change, each once (case
+// folded) and only those that can be logins: the delivery's or the
+// event's, the pull request's author, and the head commit's author and
+// committer only when GitHub verified its signature (anyone can write any
+// name into an unsigned commit). Every account that pushed the branch is
+// added by decide (PostMeta.Ref).
 func (j *Job) actors(ctx context.Context, gh GitHub, req Request) []string {
 	list := append([]string(nil), req.Actors...)
 	if req.PR != nil {
 		list = append(list, req.PR.Author)
 	}
-	return Attested(ctx, gh, req.Owner, req.Repo, req.SHA, list)
-}
-
-// CommitReader reads a commit (ghclient.Client).
-type CommitReader interface {
-	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
-}
-
-// Attested is the accounts of list that can be logins, once each (case
-// folded), plus the author and committer of commit sha only when GitHub
-// verified its signature (anyone can write any name into an unsigned
-// commit): the actors an outcome records, for the action and the App.
-func Attested(ctx context.Context, gh CommitReader, owner, repo, sha string, list []string) []string {
-	if info, err := gh.Commit(ctx, owner, repo, sha); err == nil && info.Verified {
+	if info, err := gh.Commit(ctx, req.Owner, req.Repo, req.SHA); err == nil && info.Verified {
 		list = append(list, info.Author, info.Committer)
 	}
 	var out []string
