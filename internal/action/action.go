@@ -8,6 +8,7 @@ package action
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -389,18 +390,11 @@ func (r *run) newCommitRun(eventName string) (*commitRun, int) {
 		r.a.Noticef("phasegate: merge_group %s: nothing to check", oneLine(ev.Action))
 		return nil, exitOK
 	}
-	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
-	if !ok || owner == "" || repo == "" {
-		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
+	if !r.repository() {
 		return nil, exitCouldNot
 	}
-	r.owner, r.repo = owner, repo
-	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA")}
+	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA"), workspace: r.workspace()}
 	cr.setRange()
-	cr.workspace = r.getenv("GITHUB_WORKSPACE")
-	if cr.workspace == "" {
-		cr.workspace = "."
-	}
 	cr.root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
 	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
 		cr.prefix = p + "/"
@@ -417,6 +411,21 @@ func (r *run) newCommitRun(eventName string) (*commitRun, int) {
 	}
 	return cr, exitOK
 }
+
+// repository sets the run's repository from GITHUB_REPOSITORY, saying so
+// when it is not owner/name.
+func (r *run) repository() bool {
+	var ok bool
+	r.owner, r.repo, ok = strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
+	if !ok || r.owner == "" || r.repo == "" {
+		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
+		return false
+	}
+	return true
+}
+
+// workspace is GITHUB_WORKSPACE, the checkout ("." when unset).
+func (r *run) workspace() string { return cmp.Or(r.getenv("GITHUB_WORKSPACE"), ".") }
 
 // setRange sets the checked head, its base and the pull request from the
 // event: a pull request's head and base, a merge group's, or a push's after

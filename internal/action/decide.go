@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/phasegate/phasegate/internal/decide"
 )
@@ -38,12 +37,9 @@ func (r *run) setup() (inputs, bool) {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		return in, false
 	}
-	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
-	if !ok || owner == "" || repo == "" {
-		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
+	if !r.repository() {
 		return in, false
 	}
-	r.owner, r.repo = owner, repo
 	if in.token == "" {
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): decision commands cannot be handled")
 		return in, false

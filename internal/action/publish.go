@@ -45,7 +45,7 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 	var posts []checkjob.Carried
 	for _, c := range outs {
 		switch {
-		case c.Issue == 0 || !c.Added || c.Refused:
+		case !c.Postable():
 		case !cr.in.postOutcomes:
 			r.skip("posting " + cr.prefix + c.Doc.Path + ": the input post-outcomes is false")
 		case cr.fork != "":

@@ -65,13 +65,7 @@ type workflowRun struct {
 
 // resultsPath is the results-file input (relative to the workspace) in
 // the workspace.
-func (r *run) resultsPath(p string) string {
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
-		workspace = "."
-	}
-	return filepath.Join(workspace, p)
-}
+func (r *run) resultsPath(p string) string { return filepath.Join(r.workspace(), p) }
 
 // saveResults writes the results file and the results-file output.
 func (r *run) saveResults(cr *commitRun, rep report.Report) {
@@ -86,14 +80,10 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 		return
 	}
 	p := r.resultsPath(cr.in.resultsFile)
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
-		workspace = "."
-	}
 	name, _ := inWorkspace(cr.in.resultsFile) // checked by readInputs
 	// Through an os.Root: a symbolic link in the checked-out change (a
 	// fork's) cannot send the write out of the workspace.
-	if err = writeInWorkspace(workspace, name, data); err != nil {
+	if err = writeInWorkspace(r.workspace(), name, data); err != nil {
 		r.a.Errorf("phasegate: saving the results to %s: %s", report.Terminal(p), oneLine(err.Error()))
 		r.notes = append(r.notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
 		r.failed = true
@@ -212,10 +202,7 @@ func (r *run) publishResults(ctx context.Context) int {
 // phasegate reads the files, it runs nothing of them), with the config of
 // the default branch. It returns the verdict and the status description.
 func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdict, string, error) {
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
-		workspace = "."
-	}
+	workspace := r.workspace()
 	head, _, err := history.Head(workspace)
 	if err != nil || head != sha {
 		return "", "", fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+

@@ -189,7 +189,7 @@ func (j *Job) poster(cfg config.Config) bool {
 func (j *Job) Post(ctx context.Context, gh GitHub, req Request, carried []Carried, opts decide.CommitOptions) (decide.PostResult, error) {
 	var news []decide.NewOutcome
 	for _, c := range carried {
-		if c.Issue == 0 || !c.Added || c.Refused {
+		if !c.Postable() {
 			continue
 		}
 		news = append(news, decide.NewOutcome{Source: req.Prefix + c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})

@@ -36,6 +36,9 @@ type Carried struct {
 	Refused   bool // a finding says why it is not posted
 }
 
+// Postable says whether c is posted: added, naming its issue, not refused.
+func (c Carried) Postable() bool { return c.Issue != 0 && c.Added && !c.Refused }
+
 // carriedOutcomes are the decoded outcomes (check.Result.Outcomes) that the
 // change added or modified, with the issue each belongs to, sorted by path.
 // An outcome that names no issue when the change has no pull request has
