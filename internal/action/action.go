@@ -1,9 +1,10 @@
 // Package action is the container GitHub Action adapter (`phasegate
 // action`). It reads the event exactly as GitHub provides it, checks the
-// workspace, annotates findings, writes the job summary and the step
-// outputs, publishes the commit statuses and posts new Phase Outcomes. It is
-// the only package that imports go-githubactions; everything it does on
-// GitHub goes through internal/ghclient.
+// workspace with the App's checking job (internal/checkjob), annotates
+// findings, writes the job summary and the step outputs, publishes the
+// commit statuses and posts new Phase Outcomes. It is the only package
+// that imports go-githubactions; everything it does on GitHub goes through
+// internal/ghclient.
 package action
 
 import (

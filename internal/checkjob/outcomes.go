@@ -1,9 +1,11 @@
-// Package checkjob is the checking job that the action and the App share:
-// the files of a commit (an fs.FS) → artifacts → findings → verdict, the
-// Phase Outcomes the change carries vetted for posting, and, for the App,
-// the whole job on one commit (CheckCommit): the change read through the
-// API, the check runs, the outcomes posted and phasegate/decisions, every
-// write through decide, the one writer.
+// Package checkjob is the checking job that the action and the App share
+// (Job.Check): the configuration of the default branch, the change of the
+// commit, its files (a checkout's directory, or the commit's tree as an
+// fs.FS) → artifacts → findings → verdict, the Phase Outcomes the change
+// carries vetted for posting, and their posting (Job.Post). For the App,
+// the whole job on one commit (CheckCommit): the check runs, the outcomes
+// posted and phasegate/decisions, every write through decide, the one
+// writer.
 package checkjob
 
 import (
