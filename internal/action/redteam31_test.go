@@ -60,3 +60,21 @@ func TestActionNeverPassesWhatItCouldNotCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkflowRunNeverPublishesWhatItCouldNotCheck: the workflow_run run
+// that publishes a fork's results checks the head itself, with the same
+// job: when the default branch's configuration cannot be read it refuses
+// (an error status on the head), never publishes a verdict computed with
+// the defaults, which the fork's change could count on being looser.
+func TestWorkflowRunNeverPublishesWhatItCouldNotCheck(t *testing.T) {
+	t.Parallel()
+	f := newRepoFixture(t)
+	head, _, workspace := forkRun(t, f, map[string]string{".pace/day-1/gate-report.yaml": goodGate})
+	f.fake.FailNext(50, 502, "/contents/.github/phasegate.yml") // GitHub keeps failing it
+	code, log := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
+		"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": workspace}))
+	contracts, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+	if code != exitCouldNot || contracts.State != "error" || !strings.Contains(log, "reading .github/phasegate.yml from the default branch") {
+		t.Fatalf("exit %d, %s = %+v; want exit %d and error, refusing to publish:\n%s", code, ContextContracts, contracts, exitCouldNot, log)
+	}
+}
