@@ -1,13 +1,15 @@
 // Package action is the container GitHub Action adapter (`phasegate
 // action`). It reads the event exactly as GitHub provides it, checks the
-// workspace, annotates findings, writes the job summary and the step
-// outputs, publishes the commit statuses and posts new Phase Outcomes. It is
-// the only package that imports go-githubactions; everything it does on
-// GitHub goes through internal/ghclient.
+// workspace with the App's checking job (internal/checkjob), annotates
+// findings, writes the job summary and the step outputs, publishes the
+// commit statuses and posts new Phase Outcomes. It is the only package
+// that imports go-githubactions; everything it does on GitHub goes through
+// internal/ghclient.
 package action
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,12 +21,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	githubactions "github.com/sethvargo/go-githubactions"
 
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
@@ -259,7 +263,7 @@ type run struct {
 	opts   Options
 
 	owner, repo string
-	gh          *ghclient.Client
+	gh          *runGitHub
 	failed      bool // an API call failed: exit 2 after reporting
 	// readOnly says why the run writes nothing to GitHub ("" when it
 	// may): a pull request from a fork, or a token GitHub answered 403.
@@ -315,19 +319,14 @@ type commitRun struct {
 	// workspace is GITHUB_WORKSPACE ("." when unset), the repository's
 	// checkout.
 	workspace string
-	prefix    string // the checked directory relative to the repository, "" or "sub/"
-	cfg       config.Config
-	// cfgFile is the configuration file as loadConfig read it (nil: not
-	// read), for the decision handler not to read it again.
-	cfgFile *decide.ConfigFile
-	// cfgInvalid says why the config is invalid ("" when valid): the
-	// decisions status then errors (no resolution is accepted).
-	cfgInvalid string
+	prefix    string        // the checked directory relative to the repository, "" or "sub/"
+	cfg       config.Config // the default branch's, as the job read it
+	// job is the checking job, and req the commit as it checks it.
+	job *checkjob.Job
+	req checkjob.Request
 	// fork is the repository of a pull request's head from a fork ("":
 	// none): its outcomes are never posted.
-	fork     string
-	findings []check.Finding
-	changed  map[string]check.Change
+	fork string
 }
 
 // checkCommit checks the commit a push, pull request or merge group event
@@ -340,19 +339,17 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 		return code
 	}
 	r.connect(cr.in)
-	r.loadConfig(ctx, cr)
-	r.loadChanges(ctx, cr)
-
-	rep, sarif, outs, err := r.checkTree(ctx, cr)
+	out, err := r.check(ctx, cr)
 	if err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		return exitCouldNot
 	}
-	r.writeReports(cr, rep, sarif)
+	rep := out.Report
+	r.writeReports(cr, rep, r.sarifReport(cr, rep))
 
 	posted := 0
 	if r.gh != nil {
-		posted = r.publish(ctx, cr, rep, outs)
+		posted = r.publish(ctx, cr, rep, out.Carried)
 	}
 	if cr.in.resultsFile != "" {
 		r.saveResults(cr, rep)
@@ -394,18 +391,11 @@ func (r *run) newCommitRun(eventName string) (*commitRun, int) {
 		r.a.Noticef("phasegate: merge_group %s: nothing to check", oneLine(ev.Action))
 		return nil, exitOK
 	}
-	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
-	if !ok || owner == "" || repo == "" {
-		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
+	if !r.repository() {
 		return nil, exitCouldNot
 	}
-	r.owner, r.repo = owner, repo
-	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA")}
+	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA"), workspace: r.workspace()}
 	cr.setRange()
-	cr.workspace = r.getenv("GITHUB_WORKSPACE")
-	if cr.workspace == "" {
-		cr.workspace = "."
-	}
 	cr.root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
 	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
 		cr.prefix = p + "/"
@@ -422,6 +412,21 @@ func (r *run) newCommitRun(eventName string) (*commitRun, int) {
 	}
 	return cr, exitOK
 }
+
+// repository sets the run's repository from GITHUB_REPOSITORY, saying so
+// when it is not owner/name.
+func (r *run) repository() bool {
+	var ok bool
+	r.owner, r.repo, ok = strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
+	if !ok || r.owner == "" || r.repo == "" {
+		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
+		return false
+	}
+	return true
+}
+
+// workspace is GITHUB_WORKSPACE, the checkout ("." when unset).
+func (r *run) workspace() string { return cmp.Or(r.getenv("GITHUB_WORKSPACE"), ".") }
 
 // setRange sets the checked head, its base and the pull request from the
 // event: a pull request's head and base, a merge group's, or a push's after
@@ -453,56 +458,127 @@ func (r *run) connect(in inputs) {
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
 		return
 	}
-	o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
-	if r.opts.Client != nil {
-		r.opts.Client(&o)
-	}
-	var err error
-	if r.gh, err = ghclient.New(o); err != nil {
+	if err := r.newClient(in.token); err != nil {
 		r.apiError("create a GitHub client", err)
 	}
 }
 
-// checkTree validates the checked directory and vets the Phase Outcomes it
-// carries, and computes the verdict. It returns the report (files relative
-// to the checked directory), the same report for SARIF (files relative to
-// the repository), and the outcomes to post; an error when it could not run.
-func (r *run) checkTree(ctx context.Context, cr *commitRun) (rep, sarif report.Report, outs []carried, err error) {
+// newClient creates the run's GitHub client with the token.
+func (r *run) newClient(token string) error {
+	o := ghclient.Options{Token: token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
+	if r.opts.Client != nil {
+		r.opts.Client(&o)
+	}
+	c, err := ghclient.New(o)
+	if err == nil {
+		r.gh = &runGitHub{Client: c, files: map[string]fileRead{}}
+	}
+	return err
+}
+
+// runGitHub is the run's client, reading each file of the default branch
+// once: the checking job and the decision handler judge by the one
+// configuration the run read.
+type runGitHub struct {
+	*ghclient.Client
+	mu    sync.Mutex
+	files map[string]fileRead
+}
+
+type fileRead struct {
+	data  []byte
+	found bool
+}
+
+// FileContent is ghclient.Client.FileContent, remembered for the default
+// branch (ref ""); a failed read is not.
+func (g *runGitHub) FileContent(ctx context.Context, owner, repo, path, ref string) ([]byte, bool, error) {
+	if ref != "" {
+		return g.Client.FileContent(ctx, owner, repo, path, ref)
+	}
+	key := strings.ToLower(owner+"/"+repo) + ":" + path
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if f, ok := g.files[key]; ok {
+		return f.data, f.found, nil
+	}
+	data, found, err := g.Client.FileContent(ctx, owner, repo, path, ref)
+	if err == nil {
+		g.files[key] = fileRead{data: data, found: found}
+	}
+	return data, found, err
+}
+
+// check runs the checking job (checkjob.Job.Check, the App's) on the
+// checked directory of the checkout: the configuration of the default
+// branch, the change from the checkout's history when it has the base
+// commit (else the API's), the checker, and the outcomes the change
+// carries, vetted. The report's files are relative to the checked
+// directory; an error means the commit could not be checked.
+func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error) {
+	j, err := r.job(cr.in)
+	if err != nil {
+		return checkjob.Checked{}, err
+	}
+	req := checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: cr.head, Base: cr.base, Fork: cr.fork, Ref: pushedRef(cr), Version: r.opts.Version,
+		Actors: []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")},
+		Root:   cr.root, RootName: cr.in.path, Prefix: cr.prefix, Local: func(ctx context.Context) (map[string]check.Change, error) {
+			changed, err := history.Changed(ctx, cr.root, cr.base)
+			out := make(map[string]check.Change, len(changed))
+			for p, c := range changed {
+				out[p] = check.Change(c)
+			}
+			return out, err
+		}}
+	if cr.pr > 0 {
+		req.PR = &ghclient.PR{Number: cr.pr}
+		if cr.ev.PullRequest != nil {
+			req.PR.Author = cr.ev.PullRequest.User.Login
+		}
+	}
+	cr.job, cr.req = j, req
+	var gh checkjob.GitHub
+	if r.gh != nil {
+		gh = r.gh
+	} else {
+		r.a.Warningf("%s", "phasegate: without a token the configuration cannot be read from the default branch; the defaults apply")
+	}
+	out, err := j.Check(ctx, gh, req)
+	for _, why := range out.Skipped {
+		r.skip(why)
+	}
+	cr.cfg = out.Config
+	return out, err
+}
+
+// job is the checking job of this run.
+func (r *run) job(in inputs) (*checkjob.Job, error) {
 	v, err := check.NewValidator()
 	if err != nil {
-		return rep, sarif, nil, fmt.Errorf("loading schemas: %w", err)
+		return nil, fmt.Errorf("loading schemas: %w", err)
 	}
-	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg, Changed: cr.changed, KeepOutcomes: true, RootName: cr.in.path})
-	if err != nil {
-		return rep, sarif, nil, err
-	}
-	// repoFindings are the findings with files relative to the repository
-	// root (the workspace) rather than to the checked directory, for SARIF:
-	// code scanning reads every path as relative to the repository root.
-	// The config file's path is already the repository's.
-	filesPrefix := checkedFilesPrefix(cr.workspace, cr)
-	repoFindings := append(report.Rebase(res.Findings, filesPrefix), cr.findings...)
-	res.Findings = append(res.Findings, cr.findings...)
-	if r.gh != nil {
-		var vetted []check.Finding
-		outs, vetted = r.vetOutcomes(ctx, cr, r.carriedOutcomes(cr, res.Outcomes, res.Findings))
-		res.Findings = append(res.Findings, vetted...)
-		repoFindings = append(repoFindings, report.Rebase(vetted, filesPrefix)...)
-	}
-	check.Sort(res.Findings)
-	check.Sort(repoFindings)
-	rep = report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses, Version: r.opts.Version}
-	if rep.Pipeline == nil {
-		rep.Pipeline = []check.Status{}
-	}
-	rep.Verdict = gate.Compute(res.Findings, res.Statuses)
+	return &checkjob.Job{Handler: r.handler(in), Validator: v, ConfigPath: in.config, Workflow: true}, nil
+}
 
-	sarif = rep
-	sarif.Findings = repoFindings
+// sarifReport is rep for SARIF: code scanning reads every path as relative
+// to the repository root (the workspace), so the files relative to the
+// checked directory are rebased; the configuration's path is already the
+// repository's.
+func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
+	prefix := checkedFilesPrefix(cr.workspace, cr)
+	sarif := rep
+	sarif.Findings = make([]check.Finding, len(rep.Findings))
+	for i, f := range rep.Findings {
+		if f.File != "" && f.Rule != checkjob.RuleConfig {
+			f.File = path.Join(prefix, f.File)
+		}
+		sarif.Findings[i] = f
+	}
+	check.Sort(sarif.Findings)
 	if abs, err := filepath.Abs(cr.workspace); err == nil {
 		sarif.SourceRoot = report.DirURI(abs)
 	}
-	return rep, sarif, outs, nil
+	return sarif
 }
 
 // writeReports writes the log in the format input, the SARIF file and the
@@ -617,109 +693,6 @@ func writeInWorkspace(workspace, name string, data []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-// loadConfig reads the configuration from the default branch, never from
-// the commit under check (a pull request must not loosen its own gate). An
-// invalid file is a finding and the defaults apply.
-func (r *run) loadConfig(ctx context.Context, cr *commitRun) {
-	cr.cfg = config.Default()
-	if r.gh == nil {
-		r.a.Warningf("%s", "phasegate: without a token the configuration cannot be read from the default branch; the defaults apply")
-		return
-	}
-	branch := cr.ev.Repository.DefaultBranch
-	if branch == "" {
-		b, err := r.gh.DefaultBranch(ctx, r.owner, r.repo)
-		if err != nil {
-			r.apiError("read the default branch", err)
-			return
-		}
-		branch = b
-	}
-	data, found, err := r.gh.FileContent(ctx, r.owner, r.repo, cr.in.config, branch)
-	if err != nil {
-		r.apiError("read "+cr.in.config+" from "+branch, err)
-		return
-	}
-	cr.cfgFile = &decide.ConfigFile{Owner: r.owner, Repo: r.repo, Data: data, Found: found}
-	if !found {
-		return
-	}
-	cfg, probs := config.Parse(data)
-	cr.cfg = cfg
-	if len(probs) > 0 {
-		cr.cfgInvalid = fmt.Sprintf("%s is invalid (line %d: %s)", cr.in.config, probs[0].Line, probs[0].Message)
-	}
-	for _, p := range probs {
-		cr.findings = append(cr.findings, check.Finding{File: cr.in.config, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config",
-			Severity: check.SeverityError, Message: p.Message + " (read from " + branch + "; until this is fixed phasegate checks with the defaults and accepts no resolution)"})
-	}
-}
-
-// loadChanges finds the files changed since the event's base: from the
-// checkout's history when it has the base commit (exact for the commit
-// checked out, and no request), else from the API (apiChange).
-func (r *run) loadChanges(ctx context.Context, cr *commitRun) {
-	if cr.base == "" {
-		r.skip("commit-aware checks and outcome posting: this event has no base commit (a new branch)")
-		return
-	}
-	changed, err := history.Changed(ctx, cr.root, cr.base)
-	if err == nil {
-		cr.changed = make(map[string]check.Change, len(changed))
-		for p, c := range changed {
-			cr.changed[p] = check.Change(c)
-		}
-		return
-	}
-	if r.gh == nil {
-		r.skip("commit-aware checks: " + err.Error())
-		return
-	}
-	files, err := r.apiChange(ctx, cr)
-	if err != nil {
-		r.apiError("list the files changed since "+cr.base, err)
-		return
-	}
-	cr.changed = map[string]check.Change{}
-	for name, status := range files {
-		if cr.prefix != "" {
-			if !strings.HasPrefix(name, cr.prefix) {
-				continue
-			}
-			name = strings.TrimPrefix(name, cr.prefix)
-		}
-		switch status {
-		case "added", "renamed", "copied":
-			cr.changed[name] = check.Added
-		case "removed":
-			cr.changed[name] = check.Deleted
-		default:
-			cr.changed[name] = check.Modified
-		}
-	}
-}
-
-// apiChange is the change of cr.head from cr.base through the API: their
-// comparison (the diff from the merge base, as a pull request's files
-// are), bound to the commit the run checks, never the pull request's files,
-// which GitHub lists at its head as it is now (a push after the event
-// moved it). A change longer than a comparison lists (300 files) is read
-// from the trees of the merge base and cr.head, never taken in part.
-func (r *run) apiChange(ctx context.Context, cr *commitRun) (map[string]string, error) {
-	cmp, err := r.gh.Compare(ctx, r.owner, r.repo, cr.base, cr.head)
-	if !errors.Is(err, ghclient.ErrTruncated) {
-		return cmp.Files, err
-	}
-	if cmp.MergeBase == "" {
-		return nil, fmt.Errorf("GitHub lists only part of the change of %s and gave no merge base", shortSHA(cr.head))
-	}
-	files, err := r.gh.TreeChange(ctx, r.owner, r.repo, cmp.MergeBase, cr.head, ghclient.TreeLimits{})
-	if err != nil {
-		return nil, fmt.Errorf("GitHub lists only part of the change of %s, and its trees could not be compared: %w", shortSHA(cr.head), err)
-	}
-	return files, nil
 }
 
 // maxAnnotations per severity: GitHub shows 10 of each type per step; a few

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/phasegate/phasegate/internal/decide"
-	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
 // commentEvent is the part of an issue_comment payload phasegate reads.
@@ -39,21 +37,14 @@ func (r *run) setup() (inputs, bool) {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
 		return in, false
 	}
-	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
-	if !ok || owner == "" || repo == "" {
-		r.a.Errorf("%s", "phasegate: GITHUB_REPOSITORY is not owner/name")
+	if !r.repository() {
 		return in, false
 	}
-	r.owner, r.repo = owner, repo
 	if in.token == "" {
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): decision commands cannot be handled")
 		return in, false
 	}
-	o := ghclient.Options{Token: in.token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
-	if r.opts.Client != nil {
-		r.opts.Client(&o)
-	}
-	if r.gh, err = ghclient.New(o); err != nil {
+	if err := r.newClient(in.token); err != nil {
 		r.a.Errorf("phasegate could not create a GitHub client: %s", oneLine(err.Error()))
 		return in, false
 	}

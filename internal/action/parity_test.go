@@ -2,13 +2,25 @@ package action
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	githubactions "github.com/sethvargo/go-githubactions"
+
+	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/checkjob"
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 	"github.com/phasegate/phasegate/internal/server"
 )
 
@@ -99,5 +111,139 @@ func TestActionAndAppAgree(t *testing.T) {
 			}
 			t.Logf("%+v", action)
 		})
+	}
+}
+
+// unitTrees are the trees the checker's own tests check (every unit's
+// consistent and inconsistent tree), the demo, and the upstream projects'
+// own artifacts (../shared/realworld, beside the repository: "" when it is
+// not there), by name.
+func unitTrees(t *testing.T) map[string]string {
+	t.Helper()
+	trees := map[string]string{"examples/demo": filepath.Join("..", "..", "examples", "demo")}
+	units, err := filepath.Glob(filepath.Join("..", "check", "testdata", "units", "*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range units {
+		if info, err := os.Stat(dir); err == nil && info.IsDir() {
+			trees[filepath.ToSlash(strings.TrimPrefix(dir, filepath.Join("..", "check")+string(filepath.Separator)))] = dir
+		}
+	}
+	for _, p := range []string{"jg-solutions", "jg-templates", "jg-walkthrough", "pace-starter", "scc"} {
+		dir := filepath.Join("..", "..", "..", "shared", "realworld", p)
+		if _, err := os.Stat(dir); err != nil {
+			dir = ""
+		}
+		trees["realworld/"+p] = dir
+	}
+	if len(units) < 10 {
+		t.Fatalf("%d unit trees under ../check/testdata/units, want the ten of five kinds", len(units))
+	}
+	return trees
+}
+
+// treeFiles are the files of dir, by '/'-separated path.
+func treeFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestActionAndAppCheckAlike: the action (its checkout's directory) and the
+// App (the commit's tree through the API) run the one checking job, and on
+// every unit tree they reach the same verdict with the same findings: as a
+// commit without a base, and as a change that adds the whole tree (the
+// commit-aware rules, the outcomes vetted), with the default branch's
+// configuration the tree's own when it has one.
+func TestActionAndAppCheckAlike(t *testing.T) {
+	t.Parallel()
+	const base, head = "b000000000000000000000000000000000000000", "a100000000000000000000000000000000000001"
+	validator, err := check.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range unitTrees(t) {
+		for _, withBase := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/base=%t", name, withBase), func(t *testing.T) {
+				t.Parallel()
+				if dir == "" {
+					t.Skipf("%s is not present beside the repository", name)
+				}
+				f := ghfake.New()
+				t.Cleanup(f.Close)
+				ghfaketest.Verify(t, f)
+				clock := ghfake.NewManualClock(time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC))
+				f.SetClock(clock.Now)
+				f.AddToken("tok", "github-actions[bot]")
+				f.AddRepo(rtOwner, rtRepo, "main")
+				files := treeFiles(t, dir)
+				if cfg, ok := files[config.DefaultPath]; ok {
+					f.SetFile(rtOwner, rtRepo, "", config.DefaultPath, []byte(cfg))
+				}
+				f.SetTreeFiles(rtOwner, rtRepo, head, files)
+				f.SetTreeFiles(rtOwner, rtRepo, base, map[string]string{"BASE.md": "base\n"})
+				ctx := context.Background()
+				clientOpts := func(o *ghclient.Options) { o.Now, o.Sleep = clock.Now, clock.Sleep }
+
+				// The action, as checkCommit runs it on its workspace.
+				getenv := func(k string) string { return map[string]string{"GITHUB_API_URL": f.URL()}[k] }
+				r := &run{a: githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(io.Discard)), getenv: getenv,
+					log: &logWriter{w: io.Discard}, opts: Options{Version: "test", Client: clientOpts}, owner: rtOwner, repo: rtRepo}
+				if err := r.newClient("tok"); err != nil {
+					t.Fatal(err)
+				}
+				cr := &commitRun{in: inputs{path: ".", config: config.DefaultPath}, head: head, root: dir, workspace: dir}
+				if withBase {
+					cr.base = base
+				}
+				action, err := r.check(ctx, cr)
+				if err != nil {
+					t.Fatalf("the action could not check: %v", err)
+				}
+
+				// The App, as serve runs it on the commit.
+				o := ghclient.Options{BaseURL: f.URL(), Token: "tok"}
+				clientOpts(&o)
+				gh, err := ghclient.New(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := checkjob.Request{Owner: rtOwner, Repo: rtRepo, SHA: head, Version: "test", HTMLURL: "https://github.com/acme/shop",
+					Open: func(ctx context.Context, _ int64) (fs.FS, error) {
+						return gh.CommitFS(ctx, rtOwner, rtRepo, head, ghclient.TreeLimits{})
+					}}
+				if withBase {
+					req.Base = base
+				}
+				d := server.DefaultDecider(server.DeciderOptions{Identity: "phasegate[bot]", Locker: decide.NewMemLocker(), Validator: validator,
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				sum, err := d.CheckCommit(ctx, gh, req)
+				if err != nil || sum.Report == nil {
+					t.Fatalf("the App could not check: %v", err)
+				}
+
+				got, want := action.Report, *sum.Report
+				if got.Artifacts == 0 || got.Artifacts != want.Artifacts || got.Verdict.Verdict != want.Verdict.Verdict {
+					t.Fatalf("action %s on %d artifacts, App %s on %d: want the same, on some", got.Verdict.Verdict, got.Artifacts, want.Verdict.Verdict, want.Artifacts)
+				}
+				if a, b := fmt.Sprintf("%+v", got.Findings), fmt.Sprintf("%+v", want.Findings); a != b {
+					t.Errorf("the findings differ:\naction %s\napp    %s", a, b)
+				}
+				t.Logf("%s, %d artifacts, %d findings", got.Verdict.Verdict, got.Artifacts, len(got.Findings))
+			})
+		}
 	}
 }

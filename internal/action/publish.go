@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/phasegate/phasegate/internal/artifact"
-	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
@@ -21,22 +19,6 @@ const (
 	labelPhase   = "phase:"
 )
 
-// carried is an outcome file that this push or pull request adds (or changes:
-// a changed outcome is also an error finding, but its decisions still
-// count for the decision status).
-type carried = checkjob.Carried
-
-// vetOutcomes checks, before anything is posted, where each added outcome
-// would go (checkjob.Vet): each refusal is an error finding on the
-// outcome's file, and the outcome is not posted.
-func (r *run) vetOutcomes(ctx context.Context, cr *commitRun, outs []carried) ([]carried, []check.Finding) {
-	findings, err := checkjob.Vet(ctx, r.gh, r.owner, r.repo, cr.pr, cr.cfg.Outcome.MaxPerPushOrDefault(), outs)
-	if err != nil {
-		r.apiError("vet the Phase Outcomes", err)
-	}
-	return outs, findings
-}
-
 // publish posts new outcomes and sets both commit statuses. It returns how
 // many outcome comments it posted. Posting, labels and phasegate/decisions
 // go through the decision handler, the one writer the App shares: the
@@ -46,12 +28,11 @@ func (r *run) vetOutcomes(ctx context.Context, cr *commitRun, outs []carried) ([
 // A read-only run (a pull request from a fork) writes nothing; a run whose
 // first write GitHub refuses with 403 writes nothing more. Either exits by
 // the verdict: its results are published by a workflow_run run.
-func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []carried) int {
+func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []checkjob.Carried) int {
 	if r.readOnly != "" {
 		return 0
 	}
-	h := r.handler(cr.in)
-	h.Preread = cr.cfgFile
+	h := cr.job.Handler
 	if app := r.appGate(ctx, cr); app != "" {
 		why := "phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly"
 		if cr.cfg.Identity != "" {
@@ -61,29 +42,25 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		r.setContracts(ctx, cr, rep)
 		return 0
 	}
-	var news []decide.NewOutcome
+	var posts []checkjob.Carried
 	for _, c := range outs {
-		if c.Issue == 0 || !c.Added || c.Refused {
-			continue
-		}
 		switch {
+		case !c.Postable():
 		case !cr.in.postOutcomes:
 			r.skip("posting " + cr.prefix + c.Doc.Path + ": the input post-outcomes is false")
-			continue
 		case cr.fork != "":
 			r.skip("posting " + cr.prefix + c.Doc.Path + ": the pull request comes from the fork " + cr.fork + ", and phasegate never posts a fork's outcomes")
-			continue
+		default:
+			posts = append(posts, c)
 		}
-		news = append(news, decide.NewOutcome{Source: cr.prefix + c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
 	}
-	if len(news) == 0 || cr.head == "" {
+	if len(posts) == 0 || cr.head == "" {
 		r.setStatuses(ctx, cr, rep, h, nil)
 		return 0
 	}
 	// Posting syncs phasegate/decisions with the thread it folded
 	// (decide.PostAndSync): the thread is not read again for the status.
-	res, err := h.PostAndSync(ctx, r.gh, r.owner, r.repo, news, decide.PostMeta{Commit: cr.head, PR: cr.pr, Actors: r.actors(ctx, cr), Ref: pushedRef(cr)},
-		r.commitOptions(cr))
+	res, err := cr.job.Post(ctx, r.gh, cr.req, posts, r.commitOptions(cr))
 	r.posted = append(r.posted, res.Posted...)
 	switch {
 	case err != nil && r.denied(err):
@@ -98,39 +75,6 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		r.setStatuses(ctx, cr, rep, h, &res.Decisions)
 	}
 	return len(res.Posted)
-}
-
-// carriedOutcomes are the decoded outcomes that this push or pull request
-// added or changed, with the issue each belongs to (checkjob.CarriedOutcomes).
-// One that names no issue when the run has no pull request is an error
-// annotation: it cannot be posted.
-func (r *run) carriedOutcomes(cr *commitRun, docs []*artifact.Document, findings []check.Finding) []carried {
-	out := checkjob.CarriedOutcomes(docs, findings, cr.changed, cr.pr)
-	kept := out[:0]
-	for _, c := range out {
-		if c.Issue == 0 {
-			r.a.WithFieldsMap(map[string]string{"file": report.Terminal(cr.prefix + c.Doc.Path), "line": "1", "title": "phasegate outcome.issue"}).
-				Errorf("%s", "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the run has no pull request: it cannot be posted")
-			r.failed = true
-			continue
-		}
-		kept = append(kept, c)
-	}
-	return kept
-}
-
-// actors are the accounts GitHub attests as having made this change, which
-// may never resolve the decisions of the outcomes it carries: the event's
-// sender, the push's pusher, the pull request's author, the workflow's
-// actor and triggering actor, and the head commit's author and committer
-// only when GitHub verified the commit's signature (anyone can write any
-// name and e-mail into an unsigned commit). At most 10.
-func (r *run) actors(ctx context.Context, cr *commitRun) []string {
-	list := []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")}
-	if cr.ev.PullRequest != nil {
-		list = append(list, cr.ev.PullRequest.User.Login)
-	}
-	return checkjob.Attested(ctx, r.gh, r.owner, r.repo, cr.head, list)
 }
 
 // pushedRef is the branch whose pushers the outcomes record: the pull
@@ -195,43 +139,37 @@ func (r *run) tokenAccount(ctx context.Context) string {
 	return u.Login
 }
 
-// setContracts publishes phasegate/contracts on the head.
-func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report) {
+// setContracts publishes phasegate/contracts on the head; false when
+// GitHub refused it for want of permission (nothing more is written).
+func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report) bool {
 	if cr.head == "" {
-		return
+		return true
 	}
-	contracts := contractsStatus(rep.Verdict.Verdict, contractsDescription(rep), r.runURL())
+	contracts := contractsStatus(rep.Verdict.Verdict, checkjob.ContractsTitle(rep), r.runURL())
 	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
-		if !r.denied(err) {
-			r.apiError("set the "+ContextContracts+" status", err)
+		if r.denied(err) {
+			return false
 		}
-		return
+		r.apiError("set the "+ContextContracts+" status", err)
+		return true
 	}
 	r.statuses = append(r.statuses, contracts)
+	return true
 }
 
 // setStatuses publishes phasegate/contracts (the verdict of this commit's
 // artifacts) and phasegate/decisions (decide.SyncCommit) on the head;
 // synced is phasegate/decisions when posting the outcomes set it already.
 func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, h *decide.Handler, synced *ghclient.Status) {
-	if cr.head == "" {
+	switch {
+	case cr.head == "":
 		r.apiError("publish statuses", fmt.Errorf("the event names no head commit"))
-		return
-	}
-	contracts := contractsStatus(rep.Verdict.Verdict, contractsDescription(rep), r.runURL())
-	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
-		if r.denied(err) {
-			return
-		}
-		r.apiError("set the "+ContextContracts+" status", err)
-	} else {
-		r.statuses = append(r.statuses, contracts)
-	}
-	if synced != nil {
+	case !r.setContracts(ctx, cr, rep):
+	case synced != nil:
 		r.statuses = append(r.statuses, *synced)
-		return
+	default:
+		r.syncDecisions(ctx, h, cr.head, r.commitOptions(cr))
 	}
-	r.syncDecisions(ctx, h, cr.head, r.commitOptions(cr))
 }
 
 // commitOptions is what the run knows of its head commit for
@@ -257,10 +195,6 @@ func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, 
 	}
 	r.statuses = append(r.statuses, st)
 }
-
-// contractsDescription is phasegate/contracts' description: the verdict
-// and its first reason, or the counts.
-func contractsDescription(rep report.Report) string { return checkjob.ContractsTitle(rep) }
 
 // contractsStatus is phasegate/contracts for a verdict: success for SHIP
 // and ADVISORY, failure for HOLD.

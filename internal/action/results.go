@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -64,19 +65,13 @@ type workflowRun struct {
 
 // resultsPath is the results-file input (relative to the workspace) in
 // the workspace.
-func (r *run) resultsPath(p string) string {
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
-		workspace = "."
-	}
-	return filepath.Join(workspace, p)
-}
+func (r *run) resultsPath(p string) string { return filepath.Join(r.workspace(), p) }
 
 // saveResults writes the results file and the results-file output.
 func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	errs, warns := check.Count(rep.Findings)
 	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.head, PullRequest: cr.pr, Event: cr.event,
-		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(contractsDescription(rep)),
+		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(checkjob.ContractsTitle(rep)),
 		Artifacts: rep.Artifacts, Errors: errs, Warnings: warns, Published: len(r.statuses) == 2}
 	data, err := report.EncodeJSON(res)
 	if err != nil {
@@ -85,14 +80,10 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 		return
 	}
 	p := r.resultsPath(cr.in.resultsFile)
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
-		workspace = "."
-	}
 	name, _ := inWorkspace(cr.in.resultsFile) // checked by readInputs
 	// Through an os.Root: a symbolic link in the checked-out change (a
 	// fork's) cannot send the write out of the workspace.
-	if err = writeInWorkspace(workspace, name, data); err != nil {
+	if err = writeInWorkspace(r.workspace(), name, data); err != nil {
 		r.a.Errorf("phasegate: saving the results to %s: %s", report.Terminal(p), oneLine(err.Error()))
 		r.notes = append(r.notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
 		r.failed = true
@@ -211,29 +202,22 @@ func (r *run) publishResults(ctx context.Context) int {
 // phasegate reads the files, it runs nothing of them), with the config of
 // the default branch. It returns the verdict and the status description.
 func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdict, string, error) {
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
-		workspace = "."
-	}
+	workspace := r.workspace()
 	head, _, err := history.Head(workspace)
 	if err != nil || head != sha {
 		return "", "", fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
 			"the verdict is checked here, never taken from the pull request's own run", shortSHA(sha))
 	}
-	cr := &commitRun{in: in, head: sha, root: filepath.Join(workspace, filepath.FromSlash(in.path))}
-	r.loadConfig(ctx, cr)
-	v, err := check.NewValidator()
+	j, err := r.job(in)
 	if err != nil {
-		return "", "", fmt.Errorf("loading schemas: %w", err)
+		return "", "", err
 	}
-	res, err := v.Run(ctx, cr.root, check.Options{Config: cr.cfg})
+	out, err := j.Check(ctx, r.gh, checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: sha, Root: filepath.Join(workspace, filepath.FromSlash(in.path))})
 	if err != nil {
 		return "", "", fmt.Errorf("checking %s: %w", shortSHA(sha), err)
 	}
-	res.Findings = append(res.Findings, cr.findings...)
-	rep := report.Report{Artifacts: res.Artifacts, Findings: res.Findings, Pipeline: res.Statuses}
-	rep.Verdict = gate.Compute(res.Findings, res.Statuses)
-	return rep.Verdict.Verdict, ghclient.StatusDescription(contractsDescription(rep)), nil
+	rep := out.Report
+	return rep.Verdict.Verdict, ghclient.StatusDescription(checkjob.ContractsTitle(rep)), nil
 }
 
 // publishFile verifies and publishes the results file; it returns the job

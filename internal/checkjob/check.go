@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/phasegate/phasegate/internal/check"
@@ -17,75 +19,108 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// checked is what check found: the report, the outcomes the change
-// carries, and the configuration it checked with (blob: the config file's
-// git blob id, "" when the default branch has none).
-type checked struct {
-	rep     report.Report
-	carried []Carried
-	cfg     config.Config
-	blob    string
+// Checked is what Check found: the report (every finding, sorted, and the
+// verdict), the outcomes the change carries (vetted for posting), the
+// change itself (nil: no base, the commit-aware rules were skipped), the
+// configuration it checked with (Blob: the config file's git blob id, ""
+// when the default branch has none) and what it skipped, and why.
+type Checked struct {
+	Report  report.Report
+	Carried []Carried
+	Changed map[string]check.Change
+	Config  config.Config
+	Blob    string
+	Skipped []string
 }
 
-// check runs the checking flow on the commit: the configuration from the
-// default branch, the change, the files through req.Open, the checker,
-// phasegate's own files guarded, and the outcomes vetted. The error means
-// the commit could not be checked (the check then fails); out.cfg is the
-// configuration (the defaults until it was read) and out.blob its blob id
-// even then.
-func (j *Job) check(ctx context.Context, gh GitHub, req Request) (out checked, err error) {
+// RuleConfig is the rule of a finding on the configuration file itself
+// (its file is the repository's path of it, whatever directory is checked).
+const RuleConfig = "config"
+
+// Check is the checking job of one commit, the action's and the App's: the
+// configuration from the default branch, the change, the files (req.Root
+// or req.Open), the checker, phasegate's own files guarded (the App), and
+// the outcomes vetted. The error means the commit could not be checked
+// (the check then fails, never passes); out.Config is the configuration
+// (the defaults until it was read) and out.Blob its blob id even then. gh
+// nil (the action without a token) reads nothing: the defaults, the
+// change from req.Local only, no outcome vetted.
+func (j *Job) Check(ctx context.Context, gh GitHub, req Request) (out Checked, err error) {
 	var findings []check.Finding
-	if out.cfg, out.blob, findings, err = j.config(ctx, gh, req); err != nil {
+	if out.Config, out.Blob, findings, err = j.config(ctx, gh, req); err != nil {
 		return out, err
 	}
-	changed, err := j.changed(ctx, gh, req)
-	if err != nil {
+	if out.Changed, err = j.changed(ctx, gh, req, &out.Skipped); err != nil {
 		return out, err
 	}
-	fsys, err := req.Open(ctx, out.cfg.Limits.ArtifactLimits().MaxFileSize)
-	if err != nil {
-		return out, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
-	}
-	rec := &recordingFS{FS: fsys}
-	res, err := j.Validator.RunFS(ctx, rec, check.Options{Config: out.cfg, Changed: changed, KeepOutcomes: true, RootName: "commit " + shortSHA(req.SHA)})
-	if err == nil {
-		err = rec.err()
-	}
-	if err != nil {
-		return out, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
-	}
-	guard, err := j.guard(ctx, gh, req, rec, changed, out.cfg)
+	res, fsys, err := j.run(ctx, req, out.Config, out.Changed)
 	if err != nil {
 		return out, err
 	}
-	findings = append(append(findings, res.Findings...), guard...)
-	carried, vetted, err := j.vet(ctx, gh, req, res, changed, out.cfg)
+	if !j.Workflow && gh != nil {
+		guard, err := j.guard(ctx, gh, req, fsys, out.Changed, out.Config)
+		if err != nil {
+			return out, err
+		}
+		findings = append(findings, guard...)
+	}
+	findings = append(findings, res.Findings...)
+	carried, vetted, err := j.vet(ctx, gh, req, res, out.Changed, out.Config)
 	if err != nil {
 		return out, err
 	}
 	findings = append(findings, vetted...)
 	check.Sort(findings)
-	out.rep = report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
-	if out.rep.Pipeline == nil {
-		out.rep.Pipeline = []check.Status{}
+	out.Report = report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
+	if out.Report.Pipeline == nil {
+		out.Report.Pipeline = []check.Status{}
 	}
-	out.rep.Verdict = gate.Compute(findings, res.Statuses)
-	out.carried = carried
+	out.Report.Verdict = gate.Compute(findings, res.Statuses)
+	out.Carried = carried
 	return out, nil
 }
 
+// run checks the files: the checkout's directory req.Root on this machine
+// (check.Validator.Run: the rules read it through an os.Root), else the
+// commit's tree req.Open gives, every read error of which fails the check.
+// It returns the FS the guard reads the head's files from.
+func (j *Job) run(ctx context.Context, req Request, cfg config.Config, changed map[string]check.Change) (check.Result, fs.FS, error) {
+	opts := check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: req.RootName}
+	if req.Root != "" {
+		res, err := j.Validator.Run(ctx, req.Root, opts)
+		return res, os.DirFS(req.Root), err
+	}
+	fsys, err := req.Open(ctx, cfg.Limits.ArtifactLimits().MaxFileSize)
+	if err != nil {
+		return check.Result{}, nil, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
+	}
+	if opts.RootName == "" {
+		opts.RootName = "commit " + shortSHA(req.SHA)
+	}
+	rec := &recordingFS{FS: fsys}
+	res, err := j.Validator.RunFS(ctx, rec, opts)
+	if err == nil {
+		err = rec.err()
+	}
+	if err != nil {
+		return res, nil, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
+	}
+	return res, rec, nil
+}
+
 // vet picks the outcomes the change carries and vets the added ones for
-// posting (only when they could be posted: a change with a base, not from a
-// fork).
+// posting: only when they could be posted (a change with a base; for the
+// App, not from a fork and with the App the poster). An added outcome that
+// names no issue in a change without a pull request is an error finding.
 func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result, changed map[string]check.Change, cfg config.Config) ([]Carried, []check.Finding, error) {
-	if changed == nil || req.Fork != "" || !j.poster(cfg) {
+	if gh == nil || changed == nil || !j.Workflow && (req.Fork != "" || !j.poster(cfg)) {
 		return nil, nil, nil
 	}
 	pr := 0
 	if req.PR != nil {
 		pr = req.PR.Number
 	}
-	carried := CarriedOutcomes(res.Outcomes, res.Findings, changed, pr)
+	carried := carriedOutcomes(res.Outcomes, res.Findings, changed, pr)
 	var findings []check.Finding
 	for _, c := range carried {
 		if c.Issue == 0 && c.Added {
@@ -93,7 +128,7 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 				Message: "this Phase Outcome names no issue (`issue:` or a numbered `feature: feature-N`) and the change has no pull request: it cannot be posted"})
 		}
 	}
-	more, err := Vet(ctx, gh, req.Owner, req.Repo, pr, cfg.Outcome.MaxPerPushOrDefault(), carried)
+	more, err := vetIssues(ctx, gh, req.Owner, req.Repo, pr, cfg.Outcome.MaxPerPushOrDefault(), carried)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,6 +140,9 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 // An invalid file is a finding (at its line) and the defaults apply; a file
 // that cannot be read is an error, never the defaults.
 func (j *Job) config(ctx context.Context, gh GitHub, req Request) (cfg config.Config, blob string, findings []check.Finding, err error) {
+	if gh == nil {
+		return config.Default(), "", nil, nil
+	}
 	path := j.configPath()
 	data, found, err := gh.FileContent(ctx, req.Owner, req.Repo, path, "")
 	if err != nil {
@@ -115,7 +153,7 @@ func (j *Job) config(ctx context.Context, gh GitHub, req Request) (cfg config.Co
 	}
 	cfg, probs := config.Parse(data)
 	for _, p := range probs {
-		findings = append(findings, check.Finding{File: path, Line: p.Line, Column: p.Column, Kind: "config", Rule: "config", Severity: check.SeverityError,
+		findings = append(findings, check.Finding{File: path, Line: p.Line, Column: p.Column, Kind: "config", Rule: RuleConfig, Severity: check.SeverityError,
 			Message: p.Message + " (read from the default branch; until this is fixed phasegate checks with the defaults and accepts no resolution)"})
 	}
 	return cfg, blobID(data), findings, nil
@@ -137,27 +175,39 @@ func (j *Job) configPath() string {
 	return config.DefaultPath
 }
 
-// changed is the change of req.SHA from req.Base: their comparison, from
-// the merge base as a pull request's files are; nil without a base. It is
-// bound to req.SHA, never to a pull request (whose files GitHub lists at its
-// head as it is now, which may have moved on). A change longer than GitHub
-// lists is read from the trees of the merge base and req.SHA
-// (ghclient.TreeChange), never taken in part: what it cannot read within
-// the handler's TreeLimits fails the check.
-func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]check.Change, error) {
+// changed is the change of req.SHA from req.Base; nil without a base (a
+// new branch: the commit-aware rules are skipped, nothing is posted). It
+// is the checkout's history (req.Local, exact for the commit checked out)
+// when that can tell, else the comparison through the API, from the merge
+// base as a pull request's files are, cut to req.Prefix. It is bound to
+// req.SHA, never to a pull request (whose files GitHub lists at its head
+// as it is now, which may have moved on), and never taken in part
+// (ghclient.CompareWhole, within the handler's TreeLimits).
+func (j *Job) changed(ctx context.Context, gh GitHub, req Request, skipped *[]string) (map[string]check.Change, error) {
 	if req.Base == "" {
+		*skipped = append(*skipped, "commit-aware checks and outcome posting: this event has no base commit (a new branch)")
 		return nil, nil
 	}
-	cmp, err := gh.Compare(ctx, req.Owner, req.Repo, req.Base, req.SHA)
-	files := cmp.Files
-	if errors.Is(err, ghclient.ErrTruncated) {
-		files, err = j.treeChange(ctx, gh, req, cmp.MergeBase)
+	if req.Local != nil {
+		changed, err := req.Local(ctx)
+		switch {
+		case err == nil:
+			return changed, nil
+		case gh == nil:
+			*skipped = append(*skipped, "commit-aware checks: "+err.Error())
+			return nil, nil
+		}
 	}
+	cmp, err := gh.CompareWhole(ctx, req.Owner, req.Repo, req.Base, req.SHA, j.Handler.TreeLimits)
 	if err != nil {
 		return nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
 	}
-	changed := make(map[string]check.Change, len(files))
-	for name, status := range files {
+	changed := make(map[string]check.Change, len(cmp.Files))
+	for name, status := range cmp.Files {
+		name, ok := strings.CutPrefix(name, req.Prefix)
+		if !ok {
+			continue
+		}
 		switch status {
 		case "added", "renamed", "copied":
 			changed[name] = check.Added
@@ -168,20 +218,6 @@ func (j *Job) changed(ctx context.Context, gh GitHub, req Request) (map[string]c
 		}
 	}
 	return changed, nil
-}
-
-// treeChange is the whole change of req.SHA from mergeBase (its merge base
-// with req.Base), read from the two trees: a comparison lists at most 300
-// files, and a change it cuts could hide an edit of the gate past the cut.
-func (j *Job) treeChange(ctx context.Context, gh GitHub, req Request, mergeBase string) (map[string]string, error) {
-	if mergeBase == "" {
-		return nil, fmt.Errorf("GitHub gave no merge base of %s and %s", shortSHA(req.Base), shortSHA(req.SHA))
-	}
-	files, err := gh.TreeChange(ctx, req.Owner, req.Repo, mergeBase, req.SHA, j.Handler.TreeLimits)
-	if err != nil {
-		return nil, fmt.Errorf("GitHub lists only part of the change, and its trees could not be compared: %w", err)
-	}
-	return files, nil
 }
 
 // recordingFS remembers the first error reading the commit's files that is

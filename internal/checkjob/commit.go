@@ -16,18 +16,18 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// GitHub is what the App's checking job reads (internal/ghclient.Client);
-// every write goes through the decision handler.
+// GitHub is what the checking job reads (internal/ghclient.Client); every
+// write goes through the decision handler.
 type GitHub interface {
 	decide.GitHub
-	IssueReader
+	Issue(ctx context.Context, owner, repo string, number int) (ghclient.Issue, error)
 	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
 	PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]ghclient.Review, error)
-	TreeChange(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (map[string]string, error)
+	CompareWhole(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (ghclient.Comparison, error)
 }
 
-// Request is one commit for the App to check: the head of a pull request,
-// a pushed branch or a merge group.
+// Request is one commit to check: the head of a pull request, a pushed
+// branch or a merge group.
 type Request struct {
 	Owner, Repo string
 	// SHA is the commit checked; Base the commit its change is measured
@@ -53,18 +53,31 @@ type Request struct {
 	// HTMLURL is the repository's page (https://github.com/owner/repo):
 	// the summary's file links and the Details link.
 	HTMLURL string
-	// Open reads the commit's files: the lazily fetched tree of the API,
-	// giving at least maxFileBytes of a file (the configuration's
+	// Open reads the commit's files (the App): the lazily fetched tree of
+	// the API, giving at least maxFileBytes of a file (the configuration's
 	// limits.max_file_size), so that the App reads what the CLI reads.
 	Open func(ctx context.Context, maxFileBytes int64) (fs.FS, error)
+	// Root, when set, is the directory checked in a checkout of the commit
+	// on this machine (the action), instead of Open; RootName names it
+	// ("commit <sha>" unless set), Prefix is it relative to the repository
+	// ("" or ending in '/': the change is cut to it), and Local, when set,
+	// reads the change from the checkout's history (exact for the commit
+	// checked out, and no request; on an error the API's change is read).
+	Root, RootName, Prefix string
+	Local                  func(ctx context.Context) (map[string]check.Change, error)
 	// Version is phasegate's, for the report.
 	Version string
 }
 
-// Job runs the App's checking job.
+// Job runs the checking job of the App and of the action.
 type Job struct {
 	Handler   *decide.Handler
 	Validator *check.Validator
+	// Workflow is set for the action, which runs in a workflow of the
+	// repository: the change controls that workflow, so the gate-change
+	// guard is the App's only, and the action vets the outcomes it carries
+	// whoever posts them (a fork's and the App's included).
+	Workflow bool
 	// ConfigPath is .github/phasegate.yml unless set.
 	ConfigPath string
 	// MaxAnnotations caps the annotations of one check run (0: 500).
@@ -123,7 +136,7 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	var errs []error
 	sum := Summary{}
 	synced := false // phasegate/decisions set by the posting
-	out, err := j.check(ctx, gh, req)
+	out, err := j.Check(ctx, gh, req)
 	var in *Input // recorded only with a result: one that could not be computed stands for no input
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
@@ -135,19 +148,19 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			Title:   "could not check this commit",
 			Summary: "phasegate could not check this commit, so it does not pass: " + report.Terminal(err.Error())}
 		errs = append(errs, err, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
-		sum.Verdict, sum.ConfigBlob = gate.Hold, out.blob
+		sum.Verdict, sum.ConfigBlob = gate.Hold, out.Blob
 		sum.Report = &report.Report{Verdict: gate.Result{Verdict: gate.Hold,
 			Reasons: []string{"HOLD: phasegate could not check this commit: " + report.Terminal(err.Error())}}}
 	default:
-		rep := out.rep
-		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), ConfigBlob: out.blob, Report: &rep}
-		if j.poster(out.cfg) && req.Fork == "" && req.Base != "" {
-			res, err := j.post(ctx, gh, req, out.carried, opts)
+		rep := out.Report
+		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), ConfigBlob: out.Blob, Report: &rep}
+		if j.poster(out.Config) && req.Fork == "" && req.Base != "" {
+			res, err := j.Post(ctx, gh, req, out.Carried, opts)
 			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions
 			errs = append(errs, err)
 		}
 		c := j.contracts(rep, req, details)
-		in = j.input(ctx, gh, req, out.blob)
+		in = j.input(ctx, gh, req, out.Blob)
 		in.record(&c)
 		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
 	}
@@ -169,16 +182,17 @@ func (j *Job) poster(cfg config.Config) bool {
 	return cfg.Identity == "" || strings.EqualFold(cfg.Identity, j.Handler.Identity)
 }
 
-// post posts the added outcomes that passed vetting and, when it posted
-// them all, sets phasegate/decisions of the commit with opts from the
-// thread it posted on, not read again (decide.PostAndSync).
-func (j *Job) post(ctx context.Context, gh GitHub, req Request, carried []Carried, opts decide.CommitOptions) (decide.PostResult, error) {
+// Post posts the added outcomes of carried that passed vetting and, when
+// it posted them all, sets phasegate/decisions of the commit with opts
+// from the thread it posted on, not read again (decide.PostAndSync). Each
+// outcome records the accounts GitHub attests made the change.
+func (j *Job) Post(ctx context.Context, gh GitHub, req Request, carried []Carried, opts decide.CommitOptions) (decide.PostResult, error) {
 	var news []decide.NewOutcome
 	for _, c := range carried {
-		if c.Issue == 0 || !c.Added || c.Refused {
+		if !c.Postable() {
 			continue
 		}
-		news = append(news, decide.NewOutcome{Source: c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
+		news = append(news, decide.NewOutcome{Source: req.Prefix + c.Doc.Path, Outcome: c.Outcome, Canonical: c.Canonical, Issue: c.Issue})
 	}
 	if len(news) == 0 {
 		return decide.PostResult{}, nil
@@ -198,29 +212,18 @@ func (j *Job) post(ctx context.Context, gh GitHub, req Request, carried []Carrie
 	return res, nil
 }
 
-// actors are the accounts GitHub attests made the change: the delivery's,
-// and the head commit's author and committer only when GitHub verified its
-// signature (anyone can write any name into an unsigned commit). Every
-// account that pushed the branch is added by decide (PostMeta.Ref).
+// actors are the accounts GitHub attests made the change, each once (case
+// folded) and only those that can be logins: the delivery's or the
+// event's, the pull request's author, and the head commit's author and
+// committer only when GitHub verified its signature (anyone can write any
+// name into an unsigned commit). Every account that pushed the branch is
+// added by decide (PostMeta.Ref).
 func (j *Job) actors(ctx context.Context, gh GitHub, req Request) []string {
 	list := append([]string(nil), req.Actors...)
 	if req.PR != nil {
 		list = append(list, req.PR.Author)
 	}
-	return Attested(ctx, gh, req.Owner, req.Repo, req.SHA, list)
-}
-
-// CommitReader reads a commit (ghclient.Client).
-type CommitReader interface {
-	Commit(ctx context.Context, owner, repo, sha string) (ghclient.CommitInfo, error)
-}
-
-// Attested is the accounts of list that can be logins, once each (case
-// folded), plus the author and committer of commit sha only when GitHub
-// verified its signature (anyone can write any name into an unsigned
-// commit): the actors an outcome records, for the action and the App.
-func Attested(ctx context.Context, gh CommitReader, owner, repo, sha string, list []string) []string {
-	if info, err := gh.Commit(ctx, owner, repo, sha); err == nil && info.Verified {
+	if info, err := gh.Commit(ctx, req.Owner, req.Repo, req.SHA); err == nil && info.Verified {
 		list = append(list, info.Author, info.Committer)
 	}
 	var out []string

@@ -1,9 +1,11 @@
-// Package checkjob is the checking job that the action and the App share:
-// the files of a commit (an fs.FS) → artifacts → findings → verdict, the
-// Phase Outcomes the change carries vetted for posting, and, for the App,
-// the whole job on one commit (CheckCommit): the change read through the
-// API, the check runs, the outcomes posted and phasegate/decisions, every
-// write through decide, the one writer.
+// Package checkjob is the checking job that the action and the App share
+// (Job.Check): the configuration of the default branch, the change of the
+// commit, its files (a checkout's directory, or the commit's tree as an
+// fs.FS) → artifacts → findings → verdict, the Phase Outcomes the change
+// carries vetted for posting, and their posting (Job.Post). For the App,
+// the whole job on one commit (CheckCommit): the check runs, the outcomes
+// posted and phasegate/decisions, every write through decide, the one
+// writer.
 package checkjob
 
 import (
@@ -36,13 +38,16 @@ type Carried struct {
 	Refused   bool // a finding says why it is not posted
 }
 
-// CarriedOutcomes are the decoded outcomes (check.Result.Outcomes) that the
+// Postable says whether c is posted: added, naming its issue, not refused.
+func (c Carried) Postable() bool { return c.Issue != 0 && c.Added && !c.Refused }
+
+// carriedOutcomes are the decoded outcomes (check.Result.Outcomes) that the
 // change added or modified, with the issue each belongs to, sorted by path.
 // An outcome that names no issue when the change has no pull request has
 // Issue 0: the caller reports it (it cannot be posted). An outcome file
 // with an error finding is not carried: what breaks its contract is never
 // posted (its findings say why).
-func CarriedOutcomes(docs []*artifact.Document, findings []check.Finding, changed map[string]check.Change, pr int) []Carried {
+func carriedOutcomes(docs []*artifact.Document, findings []check.Finding, changed map[string]check.Change, pr int) []Carried {
 	broken := map[string]bool{}
 	for _, f := range findings {
 		if f.Severity == check.SeverityError {
@@ -70,18 +75,13 @@ func CarriedOutcomes(docs []*artifact.Document, findings []check.Finding, change
 	return out
 }
 
-// IssueReader reads issues (ghclient.Client).
-type IssueReader interface {
-	Issue(ctx context.Context, owner, repo string, number int) (ghclient.Issue, error)
-}
-
-// Vet checks, before anything is posted, where each added outcome would
+// vetIssues checks, before anything is posted, where each added outcome would
 // go: its issue must be an open issue of the repository (a pull request
 // only when it is the change's own, pr), and one change posts at most limit
 // outcomes. Each refusal is an error finding on the outcome's file and the
 // outcome is marked Refused. The error is for an issue that could not be
 // read (that outcome is refused too, without a finding: it could not run).
-func Vet(ctx context.Context, gh IssueReader, owner, repo string, pr, limit int, outs []Carried) ([]check.Finding, error) {
+func vetIssues(ctx context.Context, gh GitHub, owner, repo string, pr, limit int, outs []Carried) ([]check.Finding, error) {
 	var findings []check.Finding
 	var errs error
 	refuse := func(c *Carried, rule, msg string) {
