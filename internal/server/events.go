@@ -121,11 +121,7 @@ func (r repoRef) ownerName() (string, string, bool) {
 	return o, n, ok && validName(o) && validName(n)
 }
 
-// payload is the part of a webhook payload phasegate reads. An
-// issue_comment's is decoded by decodeCommentPayload (commentjson.go),
-// which must fill it exactly as encoding/json does: a field added to the
-// types it fills must be added there too (FuzzDecodeCommentPayload fails
-// until it is).
+// payload is the part of a webhook payload phasegate reads.
 type payload struct {
 	Action       string            `json:"action"`
 	Installation *installationJSON `json:"installation"`
@@ -221,13 +217,15 @@ type checkSuite struct {
 // errMalformed marks a payload that lacks what its event must carry (400).
 var errMalformed = errors.New("malformed payload")
 
-// jsonUnmarshal decodes a verified body into p with encoding/json; an
-// error is a malformed payload.
-func jsonUnmarshal(body []byte, p *payload) error {
+// decodePayload decodes a verified body with encoding/json (which
+// validates the whole body, nesting at most 10,000 deep, before it fills
+// p); an error is a malformed payload.
+func decodePayload(body []byte) (*payload, error) {
+	p := new(payload)
 	if err := json.Unmarshal(body, p); err != nil {
-		return fmt.Errorf("%w: %v", errMalformed, err)
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
 	}
-	return nil
+	return p, nil
 }
 
 // jsonObject reports whether body is one valid JSON object.
@@ -332,8 +330,7 @@ type ignored string
 // classify maps a verified delivery to a job, or to the reason it is
 // ignored. identity is the App's login when known ("" before it is): with
 // it, phasegate's own comments and statuses are ignored here; without it,
-// the worker checks. It may write into body (an issue_comment's text is
-// unescaped where it lies), which the job's strings may then share.
+// the worker checks.
 func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
 	switch event {
 	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group",
@@ -346,7 +343,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		}
 		return nil, ignored("event " + clip(event) + " is not handled"), nil
 	}
-	p, err := decodePayload(event, body)
+	p, err := decodePayload(body)
 	if err != nil {
 		return nil, "", err
 	}
@@ -517,8 +514,7 @@ func (j *job) fromPullRequest(p *payload, body []byte) (ignored, error) {
 }
 
 // baseChanged reports whether a pull_request edited body has
-// changes.base: read apart from payload, whose "changes" would make every
-// edited issue_comment leave decodeCommentPayload's one pass.
+// changes.base.
 func baseChanged(body []byte) bool {
 	var ed struct {
 		Changes struct {
