@@ -28,47 +28,47 @@ const (
 
 // job is one accepted delivery, queued for a worker.
 type job struct {
-	kind         string
-	delivery     string
-	event        string
-	action       string
-	installation int64
-	account      string // installation events
-	owner, repo  string
-	issue        int
-	comment      decide.Comment
-	labels       []string // the issue's labels in the payload (nil: none listed)
-	sender       string
-	senderType   string
-	pr           int
-	sha          string
-	state        string
-	description  string
-	repos        []repoRef
-	targetURL    string // merge_group: the Details link of the status (the commit's page)
-	base         string // check: the commit the change is measured from ("": none)
-	baseRef      string // check: the branch of base (the pull request's base branch, the pushed branch)
-	ref          string // check: the branch pushed (the pull request's head branch)
-	fork         string // check: the head repository of a pull request from a fork
-	repoURL      string // check: the repository's html_url
-	pusher       string // check: push's pusher, pull request's author
-	commentURL   string // issue_comment: the comment's html_url
+	Kind         string
+	Delivery     string
+	Event        string
+	Action       string
+	Installation int64
+	Account      string // installation events
+	Owner, Repo  string
+	Issue        int
+	Comment      decide.Comment
+	Labels       []string // the issue's labels in the payload (nil: none listed)
+	Sender       string
+	SenderType   string
+	PR           int
+	SHA          string
+	State        string
+	Description  string
+	Repos        []repoRef
+	TargetURL    string // merge_group: the Details link of the status (the commit's page)
+	Base         string // check: the commit the change is measured from ("": none)
+	BaseRef      string // check: the branch of base (the pull request's base branch, the pushed branch)
+	Ref          string // check: the branch pushed (the pull request's head branch)
+	Fork         string // check: the head repository of a pull request from a fork
+	RepoURL      string // check: the repository's html_url
+	Pusher       string // check: push's pusher, pull request's author
+	CommentURL   string // issue_comment: the comment's html_url
 	// replayKey names what the signed body is about (issue_comment: the
 	// comment, the action, an edit's updated_at), recorded in the Seen
 	// store next to the delivery ID: the X-GitHub-Delivery header is not
 	// signed, so a captured body re-sent with a fresh ID is still a
 	// replay. "" when the kind has none.
-	replayKey string
+	ReplayKey string
 
-	enqueued time.Time
+	Enqueued time.Time
 	elem     *list.Element
 }
 
 func (j *job) repository() string {
-	if j.owner == "" {
+	if j.Owner == "" {
 		return ""
 	}
-	return j.owner + "/" + j.repo
+	return j.Owner + "/" + j.Repo
 }
 
 type user struct {
@@ -385,16 +385,16 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 // installation, its account, the sender and the repository, named by its
 // owner and name or else by its full name.
 func newJob(event, delivery string, p *payload) *job {
-	j := &job{event: event, delivery: delivery, action: p.Action, installation: p.Installation.ID,
-		sender: p.Sender.Login, senderType: p.Sender.Type}
+	j := &job{Event: event, Delivery: delivery, Action: p.Action, Installation: p.Installation.ID,
+		Sender: p.Sender.Login, SenderType: p.Sender.Type}
 	if p.Installation.Account != nil {
-		j.account = p.Installation.Account.Login
+		j.Account = p.Installation.Account.Login
 	}
 	if p.Repository != nil {
-		j.owner, j.repo = p.Repository.Owner.Login, p.Repository.Name
-		if j.owner == "" || j.repo == "" {
+		j.Owner, j.Repo = p.Repository.Owner.Login, p.Repository.Name
+		if j.Owner == "" || j.Repo == "" {
 			if o, n, ok := (repoRef{FullName: p.Repository.FullName}).ownerName(); ok {
-				j.owner, j.repo = o, n
+				j.Owner, j.Repo = o, n
 			}
 		}
 	}
@@ -404,11 +404,11 @@ func newJob(event, delivery string, p *payload) *job {
 // needRepo checks that the delivery names a repository, and one whose
 // owner and name GitHub would accept.
 func (j *job) needRepo() error {
-	if j.owner == "" || j.repo == "" {
-		return fmt.Errorf("%w: %s without a repository", errMalformed, j.event)
+	if j.Owner == "" || j.Repo == "" {
+		return fmt.Errorf("%w: %s without a repository", errMalformed, j.Event)
 	}
-	if !validName(j.owner) || !validName(j.repo) {
-		return fmt.Errorf("%w: %s names a repository that GitHub would not (%q)", errMalformed, j.event, clip(j.owner+"/"+j.repo))
+	if !validName(j.Owner) || !validName(j.Repo) {
+		return fmt.Errorf("%w: %s names a repository that GitHub would not (%q)", errMalformed, j.Event, clip(j.Owner+"/"+j.Repo))
 	}
 	return nil
 }
@@ -429,38 +429,38 @@ func (j *job) fromComment(p *payload, identity string) (ignored, error) {
 	if p.Issue == nil || p.Issue.Number <= 0 || p.Comment == nil || p.Comment.ID <= 0 {
 		return "", fmt.Errorf("%w: issue_comment without an issue or a comment", errMalformed)
 	}
-	j.issue = p.Issue.Number
+	j.Issue = p.Issue.Number
 	if p.Issue.Labels != nil {
-		j.labels = []string{}
+		j.Labels = []string{}
 		for _, l := range p.Issue.Labels {
-			j.labels = append(j.labels, l.Name)
+			j.Labels = append(j.Labels, l.Name)
 		}
 	}
-	j.comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
-	j.commentURL = p.Comment.HTMLURL
+	j.Comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
+	j.CommentURL = p.Comment.HTMLURL
 	switch p.Action {
 	case "created":
-		if isSelf(identity, j.comment.Author) {
+		if isSelf(identity, j.Comment.Author) {
 			return "phasegate's own comment", nil
 		}
 		// A cheap test routes it; the worker parses (decide.HandleComment
 		// renders the Markdown to keep only what a reader sees), off the
 		// acknowledgement path.
-		if !command.MayHold(j.comment.Body) {
+		if !command.MayHold(j.Comment.Body) {
 			return "no command in the comment", nil
 		}
-		j.kind = kindComment
+		j.Kind = kindComment
 	case "edited", "deleted":
 		// Only phasegate's own comments matter; without the identity
 		// yet, any bot's comment is checked by the worker.
-		if identity != "" && !isSelf(identity, j.comment.Author) || identity == "" && !j.comment.Bot {
+		if identity != "" && !isSelf(identity, j.Comment.Author) || identity == "" && !j.Comment.Bot {
 			return ignored("comment " + clip(p.Action) + ": not phasegate's"), nil
 		}
-		j.kind = kindTamper
+		j.Kind = kindTamper
 	default:
 		return ignored("comment " + clip(p.Action)), nil
 	}
-	j.replayKey = commentReplayKey(j.repository(), j.comment.ID, p.Action, p.Comment.UpdatedAt)
+	j.ReplayKey = commentReplayKey(j.repository(), j.Comment.ID, p.Action, p.Comment.UpdatedAt)
 	return "", nil
 }
 
@@ -494,21 +494,21 @@ func (j *job) fromPullRequest(p *payload, body []byte) (ignored, error) {
 	default:
 		return ignored("pull request " + clip(p.Action)), nil
 	}
-	j.pr = p.Number
+	j.PR = p.Number
 	if p.PullRequest != nil {
-		if j.pr <= 0 {
-			j.pr = p.PullRequest.Number
+		if j.PR <= 0 {
+			j.PR = p.PullRequest.Number
 		}
-		j.sha = p.PullRequest.Head.SHA
+		j.SHA = p.PullRequest.Head.SHA
 	}
-	if j.pr <= 0 {
+	if j.PR <= 0 {
 		return "", fmt.Errorf("%w: pull_request without a number", errMalformed)
 	}
-	if j.sha != "" && !hexSHA(j.sha) {
-		return "", fmt.Errorf("%w: pull_request.head.sha is not a commit sha (%q)", errMalformed, clip(j.sha))
+	if j.SHA != "" && !hexSHA(j.SHA) {
+		return "", fmt.Errorf("%w: pull_request.head.sha is not a commit sha (%q)", errMalformed, clip(j.SHA))
 	}
-	j.sha = strings.ToLower(j.sha)
-	j.kind = kindCheck
+	j.SHA = strings.ToLower(j.SHA)
+	j.Kind = kindCheck
 	j.checkFromPull(p)
 	return "", nil
 }
@@ -539,11 +539,11 @@ func (j *job) fromStatus(p *payload, identity string) (ignored, error) {
 	if p.SHA == "" {
 		return "", fmt.Errorf("%w: status without a sha", errMalformed)
 	}
-	j.sha, j.state = p.SHA, p.State
+	j.SHA, j.State = p.SHA, p.State
 	if p.Description != nil {
-		j.description = *p.Description
+		j.Description = *p.Description
 	}
-	j.kind = kindStatus
+	j.Kind = kindStatus
 	return "", nil
 }
 
@@ -559,17 +559,17 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 	if !hexSHA(p.MergeGroup.HeadSHA) {
 		return "", fmt.Errorf("%w: merge_group.head_sha is not a commit sha (%q)", errMalformed, clip(p.MergeGroup.HeadSHA))
 	}
-	j.sha = strings.ToLower(p.MergeGroup.HeadSHA)
+	j.SHA = strings.ToLower(p.MergeGroup.HeadSHA)
 	// The Details link: the merge group's commit, on the repository's
 	// page GitHub names (its html_url).
-	j.repoURL = repoURL(p)
-	if j.repoURL != "" {
-		j.targetURL = j.repoURL + "/commit/" + j.sha
+	j.RepoURL = repoURL(p)
+	if j.RepoURL != "" {
+		j.TargetURL = j.RepoURL + "/commit/" + j.SHA
 	}
 	if hexSHA(p.MergeGroup.BaseSHA) {
-		j.base, j.baseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
+		j.Base, j.BaseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
 	}
-	j.kind = kindCheck
+	j.Kind = kindCheck
 	return "", nil
 }
 
@@ -578,9 +578,9 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 func (j *job) fromInstallation(p *payload) ignored {
 	switch p.Action {
 	case "created", "unsuspend":
-		j.kind, j.repos = kindInstallRepos, p.Repositories
+		j.Kind, j.Repos = kindInstallRepos, p.Repositories
 	case "deleted", "suspend":
-		j.kind, j.repos = kindUninstall, p.Repositories
+		j.Kind, j.Repos = kindUninstall, p.Repositories
 	default:
 		return ignored("installation " + clip(p.Action))
 	}
@@ -592,9 +592,9 @@ func (j *job) fromInstallation(p *payload) ignored {
 func (j *job) fromInstallationRepos(p *payload) ignored {
 	switch p.Action {
 	case "added":
-		j.kind, j.repos = kindInstallRepos, p.RepositoriesAdded
+		j.Kind, j.Repos = kindInstallRepos, p.RepositoriesAdded
 	case "removed":
-		j.kind, j.repos = kindUninstall, p.RepositoriesRemoved
+		j.Kind, j.Repos = kindUninstall, p.RepositoriesRemoved
 	default:
 		return ignored("installation_repositories " + clip(p.Action))
 	}

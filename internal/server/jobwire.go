@@ -69,7 +69,7 @@ type repoRefWire struct {
 func encodeJob(j *job) ([]byte, error) {
 	b, err := json.Marshal(j.wire())
 	if err != nil {
-		return nil, fmt.Errorf("encoding the job of delivery %s: %w", j.delivery, err)
+		return nil, fmt.Errorf("encoding the job of delivery %s: %w", j.Delivery, err)
 	}
 	return b, nil
 }
@@ -77,16 +77,16 @@ func encodeJob(j *job) ([]byte, error) {
 // wire is j as the durable queue carries it.
 func (j *job) wire() jobWire {
 	w := jobWire{
-		V: jobWireVersion, Kind: j.kind, Delivery: j.delivery, Event: j.event, Action: j.action,
-		Installation: j.installation, Account: j.account, Owner: j.owner, Repo: j.repo, Issue: j.issue,
-		Comment: commentWire{ID: j.comment.ID, Author: j.comment.Author, Bot: j.comment.Bot, Body: j.comment.Body},
-		Labels:  j.labels, Sender: j.sender, SenderType: j.senderType, PR: j.pr, SHA: j.sha, State: j.state,
-		Description: j.description, TargetURL: j.targetURL, CommentURL: j.commentURL, ReplayKey: j.replayKey, Enqueued: j.enqueued,
-		Base: j.base, BaseRef: j.baseRef, Ref: j.ref, Fork: j.fork, RepoURL: j.repoURL, Pusher: j.pusher,
+		V: jobWireVersion, Kind: j.Kind, Delivery: j.Delivery, Event: j.Event, Action: j.Action,
+		Installation: j.Installation, Account: j.Account, Owner: j.Owner, Repo: j.Repo, Issue: j.Issue,
+		Comment: commentWire{ID: j.Comment.ID, Author: j.Comment.Author, Bot: j.Comment.Bot, Body: j.Comment.Body},
+		Labels:  j.Labels, Sender: j.Sender, SenderType: j.SenderType, PR: j.PR, SHA: j.SHA, State: j.State,
+		Description: j.Description, TargetURL: j.TargetURL, CommentURL: j.CommentURL, ReplayKey: j.ReplayKey, Enqueued: j.Enqueued,
+		Base: j.Base, BaseRef: j.BaseRef, Ref: j.Ref, Fork: j.Fork, RepoURL: j.RepoURL, Pusher: j.Pusher,
 	}
-	if j.repos != nil {
-		w.Repos = make([]repoRefWire, len(j.repos))
-		for i, r := range j.repos {
+	if j.Repos != nil {
+		w.Repos = make([]repoRefWire, len(j.Repos))
+		for i, r := range j.Repos {
 			w.Repos[i] = repoRefWire(r)
 		}
 	}
@@ -106,17 +106,17 @@ func decodeJob(b []byte) (*job, error) {
 		return nil, errors.New("decoding a queued job: no kind or installation")
 	}
 	j := &job{
-		kind: w.Kind, delivery: w.Delivery, event: w.Event, action: w.Action,
-		installation: w.Installation, account: w.Account, owner: w.Owner, repo: w.Repo, issue: w.Issue,
-		comment: decide.Comment{ID: w.Comment.ID, Author: w.Comment.Author, Bot: w.Comment.Bot, Body: w.Comment.Body},
-		labels:  w.Labels, sender: w.Sender, senderType: w.SenderType, pr: w.PR, sha: w.SHA, state: w.State,
-		description: w.Description, targetURL: w.TargetURL, commentURL: w.CommentURL, replayKey: w.ReplayKey, enqueued: w.Enqueued,
-		base: w.Base, baseRef: w.BaseRef, ref: w.Ref, fork: w.Fork, repoURL: w.RepoURL, pusher: w.Pusher,
+		Kind: w.Kind, Delivery: w.Delivery, Event: w.Event, Action: w.Action,
+		Installation: w.Installation, Account: w.Account, Owner: w.Owner, Repo: w.Repo, Issue: w.Issue,
+		Comment: decide.Comment{ID: w.Comment.ID, Author: w.Comment.Author, Bot: w.Comment.Bot, Body: w.Comment.Body},
+		Labels:  w.Labels, Sender: w.Sender, SenderType: w.SenderType, PR: w.PR, SHA: w.SHA, State: w.State,
+		Description: w.Description, TargetURL: w.TargetURL, CommentURL: w.CommentURL, ReplayKey: w.ReplayKey, Enqueued: w.Enqueued,
+		Base: w.Base, BaseRef: w.BaseRef, Ref: w.Ref, Fork: w.Fork, RepoURL: w.RepoURL, Pusher: w.Pusher,
 	}
 	if w.Repos != nil {
-		j.repos = make([]repoRef, len(w.Repos))
+		j.Repos = make([]repoRef, len(w.Repos))
 		for i, r := range w.Repos {
-			j.repos[i] = repoRef(r)
+			j.Repos[i] = repoRef(r)
 		}
 	}
 	return j, nil
@@ -135,20 +135,20 @@ func decodeJob(b []byte) (*job, error) {
 func (j *job) taskKey() (string, error) {
 	var what string
 	switch {
-	case j.sha != "":
-		what = strings.ToLower(j.sha)
-	case j.pr > 0:
-		what = "pr-" + strconv.Itoa(j.pr)
-	case j.issue > 0:
-		what = "issue-" + strconv.Itoa(j.issue)
+	case j.SHA != "":
+		what = strings.ToLower(j.SHA)
+	case j.PR > 0:
+		what = "pr-" + strconv.Itoa(j.PR)
+	case j.Issue > 0:
+		what = "issue-" + strconv.Itoa(j.Issue)
 	default:
-		what = "delivery-" + j.delivery
+		what = "delivery-" + j.Delivery
 	}
 	digest, err := j.inputDigest()
 	if err != nil {
 		return "", err
 	}
-	return j.kind + ":" + strings.ToLower(j.repository()) + ":" + what + ":" + digest, nil
+	return j.Kind + ":" + strings.ToLower(j.repository()) + ":" + what + ":" + digest, nil
 }
 
 // inputDigest is the hex SHA-256 of j's input: its wire form without what
@@ -160,7 +160,7 @@ func (j *job) inputDigest() (string, error) {
 	w.Delivery, w.ReplayKey, w.Enqueued = "", "", time.Time{}
 	b, err := json.Marshal(w)
 	if err != nil {
-		return "", fmt.Errorf("encoding the input of delivery %s: %w", j.delivery, err)
+		return "", fmt.Errorf("encoding the input of delivery %s: %w", j.Delivery, err)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
