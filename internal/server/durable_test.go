@@ -60,7 +60,7 @@ func fill(t *testing.T, v reflect.Value, name string) {
 		}
 		v.Set(s)
 	default:
-		t.Fatalf("field %s has a type (%s) the test cannot fill: teach fill, and jobWire, about it", name, v.Type())
+		t.Fatalf("field %s has a type (%s) the test cannot fill: teach fill about it", name, v.Type())
 	}
 }
 
@@ -101,6 +101,26 @@ func TestJobWireRoundTrip(t *testing.T) {
 				t.Errorf("labels %#v became %#v", tt.labels, got.Labels)
 			}
 		})
+	}
+}
+
+// TestDecodeJobOfTheOldWire: a job queued by the phasegate before job
+// carried its own JSON tags (jobWire, lower-case comment keys) decodes to
+// the same job.
+func TestDecodeJobOfTheOldWire(t *testing.T) {
+	t.Parallel()
+	old := `{"v":1,"kind":"comment","delivery":"d-1","event":"issue_comment","action":"created","installation":7,` +
+		`"owner":"acme","repo":"shop","issue":5,"comment":{"id":42,"author":"alice","bot":true,"body":"/resolve D-001 approve"},` +
+		`"labels":[],"sender":"alice","replay_key":"comment acme/shop 42 created","enqueued":"2026-03-13T05:00:00Z"}`
+	want := job{Kind: kindComment, Delivery: "d-1", Event: "issue_comment", Action: "created", Installation: 7, Owner: "acme", Repo: "shop",
+		Issue: 5, Comment: decide.Comment{ID: 42, Author: "alice", Bot: true, Body: "/resolve D-001 approve"}, Labels: []string{},
+		Sender: "alice", ReplayKey: "comment acme/shop 42 created", Enqueued: time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)}
+	got, err := decodeJob([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*got, want) {
+		t.Errorf("got %#v\nwant %#v", *got, want)
 	}
 }
 

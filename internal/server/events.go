@@ -26,42 +26,45 @@ const (
 	kindCheck        = "check"         // a commit to check: pull_request, push, merge_group, check_suite, check_run, pull_request_review
 )
 
-// job is one accepted delivery, queued for a worker.
+// job is one accepted delivery, queued for a worker. The durable queue
+// carries it as JSON (encodeJob): every field but the in-memory queue's
+// element.
 type job struct {
-	Kind         string
-	Delivery     string
-	Event        string
-	Action       string
-	Installation int64
-	Account      string // installation events
-	Owner, Repo  string
-	Issue        int
-	Comment      decide.Comment
-	Labels       []string // the issue's labels in the payload (nil: none listed)
-	Sender       string
-	SenderType   string
-	PR           int
-	SHA          string
-	State        string
-	Description  string
-	Repos        []repoRef
-	TargetURL    string // merge_group: the Details link of the status (the commit's page)
-	Base         string // check: the commit the change is measured from ("": none)
-	BaseRef      string // check: the branch of base (the pull request's base branch, the pushed branch)
-	Ref          string // check: the branch pushed (the pull request's head branch)
-	Fork         string // check: the head repository of a pull request from a fork
-	RepoURL      string // check: the repository's html_url
-	Pusher       string // check: push's pusher, pull request's author
-	CommentURL   string // issue_comment: the comment's html_url
-	// replayKey names what the signed body is about (issue_comment: the
+	Kind         string         `json:"kind"`
+	Delivery     string         `json:"delivery"`
+	Event        string         `json:"event"`
+	Action       string         `json:"action,omitempty"`
+	Installation int64          `json:"installation"`
+	Account      string         `json:"account,omitempty"` // installation events
+	Owner        string         `json:"owner,omitempty"`
+	Repo         string         `json:"repo,omitempty"`
+	Issue        int            `json:"issue,omitempty"`
+	Comment      decide.Comment `json:"comment"`
+	Labels       []string       `json:"labels"` // the issue's labels in the payload (nil: none listed, apart from [])
+	Sender       string         `json:"sender,omitempty"`
+	SenderType   string         `json:"sender_type,omitempty"`
+	PR           int            `json:"pr,omitempty"`
+	SHA          string         `json:"sha,omitempty"`
+	State        string         `json:"state,omitempty"`
+	Description  string         `json:"description,omitempty"`
+	Repos        []repoRef      `json:"repos,omitempty"`
+	TargetURL    string         `json:"target_url,omitempty"`  // merge_group: the Details link of the status (the commit's page)
+	Base         string         `json:"base,omitempty"`        // check: the commit the change is measured from ("": none)
+	BaseRef      string         `json:"base_ref,omitempty"`    // check: the branch of base (the pull request's base branch, the pushed branch)
+	Ref          string         `json:"ref,omitempty"`         // check: the branch pushed (the pull request's head branch)
+	Fork         string         `json:"fork,omitempty"`        // check: the head repository of a pull request from a fork
+	RepoURL      string         `json:"repo_url,omitempty"`    // check: the repository's html_url
+	Pusher       string         `json:"pusher,omitempty"`      // check: push's pusher, pull request's author
+	CommentURL   string         `json:"comment_url,omitempty"` // issue_comment: the comment's html_url
+	// ReplayKey names what the signed body is about (issue_comment: the
 	// comment, the action, an edit's updated_at), recorded in the Seen
 	// store next to the delivery ID: the X-GitHub-Delivery header is not
 	// signed, so a captured body re-sent with a fresh ID is still a
 	// replay. "" when the kind has none.
-	ReplayKey string
+	ReplayKey string    `json:"replay_key,omitempty"`
+	Enqueued  time.Time `json:"enqueued"`
 
-	Enqueued time.Time
-	elem     *list.Element
+	elem *list.Element
 }
 
 func (j *job) repository() string {
