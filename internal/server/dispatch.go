@@ -93,12 +93,9 @@ func (s *Server) handle(ctx context.Context, j *job) {
 	}
 }
 
-func (s *Server) decider(log *slog.Logger) Decider {
-	return s.reconcileDecider(log, nil)
-}
-
-// reconcileDecider is decider with a reconcile pass's budget.
-func (s *Server) reconcileDecider(log *slog.Logger, b decide.Budget) Decider {
+// decider is the decision handler of one delivery (b nil) or one
+// reconcile pass (its budget).
+func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
@@ -123,7 +120,7 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 	if j.Issue > 0 && (j.Kind == kindComment || j.Kind == kindTamper) {
 		defer s.changed(j.Owner, j.Repo, j.Issue, "")
 	}
-	d := s.decider(log)
+	d := s.decider(log, nil)
 	self := s.identity()
 	switch j.Kind {
 	case kindComment:

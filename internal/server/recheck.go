@@ -48,7 +48,7 @@ func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installa
 		if done {
 			continue
 		}
-		if err := s.checkCommit(ctx, gh, s.decider(log), j, log.With("pull_request", pr.Number)); err != nil {
+		if err := s.checkCommit(ctx, gh, s.decider(log, nil), j, log.With("pull_request", pr.Number)); err != nil {
 			return checked, err
 		}
 		checked++
