@@ -47,7 +47,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add("issue_comment", []byte(`{"action":"created","installation":{"id":1},"repository":{"full_name":"a/../b"},"issue":{"number":1},"comment":{"id":1,"body":"/resolve D-001 approve"}}`), "")
 	f.Add("status", []byte(`{"context":"phasegate/decisions","sha":"x","installation":{"id":1},"repository":{"name":"r\n","owner":{"login":"o"}}}`), "")
 	f.Fuzz(func(t *testing.T, event string, body []byte, identity string) {
-		j, why, err := classify(event, "fuzz", bytes.Clone(body), identity) // classify may write into the body
+		j, why, err := classify(event, "fuzz", body, identity)
 		switch {
 		case err != nil:
 			if !errors.Is(err, errMalformed) {
