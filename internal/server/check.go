@@ -21,17 +21,17 @@ import (
 // configuration leaves a moved base to the reconcile pass, rather than
 // checking every open pull request again on each push.
 func (s *Server) checkJob(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
-	if err := s.checkCommit(ctx, gh, d, j, log); err != nil || j.event != "push" {
+	if err := s.checkCommit(ctx, gh, d, j, log); err != nil || j.Event != "push" {
 		return err
 	}
-	def, err := gh.DefaultBranch(ctx, j.owner, j.repo)
+	def, err := gh.DefaultBranch(ctx, j.Owner, j.Repo)
 	if err != nil {
-		return fmt.Errorf("reading the default branch of %s/%s: %w", j.owner, j.repo, err)
+		return fmt.Errorf("reading the default branch of %s/%s: %w", j.Owner, j.Repo, err)
 	}
-	if j.ref != "refs/heads/"+def || !s.configChanged(ctx, gh, j) {
+	if j.Ref != "refs/heads/"+def || !s.configChanged(ctx, gh, j) {
 		return nil
 	}
-	n, err := s.recheckHeads(ctx, gh, j.installation, j.owner, j.repo, log)
+	n, err := s.recheckHeads(ctx, gh, j.Installation, j.Owner, j.Repo, log)
 	if n > 0 {
 		log.Info("a push to the default branch: checked the heads whose input it changed", "checked", n)
 	}
@@ -61,16 +61,16 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		return nil
 	}
 	req := s.checkRequest(j, sha, pr)
-	if req.PR == nil && j.pr == 0 {
+	if req.PR == nil && j.PR == 0 {
 		// Under the lock: a check of the pull request that ran meanwhile
 		// is recorded by now.
-		if pr, err = s.recordedPull(ctx, gh, j.owner, j.repo, sha); err != nil {
+		if pr, err = s.recordedPull(ctx, gh, j.Owner, j.Repo, sha); err != nil {
 			return err
 		} else if pr != nil {
 			req = s.checkRequest(j, sha, pr)
 		}
 	}
-	if j.event == "check_suite" && j.action == "requested" {
+	if j.Event == "check_suite" && j.Action == "requested" {
 		// GitHub requests a suite for every push, which the push delivery
 		// already asked for: check only what was not checked with the
 		// input it has now.
@@ -92,14 +92,14 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		if maxFileBytes > cmp.Or(limits.MaxFileBytes, ghclient.DefaultMaxFileBytes) {
 			limits.MaxFileBytes = min(maxFileBytes, cmp.Or(limits.MaxTotalBytes, ghclient.DefaultMaxTotalBytes))
 		}
-		return gh.CommitFS(ctx, j.owner, j.repo, sha, limits)
+		return gh.CommitFS(ctx, j.Owner, j.Repo, sha, limits)
 	}
 	sum, err := d.CheckCommit(ctx, gh, req)
-	s.recordResult(ctx, j.owner, j.repo, sha, sum, log)
+	s.recordResult(ctx, j.Owner, j.Repo, sha, sum, log)
 	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "findings", sum.Findings,
 		"posted", sum.Posted, "decisions", sum.Decisions.State)
 	if err != nil {
-		return fmt.Errorf("checking %s of %s/%s: %w", shortSHA(sha), j.owner, j.repo, err)
+		return fmt.Errorf("checking %s of %s/%s: %w", shortSHA(sha), j.Owner, j.Repo, err)
 	}
 	return nil
 }
@@ -113,7 +113,7 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 // all they did. A job naming a pull request but not its head reads the
 // pull request first to know which commit to lock.
 func (s *Server) lockCommit(ctx context.Context, gh *ghclient.Client, j *job) (unlock func(), sha string, err error) {
-	sha = j.sha
+	sha = j.SHA
 	if sha == "" {
 		pr, err := s.pullFor(ctx, gh, j)
 		if err != nil {
@@ -123,7 +123,7 @@ func (s *Server) lockCommit(ctx context.Context, gh *ghclient.Client, j *job) (u
 			sha = strings.ToLower(pr.HeadSHA)
 		}
 	}
-	unlock, err = s.cfg.Locker.Lock(ctx, "check:"+strings.ToLower(j.owner+"/"+j.repo)+":"+sha)
+	unlock, err = s.cfg.Locker.Lock(ctx, "check:"+strings.ToLower(j.Owner+"/"+j.Repo)+":"+sha)
 	if err != nil {
 		return nil, "", fmt.Errorf("locking the check of %s: %w", shortSHA(sha), err)
 	}
@@ -133,23 +133,23 @@ func (s *Server) lockCommit(ctx context.Context, gh *ghclient.Client, j *job) (u
 // checkRequest is the check of j's commit as the head of pr (nil: none):
 // the pull request's base, branch and fork when it is the commit's.
 func (s *Server) checkRequest(j *job, sha string, pr *ghclient.PR) checkjob.Request {
-	req := checkjob.Request{Owner: j.owner, Repo: j.repo, SHA: sha, Base: j.base, BaseRef: j.baseRef, Ref: j.ref, Fork: j.fork,
-		HTMLURL: j.repoURL, Version: s.cfg.Version}
-	if j.event == "push" || j.event == "pull_request" {
+	req := checkjob.Request{Owner: j.Owner, Repo: j.Repo, SHA: sha, Base: j.Base, BaseRef: j.BaseRef, Ref: j.Ref, Fork: j.Fork,
+		HTMLURL: j.RepoURL, Version: s.cfg.Version}
+	if j.Event == "push" || j.Event == "pull_request" {
 		// Who made the change: the pusher, or who opened or pushed the
 		// pull request (not who re-ran a check or reviewed).
-		req.Actors = []string{j.sender, j.pusher}
+		req.Actors = []string{j.Sender, j.Pusher}
 	}
 	if pr != nil {
 		if req.SHA == "" {
 			req.SHA = strings.ToLower(pr.HeadSHA)
 		}
 		if strings.EqualFold(pr.HeadSHA, req.SHA) {
-			req.PR, req.Base, req.BaseRef, req.Ref, req.Fork = pr, strings.ToLower(pr.BaseSHA), pr.BaseRef, pr.HeadRef, forkOf(pr, j.owner, j.repo)
+			req.PR, req.Base, req.BaseRef, req.Ref, req.Fork = pr, strings.ToLower(pr.BaseSHA), pr.BaseRef, pr.HeadRef, forkOf(pr, j.Owner, j.Repo)
 		}
 	}
 	if req.HTMLURL == "" {
-		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.owner + "/" + j.repo
+		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.Owner + "/" + j.Repo
 	}
 	return req
 }
@@ -183,30 +183,30 @@ func checkerReads(p string) bool {
 // needed), the one it names, else the open one whose head is the commit
 // (nil: none).
 func (s *Server) pullFor(ctx context.Context, gh *ghclient.Client, j *job) (*ghclient.PR, error) {
-	if j.pr > 0 && j.sha != "" && (j.event == "pull_request" || j.event == "pull_request_review") {
-		pr := &ghclient.PR{Number: j.pr, State: "open", Author: j.pusher, HeadSHA: j.sha, HeadRef: j.ref, BaseSHA: j.base, BaseRef: j.baseRef,
-			HeadRepo: j.owner + "/" + j.repo}
-		if j.fork != "" {
-			pr.HeadRepo = j.fork
+	if j.PR > 0 && j.SHA != "" && (j.Event == "pull_request" || j.Event == "pull_request_review") {
+		pr := &ghclient.PR{Number: j.PR, State: "open", Author: j.Pusher, HeadSHA: j.SHA, HeadRef: j.Ref, BaseSHA: j.Base, BaseRef: j.BaseRef,
+			HeadRepo: j.Owner + "/" + j.Repo}
+		if j.Fork != "" {
+			pr.HeadRepo = j.Fork
 		}
-		if j.repoURL != "" {
-			pr.HTMLURL = j.repoURL + "/pull/" + strconv.Itoa(j.pr)
+		if j.RepoURL != "" {
+			pr.HTMLURL = j.RepoURL + "/pull/" + strconv.Itoa(j.PR)
 		}
 		return pr, nil
 	}
-	if j.pr > 0 {
-		pr, err := gh.PullRequest(ctx, j.owner, j.repo, j.pr)
+	if j.PR > 0 {
+		pr, err := gh.PullRequest(ctx, j.Owner, j.Repo, j.PR)
 		if err != nil {
-			return nil, fmt.Errorf("reading pull request #%d: %w", j.pr, err)
+			return nil, fmt.Errorf("reading pull request #%d: %w", j.PR, err)
 		}
 		return &pr, nil
 	}
-	prs, err := gh.PullRequestsForCommit(ctx, j.owner, j.repo, j.sha)
+	prs, err := gh.PullRequestsForCommit(ctx, j.Owner, j.Repo, j.SHA)
 	if err != nil {
-		return nil, fmt.Errorf("listing the pull requests of %s: %w", shortSHA(j.sha), err)
+		return nil, fmt.Errorf("listing the pull requests of %s: %w", shortSHA(j.SHA), err)
 	}
 	for _, pr := range prs {
-		if pr.State == "open" && strings.EqualFold(pr.HeadSHA, j.sha) {
+		if pr.State == "open" && strings.EqualFold(pr.HeadSHA, j.SHA) {
 			return &pr, nil
 		}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -242,15 +243,9 @@ func (c Config) withDefaults() (Config, error) {
 	if err := c.check(); err != nil {
 		return c, err
 	}
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
-	}
-	if c.MaxBody == 0 {
-		c.MaxBody = DefaultMaxBody
-	}
-	if c.MaxInflightBytes == 0 {
-		c.MaxInflightBytes = max(DefaultMaxInflightBytes, c.MaxBody)
-	}
+	c.Addr = cmp.Or(c.Addr, DefaultAddr)
+	c.MaxBody = cmp.Or(c.MaxBody, DefaultMaxBody)
+	c.MaxInflightBytes = cmp.Or(c.MaxInflightBytes, max(DefaultMaxInflightBytes, c.MaxBody))
 	if c.MaxInflightBytes < c.MaxBody {
 		return c, fmt.Errorf("max in-flight bytes %d is below the max body %d: the largest delivery could never be read", c.MaxInflightBytes, c.MaxBody)
 	}
@@ -303,55 +298,30 @@ func (c *Config) check() error {
 }
 
 // fillDefaults sets every limit, timeout and dependency left zero (or,
-// for the redeliver window and the ready retry, negative) to its default.
+// for the redeliver window, the ready retry and the body's limits,
+// negative) to its default.
 func (c *Config) fillDefaults() {
-	if c.InstallReconcileInterval == 0 {
-		c.InstallReconcileInterval = DefaultInstallReconcileInterval
-	}
+	c.InstallReconcileInterval = cmp.Or(c.InstallReconcileInterval, DefaultInstallReconcileInterval)
+	c.QueueSize = cmp.Or(c.QueueSize, DefaultQueueSize)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.JobTimeout = cmp.Or(c.JobTimeout, DefaultJobTimeout)
+	c.MinRateRemaining = cmp.Or(c.MinRateRemaining, DefaultMinRateRemaining)
+	c.ReconcileBudgetShare = cmp.Or(c.ReconcileBudgetShare, DefaultReconcileBudgetShare)
+	c.RedeliverWindow = cmp.Or(max(c.RedeliverWindow, 0), DefaultRedeliverWindow)
+	c.ReadyRetry = cmp.Or(max(c.ReadyRetry, 0), DefaultReadyRetry)
+	c.bodyReadTimeout = cmp.Or(max(c.bodyReadTimeout, 0), bodyReadTimeout)
+	c.bodyMinRate = cmp.Or(max(c.bodyMinRate, 0), bodyMinRate)
+	c.bodyGrace = cmp.Or(max(c.bodyGrace, 0), bodyGrace)
+	c.statsCacheFor = cmp.Or(max(c.statsCacheFor, 0), statsCacheFor)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	c.Publish = cmp.Or(c.Publish, decide.PublishChecks)
+	c.InstallationConcurrency = cmp.Or(c.InstallationConcurrency, DefaultInstallationConcurrency)
 	if c.InstallThrottle == nil {
 		c.InstallThrottle = NewMemSeen(c.InstallReconcileInterval, installThrottleMax)
 	}
-	if c.QueueSize == 0 {
-		c.QueueSize = DefaultQueueSize
-	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if c.JobTimeout == 0 {
-		c.JobTimeout = DefaultJobTimeout
-	}
-	if c.MinRateRemaining == 0 {
-		c.MinRateRemaining = DefaultMinRateRemaining
-	}
-	if c.ReconcileBudgetShare == 0 {
-		c.ReconcileBudgetShare = DefaultReconcileBudgetShare
-	}
-	if c.RedeliverWindow <= 0 {
-		c.RedeliverWindow = DefaultRedeliverWindow
-	}
-	if c.ReadyRetry <= 0 {
-		c.ReadyRetry = DefaultReadyRetry
-	}
-	if c.bodyReadTimeout <= 0 {
-		c.bodyReadTimeout = bodyReadTimeout
-	}
-	if c.bodyMinRate <= 0 {
-		c.bodyMinRate = bodyMinRate
-	}
-	if c.bodyGrace <= 0 {
-		c.bodyGrace = bodyGrace
-	}
-	if c.statsCacheFor <= 0 {
-		c.statsCacheFor = statsCacheFor
-	}
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	if c.Seen == nil {
 		c.Seen = NewMemSeen(DefaultSeenTTL, DefaultSeenMax)
@@ -361,13 +331,6 @@ func (c *Config) fillDefaults() {
 	}
 	if c.NewDecider == nil {
 		c.NewDecider = DefaultDecider
-	}
-	if c.Publish == "" {
-		c.Publish = decide.PublishChecks
-
-	}
-	if c.InstallationConcurrency == 0 {
-		c.InstallationConcurrency = DefaultInstallationConcurrency
 	}
 	if c.InstallSlots == nil {
 		c.InstallSlots = NewMemSlots()

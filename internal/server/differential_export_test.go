@@ -7,5 +7,5 @@ package server
 // SetJobDoneHook calls f after each job with its kind and outcome; set it
 // before Serve.
 func SetJobDoneHook(s *Server, f func(kind, outcome string)) {
-	s.onJobDone = func(j *job, outcome string) { f(j.kind, outcome) }
+	s.onJobDone = func(j *job, outcome string) { f(j.Kind, outcome) }
 }

@@ -21,19 +21,19 @@ import (
 // none at the level that is on.
 func (s *Server) jobLogger(j *job) *slog.Logger {
 	attrs := make([]slog.Attr, 0, 7)
-	attrs = append(attrs, slog.String("delivery", j.delivery), slog.String("event", j.event))
-	if j.action != "" {
-		attrs = append(attrs, slog.String("action", j.action))
+	attrs = append(attrs, slog.String("delivery", j.Delivery), slog.String("event", j.Event))
+	if j.Action != "" {
+		attrs = append(attrs, slog.String("action", j.Action))
 	}
-	attrs = append(attrs, slog.Int64("installation", j.installation))
+	attrs = append(attrs, slog.Int64("installation", j.Installation))
 	if r := j.repository(); r != "" {
 		attrs = append(attrs, slog.String("repository", r))
 	}
-	if j.issue > 0 {
-		attrs = append(attrs, slog.Int("issue", j.issue))
+	if j.Issue > 0 {
+		attrs = append(attrs, slog.Int("issue", j.Issue))
 	}
-	if j.pr > 0 {
-		attrs = append(attrs, slog.Int("pull_request", j.pr))
+	if j.PR > 0 {
+		attrs = append(attrs, slog.Int("pull_request", j.PR))
 	}
 	return slog.New(&lazyAttrs{h: s.log.Handler(), attrs: attrs})
 }
@@ -80,7 +80,7 @@ func (s *Server) handle(ctx context.Context, j *job) {
 			s.metrics.panics.Inc()
 			log.Error("panic while handling a delivery: recovered (reconcile retries the work)", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
-		s.metrics.handler.WithLabelValues(j.event, outcome).Observe(time.Since(start).Seconds())
+		s.metrics.handler.WithLabelValues(j.Event, outcome).Observe(time.Since(start).Seconds())
 		if s.onJobDone != nil {
 			s.onJobDone(j, outcome)
 		}
@@ -93,12 +93,9 @@ func (s *Server) handle(ctx context.Context, j *job) {
 	}
 }
 
-func (s *Server) decider(log *slog.Logger) Decider {
-	return s.reconcileDecider(log, nil)
-}
-
-// reconcileDecider is decider with a reconcile pass's budget.
-func (s *Server) reconcileDecider(log *slog.Logger, b decide.Budget) Decider {
+// decider is the decision handler of one delivery (b nil) or one
+// reconcile pass (its budget).
+func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
@@ -112,76 +109,76 @@ func logResult(log *slog.Logger, msg string, r decide.Result) {
 
 // dispatch hands a job to the decision handler.
 func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
-	if j.kind == kindUninstall {
+	if j.Kind == kindUninstall {
 		return s.uninstalled(j, log)
 	}
-	gh, err := s.client(j.installation)
+	gh, err := s.client(j.Installation)
 	if err != nil {
 		return err
 	}
-	s.installs.learn(j.owner, j.repo, j.installation)
-	if j.issue > 0 && (j.kind == kindComment || j.kind == kindTamper) {
-		defer s.changed(j.owner, j.repo, j.issue, "")
+	s.installs.learn(j.Owner, j.Repo, j.Installation)
+	if j.Issue > 0 && (j.Kind == kindComment || j.Kind == kindTamper) {
+		defer s.changed(j.Owner, j.Repo, j.Issue, "")
 	}
-	d := s.decider(log)
+	d := s.decider(log, nil)
 	self := s.identity()
-	switch j.kind {
+	switch j.Kind {
 	case kindComment:
-		res, err := d.HandleComment(ctx, gh, decide.Event{Owner: j.owner, Repo: j.repo, Issue: j.issue, Comment: j.comment, Delivery: j.delivery, Labels: j.labels})
+		res, err := d.HandleComment(ctx, gh, decide.Event{Owner: j.Owner, Repo: j.Repo, Issue: j.Issue, Comment: j.Comment, Delivery: j.Delivery, Labels: j.Labels})
 		if err != nil {
-			return fmt.Errorf("handling comment %d: %w", j.comment.ID, err)
+			return fmt.Errorf("handling comment %d: %w", j.Comment.ID, err)
 		}
-		logResult(log.With("comment", j.comment.ID), "handled a command comment", res)
+		logResult(log.With("comment", j.Comment.ID), "handled a command comment", res)
 	case kindTamper:
-		if !strings.EqualFold(j.comment.Author, self) {
-			log.Debug("edited comment is not phasegate's", "comment", j.comment.ID, "author", j.comment.Author)
+		if !strings.EqualFold(j.Comment.Author, self) {
+			log.Debug("edited comment is not phasegate's", "comment", j.Comment.ID, "author", j.Comment.Author)
 			return nil
 		}
-		s.metrics.tamper.WithLabelValues(j.action).Inc()
-		log.Warn("audit: a phasegate comment was "+j.action+": it no longer counts",
-			"audit", "tamper", "comment", j.comment.ID, "author", j.comment.Author, "sender", j.sender)
-		if j.action == "deleted" {
+		s.metrics.tamper.WithLabelValues(j.Action).Inc()
+		log.Warn("audit: a phasegate comment was "+j.Action+": it no longer counts",
+			"audit", "tamper", "comment", j.Comment.ID, "author", j.Comment.Author, "sender", j.Sender)
+		if j.Action == "deleted" {
 			// GitHub's signed word that phasegate's comment is gone is
 			// tampering by itself: recorded where every later fold reads it,
 			// however the heads move afterwards.
-			res, err := d.RecordDeletion(ctx, gh, decide.Deletion{Owner: j.owner, Repo: j.repo, Issue: j.issue, Sender: j.sender,
-				Comment: ghclient.Comment{ID: j.comment.ID, User: j.comment.Author, Body: j.comment.Body, HTMLURL: j.commentURL}})
+			res, err := d.RecordDeletion(ctx, gh, decide.Deletion{Owner: j.Owner, Repo: j.Repo, Issue: j.Issue, Sender: j.Sender,
+				Comment: ghclient.Comment{ID: j.Comment.ID, User: j.Comment.Author, Body: j.Comment.Body, HTMLURL: j.CommentURL}})
 			if err != nil {
-				return fmt.Errorf("recording the deletion of comment %d: %w", j.comment.ID, err)
+				return fmt.Errorf("recording the deletion of comment %d: %w", j.Comment.ID, err)
 			}
 			logResult(log, "recorded a deleted phasegate comment and reconciled", res)
 			return nil
 		}
-		res, err := d.ReconcileIssue(ctx, gh, j.owner, j.repo, j.issue)
+		res, err := d.ReconcileIssue(ctx, gh, j.Owner, j.Repo, j.Issue)
 		if err != nil {
 			return fmt.Errorf("reconciling after tampering: %w", err)
 		}
 		logResult(log, "reconciled after tampering", res)
 	case kindPullRequest:
-		if err := d.SyncPullRequest(ctx, gh, j.owner, j.repo, j.pr); err != nil {
-			return fmt.Errorf("syncing %s on pull request #%d: %w", decide.ContextDecisions, j.pr, err)
+		if err := d.SyncPullRequest(ctx, gh, j.Owner, j.Repo, j.PR); err != nil {
+			return fmt.Errorf("syncing %s on pull request #%d: %w", decide.ContextDecisions, j.PR, err)
 		}
-		log.Info("synced "+decide.ContextDecisions, "head", j.sha)
+		log.Info("synced "+decide.ContextDecisions, "head", j.SHA)
 	case kindMergeGroup:
 		// A merge queue waits for the required statuses on the merge
 		// group's commit: phasegate/decisions of that commit, as of any
 		// other (phasegate/contracts comes from the action's run).
-		st, err := d.SyncCommit(ctx, gh, j.owner, j.repo, j.sha, decide.CommitOptions{TargetURL: j.targetURL})
+		st, err := d.SyncCommit(ctx, gh, j.Owner, j.Repo, j.SHA, decide.CommitOptions{TargetURL: j.TargetURL})
 		if err != nil {
-			return fmt.Errorf("syncing %s on merge group %s: %w", decide.ContextDecisions, j.sha, err)
+			return fmt.Errorf("syncing %s on merge group %s: %w", decide.ContextDecisions, j.SHA, err)
 		}
-		log.Info("synced "+decide.ContextDecisions+" on a merge group", "head", j.sha, "state", st.State)
+		log.Info("synced "+decide.ContextDecisions+" on a merge group", "head", j.SHA, "state", st.State)
 	case kindCheck:
 		return s.checkJob(ctx, gh, d, j, log)
 	case kindStatus:
-		if strings.EqualFold(j.sender, self) {
+		if strings.EqualFold(j.Sender, self) {
 			return nil
 		}
 		return s.resetStatus(ctx, gh, d, j, log)
 	case kindInstallRepos:
 		return s.installed(ctx, gh, d, j, log)
 	default:
-		return fmt.Errorf("unknown job kind %q", j.kind)
+		return fmt.Errorf("unknown job kind %q", j.Kind)
 	}
 	return nil
 }
@@ -192,26 +189,26 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 func (s *Server) resetStatus(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
 	s.metrics.statusResets.Inc()
 	log.Warn("audit: "+decide.ContextDecisions+" was set by someone other than phasegate: resetting it",
-		"audit", "status-overwrite", "sender", j.sender, "sender_type", j.senderType, "sha", j.sha, "state", j.state, "description", j.description)
-	prs, err := gh.PullRequestsForCommit(ctx, j.owner, j.repo, j.sha)
+		"audit", "status-overwrite", "sender", j.Sender, "sender_type", j.SenderType, "sha", j.SHA, "state", j.State, "description", j.Description)
+	prs, err := gh.PullRequestsForCommit(ctx, j.Owner, j.Repo, j.SHA)
 	if err != nil {
-		return fmt.Errorf("finding the pull requests of %s: %w", j.sha, err)
+		return fmt.Errorf("finding the pull requests of %s: %w", j.SHA, err)
 	}
 	var errs []error
 	reset := 0
 	for _, pr := range prs {
-		if pr.State != "open" || !strings.EqualFold(pr.HeadSHA, j.sha) {
+		if pr.State != "open" || !strings.EqualFold(pr.HeadSHA, j.SHA) {
 			continue
 		}
-		if err := d.SyncPullRequest(ctx, gh, j.owner, j.repo, pr.Number); err != nil {
+		if err := d.SyncPullRequest(ctx, gh, j.Owner, j.Repo, pr.Number); err != nil {
 			errs = append(errs, fmt.Errorf("pull request #%d: %w", pr.Number, err))
 			continue
 		}
 		reset++
-		log.Info("reset "+decide.ContextDecisions, "pull_request", pr.Number, "sha", j.sha)
+		log.Info("reset "+decide.ContextDecisions, "pull_request", pr.Number, "sha", j.SHA)
 	}
 	if reset == 0 && len(errs) == 0 {
-		log.Info("the commit is the head of no open pull request: nothing to reset", "sha", j.sha)
+		log.Info("the commit is the head of no open pull request: nothing to reset", "sha", j.SHA)
 	}
 	return errors.Join(errs...)
 }
@@ -220,11 +217,11 @@ func (s *Server) resetStatus(ctx context.Context, gh *ghclient.Client, d Decider
 func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, j *job, log *slog.Logger) error {
 	type ownerName struct{ owner, name string }
 	var repos []ownerName
-	for _, r := range j.repos {
+	for _, r := range j.Repos {
 		if o, n, ok := r.ownerName(); ok {
 			repos = append(repos, ownerName{o, n})
-		} else if j.account != "" && r.Name != "" {
-			repos = append(repos, ownerName{j.account, r.Name})
+		} else if j.Account != "" && r.Name != "" {
+			repos = append(repos, ownerName{j.Account, r.Name})
 		}
 	}
 	if len(repos) == 0 {
@@ -238,7 +235,7 @@ func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, 
 			}
 		}
 	}
-	log.Info("installation gained repositories: reconciling them", "account", j.account, "repositories", len(repos))
+	log.Info("installation gained repositories: reconciling them", "account", j.Account, "repositories", len(repos))
 	var errs []error
 	for _, r := range repos {
 		rlog := log.With("repository", r.owner+"/"+r.name)
@@ -250,7 +247,7 @@ func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, 
 		logResult(rlog, "reconciled a repository", res)
 		// The open pull requests get the App's checks now, not at their
 		// next push: a ruleset that requires them may already be on.
-		if n, err := s.recheckHeads(ctx, gh, j.installation, r.owner, r.name, rlog); err != nil {
+		if n, err := s.recheckHeads(ctx, gh, j.Installation, r.owner, r.name, rlog); err != nil {
 			errs = append(errs, fmt.Errorf("checking the open pull requests of %s/%s: %w", r.owner, r.name, err))
 		} else if n > 0 {
 			rlog.Info("checked the heads of open pull requests", "checked", n)
@@ -262,25 +259,25 @@ func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, 
 // uninstalled logs what an installation lost; an installation deleted or
 // suspended also loses its cached client.
 func (s *Server) uninstalled(j *job, log *slog.Logger) error {
-	names := make([]string, 0, len(j.repos))
-	for _, r := range j.repos {
+	names := make([]string, 0, len(j.Repos))
+	for _, r := range j.Repos {
 		if r.FullName != "" {
 			names = append(names, r.FullName)
 		} else {
 			names = append(names, r.Name)
 		}
 	}
-	for _, r := range j.repos {
+	for _, r := range j.Repos {
 		if o, n, ok := r.ownerName(); ok {
-			s.installs.drop(o, n, j.installation)
+			s.installs.drop(o, n, j.Installation)
 		}
 	}
-	if j.event == "installation" {
-		s.forget(j.installation)
-		s.installs.drop("", "", j.installation)
-		log.Info("installation removed or suspended: its client is dropped", "account", j.account, "sender", j.sender)
+	if j.Event == "installation" {
+		s.forget(j.Installation)
+		s.installs.drop("", "", j.Installation)
+		log.Info("installation removed or suspended: its client is dropped", "account", j.Account, "sender", j.Sender)
 		return nil
 	}
-	log.Info("repositories removed from the installation", "account", j.account, "repositories", names, "sender", j.sender)
+	log.Info("repositories removed from the installation", "account", j.Account, "repositories", names, "sender", j.Sender)
 	return nil
 }

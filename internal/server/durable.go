@@ -101,7 +101,7 @@ const (
 var jobHook func(phase string, j *job, err error)
 
 // isDurable reports whether j goes through the durable queue.
-func (s *Server) isDurable(j *job) bool { return s.cfg.Tasks != nil && durableKinds[j.kind] }
+func (s *Server) isDurable(j *job) bool { return s.cfg.Tasks != nil && durableKinds[j.Kind] }
 
 // enqueueDurable enqueues a verified delivery's job in the durable queue
 // and answers: refused when the seen store or the queue fails (503; the
@@ -114,7 +114,7 @@ func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 	if !s.firstSeen(ctx, rs, j) {
 		return
 	}
-	j.enqueued = s.cfg.Now()
+	j.Enqueued = s.cfg.Now()
 	key, err := j.taskKey()
 	var payload []byte
 	if err == nil {
@@ -122,28 +122,28 @@ func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 	}
 	var res redisx.Enqueued
 	if err == nil {
-		res, err = s.cfg.Tasks.Enqueue(ctx, redisx.Task{Kind: j.kind, Key: key, Payload: payload})
+		res, err = s.cfg.Tasks.Enqueue(ctx, redisx.Task{Kind: j.Kind, Key: key, Payload: payload})
 	}
 	log := s.jobLogger(j).With("job", key)
 	switch {
 	case err != nil:
-		s.metrics.durable.enqueued.WithLabelValues(j.kind, "error").Inc()
-		s.forgetDelivery(ctx, j.delivery)
-		if j.replayKey != "" {
-			s.forgetDelivery(ctx, j.replayKey)
+		s.metrics.durable.enqueued.WithLabelValues(j.Kind, "error").Inc()
+		s.forgetDelivery(ctx, j.Delivery)
+		if j.ReplayKey != "" {
+			s.forgetDelivery(ctx, j.ReplayKey)
 		}
 		log.Error("webhook refused: the durable queue failed (GitHub may redeliver; reconcile recovers it)", "error", err)
 		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot queue the job now")
 	case res.Coalesced:
-		s.metrics.durable.enqueued.WithLabelValues(j.kind, resultCoalesced).Inc()
+		s.metrics.durable.enqueued.WithLabelValues(j.Kind, resultCoalesced).Inc()
 		log.Info("webhook coalesced: a job of the same input is waiting to start", "state", res.State, "behind_running", res.Behind)
 		rs.answer(http.StatusAccepted, resultCoalesced, "accepted: coalesced with the waiting job "+clip(key))
 	case res.Behind:
-		s.metrics.durable.enqueued.WithLabelValues(j.kind, "enqueued").Inc()
+		s.metrics.durable.enqueued.WithLabelValues(j.Kind, "enqueued").Inc()
 		log.Info("webhook queued behind the running job of the same input: it runs after it")
 		rs.answer(http.StatusAccepted, resultAccepted, "accepted: queued behind the running job "+clip(key))
 	default:
-		s.metrics.durable.enqueued.WithLabelValues(j.kind, "enqueued").Inc()
+		s.metrics.durable.enqueued.WithLabelValues(j.Kind, "enqueued").Inc()
 		rs.answer(http.StatusAccepted, resultAccepted, "accepted")
 	}
 }
@@ -188,19 +188,19 @@ func (s *Server) runTask(ctx context.Context, a redisx.Attempt) error {
 		return redisx.Defer(jitter(storeDelay), "not_ready", ctx.Err())
 	}
 	log := s.jobLogger(j).With("job", a.Key)
-	release, ok, err := s.cfg.InstallSlots.TryAcquire(ctx, strconv.FormatInt(j.installation, 10), s.cfg.InstallationConcurrency)
+	release, ok, err := s.cfg.InstallSlots.TryAcquire(ctx, strconv.FormatInt(j.Installation, 10), s.cfg.InstallationConcurrency)
 	switch {
 	case err != nil:
-		s.metrics.durable.retries.WithLabelValues(j.kind, "store_unavailable").Inc()
+		s.metrics.durable.retries.WithLabelValues(j.Kind, "store_unavailable").Inc()
 		log.Warn("job deferred: the installation's running jobs cannot be counted", "error", err)
 		return redisx.Defer(jitter(storeDelay), "store_unavailable", err)
 	case !ok:
-		s.metrics.durable.retries.WithLabelValues(j.kind, "installation_busy").Inc()
+		s.metrics.durable.retries.WithLabelValues(j.Kind, "installation_busy").Inc()
 		log.Debug("job deferred: its installation runs as many jobs as it may", "limit", s.cfg.InstallationConcurrency)
 		return redisx.Defer(jitter(busyDelay), "installation_busy", nil)
 	}
 	defer release()
-	s.metrics.durable.wait.WithLabelValues(j.kind).Observe(max(s.cfg.Now().Sub(j.enqueued), 0).Seconds())
+	s.metrics.durable.wait.WithLabelValues(j.Kind).Observe(max(s.cfg.Now().Sub(j.Enqueued), 0).Seconds())
 	if jobHook != nil {
 		jobHook("start", j, nil)
 	}
@@ -219,7 +219,7 @@ func (s *Server) runTask(ctx context.Context, a redisx.Attempt) error {
 func (s *Server) afterJob(j *job, a redisx.Attempt, err error, took time.Duration, log *slog.Logger) error {
 	var rl *ghclient.RateLimitError
 	outcome := "ok"
-	defer func() { s.metrics.durable.run.WithLabelValues(j.kind, outcome).Observe(took.Seconds()) }()
+	defer func() { s.metrics.durable.run.WithLabelValues(j.Kind, outcome).Observe(took.Seconds()) }()
 	switch {
 	case err == nil:
 		return nil
@@ -229,22 +229,22 @@ func (s *Server) afterJob(j *job, a redisx.Attempt, err error, took time.Duratio
 		// more keeps the run after the reset; the jitter spreads the jobs
 		// that the same limit stopped.
 		wait := max(rl.Until.Sub(s.cfg.Now()), 0) + time.Second + jitter(time.Second)
-		s.metrics.durable.retries.WithLabelValues(j.kind, "rate_limited").Inc()
+		s.metrics.durable.retries.WithLabelValues(j.Kind, "rate_limited").Inc()
 		log.Warn("job deferred: GitHub rate-limited it; it runs again once the limit resets", "retry_in", wait.String(), "secondary", rl.Secondary, "error", err)
 		return redisx.Defer(wait, "rate_limited", err)
 	case errors.Is(err, errPanicked):
 		outcome = "panic"
-		s.metrics.durable.failures.WithLabelValues(j.kind, "true").Inc()
+		s.metrics.durable.failures.WithLabelValues(j.Kind, "true").Inc()
 		return redisx.Permanent(err)
 	}
 	outcome = "error"
 	final := a.Final()
-	s.metrics.durable.failures.WithLabelValues(j.kind, strconv.FormatBool(final)).Inc()
+	s.metrics.durable.failures.WithLabelValues(j.Kind, strconv.FormatBool(final)).Inc()
 	if final {
 		log.Error("job failed for the last time: archived (reconcile recovers the work)", "failures", a.Failures+1, "error", err)
 		return err
 	}
-	s.metrics.durable.retries.WithLabelValues(j.kind, "error").Inc()
+	s.metrics.durable.retries.WithLabelValues(j.Kind, "error").Inc()
 	log.Warn("job failed: it is retried with backoff", "failures", a.Failures+1, "max_retry", a.MaxRetry, "error", err)
 	return err
 }
@@ -265,7 +265,7 @@ func (s *Server) runJob(ctx context.Context, j *job, log *slog.Logger) (err erro
 			log.Error("panic while handling a delivery: recovered (not retried; reconcile recovers the work)", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = fmt.Errorf("%w: %v", errPanicked, r)
 		}
-		s.metrics.handler.WithLabelValues(j.event, outcome).Observe(time.Since(start).Seconds())
+		s.metrics.handler.WithLabelValues(j.Event, outcome).Observe(time.Since(start).Seconds())
 		if s.onJobDone != nil {
 			s.onJobDone(j, outcome)
 		}

@@ -60,7 +60,7 @@ func fill(t *testing.T, v reflect.Value, name string) {
 		}
 		v.Set(s)
 	default:
-		t.Fatalf("field %s has a type (%s) the test cannot fill: teach fill, and jobWire, about it", name, v.Type())
+		t.Fatalf("field %s has a type (%s) the test cannot fill: teach fill about it", name, v.Type())
 	}
 }
 
@@ -72,7 +72,7 @@ func TestJobWireRoundTrip(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			var j job
 			fill(t, reflect.ValueOf(&j).Elem(), "job")
-			j.kind = kind
+			j.Kind = kind
 			b, err := encodeJob(&j)
 			if err != nil {
 				t.Fatal(err)
@@ -91,16 +91,36 @@ func TestJobWireRoundTrip(t *testing.T) {
 		labels []string
 	}{{"nil labels", nil}, {"no labels", []string{}}} {
 		t.Run(tt.name, func(t *testing.T) {
-			j := &job{kind: kindComment, installation: 1, labels: tt.labels}
+			j := &job{Kind: kindComment, Installation: 1, Labels: tt.labels}
 			b, _ := encodeJob(j)
 			got, err := decodeJob(b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (got.labels == nil) != (tt.labels == nil) || len(got.labels) != 0 {
-				t.Errorf("labels %#v became %#v", tt.labels, got.labels)
+			if (got.Labels == nil) != (tt.labels == nil) || len(got.Labels) != 0 {
+				t.Errorf("labels %#v became %#v", tt.labels, got.Labels)
 			}
 		})
+	}
+}
+
+// TestDecodeJobOfTheOldWire: a job queued by the phasegate before job
+// carried its own JSON tags (jobWire, lower-case comment keys) decodes to
+// the same job.
+func TestDecodeJobOfTheOldWire(t *testing.T) {
+	t.Parallel()
+	old := `{"v":1,"kind":"comment","delivery":"d-1","event":"issue_comment","action":"created","installation":7,` +
+		`"owner":"acme","repo":"shop","issue":5,"comment":{"id":42,"author":"alice","bot":true,"body":"/resolve D-001 approve"},` +
+		`"labels":[],"sender":"alice","replay_key":"comment acme/shop 42 created","enqueued":"2026-03-13T05:00:00Z"}`
+	want := job{Kind: kindComment, Delivery: "d-1", Event: "issue_comment", Action: "created", Installation: 7, Owner: "acme", Repo: "shop",
+		Issue: 5, Comment: decide.Comment{ID: 42, Author: "alice", Bot: true, Body: "/resolve D-001 approve"}, Labels: []string{},
+		Sender: "alice", ReplayKey: "comment acme/shop 42 created", Enqueued: time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)}
+	got, err := decodeJob([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*got, want) {
+		t.Errorf("got %#v\nwant %#v", *got, want)
 	}
 }
 
@@ -128,11 +148,11 @@ func TestTaskKey(t *testing.T) {
 		j    job
 		want string // the key but its input's digest
 	}{
-		{"commit", job{kind: kindPullRequest, owner: "Acme", repo: "Shop", pr: 3, sha: "ABC123"}, "pull_request:acme/shop:abc123"},
-		{"merge group", job{kind: kindMergeGroup, owner: "acme", repo: "shop", sha: "def"}, "merge_group:acme/shop:def"},
-		{"pull request without a head", job{kind: kindPullRequest, owner: "acme", repo: "shop", pr: 3}, "pull_request:acme/shop:pr-3"},
-		{"issue", job{kind: kindComment, owner: "acme", repo: "shop", issue: 9}, "comment:acme/shop:issue-9"},
-		{"nothing else", job{kind: kindInstallRepos, delivery: "d-1"}, "install_repos::delivery-d-1"},
+		{"commit", job{Kind: kindPullRequest, Owner: "Acme", Repo: "Shop", PR: 3, SHA: "ABC123"}, "pull_request:acme/shop:abc123"},
+		{"merge group", job{Kind: kindMergeGroup, Owner: "acme", Repo: "shop", SHA: "def"}, "merge_group:acme/shop:def"},
+		{"pull request without a head", job{Kind: kindPullRequest, Owner: "acme", Repo: "shop", PR: 3}, "pull_request:acme/shop:pr-3"},
+		{"issue", job{Kind: kindComment, Owner: "acme", Repo: "shop", Issue: 9}, "comment:acme/shop:issue-9"},
+		{"nothing else", job{Kind: kindInstallRepos, Delivery: "d-1"}, "install_repos::delivery-d-1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,29 +172,29 @@ func TestTaskKey(t *testing.T) {
 // replay key and arrival; anything else the job acts on keeps them apart.
 func TestTaskKeyIsTheInput(t *testing.T) {
 	t.Parallel()
-	push := job{kind: kindCheck, event: "push", delivery: "d-1", installation: 7, owner: "acme", repo: "shop",
-		sha: sha1st, base: sha2nd, ref: "refs/heads/loosen", sender: "agent-bot", pusher: "agent-bot",
-		enqueued: time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)}
+	push := job{Kind: kindCheck, Event: "push", Delivery: "d-1", Installation: 7, Owner: "acme", Repo: "shop",
+		SHA: sha1st, Base: sha2nd, Ref: "refs/heads/loosen", Sender: "agent-bot", Pusher: "agent-bot",
+		Enqueued: time.Date(2026, 3, 13, 5, 0, 0, 0, time.UTC)}
 	pull := push
-	pull.event, pull.action, pull.pr, pull.ref = "pull_request", "opened", 4, "loosen"
+	pull.Event, pull.Action, pull.PR, pull.Ref = "pull_request", "opened", 4, "loosen"
 	tests := []struct {
 		name string
 		edit func(j *job)
 		same bool
 	}{
 		{name: "another delivery of it", same: true, edit: func(j *job) {
-			j.delivery, j.replayKey, j.enqueued = "d-2", "replay", j.enqueued.Add(time.Hour)
+			j.Delivery, j.ReplayKey, j.Enqueued = "d-2", "replay", j.Enqueued.Add(time.Hour)
 		}},
 		{name: "its pull request opened", edit: func(j *job) { *j = pull }},
-		{name: "a pull request", edit: func(j *job) { j.pr = 4 }},
-		{name: "another base", edit: func(j *job) { j.base = sha1st }},
-		{name: "no base", edit: func(j *job) { j.base = "" }},
-		{name: "from a fork", edit: func(j *job) { j.fork = "mallory/shop" }},
-		{name: "another branch", edit: func(j *job) { j.ref = "refs/heads/main" }},
-		{name: "another pusher", edit: func(j *job) { j.pusher = "mallory" }},
-		{name: "a re-run asked", edit: func(j *job) { j.event, j.action = "check_run", "rerequested" }},
-		{name: "another action", edit: func(j *job) { j.action = "synchronize" }},
-		{name: "another installation", edit: func(j *job) { j.installation = 8 }},
+		{name: "a pull request", edit: func(j *job) { j.PR = 4 }},
+		{name: "another base", edit: func(j *job) { j.Base = sha1st }},
+		{name: "no base", edit: func(j *job) { j.Base = "" }},
+		{name: "from a fork", edit: func(j *job) { j.Fork = "mallory/shop" }},
+		{name: "another branch", edit: func(j *job) { j.Ref = "refs/heads/main" }},
+		{name: "another pusher", edit: func(j *job) { j.Pusher = "mallory" }},
+		{name: "a re-run asked", edit: func(j *job) { j.Event, j.Action = "check_run", "rerequested" }},
+		{name: "another action", edit: func(j *job) { j.Action = "synchronize" }},
+		{name: "another installation", edit: func(j *job) { j.Installation = 8 }},
 	}
 	key := func(j job) string {
 		k, err := j.taskKey()

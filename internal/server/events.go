@@ -26,49 +26,52 @@ const (
 	kindCheck        = "check"         // a commit to check: pull_request, push, merge_group, check_suite, check_run, pull_request_review
 )
 
-// job is one accepted delivery, queued for a worker.
+// job is one accepted delivery, queued for a worker. The durable queue
+// carries it as JSON (encodeJob): every field but the in-memory queue's
+// element.
 type job struct {
-	kind         string
-	delivery     string
-	event        string
-	action       string
-	installation int64
-	account      string // installation events
-	owner, repo  string
-	issue        int
-	comment      decide.Comment
-	labels       []string // the issue's labels in the payload (nil: none listed)
-	sender       string
-	senderType   string
-	pr           int
-	sha          string
-	state        string
-	description  string
-	repos        []repoRef
-	targetURL    string // merge_group: the Details link of the status (the commit's page)
-	base         string // check: the commit the change is measured from ("": none)
-	baseRef      string // check: the branch of base (the pull request's base branch, the pushed branch)
-	ref          string // check: the branch pushed (the pull request's head branch)
-	fork         string // check: the head repository of a pull request from a fork
-	repoURL      string // check: the repository's html_url
-	pusher       string // check: push's pusher, pull request's author
-	commentURL   string // issue_comment: the comment's html_url
-	// replayKey names what the signed body is about (issue_comment: the
+	Kind         string         `json:"kind"`
+	Delivery     string         `json:"delivery"`
+	Event        string         `json:"event"`
+	Action       string         `json:"action,omitempty"`
+	Installation int64          `json:"installation"`
+	Account      string         `json:"account,omitempty"` // installation events
+	Owner        string         `json:"owner,omitempty"`
+	Repo         string         `json:"repo,omitempty"`
+	Issue        int            `json:"issue,omitempty"`
+	Comment      decide.Comment `json:"comment"`
+	Labels       []string       `json:"labels"` // the issue's labels in the payload (nil: none listed, apart from [])
+	Sender       string         `json:"sender,omitempty"`
+	SenderType   string         `json:"sender_type,omitempty"`
+	PR           int            `json:"pr,omitempty"`
+	SHA          string         `json:"sha,omitempty"`
+	State        string         `json:"state,omitempty"`
+	Description  string         `json:"description,omitempty"`
+	Repos        []repoRef      `json:"repos,omitempty"`
+	TargetURL    string         `json:"target_url,omitempty"`  // merge_group: the Details link of the status (the commit's page)
+	Base         string         `json:"base,omitempty"`        // check: the commit the change is measured from ("": none)
+	BaseRef      string         `json:"base_ref,omitempty"`    // check: the branch of base (the pull request's base branch, the pushed branch)
+	Ref          string         `json:"ref,omitempty"`         // check: the branch pushed (the pull request's head branch)
+	Fork         string         `json:"fork,omitempty"`        // check: the head repository of a pull request from a fork
+	RepoURL      string         `json:"repo_url,omitempty"`    // check: the repository's html_url
+	Pusher       string         `json:"pusher,omitempty"`      // check: push's pusher, pull request's author
+	CommentURL   string         `json:"comment_url,omitempty"` // issue_comment: the comment's html_url
+	// ReplayKey names what the signed body is about (issue_comment: the
 	// comment, the action, an edit's updated_at), recorded in the Seen
 	// store next to the delivery ID: the X-GitHub-Delivery header is not
 	// signed, so a captured body re-sent with a fresh ID is still a
 	// replay. "" when the kind has none.
-	replayKey string
+	ReplayKey string    `json:"replay_key,omitempty"`
+	Enqueued  time.Time `json:"enqueued"`
 
-	enqueued time.Time
-	elem     *list.Element
+	elem *list.Element
 }
 
 func (j *job) repository() string {
-	if j.owner == "" {
+	if j.Owner == "" {
 		return ""
 	}
-	return j.owner + "/" + j.repo
+	return j.Owner + "/" + j.Repo
 }
 
 type user struct {
@@ -121,11 +124,7 @@ func (r repoRef) ownerName() (string, string, bool) {
 	return o, n, ok && validName(o) && validName(n)
 }
 
-// payload is the part of a webhook payload phasegate reads. An
-// issue_comment's is decoded by decodeCommentPayload (commentjson.go),
-// which must fill it exactly as encoding/json does: a field added to the
-// types it fills must be added there too (FuzzDecodeCommentPayload fails
-// until it is).
+// payload is the part of a webhook payload phasegate reads.
 type payload struct {
 	Action       string            `json:"action"`
 	Installation *installationJSON `json:"installation"`
@@ -221,13 +220,15 @@ type checkSuite struct {
 // errMalformed marks a payload that lacks what its event must carry (400).
 var errMalformed = errors.New("malformed payload")
 
-// jsonUnmarshal decodes a verified body into p with encoding/json; an
-// error is a malformed payload.
-func jsonUnmarshal(body []byte, p *payload) error {
+// decodePayload decodes a verified body with encoding/json (which
+// validates the whole body, nesting at most 10,000 deep, before it fills
+// p); an error is a malformed payload.
+func decodePayload(body []byte) (*payload, error) {
+	p := new(payload)
 	if err := json.Unmarshal(body, p); err != nil {
-		return fmt.Errorf("%w: %v", errMalformed, err)
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
 	}
-	return nil
+	return p, nil
 }
 
 // jsonObject reports whether body is one valid JSON object.
@@ -332,8 +333,7 @@ type ignored string
 // classify maps a verified delivery to a job, or to the reason it is
 // ignored. identity is the App's login when known ("" before it is): with
 // it, phasegate's own comments and statuses are ignored here; without it,
-// the worker checks. It may write into body (an issue_comment's text is
-// unescaped where it lies), which the job's strings may then share.
+// the worker checks.
 func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
 	switch event {
 	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group",
@@ -346,7 +346,7 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		}
 		return nil, ignored("event " + clip(event) + " is not handled"), nil
 	}
-	p, err := decodePayload(event, body)
+	p, err := decodePayload(body)
 	if err != nil {
 		return nil, "", err
 	}
@@ -388,16 +388,16 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 // installation, its account, the sender and the repository, named by its
 // owner and name or else by its full name.
 func newJob(event, delivery string, p *payload) *job {
-	j := &job{event: event, delivery: delivery, action: p.Action, installation: p.Installation.ID,
-		sender: p.Sender.Login, senderType: p.Sender.Type}
+	j := &job{Event: event, Delivery: delivery, Action: p.Action, Installation: p.Installation.ID,
+		Sender: p.Sender.Login, SenderType: p.Sender.Type}
 	if p.Installation.Account != nil {
-		j.account = p.Installation.Account.Login
+		j.Account = p.Installation.Account.Login
 	}
 	if p.Repository != nil {
-		j.owner, j.repo = p.Repository.Owner.Login, p.Repository.Name
-		if j.owner == "" || j.repo == "" {
+		j.Owner, j.Repo = p.Repository.Owner.Login, p.Repository.Name
+		if j.Owner == "" || j.Repo == "" {
 			if o, n, ok := (repoRef{FullName: p.Repository.FullName}).ownerName(); ok {
-				j.owner, j.repo = o, n
+				j.Owner, j.Repo = o, n
 			}
 		}
 	}
@@ -407,11 +407,11 @@ func newJob(event, delivery string, p *payload) *job {
 // needRepo checks that the delivery names a repository, and one whose
 // owner and name GitHub would accept.
 func (j *job) needRepo() error {
-	if j.owner == "" || j.repo == "" {
-		return fmt.Errorf("%w: %s without a repository", errMalformed, j.event)
+	if j.Owner == "" || j.Repo == "" {
+		return fmt.Errorf("%w: %s without a repository", errMalformed, j.Event)
 	}
-	if !validName(j.owner) || !validName(j.repo) {
-		return fmt.Errorf("%w: %s names a repository that GitHub would not (%q)", errMalformed, j.event, clip(j.owner+"/"+j.repo))
+	if !validName(j.Owner) || !validName(j.Repo) {
+		return fmt.Errorf("%w: %s names a repository that GitHub would not (%q)", errMalformed, j.Event, clip(j.Owner+"/"+j.Repo))
 	}
 	return nil
 }
@@ -432,38 +432,38 @@ func (j *job) fromComment(p *payload, identity string) (ignored, error) {
 	if p.Issue == nil || p.Issue.Number <= 0 || p.Comment == nil || p.Comment.ID <= 0 {
 		return "", fmt.Errorf("%w: issue_comment without an issue or a comment", errMalformed)
 	}
-	j.issue = p.Issue.Number
+	j.Issue = p.Issue.Number
 	if p.Issue.Labels != nil {
-		j.labels = []string{}
+		j.Labels = []string{}
 		for _, l := range p.Issue.Labels {
-			j.labels = append(j.labels, l.Name)
+			j.Labels = append(j.Labels, l.Name)
 		}
 	}
-	j.comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
-	j.commentURL = p.Comment.HTMLURL
+	j.Comment = decide.Comment{ID: p.Comment.ID, Author: p.Comment.User.Login, Bot: p.Comment.User.Type == "Bot", Body: p.Comment.Body}
+	j.CommentURL = p.Comment.HTMLURL
 	switch p.Action {
 	case "created":
-		if isSelf(identity, j.comment.Author) {
+		if isSelf(identity, j.Comment.Author) {
 			return "phasegate's own comment", nil
 		}
 		// A cheap test routes it; the worker parses (decide.HandleComment
 		// renders the Markdown to keep only what a reader sees), off the
 		// acknowledgement path.
-		if !command.MayHold(j.comment.Body) {
+		if !command.MayHold(j.Comment.Body) {
 			return "no command in the comment", nil
 		}
-		j.kind = kindComment
+		j.Kind = kindComment
 	case "edited", "deleted":
 		// Only phasegate's own comments matter; without the identity
 		// yet, any bot's comment is checked by the worker.
-		if identity != "" && !isSelf(identity, j.comment.Author) || identity == "" && !j.comment.Bot {
+		if identity != "" && !isSelf(identity, j.Comment.Author) || identity == "" && !j.Comment.Bot {
 			return ignored("comment " + clip(p.Action) + ": not phasegate's"), nil
 		}
-		j.kind = kindTamper
+		j.Kind = kindTamper
 	default:
 		return ignored("comment " + clip(p.Action)), nil
 	}
-	j.replayKey = commentReplayKey(j.repository(), j.comment.ID, p.Action, p.Comment.UpdatedAt)
+	j.ReplayKey = commentReplayKey(j.repository(), j.Comment.ID, p.Action, p.Comment.UpdatedAt)
 	return "", nil
 }
 
@@ -497,28 +497,27 @@ func (j *job) fromPullRequest(p *payload, body []byte) (ignored, error) {
 	default:
 		return ignored("pull request " + clip(p.Action)), nil
 	}
-	j.pr = p.Number
+	j.PR = p.Number
 	if p.PullRequest != nil {
-		if j.pr <= 0 {
-			j.pr = p.PullRequest.Number
+		if j.PR <= 0 {
+			j.PR = p.PullRequest.Number
 		}
-		j.sha = p.PullRequest.Head.SHA
+		j.SHA = p.PullRequest.Head.SHA
 	}
-	if j.pr <= 0 {
+	if j.PR <= 0 {
 		return "", fmt.Errorf("%w: pull_request without a number", errMalformed)
 	}
-	if j.sha != "" && !hexSHA(j.sha) {
-		return "", fmt.Errorf("%w: pull_request.head.sha is not a commit sha (%q)", errMalformed, clip(j.sha))
+	if j.SHA != "" && !hexSHA(j.SHA) {
+		return "", fmt.Errorf("%w: pull_request.head.sha is not a commit sha (%q)", errMalformed, clip(j.SHA))
 	}
-	j.sha = strings.ToLower(j.sha)
-	j.kind = kindCheck
+	j.SHA = strings.ToLower(j.SHA)
+	j.Kind = kindCheck
 	j.checkFromPull(p)
 	return "", nil
 }
 
 // baseChanged reports whether a pull_request edited body has
-// changes.base: read apart from payload, whose "changes" would make every
-// edited issue_comment leave decodeCommentPayload's one pass.
+// changes.base.
 func baseChanged(body []byte) bool {
 	var ed struct {
 		Changes struct {
@@ -543,11 +542,11 @@ func (j *job) fromStatus(p *payload, identity string) (ignored, error) {
 	if p.SHA == "" {
 		return "", fmt.Errorf("%w: status without a sha", errMalformed)
 	}
-	j.sha, j.state = p.SHA, p.State
+	j.SHA, j.State = p.SHA, p.State
 	if p.Description != nil {
-		j.description = *p.Description
+		j.Description = *p.Description
 	}
-	j.kind = kindStatus
+	j.Kind = kindStatus
 	return "", nil
 }
 
@@ -563,17 +562,17 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 	if !hexSHA(p.MergeGroup.HeadSHA) {
 		return "", fmt.Errorf("%w: merge_group.head_sha is not a commit sha (%q)", errMalformed, clip(p.MergeGroup.HeadSHA))
 	}
-	j.sha = strings.ToLower(p.MergeGroup.HeadSHA)
+	j.SHA = strings.ToLower(p.MergeGroup.HeadSHA)
 	// The Details link: the merge group's commit, on the repository's
 	// page GitHub names (its html_url).
-	j.repoURL = repoURL(p)
-	if j.repoURL != "" {
-		j.targetURL = j.repoURL + "/commit/" + j.sha
+	j.RepoURL = repoURL(p)
+	if j.RepoURL != "" {
+		j.TargetURL = j.RepoURL + "/commit/" + j.SHA
 	}
 	if hexSHA(p.MergeGroup.BaseSHA) {
-		j.base, j.baseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
+		j.Base, j.BaseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
 	}
-	j.kind = kindCheck
+	j.Kind = kindCheck
 	return "", nil
 }
 
@@ -582,9 +581,9 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 func (j *job) fromInstallation(p *payload) ignored {
 	switch p.Action {
 	case "created", "unsuspend":
-		j.kind, j.repos = kindInstallRepos, p.Repositories
+		j.Kind, j.Repos = kindInstallRepos, p.Repositories
 	case "deleted", "suspend":
-		j.kind, j.repos = kindUninstall, p.Repositories
+		j.Kind, j.Repos = kindUninstall, p.Repositories
 	default:
 		return ignored("installation " + clip(p.Action))
 	}
@@ -596,9 +595,9 @@ func (j *job) fromInstallation(p *payload) ignored {
 func (j *job) fromInstallationRepos(p *payload) ignored {
 	switch p.Action {
 	case "added":
-		j.kind, j.repos = kindInstallRepos, p.RepositoriesAdded
+		j.Kind, j.Repos = kindInstallRepos, p.RepositoriesAdded
 	case "removed":
-		j.kind, j.repos = kindUninstall, p.RepositoriesRemoved
+		j.Kind, j.Repos = kindUninstall, p.RepositoriesRemoved
 	default:
 		return ignored("installation_repositories " + clip(p.Action))
 	}

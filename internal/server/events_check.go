@@ -60,17 +60,17 @@ func repoURL(p *payload) string {
 // checkFromPull fills what checking a pull request's head needs from the
 // payload: its base, branch, author, and the fork it comes from.
 func (j *job) checkFromPull(p *payload) {
-	j.repoURL = repoURL(p)
+	j.RepoURL = repoURL(p)
 	pr := p.PullRequest
 	if pr == nil {
 		return
 	}
 	if hexSHA(pr.Base.SHA) {
-		j.base, j.baseRef = strings.ToLower(pr.Base.SHA), pr.Base.Ref
+		j.Base, j.BaseRef = strings.ToLower(pr.Base.SHA), pr.Base.Ref
 	}
-	j.ref, j.pusher = pr.Head.Ref, pr.User.Login
-	if pr.Head.Repo != nil && !strings.EqualFold(pr.Head.Repo.FullName, j.owner+"/"+j.repo) {
-		j.fork = pr.Head.Repo.FullName
+	j.Ref, j.Pusher = pr.Head.Ref, pr.User.Login
+	if pr.Head.Repo != nil && !strings.EqualFold(pr.Head.Repo.FullName, j.Owner+"/"+j.Repo) {
+		j.Fork = pr.Head.Repo.FullName
 	}
 }
 
@@ -89,14 +89,14 @@ func (j *job) fromPush(p *payload) (ignored, error) {
 	if !hexSHA(p.After) {
 		return "", fmt.Errorf("%w: push.after is not a commit sha (%q)", errMalformed, clip(p.After))
 	}
-	j.sha, j.ref, j.repoURL = strings.ToLower(p.After), p.Ref, repoURL(p)
+	j.SHA, j.Ref, j.RepoURL = strings.ToLower(p.After), p.Ref, repoURL(p)
 	if hexSHA(p.Before) && strings.Trim(p.Before, "0") != "" {
-		j.base, j.baseRef = strings.ToLower(p.Before), p.Ref
+		j.Base, j.BaseRef = strings.ToLower(p.Before), p.Ref
 	}
 	if p.Pusher != nil {
-		j.pusher = p.Pusher.Name
+		j.Pusher = p.Pusher.Name
 	}
-	j.kind = kindCheck
+	j.Kind = kindCheck
 	return "", nil
 }
 
@@ -107,7 +107,7 @@ func (j *job) fromCheckSuite(p *payload) (ignored, error) {
 		return "", err
 	}
 	cs := p.CheckSuite
-	if j.event == "check_run" {
+	if j.Event == "check_run" {
 		if p.Action != "rerequested" {
 			return ignored("check run " + clip(p.Action)), nil
 		}
@@ -119,16 +119,16 @@ func (j *job) fromCheckSuite(p *payload) (ignored, error) {
 		return ignored("check suite " + clip(p.Action)), nil
 	}
 	if !hexSHA(cs.HeadSHA) {
-		return "", fmt.Errorf("%w: %s head_sha is not a commit sha (%q)", errMalformed, j.event, clip(cs.HeadSHA))
+		return "", fmt.Errorf("%w: %s head_sha is not a commit sha (%q)", errMalformed, j.Event, clip(cs.HeadSHA))
 	}
-	j.sha, j.repoURL = strings.ToLower(cs.HeadSHA), repoURL(p)
+	j.SHA, j.RepoURL = strings.ToLower(cs.HeadSHA), repoURL(p)
 	if cs.HeadBranch != "" {
-		j.ref = "refs/heads/" + cs.HeadBranch
+		j.Ref = "refs/heads/" + cs.HeadBranch
 	}
 	if hexSHA(cs.Before) && strings.Trim(cs.Before, "0") != "" {
-		j.base, j.baseRef = strings.ToLower(cs.Before), j.ref
+		j.Base, j.BaseRef = strings.ToLower(cs.Before), j.Ref
 	}
-	j.kind = kindCheck
+	j.Kind = kindCheck
 	return "", nil
 }
 
@@ -144,11 +144,11 @@ func (j *job) fromReview(p *payload) (ignored, error) {
 	default:
 		return ignored("pull request review " + clip(p.Action)), nil
 	}
-	j.pr, j.sha = p.PullRequest.Number, strings.ToLower(p.PullRequest.Head.SHA)
-	if j.pr <= 0 || !hexSHA(j.sha) {
+	j.PR, j.SHA = p.PullRequest.Number, strings.ToLower(p.PullRequest.Head.SHA)
+	if j.PR <= 0 || !hexSHA(j.SHA) {
 		return "", fmt.Errorf("%w: pull_request_review without a pull request number or head", errMalformed)
 	}
 	j.checkFromPull(p)
-	j.kind = kindCheck
+	j.Kind = kindCheck
 	return "", nil
 }

@@ -135,12 +135,12 @@ func TestClassifyCheckEvents(t *testing.T) {
 			case j == nil:
 				t.Fatalf("ignored: %s", why)
 			}
-			got := checkJobWant{kind: j.kind, pr: j.pr, sha: j.sha, base: j.base, baseRef: j.baseRef, ref: j.ref, pusher: j.pusher, fork: j.fork, repoURL: j.repoURL}
+			got := checkJobWant{kind: j.Kind, pr: j.PR, sha: j.SHA, base: j.Base, baseRef: j.BaseRef, ref: j.Ref, pusher: j.Pusher, fork: j.Fork, repoURL: j.RepoURL}
 			if got != tt.want {
 				t.Fatalf("job %+v\nwant %+v", got, tt.want)
 			}
-			if j.owner != owner || j.repo != repo || j.installation != installation {
-				t.Fatalf("job names %s/%s (installation %d)", j.owner, j.repo, j.installation)
+			if j.Owner != owner || j.Repo != repo || j.Installation != installation {
+				t.Fatalf("job names %s/%s (installation %d)", j.Owner, j.Repo, j.Installation)
 			}
 		})
 	}

@@ -47,7 +47,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add("issue_comment", []byte(`{"action":"created","installation":{"id":1},"repository":{"full_name":"a/../b"},"issue":{"number":1},"comment":{"id":1,"body":"/resolve D-001 approve"}}`), "")
 	f.Add("status", []byte(`{"context":"phasegate/decisions","sha":"x","installation":{"id":1},"repository":{"name":"r\n","owner":{"login":"o"}}}`), "")
 	f.Fuzz(func(t *testing.T, event string, body []byte, identity string) {
-		j, why, err := classify(event, "fuzz", bytes.Clone(body), identity) // classify may write into the body
+		j, why, err := classify(event, "fuzz", body, identity)
 		switch {
 		case err != nil:
 			if !errors.Is(err, errMalformed) {
@@ -57,39 +57,39 @@ func FuzzClassify(f *testing.F) {
 				t.Fatal("an error with a job or a reason")
 			}
 		case j != nil:
-			if why != "" || j.kind == "" || j.installation <= 0 {
+			if why != "" || j.Kind == "" || j.Installation <= 0 {
 				t.Fatalf("job %+v, reason %q", j, why)
 			}
-			if j.owner != "" && (!validName(j.owner) || !validName(j.repo)) {
-				t.Fatalf("job for a repository GitHub could not name: %q/%q", j.owner, j.repo)
+			if j.Owner != "" && (!validName(j.Owner) || !validName(j.Repo)) {
+				t.Fatalf("job for a repository GitHub could not name: %q/%q", j.Owner, j.Repo)
 			}
-			switch j.kind {
+			switch j.Kind {
 			case kindComment, kindTamper:
-				if j.issue <= 0 || j.comment.ID <= 0 || j.owner == "" {
+				if j.Issue <= 0 || j.Comment.ID <= 0 || j.Owner == "" {
 					t.Fatalf("comment job %+v", j)
 				}
 			case kindPullRequest:
-				if j.pr <= 0 || j.owner == "" {
+				if j.PR <= 0 || j.Owner == "" {
 					t.Fatalf("pull request job %+v", j)
 				}
 			case kindCheck:
 				// Its commit goes into API paths: a full sha, or (a pull
 				// request's) read from the API.
-				if j.owner == "" || (j.sha == "" && j.pr <= 0) || (j.sha != "" && (!hexSHA(j.sha) || j.sha != strings.ToLower(j.sha))) {
+				if j.Owner == "" || (j.SHA == "" && j.PR <= 0) || (j.SHA != "" && (!hexSHA(j.SHA) || j.SHA != strings.ToLower(j.SHA))) {
 					t.Fatalf("check job %+v", j)
 				}
 			case kindStatus:
-				if j.sha == "" || j.owner == "" {
+				if j.SHA == "" || j.Owner == "" {
 					t.Fatalf("status job %+v", j)
 				}
 			case kindInstallRepos, kindUninstall:
 				// Only an installation event's shape: its account, no
 				// repository of a repository event.
-				if j.account == "" || j.owner != "" {
+				if j.Account == "" || j.Owner != "" {
 					t.Fatalf("installation job from a body that is not an installation event's: %+v", j)
 				}
 			}
-			for _, r := range j.repos {
+			for _, r := range j.Repos {
 				if o, n, ok := r.ownerName(); ok && (!validName(o) || !validName(n)) {
 					t.Fatalf("repository %q", r.FullName)
 				}

@@ -263,7 +263,7 @@ func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	s.onJobDone = func(j *job, outcome string) { h.done <- jobDone{kind: j.kind, delivery: j.delivery, outcome: outcome} }
+	s.onJobDone = func(j *job, outcome string) { h.done <- jobDone{kind: j.Kind, delivery: j.Delivery, outcome: outcome} }
 	h.srv = s
 	t.Cleanup(func() {
 		if strings.Contains(h.logs.String(), "PRIVATE KEY") || strings.Contains(h.logs.String(), string(testSecret)) {

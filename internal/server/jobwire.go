@@ -9,117 +9,42 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/phasegate/phasegate/internal/decide"
 )
 
-// jobWireVersion is the version of jobWire: a replica refuses (and the
-// queue archives) a task of another version rather than misread it.
-const jobWireVersion = 1
+// jobVersion is the version of a queued job's JSON: a replica refuses
+// (and the queue archives) a task of another version rather than misread
+// it.
+const jobVersion = 1
 
-// jobWire is a job as the durable queue carries it (JSON): every field of
-// job but the in-memory queue's element. A field added to job must be
-// added here too (TestJobWireRoundTrip fails until it is).
-type jobWire struct {
-	V            int           `json:"v"`
-	Kind         string        `json:"kind"`
-	Delivery     string        `json:"delivery"`
-	Event        string        `json:"event"`
-	Action       string        `json:"action,omitempty"`
-	Installation int64         `json:"installation"`
-	Account      string        `json:"account,omitempty"`
-	Owner        string        `json:"owner,omitempty"`
-	Repo         string        `json:"repo,omitempty"`
-	Issue        int           `json:"issue,omitempty"`
-	Comment      commentWire   `json:"comment"`
-	Labels       []string      `json:"labels"` // null and [] differ: nil is "none listed"
-	Sender       string        `json:"sender,omitempty"`
-	SenderType   string        `json:"sender_type,omitempty"`
-	PR           int           `json:"pr,omitempty"`
-	SHA          string        `json:"sha,omitempty"`
-	State        string        `json:"state,omitempty"`
-	Description  string        `json:"description,omitempty"`
-	Repos        []repoRefWire `json:"repos,omitempty"`
-	TargetURL    string        `json:"target_url,omitempty"`
-	CommentURL   string        `json:"comment_url,omitempty"`
-	ReplayKey    string        `json:"replay_key,omitempty"`
-	Base         string        `json:"base,omitempty"`
-	BaseRef      string        `json:"base_ref,omitempty"`
-	Ref          string        `json:"ref,omitempty"`
-	Fork         string        `json:"fork,omitempty"`
-	RepoURL      string        `json:"repo_url,omitempty"`
-	Pusher       string        `json:"pusher,omitempty"`
-	Enqueued     time.Time     `json:"enqueued"`
-}
-
-type commentWire struct {
-	ID     int64  `json:"id,omitempty"`
-	Author string `json:"author,omitempty"`
-	Bot    bool   `json:"bot,omitempty"`
-	Body   string `json:"body,omitempty"`
-}
-
-type repoRefWire struct {
-	ID       int64  `json:"id,omitempty"`
-	Name     string `json:"name,omitempty"`
-	FullName string `json:"full_name,omitempty"`
+// versioned is a job as the durable queue carries it: its JSON and the
+// version.
+type versioned struct {
+	V int `json:"v"`
+	*job
 }
 
 // encodeJob is j's JSON for the durable queue.
 func encodeJob(j *job) ([]byte, error) {
-	b, err := json.Marshal(j.wire())
+	b, err := json.Marshal(versioned{jobVersion, j})
 	if err != nil {
-		return nil, fmt.Errorf("encoding the job of delivery %s: %w", j.delivery, err)
+		return nil, fmt.Errorf("encoding the job of delivery %s: %w", j.Delivery, err)
 	}
 	return b, nil
 }
 
-// wire is j as the durable queue carries it.
-func (j *job) wire() jobWire {
-	w := jobWire{
-		V: jobWireVersion, Kind: j.kind, Delivery: j.delivery, Event: j.event, Action: j.action,
-		Installation: j.installation, Account: j.account, Owner: j.owner, Repo: j.repo, Issue: j.issue,
-		Comment: commentWire{ID: j.comment.ID, Author: j.comment.Author, Bot: j.comment.Bot, Body: j.comment.Body},
-		Labels:  j.labels, Sender: j.sender, SenderType: j.senderType, PR: j.pr, SHA: j.sha, State: j.state,
-		Description: j.description, TargetURL: j.targetURL, CommentURL: j.commentURL, ReplayKey: j.replayKey, Enqueued: j.enqueued,
-		Base: j.base, BaseRef: j.baseRef, Ref: j.ref, Fork: j.fork, RepoURL: j.repoURL, Pusher: j.pusher,
-	}
-	if j.repos != nil {
-		w.Repos = make([]repoRefWire, len(j.repos))
-		for i, r := range j.repos {
-			w.Repos[i] = repoRefWire(r)
-		}
-	}
-	return w
-}
-
 // decodeJob is the job encodeJob encoded.
 func decodeJob(b []byte) (*job, error) {
-	var w jobWire
+	w := versioned{job: new(job)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("decoding a queued job: %w", err)
 	}
-	if w.V != jobWireVersion {
-		return nil, fmt.Errorf("decoding a queued job: version %d, this phasegate reads %d", w.V, jobWireVersion)
+	if w.V != jobVersion {
+		return nil, fmt.Errorf("decoding a queued job: version %d, this phasegate reads %d", w.V, jobVersion)
 	}
 	if w.Kind == "" || w.Installation <= 0 {
 		return nil, errors.New("decoding a queued job: no kind or installation")
 	}
-	j := &job{
-		kind: w.Kind, delivery: w.Delivery, event: w.Event, action: w.Action,
-		installation: w.Installation, account: w.Account, owner: w.Owner, repo: w.Repo, issue: w.Issue,
-		comment: decide.Comment{ID: w.Comment.ID, Author: w.Comment.Author, Bot: w.Comment.Bot, Body: w.Comment.Body},
-		labels:  w.Labels, sender: w.Sender, senderType: w.SenderType, pr: w.PR, sha: w.SHA, state: w.State,
-		description: w.Description, targetURL: w.TargetURL, commentURL: w.CommentURL, replayKey: w.ReplayKey, enqueued: w.Enqueued,
-		base: w.Base, baseRef: w.BaseRef, ref: w.Ref, fork: w.Fork, repoURL: w.RepoURL, pusher: w.Pusher,
-	}
-	if w.Repos != nil {
-		j.repos = make([]repoRef, len(w.Repos))
-		for i, r := range w.Repos {
-			j.repos[i] = repoRef(r)
-		}
-	}
-	return j, nil
+	return w.job, nil
 }
 
 // taskKey is the durable queue's key of j: kind:owner/repo:what:input,
@@ -135,32 +60,32 @@ func decodeJob(b []byte) (*job, error) {
 func (j *job) taskKey() (string, error) {
 	var what string
 	switch {
-	case j.sha != "":
-		what = strings.ToLower(j.sha)
-	case j.pr > 0:
-		what = "pr-" + strconv.Itoa(j.pr)
-	case j.issue > 0:
-		what = "issue-" + strconv.Itoa(j.issue)
+	case j.SHA != "":
+		what = strings.ToLower(j.SHA)
+	case j.PR > 0:
+		what = "pr-" + strconv.Itoa(j.PR)
+	case j.Issue > 0:
+		what = "issue-" + strconv.Itoa(j.Issue)
 	default:
-		what = "delivery-" + j.delivery
+		what = "delivery-" + j.Delivery
 	}
 	digest, err := j.inputDigest()
 	if err != nil {
 		return "", err
 	}
-	return j.kind + ":" + strings.ToLower(j.repository()) + ":" + what + ":" + digest, nil
+	return j.Kind + ":" + strings.ToLower(j.repository()) + ":" + what + ":" + digest, nil
 }
 
-// inputDigest is the hex SHA-256 of j's input: its wire form without what
+// inputDigest is the hex SHA-256 of j's input: its JSON without what
 // names the delivery rather than the work (its ID, replay key, arrival).
 // Every field of job is in it unless removed here, so a field added to job
-// (and to jobWire) keeps apart the deliveries it tells apart.
+// keeps apart the deliveries it tells apart.
 func (j *job) inputDigest() (string, error) {
-	w := j.wire()
-	w.Delivery, w.ReplayKey, w.Enqueued = "", "", time.Time{}
-	b, err := json.Marshal(w)
+	w := *j
+	w.Delivery, w.ReplayKey, w.Enqueued, w.elem = "", "", time.Time{}, nil
+	b, err := json.Marshal(&w)
 	if err != nil {
-		return "", fmt.Errorf("encoding the input of delivery %s: %w", j.delivery, err)
+		return "", fmt.Errorf("encoding the input of delivery %s: %w", j.Delivery, err)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil

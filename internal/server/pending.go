@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,11 +63,8 @@ type pendingIndex struct {
 	forget func(owner, repo string, issue int)
 }
 
-func newPendingIndex(max int, forget func(owner, repo string, issue int)) *pendingIndex {
-	if max <= 0 {
-		max = DefaultPendingIssues
-	}
-	return &pendingIndex{max: max, ll: list.New(), items: map[string]*list.Element{}, digests: map[string]string{}, forget: forget}
+func newPendingIndex(limit int, forget func(owner, repo string, issue int)) *pendingIndex {
+	return &pendingIndex{max: cmp.Or(max(limit, 0), DefaultPendingIssues), ll: list.New(), items: map[string]*list.Element{}, digests: map[string]string{}, forget: forget}
 }
 
 func issueKey(owner, repo string, issue int) string {

@@ -67,7 +67,7 @@ func (q *queue) release() {
 // push enqueues a job into a reserved slot.
 func (q *queue) push(j *job, now time.Time) {
 	q.mu.Lock()
-	j.enqueued = now
+	j.Enqueued = now
 	j.elem = q.waiting.PushBack(j)
 	q.mu.Unlock()
 	q.ch <- j
@@ -111,7 +111,7 @@ func (q *queue) stats(now time.Time) (waiting, inflight int, oldest time.Duratio
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if f := q.waiting.Front(); f != nil {
-		oldest = now.Sub(f.Value.(*job).enqueued)
+		oldest = now.Sub(f.Value.(*job).Enqueued)
 	}
 	return q.waiting.Len(), q.inflight, oldest
 }

@@ -39,16 +39,16 @@ func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installa
 		if ctx.Err() != nil || !hexSHA(pr.HeadSHA) {
 			continue
 		}
-		j := &job{kind: kindCheck, event: "reconcile", delivery: "reconcile", installation: installation, owner: owner, repo: repo,
-			pr: pr.Number, sha: strings.ToLower(pr.HeadSHA)}
-		done, err := s.checkedWith(ctx, gh, s.checkRequest(j, j.sha, &pr), blob)
+		j := &job{Kind: kindCheck, Event: "reconcile", Delivery: "reconcile", Installation: installation, Owner: owner, Repo: repo,
+			PR: pr.Number, SHA: strings.ToLower(pr.HeadSHA)}
+		done, err := s.checkedWith(ctx, gh, s.checkRequest(j, j.SHA, &pr), blob)
 		if err != nil {
 			return checked, err
 		}
 		if done {
 			continue
 		}
-		if err := s.checkCommit(ctx, gh, s.decider(log), j, log.With("pull_request", pr.Number)); err != nil {
+		if err := s.checkCommit(ctx, gh, s.decider(log, nil), j, log.With("pull_request", pr.Number)); err != nil {
 			return checked, err
 		}
 		checked++
@@ -73,14 +73,14 @@ func (s *Server) configPath() string {
 // its blob at the pushed commit is not the one at the commit before (a new
 // branch, or a blob that cannot be read, counts as changed).
 func (s *Server) configChanged(ctx context.Context, gh *ghclient.Client, j *job) bool {
-	if j.base == "" {
+	if j.Base == "" {
 		return true
 	}
-	before, err := checkjob.ConfigBlob(ctx, gh, j.owner, j.repo, s.configPath(), j.base)
+	before, err := checkjob.ConfigBlob(ctx, gh, j.Owner, j.Repo, s.configPath(), j.Base)
 	if err != nil {
 		return true
 	}
-	after, err := checkjob.ConfigBlob(ctx, gh, j.owner, j.repo, s.configPath(), j.sha)
+	after, err := checkjob.ConfigBlob(ctx, gh, j.Owner, j.Repo, s.configPath(), j.SHA)
 	return err != nil || after != before
 }
 

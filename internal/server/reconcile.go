@@ -216,7 +216,7 @@ func (s *Server) cutShort(log *slog.Logger, installation int64, b *passBudget, c
 // when its budget stopped it (the heads are then left for the next pass).
 func (s *Server) reconcileRepo(ctx context.Context, gh *ghclient.Client, b decide.Budget, installation int64, owner, name string, ilog *slog.Logger) (int, bool, *decide.CutShortError) {
 	rlog := ilog.With("repository", owner+"/"+name)
-	res, err := s.reconcileDecider(rlog, b).ReconcileRepo(ctx, gh, owner, name)
+	res, err := s.decider(rlog, b).ReconcileRepo(ctx, gh, owner, name)
 	s.metrics.threads.WithLabelValues("unchanged").Add(float64(res.Unchanged))
 	s.metrics.threads.WithLabelValues("reread").Add(float64(res.Reread))
 	var cut *decide.CutShortError

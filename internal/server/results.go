@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -136,10 +137,7 @@ type resultEntry struct {
 }
 
 func newResultStore(maxBytes int64, shared SharedResults) *resultStore {
-	if maxBytes <= 0 {
-		maxBytes = DefaultResultBytes
-	}
-	return &resultStore{shared: shared, max: maxBytes, ll: list.New(), items: map[string]*list.Element{}}
+	return &resultStore{shared: shared, max: cmp.Or(max(maxBytes, 0), DefaultResultBytes), ll: list.New(), items: map[string]*list.Element{}}
 }
 
 // put records a result in memory and in the shared store.

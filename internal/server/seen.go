@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"hash/maphash"
 	"sync"
@@ -47,16 +48,11 @@ type seenEntry struct {
 }
 
 // NewMemSeen returns a MemSeen that remembers an ID for ttl, and at most
-// max IDs (defaults DefaultSeenTTL and DefaultSeenMax when not positive).
-func NewMemSeen(ttl time.Duration, max int) *MemSeen {
-	if ttl <= 0 {
-		ttl = DefaultSeenTTL
-	}
-	if max <= 0 {
-		max = DefaultSeenMax
-	}
-	return &MemSeen{ttl: ttl, max: max, now: time.Now, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, zero: time.Now(),
-		ids: map[seenKey]int64{}, order: make([]seenEntry, 0, min(max, 1024))}
+// limit IDs (defaults DefaultSeenTTL and DefaultSeenMax when not positive).
+func NewMemSeen(ttl time.Duration, limit int) *MemSeen {
+	ttl, limit = cmp.Or(max(ttl, 0), DefaultSeenTTL), cmp.Or(max(limit, 0), DefaultSeenMax)
+	return &MemSeen{ttl: ttl, max: limit, now: time.Now, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, zero: time.Now(),
+		ids: map[seenKey]int64{}, order: make([]seenEntry, 0, min(limit, 1024))}
 }
 
 // SeenBefore implements Seen.

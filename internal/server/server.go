@@ -450,7 +450,7 @@ func (s *Server) waitReady(ctx context.Context) bool {
 func (s *Server) work(ctx context.Context) {
 	for j := range s.queue.ch {
 		s.queue.popped(j)
-		s.metrics.queueWait.Observe(s.cfg.Now().Sub(j.enqueued).Seconds())
+		s.metrics.queueWait.Observe(s.cfg.Now().Sub(j.Enqueued).Seconds())
 		if !s.waitReady(ctx) || ctx.Err() != nil {
 			s.metrics.dropped.Inc()
 			s.jobLogger(j).Warn("dropped at shutdown: not handled (reconcile recovers it)")

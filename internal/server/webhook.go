@@ -203,8 +203,8 @@ func (s *Server) enqueue(rs *responder, r *http.Request, j *job) {
 		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "shutting down")
 		return
 	case slotFull:
-		s.log.Warn("webhook refused: the queue is full (reconcile recovers it)", "delivery", j.delivery, "event", j.event,
-			"installation", j.installation, "repository", j.repository())
+		s.log.Warn("webhook refused: the queue is full (reconcile recovers it)", "delivery", j.Delivery, "event", j.Event,
+			"installation", j.Installation, "repository", j.repository())
 		rs.answer(http.StatusServiceUnavailable, resultQueueFull, "queue full")
 		return
 	}
@@ -217,7 +217,7 @@ func (s *Server) enqueue(rs *responder, r *http.Request, j *job) {
 	if !s.firstSeen(r.Context(), rs, j) {
 		return
 	}
-	if j.kind == kindInstallRepos {
+	if j.Kind == kindInstallRepos {
 		if ok, msg := s.allowInstallReconcile(r.Context(), j); !ok {
 			rs.answer(http.StatusOK, resultThrottled, "ignored: "+msg)
 			return
@@ -240,24 +240,24 @@ func (s *Server) firstSeen(ctx context.Context, rs *responder, j *job) bool {
 		ctx, cancel = context.WithTimeout(ctx, seenTimeout)
 		defer cancel()
 	}
-	dup, err := s.cfg.Seen.SeenBefore(ctx, j.delivery)
-	if err == nil && !dup && j.replayKey != "" {
-		if dup, err = s.cfg.Seen.SeenBefore(ctx, j.replayKey); err != nil {
-			s.forgetDelivery(ctx, j.delivery)
+	dup, err := s.cfg.Seen.SeenBefore(ctx, j.Delivery)
+	if err == nil && !dup && j.ReplayKey != "" {
+		if dup, err = s.cfg.Seen.SeenBefore(ctx, j.ReplayKey); err != nil {
+			s.forgetDelivery(ctx, j.Delivery)
 		} else if dup {
 			s.log.Warn("webhook dropped: its body was delivered before under another delivery ID (a replay?)",
-				"delivery", j.delivery, "event", j.event, "action", j.action, "repository", j.repository(), "comment", j.comment.ID)
+				"delivery", j.Delivery, "event", j.Event, "action", j.Action, "repository", j.repository(), "comment", j.Comment.ID)
 			rs.answer(http.StatusOK, resultDuplicate, "duplicate")
 			return false
 		}
 	}
 	if err != nil {
-		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", j.delivery, "event", j.event, "error", err)
+		s.log.Error("webhook refused: the seen-delivery store failed", "delivery", j.Delivery, "event", j.Event, "error", err)
 		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot check for replays now")
 		return false
 	}
 	if dup {
-		s.log.Info("webhook dropped: delivery seen before", "delivery", j.delivery, "event", j.event)
+		s.log.Info("webhook dropped: delivery seen before", "delivery", j.Delivery, "event", j.Event)
 		rs.answer(http.StatusOK, resultDuplicate, "duplicate")
 		return false
 	}
@@ -284,11 +284,11 @@ func parseSignature(header string) ([]byte, bool) {
 // forever, so a replay with fresh ids is refused here; the periodic
 // reconcile loop covers what a refused delivery would have done.
 func (s *Server) allowInstallReconcile(ctx context.Context, j *job) (bool, string) {
-	key := strconv.FormatInt(j.installation, 10)
+	key := strconv.FormatInt(j.Installation, 10)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), seenTimeout)
 	recent, err := s.cfg.InstallThrottle.SeenBefore(cctx, key)
 	cancel()
-	log := s.log.With("delivery", j.delivery, "event", j.event, "action", j.action, "installation", j.installation)
+	log := s.log.With("delivery", j.Delivery, "event", j.Event, "action", j.Action, "installation", j.Installation)
 	switch {
 	case err != nil:
 		log.Error("webhook not acted on: the installation reconcile limit cannot be checked (the reconcile loop covers it)", "error", err)

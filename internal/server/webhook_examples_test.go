@@ -215,34 +215,34 @@ func pushOutcome(e example, o exampleOutcome) exampleOutcome {
 // checkJob compares the job with what the payload holds.
 func checkJob(t *testing.T, e example, j *job) {
 	t.Helper()
-	if got := j.installation; got != num(e.raw, "installation", "id") {
+	if got := j.Installation; got != num(e.raw, "installation", "id") {
 		t.Errorf("installation %d, the payload's %d", got, num(e.raw, "installation", "id"))
 	}
 	if repo := at(e.raw, "repository"); repo != nil {
-		if j.owner != str(e.raw, "repository", "owner", "login") || j.repo != str(e.raw, "repository", "name") {
-			t.Errorf("repository %s/%s, the payload's %s", j.owner, j.repo, str(e.raw, "repository", "full_name"))
+		if j.Owner != str(e.raw, "repository", "owner", "login") || j.Repo != str(e.raw, "repository", "name") {
+			t.Errorf("repository %s/%s, the payload's %s", j.Owner, j.Repo, str(e.raw, "repository", "full_name"))
 		}
 	}
-	switch j.kind {
+	switch j.Kind {
 	case kindComment, kindTamper:
-		if int64(j.issue) != num(e.raw, "issue", "number") || j.comment.ID != num(e.raw, "comment", "id") {
-			t.Errorf("issue #%d comment %d, the payload's #%d comment %d", j.issue, j.comment.ID, num(e.raw, "issue", "number"), num(e.raw, "comment", "id"))
+		if int64(j.Issue) != num(e.raw, "issue", "number") || j.Comment.ID != num(e.raw, "comment", "id") {
+			t.Errorf("issue #%d comment %d, the payload's #%d comment %d", j.Issue, j.Comment.ID, num(e.raw, "issue", "number"), num(e.raw, "comment", "id"))
 		}
-		if j.comment.Body != str(e.raw, "comment", "body") || j.comment.Author != str(e.raw, "comment", "user", "login") {
-			t.Errorf("comment by %q %q, the payload's by %q", j.comment.Author, j.comment.Body, str(e.raw, "comment", "user", "login"))
+		if j.Comment.Body != str(e.raw, "comment", "body") || j.Comment.Author != str(e.raw, "comment", "user", "login") {
+			t.Errorf("comment by %q %q, the payload's by %q", j.Comment.Author, j.Comment.Body, str(e.raw, "comment", "user", "login"))
 		}
 	case kindCheck:
 		var want string
 		switch e.event {
 		case "pull_request":
 			want = str(e.raw, "pull_request", "head", "sha")
-			if int64(j.pr) != num(e.raw, "number") {
-				t.Errorf("pull request #%d, the payload's #%d", j.pr, num(e.raw, "number"))
+			if int64(j.PR) != num(e.raw, "number") {
+				t.Errorf("pull request #%d, the payload's #%d", j.PR, num(e.raw, "number"))
 			}
 		case "pull_request_review":
 			want = str(e.raw, "pull_request", "head", "sha")
-			if int64(j.pr) != num(e.raw, "pull_request", "number") {
-				t.Errorf("pull request #%d, the payload's #%d", j.pr, num(e.raw, "pull_request", "number"))
+			if int64(j.PR) != num(e.raw, "pull_request", "number") {
+				t.Errorf("pull request #%d, the payload's #%d", j.PR, num(e.raw, "pull_request", "number"))
 			}
 		case "merge_group":
 			want = str(e.raw, "merge_group", "head_sha")
@@ -253,16 +253,16 @@ func checkJob(t *testing.T, e example, j *job) {
 		case "check_run":
 			want = str(e.raw, "check_run", "head_sha")
 		}
-		if j.sha != strings.ToLower(want) {
-			t.Errorf("sha %s, the payload's head %s", j.sha, want)
+		if j.SHA != strings.ToLower(want) {
+			t.Errorf("sha %s, the payload's head %s", j.SHA, want)
 		}
 	case kindStatus:
-		if j.sha != str(e.raw, "sha") || j.state != str(e.raw, "state") {
-			t.Errorf("status %s at %s, the payload's %s at %s", j.state, j.sha, str(e.raw, "state"), str(e.raw, "sha"))
+		if j.SHA != str(e.raw, "sha") || j.State != str(e.raw, "state") {
+			t.Errorf("status %s at %s, the payload's %s at %s", j.State, j.SHA, str(e.raw, "state"), str(e.raw, "sha"))
 		}
 	case kindInstallRepos, kindUninstall:
-		if j.account != str(e.raw, "installation", "account", "login") {
-			t.Errorf("account %q, the payload's %q", j.account, str(e.raw, "installation", "account", "login"))
+		if j.Account != str(e.raw, "installation", "account", "login") {
+			t.Errorf("account %q, the payload's %q", j.Account, str(e.raw, "installation", "account", "login"))
 		}
 		key := "repositories"
 		if e.event == "installation_repositories" {
@@ -274,7 +274,7 @@ func checkJob(t *testing.T, e example, j *job) {
 			want = append(want, str(r.(map[string]any), "full_name"))
 		}
 		var got []string
-		for _, r := range j.repos {
+		for _, r := range j.Repos {
 			got = append(got, r.FullName)
 		}
 		if !slices.Equal(got, want) {
@@ -318,13 +318,13 @@ func TestWebhookExamples(t *testing.T) {
 			case err != nil:
 				t.Fatalf("refused: %v", err)
 			case want.kind == "" && j != nil:
-				t.Fatalf("accepted as %s, the table says ignored (%q)", j.kind, want.ignored)
+				t.Fatalf("accepted as %s, the table says ignored (%q)", j.Kind, want.ignored)
 			case want.kind == "" && !strings.Contains(string(why), want.ignored):
 				t.Fatalf("ignored %q, want %q", why, want.ignored)
 			case want.kind != "" && j == nil:
 				t.Fatalf("ignored %q, want a %s job", why, want.kind)
-			case want.kind != "" && j.kind != want.kind:
-				t.Fatalf("a %s job, want %s", j.kind, want.kind)
+			case want.kind != "" && j.Kind != want.kind:
+				t.Fatalf("a %s job, want %s", j.Kind, want.kind)
 			}
 			if j != nil {
 				checkJob(t, app, j)
@@ -367,7 +367,7 @@ func TestWebhookExampleVariants(t *testing.T) {
 			t.Run(e.name()+"/"+v.name, func(t *testing.T) {
 				app := asAppDelivery(v.e)
 				j, why, err := classifySafely(t, app, v.identity)
-				if err != nil || j == nil || j.kind != v.kind {
+				if err != nil || j == nil || j.Kind != v.kind {
 					t.Fatalf("got %+v, %q, %v; want a %s job", j, why, err, v.kind)
 				}
 				checkJob(t, app, j)

@@ -100,6 +100,7 @@ func TestWebhookAnswers(t *testing.T) {
 		{name: "a delivery header with spaces", d: delivery{event: "issue_comment", id: "a b", body: command}, want: 400},
 		{name: "malformed JSON", d: delivery{event: "issue_comment", body: []byte(`{"action":"created",`)}, want: 400, wantBody: "malformed"},
 		{name: "JSON that is no object", d: delivery{event: "issue_comment", body: []byte(`[1,2]`)}, want: 400},
+		{name: "a command nested past 10,000", d: delivery{event: "issue_comment", body: append([]byte(`{"x":`+strings.Repeat("[", 10000)+strings.Repeat("]", 10000)+`,`), command[1:]...)}, want: 400, wantBody: "malformed"},
 		{name: "malformed JSON of an unknown event", d: delivery{event: "star", body: []byte(`{nope`)}, want: 400},
 		{name: "comment without its comment", d: delivery{event: "issue_comment", body: []byte(`{"action":"created","installation":{"id":77},"repository":{"name":"shop","owner":{"login":"acme"}}}`)}, want: 400},
 		{name: "unsigned malformed JSON is 401, not 400", d: delivery{event: "issue_comment", body: []byte(`{`), secret: []byte("x")}, want: 401},
