@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,13 +65,6 @@ type GitHub interface {
 	CreateCheckRun(ctx context.Context, owner, repo string, cr ghclient.CheckRun) (int64, error)
 	UpdateCheckRun(ctx context.Context, owner, repo string, id int64, cr ghclient.CheckRun) error
 	CheckRunHistory(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error)
-}
-
-// Locker serialises the handling of one issue (in memory in one process;
-// Redis across the App's replicas).
-type Locker interface {
-	// Lock blocks until the key is held or ctx ends; unlock releases it.
-	Lock(ctx context.Context, key string) (unlock func(), err error)
 }
 
 // Handler handles decision commands. It is safe for concurrent use.
@@ -218,14 +210,6 @@ func (h *Handler) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (h *Handler) locks() Locker {
-	if h.Locks != nil {
-		return h.Locks
-	}
-	h.once.Do(func() { h.mem = NewMemLocker() })
-	return h.mem
-}
-
 // HandleComment handles a newly created comment: nothing happens unless it
 // holds a phasegate command. An error means the work could not be finished
 // (GitHub kept failing); what was done is idempotent, so the same event can
@@ -250,23 +234,12 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 	// Commands earlier on the thread that have no answer yet (their
 	// delivery is late or lost) go first: the first valid command wins by
 	// its position on the thread, never by which delivery arrived first.
-	var total Result
-	bots := map[int64]bool{}
-	for _, c := range t.comments {
-		bots[c.ID] = c.IsBot()
-	}
 	if err := h.checkEdits(ctx, gh, t, ev.Comment.ID); err != nil {
-		return total, err
+		return Result{}, err
 	}
-	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
-		if u.ID >= ev.Comment.ID || t.st.Answered(u.ID) {
-			continue
-		}
-		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("earlier", u.ID))
-		total.add(r)
-		if err != nil {
-			return total, err
-		}
+	total, err := h.answerUnanswered(ctx, gh, t, ev.Comment.ID, log)
+	if err != nil {
+		return total, err
 	}
 	r, err := h.handle(ctx, gh, t, ev.Comment, cmds, log)
 	total.add(r)
@@ -274,10 +247,6 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 		total.DispatchDenied++
 	}
 	return total, err
-}
-
-func lockKey(owner, repo string, issue int) string {
-	return strings.ToLower(owner+"/"+repo) + "#" + strconv.Itoa(issue)
 }
 
 // thread is an issue as the handler sees it: its config and folded state.
@@ -330,6 +299,9 @@ type thread struct {
 	// title is the issue's title when a listing gave it ("": not known),
 	// for the observer.
 	title string
+	// facts are what GitHub said of the pass's commands beyond the thread
+	// (read on demand: settle).
+	facts facts
 }
 
 // load reads the config from the default branch and folds the thread.
@@ -365,7 +337,7 @@ func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, i
 		return nil, fmt.Errorf("reading the comments of %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments, extraAnchors: extra, fresh: map[int64]bool{},
-		readAt: readAt}
+		readAt: readAt, facts: facts{}}
 	if err := h.confirmEdits(ctx, gh, t); err != nil {
 		return nil, err
 	}
@@ -411,17 +383,11 @@ func (t *thread) comment(id int64) (ghclient.Comment, bool) {
 	return ghclient.Comment{}, false
 }
 
-// config reads the configuration from the default branch (the contents
-// API's default ref). An invalid file fails closed: invalid says why, and
-// the handler then accepts no resolution, never falling back to defaults.
-func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, err error) {
-	rc, err := h.repoConfig(ctx, gh, owner, repo)
-	return rc.cfg, rc.invalid, err
-}
-
-// repoConfig is config with the digest of the file's bytes ("" when there
-// is none): a fold memo stands only under the configuration it was made
-// with.
+// repoConfig reads the configuration from the default branch (the
+// contents API's default ref), with the digest of the file's bytes (""
+// when there is none): a fold memo stands only under the configuration it
+// was made with. An invalid file fails closed: invalid says why, and the
+// handler then accepts no resolution, never falling back to defaults.
 func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string) (repoConfig, error) {
 	cfg, invalid, data, err := h.readConfig(ctx, gh, owner, repo)
 	rc := repoConfig{cfg: cfg, invalid: invalid}
@@ -432,7 +398,7 @@ func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string)
 	return rc, err
 }
 
-// readConfig is config with the file's bytes.
+// readConfig is repoConfig with the file's bytes.
 func (h *Handler) readConfig(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, data []byte, err error) {
 	path := h.ConfigPath
 	if path == "" {
@@ -511,25 +477,12 @@ func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Re
 		t.labelsAfter = nil
 		return total, nil // not a phasegate thread: nothing to answer
 	}
-	bots := map[int64]bool{}
-	for _, c := range t.comments {
-		bots[c.ID] = c.IsBot()
-	}
 	if err := h.checkEdits(ctx, gh, t, 0); err != nil {
 		return total, err
 	}
-	var errs []error
-	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
-		if t.st.Answered(u.ID) { // answered while handling an earlier one
-			continue
-		}
-		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("comment", u.ID))
-		total.add(r)
-		if err != nil {
-			log.Warn("could not answer a command; the next pass retries it", "comment", u.ID, "error", err)
-			errs = append(errs, err)
-		}
-	}
+	r, err := h.answerUnanswered(ctx, gh, t, 0, log)
+	total.add(r)
+	errs := []error{err}
 	for _, s := range append([]ledger.Superseded(nil), t.st.Superseded...) {
 		if err := h.replySuperseded(ctx, gh, t, s); err != nil {
 			log.Warn("could not answer a superseded resolution; the next pass retries it", "comment", s.Command, "error", err)
@@ -545,6 +498,34 @@ func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Re
 	}
 	if t.dispatchDenied {
 		total.DispatchDenied++
+	}
+	return total, errors.Join(errs...)
+}
+
+// answerUnanswered answers the commands on the thread that have no answer
+// yet, oldest first: those before comment before, when it is not 0 (a live
+// comment's), the first error stopping it; else all of them (a reconcile
+// pass), an error logged and the next command answered.
+func (h *Handler) answerUnanswered(ctx context.Context, gh GitHub, t *thread, before int64, log *slog.Logger) (Result, error) {
+	var total Result
+	bots := map[int64]bool{}
+	for _, c := range t.comments {
+		bots[c.ID] = c.IsBot()
+	}
+	var errs []error
+	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
+		if (before != 0 && u.ID >= before) || t.st.Answered(u.ID) { // answered while handling an earlier one
+			continue
+		}
+		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("command", u.ID))
+		total.add(r)
+		switch {
+		case err != nil && before != 0:
+			return total, err
+		case err != nil:
+			log.Warn("could not answer a command; the next pass retries it", "comment", u.ID, "error", err)
+			errs = append(errs, err)
+		}
 	}
 	return total, errors.Join(errs...)
 }
