@@ -127,30 +127,25 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 		prs = append(prs, n)
 	}
 	sort.Ints(prs)
+	shas, opts, names := []string{}, []CommitOptions{}, []string{}
 	for _, n := range prs {
 		pr := t.heads[n]
-		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, pr.HeadSHA, CommitOptions{PR: &pr}, map[int]*thread{t.issue: t})
-		if err != nil {
-			return fmt.Errorf("setting %s on pull request #%d: %w", ContextDecisions, n, err)
-		}
-		t.setSynced(pr.HeadSHA, st)
+		shas, opts, names = append(shas, pr.HeadSHA), append(opts, CommitOptions{PR: &pr}), append(names, fmt.Sprintf("pull request #%d", n))
 	}
 	for _, sha := range t.pushed {
-		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, CommitOptions{}, map[int]*thread{t.issue: t})
-		if err != nil {
-			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, shortSHA(sha), err)
-		}
-		t.setSynced(sha, st)
+		shas, opts, names = append(shas, sha), append(opts, CommitOptions{}), append(names, shortSHA(sha))
 	}
-	return h.anchorTip(ctx, gh, t)
-}
-
-// setSynced records that advance set phasegate/decisions of sha to st.
-func (t *thread) setSynced(sha string, st ghclient.Status) {
 	if t.synced == nil {
 		t.synced = map[string]ghclient.Status{}
 	}
-	t.synced[sha] = st
+	for i, sha := range shas {
+		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, opts[i], map[int]*thread{t.issue: t})
+		if err != nil {
+			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, names[i], err)
+		}
+		t.synced[sha] = st
+	}
+	return h.anchorTip(ctx, gh, t)
 }
 
 // setStatus sets s on sha unless the newest status of its context already

@@ -308,6 +308,12 @@ func (h *Handler) checkWiped(ctx context.Context, gh GitHub, t *thread) error {
 	if err != nil {
 		return fmt.Errorf("reading the label events of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 	}
+	return wiped(t, events)
+}
+
+// wiped is checkWiped's verdict on a thread that holds no phasegate
+// comment, from the issue's label events.
+func wiped(t *thread, events []ghclient.LabelEvent) error {
 	identity := t.cfg.IdentityOrDefault()
 	for _, e := range events {
 		l := strings.ToLower(e.Label)

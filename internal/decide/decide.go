@@ -49,7 +49,6 @@ type GitHub interface {
 	PullRequest(ctx context.Context, owner, repo string, number int) (ghclient.PR, error)
 	CreateStatus(ctx context.Context, owner, repo, sha string, s ghclient.Status) error
 	LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error)
-	Statuses(ctx context.Context, owner, repo, sha, context string) ([]ghclient.Status, error)
 	StatusHistory(ctx context.Context, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error)
 	RefPushes(ctx context.Context, owner, repo, ref string) ([]ghclient.Push, error)
 	Compare(ctx context.Context, owner, repo, base, head string) (ghclient.Comparison, error)
@@ -452,7 +451,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	defer unlock()
 	t, err := h.loadWith(ctx, gh, owner, repo, issue, nil, pre)
 	if err != nil {
-		h.Memo.forget(owner, repo, issue)
+		h.Memo.Forget(owner, repo, issue)
 		return Result{}, err
 	}
 	t.labels = labels
@@ -460,7 +459,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	res, err := h.reconcileThread(ctx, gh, t)
 	h.observe(t)
 	if err != nil || pre == nil {
-		h.Memo.forget(owner, repo, issue)
+		h.Memo.Forget(owner, repo, issue)
 		return res, err
 	}
 	h.Memo.record(t, pre.digest)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -358,6 +359,59 @@ func TestStaleOf(t *testing.T) {
 				t.Fatalf("stale: %s, want it to cover the head", st.describe())
 			case tc.stale != "" && (st == nil || !strings.Contains(st.describe(), tc.stale)):
 				t.Fatalf("staleness %+v, want %q", st, tc.stale)
+			}
+		})
+	}
+}
+
+func TestAttested(t *testing.T) {
+	t.Parallel()
+	push := func(actor string) ghclient.Push { return ghclient.Push{Actor: actor, After: pureHead} }
+	many := make([]string, outcome.MaxActors+1)
+	for i := range many {
+		many[i] = "user" + strconv.Itoa(i)
+	}
+	cases := []struct {
+		name   string
+		actors []string
+		pushes []ghclient.Push
+		want   string // the accounts, comma-separated
+		why    string
+	}{
+		{name: "the caller's and the pushers, once each", actors: []string{"agent", ""}, pushes: []ghclient.Push{push("Agent"), push("carol")}, want: "agent,carol"},
+		{name: "a push without an account", actors: []string{"agent"}, pushes: []ghclient.Push{push("")}, why: "has no GitHub account"},
+		{name: "a login a marker cannot hold", actors: []string{"agent", "not a login"}},
+		{name: "more than a marker holds", actors: many, why: "more than an outcome marker records"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, why := attested(tc.actors, tc.pushes)
+			if strings.Join(got, ",") != tc.want || !strings.Contains(why, tc.why) {
+				t.Fatalf("attested %q (%q), want %q (%q)", got, why, tc.want, tc.why)
+			}
+		})
+	}
+}
+
+func TestWiped(t *testing.T) {
+	t.Parallel()
+	th := pureThread(nil, config.Config{}, nil)
+	cases := []struct {
+		name   string
+		events []ghclient.LabelEvent
+		wiped  bool
+	}{
+		{name: "never labelled"},
+		{name: "labelled by someone else", events: []ghclient.LabelEvent{{Actor: "mallory", Label: LabelPending}}},
+		{name: "phasegate labelled it pending", events: []ghclient.LabelEvent{{Actor: "github-actions[bot]", Label: LabelPending}}, wiped: true},
+		{name: "phasegate labelled its phase", events: []ghclient.LabelEvent{{Actor: "github-actions[bot]", Label: "Phase:Design"}}, wiped: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if err := wiped(th, tc.events); errors.Is(err, ErrWiped) != tc.wiped {
+				t.Fatalf("wiped: %v, want wiped %v", err, tc.wiped)
 			}
 		})
 	}

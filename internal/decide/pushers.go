@@ -23,23 +23,34 @@ import (
 
 // attest is the accounts an outcome posted for meta's change records: the
 // caller's attested accounts and every account GitHub's activity lists as
-// having pushed meta.Ref. An empty list (a push with no account, more
-// accounts than a marker holds) posts an outcome that cannot be resolved.
+// having pushed meta.Ref (attested). An empty list (a push with no account,
+// more accounts than a marker holds) posts an outcome that cannot be
+// resolved.
 func (h *Handler) attest(ctx context.Context, gh GitHub, owner, repo string, meta PostMeta) ([]string, error) {
-	list := append([]string(nil), meta.Actors...)
+	var pushes []ghclient.Push
 	if meta.Ref != "" {
-		pushes, err := gh.RefPushes(ctx, owner, repo, meta.Ref)
-		if err != nil {
+		var err error
+		if pushes, err = gh.RefPushes(ctx, owner, repo, meta.Ref); err != nil {
 			return nil, fmt.Errorf("reading who pushed %s of %s/%s: %w", meta.Ref, owner, repo, err)
 		}
-		for _, p := range pushes {
-			if p.Actor == "" {
-				h.logger().Warn("a push to the change's branch has no GitHub account: its outcomes cannot be resolved",
-					"repository", owner+"/"+repo, "ref", meta.Ref, "after", p.After)
-				return nil, nil
-			}
-			list = append(list, p.Actor)
+	}
+	out, why := attested(meta.Actors, pushes)
+	if why != "" {
+		h.logger().Warn(why+": its outcomes cannot be resolved", "repository", owner+"/"+repo, "ref", meta.Ref)
+	}
+	return out, nil
+}
+
+// attested is the accounts of actors and pushes, once each, or none and
+// why (for the log) when one push has no account or there are more than a
+// marker holds; none, too, when one is a login a marker cannot hold.
+func attested(actors []string, pushes []ghclient.Push) ([]string, string) {
+	list := append([]string(nil), actors...)
+	for _, p := range pushes {
+		if p.Actor == "" {
+			return nil, "a push to the change's branch (" + shortSHA(p.After) + ") has no GitHub account"
 		}
+		list = append(list, p.Actor)
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -48,17 +59,15 @@ func (h *Handler) attest(ctx context.Context, gh GitHub, owner, repo string, met
 			continue
 		}
 		if !outcome.Actor(a) {
-			return nil, nil // a login the marker cannot hold: fail closed
+			return nil, "" // a login the marker cannot hold: fail closed
 		}
 		seen[strings.ToLower(a)] = true
 		out = append(out, a)
 	}
 	if len(out) > outcome.MaxActors {
-		h.logger().Warn("more accounts pushed the change than an outcome marker records: its outcomes cannot be resolved",
-			"repository", owner+"/"+repo, "ref", meta.Ref, "accounts", len(out))
-		return nil, nil
+		return nil, fmt.Sprintf("%d accounts pushed the change, more than an outcome marker records", len(out))
 	}
-	return out, nil
+	return out, ""
 }
 
 // pushedBy says why login may not resolve the decisions of an outcome of
