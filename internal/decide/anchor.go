@@ -156,12 +156,8 @@ func (h *Handler) readAnchors(ctx context.Context, gh GitHub, t *thread, sha str
 	return nil
 }
 
-// contextHistory is the statuses of one context in a history, newest first;
-// nil when the commit's statuses were not read.
-func contextHistory(history []ghclient.Status, read bool, context string) []ghclient.Status {
-	if !read {
-		return nil
-	}
+// contextHistory is the statuses of one context in a history, newest first.
+func contextHistory(history []ghclient.Status, context string) []ghclient.Status {
 	out := []ghclient.Status{}
 	for _, s := range history {
 		if s.Context == context {

@@ -36,10 +36,7 @@ func (h *Handler) GateChangeApprover(ctx context.Context, gh GitHub, rl ReviewLi
 		approver, why, n = approverOf(reviews, pr, cfg, identity, fs)
 		return n, nil
 	})
-	if err != nil {
-		return "", "", err
-	}
-	return approver, why, nil
+	return approver, why, err
 }
 
 // approverOf is GateChangeApprover of the reviews, with the facts read.

@@ -210,7 +210,7 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 		if !ok {
 			continue
 		}
-		hs = contextHistory(hs, true, ContextDecisions)
+		hs = contextHistory(hs, ContextDecisions)
 		if before[n] && len(hs) > 0 && sameStatus(hs[0], s, identity) {
 			continue
 		}

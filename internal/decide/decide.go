@@ -536,37 +536,16 @@ func (h *Handler) answerUnanswered(ctx context.Context, gh GitHub, t *thread, be
 // A command the handler reads from a webhook's created event needs no
 // check: the event holds the text as first written.
 func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before int64) error {
-	var ids []string
-	byNode := map[string]int64{}
+	var ask []ghclient.Comment
 	for _, u := range t.st.Unanswered {
-		if before != 0 && u.ID >= before {
-			continue
-		}
-		if c, ok := t.comment(u.ID); ok && c.NodeID != "" && !t.edited[c.ID] {
-			ids = append(ids, c.NodeID)
-			byNode[c.NodeID] = c.ID
+		if c, ok := t.comment(u.ID); ok && (before == 0 || u.ID < before) && c.NodeID != "" && !t.edited[c.ID] {
+			ask = append(ask, c)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
+	if marked, err := h.askEdits(ctx, gh, t, ask, false); err != nil || !marked {
+		return err
 	}
-	edited, err := gh.EditedComments(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("checking edits of the commands on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
-	}
-	changed := false
-	for node, e := range edited {
-		if e {
-			if t.edited == nil {
-				t.edited = map[int64]bool{}
-			}
-			t.edited[byNode[node]] = true
-			changed = true
-		}
-	}
-	if changed {
-		t.fold(h.Key)
-	}
+	t.fold(h.Key)
 	return nil
 }
 
@@ -579,37 +558,53 @@ func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before i
 // timestamps decide.
 func (h *Handler) confirmEdits(ctx context.Context, gh GitHub, t *thread) error {
 	t.edited = map[int64]bool{}
-	var ids []string
-	byNode := map[string]ghclient.Comment{}
+	var ask []ghclient.Comment
 	for _, c := range t.comments {
 		if !c.Edited() {
 			continue
 		}
-		key := fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano))
-		switch v, ok := h.editAnswers.Load(key); {
+		switch v, ok := h.editAnswers.Load(editKey(c)); {
 		case ok:
 			t.edited[c.ID] = v.(bool)
 		case c.NodeID == "":
 			t.edited[c.ID] = true
 		default:
-			ids = append(ids, c.NodeID)
-			byNode[c.NodeID] = c
+			ask = append(ask, c)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
+	_, err := h.askEdits(ctx, gh, t, ask, true)
+	return err
+}
+
+// askEdits asks GitHub's GraphQL API whether the comments were ever edited,
+// records each answer for the comment's updated_at, and reports whether
+// one was. A comment GraphQL does not know counts as edited when the REST
+// timestamps say so (rest).
+func (h *Handler) askEdits(ctx context.Context, gh GitHub, t *thread, cs []ghclient.Comment, rest bool) (bool, error) {
+	if len(cs) == 0 {
+		return false, nil
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.NodeID
 	}
 	edited, err := gh.EditedComments(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("checking which comments of %s/%s#%d were edited: %w", t.owner, t.repo, t.issue, err)
+		return false, fmt.Errorf("checking which comments of %s/%s#%d were edited: %w", t.owner, t.repo, t.issue, err)
 	}
-	for node, c := range byNode {
-		e, known := edited[node]
-		e = e || !known // a comment GraphQL does not know: the REST timestamps decide
+	marked := false
+	for _, c := range cs {
+		e, known := edited[c.NodeID]
+		e = e || (rest && !known)
 		t.edited[c.ID] = e
-		h.editAnswers.Store(fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano)), e)
+		h.editAnswers.Store(editKey(c), e)
+		marked = marked || e
 	}
-	return nil
+	return marked, nil
+}
+
+func editKey(c ghclient.Comment) string {
+	return fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano))
 }
 
 // replySuperseded answers the command of a resolution that lost a race:

@@ -56,12 +56,12 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 			if s.line, err = h.record(ctx, gh, t, s, c, &res, log); err != nil {
 				return res, err
 			}
-			s.refused = s.line != ""
+			if s.refused = s.line != ""; !s.refused {
+				resolved++
+			}
 		}
 		if s.refused {
 			refused++
-		} else if s.res != nil {
-			resolved++
 		}
 		if s.line != "" {
 			lines = append(lines, s.line)

@@ -3,12 +3,9 @@ package decide
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/google/go-github/v60/github"
 
 	"github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/config"
@@ -337,7 +334,6 @@ func TestStaleOf(t *testing.T) {
 		{name: "anything, with invalidate_on_push: all", option: "approve", cfg: config.Config{Decisions: config.Decisions{InvalidateOnPush: config.InvalidateAll}},
 			facts: known(cmp, ahead("src/a.go")), stale: "src/a.go"},
 		{name: "a rewritten history", option: "approve", facts: known(cmp, fact{cmp: ghclient.Comparison{Status: "diverged"}}), stale: "history was rewritten"},
-		{name: "a commit that is gone", option: "approve", facts: known(cmp, fact{err: &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusNotFound}}}), stale: "is gone"},
 		{name: "a rejection is final, nothing is read", option: "reject", facts: facts{}, stale: ""},
 	}
 	for _, tc := range cases {
