@@ -122,14 +122,16 @@ func withoutFold(list []string, label string) []string {
 // target URL is the newest phasegate comment of the thread: the Details
 // link, and the anchor that shows a deleted newest comment.
 func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error {
-	prs := make([]int, 0, len(t.heads))
-	for n := range t.heads {
-		prs = append(prs, n)
+	prs := make([]int, 0, len(t.prs))
+	for n, pr := range t.prs {
+		if isHead(pr) {
+			prs = append(prs, n)
+		}
 	}
 	sort.Ints(prs)
 	shas, opts, names := []string{}, []CommitOptions{}, []string{}
 	for _, n := range prs {
-		pr := t.heads[n]
+		pr := t.prs[n]
 		shas, opts, names = append(shas, pr.HeadSHA), append(opts, CommitOptions{PR: &pr}), append(names, fmt.Sprintf("pull request #%d", n))
 	}
 	for _, sha := range t.pushed {

@@ -53,7 +53,6 @@ func anchorOf(targetURL string) (issue int, comment int64, ok bool) {
 // the thread's outcomes name, and records every phasegate comment of this
 // issue that one of phasegate's statuses there points at and that is gone.
 func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error {
-	t.heads = map[int]ghclient.PR{}
 	t.prs = map[int]ghclient.PR{}
 	t.history = map[string][]ghclient.Status{}
 	t.pushed, t.anchored = nil, nil
@@ -67,9 +66,6 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 			return fmt.Errorf("reading pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
 		}
 		t.prs[n] = pr
-		if pr.State == "open" && pr.HeadSHA != "" {
-			t.heads[n] = pr
-		}
 	}
 	for _, c := range commits {
 		if err := h.readAnchors(ctx, gh, t, c.sha); err != nil {
@@ -85,6 +81,9 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 	}
 	return nil
 }
+
+// isHead reports whether pr is open on a head commit.
+func isHead(pr ghclient.PR) bool { return pr.State == "open" && pr.HeadSHA != "" }
 
 // anchorCommit is a commit an outcome of the thread names; noPR when that
 // outcome was pushed without a pull request (phasegate/decisions is then

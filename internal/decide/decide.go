@@ -259,10 +259,9 @@ type thread struct {
 	comments   []ghclient.Comment
 	st         *ledger.State
 	sources    map[string]string // "commit:path" → outcome id, "" when absent
-	// heads are the open pull requests carrying the thread's outcomes, and
-	// prs all of them (closed and merged too), read once per load.
-	heads map[int]ghclient.PR
-	prs   map[int]ghclient.PR
+	// prs are the pull requests carrying the thread's outcomes (open,
+	// closed and merged), read once per load; open ones are heads.
+	prs map[int]ghclient.PR
 	// history is the phasegate statuses (phasegate/decisions and
 	// phasegate/ledger) of each commit the thread's outcomes name, newest
 	// first, as read and then written: the anchors.
