@@ -84,7 +84,7 @@ func mayApprove(identity string, pr ghclient.PR, cfg config.Config, login string
 	case strings.EqualFold(login, pr.Author):
 		return false, "the pull request's author", nil
 	}
-	f, n := fs.of(need{pr: &pr})
+	f, n := fs.of(need{ref: pr.HeadRef, head: pr.HeadSHA})
 	switch {
 	case n != nil:
 		return false, "", n

@@ -19,22 +19,10 @@ import (
 
 // need names one fact.
 type need struct {
-	base, head string       // the comparison of base and head
-	pr         *ghclient.PR // who pushed the pull request's head branch
-	team       string       // whether login is an active member of team
-	login      string       // login's permission on the repository (team "")
-}
-
-func (n need) key() string {
-	switch {
-	case n.pr != nil:
-		return "pushers:" + n.pr.HeadRef + "@" + n.pr.HeadSHA
-	case n.team != "":
-		return "team:" + strings.ToLower(n.team+":"+n.login)
-	case n.login != "":
-		return "permission:" + strings.ToLower(n.login)
-	}
-	return "compare:" + n.base + "..." + n.head
+	base, head string // the comparison of base and head, or with ref:
+	ref        string // who pushed branch ref up to head
+	team       string // whether login is an active member of team
+	login      string // login's permission on the repository (team "")
 }
 
 // fact is GitHub's answer to a need.
@@ -50,12 +38,12 @@ type fact struct {
 	perm               string
 }
 
-// facts are the answers read so far, by need.
-type facts map[string]fact
+// facts are the answers read so far.
+type facts map[need]fact
 
 // of is the fact n names, or n when it is not known yet.
 func (fs facts) of(n need) (fact, *need) {
-	f, ok := fs[n.key()]
+	f, ok := fs[n]
 	if !ok {
 		return f, &n
 	}
@@ -71,14 +59,14 @@ func (h *Handler) settle(ctx context.Context, gh GitHub, owner, repo string, fs 
 		if err != nil || n == nil {
 			return err
 		}
-		if _, known := fs[n.key()]; known {
-			return fmt.Errorf("deciding on %s/%s asked again for %s", owner, repo, n.key())
+		if _, known := fs[*n]; known {
+			return fmt.Errorf("deciding on %s/%s asked again for %+v", owner, repo, *n)
 		}
 		f, err := h.read(ctx, gh, owner, repo, *n)
 		if err != nil {
 			return err
 		}
-		fs[n.key()] = f
+		fs[*n] = f
 	}
 }
 
@@ -87,8 +75,8 @@ func (h *Handler) settle(ctx context.Context, gh GitHub, owner, repo string, fs 
 // the decision (could not run: the caller retries).
 func (h *Handler) read(ctx context.Context, gh GitHub, owner, repo string, n need) (fact, error) {
 	switch {
-	case n.pr != nil:
-		pushers, why, err := h.refPushers(ctx, gh, owner, repo, *n.pr)
+	case n.ref != "":
+		pushers, why, err := h.refPushers(ctx, gh, owner, repo, ghclient.PR{HeadRef: n.ref, HeadSHA: n.head})
 		return fact{pushers: pushers, why: why}, err
 	case n.team != "":
 		org, slug, _ := strings.Cut(n.team, "/")

@@ -43,14 +43,14 @@ func pureThread(res *outcome.Resolution, cfg config.Config, fs facts) *thread {
 func known(pairs ...any) facts {
 	fs := facts{}
 	for i := 0; i < len(pairs); i += 2 {
-		fs[pairs[i].(need).key()] = pairs[i+1].(fact)
+		fs[pairs[i].(need)] = pairs[i+1].(fact)
 	}
 	return fs
 }
 
 func TestAnswerResolve(t *testing.T) {
 	t.Parallel()
-	pushers := need{pr: &purePR}
+	pushers := need{ref: purePR.HeadRef, head: purePR.HeadSHA}
 	alicePerm := need{login: "alice"}
 	noPush := fact{pushers: []string{"agent"}}
 	approved := &outcome.Resolution{Decision: "D-001", Option: "approve", By: "bob", Head: pureGiven}
@@ -112,11 +112,11 @@ func TestAnswerResolve(t *testing.T) {
 			}
 			switch {
 			case tc.need != nil:
-				if n == nil || n.key() != tc.need.key() {
-					t.Fatalf("need %+v, want %s", n, tc.need.key())
+				if n == nil || *n != *tc.need {
+					t.Fatalf("need %+v, want %+v", n, *tc.need)
 				}
 			case n != nil:
-				t.Fatalf("needs %s, want a decision", n.key())
+				t.Fatalf("needs %+v, want a decision", *n)
 			case tc.resolves:
 				if s.res == nil || s.refused || s.res.Auth != tc.auth || s.res.Head != pureHead || s.res.Command != 20 || s.res.By != tc.author {
 					t.Fatalf("step %+v (resolution %+v), want a resolution by %s (%s) on the head", s, s.res, tc.author, tc.auth)
@@ -155,7 +155,7 @@ func TestAnswerOtherCommands(t *testing.T) {
 
 func TestApproverOf(t *testing.T) {
 	t.Parallel()
-	pushers := need{pr: &purePR}
+	pushers := need{ref: purePR.HeadRef, head: purePR.HeadSHA}
 	review := func(user, state, commit string) ghclient.Review {
 		return ghclient.Review{User: user, State: state, CommitID: commit}
 	}
@@ -192,11 +192,11 @@ func TestApproverOf(t *testing.T) {
 			approver, why, n := approverOf(tc.reviews, purePR, config.Config{}, "phasegate[bot]", fs)
 			switch {
 			case tc.need != nil:
-				if n == nil || n.key() != tc.need.key() {
-					t.Fatalf("need %+v, want %s", n, tc.need.key())
+				if n == nil || *n != *tc.need {
+					t.Fatalf("need %+v, want %+v", n, *tc.need)
 				}
 			case n != nil:
-				t.Fatalf("needs %s, want a decision", n.key())
+				t.Fatalf("needs %+v, want a decision", *n)
 			case approver != tc.approver || !strings.Contains(why, tc.why):
 				t.Fatalf("approver %q (%q), want %q (%q)", approver, why, tc.approver, tc.why)
 			}
@@ -210,7 +210,7 @@ func TestSettleAsksOnce(t *testing.T) {
 	t.Parallel()
 	fs := known(need{login: "alice"}, fact{perm: "write"})
 	h := &Handler{}
-	err := h.settle(context.Background(), nil, "acme", "shop", fs, func() (*need, error) { return &need{login: "Alice"}, nil })
+	err := h.settle(context.Background(), nil, "acme", "shop", fs, func() (*need, error) { return &need{login: "alice"}, nil })
 	if err == nil || !strings.Contains(err.Error(), "asked again") {
 		t.Fatalf("settle: %v, want an error saying the fact was asked again", err)
 	}
@@ -346,11 +346,11 @@ func TestStaleOf(t *testing.T) {
 			case err != nil:
 				t.Fatal(err)
 			case tc.need:
-				if n == nil || n.key() != cmp.key() {
+				if n == nil || *n != cmp {
 					t.Fatalf("need %+v, want the comparison", n)
 				}
 			case n != nil:
-				t.Fatalf("needs %s", n.key())
+				t.Fatalf("needs %+v", *n)
 			case tc.stale == "" && st != nil:
 				t.Fatalf("stale: %s, want it to cover the head", st.describe())
 			case tc.stale != "" && (st == nil || !strings.Contains(st.describe(), tc.stale)):

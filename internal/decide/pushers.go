@@ -84,7 +84,7 @@ func pushedBy(t *thread, number int, login string) (string, *need) {
 	case pr.HeadRef == "" || pr.HeadSHA == "":
 		return fmt.Sprintf("pull request #%d names no head branch, so nobody can be shown not to have pushed it", number), nil
 	}
-	f, n := t.facts.of(need{pr: &pr})
+	f, n := t.facts.of(need{ref: pr.HeadRef, head: pr.HeadSHA})
 	switch {
 	case n != nil || f.why != "":
 		return f.why, n
