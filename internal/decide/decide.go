@@ -535,17 +535,22 @@ func (h *Handler) answerUnanswered(ctx context.Context, gh GitHub, t *thread, be
 // A command the handler reads from a webhook's created event needs no
 // check: the event holds the text as first written.
 func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before int64) error {
-	var ask []ghclient.Comment
+	if marked, err := h.askEdits(ctx, gh, t, commandsToAsk(t, before), false); err != nil || !marked {
+		return err
+	}
+	t.fold(h.Key)
+	return nil
+}
+
+// commandsToAsk are checkEdits' comments: the unanswered commands (before
+// comment before, when it is not 0) not known to be edited, with a node id.
+func commandsToAsk(t *thread, before int64) (ask []ghclient.Comment) {
 	for _, u := range t.st.Unanswered {
 		if c, ok := t.comment(u.ID); ok && (before == 0 || u.ID < before) && c.NodeID != "" && !t.edited[c.ID] {
 			ask = append(ask, c)
 		}
 	}
-	if marked, err := h.askEdits(ctx, gh, t, ask, false); err != nil || !marked {
-		return err
-	}
-	t.fold(h.Key)
-	return nil
+	return ask
 }
 
 // confirmEdits decides which comments were edited. The REST listing's
@@ -593,13 +598,19 @@ func (h *Handler) askEdits(ctx context.Context, gh GitHub, t *thread, cs []ghcli
 	}
 	marked := false
 	for _, c := range cs {
-		e, known := edited[c.NodeID]
-		e = e || (rest && !known)
+		e := editedBy(edited, c, rest)
 		t.edited[c.ID] = e
 		h.editAnswers.Store(editKey(c), e)
 		marked = marked || e
 	}
 	return marked, nil
+}
+
+// editedBy is whether GraphQL's answer says c was edited: one it does not
+// know counts as edited when the REST timestamps say it may be (rest).
+func editedBy(answer map[string]bool, c ghclient.Comment, rest bool) bool {
+	e, known := answer[c.NodeID]
+	return e || (rest && !known)
 }
 
 func editKey(c ghclient.Comment) string {

@@ -175,6 +175,8 @@ func TestApproverOf(t *testing.T) {
 		{name: "pushers read first", reviews: []ghclient.Review{review("carol", "APPROVED", pureHead)}, facts: facts{}, need: &pushers},
 		{name: "a pusher", reviews: []ghclient.Review{review("carol", "APPROVED", pureHead)}, facts: known(pushers, fact{pushers: []string{"carol"}}),
 			why: "they pushed the pull request's branch"},
+		{name: "pushers that cannot be shown", reviews: []ghclient.Review{review("carol", "APPROVED", pureHead)},
+			facts: known(pushers, fact{why: "nobody can be shown not to have pushed it"}), why: "nobody can be shown not to have pushed it"},
 		{name: "then the permission", reviews: []ghclient.Review{review("carol", "APPROVED", pureHead)}, facts: known(pushers, fact{}),
 			need: &need{login: "carol"}},
 		{name: "too little permission", reviews: []ghclient.Review{review("carol", "APPROVED", pureHead)},
@@ -410,5 +412,53 @@ func TestWiped(t *testing.T) {
 				t.Fatalf("wiped: %v, want wiped %v", err, tc.wiped)
 			}
 		})
+	}
+}
+
+func TestCommandsToAsk(t *testing.T) {
+	t.Parallel()
+	cmd := func(id int64) ledger.CommandComment {
+		return ledger.CommandComment{Comment: ledger.Comment{ID: id, Author: "alice", Body: "/resolve D-001 approve"}}
+	}
+	th := pureThread(nil, config.Config{}, nil)
+	th.comments = []ghclient.Comment{{ID: 20, NodeID: "IC_20"}, {ID: 21, NodeID: "IC_21"}, {ID: 22}, {ID: 23, NodeID: "IC_23"}, {ID: 24, NodeID: "IC_24"}}
+	th.st.Unanswered = []ledger.CommandComment{cmd(20), cmd(21), cmd(22), cmd(23), cmd(24)}
+	th.edited = map[int64]bool{21: true}
+	cases := []struct {
+		before int64
+		want   string // the node ids asked about
+	}{
+		{before: 0, want: "IC_20,IC_23,IC_24"}, // a reconcile pass: every command not known to be edited, with a node id
+		{before: 24, want: "IC_20,IC_23"},      // a live comment: the commands before it
+		{before: 20, want: ""},
+	}
+	for _, tc := range cases {
+		var got []string
+		for _, c := range commandsToAsk(th, tc.before) {
+			got = append(got, c.NodeID)
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("before %d: asked about %q, want %q", tc.before, got, tc.want)
+		}
+	}
+}
+
+func TestEditedBy(t *testing.T) {
+	t.Parallel()
+	answer := map[string]bool{"IC_1": true, "IC_2": false}
+	cases := []struct {
+		node string
+		rest bool
+		want bool
+	}{
+		{node: "IC_1", want: true},
+		{node: "IC_2", rest: true, want: false}, // GraphQL knows it was never edited: a reaction moved updated_at
+		{node: "IC_3", rest: true, want: true},  // unknown to GraphQL: the REST timestamps decide
+		{node: "IC_3", want: false},
+	}
+	for _, tc := range cases {
+		if got := editedBy(answer, ghclient.Comment{NodeID: tc.node}, tc.rest); got != tc.want {
+			t.Errorf("editedBy(%s, rest %v) = %v, want %v", tc.node, tc.rest, got, tc.want)
+		}
 	}
 }
