@@ -40,64 +40,67 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 			return fmt.Errorf("reading the labels of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 		}
 	}
-	after, err := h.syncLabels(ctx, gh, t, have)
-	if err != nil {
+	p := planLabels(have, t.st)
+	if len(p.add) > 0 {
+		if err := gh.AddLabels(ctx, t.owner, t.repo, t.issue, p.add); err != nil {
+			return fmt.Errorf("labelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+		}
+	}
+	if err := h.unlabel(ctx, gh, t, p.remove); err != nil {
 		return err
 	}
 	if err := h.syncStatuses(ctx, gh, t); err != nil {
 		return err
 	}
-	if !t.st.Pending() {
-		for _, l := range have {
-			if strings.EqualFold(l, LabelPending) {
-				if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
-					return fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
-				}
-				after = withoutFold(after, l)
-			}
-		}
+	if err := h.unlabel(ctx, gh, t, p.unpend); err != nil {
+		return err
 	}
-	t.labelsAfter = after
+	t.labelsAfter = p.after
 	// The pipeline waiting for the decisions goes on.
 	return h.resume(ctx, gh, t)
 }
 
-// syncLabels: phasegate:pending exactly while the latest outcome of a phase
-// has an unresolved blocking decision (added here, removed by advance after
-// the statuses); phase:<name> moves to the next phase of the sequence when
-// an approval resolved approve and nothing blocking remains in its outcome.
-// It returns the labels the issue has after it.
-func (h *Handler) syncLabels(ctx context.Context, gh GitHub, t *thread, have []string) ([]string, error) {
-	want := map[string]bool{}
-	pending := t.st.Pending()
-	phase := t.st.Phase
-	var add []string
+func (h *Handler) unlabel(ctx context.Context, gh GitHub, t *thread, labels []string) error {
+	for _, l := range labels {
+		if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
+			return fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
+		}
+	}
+	return nil
+}
+
+// labelPlan is how an issue's labels follow its thread: the labels to add,
+// to remove before the statuses are set and after them (unpend), and the
+// labels the issue has then.
+type labelPlan struct{ add, remove, unpend, after []string }
+
+// planLabels: phasegate:pending exactly while the latest outcome of a phase
+// has an unresolved blocking decision (it comes off after the statuses);
+// phase:<name> moves to the next phase of the sequence when an approval
+// resolved approve and nothing blocking remains in its outcome.
+func planLabels(have []string, st *ledger.State) labelPlan {
+	var p labelPlan
+	pending, phase := st.Pending(), st.Phase
 	if pending && !containsFold(have, LabelPending) {
-		add = append(add, LabelPending)
+		p.add = append(p.add, LabelPending)
 	}
-	if phase != "" {
-		want[labelPhasePrefix+phase] = true
-		if !containsFold(have, labelPhasePrefix+phase) {
-			add = append(add, labelPhasePrefix+phase)
-		}
+	if phase != "" && !containsFold(have, labelPhasePrefix+phase) {
+		p.add = append(p.add, labelPhasePrefix+phase)
 	}
-	if len(add) > 0 {
-		if err := gh.AddLabels(ctx, t.owner, t.repo, t.issue, add); err != nil {
-			return nil, fmt.Errorf("labelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
-		}
-	}
-	after := append(append([]string{}, have...), add...)
+	p.after = append(append([]string{}, have...), p.add...)
 	for _, l := range have {
 		lower := strings.ToLower(l)
-		remove := phase != "" && strings.HasPrefix(lower, labelPhasePrefix) && !want[lower]
-		if remove {
-			if err := gh.RemoveLabel(ctx, t.owner, t.repo, t.issue, l); err != nil {
-				return nil, fmt.Errorf("unlabelling %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
-			}
-			after = withoutFold(after, l)
+		switch {
+		case phase != "" && strings.HasPrefix(lower, labelPhasePrefix) && lower != labelPhasePrefix+phase:
+			p.remove = append(p.remove, l)
+		case !pending && strings.EqualFold(l, LabelPending):
+			p.unpend = append(p.unpend, l)
+		default:
+			continue
 		}
+		p.after = withoutFold(p.after, l)
 	}
-	return after, nil
+	return p
 }
 
 // withoutFold is list without label (any case).
@@ -119,35 +122,32 @@ func withoutFold(list []string, label string) []string {
 // target URL is the newest phasegate comment of the thread: the Details
 // link, and the anchor that shows a deleted newest comment.
 func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error {
-	prs := make([]int, 0, len(t.heads))
-	for n := range t.heads {
-		prs = append(prs, n)
+	prs := make([]int, 0, len(t.prs))
+	for n, pr := range t.prs {
+		if isHead(pr) {
+			prs = append(prs, n)
+		}
 	}
 	sort.Ints(prs)
+	shas, opts, names := []string{}, []CommitOptions{}, []string{}
 	for _, n := range prs {
-		pr := t.heads[n]
-		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, pr.HeadSHA, CommitOptions{PR: &pr}, map[int]*thread{t.issue: t})
-		if err != nil {
-			return fmt.Errorf("setting %s on pull request #%d: %w", ContextDecisions, n, err)
-		}
-		t.setSynced(pr.HeadSHA, st)
+		pr := t.prs[n]
+		shas, opts, names = append(shas, pr.HeadSHA), append(opts, CommitOptions{PR: &pr}), append(names, fmt.Sprintf("pull request #%d", n))
 	}
 	for _, sha := range t.pushed {
-		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, CommitOptions{}, map[int]*thread{t.issue: t})
-		if err != nil {
-			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, shortSHA(sha), err)
-		}
-		t.setSynced(sha, st)
+		shas, opts, names = append(shas, sha), append(opts, CommitOptions{}), append(names, shortSHA(sha))
 	}
-	return h.anchorTip(ctx, gh, t)
-}
-
-// setSynced records that advance set phasegate/decisions of sha to st.
-func (t *thread) setSynced(sha string, st ghclient.Status) {
 	if t.synced == nil {
 		t.synced = map[string]ghclient.Status{}
 	}
-	t.synced[sha] = st
+	for i, sha := range shas {
+		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, opts[i], map[int]*thread{t.issue: t})
+		if err != nil {
+			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, names[i], err)
+		}
+		t.synced[sha] = st
+	}
+	return h.anchorTip(ctx, gh, t)
 }
 
 // setStatus sets s on sha unless the newest status of its context already

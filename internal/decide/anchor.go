@@ -53,7 +53,6 @@ func anchorOf(targetURL string) (issue int, comment int64, ok bool) {
 // the thread's outcomes name, and records every phasegate comment of this
 // issue that one of phasegate's statuses there points at and that is gone.
 func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error {
-	t.heads = map[int]ghclient.PR{}
 	t.prs = map[int]ghclient.PR{}
 	t.history = map[string][]ghclient.Status{}
 	t.pushed, t.anchored = nil, nil
@@ -67,9 +66,6 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 			return fmt.Errorf("reading pull request #%d of %s/%s: %w", n, t.owner, t.repo, err)
 		}
 		t.prs[n] = pr
-		if pr.State == "open" && pr.HeadSHA != "" {
-			t.heads[n] = pr
-		}
 	}
 	for _, c := range commits {
 		if err := h.readAnchors(ctx, gh, t, c.sha); err != nil {
@@ -85,6 +81,9 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 	}
 	return nil
 }
+
+// isHead reports whether pr is open on a head commit.
+func isHead(pr ghclient.PR) bool { return pr.State == "open" && pr.HeadSHA != "" }
 
 // anchorCommit is a commit an outcome of the thread names; noPR when that
 // outcome was pushed without a pull request (phasegate/decisions is then
@@ -156,12 +155,8 @@ func (h *Handler) readAnchors(ctx context.Context, gh GitHub, t *thread, sha str
 	return nil
 }
 
-// contextHistory is the statuses of one context in a history, newest first;
-// nil when the commit's statuses were not read.
-func contextHistory(history []ghclient.Status, read bool, context string) []ghclient.Status {
-	if !read {
-		return nil
-	}
+// contextHistory is the statuses of one context in a history, newest first.
+func contextHistory(history []ghclient.Status, context string) []ghclient.Status {
 	out := []ghclient.Status{}
 	for _, s := range history {
 		if s.Context == context {
@@ -308,6 +303,12 @@ func (h *Handler) checkWiped(ctx context.Context, gh GitHub, t *thread) error {
 	if err != nil {
 		return fmt.Errorf("reading the label events of %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 	}
+	return wiped(t, events)
+}
+
+// wiped is checkWiped's verdict on a thread that holds no phasegate
+// comment, from the issue's label events.
+func wiped(t *thread, events []ghclient.LabelEvent) error {
 	identity := t.cfg.IdentityOrDefault()
 	for _, e := range events {
 		l := strings.ToLower(e.Label)

@@ -27,6 +27,20 @@ func (h *Handler) GateChangeApprover(ctx context.Context, gh GitHub, rl ReviewLi
 	if err != nil {
 		return "", "", fmt.Errorf("reading the reviews of %s/%s#%d: %w", owner, repo, pr.Number, err)
 	}
+	identity := cfg.IdentityOrDefault()
+	if h.Identity != "" {
+		identity = h.Identity
+	}
+	fs := facts{}
+	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, _ error) {
+		approver, why, n = approverOf(reviews, pr, cfg, identity, fs)
+		return n, nil
+	})
+	return approver, why, err
+}
+
+// approverOf is GateChangeApprover of the reviews, with the facts read.
+func approverOf(reviews []ghclient.Review, pr ghclient.PR, cfg config.Config, identity string, fs facts) (approver, why string, n *need) {
 	latest := map[string]ghclient.Review{}
 	var order []string
 	for _, r := range reviews {
@@ -45,11 +59,11 @@ func (h *Handler) GateChangeApprover(ctx context.Context, gh GitHub, rl ReviewLi
 		if r.State != "APPROVED" || !strings.EqualFold(r.CommitID, pr.HeadSHA) {
 			continue
 		}
-		ok, reason, err := h.mayApprove(ctx, gh, owner, repo, pr, cfg, r.User)
-		if err != nil {
-			return "", "", err
-		}
-		if ok {
+		ok, reason, n := mayApprove(identity, pr, cfg, r.User, fs)
+		switch {
+		case n != nil:
+			return "", "", n
+		case ok:
 			return r.User, "", nil
 		}
 		why = fmt.Sprintf("the approval by %s does not count: %s", outcome.Inline(r.User), reason)
@@ -59,11 +73,7 @@ func (h *Handler) GateChangeApprover(ctx context.Context, gh GitHub, rl ReviewLi
 
 // mayApprove is the authorisation of a resolver (authorise), for a
 // reviewer of a pull request.
-func (h *Handler) mayApprove(ctx context.Context, gh GitHub, owner, repo string, pr ghclient.PR, cfg config.Config, login string) (bool, string, error) {
-	identity := cfg.IdentityOrDefault()
-	if h.Identity != "" {
-		identity = h.Identity
-	}
+func mayApprove(identity string, pr ghclient.PR, cfg config.Config, login string, fs facts) (bool, string, *need) {
 	switch {
 	case strings.HasSuffix(strings.ToLower(login), "[bot]"):
 		return false, "bots never approve", nil
@@ -74,24 +84,18 @@ func (h *Handler) mayApprove(ctx context.Context, gh GitHub, owner, repo string,
 	case strings.EqualFold(login, pr.Author):
 		return false, "the pull request's author", nil
 	}
-	pushers, why, err := h.refPushers(ctx, gh, &thread{owner: owner, repo: repo}, pr)
+	f, n := fs.of(need{ref: pr.HeadRef, head: pr.HeadSHA})
 	switch {
-	case err != nil:
-		return false, "", err
-	case why != "":
-		return false, why, nil
-	case containsFold(pushers, login):
+	case n != nil:
+		return false, "", n
+	case f.why != "":
+		return false, f.why, nil
+	case containsFold(f.pushers, login):
 		return false, "they pushed the pull request's branch", nil
-	case containsFold(cfg.Resolvers.Users, login):
-		return true, "", nil
 	}
-	member, unreadable, err := h.inTeams(ctx, gh, owner, repo, cfg.Resolvers.Teams, login)
-	if err != nil || member {
-		return member, "", err
-	}
-	perm, err := gh.CollaboratorPermission(ctx, owner, repo, login)
-	if err != nil {
-		return false, "", fmt.Errorf("reading the permission of %s on %s/%s: %w", login, owner, repo, err)
+	perm, listed, unreadable, n := permitted(cfg, login, fs)
+	if n != nil || listed {
+		return listed, "", n
 	}
 	if need := cfg.Resolvers.PermissionOrDefault(); rank(perm) < rank(need) {
 		return false, fmt.Sprintf("it needs %s permission (they have %s)", need, outcome.Inline(perm)) + unreadableTeams(unreadable), nil

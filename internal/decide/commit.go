@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/phasegate/phasegate/internal/artifact"
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
@@ -74,7 +75,8 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	for n := range threads {
 		before[n] = true
 	}
-	cfg, invalid, err := h.config(ctx, gh, owner, repo)
+	rc, err := h.repoConfig(ctx, gh, owner, repo)
+	cfg, invalid := rc.cfg, rc.invalid
 	if err != nil {
 		return ghclient.Status{}, err
 	}
@@ -93,24 +95,41 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		return s, err
 	}
 	if opts.PR != nil && opts.PR.State == "open" && len(carried) > 0 {
-		h.warmPushers(ctx, gh, owner, repo, *opts.PR)
+		// Who pushed its head, so that a /resolve on it reads nothing
+		// more (serve syncs when a pull request moves); errors are left to
+		// the /resolve.
+		_, _, _ = h.refPushers(ctx, gh, owner, repo, *opts.PR)
 	}
 	outcomes, frozen, firstIssue, err := h.threadsOf(ctx, gh, owner, repo, carried, pr, threads)
 	if err != nil {
 		return s, err
 	}
-	outcomes, stale, err := h.unstale(ctx, gh, owner, repo, cfg, outcomes, sha)
+	fs, current, stale := facts{}, outcomes, ""
+	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
+		current, stale, n, err = unstale(cfg, outcomes, sha, fs)
+		return n, err
+	})
 	if err != nil {
 		s.State, s.Description = "error", "could not tell whether a push made a resolution stale: "+oneLine(err.Error())
 		_, err2 := h.setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
 		return s, errors.Join(err, err2)
 	}
+	v := verdict(len(carried), current, cfg, invalid, frozen, stale)
+	s.State, s.Description = v.State, v.Description
+	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads, before)
+}
+
+// verdict is phasegate/decisions of a commit from what was read for it:
+// how many outcomes its change carries, as their ledgers record them with
+// stale resolutions undone (unstale, whose first description is stale),
+// the first tampering on their threads, and the configuration.
+func verdict(carried int, outcomes []*ledger.Outcome, cfg config.Config, invalid, frozen, stale string) ledger.Verdict {
 	v := ledger.Decisions(outcomes, cfg.Decisions.NegativeOptions)
 	if v.State == "pending" && stale != "" {
 		v.Description = stale
 	}
 	switch {
-	case len(carried) == 0:
+	case carried == 0:
 		v = ledger.Verdict{State: "success", Description: "no Phase Outcome in this change"}
 	case frozen != "":
 		v = ledger.Verdict{State: "failure", Description: frozen}
@@ -118,13 +137,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	if invalid != "" {
 		v = ledger.Verdict{State: "error", Description: "phasegate config invalid: " + invalid}
 	}
-	s.State, s.Description = v.State, v.Description
-	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads, before)
-}
-
-// commitLockKey is the lock key of a commit's phasegate/decisions.
-func commitLockKey(owner, repo, sha string) string {
-	return "commit:" + strings.ToLower(owner+"/"+repo) + "@" + strings.ToLower(sha)
+	return v
 }
 
 // threadsOf folds the issue of each carried outcome (once per issue, kept
@@ -197,7 +210,7 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 		if !ok {
 			continue
 		}
-		hs = contextHistory(hs, true, ContextDecisions)
+		hs = contextHistory(hs, ContextDecisions)
 		if before[n] && len(hs) > 0 && sameStatus(hs[0], s, identity) {
 			continue
 		}

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +49,6 @@ type GitHub interface {
 	PullRequest(ctx context.Context, owner, repo string, number int) (ghclient.PR, error)
 	CreateStatus(ctx context.Context, owner, repo, sha string, s ghclient.Status) error
 	LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error)
-	Statuses(ctx context.Context, owner, repo, sha, context string) ([]ghclient.Status, error)
 	StatusHistory(ctx context.Context, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error)
 	RefPushes(ctx context.Context, owner, repo, ref string) ([]ghclient.Push, error)
 	Compare(ctx context.Context, owner, repo, base, head string) (ghclient.Comparison, error)
@@ -66,13 +64,6 @@ type GitHub interface {
 	CreateCheckRun(ctx context.Context, owner, repo string, cr ghclient.CheckRun) (int64, error)
 	UpdateCheckRun(ctx context.Context, owner, repo string, id int64, cr ghclient.CheckRun) error
 	CheckRunHistory(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error)
-}
-
-// Locker serialises the handling of one issue (in memory in one process;
-// Redis across the App's replicas).
-type Locker interface {
-	// Lock blocks until the key is held or ctx ends; unlock releases it.
-	Lock(ctx context.Context, key string) (unlock func(), err error)
 }
 
 // Handler handles decision commands. It is safe for concurrent use.
@@ -218,14 +209,6 @@ func (h *Handler) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (h *Handler) locks() Locker {
-	if h.Locks != nil {
-		return h.Locks
-	}
-	h.once.Do(func() { h.mem = NewMemLocker() })
-	return h.mem
-}
-
 // HandleComment handles a newly created comment: nothing happens unless it
 // holds a phasegate command. An error means the work could not be finished
 // (GitHub kept failing); what was done is idempotent, so the same event can
@@ -250,23 +233,12 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 	// Commands earlier on the thread that have no answer yet (their
 	// delivery is late or lost) go first: the first valid command wins by
 	// its position on the thread, never by which delivery arrived first.
-	var total Result
-	bots := map[int64]bool{}
-	for _, c := range t.comments {
-		bots[c.ID] = c.IsBot()
-	}
 	if err := h.checkEdits(ctx, gh, t, ev.Comment.ID); err != nil {
-		return total, err
+		return Result{}, err
 	}
-	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
-		if u.ID >= ev.Comment.ID || t.st.Answered(u.ID) {
-			continue
-		}
-		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("earlier", u.ID))
-		total.add(r)
-		if err != nil {
-			return total, err
-		}
+	total, err := h.answerUnanswered(ctx, gh, t, ev.Comment.ID, log)
+	if err != nil {
+		return total, err
 	}
 	r, err := h.handle(ctx, gh, t, ev.Comment, cmds, log)
 	total.add(r)
@@ -274,10 +246,6 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 		total.DispatchDenied++
 	}
 	return total, err
-}
-
-func lockKey(owner, repo string, issue int) string {
-	return strings.ToLower(owner+"/"+repo) + "#" + strconv.Itoa(issue)
 }
 
 // thread is an issue as the handler sees it: its config and folded state.
@@ -291,10 +259,9 @@ type thread struct {
 	comments   []ghclient.Comment
 	st         *ledger.State
 	sources    map[string]string // "commit:path" → outcome id, "" when absent
-	// heads are the open pull requests carrying the thread's outcomes, and
-	// prs all of them (closed and merged too), read once per load.
-	heads map[int]ghclient.PR
-	prs   map[int]ghclient.PR
+	// prs are the pull requests carrying the thread's outcomes (open,
+	// closed and merged), read once per load; open ones are heads.
+	prs map[int]ghclient.PR
 	// history is the phasegate statuses (phasegate/decisions and
 	// phasegate/ledger) of each commit the thread's outcomes name, newest
 	// first, as read and then written: the anchors.
@@ -330,6 +297,9 @@ type thread struct {
 	// title is the issue's title when a listing gave it ("": not known),
 	// for the observer.
 	title string
+	// facts are what GitHub said of the pass's commands beyond the thread
+	// (read on demand: settle).
+	facts facts
 }
 
 // load reads the config from the default branch and folds the thread.
@@ -365,7 +335,7 @@ func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, i
 		return nil, fmt.Errorf("reading the comments of %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	t := &thread{owner: owner, repo: repo, issue: issue, cfg: cfg, cfgInvalid: invalid, comments: comments, extraAnchors: extra, fresh: map[int64]bool{},
-		readAt: readAt}
+		readAt: readAt, facts: facts{}}
 	if err := h.confirmEdits(ctx, gh, t); err != nil {
 		return nil, err
 	}
@@ -411,17 +381,11 @@ func (t *thread) comment(id int64) (ghclient.Comment, bool) {
 	return ghclient.Comment{}, false
 }
 
-// config reads the configuration from the default branch (the contents
-// API's default ref). An invalid file fails closed: invalid says why, and
-// the handler then accepts no resolution, never falling back to defaults.
-func (h *Handler) config(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, err error) {
-	rc, err := h.repoConfig(ctx, gh, owner, repo)
-	return rc.cfg, rc.invalid, err
-}
-
-// repoConfig is config with the digest of the file's bytes ("" when there
-// is none): a fold memo stands only under the configuration it was made
-// with.
+// repoConfig reads the configuration from the default branch (the
+// contents API's default ref), with the digest of the file's bytes (""
+// when there is none): a fold memo stands only under the configuration it
+// was made with. An invalid file fails closed: invalid says why, and the
+// handler then accepts no resolution, never falling back to defaults.
 func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string) (repoConfig, error) {
 	cfg, invalid, data, err := h.readConfig(ctx, gh, owner, repo)
 	rc := repoConfig{cfg: cfg, invalid: invalid}
@@ -432,7 +396,7 @@ func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string)
 	return rc, err
 }
 
-// readConfig is config with the file's bytes.
+// readConfig is repoConfig with the file's bytes.
 func (h *Handler) readConfig(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, data []byte, err error) {
 	path := h.ConfigPath
 	if path == "" {
@@ -486,7 +450,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	defer unlock()
 	t, err := h.loadWith(ctx, gh, owner, repo, issue, nil, pre)
 	if err != nil {
-		h.Memo.forget(owner, repo, issue)
+		h.Memo.Forget(owner, repo, issue)
 		return Result{}, err
 	}
 	t.labels = labels
@@ -494,7 +458,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 	res, err := h.reconcileThread(ctx, gh, t)
 	h.observe(t)
 	if err != nil || pre == nil {
-		h.Memo.forget(owner, repo, issue)
+		h.Memo.Forget(owner, repo, issue)
 		return res, err
 	}
 	h.Memo.record(t, pre.digest)
@@ -511,25 +475,12 @@ func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Re
 		t.labelsAfter = nil
 		return total, nil // not a phasegate thread: nothing to answer
 	}
-	bots := map[int64]bool{}
-	for _, c := range t.comments {
-		bots[c.ID] = c.IsBot()
-	}
 	if err := h.checkEdits(ctx, gh, t, 0); err != nil {
 		return total, err
 	}
-	var errs []error
-	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
-		if t.st.Answered(u.ID) { // answered while handling an earlier one
-			continue
-		}
-		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("comment", u.ID))
-		total.add(r)
-		if err != nil {
-			log.Warn("could not answer a command; the next pass retries it", "comment", u.ID, "error", err)
-			errs = append(errs, err)
-		}
-	}
+	r, err := h.answerUnanswered(ctx, gh, t, 0, log)
+	total.add(r)
+	errs := []error{err}
 	for _, s := range append([]ledger.Superseded(nil), t.st.Superseded...) {
 		if err := h.replySuperseded(ctx, gh, t, s); err != nil {
 			log.Warn("could not answer a superseded resolution; the next pass retries it", "comment", s.Command, "error", err)
@@ -549,6 +500,34 @@ func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Re
 	return total, errors.Join(errs...)
 }
 
+// answerUnanswered answers the commands on the thread that have no answer
+// yet, oldest first: those before comment before, when it is not 0 (a live
+// comment's), the first error stopping it; else all of them (a reconcile
+// pass), an error logged and the next command answered.
+func (h *Handler) answerUnanswered(ctx context.Context, gh GitHub, t *thread, before int64, log *slog.Logger) (Result, error) {
+	var total Result
+	bots := map[int64]bool{}
+	for _, c := range t.comments {
+		bots[c.ID] = c.IsBot()
+	}
+	var errs []error
+	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
+		if (before != 0 && u.ID >= before) || t.st.Answered(u.ID) { // answered while handling an earlier one
+			continue
+		}
+		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("command", u.ID))
+		total.add(r)
+		switch {
+		case err != nil && before != 0:
+			return total, err
+		case err != nil:
+			log.Warn("could not answer a command; the next pass retries it", "comment", u.ID, "error", err)
+			errs = append(errs, err)
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
 // checkEdits asks GitHub's GraphQL API whether the unanswered command
 // comments (those before the comment before, when before is not 0) were
 // ever edited, and refolds. The REST listing's updated_at has one-second
@@ -556,38 +535,22 @@ func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Re
 // A command the handler reads from a webhook's created event needs no
 // check: the event holds the text as first written.
 func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before int64) error {
-	var ids []string
-	byNode := map[string]int64{}
-	for _, u := range t.st.Unanswered {
-		if before != 0 && u.ID >= before {
-			continue
-		}
-		if c, ok := t.comment(u.ID); ok && c.NodeID != "" && !t.edited[c.ID] {
-			ids = append(ids, c.NodeID)
-			byNode[c.NodeID] = c.ID
-		}
+	if marked, err := h.askEdits(ctx, gh, t, commandsToAsk(t, before), false); err != nil || !marked {
+		return err
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	edited, err := gh.EditedComments(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("checking edits of the commands on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
-	}
-	changed := false
-	for node, e := range edited {
-		if e {
-			if t.edited == nil {
-				t.edited = map[int64]bool{}
-			}
-			t.edited[byNode[node]] = true
-			changed = true
-		}
-	}
-	if changed {
-		t.fold(h.Key)
-	}
+	t.fold(h.Key)
 	return nil
+}
+
+// commandsToAsk are checkEdits' comments: the unanswered commands (before
+// comment before, when it is not 0) not known to be edited, with a node id.
+func commandsToAsk(t *thread, before int64) (ask []ghclient.Comment) {
+	for _, u := range t.st.Unanswered {
+		if c, ok := t.comment(u.ID); ok && (before == 0 || u.ID < before) && c.NodeID != "" && !t.edited[c.ID] {
+			ask = append(ask, c)
+		}
+	}
+	return ask
 }
 
 // confirmEdits decides which comments were edited. The REST listing's
@@ -599,37 +562,59 @@ func (h *Handler) checkEdits(ctx context.Context, gh GitHub, t *thread, before i
 // timestamps decide.
 func (h *Handler) confirmEdits(ctx context.Context, gh GitHub, t *thread) error {
 	t.edited = map[int64]bool{}
-	var ids []string
-	byNode := map[string]ghclient.Comment{}
+	var ask []ghclient.Comment
 	for _, c := range t.comments {
 		if !c.Edited() {
 			continue
 		}
-		key := fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano))
-		switch v, ok := h.editAnswers.Load(key); {
+		switch v, ok := h.editAnswers.Load(editKey(c)); {
 		case ok:
 			t.edited[c.ID] = v.(bool)
 		case c.NodeID == "":
 			t.edited[c.ID] = true
 		default:
-			ids = append(ids, c.NodeID)
-			byNode[c.NodeID] = c
+			ask = append(ask, c)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
+	_, err := h.askEdits(ctx, gh, t, ask, true)
+	return err
+}
+
+// askEdits asks GitHub's GraphQL API whether the comments were ever edited,
+// records each answer for the comment's updated_at, and reports whether
+// one was. A comment GraphQL does not know counts as edited when the REST
+// timestamps say so (rest).
+func (h *Handler) askEdits(ctx context.Context, gh GitHub, t *thread, cs []ghclient.Comment, rest bool) (bool, error) {
+	if len(cs) == 0 {
+		return false, nil
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.NodeID
 	}
 	edited, err := gh.EditedComments(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("checking which comments of %s/%s#%d were edited: %w", t.owner, t.repo, t.issue, err)
+		return false, fmt.Errorf("checking which comments of %s/%s#%d were edited: %w", t.owner, t.repo, t.issue, err)
 	}
-	for node, c := range byNode {
-		e, known := edited[node]
-		e = e || !known // a comment GraphQL does not know: the REST timestamps decide
+	marked := false
+	for _, c := range cs {
+		e := editedBy(edited, c, rest)
 		t.edited[c.ID] = e
-		h.editAnswers.Store(fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano)), e)
+		h.editAnswers.Store(editKey(c), e)
+		marked = marked || e
 	}
-	return nil
+	return marked, nil
+}
+
+// editedBy is whether GraphQL's answer says c was edited: one it does not
+// know counts as edited when the REST timestamps say it may be (rest).
+func editedBy(answer map[string]bool, c ghclient.Comment, rest bool) bool {
+	e, known := answer[c.NodeID]
+	return e || (rest && !known)
+}
+
+func editKey(c ghclient.Comment) string {
+	return fmt.Sprintf("%d@%s", c.ID, c.UpdatedAt.UTC().Format(time.RFC3339Nano))
 }
 
 // replySuperseded answers the command of a resolution that lost a race:

@@ -2,13 +2,12 @@ package decide
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/command"
-	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
 )
@@ -18,7 +17,10 @@ import (
 // answer, and 🚀 on it says the pipeline was told.
 const reactConfused = "confused"
 
-// handle answers one command comment, with the issue locked and folded.
+// handle answers one command comment, with the issue locked and folded:
+// each command is decided from the thread and the facts read for it
+// (answer, settle), then its resolution is recorded (record); the reply,
+// the labels and statuses, and the reaction are written last.
 func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, cmds []command.Command, log *slog.Logger) (Result, error) {
 	var res Result
 	if t.st.Answered(c.ID) {
@@ -31,7 +33,7 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 		return res, fmt.Errorf("comment %d is not (yet) on %s/%s#%d", c.ID, t.owner, t.repo, t.issue)
 	}
 	sync := false
-	if why := h.refuseAll(t, c); why != "" {
+	if why := refuseAll(t, c); why != "" {
 		lines = append(lines, mention(c.Author)+" "+why)
 		refused++
 		cmds = nil
@@ -39,25 +41,30 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 		sync = t.cfgInvalid != "" || t.st.Frozen()
 	}
 	for _, cmd := range cmds {
-		switch cmd.Kind {
-		case command.Help:
-			lines = append(lines, helpText)
-		case command.Decisions:
-			lines = append(lines, listPending(t))
-		case command.Invalid, command.Unknown:
-			lines = append(lines, cmd.Reason)
-			refused++
-		case command.Resolve:
-			msg, ok, err := h.resolve(ctx, gh, t, c, cmd, &res, log)
-			if err != nil {
+		var s step
+		err := h.settle(ctx, gh, t.owner, t.repo, t.facts, func() (n *need, err error) {
+			s, n, err = answer(t, c, cmd)
+			return n, err
+		})
+		if err != nil {
+			return res, err
+		}
+		if s.denied != "" {
+			log.Info("refused: not authorised", "decision", cmd.ID, "user", c.Author, "why", s.denied)
+		}
+		if s.res != nil {
+			if s.line, err = h.record(ctx, gh, t, s, c, &res, log); err != nil {
 				return res, err
 			}
-			if ok {
+			if s.refused = s.line != ""; !s.refused {
 				resolved++
-			} else {
-				refused++
-				lines = append(lines, msg)
 			}
+		}
+		if s.refused {
+			refused++
+		}
+		if s.line != "" {
+			lines = append(lines, s.line)
 		}
 	}
 	if len(lines) > 0 {
@@ -85,13 +92,39 @@ func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, c
 	return res, nil
 }
 
+// step is what one command comes to: a line of the reply (refused when it
+// refuses the command), or a resolution to record (res, on target).
+type step struct {
+	line    string
+	refused bool
+	res     *outcome.Resolution
+	target  *target
+	// denied is why the commenter may not resolve, for the log.
+	denied string
+}
+
+// answer decides one command of comment c from the thread and its facts.
+func answer(t *thread, c Comment, cmd command.Command) (step, *need, error) {
+	switch cmd.Kind {
+	case command.Help:
+		return step{line: helpText}, nil, nil
+	case command.Decisions:
+		return step{line: listPending(t)}, nil, nil
+	case command.Invalid, command.Unknown:
+		return step{line: cmd.Reason, refused: true}, nil, nil
+	case command.Resolve:
+		return resolve(t, c, cmd)
+	}
+	return step{}, nil, nil
+}
+
 // refuseAll says why none of a comment's commands can be carried out, or
 // "": an edited comment is never read (a command counts only as its author
 // first wrote it), an invalid config accepts nothing, a tampered thread
 // is frozen, and a repository may refuse commands posted through a GitHub
 // App (resolvers.via_apps: false; the thread's listing, not the webhook,
 // says which App a comment came through).
-func (h *Handler) refuseAll(t *thread, c Comment) string {
+func refuseAll(t *thread, c Comment) string {
 	if tc, _ := t.comment(c.ID); t.edited[c.ID] || (c.Body != "" && outcome.Normalize(tc.Body) != outcome.Normalize(c.Body)) {
 		return "this comment was edited since it was posted, and phasegate does not read edited comments: " +
 			"write the command in a new comment."
@@ -130,28 +163,30 @@ func (h *Handler) reply(ctx context.Context, gh GitHub, t *thread, command int64
 	return nil
 }
 
-// resolve carries out one /resolve. It returns the reply line when it is
-// refused; ok when a resolution was recorded.
-func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, cmd command.Command, res *Result, log *slog.Logger) (string, bool, error) {
-	target, already, err := h.findTarget(ctx, gh, t, cmd, c.ID)
-	if err != nil {
-		return "", false, err
+// resolve decides one /resolve: the refusal, or the resolution to record.
+func resolve(t *thread, c Comment, cmd command.Command) (step, *need, error) {
+	target, already, n, err := targetOf(t, cmd, c.ID)
+	if n != nil || err != nil {
+		return step{}, n, err
 	}
 	who := mention(c.Author)
+	refuse := func(format string, args ...any) (step, *need, error) {
+		return step{line: fmt.Sprintf(format, args...), refused: true}, nil, nil
+	}
 	switch {
 	case target == nil && already != nil:
 		already := already.decision
 		r := already.Resolution
-		return fmt.Sprintf("%s `%s` was already resolved: **%s**, by %s ([resolution](#issuecomment-%d)). Resolutions are final; to revisit it, post a new Phase Outcome.",
-			who, outcome.Inline(already.ID), outcome.Inline(r.Option), outcome.Inline("@"+r.By), already.ResolutionComment), false, nil
+		return refuse("%s `%s` was already resolved: **%s**, by %s ([resolution](#issuecomment-%d)). Resolutions are final; to revisit it, post a new Phase Outcome.",
+			who, outcome.Inline(already.ID), outcome.Inline(r.Option), outcome.Inline("@"+r.By), already.ResolutionComment)
 	case target == nil:
-		return fmt.Sprintf("%s there is no pending decision `%s` on this issue posted before your comment. %s", who, safeToken(cmd.Target()), pendingSummary(t.st)), false, nil
+		return refuse("%s there is no pending decision `%s` on this issue posted before your comment. %s", who, safeToken(cmd.Target()), pendingSummary(t.st))
 	}
 	d := target.decision
 	option := ""
 	switch {
 	case cmd.Recommended && d.Recommended == "":
-		return fmt.Sprintf("%s `%s` has no recommended option: choose one of %s.", who, outcome.Inline(d.ID), optionList(d.Options)), false, nil
+		return refuse("%s `%s` has no recommended option: choose one of %s.", who, outcome.Inline(d.ID), optionList(d.Options))
 	case cmd.Recommended:
 		option = d.Recommended
 	default:
@@ -166,25 +201,35 @@ func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, 
 		if s, ok := command.Suggest(cmd.Option, d.Options); ok {
 			msg += fmt.Sprintf(" Did you mean `/resolve %s %s`?", outcome.Inline(d.ID), outcome.Inline(s))
 		}
-		return msg, false, nil
+		return step{line: msg, refused: true}, nil, nil
 	}
-	auth, why, err := h.authorise(ctx, gh, t, c, target.outcome)
-	if err != nil {
-		return "", false, err
-	} else if why != "" {
-		log.Info("refused: not authorised", "decision", d.ID, "user", c.Author, "why", why)
-		return fmt.Sprintf("%s you cannot resolve `%s`: %s.", who, outcome.Inline(d.ID), why), false, nil
+	auth, why, n := authorise(t, c, target.outcome)
+	switch {
+	case n != nil:
+		return step{}, n, nil
+	case why != "":
+		s, _, _ := refuse("%s you cannot resolve `%s`: %s.", who, outcome.Inline(d.ID), why)
+		s.denied = why
+		return s, nil, nil
 	}
-
 	r := outcome.Resolution{Outcome: target.outcome.ID, Decision: d.ID, Option: option, By: c.Author, Command: c.ID, Auth: auth,
 		Head: headOf(t, target.outcome)}
 	if !outcome.Token(r.Decision) || !outcome.Token(r.Option) || !outcome.Login(r.By) {
-		return fmt.Sprintf("%s `%s` cannot be recorded: its ID or option has characters a resolution cannot hold.", who, outcome.Inline(d.ID)), false, nil
+		return refuse("%s `%s` cannot be recorded: its ID or option has characters a resolution cannot hold.", who, outcome.Inline(d.ID))
 	}
-	if strings.EqualFold(d.Type, "capture-out-of-scope") && strings.EqualFold(option, "capture") {
-		n, err := h.capture(ctx, gh, t, target, c)
+	return step{res: &r, target: target}, nil, nil
+}
+
+// record writes the resolution s decided: the captured issue first when it
+// captures, then the resolution comment, chained to the newest phasegate
+// comment and folded in, so that the next command and the state advance
+// see it. It returns the refusal when the resolution cannot be rendered.
+func (h *Handler) record(ctx context.Context, gh GitHub, t *thread, s step, c Comment, res *Result, log *slog.Logger) (string, error) {
+	r, d := *s.res, s.target.decision
+	if strings.EqualFold(d.Type, "capture-out-of-scope") && strings.EqualFold(r.Option, "capture") {
+		n, err := h.capture(ctx, gh, t, s.target, c)
 		if err != nil {
-			return "", false, err
+			return "", err
 		}
 		r.Captured = n
 		res.Captured++
@@ -192,20 +237,18 @@ func (h *Handler) resolve(ctx context.Context, gh GitHub, t *thread, c Comment, 
 	r.Prev = t.st.Tip
 	body, err := outcome.RenderResolution(r, h.Key)
 	if err != nil {
-		return fmt.Sprintf("%s `%s` could not be recorded: %s.", who, outcome.Inline(d.ID), outcome.Inline(err.Error())), false, nil
+		return fmt.Sprintf("%s `%s` could not be recorded: %s.", mention(c.Author), outcome.Inline(d.ID), outcome.Inline(err.Error())), nil
 	}
 	posted, err := gh.CreateIssueComment(ctx, t.owner, t.repo, t.issue, body)
 	if err != nil {
-		return "", false, fmt.Errorf("recording the resolution of %s on %s/%s#%d: %w", d.ID, t.owner, t.repo, t.issue, err)
+		return "", fmt.Errorf("recording the resolution of %s on %s/%s#%d: %w", d.ID, t.owner, t.repo, t.issue, err)
 	}
 	res.Resolutions++
-	log.Info("resolved", "decision", d.ID, "option", option, "by", c.Author)
-	// The thread now holds the resolution: fold it in, so that the next
-	// command and the state advance see it.
+	log.Info("resolved", "decision", d.ID, "option", r.Option, "by", c.Author)
 	t.comments = append(t.comments, posted)
 	t.fresh[posted.ID] = true
 	t.fold(h.Key)
-	return "", true, nil
+	return "", nil
 }
 
 // target is the decision a command resolves.
@@ -244,18 +287,27 @@ func findTarget(st *ledger.State, cmd command.Command, commentID int64) (*target
 	return nil, already
 }
 
-// findTarget is findTarget, where a resolution a push made stale
+// targetOf is findTarget, where a resolution a push made stale
 // (decisions.invalidate_on_push) takes a new one on the new head.
-func (h *Handler) findTarget(ctx context.Context, gh GitHub, t *thread, cmd command.Command, commentID int64) (*target, *target, error) {
+func targetOf(t *thread, cmd command.Command, commentID int64) (*target, *target, *need, error) {
 	target, already := findTarget(t.st, cmd, commentID)
 	if target != nil || already == nil {
-		return target, already, nil
+		return target, already, nil, nil
 	}
-	st, err := h.staleAt(ctx, gh, t.owner, t.repo, t.cfg, already.outcome, already.decision, headOf(t, already.outcome))
-	if err != nil || st == nil {
-		return nil, already, err
+	st, n, err := staleOf(t.cfg, already.outcome, already.decision, headOf(t, already.outcome), t.facts)
+	if n != nil || err != nil || st == nil {
+		return nil, already, n, err
 	}
-	return already, nil, nil
+	return already, nil, nil, nil
+}
+
+// findTarget is targetOf with its facts read.
+func (h *Handler) findTarget(ctx context.Context, gh GitHub, t *thread, cmd command.Command, commentID int64) (target, already *target, err error) {
+	err = h.settle(ctx, gh, t.owner, t.repo, t.facts, func() (n *need, err error) {
+		target, already, n, err = targetOf(t, cmd, commentID)
+		return n, err
+	})
+	return target, already, err
 }
 
 // headOf is the commit a resolution of o's decisions is given on now: the
@@ -277,7 +329,7 @@ func headOf(t *thread, o *ledger.Outcome) string {
 // attested account on record cannot be resolved: nobody can be shown not to
 // be its author. Everyone else needs the configured permission, or to be
 // listed.
-func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment, o *ledger.Outcome) (auth, why string, err error) {
+func authorise(t *thread, c Comment, o *ledger.Outcome) (auth, why string, n *need) {
 	login := c.Author
 	switch {
 	case c.Bot || strings.HasSuffix(strings.ToLower(login), "[bot]"):
@@ -291,22 +343,15 @@ func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment
 	case containsFold(o.Actors, login) || (t.prs[o.PR].Author != "" && strings.EqualFold(t.prs[o.PR].Author, login)):
 		return "", "you pushed or authored the change that carried this Phase Outcome; someone else must decide", nil
 	}
-	if why, err := h.pushedBy(ctx, gh, t, outcomeRef{pr: o.PR}, login); err != nil || why != "" {
-		return "", why, err
+	if why, n := pushedBy(t, o.PR, login); n != nil || why != "" {
+		return "", why, n
 	}
-	if containsFold(t.cfg.Resolvers.Users, login) {
-		return "listed", "", nil
-	}
-	member, unreadable, err := h.inTeams(ctx, gh, t.owner, t.repo, t.cfg.Resolvers.Teams, login)
+	perm, listed, unreadable, n := permitted(t.cfg, login, t.facts)
 	switch {
-	case err != nil:
-		return "", "", err
-	case member:
+	case n != nil:
+		return "", "", n
+	case listed:
 		return "listed", "", nil
-	}
-	perm, err := gh.CollaboratorPermission(ctx, t.owner, t.repo, login)
-	if err != nil {
-		return "", "", fmt.Errorf("reading the permission of %s on %s/%s: %w", login, t.owner, t.repo, err)
 	}
 	need := t.cfg.Resolvers.PermissionOrDefault()
 	if rank(perm) < rank(need) {
@@ -315,28 +360,39 @@ func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment
 	return strings.ToLower(perm), "", nil
 }
 
-// inTeams reports whether login is an active member of one of teams
-// (resolvers.teams), and which of them the token could not read. A team
-// phasegate cannot read is neither membership nor its absence: it is
-// logged, and the reply to a refused command names it (unreadableTeams),
-// instead of the commenter being told, wrongly, that they lack permission
-// and nothing more. A workflow's GITHUB_TOKEN can never read teams.
-func (h *Handler) inTeams(ctx context.Context, gh GitHub, owner, repo string, teams []string, login string) (member bool, unreadable []string, err error) {
-	for _, team := range teams {
-		org, slug, _ := strings.Cut(team, "/")
-		ok, err := gh.TeamMember(ctx, org, slug, login)
+// authorise is authorise with its facts read.
+func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment, o *ledger.Outcome) (auth, why string, err error) {
+	err = h.settle(ctx, gh, t.owner, t.repo, t.facts, func() (n *need, _ error) {
+		auth, why, n = authorise(t, c, o)
+		return n, nil
+	})
+	return auth, why, err
+}
+
+// permitted is the last rule of who may resolve: login is listed in
+// resolvers.users or is an active member of one of resolvers.teams, else
+// perm is their permission on the repository. A team phasegate cannot read
+// is neither membership nor its absence: the refusal names it
+// (unreadableTeams), instead of the commenter being told, wrongly, that
+// they lack permission and nothing more. A workflow's GITHUB_TOKEN can
+// never read teams.
+func permitted(cfg config.Config, login string, fs facts) (perm string, listed bool, unreadable []string, n *need) {
+	if containsFold(cfg.Resolvers.Users, login) {
+		return "", true, nil, nil
+	}
+	for _, team := range cfg.Resolvers.Teams {
+		f, n := fs.of(need{team: team, login: login})
 		switch {
-		case errors.Is(err, ghclient.ErrTeamUnreadable):
-			h.logger().Warn("cannot read team membership: resolvers.teams needs the App or a token with organisation Members: read (a workflow's GITHUB_TOKEN never can)",
-				"repository", owner+"/"+repo, "team", team, "user", login, "error", err)
+		case n != nil:
+			return "", false, nil, n
+		case f.unreadable:
 			unreadable = append(unreadable, team)
-		case err != nil:
-			return false, nil, fmt.Errorf("checking whether %s is in team %s: %w", login, team, err)
-		case ok:
-			return true, nil, nil
+		case f.member:
+			return "", true, nil, nil
 		}
 	}
-	return false, unreadable, nil
+	f, n := fs.of(need{login: login})
+	return f.perm, false, unreadable, n
 }
 
 // unreadableTeams is what a refusal adds when some of resolvers.teams could

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -87,10 +86,6 @@ type listed struct {
 	title     string             // its title, from the pending listing
 }
 
-func memoKey(owner, repo string, issue int) string {
-	return strings.ToLower(owner+"/"+repo) + "#" + strconv.Itoa(issue)
-}
-
 func commentDigest(c ghclient.Comment) [16]byte {
 	sum := sha256.Sum256([]byte(c.UpdatedAt.UTC().Format(time.RFC3339Nano) + "\n" + c.Body))
 	var d [16]byte
@@ -115,7 +110,7 @@ func (m *FoldMemo) unchanged(owner, repo string, issue int, in listed, cfg strin
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	el, ok := m.items[memoKey(owner, repo, issue)]
+	el, ok := m.items[lockKey(owner, repo, issue)]
 	if !ok {
 		return false
 	}
@@ -150,7 +145,7 @@ func (m *FoldMemo) record(t *thread, cfg string) {
 	if m == nil {
 		return
 	}
-	tm := &threadMemo{key: memoKey(t.owner, t.repo, t.issue), readAt: t.readAt, count: len(t.comments), config: cfg}
+	tm := &threadMemo{key: lockKey(t.owner, t.repo, t.issue), readAt: t.readAt, count: len(t.comments), config: cfg}
 	edge := t.readAt.Add(-WatermarkSkew)
 	for _, c := range t.comments {
 		tm.maxID = max(tm.maxID, c.ID)
@@ -180,23 +175,21 @@ func (m *FoldMemo) record(t *thread, cfg string) {
 	}
 }
 
-// forget drops a thread's memo: the next pass re-reads it.
-func (m *FoldMemo) forget(owner, repo string, issue int) {
+// Forget drops a thread's memo, so that the next reconcile pass reads it
+// again: after a failed reconcile of it, or for a reader of the folds
+// (Handler.Observe) that dropped what it knew of the thread and needs it
+// folded once more.
+func (m *FoldMemo) Forget(owner, repo string, issue int) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if el, ok := m.items[memoKey(owner, repo, issue)]; ok {
+	if el, ok := m.items[lockKey(owner, repo, issue)]; ok {
 		m.ll.Remove(el)
-		delete(m.items, memoKey(owner, repo, issue))
+		delete(m.items, lockKey(owner, repo, issue))
 	}
 }
-
-// Forget drops a thread's memo, so that the next reconcile pass reads it
-// again: for a reader of the folds (Handler.Observe) that dropped what it
-// knew of the thread and needs it folded once more.
-func (m *FoldMemo) Forget(owner, repo string, issue int) { m.forget(owner, repo, issue) }
 
 // Len is the number of threads remembered.
 func (m *FoldMemo) Len() int {

@@ -95,7 +95,7 @@ func TestFoldMemoBounded(t *testing.T) {
 	if m.Len() != 2 {
 		t.Errorf("%d threads remembered, want 2", m.Len())
 	}
-	m.forget("acme", "shop", 3)
+	m.Forget("acme", "shop", 3)
 	if m.unchanged("acme", "shop", 3, in, "", read) {
 		t.Error("a forgotten thread is still remembered")
 	}

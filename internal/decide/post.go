@@ -161,7 +161,7 @@ func (h *Handler) postThread(ctx context.Context, gh GitHub, t *thread, outs []N
 	if len(posted) == 0 {
 		return nil, nil
 	}
-	if _, read := t.history[meta.Commit]; t.heads == nil || (meta.PR > 0 && t.heads[meta.PR].Number == 0) || !read {
+	if _, read := t.history[meta.Commit]; t.prs == nil || (meta.PR > 0 && !isHead(t.prs[meta.PR])) || !read {
 		if err := h.checkAnchors(ctx, gh, t); err != nil {
 			return posted, err
 		}

@@ -23,23 +23,34 @@ import (
 
 // attest is the accounts an outcome posted for meta's change records: the
 // caller's attested accounts and every account GitHub's activity lists as
-// having pushed meta.Ref. An empty list (a push with no account, more
-// accounts than a marker holds) posts an outcome that cannot be resolved.
+// having pushed meta.Ref (attested). An empty list (a push with no account,
+// more accounts than a marker holds) posts an outcome that cannot be
+// resolved.
 func (h *Handler) attest(ctx context.Context, gh GitHub, owner, repo string, meta PostMeta) ([]string, error) {
-	list := append([]string(nil), meta.Actors...)
+	var pushes []ghclient.Push
 	if meta.Ref != "" {
-		pushes, err := gh.RefPushes(ctx, owner, repo, meta.Ref)
-		if err != nil {
+		var err error
+		if pushes, err = gh.RefPushes(ctx, owner, repo, meta.Ref); err != nil {
 			return nil, fmt.Errorf("reading who pushed %s of %s/%s: %w", meta.Ref, owner, repo, err)
 		}
-		for _, p := range pushes {
-			if p.Actor == "" {
-				h.logger().Warn("a push to the change's branch has no GitHub account: its outcomes cannot be resolved",
-					"repository", owner+"/"+repo, "ref", meta.Ref, "after", p.After)
-				return nil, nil
-			}
-			list = append(list, p.Actor)
+	}
+	out, why := attested(meta.Actors, pushes)
+	if why != "" {
+		h.logger().Warn(why+": its outcomes cannot be resolved", "repository", owner+"/"+repo, "ref", meta.Ref)
+	}
+	return out, nil
+}
+
+// attested is the accounts of actors and pushes, once each, or none and
+// why (for the log) when one push has no account or there are more than a
+// marker holds; none, too, when one is a login a marker cannot hold.
+func attested(actors []string, pushes []ghclient.Push) ([]string, string) {
+	list := append([]string(nil), actors...)
+	for _, p := range pushes {
+		if p.Actor == "" {
+			return nil, "a push to the change's branch (" + shortSHA(p.After) + ") has no GitHub account"
 		}
+		list = append(list, p.Actor)
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -48,63 +59,58 @@ func (h *Handler) attest(ctx context.Context, gh GitHub, owner, repo string, met
 			continue
 		}
 		if !outcome.Actor(a) {
-			return nil, nil // a login the marker cannot hold: fail closed
+			return nil, "" // a login the marker cannot hold: fail closed
 		}
 		seen[strings.ToLower(a)] = true
 		out = append(out, a)
 	}
 	if len(out) > outcome.MaxActors {
-		h.logger().Warn("more accounts pushed the change than an outcome marker records: its outcomes cannot be resolved",
-			"repository", owner+"/"+repo, "ref", meta.Ref, "accounts", len(out))
-		return nil, nil
+		return nil, fmt.Sprintf("%d accounts pushed the change, more than an outcome marker records", len(out))
 	}
-	return out, nil
+	return out, ""
 }
 
-// pushedBy says why login may not resolve the decisions of o, an outcome
-// of a pull request, given who pushed its branch so far ("" when login
-// did not); err when GitHub could not be asked (the caller retries).
-func (h *Handler) pushedBy(ctx context.Context, gh GitHub, t *thread, o outcomeRef, login string) (string, error) {
-	if o.pr == 0 {
+// pushedBy says why login may not resolve the decisions of an outcome of
+// pull request number, given who pushed its branch so far ("" when login
+// did not), or the need to read who did.
+func pushedBy(t *thread, number int, login string) (string, *need) {
+	if number == 0 {
 		return "", nil // pushed without a pull request: the marker records the pushers
 	}
-	pr, ok := t.prs[o.pr]
+	pr, ok := t.prs[number]
 	switch {
 	case !ok:
-		return fmt.Sprintf("pull request #%d, which carried this Phase Outcome, cannot be read, so nobody can be shown not to have pushed it", o.pr), nil
+		return fmt.Sprintf("pull request #%d, which carried this Phase Outcome, cannot be read, so nobody can be shown not to have pushed it", number), nil
 	case pr.HeadRef == "" || pr.HeadSHA == "":
-		return fmt.Sprintf("pull request #%d names no head branch, so nobody can be shown not to have pushed it", o.pr), nil
+		return fmt.Sprintf("pull request #%d names no head branch, so nobody can be shown not to have pushed it", number), nil
 	}
-	pushers, why, err := h.refPushers(ctx, gh, t, pr)
-	if why != "" || err != nil {
-		return why, err
-	}
-	if containsFold(pushers, login) {
-		return fmt.Sprintf("you pushed commits to `%s`, the branch of pull request #%d that carries this Phase Outcome; someone else must decide", outcome.Inline(pr.HeadRef), o.pr), nil
+	f, n := t.facts.of(need{ref: pr.HeadRef, head: pr.HeadSHA})
+	switch {
+	case n != nil || f.why != "":
+		return f.why, n
+	case containsFold(f.pushers, login):
+		return fmt.Sprintf("you pushed commits to `%s`, the branch of pull request #%d that carries this Phase Outcome; someone else must decide", outcome.Inline(pr.HeadRef), number), nil
 	}
 	return "", nil
 }
-
-// outcomeRef is what pushedBy needs of an outcome.
-type outcomeRef struct{ pr int }
 
 // refPushers lists the accounts GitHub's activity records as having pushed
 // pr's head branch, up to and including the push of its head commit. The
 // answer for one head is kept for the life of the process: serve reads it
 // when the pull request moves, and a /resolve on that head reads nothing.
-func (h *Handler) refPushers(ctx context.Context, gh GitHub, t *thread, pr ghclient.PR) (pushers []string, why string, err error) {
-	key := strings.ToLower(t.owner+"/"+t.repo) + "@" + pr.HeadRef + "@" + pr.HeadSHA
+func (h *Handler) refPushers(ctx context.Context, gh GitHub, owner, repo string, pr ghclient.PR) (pushers []string, why string, err error) {
+	key := strings.ToLower(owner+"/"+repo) + "@" + pr.HeadRef + "@" + pr.HeadSHA
 	if v, ok := h.pushers.Load(key); ok {
 		return v.([]string), "", nil
 	}
-	pushes, err := gh.RefPushes(ctx, t.owner, t.repo, pr.HeadRef)
+	pushes, err := gh.RefPushes(ctx, owner, repo, pr.HeadRef)
 	switch {
 	case errors.Is(err, ghclient.ErrTruncated):
 		return nil, fmt.Sprintf("branch `%s` has more pushes than phasegate reads, so nobody can be shown not to have pushed it", outcome.Inline(pr.HeadRef)), nil
 	case ghclient.IsPermissionDenied(err) || ghclient.IsNotFound(err):
 		return nil, fmt.Sprintf("GitHub did not say who pushed branch `%s` (%s), so nobody can be shown not to have pushed it", outcome.Inline(pr.HeadRef), outcome.Inline(oneLine(err.Error()))), nil
 	case err != nil:
-		return nil, "", fmt.Errorf("reading who pushed %s of %s/%s: %w", pr.HeadRef, t.owner, t.repo, err)
+		return nil, "", fmt.Errorf("reading who pushed %s of %s/%s: %w", pr.HeadRef, owner, repo, err)
 	}
 	head := false
 	for _, p := range pushes {
@@ -119,12 +125,4 @@ func (h *Handler) refPushers(ctx context.Context, gh GitHub, t *thread, pr ghcli
 	}
 	h.pushers.Store(key, pushers)
 	return pushers, "", nil
-}
-
-// warmPushers reads who pushed the head of an open pull request that
-// carries outcomes, so that a /resolve on it reads nothing more (serve
-// calls it when a pull request moves). Errors are left to the /resolve.
-func (h *Handler) warmPushers(ctx context.Context, gh GitHub, owner, repo string, pr ghclient.PR) {
-	t := &thread{owner: owner, repo: repo}
-	_, _, _ = h.refPushers(ctx, gh, t, pr)
 }

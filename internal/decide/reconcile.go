@@ -154,10 +154,6 @@ func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo stri
 	if err != nil {
 		return work{}, fmt.Errorf("listing the pending issues of %s/%s: %w", owner, repo, err)
 	}
-	w := work{listed: map[int]listed{}, forced: map[int]bool{}}
-	for _, is := range issues {
-		w.listed[is.Number] = listed{pending: true, count: is.Comments, labels: labelKey(is.Labels), labelList: is.Labels, title: is.Title}
-	}
 	window := h.ReconcileWindow
 	if window <= 0 {
 		window = 24 * time.Hour
@@ -166,17 +162,25 @@ func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo stri
 	if err != nil {
 		return work{}, fmt.Errorf("listing the recent comments of %s/%s: %w", owner, repo, err)
 	}
-	commands := map[int]bool{}
-	w.commands = commands
+	return planWork(issues, recent, h.Memo.takeDeferred(owner, repo)), nil
+}
+
+// planWork is a pass's work from the pending issues, the recent comments
+// and the threads the previous pass left (deferred).
+func planWork(issues []ghclient.Issue, recent []ghclient.Comment, deferred []int) work {
+	w := work{listed: map[int]listed{}, forced: map[int]bool{}, commands: map[int]bool{}}
+	for _, is := range issues {
+		w.listed[is.Number] = listed{pending: true, count: is.Comments, labels: labelKey(is.Labels), labelList: is.Labels, title: is.Title}
+	}
 	for _, c := range recent {
 		if c.Issue > 0 {
 			in := w.listed[c.Issue]
 			in.recent = append(in.recent, c)
 			w.listed[c.Issue] = in
-			commands[c.Issue] = commands[c.Issue] || len(command.Parse(c.Body)) > 0
+			w.commands[c.Issue] = w.commands[c.Issue] || len(command.Parse(c.Body)) > 0
 		}
 	}
-	for _, n := range h.Memo.takeDeferred(owner, repo) {
+	for _, n := range deferred {
 		w.forced[n] = true
 		if _, ok := w.listed[n]; !ok {
 			w.listed[n] = listed{}
@@ -187,7 +191,7 @@ func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo stri
 	}
 	rank := func(n int) int {
 		switch {
-		case commands[n]:
+		case w.commands[n]:
 			return 0
 		case w.forced[n]:
 			return 1
@@ -201,5 +205,5 @@ func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo stri
 		}
 		return a < b
 	})
-	return w, nil
+	return w
 }

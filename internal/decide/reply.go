@@ -1,10 +1,8 @@
 package decide
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
@@ -127,38 +125,4 @@ func listPending(t *thread) string {
 		fmt.Fprintf(&b, "\n…and %d more.\n", n-maxListed)
 	}
 	return b.String()
-}
-
-// MemLocker is an in-memory per-key lock, for one process.
-type MemLocker struct {
-	mu    sync.Mutex
-	locks map[string]chan struct{}
-}
-
-// NewMemLocker returns an empty MemLocker.
-func NewMemLocker() *MemLocker { return &MemLocker{locks: map[string]chan struct{}{}} }
-
-// Lock blocks until key is free or ctx ends.
-func (m *MemLocker) Lock(ctx context.Context, key string) (func(), error) {
-	for {
-		m.mu.Lock()
-		ch, held := m.locks[key]
-		if !held {
-			ch = make(chan struct{})
-			m.locks[key] = ch
-			m.mu.Unlock()
-			return func() {
-				m.mu.Lock()
-				delete(m.locks, key)
-				m.mu.Unlock()
-				close(ch)
-			}, nil
-		}
-		m.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 }

@@ -33,9 +33,10 @@ type staleness struct {
 	why string
 }
 
-// staleAt says whether d's resolution in effect is stale at sha (nil: it
-// still covers sha). o is d's outcome.
-func (h *Handler) staleAt(ctx context.Context, gh GitHub, owner, repo string, cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha string) (*staleness, error) {
+// staleOf says whether d's resolution in effect is stale at sha (nil: it
+// still covers sha), from the comparison of the commit it was given on
+// with sha (a need while fs lacks it). o is d's outcome.
+func staleOf(cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha string, fs facts) (*staleness, *need, error) {
 	r := d.Resolution
 	mode := cfg.Decisions.InvalidateOnPushOrDefault()
 	negative := cfg.Decisions.NegativeOptions
@@ -43,34 +44,46 @@ func (h *Handler) staleAt(ctx context.Context, gh GitHub, owner, repo string, cf
 		negative = ledger.DefaultNegative
 	}
 	if r == nil || mode == config.InvalidateNone || r.Head == "" || strings.EqualFold(r.Head, sha) || containsFold(negative, r.Option) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	st := &staleness{decision: d.ID, option: r.Option, given: r.Head}
-	cmp, err := h.compare(ctx, gh, owner, repo, r.Head, sha)
-	switch {
+	f, n := fs.of(need{base: r.Head, head: sha})
+	switch err := f.err; {
+	case n != nil:
+		return nil, n, nil
 	case ghclient.IsNotFound(err) || ghclient.StatusCode(err) == 422:
 		st.why = "the commit it was given on is gone"
-		return st, nil
+		return st, nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("comparing %s with %s for %s: %w", shortSHA(r.Head), shortSHA(sha), d.ID, err)
+		return nil, nil, fmt.Errorf("comparing %s with %s for %s: %w", shortSHA(r.Head), shortSHA(sha), d.ID, err)
 	}
-	switch cmp.Status {
+	switch f.cmp.Status {
 	case "identical":
-		return nil, nil
+		return nil, nil, nil
 	case "behind", "diverged":
 		st.why = "the branch's history was rewritten since"
-		return st, nil
+		return st, nil, nil
 	}
-	for name := range cmp.Files {
+	for name := range f.cmp.Files {
 		if mode == config.InvalidateAll || covers(o, name) {
 			st.files = append(st.files, name)
 		}
 	}
 	if len(st.files) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	sort.Strings(st.files)
-	return st, nil
+	return st, nil, nil
+}
+
+// staleAt is staleOf with its comparison read.
+func (h *Handler) staleAt(ctx context.Context, gh GitHub, owner, repo string, cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha string) (st *staleness, err error) {
+	fs := facts{}
+	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
+		st, n, err = staleOf(cfg, o, d, sha, fs)
+		return n, err
+	})
+	return st, err
 }
 
 // compare is gh.Compare, once per process for a pair of commits. A
@@ -152,7 +165,7 @@ func (s *staleness) describe() string {
 
 // unstale is outcomes with each stale decision unresolved, for the verdict
 // of one commit, and the description of the first stale one ("" for none).
-func (h *Handler) unstale(ctx context.Context, gh GitHub, owner, repo string, cfg config.Config, outcomes []*ledger.Outcome, sha string) ([]*ledger.Outcome, string, error) {
+func unstale(cfg config.Config, outcomes []*ledger.Outcome, sha string, fs facts) ([]*ledger.Outcome, string, *need, error) {
 	out := make([]*ledger.Outcome, 0, len(outcomes))
 	first := ""
 	for _, o := range outcomes {
@@ -163,9 +176,9 @@ func (h *Handler) unstale(ctx context.Context, gh GitHub, owner, repo string, cf
 			if d.Resolution == nil || !d.Blocking {
 				continue
 			}
-			st, err := h.staleAt(ctx, gh, owner, repo, cfg, o, d, sha)
-			if err != nil {
-				return nil, "", err
+			st, n, err := staleOf(cfg, o, d, sha, fs)
+			if n != nil || err != nil {
+				return nil, "", n, err
 			}
 			if st != nil {
 				dd := *d
@@ -178,5 +191,5 @@ func (h *Handler) unstale(ctx context.Context, gh GitHub, owner, repo string, cf
 		}
 		out = append(out, &cp)
 	}
-	return out, first, nil
+	return out, first, nil, nil
 }
