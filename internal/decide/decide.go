@@ -51,9 +51,8 @@ type GitHub interface {
 	LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error)
 	StatusHistory(ctx context.Context, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error)
 	RefPushes(ctx context.Context, owner, repo, ref string) ([]ghclient.Push, error)
-	Compare(ctx context.Context, owner, repo, base, head string) (ghclient.Comparison, error)
+	CompareWhole(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (ghclient.Comparison, error)
 	LabelEvents(ctx context.Context, owner, repo string, number int) ([]ghclient.LabelEvent, error)
-	TreeChange(ctx context.Context, owner, repo, base, head string, lim ghclient.TreeLimits) (map[string]string, error)
 	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
 	EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error)
 	PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]ghclient.PR, error)
@@ -101,12 +100,6 @@ type Handler struct {
 	// the threads left, which the next pass takes first.
 	Budget Budget
 
-	// Preread, when set, is the configuration file as the caller read it
-	// from the default branch for this run (the action reads it before it
-	// checks the commit): the handler uses it for that repository instead
-	// of reading the file again. nil: read.
-	Preread *ConfigFile
-
 	// ConfigTTL is how long a repository's missing config file is
 	// remembered (a 404 has no ETag, so re-reading it costs rate limit);
 	// zero means one minute. A config that exists is re-read every time,
@@ -141,14 +134,6 @@ type Handler struct {
 	noCfg       sync.Map // "owner/repo:path" → time the config was found missing
 	sources     sync.Map // "owner/repo@commit:path" → outcome id ("" when absent)
 	pushers     sync.Map // "owner/repo@ref@head" → who pushed ref up to head
-}
-
-// ConfigFile is a repository's configuration file as read from its
-// default branch: its bytes, or Found false when there is none.
-type ConfigFile struct {
-	Owner, Repo string
-	Data        []byte
-	Found       bool
 }
 
 // Comment is the comment that triggered the handler.
@@ -411,9 +396,7 @@ func (h *Handler) readConfig(ctx context.Context, gh GitHub, owner, repo string)
 		return config.Default(), "", nil, nil
 	}
 	var found bool
-	if p := h.Preread; p != nil && strings.EqualFold(p.Owner+"/"+p.Repo, owner+"/"+repo) {
-		data, found = p.Data, p.Found
-	} else if data, found, err = gh.FileContent(ctx, owner, repo, path, ""); err != nil {
+	if data, found, err = gh.FileContent(ctx, owner, repo, path, ""); err != nil {
 		return config.Default(), "", nil, fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
 	}
 	if !found {

@@ -12,8 +12,7 @@ import (
 // TestPostAndSyncReadsTheThreadOnce: posting a change's outcomes and
 // setting phasegate/decisions on its commit (the action's run, the App's
 // check) fold the issue once: its comments, the pull request and the
-// configuration the caller read already (Handler.Preread) are not read
-// again for the status, the status is written once, and it is the one
+// configuration are read once for the status, the status is written once, and it is the one
 // SyncCommit computes afterwards (it writes nothing more).
 func TestPostAndSyncReadsTheThreadOnce(t *testing.T) {
 	t.Parallel()
@@ -31,7 +30,6 @@ func TestPostAndSyncReadsTheThreadOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
-			w.h.Preread = &ConfigFile{Owner: owner, Repo: repo} // no config file, as the caller read it
 			if tc.posted {
 				w.postOutcome(seed, source, bot)
 			} else {
@@ -55,7 +53,7 @@ func TestPostAndSyncReadsTheThreadOnce(t *testing.T) {
 			for call, want := range map[string]int{
 				"GET /repos/acme/shop/issues/N/comments":              1,
 				"GET /repos/acme/shop/pulls/N":                        1,
-				"GET /repos/acme/shop/contents/.github/phasegate.yml": 0,
+				"GET /repos/acme/shop/contents/.github/phasegate.yml": 1,
 				"POST /repos/acme/shop/statuses/" + headSHA:           1, // phasegate/decisions, once
 			} {
 				if counts[call] != want {

@@ -2,7 +2,6 @@ package decide
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -86,36 +85,20 @@ func (h *Handler) staleAt(ctx context.Context, gh GitHub, owner, repo string, cf
 	return st, err
 }
 
-// compare is gh.Compare, once per process for a pair of commits. A
-// comparison lists at most 300 files: past that, its files are the change
-// of head from the merge base read from the two trees (TreeChange), never
-// the list in part, which could leave out a file the decision covers.
+// compare is gh.CompareWhole, once per process for a pair of commits: a
+// comparison GitHub lists only in part is read from the two trees, never
+// taken in part, which could leave out a file the decision covers.
 func (h *Handler) compare(ctx context.Context, gh GitHub, owner, repo, base, head string) (ghclient.Comparison, error) {
 	key := "compare:" + strings.ToLower(owner+"/"+repo) + "@" + base + "..." + head
 	if v, ok := h.cached(key); ok {
 		return v.(ghclient.Comparison), nil
 	}
-	cmp, err := gh.Compare(ctx, owner, repo, base, head)
-	if errors.Is(err, ghclient.ErrTruncated) {
-		cmp.Files, err = treeChange(ctx, gh, owner, repo, cmp.MergeBase, head, h.TreeLimits)
-	}
+	cmp, err := gh.CompareWhole(ctx, owner, repo, base, head, h.TreeLimits)
 	if err != nil {
 		return cmp, err
 	}
 	h.cache(key, cmp)
 	return cmp, nil
-}
-
-// treeChange is the change of head from mergeBase, read from their trees.
-func treeChange(ctx context.Context, gh GitHub, owner, repo, mergeBase, head string, lim ghclient.TreeLimits) (map[string]string, error) {
-	if mergeBase == "" {
-		return nil, fmt.Errorf("GitHub lists only part of the change of %s and gave no merge base", shortSHA(head))
-	}
-	files, err := gh.TreeChange(ctx, owner, repo, mergeBase, head, lim)
-	if err != nil {
-		return nil, fmt.Errorf("GitHub lists only part of the change of %s, and its trees could not be compared: %w", shortSHA(head), err)
-	}
-	return files, nil
 }
 
 // covers reports whether a change to file name changes what the outcome's
