@@ -11,10 +11,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -84,25 +82,13 @@ type inputs struct {
 
 func readInputs(a *githubactions.Action) (inputs, error) {
 	in := inputs{
-		path:        strings.TrimSpace(a.GetInput("path")),
+		path:        cmp.Or(strings.TrimSpace(a.GetInput("path")), "."),
 		token:       strings.TrimSpace(a.GetInput("token")),
-		format:      strings.TrimSpace(a.GetInput("format")),
-		failOn:      strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
-		config:      strings.TrimSpace(a.GetInput("config")),
+		format:      cmp.Or(strings.TrimSpace(a.GetInput("format")), "text"),
+		failOn:      cmp.Or(strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))), "hold"),
+		config:      cmp.Or(strings.TrimSpace(a.GetInput("config")), config.DefaultPath),
 		sarifFile:   a.GetInput("sarif-file"),
 		resultsFile: strings.TrimSpace(a.GetInput("results-file")),
-	}
-	if in.path == "" {
-		in.path = "."
-	}
-	if in.format == "" {
-		in.format = "text"
-	}
-	if in.failOn == "" {
-		in.failOn = "hold"
-	}
-	if in.config == "" {
-		in.config = config.DefaultPath
 	}
 	switch in.format {
 	case "text", "json", "sarif", "github":
@@ -124,21 +110,25 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 	if _, ok := inWorkspace(in.path); !ok {
 		return in, fmt.Errorf("input path: %q must be relative to the workspace and inside it", in.path)
 	}
+	var err error
 	if in.sarifFile != "" {
-		p, ok := inWorkspace(in.sarifFile)
-		if !ok || p == "." || strings.HasSuffix(in.sarifFile, "/") {
-			return in, fmt.Errorf("input sarif-file: %q must be the path of a file relative to the workspace and inside it", in.sarifFile)
-		}
-		in.sarifFile = p
+		in.sarifFile, err = fileInput("sarif-file", in.sarifFile)
 	}
 	// The action's container sees only the workspace of the job's files.
-	if in.resultsFile != "" {
-		p, ok := inWorkspace(in.resultsFile)
-		if !ok || p == "." || strings.HasSuffix(in.resultsFile, "/") {
-			return in, fmt.Errorf("input results-file: %q must be a file relative to the workspace and inside it", in.resultsFile)
-		}
+	if in.resultsFile != "" && err == nil {
+		_, err = fileInput("results-file", in.resultsFile)
 	}
-	return in, nil
+	return in, err
+}
+
+// fileInput is the input name, the path of a file relative to the
+// workspace and inside it, cleaned.
+func fileInput(name, v string) (string, error) {
+	p, ok := inWorkspace(v)
+	if !ok || p == "." || strings.HasSuffix(v, "/") {
+		return "", fmt.Errorf("input %s: %q must be the path of a file relative to the workspace and inside it", name, v)
+	}
+	return p, nil
 }
 
 // inWorkspace cleans p, a path relative to the workspace, and says whether
@@ -186,19 +176,37 @@ type event struct {
 	MergeGroup *struct {
 		HeadSHA string `json:"head_sha"`
 		BaseSHA string `json:"base_sha"`
-		HeadRef string `json:"head_ref"`
 	} `json:"merge_group"`
 	Repository struct {
 		DefaultBranch string `json:"default_branch"`
-		FullName      string `json:"full_name"`
 	} `json:"repository"`
-	WorkflowRun *workflowRun `json:"workflow_run"`
+	// WorkflowRun is a workflow_run event's run.
+	WorkflowRun *struct {
+		HeadSHA        string   `json:"head_sha"`
+		HTMLURL        string   `json:"html_url"`
+		Repository     *repoRef `json:"repository"`
+		HeadRepository *repoRef `json:"head_repository"`
+	} `json:"workflow_run"`
+	// Issue and Comment are an issue_comment event's.
+	Issue struct {
+		Number int `json:"number"`
+		Labels []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
+	} `json:"issue"`
+	Comment struct {
+		ID   int64  `json:"id"`
+		Body string `json:"body"`
+		User struct {
+			Login string `json:"login"`
+			Type  string `json:"type"`
+		} `json:"user"`
+	} `json:"comment"`
 }
 
 // repoRef is a repository as an event names it.
 type repoRef struct {
 	FullName string `json:"full_name"`
-	Fork     bool   `json:"fork"`
 }
 
 // forkHead is the repository a pull request's head lives in when it is not
@@ -220,12 +228,6 @@ func (ev event) forkHead(repository string) string {
 	return ev.PullRequest.Head.Repo.FullName
 }
 
-func readEvent(p string) (event, error) {
-	var ev event
-	err := readJSON(p, &ev)
-	return ev, err
-}
-
 // zeroSHA is the "before" of a push that created a branch.
 func zeroSHA(s string) bool { return strings.Trim(s, "0") == "" }
 
@@ -237,15 +239,9 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 	lw := &logWriter{w: stdout}
 	a := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(lw))
 	r := &run{a: a, getenv: getenv, log: lw, opts: opts}
-	switch name := getenv("GITHUB_EVENT_NAME"); name {
-	case "push", "pull_request", "pull_request_target", "merge_group":
-		return r.checkCommit(ctx, name)
-	case "issue_comment":
-		return r.decide(ctx)
-	case "schedule", "workflow_dispatch":
-		return r.reconcile(ctx)
-	case "workflow_run":
-		return r.publishResults(ctx)
+	name := getenv("GITHUB_EVENT_NAME")
+	switch name {
+	case "push", "pull_request", "pull_request_target", "merge_group", "issue_comment", "schedule", "workflow_dispatch", "workflow_run":
 	case "":
 		a.Errorf("%s", "phasegate action runs inside a GitHub Actions workflow: GITHUB_EVENT_NAME is not set (use `phasegate validate` elsewhere)")
 		return exitCouldNot
@@ -253,6 +249,24 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 		a.Noticef("phasegate: nothing to do for the %s event", name)
 		return exitOK
 	}
+	in, err := readInputs(a)
+	if err != nil {
+		return r.fail(err)
+	}
+	if name == "schedule" || name == "workflow_dispatch" {
+		return r.reconcile(ctx, in)
+	}
+	ev, err := readEvent(getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return r.fail(err)
+	}
+	switch name {
+	case "issue_comment":
+		return r.decide(ctx, in, ev)
+	case "workflow_run":
+		return r.publishResults(ctx, in, ev)
+	}
+	return r.checkCommit(ctx, name, in, ev)
 }
 
 // run is one action run.
@@ -275,6 +289,12 @@ type run struct {
 	skipped  []string // what was skipped, and why
 	failures []string // every GitHub call that failed, and what for
 	notes    []string
+}
+
+// fail reports an error that stops the run: it could not run.
+func (r *run) fail(err error) int {
+	r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+	return exitCouldNot
 }
 
 // apiError reports a failed GitHub call as an error annotation; the run
@@ -333,16 +353,15 @@ type commitRun struct {
 // names: it validates the checked directory, reports the findings (log,
 // SARIF, annotations, job summary, step outputs), publishes the statuses
 // and the new Phase Outcomes, and returns the exit code fail-on asks for.
-func (r *run) checkCommit(ctx context.Context, eventName string) int {
-	cr, code := r.newCommitRun(eventName)
+func (r *run) checkCommit(ctx context.Context, eventName string, in inputs, ev event) int {
+	cr, code := r.newCommitRun(eventName, in, ev)
 	if cr == nil {
 		return code
 	}
 	r.connect(cr.in)
 	out, err := r.check(ctx, cr)
 	if err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return exitCouldNot
+		return r.fail(err)
 	}
 	rep := out.Report
 	r.writeReports(cr, rep, r.sarifReport(cr, rep))
@@ -368,21 +387,11 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 	return failOnCode(cr.in.failOn, rep.Verdict.Verdict, errs, warns)
 }
 
-// newCommitRun reads the inputs and the event and works out the commit to
-// check, its base and the checked directory. It returns nil and the exit
-// code when there is nothing to check (a push that deleted a branch, a
-// merge_group action other than checks_requested) or the run cannot go on.
-func (r *run) newCommitRun(eventName string) (*commitRun, int) {
-	in, err := readInputs(r.a)
-	if err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return nil, exitCouldNot
-	}
-	ev, err := readEvent(r.getenv("GITHUB_EVENT_PATH"))
-	if err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return nil, exitCouldNot
-	}
+// newCommitRun works out the commit to check, its base and the checked
+// directory. It returns nil and the exit code when there is nothing to
+// check (a push that deleted a branch, a merge_group action other than
+// checks_requested) or the run cannot go on.
+func (r *run) newCommitRun(eventName string, in inputs, ev event) (*commitRun, int) {
 	switch {
 	case eventName == "push" && (ev.Deleted || ev.After != "" && zeroSHA(ev.After)):
 		r.a.Noticef("phasegate: the push deleted %s: there is no commit to check", oneLine(ev.Ref))
@@ -402,8 +411,7 @@ func (r *run) newCommitRun(eventName string) (*commitRun, int) {
 	}
 	if eventName == "pull_request_target" && ev.PullRequest != nil {
 		if err := r.checkedHead(cr); err != nil {
-			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-			return nil, exitCouldNot
+			return nil, r.fail(err)
 		}
 	}
 	if cr.fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.fork != "" && eventName == "pull_request" {
@@ -440,9 +448,7 @@ func (cr *commitRun) setRange() {
 	case ev.MergeGroup != nil:
 		cr.head, cr.base = ev.MergeGroup.HeadSHA, ev.MergeGroup.BaseSHA
 	default:
-		if ev.After != "" {
-			cr.head = ev.After
-		}
+		cr.head = cmp.Or(ev.After, cr.head)
 		if !zeroSHA(ev.Before) {
 			cr.base = ev.Before
 		}
@@ -602,9 +608,14 @@ func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
 		}
 	}
 	if cr.in.sarifFile != "" {
-		if err := writeSARIFFile(cr.workspace, cr.in.sarifFile, sarif); err != nil {
+		var b bytes.Buffer
+		err := report.SARIF(&b, sarif)
+		if err == nil {
+			err = writeInWorkspace(cr.workspace, cr.in.sarifFile, b.Bytes())
+		}
+		if err != nil {
 			r.failed = true
-			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+			r.fail(fmt.Errorf("writing the sarif-file %s: %w", cr.in.sarifFile, err))
 		} else {
 			r.a.SetOutput("sarif-file", cr.in.sarifFile)
 		}
@@ -652,19 +663,6 @@ func checkedFilesPrefix(workspace string, cr *commitRun) string {
 	return rel + "/"
 }
 
-// writeSARIFFile writes the SARIF report to name, a clean '/'-separated path
-// inside the workspace (see writeInWorkspace).
-func writeSARIFFile(workspace, name string, rep report.Report) error {
-	var buf bytes.Buffer
-	if err := report.SARIF(&buf, rep); err != nil {
-		return fmt.Errorf("rendering the sarif-file %s: %w", name, err)
-	}
-	if err := writeInWorkspace(workspace, name, buf.Bytes()); err != nil {
-		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
-	}
-	return nil
-}
-
 // writeInWorkspace writes data to name, a clean '/'-separated path inside
 // the workspace, creating its parent directories. Everything is opened
 // through an os.Root, so a symbolic link in the checkout (which the change
@@ -675,24 +673,10 @@ func writeInWorkspace(workspace, name string, data []byte) error {
 		return err
 	}
 	defer root.Close()
-	if dir := path.Dir(name); dir != "." {
-		parent := ""
-		for _, part := range strings.Split(dir, "/") {
-			parent = path.Join(parent, part)
-			if err := root.Mkdir(filepath.FromSlash(parent), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-		}
-	}
-	f, err := root.OpenFile(filepath.FromSlash(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return root.WriteFile(name, data, 0o644)
 }
 
 // maxAnnotations per severity: GitHub shows 10 of each type per step; a few

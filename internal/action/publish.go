@@ -89,13 +89,6 @@ func pushedRef(cr *commitRun) string {
 	return ""
 }
 
-func (r *run) signingKey() []byte {
-	if k := r.getenv("PHASEGATE_SIGNING_KEY"); k != "" {
-		return []byte(k)
-	}
-	return nil
-}
-
 // appGate is the account that, not this run, posts the repository's
 // outcomes and sets phasegate/decisions; "" when this run is the poster.
 // With `identity:` set (the default branch's configuration, never the
@@ -145,16 +138,22 @@ func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report
 	if cr.head == "" {
 		return true
 	}
-	contracts := contractsStatus(rep.Verdict.Verdict, checkjob.ContractsTitle(rep), r.runURL())
-	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
+	if err := r.setStatus(ctx, cr.head, contractsStatus(rep.Verdict.Verdict, checkjob.ContractsTitle(rep), r.runURL())); err != nil {
 		if r.denied(err) {
 			return false
 		}
 		r.apiError("set the "+ContextContracts+" status", err)
-		return true
 	}
-	r.statuses = append(r.statuses, contracts)
 	return true
+}
+
+// setStatus sets st on sha and records it; the error is GitHub's.
+func (r *run) setStatus(ctx context.Context, sha string, st ghclient.Status) error {
+	err := r.gh.CreateStatus(ctx, r.owner, r.repo, sha, st)
+	if err == nil {
+		r.statuses = append(r.statuses, st)
+	}
+	return err
 }
 
 // setStatuses publishes phasegate/contracts (the verdict of this commit's

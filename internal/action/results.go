@@ -2,12 +2,12 @@ package action
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode"
@@ -55,14 +55,6 @@ type results struct {
 	Published bool `json:"published"`
 }
 
-// workflowRun is the part of a workflow_run payload phasegate reads.
-type workflowRun struct {
-	HeadSHA        string   `json:"head_sha"`
-	HTMLURL        string   `json:"html_url"`
-	Repository     *repoRef `json:"repository"`
-	HeadRepository *repoRef `json:"head_repository"`
-}
-
 // resultsPath is the results-file input (relative to the workspace) in
 // the workspace.
 func (r *run) resultsPath(p string) string { return filepath.Join(r.workspace(), p) }
@@ -101,17 +93,9 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 // maxResults bytes, one JSON object, no unknown field.
 func readResults(p string) (results, error) {
 	var res results
-	f, err := os.Open(p)
+	data, err := readLimited(p, "the results file", maxResults)
 	if err != nil {
-		return res, fmt.Errorf("reading the results file %s: %w", p, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxResults+1))
-	if err != nil {
-		return res, fmt.Errorf("reading the results file %s: %w", p, err)
-	}
-	if len(data) > maxResults {
-		return res, fmt.Errorf("the results file %s is larger than %d bytes", p, maxResults)
+		return res, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -135,17 +119,7 @@ func readResults(p string) (results, error) {
 	return res, nil
 }
 
-func fullSHA(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func fullSHA(s string) bool { return len(s) == 40 && strings.Trim(s, "0123456789abcdef") == "" }
 
 // plainText keeps a description to one line of printable text, at most
 // GitHub's 140 characters.
@@ -161,14 +135,8 @@ func plainText(s string) string {
 
 // publishResults handles workflow_run: it publishes the results file that
 // a read-only run saved, on the head commit that run checked.
-func (r *run) publishResults(ctx context.Context) int {
-	in, ok := r.setup()
-	if !ok {
-		return exitCouldNot
-	}
-	var ev event
-	if err := readJSON(r.getenv("GITHUB_EVENT_PATH"), &ev); err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+func (r *run) publishResults(ctx context.Context, in inputs, ev event) int {
+	if !r.setup(in) {
 		return exitCouldNot
 	}
 	wr := ev.WorkflowRun
@@ -181,11 +149,7 @@ func (r *run) publishResults(ctx context.Context) int {
 		return exitCouldNot
 	}
 	repository := r.owner + "/" + r.repo
-	target := wr.HTMLURL
-	if target == "" {
-		target = r.runURL()
-	}
-	headline, code := r.publishFile(ctx, in, wr, repository, target)
+	headline, code := r.publishFile(ctx, in, ev, repository, cmp.Or(wr.HTMLURL, r.runURL()))
 	if p := r.getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		rs := r.runSummary(wr.HeadSHA)
 		var b strings.Builder
@@ -222,7 +186,8 @@ func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdi
 
 // publishFile verifies and publishes the results file; it returns the job
 // summary's headline and the exit code.
-func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repository, target string) (string, int) {
+func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, target string) (string, int) {
+	wr := ev.WorkflowRun
 	refuse := func(err error) (string, int) {
 		r.failed = true
 		r.a.Errorf("phasegate: refusing to publish: %s", oneLine(err.Error()))
@@ -232,10 +197,8 @@ func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repos
 		if fullSHA(wr.HeadSHA) && (wr.Repository == nil || strings.EqualFold(wr.Repository.FullName, repository)) {
 			st := ghclient.Status{Context: ContextContracts, State: "error", TargetURL: target,
 				Description: "phasegate could not publish the pull request's results: " + oneLine(err.Error())}
-			if err := r.gh.CreateStatus(ctx, r.owner, r.repo, wr.HeadSHA, st); err != nil {
+			if err := r.setStatus(ctx, wr.HeadSHA, st); err != nil {
 				r.apiError("set the "+ContextContracts+" status", err)
-			} else {
-				r.statuses = append(r.statuses, st)
 			}
 		}
 		return "the results could not be published", exitCouldNot
@@ -274,11 +237,8 @@ func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repos
 	if verdict != gate.Verdict(res.Verdict) {
 		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), shortSHA(res.HeadSHA), verdict, verdict)
 	}
-	contracts := contractsStatus(verdict, description, target)
-	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, res.HeadSHA, contracts); err != nil {
+	if err := r.setStatus(ctx, res.HeadSHA, contractsStatus(verdict, description, target)); err != nil {
 		r.apiError("set the "+ContextContracts+" status", err)
-	} else {
-		r.statuses = append(r.statuses, contracts)
 	}
 	// phasegate/decisions comes from the API, never from the file: the
 	// open pull request whose head this is, read back from GitHub.
