@@ -327,26 +327,18 @@ func (r *run) denied(err error) bool {
 
 func oneLine(s string) string { return report.Terminal(strings.ReplaceAll(s, "\n", " ")) }
 
-// commitRun holds what one check of a commit knows.
+// commitRun holds what one check of a commit knows: the commit as the job
+// checks it, and what the run publishes it with.
 type commitRun struct {
+	checkjob.Request
 	in    inputs
 	ev    event
 	event string
-	head  string
-	base  string
-	pr    int
-	root  string // the checked directory
 	// workspace is GITHUB_WORKSPACE ("." when unset), the repository's
 	// checkout.
 	workspace string
-	prefix    string        // the checked directory relative to the repository, "" or "sub/"
 	cfg       config.Config // the default branch's, as the job read it
-	// job is the checking job, and req the commit as it checks it.
-	job *checkjob.Job
-	req checkjob.Request
-	// fork is the repository of a pull request's head from a fork ("":
-	// none): its outcomes are never posted.
-	fork string
+	job       *checkjob.Job
 }
 
 // checkCommit checks the commit a push, pull request or merge group event
@@ -403,19 +395,20 @@ func (r *run) newCommitRun(eventName string, in inputs, ev event) (*commitRun, i
 	if !r.repository() {
 		return nil, exitCouldNot
 	}
-	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA"), workspace: r.workspace()}
+	cr := &commitRun{in: in, ev: ev, event: eventName, workspace: r.workspace()}
+	cr.SHA = r.getenv("GITHUB_SHA")
 	cr.setRange()
-	cr.root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
+	cr.Root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
 	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
-		cr.prefix = p + "/"
+		cr.Prefix = p + "/"
 	}
 	if eventName == "pull_request_target" && ev.PullRequest != nil {
 		if err := r.checkedHead(cr); err != nil {
 			return nil, r.fail(err)
 		}
 	}
-	if cr.fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.fork != "" && eventName == "pull_request" {
-		r.readOnly = "this pull request comes from the fork " + cr.fork + ", whose pull_request runs get a read-only token"
+	if cr.Fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.Fork != "" && eventName == "pull_request" {
+		r.readOnly = "this pull request comes from the fork " + cr.Fork + ", whose pull_request runs get a read-only token"
 		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens)", oneLine(r.readOnly))
 	}
 	return cr, exitOK
@@ -438,19 +431,22 @@ func (r *run) workspace() string { return cmp.Or(r.getenv("GITHUB_WORKSPACE"), "
 
 // setRange sets the checked head, its base and the pull request from the
 // event: a pull request's head and base, a merge group's, or a push's after
-// and before (none when the push created the branch). cr.head keeps
+// and before (none when the push created the branch). cr.SHA keeps
 // GITHUB_SHA when the event names no head.
 func (cr *commitRun) setRange() {
 	ev := cr.ev
 	switch {
 	case ev.PullRequest != nil:
-		cr.head, cr.base, cr.pr = ev.PullRequest.Head.SHA, ev.PullRequest.Base.SHA, ev.PullRequest.Number
+		cr.SHA, cr.Base = ev.PullRequest.Head.SHA, ev.PullRequest.Base.SHA
+		if n := ev.PullRequest.Number; n > 0 {
+			cr.PR = &ghclient.PR{Number: n, Author: ev.PullRequest.User.Login, State: "open", HeadSHA: cr.SHA, BaseSHA: cr.Base}
+		}
 	case ev.MergeGroup != nil:
-		cr.head, cr.base = ev.MergeGroup.HeadSHA, ev.MergeGroup.BaseSHA
+		cr.SHA, cr.Base = ev.MergeGroup.HeadSHA, ev.MergeGroup.BaseSHA
 	default:
-		cr.head = cmp.Or(ev.After, cr.head)
+		cr.SHA = cmp.Or(ev.After, cr.SHA)
 		if !zeroSHA(ev.Before) {
-			cr.base = ev.Before
+			cr.Base = ev.Before
 		}
 	}
 }
@@ -526,30 +522,24 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	if err != nil {
 		return checkjob.Checked{}, err
 	}
-	req := checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: cr.head, Base: cr.base, Fork: cr.fork, Ref: pushedRef(cr), Version: r.opts.Version,
-		Actors: []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")},
-		Root:   cr.root, RootName: cr.in.path, Prefix: cr.prefix, Local: func(ctx context.Context) (map[string]check.Change, error) {
-			changed, err := history.Changed(ctx, cr.root, cr.base)
-			out := make(map[string]check.Change, len(changed))
-			for p, c := range changed {
-				out[p] = check.Change(c)
-			}
-			return out, err
-		}}
-	if cr.pr > 0 {
-		req.PR = &ghclient.PR{Number: cr.pr}
-		if cr.ev.PullRequest != nil {
-			req.PR.Author = cr.ev.PullRequest.User.Login
+	root, base := cr.Root, cr.Base
+	cr.Owner, cr.Repo, cr.Ref, cr.Version, cr.RootName, cr.job = r.owner, r.repo, pushedRef(cr), r.opts.Version, cr.in.path, j
+	cr.Actors = []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")}
+	cr.Local = func(ctx context.Context) (map[string]check.Change, error) {
+		changed, err := history.Changed(ctx, root, base)
+		out := make(map[string]check.Change, len(changed))
+		for p, c := range changed {
+			out[p] = check.Change(c)
 		}
+		return out, err
 	}
-	cr.job, cr.req = j, req
 	var gh checkjob.GitHub
 	if r.gh != nil {
 		gh = r.gh
 	} else {
 		r.a.Warningf("%s", "phasegate: without a token the configuration cannot be read from the default branch; the defaults apply")
 	}
-	out, err := j.Check(ctx, gh, req)
+	out, err := j.Check(ctx, gh, cr.Request)
 	for _, why := range out.Skipped {
 		r.skip(why)
 	}
@@ -649,13 +639,13 @@ func failOnCode(failOn string, verdict gate.Verdict, errs, warns int) int {
 // directory, or the directory holding the marker directory it lies in
 // (artifact.ContextRoot, as check.Validator.Run places it).
 func checkedFilesPrefix(workspace string, cr *commitRun) string {
-	base, ctxPrefix := artifact.ContextRoot(cr.root)
+	base, ctxPrefix := artifact.ContextRoot(cr.Root)
 	if ctxPrefix == "" {
-		return cr.prefix
+		return cr.Prefix
 	}
 	rel, err := filepath.Rel(workspace, base)
 	if err != nil {
-		return cr.prefix
+		return cr.Prefix
 	}
 	if rel = filepath.ToSlash(rel); rel == "." {
 		return ""
@@ -725,11 +715,11 @@ func (r *run) summary(rep report.Report, cr *commitRun) {
 	if r.getenv("GITHUB_STEP_SUMMARY") == "" {
 		return
 	}
-	links := report.SummaryLinks{Commit: cr.head}
-	if server := r.getenv("GITHUB_SERVER_URL"); server != "" && cr.head != "" {
-		links.BlobBase = strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/blob/" + cr.head + "/" + cr.prefix
+	links := report.SummaryLinks{Commit: cr.SHA}
+	if server := r.getenv("GITHUB_SERVER_URL"); server != "" && cr.SHA != "" {
+		links.BlobBase = strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/blob/" + cr.SHA + "/" + cr.Prefix
 	}
-	links.Run = r.runSummary(cr.head)
+	links.Run = r.runSummary(cr.SHA)
 	var b strings.Builder
 	if err := report.Markdown(&b, rep, links); err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
@@ -766,7 +756,7 @@ func (r *run) runSummary(sha string) *report.RunSummary {
 // it) for the statuses on the head to mean anything.
 func (r *run) checkedHead(cr *commitRun) error {
 	head := cr.ev.PullRequest.Head.SHA
-	checked, parents, err := history.Head(cr.root)
+	checked, parents, err := history.Head(cr.Root)
 	if err != nil {
 		checked, parents = r.getenv("GITHUB_SHA"), nil
 	}
@@ -775,7 +765,7 @@ func (r *run) checkedHead(cr *commitRun) error {
 	}
 	return fmt.Errorf("refusing to publish for pull request #%d: this pull_request_target run checked %s (the base branch), not the pull request's head %s, and a status on the head must be about the head. "+
 		"Run phasegate on pull_request instead; for pull requests from forks, save results-file there and publish it from a workflow_run workflow (see docs/action.md, Forks and read-only tokens)",
-		cr.pr, shortSHA(checked), shortSHA(head))
+		cr.ev.PullRequest.Number, shortSHA(checked), shortSHA(head))
 }
 
 func shortSHA(sha string) string {

@@ -62,7 +62,7 @@ func (r *run) resultsPath(p string) string { return filepath.Join(r.workspace(),
 // saveResults writes the results file and the results-file output.
 func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	errs, warns := check.Count(rep.Findings)
-	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.head, PullRequest: cr.pr, Event: cr.event,
+	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.SHA, PullRequest: cr.PRNumber(), Event: cr.event,
 		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(checkjob.ContractsTitle(rep)),
 		Artifacts: rep.Artifacts, Errors: errs, Warnings: warns, Published: len(r.statuses) == 2}
 	data, err := report.EncodeJSON(res)
