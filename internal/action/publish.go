@@ -137,7 +137,7 @@ func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report
 	if cr.SHA == "" {
 		return true
 	}
-	if err := r.setStatus(ctx, cr.SHA, contractsStatus(rep.Verdict.Verdict, checkjob.ContractsTitle(rep), r.runURL())); err != nil {
+	if err := r.setStatus(ctx, cr.SHA, contractsStatus(rep, r.runURL())); err != nil {
 		if r.denied(err) {
 			return false
 		}
@@ -187,11 +187,11 @@ func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, 
 	}
 }
 
-// contractsStatus is phasegate/contracts for a verdict: success for SHIP
+// contractsStatus is phasegate/contracts for a report: success for SHIP
 // and ADVISORY, failure for HOLD.
-func contractsStatus(v gate.Verdict, description, targetURL string) ghclient.Status {
-	s := ghclient.Status{State: "success", Context: ContextContracts, Description: description, TargetURL: targetURL}
-	if v == gate.Hold {
+func contractsStatus(rep report.Report, targetURL string) ghclient.Status {
+	s := ghclient.Status{State: "success", Context: ContextContracts, Description: checkjob.ContractsTitle(rep), TargetURL: targetURL}
+	if rep.Verdict.Verdict == gate.Hold {
 		s.State = "failure"
 	}
 	return s

@@ -10,7 +10,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/checkjob"
@@ -115,23 +114,12 @@ func readResults(p string) (results, error) {
 	case res.PullRequest < 0 || res.Artifacts < 0 || res.Errors < 0 || res.Warnings < 0:
 		return res, fmt.Errorf("the results file %s has a negative count", p)
 	}
-	res.Description = plainText(res.Description)
+	// One line of printable text, at most GitHub's 140 characters.
+	res.Description = ghclient.StatusDescription(oneLine(res.Description))
 	return res, nil
 }
 
 func fullSHA(s string) bool { return len(s) == 40 && strings.Trim(s, "0123456789abcdef") == "" }
-
-// plainText keeps a description to one line of printable text, at most
-// GitHub's 140 characters.
-func plainText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' {
-			return ' '
-		}
-		return r
-	}, s)
-	return ghclient.StatusDescription(strings.Join(strings.Fields(s), " "))
-}
 
 // publishResults handles workflow_run: it publishes the results file that
 // a read-only run saved, on the head commit that run checked.
@@ -164,24 +152,23 @@ func (r *run) publishResults(ctx context.Context, in inputs, ev event) int {
 // which must be a checkout of exactly that commit (actions/checkout with
 // ref: the workflow_run's head_sha and persist-credentials: false:
 // phasegate reads the files, it runs nothing of them), with the config of
-// the default branch. It returns the verdict and the status description.
-func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdict, string, error) {
+// the default branch.
+func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (report.Report, error) {
 	workspace := r.workspace()
 	head, _, err := history.Head(workspace)
 	if err != nil || head != sha {
-		return "", "", fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
+		return report.Report{}, fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
 			"the verdict is checked here, never taken from the pull request's own run", shortSHA(sha))
 	}
 	j, err := r.job(in)
 	if err != nil {
-		return "", "", err
+		return report.Report{}, err
 	}
 	out, err := j.Check(ctx, r.gh, checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: sha, Root: filepath.Join(workspace, filepath.FromSlash(in.path))})
 	if err != nil {
-		return "", "", fmt.Errorf("checking %s: %w", shortSHA(sha), err)
+		return report.Report{}, fmt.Errorf("checking %s: %w", shortSHA(sha), err)
 	}
-	rep := out.Report
-	return rep.Verdict.Verdict, ghclient.StatusDescription(checkjob.ContractsTitle(rep)), nil
+	return out.Report, nil
 }
 
 // publishFile verifies and publishes the results file; it returns the job
@@ -230,14 +217,14 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 	// the fork's workflow file, so it can save SHIP for anything. The
 	// contracts status comes from checking the head here, in a checkout of
 	// it (read, never run); the file only says which head.
-	verdict, description, err := r.verifyHead(ctx, in, res.HeadSHA)
+	rep, err := r.verifyHead(ctx, in, res.HeadSHA)
 	if err != nil {
 		return refuse(err)
 	}
-	if verdict != gate.Verdict(res.Verdict) {
+	if verdict := rep.Verdict.Verdict; verdict != gate.Verdict(res.Verdict) {
 		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), shortSHA(res.HeadSHA), verdict, verdict)
 	}
-	if err := r.setStatus(ctx, res.HeadSHA, contractsStatus(verdict, description, target)); err != nil {
+	if err := r.setStatus(ctx, res.HeadSHA, contractsStatus(rep, target)); err != nil {
 		r.apiError("set the "+ContextContracts+" status", err)
 	}
 	// phasegate/decisions comes from the API, never from the file: the
