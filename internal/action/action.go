@@ -204,7 +204,6 @@ type event struct {
 	} `json:"comment"`
 }
 
-// repoRef is a repository as an event names it.
 type repoRef struct {
 	FullName string `json:"full_name"`
 }
@@ -269,7 +268,6 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 	return r.checkCommit(ctx, name, in, ev)
 }
 
-// run is one action run.
 type run struct {
 	a      *githubactions.Action
 	getenv func(string) string
@@ -465,7 +463,6 @@ func (r *run) connect(in inputs) {
 	}
 }
 
-// newClient creates the run's GitHub client with the token.
 func (r *run) newClient(token string) error {
 	o := ghclient.Options{Token: token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
 	if r.opts.Client != nil {
@@ -547,7 +544,6 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	return out, err
 }
 
-// job is the checking job of this run.
 func (r *run) job(in inputs) (*checkjob.Job, error) {
 	v, err := check.NewValidator()
 	if err != nil {
@@ -710,7 +706,6 @@ func (r *run) annotate(fs []check.Finding) {
 	}
 }
 
-// summary writes the job summary.
 func (r *run) summary(rep report.Report, cr *commitRun) {
 	if r.getenv("GITHUB_STEP_SUMMARY") == "" {
 		return

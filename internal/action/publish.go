@@ -177,7 +177,6 @@ func (r *run) commitOptions(cr *commitRun) decide.CommitOptions {
 	return decide.CommitOptions{DefaultBranch: cr.ev.Repository.DefaultBranch, TargetURL: r.runURL(), PR: cr.PR}
 }
 
-// syncDecisions sets phasegate/decisions on sha (decide.SyncCommit).
 func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, opts decide.CommitOptions) {
 	switch st, err := h.SyncCommit(ctx, r.gh, r.owner, r.repo, sha, opts); {
 	case err == nil:

@@ -30,14 +30,12 @@ import (
 // the API (decide.SyncCommit), on the head commit the unprivileged run
 // checked, verified against the workflow_run payload.
 
-// resultsVersion is the version of the results file format.
 const resultsVersion = 1
 
 // maxResults bounds the results file read: it is a few hundred bytes, and
 // it comes from a run the pull request's author controls.
 const maxResults = 64 << 10
 
-// results is the results file.
 type results struct {
 	Version     int    `json:"version"`
 	Repository  string `json:"repository"`
