@@ -636,11 +636,8 @@ func failOnCode(failOn string, verdict gate.Verdict, errs, warns int) int {
 // (artifact.ContextRoot, as check.Validator.Run places it).
 func checkedFilesPrefix(workspace string, cr *commitRun) string {
 	base, ctxPrefix := artifact.ContextRoot(cr.Root)
-	if ctxPrefix == "" {
-		return cr.Prefix
-	}
 	rel, err := filepath.Rel(workspace, base)
-	if err != nil {
+	if ctxPrefix == "" || err != nil {
 		return cr.Prefix
 	}
 	if rel = filepath.ToSlash(rel); rel == "." {
