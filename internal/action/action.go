@@ -11,10 +11,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -84,25 +82,13 @@ type inputs struct {
 
 func readInputs(a *githubactions.Action) (inputs, error) {
 	in := inputs{
-		path:        strings.TrimSpace(a.GetInput("path")),
+		path:        cmp.Or(strings.TrimSpace(a.GetInput("path")), "."),
 		token:       strings.TrimSpace(a.GetInput("token")),
-		format:      strings.TrimSpace(a.GetInput("format")),
-		failOn:      strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))),
-		config:      strings.TrimSpace(a.GetInput("config")),
+		format:      cmp.Or(strings.TrimSpace(a.GetInput("format")), "text"),
+		failOn:      cmp.Or(strings.ToLower(strings.TrimSpace(a.GetInput("fail-on"))), "hold"),
+		config:      cmp.Or(strings.TrimSpace(a.GetInput("config")), config.DefaultPath),
 		sarifFile:   a.GetInput("sarif-file"),
 		resultsFile: strings.TrimSpace(a.GetInput("results-file")),
-	}
-	if in.path == "" {
-		in.path = "."
-	}
-	if in.format == "" {
-		in.format = "text"
-	}
-	if in.failOn == "" {
-		in.failOn = "hold"
-	}
-	if in.config == "" {
-		in.config = config.DefaultPath
 	}
 	switch in.format {
 	case "text", "json", "sarif", "github":
@@ -124,21 +110,25 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 	if _, ok := inWorkspace(in.path); !ok {
 		return in, fmt.Errorf("input path: %q must be relative to the workspace and inside it", in.path)
 	}
+	var err error
 	if in.sarifFile != "" {
-		p, ok := inWorkspace(in.sarifFile)
-		if !ok || p == "." || strings.HasSuffix(in.sarifFile, "/") {
-			return in, fmt.Errorf("input sarif-file: %q must be the path of a file relative to the workspace and inside it", in.sarifFile)
-		}
-		in.sarifFile = p
+		in.sarifFile, err = fileInput("sarif-file", in.sarifFile)
 	}
 	// The action's container sees only the workspace of the job's files.
-	if in.resultsFile != "" {
-		p, ok := inWorkspace(in.resultsFile)
-		if !ok || p == "." || strings.HasSuffix(in.resultsFile, "/") {
-			return in, fmt.Errorf("input results-file: %q must be a file relative to the workspace and inside it", in.resultsFile)
-		}
+	if in.resultsFile != "" && err == nil {
+		_, err = fileInput("results-file", in.resultsFile)
 	}
-	return in, nil
+	return in, err
+}
+
+// fileInput is the input name, the path of a file relative to the
+// workspace and inside it, cleaned.
+func fileInput(name, v string) (string, error) {
+	p, ok := inWorkspace(v)
+	if !ok || p == "." || strings.HasSuffix(v, "/") {
+		return "", fmt.Errorf("input %s: %q must be the path of a file relative to the workspace and inside it", name, v)
+	}
+	return p, nil
 }
 
 // inWorkspace cleans p, a path relative to the workspace, and says whether
@@ -186,19 +176,36 @@ type event struct {
 	MergeGroup *struct {
 		HeadSHA string `json:"head_sha"`
 		BaseSHA string `json:"base_sha"`
-		HeadRef string `json:"head_ref"`
 	} `json:"merge_group"`
 	Repository struct {
 		DefaultBranch string `json:"default_branch"`
-		FullName      string `json:"full_name"`
 	} `json:"repository"`
-	WorkflowRun *workflowRun `json:"workflow_run"`
+	// WorkflowRun is a workflow_run event's run.
+	WorkflowRun *struct {
+		HeadSHA        string   `json:"head_sha"`
+		HTMLURL        string   `json:"html_url"`
+		Repository     *repoRef `json:"repository"`
+		HeadRepository *repoRef `json:"head_repository"`
+	} `json:"workflow_run"`
+	// Issue and Comment are an issue_comment event's.
+	Issue struct {
+		Number int `json:"number"`
+		Labels []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
+	} `json:"issue"`
+	Comment struct {
+		ID   int64  `json:"id"`
+		Body string `json:"body"`
+		User struct {
+			Login string `json:"login"`
+			Type  string `json:"type"`
+		} `json:"user"`
+	} `json:"comment"`
 }
 
-// repoRef is a repository as an event names it.
 type repoRef struct {
 	FullName string `json:"full_name"`
-	Fork     bool   `json:"fork"`
 }
 
 // forkHead is the repository a pull request's head lives in when it is not
@@ -220,12 +227,6 @@ func (ev event) forkHead(repository string) string {
 	return ev.PullRequest.Head.Repo.FullName
 }
 
-func readEvent(p string) (event, error) {
-	var ev event
-	err := readJSON(p, &ev)
-	return ev, err
-}
-
 // zeroSHA is the "before" of a push that created a branch.
 func zeroSHA(s string) bool { return strings.Trim(s, "0") == "" }
 
@@ -237,15 +238,9 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 	lw := &logWriter{w: stdout}
 	a := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(lw))
 	r := &run{a: a, getenv: getenv, log: lw, opts: opts}
-	switch name := getenv("GITHUB_EVENT_NAME"); name {
-	case "push", "pull_request", "pull_request_target", "merge_group":
-		return r.checkCommit(ctx, name)
-	case "issue_comment":
-		return r.decide(ctx)
-	case "schedule", "workflow_dispatch":
-		return r.reconcile(ctx)
-	case "workflow_run":
-		return r.publishResults(ctx)
+	name := getenv("GITHUB_EVENT_NAME")
+	switch name {
+	case "push", "pull_request", "pull_request_target", "merge_group", "issue_comment", "schedule", "workflow_dispatch", "workflow_run":
 	case "":
 		a.Errorf("%s", "phasegate action runs inside a GitHub Actions workflow: GITHUB_EVENT_NAME is not set (use `phasegate validate` elsewhere)")
 		return exitCouldNot
@@ -253,9 +248,26 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 		a.Noticef("phasegate: nothing to do for the %s event", name)
 		return exitOK
 	}
+	in, err := readInputs(a)
+	if err != nil {
+		return r.fail(err)
+	}
+	if name == "schedule" || name == "workflow_dispatch" {
+		return r.reconcile(ctx, in)
+	}
+	ev, err := readEvent(getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return r.fail(err)
+	}
+	switch name {
+	case "issue_comment":
+		return r.decide(ctx, in, ev)
+	case "workflow_run":
+		return r.publishResults(ctx, in, ev)
+	}
+	return r.checkCommit(ctx, name, in, ev)
 }
 
-// run is one action run.
 type run struct {
 	a      *githubactions.Action
 	getenv func(string) string
@@ -275,6 +287,12 @@ type run struct {
 	skipped  []string // what was skipped, and why
 	failures []string // every GitHub call that failed, and what for
 	notes    []string
+}
+
+// fail reports an error that stops the run: it could not run.
+func (r *run) fail(err error) int {
+	r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+	return exitCouldNot
 }
 
 // apiError reports a failed GitHub call as an error annotation; the run
@@ -307,42 +325,33 @@ func (r *run) denied(err error) bool {
 
 func oneLine(s string) string { return report.Terminal(strings.ReplaceAll(s, "\n", " ")) }
 
-// commitRun holds what one check of a commit knows.
+// commitRun holds what one check of a commit knows: the commit as the job
+// checks it, and what the run publishes it with.
 type commitRun struct {
+	checkjob.Request
 	in    inputs
 	ev    event
 	event string
-	head  string
-	base  string
-	pr    int
-	root  string // the checked directory
 	// workspace is GITHUB_WORKSPACE ("." when unset), the repository's
 	// checkout.
 	workspace string
-	prefix    string        // the checked directory relative to the repository, "" or "sub/"
 	cfg       config.Config // the default branch's, as the job read it
-	// job is the checking job, and req the commit as it checks it.
-	job *checkjob.Job
-	req checkjob.Request
-	// fork is the repository of a pull request's head from a fork ("":
-	// none): its outcomes are never posted.
-	fork string
+	job       *checkjob.Job
 }
 
 // checkCommit checks the commit a push, pull request or merge group event
 // names: it validates the checked directory, reports the findings (log,
 // SARIF, annotations, job summary, step outputs), publishes the statuses
 // and the new Phase Outcomes, and returns the exit code fail-on asks for.
-func (r *run) checkCommit(ctx context.Context, eventName string) int {
-	cr, code := r.newCommitRun(eventName)
+func (r *run) checkCommit(ctx context.Context, eventName string, in inputs, ev event) int {
+	cr, code := r.newCommitRun(eventName, in, ev)
 	if cr == nil {
 		return code
 	}
 	r.connect(cr.in)
 	out, err := r.check(ctx, cr)
 	if err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return exitCouldNot
+		return r.fail(err)
 	}
 	rep := out.Report
 	r.writeReports(cr, rep, r.sarifReport(cr, rep))
@@ -368,21 +377,11 @@ func (r *run) checkCommit(ctx context.Context, eventName string) int {
 	return failOnCode(cr.in.failOn, rep.Verdict.Verdict, errs, warns)
 }
 
-// newCommitRun reads the inputs and the event and works out the commit to
-// check, its base and the checked directory. It returns nil and the exit
-// code when there is nothing to check (a push that deleted a branch, a
-// merge_group action other than checks_requested) or the run cannot go on.
-func (r *run) newCommitRun(eventName string) (*commitRun, int) {
-	in, err := readInputs(r.a)
-	if err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return nil, exitCouldNot
-	}
-	ev, err := readEvent(r.getenv("GITHUB_EVENT_PATH"))
-	if err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-		return nil, exitCouldNot
-	}
+// newCommitRun works out the commit to check, its base and the checked
+// directory. It returns nil and the exit code when there is nothing to
+// check (a push that deleted a branch, a merge_group action other than
+// checks_requested) or the run cannot go on.
+func (r *run) newCommitRun(eventName string, in inputs, ev event) (*commitRun, int) {
 	switch {
 	case eventName == "push" && (ev.Deleted || ev.After != "" && zeroSHA(ev.After)):
 		r.a.Noticef("phasegate: the push deleted %s: there is no commit to check", oneLine(ev.Ref))
@@ -394,20 +393,20 @@ func (r *run) newCommitRun(eventName string) (*commitRun, int) {
 	if !r.repository() {
 		return nil, exitCouldNot
 	}
-	cr := &commitRun{in: in, ev: ev, event: eventName, head: r.getenv("GITHUB_SHA"), workspace: r.workspace()}
+	cr := &commitRun{in: in, ev: ev, event: eventName, workspace: r.workspace()}
+	cr.SHA = r.getenv("GITHUB_SHA")
 	cr.setRange()
-	cr.root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
+	cr.Root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
 	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
-		cr.prefix = p + "/"
+		cr.Prefix = p + "/"
 	}
 	if eventName == "pull_request_target" && ev.PullRequest != nil {
 		if err := r.checkedHead(cr); err != nil {
-			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
-			return nil, exitCouldNot
+			return nil, r.fail(err)
 		}
 	}
-	if cr.fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.fork != "" && eventName == "pull_request" {
-		r.readOnly = "this pull request comes from the fork " + cr.fork + ", whose pull_request runs get a read-only token"
+	if cr.Fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.Fork != "" && eventName == "pull_request" {
+		r.readOnly = "this pull request comes from the fork " + cr.Fork + ", whose pull_request runs get a read-only token"
 		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens)", oneLine(r.readOnly))
 	}
 	return cr, exitOK
@@ -430,21 +429,22 @@ func (r *run) workspace() string { return cmp.Or(r.getenv("GITHUB_WORKSPACE"), "
 
 // setRange sets the checked head, its base and the pull request from the
 // event: a pull request's head and base, a merge group's, or a push's after
-// and before (none when the push created the branch). cr.head keeps
+// and before (none when the push created the branch). cr.SHA keeps
 // GITHUB_SHA when the event names no head.
 func (cr *commitRun) setRange() {
 	ev := cr.ev
 	switch {
 	case ev.PullRequest != nil:
-		cr.head, cr.base, cr.pr = ev.PullRequest.Head.SHA, ev.PullRequest.Base.SHA, ev.PullRequest.Number
-	case ev.MergeGroup != nil:
-		cr.head, cr.base = ev.MergeGroup.HeadSHA, ev.MergeGroup.BaseSHA
-	default:
-		if ev.After != "" {
-			cr.head = ev.After
+		cr.SHA, cr.Base = ev.PullRequest.Head.SHA, ev.PullRequest.Base.SHA
+		if n := ev.PullRequest.Number; n > 0 {
+			cr.PR = &ghclient.PR{Number: n, Author: ev.PullRequest.User.Login, State: "open", HeadSHA: cr.SHA, BaseSHA: cr.Base}
 		}
+	case ev.MergeGroup != nil:
+		cr.SHA, cr.Base = ev.MergeGroup.HeadSHA, ev.MergeGroup.BaseSHA
+	default:
+		cr.SHA = cmp.Or(ev.After, cr.SHA)
 		if !zeroSHA(ev.Before) {
-			cr.base = ev.Before
+			cr.Base = ev.Before
 		}
 	}
 }
@@ -463,7 +463,6 @@ func (r *run) connect(in inputs) {
 	}
 }
 
-// newClient creates the run's GitHub client with the token.
 func (r *run) newClient(token string) error {
 	o := ghclient.Options{Token: token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
 	if r.opts.Client != nil {
@@ -520,30 +519,24 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	if err != nil {
 		return checkjob.Checked{}, err
 	}
-	req := checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: cr.head, Base: cr.base, Fork: cr.fork, Ref: pushedRef(cr), Version: r.opts.Version,
-		Actors: []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")},
-		Root:   cr.root, RootName: cr.in.path, Prefix: cr.prefix, Local: func(ctx context.Context) (map[string]check.Change, error) {
-			changed, err := history.Changed(ctx, cr.root, cr.base)
-			out := make(map[string]check.Change, len(changed))
-			for p, c := range changed {
-				out[p] = check.Change(c)
-			}
-			return out, err
-		}}
-	if cr.pr > 0 {
-		req.PR = &ghclient.PR{Number: cr.pr}
-		if cr.ev.PullRequest != nil {
-			req.PR.Author = cr.ev.PullRequest.User.Login
+	root, base := cr.Root, cr.Base
+	cr.Owner, cr.Repo, cr.Ref, cr.Version, cr.RootName, cr.job = r.owner, r.repo, pushedRef(cr), r.opts.Version, cr.in.path, j
+	cr.Actors = []string{cr.ev.Sender.Login, cr.ev.Pusher.Name, r.getenv("GITHUB_ACTOR"), r.getenv("GITHUB_TRIGGERING_ACTOR")}
+	cr.Local = func(ctx context.Context) (map[string]check.Change, error) {
+		changed, err := history.Changed(ctx, root, base)
+		out := make(map[string]check.Change, len(changed))
+		for p, c := range changed {
+			out[p] = check.Change(c)
 		}
+		return out, err
 	}
-	cr.job, cr.req = j, req
 	var gh checkjob.GitHub
 	if r.gh != nil {
 		gh = r.gh
 	} else {
 		r.a.Warningf("%s", "phasegate: without a token the configuration cannot be read from the default branch; the defaults apply")
 	}
-	out, err := j.Check(ctx, gh, req)
+	out, err := j.Check(ctx, gh, cr.Request)
 	for _, why := range out.Skipped {
 		r.skip(why)
 	}
@@ -551,7 +544,6 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	return out, err
 }
 
-// job is the checking job of this run.
 func (r *run) job(in inputs) (*checkjob.Job, error) {
 	v, err := check.NewValidator()
 	if err != nil {
@@ -602,9 +594,14 @@ func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
 		}
 	}
 	if cr.in.sarifFile != "" {
-		if err := writeSARIFFile(cr.workspace, cr.in.sarifFile, sarif); err != nil {
+		var b bytes.Buffer
+		err := report.SARIF(&b, sarif)
+		if err == nil {
+			err = writeInWorkspace(cr.workspace, cr.in.sarifFile, b.Bytes())
+		}
+		if err != nil {
 			r.failed = true
-			r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+			r.fail(fmt.Errorf("writing the sarif-file %s: %w", cr.in.sarifFile, err))
 		} else {
 			r.a.SetOutput("sarif-file", cr.in.sarifFile)
 		}
@@ -638,31 +635,15 @@ func failOnCode(failOn string, verdict gate.Verdict, errs, warns int) int {
 // directory, or the directory holding the marker directory it lies in
 // (artifact.ContextRoot, as check.Validator.Run places it).
 func checkedFilesPrefix(workspace string, cr *commitRun) string {
-	base, ctxPrefix := artifact.ContextRoot(cr.root)
-	if ctxPrefix == "" {
-		return cr.prefix
-	}
+	base, ctxPrefix := artifact.ContextRoot(cr.Root)
 	rel, err := filepath.Rel(workspace, base)
-	if err != nil {
-		return cr.prefix
+	if ctxPrefix == "" || err != nil {
+		return cr.Prefix
 	}
 	if rel = filepath.ToSlash(rel); rel == "." {
 		return ""
 	}
 	return rel + "/"
-}
-
-// writeSARIFFile writes the SARIF report to name, a clean '/'-separated path
-// inside the workspace (see writeInWorkspace).
-func writeSARIFFile(workspace, name string, rep report.Report) error {
-	var buf bytes.Buffer
-	if err := report.SARIF(&buf, rep); err != nil {
-		return fmt.Errorf("rendering the sarif-file %s: %w", name, err)
-	}
-	if err := writeInWorkspace(workspace, name, buf.Bytes()); err != nil {
-		return fmt.Errorf("writing the sarif-file %s: %w", name, err)
-	}
-	return nil
 }
 
 // writeInWorkspace writes data to name, a clean '/'-separated path inside
@@ -675,24 +656,10 @@ func writeInWorkspace(workspace, name string, data []byte) error {
 		return err
 	}
 	defer root.Close()
-	if dir := path.Dir(name); dir != "." {
-		parent := ""
-		for _, part := range strings.Split(dir, "/") {
-			parent = path.Join(parent, part)
-			if err := root.Mkdir(filepath.FromSlash(parent), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-		}
-	}
-	f, err := root.OpenFile(filepath.FromSlash(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return root.WriteFile(name, data, 0o644)
 }
 
 // maxAnnotations per severity: GitHub shows 10 of each type per step; a few
@@ -736,16 +703,15 @@ func (r *run) annotate(fs []check.Finding) {
 	}
 }
 
-// summary writes the job summary.
 func (r *run) summary(rep report.Report, cr *commitRun) {
 	if r.getenv("GITHUB_STEP_SUMMARY") == "" {
 		return
 	}
-	links := report.SummaryLinks{Commit: cr.head}
-	if server := r.getenv("GITHUB_SERVER_URL"); server != "" && cr.head != "" {
-		links.BlobBase = strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/blob/" + cr.head + "/" + cr.prefix
+	links := report.SummaryLinks{Commit: cr.SHA}
+	if server := r.getenv("GITHUB_SERVER_URL"); server != "" && cr.SHA != "" {
+		links.BlobBase = strings.TrimSuffix(server, "/") + "/" + r.owner + "/" + r.repo + "/blob/" + cr.SHA + "/" + cr.Prefix
 	}
-	links.Run = r.runSummary(cr.head)
+	links.Run = r.runSummary(cr.SHA)
 	var b strings.Builder
 	if err := report.Markdown(&b, rep, links); err != nil {
 		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
@@ -782,7 +748,7 @@ func (r *run) runSummary(sha string) *report.RunSummary {
 // it) for the statuses on the head to mean anything.
 func (r *run) checkedHead(cr *commitRun) error {
 	head := cr.ev.PullRequest.Head.SHA
-	checked, parents, err := history.Head(cr.root)
+	checked, parents, err := history.Head(cr.Root)
 	if err != nil {
 		checked, parents = r.getenv("GITHUB_SHA"), nil
 	}
@@ -791,7 +757,7 @@ func (r *run) checkedHead(cr *commitRun) error {
 	}
 	return fmt.Errorf("refusing to publish for pull request #%d: this pull_request_target run checked %s (the base branch), not the pull request's head %s, and a status on the head must be about the head. "+
 		"Run phasegate on pull_request instead; for pull requests from forks, save results-file there and publish it from a workflow_run workflow (see docs/action.md, Forks and read-only tokens)",
-		cr.pr, shortSHA(checked), shortSHA(head))
+		cr.ev.PullRequest.Number, shortSHA(checked), shortSHA(head))
 }
 
 func shortSHA(sha string) string {

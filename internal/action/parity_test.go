@@ -205,9 +205,9 @@ func TestActionAndAppCheckAlike(t *testing.T) {
 				if err := r.newClient("tok"); err != nil {
 					t.Fatal(err)
 				}
-				cr := &commitRun{in: inputs{path: ".", config: config.DefaultPath}, head: head, root: dir, workspace: dir}
+				cr := &commitRun{Request: checkjob.Request{SHA: head, Root: dir}, in: inputs{path: ".", config: config.DefaultPath}, workspace: dir}
 				if withBase {
-					cr.base = base
+					cr.Base = base
 				}
 				action, err := r.check(ctx, cr)
 				if err != nil {

@@ -32,7 +32,6 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 	if r.readOnly != "" {
 		return 0
 	}
-	h := cr.job.Handler
 	if app := r.appGate(ctx, cr); app != "" {
 		why := "phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly"
 		if cr.cfg.Identity != "" {
@@ -47,32 +46,32 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		switch {
 		case !c.Postable():
 		case !cr.in.postOutcomes:
-			r.skip("posting " + cr.prefix + c.Doc.Path + ": the input post-outcomes is false")
-		case cr.fork != "":
-			r.skip("posting " + cr.prefix + c.Doc.Path + ": the pull request comes from the fork " + cr.fork + ", and phasegate never posts a fork's outcomes")
+			r.skip("posting " + cr.Prefix + c.Doc.Path + ": the input post-outcomes is false")
+		case cr.Fork != "":
+			r.skip("posting " + cr.Prefix + c.Doc.Path + ": the pull request comes from the fork " + cr.Fork + ", and phasegate never posts a fork's outcomes")
 		default:
 			posts = append(posts, c)
 		}
 	}
-	if len(posts) == 0 || cr.head == "" {
-		r.setStatuses(ctx, cr, rep, h, nil)
+	if len(posts) == 0 || cr.SHA == "" {
+		r.setStatuses(ctx, cr, rep, nil)
 		return 0
 	}
 	// Posting syncs phasegate/decisions with the thread it folded
 	// (decide.PostAndSync): the thread is not read again for the status.
-	res, err := cr.job.Post(ctx, r.gh, cr.req, posts, r.commitOptions(cr))
+	res, err := cr.job.Post(ctx, r.gh, cr.Request, posts, r.commitOptions(cr))
 	r.posted = append(r.posted, res.Posted...)
 	switch {
 	case err != nil && r.denied(err):
 		return len(res.Posted)
 	case err != nil && !res.Synced:
 		r.apiError("post the Phase Outcomes", err)
-		r.setStatuses(ctx, cr, rep, h, nil)
+		r.setStatuses(ctx, cr, rep, nil)
 	case err != nil:
 		r.apiError("set the "+ContextDecisions+" status", err)
 		r.setContracts(ctx, cr, rep)
 	default:
-		r.setStatuses(ctx, cr, rep, h, &res.Decisions)
+		r.setStatuses(ctx, cr, rep, &res.Decisions)
 	}
 	return len(res.Posted)
 }
@@ -87,13 +86,6 @@ func pushedRef(cr *commitRun) string {
 		return cr.ev.Ref
 	}
 	return ""
-}
-
-func (r *run) signingKey() []byte {
-	if k := r.getenv("PHASEGATE_SIGNING_KEY"); k != "" {
-		return []byte(k)
-	}
-	return nil
 }
 
 // appGate is the account that, not this run, posts the repository's
@@ -113,10 +105,10 @@ func (r *run) appGate(ctx context.Context, cr *commitRun) string {
 		}
 		return id
 	}
-	if cr.head == "" {
+	if cr.SHA == "" {
 		return ""
 	}
-	runs, err := r.gh.CheckRunsForRef(ctx, r.owner, r.repo, cr.head, ContextContracts)
+	runs, err := r.gh.CheckRunsForRef(ctx, r.owner, r.repo, cr.SHA, ContextContracts)
 	if err != nil {
 		return "" // no checks: read permission, or none: the action posts, as before
 	}
@@ -142,33 +134,39 @@ func (r *run) tokenAccount(ctx context.Context) string {
 // setContracts publishes phasegate/contracts on the head; false when
 // GitHub refused it for want of permission (nothing more is written).
 func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report) bool {
-	if cr.head == "" {
+	if cr.SHA == "" {
 		return true
 	}
-	contracts := contractsStatus(rep.Verdict.Verdict, checkjob.ContractsTitle(rep), r.runURL())
-	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, cr.head, contracts); err != nil {
+	if err := r.setStatus(ctx, cr.SHA, contractsStatus(rep, r.runURL())); err != nil {
 		if r.denied(err) {
 			return false
 		}
 		r.apiError("set the "+ContextContracts+" status", err)
-		return true
 	}
-	r.statuses = append(r.statuses, contracts)
 	return true
+}
+
+// setStatus sets st on sha and records it; the error is GitHub's.
+func (r *run) setStatus(ctx context.Context, sha string, st ghclient.Status) error {
+	err := r.gh.CreateStatus(ctx, r.owner, r.repo, sha, st)
+	if err == nil {
+		r.statuses = append(r.statuses, st)
+	}
+	return err
 }
 
 // setStatuses publishes phasegate/contracts (the verdict of this commit's
 // artifacts) and phasegate/decisions (decide.SyncCommit) on the head;
 // synced is phasegate/decisions when posting the outcomes set it already.
-func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, h *decide.Handler, synced *ghclient.Status) {
+func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report, synced *ghclient.Status) {
 	switch {
-	case cr.head == "":
+	case cr.SHA == "":
 		r.apiError("publish statuses", fmt.Errorf("the event names no head commit"))
 	case !r.setContracts(ctx, cr, rep):
 	case synced != nil:
 		r.statuses = append(r.statuses, *synced)
 	default:
-		r.syncDecisions(ctx, h, cr.head, r.commitOptions(cr))
+		r.syncDecisions(ctx, cr.job.Handler, cr.SHA, r.commitOptions(cr))
 	}
 }
 
@@ -176,31 +174,23 @@ func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report,
 // decide.SyncCommit: the default branch, and the pull request whose head
 // it is.
 func (r *run) commitOptions(cr *commitRun) decide.CommitOptions {
-	opts := decide.CommitOptions{DefaultBranch: cr.ev.Repository.DefaultBranch, TargetURL: r.runURL()}
-	if cr.pr > 0 && cr.ev.PullRequest != nil && cr.ev.PullRequest.Head.SHA == cr.head {
-		opts.PR = &ghclient.PR{Number: cr.pr, State: "open", HeadSHA: cr.head, BaseSHA: cr.base}
-	}
-	return opts
+	return decide.CommitOptions{DefaultBranch: cr.ev.Repository.DefaultBranch, TargetURL: r.runURL(), PR: cr.PR}
 }
 
-// syncDecisions sets phasegate/decisions on sha (decide.SyncCommit).
 func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, opts decide.CommitOptions) {
-	st, err := h.SyncCommit(ctx, r.gh, r.owner, r.repo, sha, opts)
-	if err != nil {
-		if r.denied(err) {
-			return
-		}
+	switch st, err := h.SyncCommit(ctx, r.gh, r.owner, r.repo, sha, opts); {
+	case err == nil:
+		r.statuses = append(r.statuses, st)
+	case !r.denied(err):
 		r.apiError("set the "+ContextDecisions+" status", err)
-		return
 	}
-	r.statuses = append(r.statuses, st)
 }
 
-// contractsStatus is phasegate/contracts for a verdict: success for SHIP
+// contractsStatus is phasegate/contracts for a report: success for SHIP
 // and ADVISORY, failure for HOLD.
-func contractsStatus(v gate.Verdict, description, targetURL string) ghclient.Status {
-	s := ghclient.Status{State: "success", Context: ContextContracts, Description: description, TargetURL: targetURL}
-	if v == gate.Hold {
+func contractsStatus(rep report.Report, targetURL string) ghclient.Status {
+	s := ghclient.Status{State: "success", Context: ContextContracts, Description: checkjob.ContractsTitle(rep), TargetURL: targetURL}
+	if rep.Verdict.Verdict == gate.Hold {
 		s.State = "failure"
 	}
 	return s

@@ -2,15 +2,14 @@ package action
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/checkjob"
@@ -31,14 +30,12 @@ import (
 // the API (decide.SyncCommit), on the head commit the unprivileged run
 // checked, verified against the workflow_run payload.
 
-// resultsVersion is the version of the results file format.
 const resultsVersion = 1
 
 // maxResults bounds the results file read: it is a few hundred bytes, and
 // it comes from a run the pull request's author controls.
 const maxResults = 64 << 10
 
-// results is the results file.
 type results struct {
 	Version     int    `json:"version"`
 	Repository  string `json:"repository"`
@@ -55,14 +52,6 @@ type results struct {
 	Published bool `json:"published"`
 }
 
-// workflowRun is the part of a workflow_run payload phasegate reads.
-type workflowRun struct {
-	HeadSHA        string   `json:"head_sha"`
-	HTMLURL        string   `json:"html_url"`
-	Repository     *repoRef `json:"repository"`
-	HeadRepository *repoRef `json:"head_repository"`
-}
-
 // resultsPath is the results-file input (relative to the workspace) in
 // the workspace.
 func (r *run) resultsPath(p string) string { return filepath.Join(r.workspace(), p) }
@@ -70,7 +59,7 @@ func (r *run) resultsPath(p string) string { return filepath.Join(r.workspace(),
 // saveResults writes the results file and the results-file output.
 func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	errs, warns := check.Count(rep.Findings)
-	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.head, PullRequest: cr.pr, Event: cr.event,
+	res := results{Version: resultsVersion, Repository: r.owner + "/" + r.repo, HeadSHA: cr.SHA, PullRequest: cr.PRNumber(), Event: cr.event,
 		Verdict: string(rep.Verdict.Verdict), Description: ghclient.StatusDescription(checkjob.ContractsTitle(rep)),
 		Artifacts: rep.Artifacts, Errors: errs, Warnings: warns, Published: len(r.statuses) == 2}
 	data, err := report.EncodeJSON(res)
@@ -101,17 +90,9 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 // maxResults bytes, one JSON object, no unknown field.
 func readResults(p string) (results, error) {
 	var res results
-	f, err := os.Open(p)
+	data, err := readLimited(p, "the results file", maxResults)
 	if err != nil {
-		return res, fmt.Errorf("reading the results file %s: %w", p, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxResults+1))
-	if err != nil {
-		return res, fmt.Errorf("reading the results file %s: %w", p, err)
-	}
-	if len(data) > maxResults {
-		return res, fmt.Errorf("the results file %s is larger than %d bytes", p, maxResults)
+		return res, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -131,44 +112,17 @@ func readResults(p string) (results, error) {
 	case res.PullRequest < 0 || res.Artifacts < 0 || res.Errors < 0 || res.Warnings < 0:
 		return res, fmt.Errorf("the results file %s has a negative count", p)
 	}
-	res.Description = plainText(res.Description)
+	// One line of printable text, at most GitHub's 140 characters.
+	res.Description = ghclient.StatusDescription(oneLine(res.Description))
 	return res, nil
 }
 
-func fullSHA(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// plainText keeps a description to one line of printable text, at most
-// GitHub's 140 characters.
-func plainText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' {
-			return ' '
-		}
-		return r
-	}, s)
-	return ghclient.StatusDescription(strings.Join(strings.Fields(s), " "))
-}
+func fullSHA(s string) bool { return len(s) == 40 && strings.Trim(s, "0123456789abcdef") == "" }
 
 // publishResults handles workflow_run: it publishes the results file that
 // a read-only run saved, on the head commit that run checked.
-func (r *run) publishResults(ctx context.Context) int {
-	in, ok := r.setup()
-	if !ok {
-		return exitCouldNot
-	}
-	var ev event
-	if err := readJSON(r.getenv("GITHUB_EVENT_PATH"), &ev); err != nil {
-		r.a.Errorf("phasegate: %s", oneLine(err.Error()))
+func (r *run) publishResults(ctx context.Context, in inputs, ev event) int {
+	if !r.setup(in) {
 		return exitCouldNot
 	}
 	wr := ev.WorkflowRun
@@ -181,11 +135,7 @@ func (r *run) publishResults(ctx context.Context) int {
 		return exitCouldNot
 	}
 	repository := r.owner + "/" + r.repo
-	target := wr.HTMLURL
-	if target == "" {
-		target = r.runURL()
-	}
-	headline, code := r.publishFile(ctx, in, wr, repository, target)
+	headline, code := r.publishFile(ctx, in, ev, repository, cmp.Or(wr.HTMLURL, r.runURL()))
 	if p := r.getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		rs := r.runSummary(wr.HeadSHA)
 		var b strings.Builder
@@ -200,29 +150,29 @@ func (r *run) publishResults(ctx context.Context) int {
 // which must be a checkout of exactly that commit (actions/checkout with
 // ref: the workflow_run's head_sha and persist-credentials: false:
 // phasegate reads the files, it runs nothing of them), with the config of
-// the default branch. It returns the verdict and the status description.
-func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (gate.Verdict, string, error) {
+// the default branch.
+func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (report.Report, error) {
 	workspace := r.workspace()
 	head, _, err := history.Head(workspace)
 	if err != nil || head != sha {
-		return "", "", fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
+		return report.Report{}, fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
 			"the verdict is checked here, never taken from the pull request's own run", shortSHA(sha))
 	}
 	j, err := r.job(in)
 	if err != nil {
-		return "", "", err
+		return report.Report{}, err
 	}
 	out, err := j.Check(ctx, r.gh, checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: sha, Root: filepath.Join(workspace, filepath.FromSlash(in.path))})
 	if err != nil {
-		return "", "", fmt.Errorf("checking %s: %w", shortSHA(sha), err)
+		return report.Report{}, fmt.Errorf("checking %s: %w", shortSHA(sha), err)
 	}
-	rep := out.Report
-	return rep.Verdict.Verdict, ghclient.StatusDescription(checkjob.ContractsTitle(rep)), nil
+	return out.Report, nil
 }
 
 // publishFile verifies and publishes the results file; it returns the job
 // summary's headline and the exit code.
-func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repository, target string) (string, int) {
+func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, target string) (string, int) {
+	wr := ev.WorkflowRun
 	refuse := func(err error) (string, int) {
 		r.failed = true
 		r.a.Errorf("phasegate: refusing to publish: %s", oneLine(err.Error()))
@@ -232,10 +182,8 @@ func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repos
 		if fullSHA(wr.HeadSHA) && (wr.Repository == nil || strings.EqualFold(wr.Repository.FullName, repository)) {
 			st := ghclient.Status{Context: ContextContracts, State: "error", TargetURL: target,
 				Description: "phasegate could not publish the pull request's results: " + oneLine(err.Error())}
-			if err := r.gh.CreateStatus(ctx, r.owner, r.repo, wr.HeadSHA, st); err != nil {
+			if err := r.setStatus(ctx, wr.HeadSHA, st); err != nil {
 				r.apiError("set the "+ContextContracts+" status", err)
-			} else {
-				r.statuses = append(r.statuses, st)
 			}
 		}
 		return "the results could not be published", exitCouldNot
@@ -267,18 +215,15 @@ func (r *run) publishFile(ctx context.Context, in inputs, wr *workflowRun, repos
 	// the fork's workflow file, so it can save SHIP for anything. The
 	// contracts status comes from checking the head here, in a checkout of
 	// it (read, never run); the file only says which head.
-	verdict, description, err := r.verifyHead(ctx, in, res.HeadSHA)
+	rep, err := r.verifyHead(ctx, in, res.HeadSHA)
 	if err != nil {
 		return refuse(err)
 	}
-	if verdict != gate.Verdict(res.Verdict) {
+	if verdict := rep.Verdict.Verdict; verdict != gate.Verdict(res.Verdict) {
 		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), shortSHA(res.HeadSHA), verdict, verdict)
 	}
-	contracts := contractsStatus(verdict, description, target)
-	if err := r.gh.CreateStatus(ctx, r.owner, r.repo, res.HeadSHA, contracts); err != nil {
+	if err := r.setStatus(ctx, res.HeadSHA, contractsStatus(rep, target)); err != nil {
 		r.apiError("set the "+ContextContracts+" status", err)
-	} else {
-		r.statuses = append(r.statuses, contracts)
 	}
 	// phasegate/decisions comes from the API, never from the file: the
 	// open pull request whose head this is, read back from GitHub.

@@ -1,6 +1,7 @@
 package checkjob
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -116,10 +117,7 @@ func (j *Job) vet(ctx context.Context, gh GitHub, req Request, res check.Result,
 	if gh == nil || changed == nil || !j.Workflow && (req.Fork != "" || !j.poster(cfg)) {
 		return nil, nil, nil
 	}
-	pr := 0
-	if req.PR != nil {
-		pr = req.PR.Number
-	}
+	pr := req.PRNumber()
 	carried := carriedOutcomes(res.Outcomes, res.Findings, changed, pr)
 	var findings []check.Finding
 	for _, c := range carried {
@@ -168,12 +166,7 @@ func blobID(data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (j *Job) configPath() string {
-	if j.ConfigPath != "" {
-		return j.ConfigPath
-	}
-	return config.DefaultPath
-}
+func (j *Job) configPath() string { return cmp.Or(j.ConfigPath, config.DefaultPath) }
 
 // changed is the change of req.SHA from req.Base; nil without a base (a
 // new branch: the commit-aware rules are skipped, nothing is posted). It

@@ -69,6 +69,14 @@ type Request struct {
 	Version string
 }
 
+// PRNumber is the number of req's pull request (0: none).
+func (req Request) PRNumber() int {
+	if req.PR == nil {
+		return 0
+	}
+	return req.PR.Number
+}
+
 // Job runs the checking job of the App and of the action.
 type Job struct {
 	Handler   *decide.Handler
@@ -197,11 +205,7 @@ func (j *Job) Post(ctx context.Context, gh GitHub, req Request, carried []Carrie
 	if len(news) == 0 {
 		return decide.PostResult{}, nil
 	}
-	pr := 0
-	if req.PR != nil {
-		pr = req.PR.Number
-	}
-	meta := decide.PostMeta{Commit: req.SHA, PR: pr, Actors: j.actors(ctx, gh, req), Ref: req.Ref}
+	meta := decide.PostMeta{Commit: req.SHA, PR: req.PRNumber(), Actors: j.actors(ctx, gh, req), Ref: req.Ref}
 	res, err := j.Handler.PostAndSync(ctx, gh, req.Owner, req.Repo, news, meta, opts)
 	switch {
 	case err != nil && res.Synced:

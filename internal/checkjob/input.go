@@ -43,12 +43,8 @@ type Input struct {
 // InputOf is the input of req with the configuration configBlob (the tree
 // is the job's to read).
 func InputOf(req Request, configBlob string) Input {
-	in := Input{Head: strings.ToLower(req.SHA), BaseRef: req.BaseRef, Base: strings.ToLower(req.Base),
-		Fork: strings.ToLower(req.Fork), ConfigBlob: configBlob, Version: req.Version}
-	if req.PR != nil {
-		in.PR = req.PR.Number
-	}
-	return in
+	return Input{Head: strings.ToLower(req.SHA), BaseRef: req.BaseRef, Base: strings.ToLower(req.Base),
+		Fork: strings.ToLower(req.Fork), ConfigBlob: configBlob, Version: req.Version, PR: req.PRNumber()}
 }
 
 // Digest is the input's canonical digest: SHA-256 of its fields but the

@@ -2,6 +2,7 @@ package checkjob
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/check"
@@ -41,7 +42,7 @@ func (j *Job) contracts(rep report.Report, req Request, details string) decide.C
 		limit = defaultMaxAnnotations
 	}
 	c.Annotations, c.Summary = annotations(rep.Findings, limit), b.String()
-	if n := withFile(rep.Findings); n > len(c.Annotations) {
+	if n := len(annotations(rep.Findings, math.MaxInt)); n > len(c.Annotations) {
 		c.Summary = fmt.Sprintf("> **%d of %d findings are annotated** (at most %d per check run); every finding is listed below.\n\n", len(c.Annotations), n, limit) + c.Summary
 	}
 	return c
@@ -62,16 +63,6 @@ func ContractsTitle(rep report.Report) string {
 	}
 	errs, warns := check.Count(rep.Findings)
 	return d + fmt.Sprintf(": %d artifacts, %d errors, %d warnings", rep.Artifacts, errs, warns)
-}
-
-func withFile(fs []check.Finding) int {
-	n := 0
-	for _, f := range fs {
-		if f.File != "" {
-			n++
-		}
-	}
-	return n
 }
 
 // annotations are the findings with a file, errors first, at most limit.
