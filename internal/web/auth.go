@@ -26,10 +26,7 @@ func (p *Pages) login(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, nil, http.StatusInternalServerError, "Sign-in failed", "phasegate could not start the sign-in. Try again.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: p.stateCookie, Value: v, Path: "/oauth", MaxAge: int(stateTTL.Seconds()),
-		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
-	})
+	p.setCookie(w, p.stateCookie, v, "/oauth", int(stateTTL.Seconds()))
 	http.Redirect(w, r, p.oauth.AuthCodeURL(st.State, st.Verifier), http.StatusFound)
 }
 

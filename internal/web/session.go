@@ -72,8 +72,7 @@ func (s *session) csrfToken(action string) string {
 
 // checkCSRF compares a form's token with the action's, in constant time.
 func (s *session) checkCSRF(action, got string) bool {
-	want := s.csrfToken(action)
-	return hmac.Equal([]byte(want), []byte(got))
+	return hmac.Equal([]byte(s.csrfToken(action)), []byte(got))
 }
 
 // oauthState is what the short-lived sign-in cookie holds between /login
@@ -139,19 +138,20 @@ func (p *Pages) setSession(w http.ResponseWriter, s *session) error {
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: p.sessionCookie, Value: v, Path: "/", MaxAge: int(s.Expires - p.now().Unix()),
-		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
-	})
+	p.setCookie(w, p.sessionCookie, v, "/", int(s.Expires-p.now().Unix()))
 	return nil
+}
+
+// setCookie sets one of the pages' cookies: never readable by a script,
+// Secure behind TLS, and not sent with another site's POST.
+func (p *Pages) setCookie(w http.ResponseWriter, name, value, path string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge,
+		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode})
 }
 
 // clearCookie removes a cookie set at path.
 func (p *Pages) clearCookie(w http.ResponseWriter, name, path string) {
-	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: "", Path: path, MaxAge: -1,
-		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
-	})
+	p.setCookie(w, name, "", path, -1)
 }
 
 // Revocations are the sessions people signed out of, each kept until the

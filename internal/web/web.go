@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
@@ -143,14 +144,10 @@ func (c Config) withDefaults() (Config, error) {
 	case c.SessionTTL < 0 || c.SessionTTL > MaxSessionTTL:
 		return c, fmt.Errorf("session TTL %s must be above 0 and at most %s", c.SessionTTL, MaxSessionTTL)
 	}
-	if c.GitHubURL == "" {
-		c.GitHubURL = "https://github.com"
-	}
+	c.GitHubURL = cmp.Or(c.GitHubURL, "https://github.com")
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	if c.MaxStreams <= 0 {
 		c.MaxStreams = 256
