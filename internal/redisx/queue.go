@@ -1,6 +1,7 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -89,9 +90,7 @@ type QueueOptions struct {
 }
 
 func (o QueueOptions) withDefaults() QueueOptions {
-	if o.Name == "" {
-		o.Name = DefaultQueueName
-	}
+	o.Name = cmp.Or(o.Name, DefaultQueueName)
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
 	}
@@ -113,9 +112,7 @@ func (o QueueOptions) withDefaults() QueueOptions {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultQueueShutdown
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.Default())
 	return o
 }
 

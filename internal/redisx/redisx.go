@@ -34,7 +34,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"time"
 
@@ -148,17 +147,4 @@ func unavailable(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("%s: %w", what, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
-}
-
-// SetLogger sends go-redis's own log lines (a failed dial, a bad
-// connection) to l at debug level instead of stderr. It is process-wide, as
-// go-redis's logger is. Callers log the ErrUnavailable they get anyway.
-func SetLogger(l *slog.Logger) {
-	redis.SetLogger(slogAdapter{l})
-}
-
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Printf(ctx context.Context, format string, v ...any) {
-	a.l.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
