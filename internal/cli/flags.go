@@ -45,13 +45,7 @@ func (f *cmdFlags) usage(w io.Writer) {
 // a bad flag, the error and the usage on stderr. done says the command
 // ends there, with code.
 func (f *cmdFlags) parse(args []string) (code int, done bool) {
-	err := f.Parse(args)
-	return f.handle(err)
-}
-
-// handle reports a Parse error as parse does.
-func (f *cmdFlags) handle(err error) (code int, done bool) {
-	switch {
+	switch err := f.Parse(args); {
 	case err == nil:
 		return ExitOK, false
 	case errors.Is(err, flag.ErrHelp):

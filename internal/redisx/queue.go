@@ -13,6 +13,8 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/phasegate/phasegate/internal/retry"
 )
 
 // The durable queue is asynq (github.com/hibiken/asynq) on the Store's
@@ -352,18 +354,8 @@ func (q *Queue) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	case errors.Is(err, asynq.ErrLeaseExpired):
 		return leaseExpiredRetry
 	}
-	return Backoff(n, q.opt.RetryBase, q.opt.RetryMax)
-}
-
-// Backoff is the wait after the n-th failure (n from 0): base·2ⁿ capped at
-// limit, jittered uniformly between half and all of it.
-func Backoff(n int, base, limit time.Duration) time.Duration {
-	d := limit
-	if n < 32 && base<<n > 0 && base<<n < limit {
-		d = base << n
-	}
-	half := d / 2
-	return half + mrand.N(d-half+1)
+	// asynq's n counts the failures before this one, from 0.
+	return retry.Policy{Base: q.opt.RetryBase, Max: q.opt.RetryMax}.Backoff(n+1, mrand.Int64N)
 }
 
 // isFailure: a deferral is not a failure.
