@@ -276,11 +276,7 @@ func (r *decisionsRun) writeJSON(v any) int {
 // printable characters is quoted, so it cannot move the cursor or recolour
 // the terminal.
 func writeText(w io.Writer, v IssueDecisions) {
-	phase := v.Phase
-	if phase == "" {
-		phase = "unknown"
-	}
-	fmt.Fprintf(w, "%s#%d: phase %s\n", v.Repository, v.Issue, clean(phase))
+	fmt.Fprintf(w, "%s#%d: phase %s\n", v.Repository, v.Issue, clean(cmp.Or(v.Phase, "unknown")))
 	if v.Tampered {
 		fmt.Fprintln(w, "  warning: a phasegate comment on this issue was edited; it no longer counts")
 	}

@@ -24,7 +24,6 @@ func (e *environment) flags(name, about string) *cmdFlags {
 	return &cmdFlags{FlagSet: fs, e: e, name: name, about: about}
 }
 
-// usage writes the command's usage to w.
 func (f *cmdFlags) usage(w io.Writer) {
 	syn := "phasegate " + f.name
 	if c, ok := lookup(f.name); ok {

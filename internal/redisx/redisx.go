@@ -31,6 +31,7 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,21 +78,13 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if u, err := url.Parse(rawURL); err == nil {
 		q = u.Query()
 	}
-	if opt.DialTimeout == 0 {
-		opt.DialTimeout = DefaultDialTimeout
-	}
-	if opt.ReadTimeout == 0 {
-		opt.ReadTimeout = DefaultReadTimeout
-	}
-	if opt.WriteTimeout == 0 {
-		opt.WriteTimeout = DefaultWriteTimeout
-	}
+	opt.DialTimeout = cmp.Or(opt.DialTimeout, DefaultDialTimeout)
+	opt.ReadTimeout = cmp.Or(opt.ReadTimeout, DefaultReadTimeout)
+	opt.WriteTimeout = cmp.Or(opt.WriteTimeout, DefaultWriteTimeout)
 	if !q.Has("max_retries") {
 		opt.MaxRetries = -1
 	}
-	if opt.PoolTimeout == 0 {
-		opt.PoolTimeout = opt.ReadTimeout + time.Second
-	}
+	opt.PoolTimeout = cmp.Or(opt.PoolTimeout, opt.ReadTimeout+time.Second)
 	// One dial attempt per command: a refused connection is reported at once.
 	opt.DialerRetries = 1
 	// Let ctx deadlines bound socket operations too.

@@ -252,7 +252,6 @@ func (p *Pages) upstream(w http.ResponseWriter, r *http.Request, s *session, wha
 	p.fail(w, r, s, http.StatusBadGateway, "GitHub did not answer", "phasegate could not read this from GitHub just now. Try again in a moment.")
 }
 
-// fail renders an error page.
 func (p *Pages) fail(w http.ResponseWriter, r *http.Request, s *session, code int, title, message string) {
 	v := p.base(s, title)
 	v.Status, v.Message = code, message

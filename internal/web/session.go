@@ -132,7 +132,6 @@ func (p *Pages) cookieSession(r *http.Request) *session {
 	return &s
 }
 
-// setSession writes s as the sealed session cookie.
 func (p *Pages) setSession(w http.ResponseWriter, s *session) error {
 	v, err := p.sessions.seal(s)
 	if err != nil {
@@ -149,7 +148,6 @@ func (p *Pages) setCookie(w http.ResponseWriter, name, value, path string, maxAg
 		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode})
 }
 
-// clearCookie removes a cookie set at path.
 func (p *Pages) clearCookie(w http.ResponseWriter, name, path string) {
 	p.setCookie(w, name, "", path, -1)
 }
