@@ -375,6 +375,8 @@ func TestNotFoundIdentical(t *testing.T) {
 		{name: "issue that does not exist", method: "GET", path: "/acme/app/issues/99"},
 		{name: "commit that does not exist", method: "GET", path: "/acme/app/commit/ffffffffffffffffffffffffffffffffffffffff"},
 		{name: "not a repository name", method: "GET", path: "/acme/..%2f/issues/7"},
+		{name: "not an issue number", method: "POST", path: "/acme/app/issues/0/resolve",
+			form: url.Values{"decision": {"D-001"}, "option": {"approve"}, "csrf": {f.sess(t, c).csrfToken(resolveAction("acme", "app", 0))}}},
 		{name: "unknown path", method: "GET", path: "/acme/app/wiki/x"},
 	}
 	for _, tt := range tests {
