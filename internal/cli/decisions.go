@@ -223,50 +223,39 @@ func (r *decisionsRun) pending(ctx context.Context) int {
 			out.Issues = append(out.Issues, r.view(is.Number, in))
 		}
 	}
+	return r.write(out, out.Issues, fmt.Sprintf("%s/%s: no open issue is waiting for a decision\n", r.owner, r.repo))
+}
+
+func (r *decisionsRun) print(v IssueDecisions) int { return r.write(v, []IssueDecisions{v}, "") }
+
+// write writes doc as report.EncodeJSON does (indented, `<>&` as written,
+// the strings made safe to print: no "##[" for the Actions runner to read
+// as a command), or the text of views (none when there is no view),
+// framed inside a workflow: the outcomes' IDs, phases and types are
+// agent-written.
+func (r *decisionsRun) write(doc any, views []IssueDecisions, none string) int {
 	if r.json {
-		return r.writeJSON(out)
+		data, err := report.EncodeJSON(doc)
+		if err == nil {
+			_, err = r.e.stdout.Write(data)
+		}
+		if err != nil {
+			return r.e.failf("writing json: %v", err)
+		}
+		return ExitOK
 	}
 	var b bytes.Buffer
-	if len(out.Issues) == 0 {
-		fmt.Fprintf(&b, "%s/%s: no open issue is waiting for a decision\n", r.owner, r.repo)
+	if len(views) == 0 {
+		b.WriteString(none)
 	}
-	for i, v := range out.Issues {
+	for i, v := range views {
 		if i > 0 {
 			fmt.Fprintln(&b)
 		}
 		writeText(&b, v)
 	}
-	return r.writeHuman(b.Bytes())
-}
-
-func (r *decisionsRun) print(v IssueDecisions) int {
-	if r.json {
-		return r.writeJSON(v)
-	}
-	var b bytes.Buffer
-	writeText(&b, v)
-	return r.writeHuman(b.Bytes())
-}
-
-// writeHuman writes the text output (framed inside a workflow: the
-// outcomes' IDs, phases and types are agent-written).
-func (r *decisionsRun) writeHuman(text []byte) int {
-	if err := r.e.writeHuman(r.e.stdout, text); err != nil {
+	if err := r.e.writeHuman(r.e.stdout, b.Bytes()); err != nil {
 		return r.e.failf("writing the decisions: %v", err)
-	}
-	return ExitOK
-}
-
-// writeJSON writes v as report.EncodeJSON does: indented, `<>&` as
-// written, the strings made safe to print (no "##[" for the Actions runner
-// to read as a command).
-func (r *decisionsRun) writeJSON(v any) int {
-	data, err := report.EncodeJSON(v)
-	if err != nil {
-		return r.e.failf("writing json: %v", err)
-	}
-	if _, err := r.e.stdout.Write(data); err != nil {
-		return r.e.failf("writing json: %v", err)
 	}
 	return ExitOK
 }

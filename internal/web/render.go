@@ -107,7 +107,7 @@ func (p *Pages) avatar(u string) string {
 
 // ago says how long before now t was, in the largest whole unit.
 func (p *Pages) ago(t time.Time) string {
-	d := p.now().Sub(t)
+	d := p.cfg.Now().Sub(t)
 	switch {
 	case t.IsZero():
 		return ""
@@ -191,7 +191,7 @@ type flash struct {
 const flashTTL = time.Minute
 
 func (p *Pages) setFlash(w http.ResponseWriter, f flash) {
-	f.Expires = p.now().Add(flashTTL).Unix()
+	f.Expires = p.cfg.Now().Add(flashTTL).Unix()
 	v, err := p.flashes.seal(f)
 	if err != nil {
 		return
@@ -206,7 +206,7 @@ func (p *Pages) takeFlash(w http.ResponseWriter, r *http.Request, owner, repo st
 		return nil
 	}
 	var f flash
-	if !p.flashes.open(c.Value, &f) || p.now().Unix() >= f.Expires || f.Repo != owner+"/"+repo || f.Issue != n {
+	if !p.flashes.open(c.Value, &f) || p.cfg.Now().Unix() >= f.Expires || f.Repo != owner+"/"+repo || f.Issue != n {
 		return nil
 	}
 	p.clearCookie(w, p.flashCookie, "/")

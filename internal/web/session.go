@@ -126,7 +126,7 @@ func (p *Pages) cookieSession(r *http.Request) *session {
 		return nil
 	}
 	var s session
-	if !p.sessions.open(c.Value, &s) || !s.valid(p.now()) {
+	if !p.sessions.open(c.Value, &s) || !s.valid(p.cfg.Now()) {
 		return nil
 	}
 	return &s
@@ -137,7 +137,7 @@ func (p *Pages) setSession(w http.ResponseWriter, s *session) error {
 	if err != nil {
 		return err
 	}
-	p.setCookie(w, p.sessionCookie, v, "/", int(s.Expires-p.now().Unix()))
+	p.setCookie(w, p.sessionCookie, v, "/", int(s.Expires-p.cfg.Now().Unix()))
 	return nil
 }
 

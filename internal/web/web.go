@@ -128,7 +128,7 @@ func New(cfg Config, oauth OAuth, src Source) (*Pages, error) {
 	if p.tmpl, err = parseTemplates(p.funcs()); err != nil {
 		return nil, fmt.Errorf("web pages: %w", err)
 	}
-	p.repos = newRepoCache(cfg.ReposTTL, p.now)
+	p.repos = newRepoCache(cfg.ReposTTL, cfg.Now)
 	p.streams = &streamLimit{max: cfg.MaxStreams, perPerson: cfg.MaxStreamsPerPerson, open: map[int64]int{}}
 	p.handler, err = p.routes()
 	if err != nil {
@@ -187,8 +187,6 @@ func contentSecurityPolicy(github *url.URL) string {
 	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src " + img +
 		"; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 }
-
-func (p *Pages) now() time.Time { return p.cfg.Now() }
 
 // Handler serves the pages: /inbox, /login, /oauth/callback, POST /logout,
 // /events, /static/…, /{owner}/{repo}/issues/{n} (POST …/resolve),
