@@ -45,9 +45,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{name: "validate", args: "[flags] [PATH...]", summary: "check artifacts; print findings", batch: true,
-			run: (*environment).validate},
+			run: func(e *environment, args []string) int { return e.check("validate", args) }},
 		{name: "gate", args: "[flags] [PATH...]", summary: "validate, then compute the verdict (SHIP, ADVISORY, HOLD)", batch: true,
-			run: (*environment).gate},
+			run: func(e *environment, args []string) int { return e.check("gate", args) }},
 		{name: "reconcile", args: "[flags]", summary: "apply /resolve commands that have no answer yet",
 			run: (*environment).reconcile},
 		{name: "decisions", args: "[flags]", summary: "print an issue's decisions; --wait blocks until one is resolved",

@@ -510,6 +510,7 @@ func TestReconcileCommand(t *testing.T) {
 	}{
 		{name: "no token", env: map[string]string{"GITHUB_REPOSITORY": "acme/shop"}, wantCode: ExitUsage, want: "no token"},
 		{name: "no repository", env: map[string]string{"GITHUB_TOKEN": "tok"}, wantCode: ExitUsage, want: "owner/name"},
+		{name: "repository with a path", env: map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": f.URL()}, args: []string{"--repo", "acme/shop/issues"}, wantCode: ExitUsage, want: "owner/name"},
 		{name: "nothing pending", env: map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": f.URL()}, args: []string{"--repo", "acme/shop"}, wantCode: ExitOK, want: "0 resolutions"},
 		{name: "help", args: []string{"-h"}, wantCode: ExitOK, want: "Usage: phasegate reconcile"},
 		{name: "unknown flag", args: []string{"--bogus"}, wantCode: ExitUsage, want: "flag provided but not defined: -bogus"},

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -95,26 +97,10 @@ func (e *environment) runDecisions(ctx context.Context, args []string, clk clock
 	case *timeout < 0:
 		return e.failf("--timeout must not be negative (got %s)", *timeout)
 	}
-	owner, repo, ok := strings.Cut(*repoFlag, "/")
-	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
-		return e.failf("--repo must be owner/name (got %q)", *repoFlag)
-	}
-	token := e.getenv("PHASEGATE_TOKEN")
-	if token == "" {
-		token = e.getenv("GITHUB_TOKEN")
-	}
-	if token == "" {
-		return e.failf("no token: set PHASEGATE_TOKEN or GITHUB_TOKEN")
-	}
-	gh, err := ghclient.New(ghclient.Options{Token: token, BaseURL: *apiURL, Version: Version(), Now: clk.now, Sleep: clk.sleep})
+	owner, repo, gh, h, err := e.gitHub(*repoFlag, *apiURL, *configPath, clk)
 	if err != nil {
-		return e.failf("creating the GitHub client: %v", err)
+		return e.failf("%v", err)
 	}
-	var key []byte
-	if k := e.getenv("PHASEGATE_SIGNING_KEY"); k != "" {
-		key = []byte(k)
-	}
-	h := &decide.Handler{Key: key, ConfigPath: *configPath, Logger: e.logger()}
 	r := &decisionsRun{e: e, gh: gh, h: h, owner: owner, repo: repo, json: *format == "json"}
 	switch {
 	case *wait != "":
@@ -128,6 +114,27 @@ func (e *environment) runDecisions(ctx context.Context, args []string, clk clock
 	default:
 		return r.pending(ctx)
 	}
+}
+
+// gitHub is what reconcile and decisions read and write GitHub with: the
+// repository of --repo (owner/name), a client with the token of
+// $PHASEGATE_TOKEN or $GITHUB_TOKEN, and decide's handler with the key of
+// $PHASEGATE_SIGNING_KEY and the --config path.
+func (e *environment) gitHub(repoFlag, apiURL, configPath string, clk clock) (owner, repo string, gh *ghclient.Client, h *decide.Handler, err error) {
+	owner, repo, ok := strings.Cut(repoFlag, "/")
+	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+		return "", "", nil, nil, fmt.Errorf("--repo must be owner/name (got %q)", repoFlag)
+	}
+	token := cmp.Or(e.getenv("PHASEGATE_TOKEN"), e.getenv("GITHUB_TOKEN"))
+	if token == "" {
+		return "", "", nil, nil, errors.New("no token: set PHASEGATE_TOKEN or GITHUB_TOKEN")
+	}
+	gh, err = ghclient.New(ghclient.Options{Token: token, BaseURL: apiURL, Version: Version(), Now: clk.now, Sleep: clk.sleep})
+	if err != nil {
+		return "", "", nil, nil, fmt.Errorf("creating the GitHub client: %w", err)
+	}
+	h = &decide.Handler{Key: []byte(e.getenv("PHASEGATE_SIGNING_KEY")), ConfigPath: configPath, Logger: e.logger()}
+	return owner, repo, gh, h, nil
 }
 
 // decisionsRun is one run of `phasegate decisions`.
@@ -195,17 +202,8 @@ func (r *decisionsRun) view(issue int, in *decide.Inspection) IssueDecisions {
 
 // latestInThreadOrder are the newest outcomes of each phase, oldest first.
 func latestInThreadOrder(st *ledger.State) []*ledger.Outcome {
-	latest := map[*ledger.Outcome]bool{}
-	for _, o := range st.LatestPerPhase() {
-		latest[o] = true
-	}
-	var out []*ledger.Outcome
-	for _, o := range st.Outcomes {
-		if latest[o] {
-			out = append(out, o)
-		}
-	}
-	return out
+	latest := st.LatestPerPhase()
+	return slices.DeleteFunc(slices.Clone(st.Outcomes), func(o *ledger.Outcome) bool { return !slices.Contains(latest, o) })
 }
 
 // pending lists every open issue labelled phasegate:pending whose fold
@@ -225,50 +223,39 @@ func (r *decisionsRun) pending(ctx context.Context) int {
 			out.Issues = append(out.Issues, r.view(is.Number, in))
 		}
 	}
+	return r.write(out, out.Issues, fmt.Sprintf("%s/%s: no open issue is waiting for a decision\n", r.owner, r.repo))
+}
+
+func (r *decisionsRun) print(v IssueDecisions) int { return r.write(v, []IssueDecisions{v}, "") }
+
+// write writes doc as report.EncodeJSON does (indented, `<>&` as written,
+// the strings made safe to print: no "##[" for the Actions runner to read
+// as a command), or the text of views (none when there is no view),
+// framed inside a workflow: the outcomes' IDs, phases and types are
+// agent-written.
+func (r *decisionsRun) write(doc any, views []IssueDecisions, none string) int {
 	if r.json {
-		return r.writeJSON(out)
+		data, err := report.EncodeJSON(doc)
+		if err == nil {
+			_, err = r.e.stdout.Write(data)
+		}
+		if err != nil {
+			return r.e.failf("writing json: %v", err)
+		}
+		return ExitOK
 	}
 	var b bytes.Buffer
-	if len(out.Issues) == 0 {
-		fmt.Fprintf(&b, "%s/%s: no open issue is waiting for a decision\n", r.owner, r.repo)
+	if len(views) == 0 {
+		b.WriteString(none)
 	}
-	for i, v := range out.Issues {
+	for i, v := range views {
 		if i > 0 {
 			fmt.Fprintln(&b)
 		}
 		writeText(&b, v)
 	}
-	return r.writeHuman(b.Bytes())
-}
-
-func (r *decisionsRun) print(v IssueDecisions) int {
-	if r.json {
-		return r.writeJSON(v)
-	}
-	var b bytes.Buffer
-	writeText(&b, v)
-	return r.writeHuman(b.Bytes())
-}
-
-// writeHuman writes the text output (framed inside a workflow: the
-// outcomes' IDs, phases and types are agent-written).
-func (r *decisionsRun) writeHuman(text []byte) int {
-	if err := r.e.writeHuman(r.e.stdout, text); err != nil {
+	if err := r.e.writeHuman(r.e.stdout, b.Bytes()); err != nil {
 		return r.e.failf("writing the decisions: %v", err)
-	}
-	return ExitOK
-}
-
-// writeJSON writes v as report.EncodeJSON does: indented, `<>&` as
-// written, the strings made safe to print (no "##[" for the Actions runner
-// to read as a command).
-func (r *decisionsRun) writeJSON(v any) int {
-	data, err := report.EncodeJSON(v)
-	if err != nil {
-		return r.e.failf("writing json: %v", err)
-	}
-	if _, err := r.e.stdout.Write(data); err != nil {
-		return r.e.failf("writing json: %v", err)
 	}
 	return ExitOK
 }
@@ -278,11 +265,7 @@ func (r *decisionsRun) writeJSON(v any) int {
 // printable characters is quoted, so it cannot move the cursor or recolour
 // the terminal.
 func writeText(w io.Writer, v IssueDecisions) {
-	phase := v.Phase
-	if phase == "" {
-		phase = "unknown"
-	}
-	fmt.Fprintf(w, "%s#%d: phase %s\n", v.Repository, v.Issue, clean(phase))
+	fmt.Fprintf(w, "%s#%d: phase %s\n", v.Repository, v.Issue, clean(cmp.Or(v.Phase, "unknown")))
 	if v.Tampered {
 		fmt.Fprintln(w, "  warning: a phasegate comment on this issue was edited; it no longer counts")
 	}
@@ -419,12 +402,7 @@ func isNegative(option string, negative []string) bool {
 	if negative == nil {
 		negative = ledger.DefaultNegative
 	}
-	for _, n := range negative {
-		if n != "" && strings.EqualFold(n, option) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(negative, func(n string) bool { return n != "" && strings.EqualFold(n, option) })
 }
 
 // permanent reports whether an error will not go away by reading again: no

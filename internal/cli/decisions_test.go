@@ -225,6 +225,7 @@ func TestDecisionsUsage(t *testing.T) {
 		{name: "bad wait spec", args: []string{"--issue", "1", "--wait", "requirements:"}, code: ExitUsage, want: "--wait must be"},
 		{name: "arguments", args: []string{"42"}, code: ExitUsage, want: "takes no arguments"},
 		{name: "bad repo", args: []string{"--repo", "acme", "--issue", "1"}, code: ExitUsage, want: "owner/name"},
+		{name: "repo with a path", args: []string{"--repo", "acme/shop/issues", "--issue", "1"}, code: ExitUsage, want: "owner/name"},
 		{name: "no token", env: map[string]string{"GITHUB_REPOSITORY": "acme/shop"}, args: []string{"--issue", "1"}, code: ExitUsage, want: "no token"},
 		{name: "bad token", env: map[string]string{"GITHUB_TOKEN": "nope", "GITHUB_API_URL": w.fake.URL(), "GITHUB_REPOSITORY": "acme/shop"}, args: []string{"--issue", "1"}, code: ExitUsage, want: "reading acme/shop#1"},
 		{name: "unknown repository", args: []string{"--repo", "acme/nope", "--issue", "1"}, code: ExitUsage, want: "reading acme/nope#1"},

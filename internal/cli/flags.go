@@ -24,7 +24,6 @@ func (e *environment) flags(name, about string) *cmdFlags {
 	return &cmdFlags{FlagSet: fs, e: e, name: name, about: about}
 }
 
-// usage writes the command's usage to w.
 func (f *cmdFlags) usage(w io.Writer) {
 	syn := "phasegate " + f.name
 	if c, ok := lookup(f.name); ok {
@@ -45,13 +44,7 @@ func (f *cmdFlags) usage(w io.Writer) {
 // a bad flag, the error and the usage on stderr. done says the command
 // ends there, with code.
 func (f *cmdFlags) parse(args []string) (code int, done bool) {
-	err := f.Parse(args)
-	return f.handle(err)
-}
-
-// handle reports a Parse error as parse does.
-func (f *cmdFlags) handle(err error) (code int, done bool) {
-	switch {
+	switch err := f.Parse(args); {
 	case err == nil:
 		return ExitOK, false
 	case errors.Is(err, flag.ErrHelp):

@@ -3,10 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
-
-	"github.com/phasegate/phasegate/internal/decide"
-	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
 // reconcile re-folds every open issue labelled phasegate:pending in a
@@ -28,26 +24,10 @@ Exit codes: 0 done; 2 usage error, or a repository or issue could not be reconci
 	if fset.NArg() > 0 {
 		return e.failf("reconcile takes no arguments (got %q)", fset.Arg(0))
 	}
-	owner, repo, ok := strings.Cut(*repoFlag, "/")
-	if !ok || owner == "" || repo == "" {
-		return e.failf("--repo must be owner/name (got %q)", *repoFlag)
-	}
-	token := e.getenv("PHASEGATE_TOKEN")
-	if token == "" {
-		token = e.getenv("GITHUB_TOKEN")
-	}
-	if token == "" {
-		return e.failf("no token: set PHASEGATE_TOKEN or GITHUB_TOKEN")
-	}
-	gh, err := ghclient.New(ghclient.Options{Token: token, BaseURL: *apiURL, Version: Version()})
+	owner, repo, gh, h, err := e.gitHub(*repoFlag, *apiURL, *configPath, realClock)
 	if err != nil {
-		return e.failf("creating the GitHub client: %v", err)
+		return e.failf("%v", err)
 	}
-	var key []byte
-	if k := e.getenv("PHASEGATE_SIGNING_KEY"); k != "" {
-		key = []byte(k)
-	}
-	h := &decide.Handler{Key: key, ConfigPath: *configPath, Logger: e.logger()}
 	res, err := h.ReconcileRepo(context.Background(), gh, owner, repo)
 	summary := fmt.Sprintf("%d resolutions, %d replies, %d captured issues, %d commands already answered, %d edited phasegate comments",
 		res.Resolutions, res.Replies, res.Captured, res.Skipped, res.Tampered)

@@ -73,7 +73,6 @@ func schemaPathOf(name string) (string, error) {
 	return "", fmt.Errorf("unknown kind %q (%srun 'phasegate schema' to list the kinds)", name, hint)
 }
 
-// listConventions prints every convention-tier field with its basis.
 func (e *environment) listConventions() int {
 	convs, err := check.Conventions()
 	if err != nil {

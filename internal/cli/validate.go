@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -45,23 +44,18 @@ Exit codes: 0 SHIP or ADVISORY; 1 HOLD; 2 usage error or could not run.`,
 
 // parseValidateFlags parses the flags and paths of validate and gate. Flags
 // may come before or after the paths (as in most tools); "--" ends the
-// flags. With -h the usage goes to stdout and flag.ErrHelp is returned; with
-// a bad flag the error and the usage go to stderr and a usageError is
-// returned, so that the caller does not print the error a second time.
-func parseValidateFlags(name string, args []string, e *environment) (validateFlags, error) {
-	var f validateFlags
+// flags. With -h the usage goes to stdout; with a bad flag or value the
+// error (and the usage, for a flag) goes to stderr. done says the command
+// ends there, with code.
+func (e *environment) parseValidateFlags(name string, args []string) (f validateFlags, code int, done bool) {
 	fset := e.flags(name, checkAbout[name])
 	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", ")+" (text is coloured on a terminal unless NO_COLOR is set)")
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
 	fset.StringVar(&f.kind, "kind", "", "check each PATH, which must be a file, as this artifact kind (e.g. pace.gate-report; 'phasegate schema' lists them), whatever its path or content say")
 	fset.StringVar(&f.base, "base", "", "base revision (commit, branch or tag) for the commit-aware checks: outcomes modified since it, JG scope against the files changed since it")
 	for {
-		err := fset.Parse(args)
-		if code, done := fset.handle(err); done {
-			if code == ExitOK {
-				return f, err // flag.ErrHelp
-			}
-			return f, usageError{err}
+		if code, done := fset.parse(args); done {
+			return f, code, true
 		}
 		rest := fset.Args()
 		// Parse stops at the first non-flag argument; keep it as a path
@@ -74,49 +68,31 @@ func parseValidateFlags(name string, args []string, e *environment) (validateFla
 		args = rest[1:]
 	}
 	if !slices.Contains(report.Formats, f.format) {
-		return f, fmt.Errorf("unknown --format %q (want one of %s)", f.format, strings.Join(report.Formats, ", "))
+		return f, e.failf("unknown --format %q (want one of %s)", f.format, strings.Join(report.Formats, ", ")), true
 	}
 	if len(f.paths) == 0 {
 		f.paths = []string{"."}
 	}
 	if f.kind != "" {
 		if artifact.KindByID(f.kind) == nil {
-			return f, fmt.Errorf("unknown --kind %q (run 'phasegate schema' to list the kinds)", f.kind)
+			return f, e.failf("unknown --kind %q (run 'phasegate schema' to list the kinds)", f.kind), true
 		}
 		for _, p := range f.paths {
-			if info, err := os.Stat(p); err == nil && info.IsDir() {
-				return f, fmt.Errorf("--kind applies to files, but %s is a directory: name the files to check as %s", p, f.kind)
+			if isDir(p) {
+				return f, e.failf("--kind applies to files, but %s is a directory: name the files to check as %s", p, f.kind), true
 			}
 		}
 	}
-	return f, nil
+	return f, ExitOK, false
 }
 
-// usageError is a command-line error that has already been reported.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func (e *environment) validate(args []string) int { return e.check("validate", args) }
-
-// gate validates, then computes the verdict of docs/contracts/README.md from the findings
-// and the decisions the latest artifacts of each pipeline record.
-func (e *environment) gate(args []string) int { return e.check("gate", args) }
-
 // check is validate and gate: the same flags and checks; gate adds the
-// pipelines' decisions to the verdict and prints where each pipeline stands.
+// pipelines' decisions to the verdict of docs/contracts/README.md and
+// prints where each pipeline stands.
 func (e *environment) check(name string, args []string) int {
-	f, err := parseValidateFlags(name, args, e)
-	if errors.Is(err, flag.ErrHelp) {
-		return ExitOK
-	}
-	var reported usageError
-	if errors.As(err, &reported) {
-		return ExitUsage
-	}
-	if err != nil {
-		return e.failf("%v", err)
+	f, code, done := e.parseValidateFlags(name, args)
+	if done {
+		return code
 	}
 	rep, sarif, err := e.runChecks(context.Background(), f)
 	if err != nil {
@@ -172,9 +148,9 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 		// holding the marker directory it lies in (see
 		// artifact.ContextRoot); with several PATHs that directory is put
 		// in front of them.
-		prefix, filesBase := "", ""
-		if info, err := os.Stat(p); err == nil && info.IsDir() {
-			filesBase, _ = artifact.ContextRoot(p)
+		prefix, filesBase, ctxPrefix := "", "", ""
+		if isDir(p) {
+			filesBase, ctxPrefix = artifact.ContextRoot(p)
 			if len(f.paths) > 1 {
 				prefix = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(filesBase)), "/") + "/"
 				if prefix == "./" {
@@ -187,16 +163,15 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 			if opts.Changed, err = changedSince(ctx, p, f.base); err != nil {
 				return rep, sarif, err
 			}
-			// A PATH inside a marker directory is checked relative to the
-			// directory holding the marker (see artifact.ContextRoot).
-			if _, ctxPrefix := artifact.ContextRoot(p); ctxPrefix != "" {
-				if info, err := os.Stat(p); err == nil && info.IsDir() {
-					moved := make(map[string]check.Change, len(opts.Changed))
-					for name, c := range opts.Changed {
-						moved[ctxPrefix+name] = c
-					}
-					opts.Changed = moved
+			// A directory PATH inside a marker directory is checked
+			// relative to the directory holding the marker (see
+			// artifact.ContextRoot).
+			if ctxPrefix != "" {
+				moved := make(map[string]check.Change, len(opts.Changed))
+				for name, c := range opts.Changed {
+					moved[ctxPrefix+name] = c
 				}
+				opts.Changed = moved
 			}
 		}
 		res, err := v.Run(ctx, p, opts)
@@ -265,7 +240,7 @@ func repoRootOf(paths []string) string {
 		if err != nil {
 			return ""
 		}
-		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+		if !isDir(abs) {
 			abs = filepath.Dir(abs)
 		}
 		r := gitRoot(abs)
@@ -275,6 +250,12 @@ func repoRootOf(paths []string) string {
 		root = r
 	}
 	return root
+}
+
+// isDir reports whether p is a directory (false when it cannot be read).
+func isDir(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
 }
 
 // gitRoot walks up from the absolute directory dir to the first directory
@@ -325,7 +306,7 @@ func loadConfig(f validateFlags) (config.Config, []check.Finding, string, error)
 	path, display, base := f.config, f.config, ""
 	if path == "" {
 		for _, p := range f.paths {
-			if info, err := os.Stat(p); err == nil && info.IsDir() {
+			if isDir(p) {
 				path = filepath.Join(p, filepath.FromSlash(config.DefaultPath))
 				display, base = config.DefaultPath, p
 				if len(f.paths) > 1 {

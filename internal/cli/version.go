@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -64,13 +65,9 @@ func buildInfo(bi *debug.BuildInfo) BuildInfo {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				if info.Commit == "" {
-					info.Commit = s.Value
-				}
+				info.Commit = cmp.Or(info.Commit, s.Value)
 			case "vcs.time":
-				if info.Date == "" {
-					info.Date = s.Value
-				}
+				info.Date = cmp.Or(info.Date, s.Value)
 			case "vcs.modified":
 				modified = s.Value == "true"
 			}
@@ -79,20 +76,14 @@ func buildInfo(bi *debug.BuildInfo) BuildInfo {
 			info.Commit += " (modified)"
 		}
 		if m := pseudoVersion.FindStringSubmatch(bi.Main.Version); m != nil {
-			if info.Commit == "" {
-				info.Commit = m[2]
-			}
+			info.Commit = cmp.Or(info.Commit, m[2])
 			if t, err := time.Parse("20060102150405", m[1]); err == nil && info.Date == "" {
 				info.Date = t.UTC().Format(time.RFC3339)
 			}
 		}
 	}
-	if info.Commit == "" {
-		info.Commit = "unknown"
-	}
-	if info.Date == "" {
-		info.Date = "unknown"
-	}
+	info.Commit = cmp.Or(info.Commit, "unknown")
+	info.Date = cmp.Or(info.Date, "unknown")
 	return info
 }
 
@@ -100,7 +91,6 @@ func (b BuildInfo) String() string {
 	return fmt.Sprintf("phasegate %s\ncommit: %s\ndate:   %s\ngo:     %s\n", b.Version, b.Commit, b.Date, b.Go)
 }
 
-// version prints the build information.
 func (e *environment) version(args []string) int {
 	fset := e.flags("version", strings.TrimSpace(`
 Prints phasegate's version, the commit it was built from, the build date (the commit's

@@ -32,9 +32,9 @@ const (
 // to dir with '/' separators. Files outside dir are left out. dir may be any
 // directory inside a work tree.
 func Changed(ctx context.Context, dir, base string) (map[string]Change, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	repo, headCommit, err := openHead(dir)
 	if err != nil {
-		return nil, fmt.Errorf("opening the git repository of %s: %w", dir, err)
+		return nil, err
 	}
 	prefix, err := repoPrefix(repo, dir)
 	if err != nil {
@@ -44,17 +44,9 @@ func Changed(ctx context.Context, dir, base string) (map[string]Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving base revision %q in %s: %w (in a shallow clone, fetch it first: actions/checkout with fetch-depth: 0)", base, dir, err)
 	}
-	head, err := repo.Head()
-	if err != nil {
-		return nil, fmt.Errorf("resolving HEAD in %s: %w", dir, err)
-	}
 	baseCommit, err := repo.CommitObject(*baseHash)
 	if err != nil {
 		return nil, fmt.Errorf("reading base commit %s: %w", baseHash, err)
-	}
-	headCommit, err := repo.CommitObject(head.Hash())
-	if err != nil {
-		return nil, fmt.Errorf("reading HEAD commit %s: %w", head.Hash(), err)
 	}
 	if bases, err := baseCommit.MergeBase(headCommit); err == nil && len(bases) > 0 {
 		baseCommit = bases[0]
@@ -90,13 +82,9 @@ func Changed(ctx context.Context, dir, base string) (map[string]Change, error) {
 }
 
 func add(out map[string]Change, prefix, name string, c Change) {
-	if prefix != "" {
-		if !strings.HasPrefix(name, prefix) {
-			return
-		}
-		name = strings.TrimPrefix(name, prefix)
+	if name, ok := strings.CutPrefix(name, prefix); ok {
+		out[name] = c
 	}
-	out[name] = c
 }
 
 // repoPrefix is dir's path inside the work tree, with a trailing '/', or "".
@@ -130,20 +118,30 @@ func repoPrefix(repo *git.Repository, dir string) (string, error) {
 // its parents' hashes (read from the commit object: a shallow clone knows
 // them without having the parents).
 func Head(dir string) (sha string, parents []string, err error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	_, c, err := openHead(dir)
 	if err != nil {
-		return "", nil, fmt.Errorf("opening the git repository of %s: %w", dir, err)
-	}
-	head, err := repo.Head()
-	if err != nil {
-		return "", nil, fmt.Errorf("resolving HEAD in %s: %w", dir, err)
-	}
-	c, err := repo.CommitObject(head.Hash())
-	if err != nil {
-		return "", nil, fmt.Errorf("reading HEAD commit %s: %w", head.Hash(), err)
+		return "", nil, err
 	}
 	for _, p := range c.ParentHashes {
 		parents = append(parents, p.String())
 	}
-	return head.Hash().String(), parents, nil
+	return c.Hash.String(), parents, nil
+}
+
+// openHead opens the git repository of the work tree that holds dir and
+// reads the commit checked out there.
+func openHead(dir string) (*git.Repository, *object.Commit, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the git repository of %s: %w", dir, err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolving HEAD in %s: %w", dir, err)
+	}
+	c, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading HEAD commit %s: %w", head.Hash(), err)
+	}
+	return repo, c, nil
 }

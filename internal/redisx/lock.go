@@ -68,9 +68,9 @@ func (s *Store) Locker(prefix string, lease time.Duration) *Locker {
 // The error wraps ErrUnavailable when Redis fails: the caller must not act
 // (see the package doc). When ctx ends first, it wraps ctx.Err().
 //
-// decide.Locker's unlock cannot report a lease lost while held (Redis gone
-// for longer than the lease, or this process stalled). Callers that can
-// stop midway should use Acquire and watch Lease.Lost.
+// A lease lost while held (Redis gone for longer than the lease, or this
+// process stalled) is covered by the handler's idempotence (see the
+// package doc), not reported.
 func (l *Locker) Lock(ctx context.Context, key string) (func(), error) {
 	lease, err := l.Acquire(ctx, key)
 	if err != nil {
@@ -85,7 +85,6 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	token := rand.Text()
 	wait := l.minWait
 	for {
-		start := time.Now()
 		ok, err := l.rdb.SetNX(ctx, k, token, l.lease).Result()
 		if err != nil {
 			// The SET may have landed before the reply was lost: give it
@@ -95,7 +94,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*Lease, error) {
 			return nil, unavailable(ctx, "taking the lock "+k, err)
 		}
 		if ok {
-			return l.hold(k, token, start), nil
+			return l.hold(k, token), nil
 		}
 		d := wait/2 + mrand.N(wait/2+1)
 		t := time.NewTimer(d)
@@ -115,8 +114,7 @@ func (l *Locker) releaseQuietly(k, token string) {
 	_ = releaseScript.Run(ctx, l.rdb, []string{k}, token).Err()
 }
 
-// Lease is a held lock. Its renewal runs until Release or until the lease
-// is lost.
+// Lease is a held lock. Its renewal runs until Release.
 type Lease struct {
 	l     *Locker
 	key   string
@@ -124,64 +122,39 @@ type Lease struct {
 
 	stop     chan struct{} // closed by Release: stop renewing
 	done     chan struct{} // closed when the renewal goroutine has returned
-	lost     chan struct{} // closed when the lease is known or feared lost
 	stopOnce sync.Once
-	lostOnce sync.Once
 	relOnce  sync.Once
 	relErr   error
 }
 
-func (l *Locker) hold(k, token string, start time.Time) *Lease {
-	ls := &Lease{
-		l: l, key: k, token: token,
-		stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{}),
-	}
-	go ls.renew(start.Add(l.lease))
+func (l *Locker) hold(k, token string) *Lease {
+	ls := &Lease{l: l, key: k, token: token, stop: make(chan struct{}), done: make(chan struct{})}
+	go renewEvery(l.lease, ls.stop, ls.done, func(ctx context.Context) (int64, error) {
+		return renewScript.Run(ctx, l.rdb, []string{k}, token, l.lease.Milliseconds()).Int64()
+	})
 	return ls
 }
 
-// Key is the Redis key of the lock.
-func (ls *Lease) Key() string { return ls.key }
-
-// Lost is closed when the lease may no longer be ours: another holder has
-// the key, or no renewal succeeded before the lease ran out (Redis gone,
-// or this process stalled). Work guarded by the lock should stop; the
-// reconcile loop finishes it. It is not closed by Release.
-func (ls *Lease) Lost() <-chan struct{} { return ls.lost }
-
-func (ls *Lease) markLost() { ls.lostOnce.Do(func() { close(ls.lost) }) }
-
-// renew extends the lease every lease/3. deadline is when the lease runs
-// out by the local clock, counted from before the command that last set it
-// was sent, so it is never later than Redis's own expiry.
-func (ls *Lease) renew(deadline time.Time) {
-	defer close(ls.done)
-	every := ls.l.lease / 3
-	t := time.NewTimer(every)
+// renewEvery runs renew every lease/3 until stop, or until renew finds the
+// lease gone (0: expired, and perhaps taken by another holder); done is
+// closed when it returns.
+func renewEvery(lease time.Duration, stop <-chan struct{}, done chan<- struct{}, renew func(ctx context.Context) (int64, error)) {
+	defer close(done)
+	every := lease / 3
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-ls.stop:
+		case <-stop:
 			return
 		case <-t.C:
 		}
-		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), max(every, 10*time.Millisecond))
-		n, err := renewScript.Run(ctx, ls.l.rdb, []string{ls.key}, ls.token, ls.l.lease.Milliseconds()).Int64()
+		n, err := renew(ctx)
 		cancel()
-		switch {
-		case err == nil && n == 1:
-			deadline = start.Add(ls.l.lease)
-		case err == nil:
-			// Expired, and perhaps taken by another replica.
-			ls.markLost()
-			return
-		case !time.Now().Before(deadline):
-			// Redis has not answered for a whole lease.
-			ls.markLost()
+		if err == nil && n == 0 {
 			return
 		}
-		t.Reset(every)
 	}
 }
 

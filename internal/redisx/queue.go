@@ -1,6 +1,7 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/phasegate/phasegate/internal/retry"
 )
 
 // The durable queue is asynq (github.com/hibiken/asynq) on the Store's
@@ -89,9 +92,7 @@ type QueueOptions struct {
 }
 
 func (o QueueOptions) withDefaults() QueueOptions {
-	if o.Name == "" {
-		o.Name = DefaultQueueName
-	}
+	o.Name = cmp.Or(o.Name, DefaultQueueName)
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
 	}
@@ -113,9 +114,7 @@ func (o QueueOptions) withDefaults() QueueOptions {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultQueueShutdown
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.Default())
 	return o
 }
 
@@ -355,18 +354,8 @@ func (q *Queue) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	case errors.Is(err, asynq.ErrLeaseExpired):
 		return leaseExpiredRetry
 	}
-	return Backoff(n, q.opt.RetryBase, q.opt.RetryMax)
-}
-
-// Backoff is the wait after the n-th failure (n from 0): base·2ⁿ capped at
-// limit, jittered uniformly between half and all of it.
-func Backoff(n int, base, limit time.Duration) time.Duration {
-	d := limit
-	if n < 32 && base<<n > 0 && base<<n < limit {
-		d = base << n
-	}
-	half := d / 2
-	return half + mrand.N(d-half+1)
+	// asynq's n counts the failures before this one, from 0.
+	return retry.Policy{Base: q.opt.RetryBase, Max: q.opt.RetryMax}.Backoff(n+1, mrand.Int64N)
 }
 
 // isFailure: a deferral is not a failure.

@@ -309,10 +309,11 @@ func TestBackoff(t *testing.T) {
 		{10, 30 * time.Second, time.Minute}, // capped
 		{200, 30 * time.Second, time.Minute},
 	}
+	q := &Queue{opt: QueueOptions{RetryBase: 2 * time.Second, RetryMax: time.Minute}}
 	for _, tt := range tests {
 		for range 100 {
-			if d := Backoff(tt.n, 2*time.Second, time.Minute); d < tt.min || d > tt.max {
-				t.Errorf("Backoff(%d) = %v, want within [%v, %v]", tt.n, d, tt.min, tt.max)
+			if d := q.retryDelay(tt.n, errors.New("failed"), nil); d < tt.min || d > tt.max {
+				t.Errorf("retryDelay(%d) = %v, want within [%v, %v]", tt.n, d, tt.min, tt.max)
 			}
 		}
 	}

@@ -31,10 +31,10 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"time"
 
@@ -78,21 +78,13 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if u, err := url.Parse(rawURL); err == nil {
 		q = u.Query()
 	}
-	if opt.DialTimeout == 0 {
-		opt.DialTimeout = DefaultDialTimeout
-	}
-	if opt.ReadTimeout == 0 {
-		opt.ReadTimeout = DefaultReadTimeout
-	}
-	if opt.WriteTimeout == 0 {
-		opt.WriteTimeout = DefaultWriteTimeout
-	}
+	opt.DialTimeout = cmp.Or(opt.DialTimeout, DefaultDialTimeout)
+	opt.ReadTimeout = cmp.Or(opt.ReadTimeout, DefaultReadTimeout)
+	opt.WriteTimeout = cmp.Or(opt.WriteTimeout, DefaultWriteTimeout)
 	if !q.Has("max_retries") {
 		opt.MaxRetries = -1
 	}
-	if opt.PoolTimeout == 0 {
-		opt.PoolTimeout = opt.ReadTimeout + time.Second
-	}
+	opt.PoolTimeout = cmp.Or(opt.PoolTimeout, opt.ReadTimeout+time.Second)
 	// One dial attempt per command: a refused connection is reported at once.
 	opt.DialerRetries = 1
 	// Let ctx deadlines bound socket operations too.
@@ -148,17 +140,4 @@ func unavailable(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("%s: %w", what, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
-}
-
-// SetLogger sends go-redis's own log lines (a failed dial, a bad
-// connection) to l at debug level instead of stderr. It is process-wide, as
-// go-redis's logger is. Callers log the ErrUnavailable they get anyway.
-func SetLogger(l *slog.Logger) {
-	redis.SetLogger(slogAdapter{l})
-}
-
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Printf(ctx context.Context, format string, v ...any) {
-	a.l.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }

@@ -76,7 +76,12 @@ func (m *Semaphore) TryAcquire(ctx context.Context, key string, limit int) (rele
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	go m.renew(k, token, stop, done)
+	// A renewal that finds the slot gone (expired: this process stalled)
+	// stops renewing; the holder goes on, as the semaphore only spreads
+	// the work, it guards nothing.
+	go renewEvery(m.lease, stop, done, func(ctx context.Context) (int64, error) {
+		return renewSlotScript.Run(ctx, m.rdb, []string{k}, token, m.lease.Milliseconds()).Int64()
+	})
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -85,30 +90,6 @@ func (m *Semaphore) TryAcquire(ctx context.Context, key string, limit int) (rele
 			m.releaseQuietly(k, token)
 		})
 	}, true, nil
-}
-
-// renew extends the slot's lease every lease/3 until stop. A renewal that
-// finds the slot gone (expired: this process stalled) stops renewing; the
-// holder goes on, as a lock's would not, because the semaphore only
-// spreads the work, it guards nothing.
-func (m *Semaphore) renew(k, token string, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	every := m.lease / 3
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		n, err := renewSlotScript.Run(ctx, m.rdb, []string{k}, token, m.lease.Milliseconds()).Int64()
-		cancel()
-		if err == nil && n == 0 {
-			return
-		}
-	}
 }
 
 func (m *Semaphore) releaseQuietly(k, token string) {

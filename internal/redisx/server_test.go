@@ -3,7 +3,6 @@ package redisx
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +14,11 @@ import (
 
 // quietOnce keeps go-redis's dial errors (expected here) out of the output.
 var quietOnce sync.Once
+
+// quiet is go-redis's logger, saying nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // server is a redis-server for one test (redistest), with helpers for
 // opening replicas on it: a database of the binary's shared server
@@ -32,7 +36,7 @@ type server struct {
 // under -race. A test that kills its server uses startOwnRedis.
 func startRedis(t *testing.T) *server {
 	t.Helper()
-	quietOnce.Do(func() { SetLogger(slog.New(slog.DiscardHandler)) })
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	db := redistest.SharedDB(t)
 	return &server{addr: db.Addr, url: db.URL(), client: func(t *testing.T) *redis.Client { return db.Client(t) }}
 }
@@ -41,7 +45,7 @@ func startRedis(t *testing.T) *server {
 // stopped in t.Cleanup.
 func startOwnRedis(t *testing.T) *server {
 	t.Helper()
-	quietOnce.Do(func() { SetLogger(slog.New(slog.DiscardHandler)) })
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	s := redistest.Start(t)
 	return &server{Server: s, addr: s.Addr(), url: s.URL(), client: func(t *testing.T) *redis.Client { return s.Client(t) }}
 }

@@ -18,7 +18,7 @@ func (p *Pages) login(w http.ResponseWriter, r *http.Request) {
 		State:    randomText(32),
 		Verifier: randomText(32), // 43 characters, RFC 7636's shortest
 		Next:     safeNext(r.URL.Query().Get("next")),
-		Expires:  p.now().Add(stateTTL).Unix(),
+		Expires:  p.cfg.Now().Add(stateTTL).Unix(),
 	}
 	v, err := p.states.seal(st)
 	if err != nil {
@@ -26,10 +26,7 @@ func (p *Pages) login(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, nil, http.StatusInternalServerError, "Sign-in failed", "phasegate could not start the sign-in. Try again.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: p.stateCookie, Value: v, Path: "/oauth", MaxAge: int(stateTTL.Seconds()),
-		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
-	})
+	p.setCookie(w, p.stateCookie, v, "/oauth", int(stateTTL.Seconds()))
 	http.Redirect(w, r, p.oauth.AuthCodeURL(st.State, st.Verifier), http.StatusFound)
 }
 
@@ -42,7 +39,7 @@ func (p *Pages) callback(w http.ResponseWriter, r *http.Request) {
 	var st oauthState
 	c, err := r.Cookie(p.stateCookie)
 	p.clearCookie(w, p.stateCookie, "/oauth")
-	if err != nil || !p.states.open(c.Value, &st) || p.now().Unix() >= st.Expires {
+	if err != nil || !p.states.open(c.Value, &st) || p.cfg.Now().Unix() >= st.Expires {
 		p.fail(w, r, nil, http.StatusBadRequest, "Sign-in expired",
 			"This sign-in was not started here, or took too long. Sign in again.")
 		return
@@ -70,7 +67,7 @@ func (p *Pages) callback(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, nil, http.StatusBadGateway, "Sign-in failed", "GitHub did not say who you are. Sign in again.")
 		return
 	}
-	if err := p.setSession(w, newSession(v, tok, p.now(), p.cfg.SessionTTL)); err != nil {
+	if err := p.setSession(w, newSession(v, tok, p.cfg.Now(), p.cfg.SessionTTL)); err != nil {
 		p.cfg.Logger.Error("web: sealing a session", "err", err)
 		p.fail(w, r, nil, http.StatusInternalServerError, "Sign-in failed", "phasegate could not start your session. Sign in again.")
 		return

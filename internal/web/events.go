@@ -95,7 +95,7 @@ func (p *Pages) stream(w http.ResponseWriter, r *http.Request, rc *http.Response
 	api := p.oauth.User(s.token())
 	beat := time.NewTicker(p.cfg.Heartbeat)
 	defer beat.Stop()
-	end := time.NewTimer(time.Unix(s.Expires, 0).Sub(p.now()))
+	end := time.NewTimer(time.Unix(s.Expires, 0).Sub(p.cfg.Now()))
 	defer end.Stop()
 	for {
 		select {

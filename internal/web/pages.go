@@ -56,10 +56,12 @@ func repoParams(r *http.Request) (owner, repo string, ok bool) {
 	return owner, repo, ownerRE.MatchString(owner) && repoRE.MatchString(repo) && repo != "." && repo != ".."
 }
 
-// number is the path's {n}: a positive issue or pull request number.
-func number(r *http.Request) (int, bool) {
+// issueParams are repoParams and the path's {n}, when it is a positive
+// issue or pull request number.
+func issueParams(r *http.Request) (owner, repo string, n int, ok bool) {
+	owner, repo, ok = repoParams(r)
 	n, err := strconv.Atoi(r.PathValue("n"))
-	return n, err == nil && n > 0 && n < 1<<31
+	return owner, repo, n, ok && err == nil && n > 0 && n < 1<<31
 }
 
 // visible asks GitHub, with the person's own token, whether they can read
@@ -89,9 +91,8 @@ func (p *Pages) sourceFailed(w http.ResponseWriter, r *http.Request, s *session,
 }
 
 func (p *Pages) issue(w http.ResponseWriter, r *http.Request, s *session) {
-	owner, repo, ok := repoParams(r)
-	n, okN := number(r)
-	if !ok || !okN {
+	owner, repo, n, ok := issueParams(r)
+	if !ok {
 		p.notFound(w, r, s)
 		return
 	}
@@ -124,9 +125,8 @@ func (p *Pages) commit(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (p *Pages) pull(w http.ResponseWriter, r *http.Request, s *session) {
-	owner, repo, ok := repoParams(r)
-	n, okN := number(r)
-	if !ok || !okN {
+	owner, repo, n, ok := issueParams(r)
+	if !ok {
 		p.notFound(w, r, s)
 		return
 	}
@@ -150,11 +150,7 @@ func (p *Pages) showCommit(w http.ResponseWriter, r *http.Request, s *session, o
 	if pr != 0 {
 		page.PR = pr
 	}
-	short := page.SHA
-	if len(short) > 7 {
-		short = short[:7]
-	}
-	title := "Commit " + short
+	title := "Commit " + short(page.SHA)
 	if page.PR != 0 {
 		title = "Pull request #" + strconv.Itoa(page.PR)
 	}
@@ -173,9 +169,8 @@ func resolveAction(owner, repo string, n int) string {
 // refusal is shown (403, or 409 when the decision no longer applies),
 // never a 500; success goes back to the issue with a flash.
 func (p *Pages) resolve(w http.ResponseWriter, r *http.Request, s *session) {
-	owner, repo, ok := repoParams(r)
-	n, okN := number(r)
-	if !ok || !okN {
+	owner, repo, n, ok := issueParams(r)
+	if !ok {
 		p.notFound(w, r, s)
 		return
 	}
@@ -257,7 +252,6 @@ func (p *Pages) upstream(w http.ResponseWriter, r *http.Request, s *session, wha
 	p.fail(w, r, s, http.StatusBadGateway, "GitHub did not answer", "phasegate could not read this from GitHub just now. Try again in a moment.")
 }
 
-// fail renders an error page.
 func (p *Pages) fail(w http.ResponseWriter, r *http.Request, s *session, code int, title, message string) {
 	v := p.base(s, title)
 	v.Status, v.Message = code, message

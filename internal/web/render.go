@@ -57,17 +57,12 @@ func (p *Pages) render(w http.ResponseWriter, r *http.Request, code int, name st
 // https on GitHub's host or ours.
 func (p *Pages) funcs() template.FuncMap {
 	return template.FuncMap{
-		"link":   p.link,
-		"avatar": p.avatar,
-		"when":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-		"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"ago":    p.ago,
-		"short": func(sha string) string {
-			if len(sha) > 7 {
-				return sha[:7]
-			}
-			return sha
-		},
+		"link":        p.link,
+		"avatar":      p.avatar,
+		"when":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"iso":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"ago":         p.ago,
+		"short":       short,
 		"verdictIcon": verdictIcon,
 		"stateIcon":   stateIcon,
 		"lower":       strings.ToLower,
@@ -112,7 +107,7 @@ func (p *Pages) avatar(u string) string {
 
 // ago says how long before now t was, in the largest whole unit.
 func (p *Pages) ago(t time.Time) string {
-	d := p.now().Sub(t)
+	d := p.cfg.Now().Sub(t)
 	switch {
 	case t.IsZero():
 		return ""
@@ -125,6 +120,9 @@ func (p *Pages) ago(t time.Time) string {
 	}
 	return plural(int(d/(24*time.Hour)), "day") + " ago"
 }
+
+// short is a commit's abbreviated hash.
+func short(sha string) string { return sha[:min(len(sha), 7)] }
 
 func plural(n int, unit string) string {
 	if n == 1 {
@@ -193,15 +191,12 @@ type flash struct {
 const flashTTL = time.Minute
 
 func (p *Pages) setFlash(w http.ResponseWriter, f flash) {
-	f.Expires = p.now().Add(flashTTL).Unix()
+	f.Expires = p.cfg.Now().Add(flashTTL).Unix()
 	v, err := p.flashes.seal(f)
 	if err != nil {
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: p.flashCookie, Value: v, Path: "/", MaxAge: int(flashTTL.Seconds()),
-		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
-	})
+	p.setCookie(w, p.flashCookie, v, "/", int(flashTTL.Seconds()))
 }
 
 // takeFlash is the flash for this issue, once.
@@ -211,7 +206,7 @@ func (p *Pages) takeFlash(w http.ResponseWriter, r *http.Request, owner, repo st
 		return nil
 	}
 	var f flash
-	if !p.flashes.open(c.Value, &f) || p.now().Unix() >= f.Expires || f.Repo != owner+"/"+repo || f.Issue != n {
+	if !p.flashes.open(c.Value, &f) || p.cfg.Now().Unix() >= f.Expires || f.Repo != owner+"/"+repo || f.Issue != n {
 		return nil
 	}
 	p.clearCookie(w, p.flashCookie, "/")

@@ -105,7 +105,6 @@ func (s *sealer) open(text string, v any) bool {
 // randomText is n random bytes, base64url without padding.
 func randomText(n int) string { return base64.RawURLEncoding.EncodeToString(randomBytes(n)) }
 
-// randomBytes is n random bytes.
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)

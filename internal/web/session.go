@@ -72,8 +72,7 @@ func (s *session) csrfToken(action string) string {
 
 // checkCSRF compares a form's token with the action's, in constant time.
 func (s *session) checkCSRF(action, got string) bool {
-	want := s.csrfToken(action)
-	return hmac.Equal([]byte(want), []byte(got))
+	return hmac.Equal([]byte(s.csrfToken(action)), []byte(got))
 }
 
 // oauthState is what the short-lived sign-in cookie holds between /login
@@ -127,31 +126,30 @@ func (p *Pages) cookieSession(r *http.Request) *session {
 		return nil
 	}
 	var s session
-	if !p.sessions.open(c.Value, &s) || !s.valid(p.now()) {
+	if !p.sessions.open(c.Value, &s) || !s.valid(p.cfg.Now()) {
 		return nil
 	}
 	return &s
 }
 
-// setSession writes s as the sealed session cookie.
 func (p *Pages) setSession(w http.ResponseWriter, s *session) error {
 	v, err := p.sessions.seal(s)
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: p.sessionCookie, Value: v, Path: "/", MaxAge: int(s.Expires - p.now().Unix()),
-		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
-	})
+	p.setCookie(w, p.sessionCookie, v, "/", int(s.Expires-p.cfg.Now().Unix()))
 	return nil
 }
 
-// clearCookie removes a cookie set at path.
+// setCookie sets one of the pages' cookies: never readable by a script,
+// Secure behind TLS, and not sent with another site's POST.
+func (p *Pages) setCookie(w http.ResponseWriter, name, value, path string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge,
+		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode})
+}
+
 func (p *Pages) clearCookie(w http.ResponseWriter, name, path string) {
-	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: "", Path: path, MaxAge: -1,
-		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode,
-	})
+	p.setCookie(w, name, "", path, -1)
 }
 
 // Revocations are the sessions people signed out of, each kept until the

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
@@ -127,7 +128,7 @@ func New(cfg Config, oauth OAuth, src Source) (*Pages, error) {
 	if p.tmpl, err = parseTemplates(p.funcs()); err != nil {
 		return nil, fmt.Errorf("web pages: %w", err)
 	}
-	p.repos = newRepoCache(cfg.ReposTTL, p.now)
+	p.repos = newRepoCache(cfg.ReposTTL, cfg.Now)
 	p.streams = &streamLimit{max: cfg.MaxStreams, perPerson: cfg.MaxStreamsPerPerson, open: map[int64]int{}}
 	p.handler, err = p.routes()
 	if err != nil {
@@ -143,14 +144,10 @@ func (c Config) withDefaults() (Config, error) {
 	case c.SessionTTL < 0 || c.SessionTTL > MaxSessionTTL:
 		return c, fmt.Errorf("session TTL %s must be above 0 and at most %s", c.SessionTTL, MaxSessionTTL)
 	}
-	if c.GitHubURL == "" {
-		c.GitHubURL = "https://github.com"
-	}
+	c.GitHubURL = cmp.Or(c.GitHubURL, "https://github.com")
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	if c.MaxStreams <= 0 {
 		c.MaxStreams = 256
@@ -190,8 +187,6 @@ func contentSecurityPolicy(github *url.URL) string {
 	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src " + img +
 		"; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 }
-
-func (p *Pages) now() time.Time { return p.cfg.Now() }
 
 // Handler serves the pages: /inbox, /login, /oauth/callback, POST /logout,
 // /events, /static/…, /{owner}/{repo}/issues/{n} (POST …/resolve),

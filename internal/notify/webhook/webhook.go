@@ -24,6 +24,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -150,11 +151,7 @@ func New(opts Options) (*Sender, error) {
 	opts.BackoffMax = positive(opts.BackoffMax, DefaultBackoffMax)
 	opts.AttemptTimeout = positive(opts.AttemptTimeout, DefaultAttemptTimeout)
 	if opts.Sleep == nil {
-		opts.Sleep = sleepCtx
-	}
-	version := opts.Version
-	if version == "" {
-		version = "dev"
+		opts.Sleep = clock.Sleep
 	}
 	dialer := &net.Dialer{Timeout: opts.AttemptTimeout, KeepAlive: 30 * time.Second, Control: control(opts.AllowPrivate)}
 	tr := &http.Transport{
@@ -172,7 +169,7 @@ func New(opts Options) (*Sender, error) {
 			return http.ErrUseLastResponse // a redirect is an answer, never followed
 		},
 	}
-	return &Sender{url: u.String(), where: where, secret: append([]byte(nil), opts.Secret...), ua: "phasegate/" + version, opts: opts, client: client}, nil
+	return &Sender{url: u.String(), where: where, secret: append([]byte(nil), opts.Secret...), ua: "phasegate/" + cmp.Or(opts.Version, "dev"), opts: opts, client: client}, nil
 }
 
 func positive[T int | time.Duration](v, def T) T {
@@ -282,6 +279,7 @@ func (s *Sender) Notify(ctx context.Context, ev notify.Event) error {
 // headers, retrying as configured.
 func (s *Sender) Send(ctx context.Context, event, delivery string, body []byte) error {
 	sig := notify.Sign(s.secret, body)
+	policy := retry.Policy{Base: s.opts.BackoffBase, Max: s.opts.BackoffMax, Attempts: s.opts.MaxAttempts}
 	for attempt := 1; ; attempt++ {
 		wait, again, err := s.attempt(ctx, event, delivery, sig, body)
 		if err == nil {
@@ -293,11 +291,11 @@ func (s *Sender) Send(ctx context.Context, event, delivery string, body []byte) 
 		if !again {
 			return fmt.Errorf("attempt %d: %w", attempt, err)
 		}
-		if !s.policy().Again(attempt) {
+		if !policy.Again(attempt) {
 			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
 		if wait <= 0 {
-			wait = s.policy().Backoff(attempt, rand.Int64N)
+			wait = policy.Backoff(attempt, rand.Int64N)
 		}
 		if serr := s.opts.Sleep(ctx, min(wait, s.opts.BackoffMax)); serr != nil {
 			return fmt.Errorf("attempt %d: %w (then: %w)", attempt, err, serr)
@@ -351,12 +349,3 @@ func scrub(err error, full, where string) error {
 	}
 	return errors.New(msg)
 }
-
-// policy is the shared retry policy (internal/retry) with this sender's
-// options.
-func (s *Sender) policy() retry.Policy {
-	return retry.Policy{Base: s.opts.BackoffBase, Max: s.opts.BackoffMax, Attempts: s.opts.MaxAttempts}
-}
-
-// sleepCtx is clock.Sleep.
-var sleepCtx = clock.Sleep

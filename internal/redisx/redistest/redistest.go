@@ -41,18 +41,12 @@ type Server struct {
 // unless RequireEnv is set.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := Binary(t)
-	var last error
-	// A free port can be taken between choosing and binding it: try again.
-	for range 5 {
-		s, err := tryStart(t, bin)
-		if err == nil {
-			return s
-		}
-		last = err
+	s, err := start(t, Binary(t), t.TempDir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("starting redis-server: %v", last)
-	return nil
+	t.Cleanup(s.Kill)
+	return s
 }
 
 // Binary is the path of redis-server. Without it on PATH the test is
@@ -69,42 +63,26 @@ func Binary(t testing.TB) string {
 	return bin
 }
 
-func tryStart(t testing.TB, bin string) (*Server, error) {
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{t: t, bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &lockedBuffer{}}
-	t.Cleanup(s.Kill)
-	if err := s.run(t.TempDir()); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// Databases is how many databases each server has (redis-server's default
-// is 16): tests that share one server take one each (StartShared).
-const Databases = 64
-
-// StartShared starts a private redis-server (bin, from Binary) in dir that
-// no test owns, for a package's tests to share, each in a database of its
-// own: starting a server costs more CPU than most tests of one. Tests
-// that kill or restart their server need one of their own (Start). The
-// caller stops it with Kill once the tests have run (TestMain).
-func StartShared(bin, dir string) (*Server, error) {
+// start starts the redis-server bin for t (nil: a shared server, which no
+// test owns) in a directory of dir on a free port.
+func start(t testing.TB, bin string, dir func() string) (*Server, error) {
 	var last error
 	for range 5 { // a free port can be taken between choosing and binding it
 		port, err := FreePort()
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &lockedBuffer{}}
-		if last = s.run(dir); last == nil {
+		s := &Server{t: t, bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &lockedBuffer{}}
+		if last = s.run(dir()); last == nil {
 			return s, nil
 		}
 	}
 	return nil, fmt.Errorf("starting redis-server: %w", last)
 }
+
+// Databases is how many databases each server has (redis-server's default
+// is 16): tests that share one server take one each (SharedDB).
+const Databases = 64
 
 // DB is one database of a redis-server.
 type DB struct {
@@ -148,7 +126,7 @@ func SharedDB(t testing.TB) DB {
 			shared.mu.Unlock()
 			t.Fatal(err)
 		}
-		s, err := StartShared(bin, dir)
+		s, err := start(nil, bin, func() string { return dir })
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			shared.mu.Unlock()
@@ -167,9 +145,8 @@ func SharedDB(t testing.TB) DB {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no free database on the shared redis-server (%d)", Databases-1)
 	}
-	c := redis.NewClient(&redis.Options{Addr: addr, DB: d.N, MaxRetries: -1})
+	c := d.Client(t) // closed after the cleanup below
 	t.Cleanup(func() {
-		defer c.Close()
 		if err := c.FlushDB(context.Background()).Err(); err != nil {
 			t.Errorf("emptying database %d of the shared redis-server: %v", d.N, err)
 			return // not given back
@@ -249,9 +226,6 @@ func (s *Server) Addr() string { return s.addr }
 // URL is the server's redis:// URL (database 0).
 func (s *Server) URL() string { return "redis://" + s.addr + "/0" }
 
-// Output is what the server printed.
-func (s *Server) Output() string { return s.out.String() }
-
 // Kill stops the server at once (SIGKILL, as a crash would) and waits for
 // it to exit. It may be called more than once.
 func (s *Server) Kill() {
@@ -288,11 +262,7 @@ func (s *Server) Restart() {
 
 // Client is a plain client for inspecting the server's keys, closed in
 // t.Cleanup.
-func (s *Server) Client(t testing.TB) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+func (s *Server) Client(t testing.TB) *redis.Client { return DB{Addr: s.addr}.Client(t) }
 
 // FreePort is a loopback TCP port that was free a moment ago.
 func FreePort() (int, error) {
