@@ -2,11 +2,10 @@
 // and decodes them into JSON values while keeping the position of every node,
 // so that a JSON pointer into the value maps back to a line and column.
 //
-// Discovery (WalkFS, DiscoverFS) reads an fs.FS — os.DirFS or an os.Root's
-// FS for the CLI and the action, a tree fetched lazily from GitHub for the
-// App — so nothing here knows where the files come from; Walk and Discover
-// are the same on the OS. Symlinks are resolved inside the FS (ResolveFS),
-// never followed out of it.
+// Discovery (WalkFS) reads an fs.FS — os.DirFS or an os.Root's FS for the
+// CLI and the action, a tree fetched lazily from GitHub for the App — so
+// nothing here knows where the files come from. Symlinks are resolved
+// inside the FS (ResolveFS), never followed out of it.
 //
 // It is pure apart from reading the files it is asked to read: it never
 // prints and never talks to GitHub.
@@ -166,15 +165,4 @@ func SplitPointer(ptr string) []string {
 		}
 	}
 	return parts
-}
-
-// JoinPointer is the inverse of SplitPointer.
-func JoinPointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
-	}
-	return b.String()
 }

@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -229,4 +230,16 @@ func TestSplitJoinPointer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// JoinPointer is the inverse of SplitPointer (the tests build pointers with
+// it).
+func JoinPointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		t = strings.ReplaceAll(t, "~", "~0")
+		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+	}
+	return b.String()
 }

@@ -51,21 +51,6 @@ func Conventions() ([]Convention, error) {
 	return out, nil
 }
 
-// ConventionsOf lists the conventions of one schema file.
-func ConventionsOf(schemaPath string) ([]Convention, error) {
-	all, err := Conventions()
-	if err != nil {
-		return nil, err
-	}
-	var out []Convention
-	for _, c := range all {
-		if c.Schema == schemaPath {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
 func conventionsIn(file string, node any, loc []string) []Convention {
 	var out []Convention
 	switch n := node.(type) {

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -277,21 +276,6 @@ func DirURI(dir string) string {
 		p += "/"
 	}
 	return "file://" + escapePath(p, ":")
-}
-
-// Rebase returns a copy of fs with prefix ("" or a '/'-separated directory
-// ending in '/') put before every file: it turns files relative to a checked
-// directory into files relative to the repository that holds it, for a
-// Report with SourceRoot. Findings without a file are kept as they are.
-func Rebase(fs []check.Finding, prefix string) []check.Finding {
-	out := make([]check.Finding, len(fs))
-	for i, f := range fs {
-		if f.File != "" {
-			f.File = path.Join(prefix, f.File)
-		}
-		out[i] = f
-	}
-	return out
 }
 
 // descriptor documents a rule. Its text is phasegate's own (never an
