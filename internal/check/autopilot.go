@@ -3,8 +3,10 @@ package check
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -256,25 +258,7 @@ func autopilotTime(v any) (time.Time, bool) {
 	return t, true
 }
 
-// autopilotCount is "1 phase is" or "2 phases are".
-func autopilotCount(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 func autopilotNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// autopilotSortedKeys returns m's keys in order.
-func autopilotSortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // autopilotNonNull reports whether m has k with a value other than null.
 func autopilotNonNull(m map[string]any, k string) bool {
@@ -292,7 +276,7 @@ type autopilotPhase struct {
 func autopilotPhases(obj map[string]any) []autopilotPhase {
 	phases := asObj(obj["phases"])
 	var out []autopilotPhase
-	for _, k := range autopilotSortedKeys(phases) {
+	for _, k := range slices.Sorted(maps.Keys(phases)) {
 		ph := asObj(phases[k])
 		if ph == nil {
 			continue
@@ -482,7 +466,7 @@ func (s *autopilotStateCheck) checkPhaseCaps(ph autopilotPhase) {
 func (s *autopilotStateCheck) checkPhaseRetries(ph autopilotPhase) {
 	retryCap := s.br.get("max_total_retries_per_run")
 	tasks := asObj(asObj(asObj(ph.obj["steps"])["execute"])["tasks"])
-	for _, tk := range autopilotSortedKeys(tasks) {
+	for _, tk := range slices.Sorted(maps.Keys(tasks)) {
 		r, ok := integer(asObj(tasks[tk]), "retries")
 		if !ok {
 			continue
@@ -534,7 +518,7 @@ func (s *autopilotStateCheck) checkDeferralCounters() {
 		c.report("autopilot.state.defer-counter-order", d, ptr("_meta", "total_phases_processed"), "`total_phases_processed` %d is more than `total_phases` %d", processed, total)
 	}
 	if okDeferred && deferredCount < s.nDeferred {
-		c.report("autopilot.state.defer-count-covers-deferred", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` is %d but %s needs_human_verification: count every deferral", deferredCount, autopilotCount(s.nDeferred, "phase is", "phases are"))
+		c.report("autopilot.state.defer-count-covers-deferred", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` is %d but %s needs_human_verification: count every deferral", deferredCount, countWord(s.nDeferred, "phase is", "phases are"))
 	}
 	if okDeferred && okProcessed && processed >= 2 {
 		threshold := 0.50
@@ -542,7 +526,7 @@ func (s *autopilotStateCheck) checkDeferralCounters() {
 			threshold = *r
 		}
 		rate := float64(deferredCount) / float64(processed)
-		if rate > threshold && !autopilotHasEvent(s.events, "high_defer_rate_warning") {
+		if rate > threshold && !slices.ContainsFunc(s.events, func(e any) bool { return strOr(asObj(e), "event") == "high_defer_rate_warning" }) {
 			c.report("autopilot.state.high-defer-rate-event", d, ptr("_meta", "human_deferred_count"), "%d of %d processed phases were deferred to a human (%s%%, over the %s%% threshold) but `event_log` has no high_defer_rate_warning event: the orchestrator must log it (set autopilot.defer_rate in .github/phasegate.yml to match the Autopilot version: 0.50 at the seed, 0.05 at HEAD)", deferredCount, processed, autopilotNum(float64(int(rate*1000+0.5))/10), autopilotNum(threshold*100))
 		}
 	}
@@ -628,15 +612,6 @@ func autopilotCheckGate(c *ruleCtx, d *artifact.Document, ph autopilotPhase, pas
 	if vs, ok := str(asObj(steps["verify"]), "status"); ok && vs != "pass" {
 		c.report("autopilot.state.phase-gate", d, at("verify", "status"), "phase %s is completed but its verify step's status is %s, not pass", quote(ph.id), quote(vs))
 	}
-}
-
-func autopilotHasEvent(events []any, name string) bool {
-	for _, e := range events {
-		if strOr(asObj(e), "event") == name {
-			return true
-		}
-	}
-	return false
 }
 
 func autopilotCheckConfig(c *ruleCtx, d *artifact.Document) {
@@ -772,7 +747,7 @@ func autopilotCheckTraces(c *ruleCtx, dir string, docs []*artifact.Document) {
 		}
 		for _, step := range missingSteps {
 			idx := missing[step]
-			c.report("autopilot.trace.span-in-step-file", d, ptr(idx[0]), "TRACE.jsonl has %s (the first here) but %s/%s-trace.jsonl is missing: commit the step trace TRACE.jsonl was aggregated from", autopilotCount(int64(len(idx)), quote(step)+" span", quote(step)+" spans"), dir, step)
+			c.report("autopilot.trace.span-in-step-file", d, ptr(idx[0]), "TRACE.jsonl has %s (the first here) but %s/%s-trace.jsonl is missing: commit the step trace TRACE.jsonl was aggregated from", countWord(len(idx), quote(step)+" span", quote(step)+" spans"), dir, step)
 		}
 	}
 }
@@ -801,7 +776,7 @@ func autopilotCheckSpanField(c *ruleCtx, d *artifact.Document, spans []any, fiel
 	}
 	text := msg(strOr(asObj(spans[first]), field))
 	if more > 0 {
-		text += " (and " + autopilotCount(int64(more), "more span", "more spans") + " of this file)"
+		text += " (and " + countWord(more, "more span", "more spans") + " of this file)"
 	}
 	c.report(rule, d, ptr(first, field), "%s", text)
 }

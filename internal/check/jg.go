@@ -2,7 +2,9 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -453,11 +455,7 @@ type jgCheckResult struct {
 // jgCheckResults reads a map of checks, {name: {result}} or {name: "PASS"},
 // in name order.
 func jgCheckResults(m map[string]any) []jgCheckResult {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	var out []jgCheckResult
 	for _, k := range names {
 		switch v := m[k].(type) {
@@ -519,12 +517,7 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 		return
 	}
 	p1 := asObj(obj["phase_1"])
-	names := make([]string, 0, len(p1))
-	for k := range p1 {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(p1)) {
 		if _, bare := p1[k].(map[string]any); bare || p1[k] == nil {
 			continue
 		}
@@ -731,11 +724,7 @@ func jgArtifactName(name string) bool {
 // checked.
 func jgCheckState(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 	stages := asObj(asObj(d.Value)["stages"])
-	names := make([]string, 0, len(stages))
-	for k := range stages {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(stages))
 	present := map[string]bool{}
 	for _, list := range [][]*artifact.Document{is.plans, is.workers, is.tests, is.reviews, is.debugs, is.gits} {
 		for _, x := range list {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -269,12 +270,12 @@ func outcomeCheckOptions(c *ruleCtx, doc *artifact.Document, d outcomeDecision) 
 				c.report("outcome.option-reserved", doc, at, "%s has an option called %s, but `/resolve %s recommended` takes the decision's recommended option (docs/contracts/outcome.md), so this option is ambiguous; rename it", label, quote(o), outcomeCmdID(d))
 			}
 		}
-		if hasRec && !outcomeHas(d.options, rec) {
+		if hasRec && !slices.Contains(d.options, rec) {
 			at := ptr("pending_decisions", d.index, "recommended")
 			if outcomeHasFold(d.options, rec) {
-				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which matches an option only when case is ignored: write it exactly as in `options` (%s)", label, quote(rec), outcomeQuoteList(d.options))
+				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which matches an option only when case is ignored: write it exactly as in `options` (%s)", label, quote(rec), quoteList(d.options))
 			} else {
-				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which is not one of its options (%s): `/resolve %s recommended` would fail; recommend one of the options", label, quote(rec), outcomeQuoteList(d.options), outcomeCmdID(d))
+				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which is not one of its options (%s): `/resolve %s recommended` would fail; recommend one of the options", label, quote(rec), quoteList(d.options), outcomeCmdID(d))
 			}
 		}
 	}
@@ -307,11 +308,11 @@ func outcomeCheckDecisionType(c *ruleCtx, doc *artifact.Document, d outcomeDecis
 			c.report("outcome.approval-blocking", doc, ptr("pending_decisions", d.index, "blocking"), "%s is an approval but is not blocking: an approval gate must hold the next phase until it is resolved; set `blocking: true`", label)
 		}
 		if d.hasOptions && len(d.options) > 0 && !outcomeHasFold(d.options, "approve") {
-			c.report("outcome.approval-has-approve", doc, ptr("pending_decisions", d.index, "options"), "approval %s does not offer `approve` (its options are %s): the issue moves to the next phase only when an approval resolves approve (docs/contracts/outcome.md); use [approve, request-changes, reject]", label, outcomeQuoteList(d.options))
+			c.report("outcome.approval-has-approve", doc, ptr("pending_decisions", d.index, "options"), "approval %s does not offer `approve` (its options are %s): the issue moves to the next phase only when an approval resolves approve (docs/contracts/outcome.md); use [approve, request-changes, reject]", label, quoteList(d.options))
 		}
 	case "capture-out-of-scope":
 		if d.hasOptions && len(d.options) > 0 && !outcomeHasFold(d.options, "capture") {
-			c.report("outcome.capture-has-capture", doc, ptr("pending_decisions", d.index, "options"), "%s is a capture-out-of-scope decision but does not offer `capture` (its options are %s): only `capture` opens the follow-up issue (docs/contracts/outcome.md); use [capture, discard]", label, outcomeQuoteList(d.options))
+			c.report("outcome.capture-has-capture", doc, ptr("pending_decisions", d.index, "options"), "%s is a capture-out-of-scope decision but does not offer `capture` (its options are %s): only `capture` opens the follow-up issue (docs/contracts/outcome.md); use [capture, discard]", label, quoteList(d.options))
 		}
 		if blank(d.question) {
 			return
@@ -325,7 +326,7 @@ func outcomeCheckDecisionType(c *ruleCtx, doc *artifact.Document, d outcomeDecis
 		if len(titles) == 0 {
 			c.report("outcome.capture-names-finding", doc, ptr("pending_decisions", d.index, "question"), "%s asks to capture something out of scope, but the outcome has no findings: add the out-of-scope item as a finding (the captured issue is opened from it)", label)
 		} else {
-			c.report("outcome.capture-names-finding", doc, ptr("pending_decisions", d.index, "question"), "the question of %s names none of the outcome's findings (%s): quote the title of the finding to capture, e.g. \"Capture '<title>' as separate issue?\", so that the captured issue is opened from it", label, outcomeQuoteList(titles))
+			c.report("outcome.capture-names-finding", doc, ptr("pending_decisions", d.index, "question"), "the question of %s names none of the outcome's findings (%s): quote the title of the finding to capture, e.g. \"Capture '<title>' as separate issue?\", so that the captured issue is opened from it", label, quoteList(titles))
 		}
 	}
 }
@@ -466,15 +467,6 @@ func outcomeStatus(c *ruleCtx, doc *artifact.Document, obj map[string]any, decis
 	c.status(Status{Family: "outcome", Unit: unit, State: state})
 }
 
-func outcomeHas(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
 func outcomeHasFold(list []string, s string) bool {
 	for _, e := range list {
 		if strings.EqualFold(strings.TrimSpace(e), strings.TrimSpace(s)) {
@@ -485,7 +477,7 @@ func outcomeHasFold(list []string, s string) bool {
 }
 
 // quoteList renders agent-written values as a comma-separated list.
-func outcomeQuoteList(l []string) string {
+func quoteList(l []string) string {
 	q := make([]string, len(l))
 	for i, s := range l {
 		q[i] = quote(s)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -350,7 +351,7 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 	}
 	for _, i := range partials {
 		cr := strOr(asObj(results[i]), "criterion")
-		if !anyLooselyMatches(cr, day.outOfScope) {
+		if !slices.ContainsFunc(day.outOfScope, func(o string) bool { return looselyMatches(cr, o) }) {
 			c.report("pace.gate.partial-out-of-scope", d, ptr("criteria_results", i, "result"), "PARTIAL criterion %s maps to no `out_of_scope` item of %s (it lists %s): a PARTIAL is only valid for declared out-of-scope work", quote(cr), day.story.Path, listOrNone(day.outOfScope))
 		}
 	}
@@ -454,7 +455,7 @@ func paceCheckHandoff(c *ruleCtx, day *paceDay) {
 	if day.story != nil {
 		gaps, _ := stringList(obj, "known_gaps")
 		for i, gap := range gaps {
-			if !anyLooselyMatches(gap, day.outOfScope) {
+			if !slices.ContainsFunc(day.outOfScope, func(o string) bool { return looselyMatches(gap, o) }) {
 				c.report("pace.handoff.known-gap-out-of-scope", d, ptr("known_gaps", i), "known gap %s is not declared out of scope in %s: add a matching `out_of_scope` entry to the story card, or finish the work", quote(gap), day.story.Path)
 			}
 		}
@@ -637,7 +638,7 @@ func paceStatus(c *ruleCtx, g *Group, day *paceDay) {
 	c.status(st)
 }
 
-func countWord(n int, one, many string) string {
+func countWord[N int | int64](n N, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
@@ -655,18 +656,5 @@ func listOrNone(l []string) string {
 	if len(l) == 0 {
 		return "none"
 	}
-	q := make([]string, len(l))
-	for i, s := range l {
-		q[i] = quote(s)
-	}
-	return strings.Join(q, ", ")
-}
-
-func anyLooselyMatches(s string, candidates []string) bool {
-	for _, c := range candidates {
-		if looselyMatches(s, c) {
-			return true
-		}
-	}
-	return false
+	return quoteList(l)
 }

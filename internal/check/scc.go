@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -303,7 +304,7 @@ func sccCheckSubmitStatus(c *ruleCtx, s *sccSubmit) {
 		if s.hasPassed && !s.passed {
 			c.report("scc.submit.done-needs-tests-passed", d, ptr("tests", "passed"), "status is DONE but `tests.passed` is false: DONE needs passing tests — fix them, or report FAILED with reason_code CI_FAILED")
 		}
-		if s.hasCmds && !sccAnyNonBlank(s.commands) {
+		if s.hasCmds && !slices.ContainsFunc(s.commands, filled) {
 			c.report("scc.submit.done-needs-tests", d, ptr("tests", "commands"), "status is DONE but `tests.commands` is empty: run the task's tests and list each command (an empty list is fail code ci_skipped)")
 		}
 	}
@@ -354,15 +355,6 @@ func sccCheckSubmitPaths(c *ruleCtx, s *sccSubmit) {
 			c.report("scc.submit.hygiene", d, p.at(), "%s is a scratch file (a tmp/ or debug/ directory, or a .bak file): remove it from the change, or keep such files under artifacts/", quote(p.raw))
 		}
 	}
-}
-
-func sccAnyNonBlank(l []string) bool {
-	for _, s := range l {
-		if !blank(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // sccUnderAnyPrefix: upstream compares write paths as string prefixes; a
@@ -940,7 +932,7 @@ func sccSubmitDecision(s *sccSubmit) Decision {
 		dec.Effect, dec.Reason = "SHIP", "SCC submit DONE, not judged yet"
 	case "NEED_INPUT":
 		dec.Effect, dec.Reason = "HOLD", "SCC submit NEED_INPUT (the judge escalates it)"
-		if needs, _ := stringList(s.obj, "needs_input"); sccAnyNonBlank(needs) {
+		if needs, _ := stringList(s.obj, "needs_input"); slices.ContainsFunc(needs, filled) {
 			dec.Reason += ": needs " + strings.Join(needs, "; ")
 		}
 	case "FAILED":

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,12 +61,7 @@ func conventionsIn(file string, node any, loc []string) []Convention {
 			b, _ := n["x-basis"].(string)
 			out = append(out, Convention{Schema: file, Field: schemaField(loc), Basis: b})
 		}
-		keys := make([]string, 0, len(n))
-		for k := range n {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(n)) {
 			out = append(out, conventionsIn(file, n[k], append(loc, k))...)
 		}
 	case []any:

@@ -36,6 +36,8 @@ func strOr(m map[string]any, k string) string {
 // blank reports whether s is empty or only white space.
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
+func filled(s string) bool { return !blank(s) }
+
 // stringList returns the string elements of m[k] (non-strings skipped) and
 // whether m[k] is a list at all.
 func stringList(m map[string]any, k string) ([]string, bool) {

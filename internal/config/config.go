@@ -458,12 +458,7 @@ func (p *problems) add(n *yaml.Node, msg string) {
 // checkGlobs checks each glob of artifacts and ignore (the schema checks
 // the kinds).
 func (p *problems) checkGlobs(cfg Config) {
-	ids := make([]string, 0, len(cfg.Artifacts))
-	for id := range cfg.Artifacts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(cfg.Artifacts)) {
 		for i, g := range cfg.Artifacts[id] {
 			if !doublestar.ValidatePattern(g) {
 				p.add(item(p.root, i, "artifacts", id), fmt.Sprintf("artifacts.%s: invalid glob %q", id, g))
@@ -481,12 +476,7 @@ func (p *problems) checkGlobs(cfg Config) {
 // in effect: phases.sequence, or the default sequence when it is not set.
 func (p *problems) checkPhases(cfg Config) {
 	seq := cfg.PhasesOrDefault().Sequence
-	aliases := make([]string, 0, len(cfg.Phases.Aliases))
-	for alias := range cfg.Phases.Aliases {
-		aliases = append(aliases, alias)
-	}
-	sort.Strings(aliases)
-	for _, alias := range aliases {
+	for _, alias := range slices.Sorted(maps.Keys(cfg.Phases.Aliases)) {
 		target := cfg.Phases.Aliases[alias]
 		if !slices.ContainsFunc(seq, func(s string) bool { return strings.EqualFold(s, target) }) {
 			which := "phases.sequence"

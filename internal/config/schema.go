@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/big"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -192,12 +192,7 @@ func (c *compiled) schemaAt(schemaURL string) map[string]any {
 // keysOf lists a schema object's properties, sorted.
 func keysOf(node map[string]any) []string {
 	props, _ := node["properties"].(map[string]any)
-	out := make([]string, 0, len(props))
-	for k := range props {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(props))
 }
 
 // valueAt follows JSON pointer tokens into a decoded value.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 )
 
@@ -355,14 +354,4 @@ func describe(v any) string {
 		return "a mapping"
 	}
 	return fmt.Sprintf("a %T", v)
-}
-
-// sortedKeys returns m's keys in byte order.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

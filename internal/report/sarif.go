@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/check"
@@ -191,11 +192,7 @@ func sarifRules(findings []check.Finding) ([]sarifDescriptor, map[string]int) {
 			seen[f.Rule] = f.Severity
 		}
 	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(seen))
 	index := make(map[string]int, len(ids))
 	rules := make([]sarifDescriptor, 0, len(ids))
 	for i, id := range ids {
