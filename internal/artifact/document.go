@@ -166,3 +166,23 @@ func SplitPointer(ptr string) []string {
 	}
 	return parts
 }
+
+// ValueAt follows JSON pointer tokens into a decoded value: nil where a
+// token names no field or entry.
+func ValueAt(v any, tokens []string) any {
+	for _, t := range tokens {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[t]
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

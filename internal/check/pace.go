@@ -340,7 +340,7 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 			continue
 		}
 		inGate[cr] = true
-		if !contains(day.criteria, cr) {
+		if !slices.Contains(day.criteria, cr) {
 			c.report("pace.gate.criterion-unknown", d, ptr("criteria_results", i, "criterion"), "criterion %s is not an acceptance criterion of %s: use the story's exact text", quote(cr), day.story.Path)
 		}
 	}

@@ -636,12 +636,12 @@ func sccCheckTask(c *ruleCtx, d *artifact.Document) {
 		executors = sccDefaultExecutors
 	}
 	for i, e := range asList(obj["allowedExecutors"]) {
-		if x, ok := e.(string); ok && !blank(x) && !contains(executors, x) {
+		if x, ok := e.(string); ok && !blank(x) && !slices.Contains(executors, x) {
 			c.report("scc.task.executor-known", d, ptr("allowedExecutors", i), "executor %s is not one of %s: use a known executor, or list it in scc.executors of .github/phasegate.yml", quote(x), strings.Join(executors, ", "))
 		}
 	}
 	if roles := c.opts.Config.SCC.Roles; len(roles) > 0 {
-		if r, ok := str(obj, "role"); ok && !blank(r) && !contains(roles, r) {
+		if r, ok := str(obj, "role"); ok && !blank(r) && !slices.Contains(roles, r) {
 			c.report("scc.task.role-known", d, ptr("role"), "role %s is not in scc.roles (%s): use a registered role, or add it to the config", quote(r), strings.Join(roles, ", "))
 		}
 	}
@@ -821,7 +821,7 @@ func sccCheckSeedVerdict(c *ruleCtx, d *artifact.Document, obj map[string]any, v
 		}
 	}
 	if na, ok := str(obj, "next_action"); ok {
-		if fits := sccNextActions[verdict]; len(fits) > 0 && !contains(fits, na) {
+		if fits := sccNextActions[verdict]; len(fits) > 0 && !slices.Contains(fits, na) {
 			c.report("scc.verdict.next-action", d, ptr("next_action"), "`next_action` is %s but the verdict is %s, which goes with %s", quote(na), verdict, strings.Join(fits, " or "))
 		}
 	}

@@ -418,7 +418,7 @@ func (v *Validator) describe(doc *artifact.Document, value any, prefix []string,
 	case *kind.Dependency, *kind.DependentRequired:
 		return []Finding{v.finding(doc, loc, fmt.Sprintf("%s: %s", field, e.ErrorKind.LocalizedString(printer))+hint)}
 	}
-	msg := v.message(e, field, valueAt(value, e.InstanceLocation), l.hint != "", artifact.FormatOf(doc.Kind, doc.Path) == artifact.FormatYAML)
+	msg := v.message(e, field, artifact.ValueAt(value, e.InstanceLocation), l.hint != "", artifact.FormatOf(doc.Kind, doc.Path) == artifact.FormatYAML)
 	if hint != "" && strings.Contains(msg, " — ") {
 		hint = ";" + strings.TrimPrefix(hint, " —")
 	}
@@ -572,40 +572,7 @@ func (v *Validator) schemaObject(e *jsonschema.ValidationError) any {
 	if !ok {
 		return nil
 	}
-	cur := doc
-	for _, tok := range artifact.SplitPointer(frag) {
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	return cur
-}
-
-func valueAt(v any, loc []string) any {
-	for _, tok := range loc {
-		switch c := v.(type) {
-		case map[string]any:
-			v = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			v = c[i]
-		default:
-			return nil
-		}
-	}
-	return v
+	return artifact.ValueAt(doc, artifact.SplitPointer(frag))
 }
 
 // fieldName renders an instance location as a readable field path in
@@ -702,15 +669,6 @@ func plural(t string) string {
 		return "booleans"
 	}
 	return t + "s"
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // display renders a value from the document for a message, shortened: the

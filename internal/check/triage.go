@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -79,7 +80,7 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 	case "verify_only":
 		var missing []string
 		for _, s := range autopilotVerifyOnlySkips {
-			if !contains(skipped, s) {
+			if !slices.Contains(skipped, s) {
 				missing = append(missing, s)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -83,12 +84,7 @@ func (d Decision) RecommendedOption() (string, bool) {
 
 // HasOption reports whether o is exactly one of the decision's options.
 func (d Decision) HasOption(o string) bool {
-	for _, e := range d.Options {
-		if e == o {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(d.Options, o)
 }
 
 // Finding categories of the Phase Outcome contract (docs/contracts/outcome.md).
@@ -101,15 +97,6 @@ const (
 
 // Categories are the known finding categories, in the seed's order.
 var Categories = []string{CategoryInScopeBlocking, CategoryInScopeDeferrable, CategoryOutOfScope, CategoryPreExisting}
-
-func knownCategory(c string) bool {
-	for _, k := range Categories {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
 
 // Parse reads an outcome from its decoded value (the JSON data model of
 // internal/artifact: map[string]any, []any, string, int64, float64,
@@ -212,7 +199,7 @@ func parseFinding(m map[string]any) (Finding, error) {
 	// counts as in-scope-blocking, and the schema reports it.
 	f.ProposedCategory, _ = m["proposed_category"].(string)
 	f.Category = f.ProposedCategory
-	if !knownCategory(f.Category) {
+	if !slices.Contains(Categories, f.Category) {
 		f.Category = CategoryInScopeBlocking
 	}
 	return f, nil
