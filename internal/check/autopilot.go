@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -646,9 +647,7 @@ func autopilotPhaseDirMatches(dir, id string) bool {
 		parts := strings.Split(m[1], ".")
 		for i, p := range parts {
 			parts[i] = strings.TrimLeft(p, "0")
-			if parts[i] == "" {
-				parts[i] = "0"
-			}
+			parts[i] = cmp.Or(parts[i], "0")
 		}
 		return strings.Join(parts, ".") + m[2], true
 	}

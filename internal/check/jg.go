@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path"
@@ -497,11 +498,7 @@ func jgPhase2Failed(p2 map[string]any) (failed []string, trace bool) {
 		for i, e := range checks {
 			ch := asObj(e)
 			if strOr(ch, "result") == "FAIL" {
-				name := strOr(ch, "name")
-				if name == "" {
-					name = fmt.Sprintf("checks[%d]", i)
-				}
-				failed = append(failed, name)
+				failed = append(failed, cmp.Or(strOr(ch, "name"), fmt.Sprintf("checks[%d]", i)))
 			}
 		}
 	}
@@ -648,10 +645,7 @@ func jgCheckDebug(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 		if v == "FAIL" {
 			return
 		}
-		if v == "" {
-			v = "no verdict"
-		}
-		verdicts = append(verdicts, fmt.Sprintf("%s: %s", t.Path, v))
+		verdicts = append(verdicts, fmt.Sprintf("%s: %s", t.Path, cmp.Or(v, "no verdict")))
 	}
 	c.report("jg.debug.after-test-fail", d, nil, "this diagnosis sits beside no failed test result (%s): the debugger runs only after a tester FAIL — if it belongs to an earlier round whose failing result was overwritten, keep that result (e.g. as test-result-fail.json) or remove the stale diagnosis", strings.Join(verdicts, "; "))
 }
@@ -664,10 +658,7 @@ func jgCheckGit(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 	if v == "PASS" {
 		return
 	}
-	if v == "" {
-		v = "without a verdict"
-	}
-	c.report("jg.git.after-review-pass", d, nil, "a git result exists but the review in %s is %s, not PASS: the git agent runs only after a reviewer PASS — re-review, or remove this result", is.review.Path, v)
+	c.report("jg.git.after-review-pass", d, nil, "a git result exists but the review in %s is %s, not PASS: the git agent runs only after a reviewer PASS — re-review, or remove this result", is.review.Path, cmp.Or(v, "without a verdict"))
 }
 
 // jgCheckEscalation checks that each escalation goes up a tier.
@@ -866,10 +857,7 @@ func jgStatus(c *ruleCtx, is *jgIssue) {
 	stateStatus := jgStateDecision(&st, is)
 
 	stage, result := jgStage(is, workerStatus, testVerdict, reviewVerdict, stateStatus)
-	if stage == "" {
-		stage = "—"
-	}
-	st.State = "stage " + stage
+	st.State = "stage " + cmp.Or(stage, "—")
 	if result != "" {
 		st.State += ", " + result
 	}
@@ -918,10 +906,7 @@ func jgWorkerDecision(st *Status, is *jgIssue) string {
 	case "blocked":
 		jgDecide(st, is.worker, "status", "HOLD", "worker blocked"+why)
 	case "escalate":
-		tier := strOr(w, "tier_used")
-		if tier == "" {
-			tier = jgVariant(is.worker)
-		}
+		tier := cmp.Or(strOr(w, "tier_used"), jgVariant(is.worker))
 		if tier != "" {
 			tier = " from the " + tier + " tier"
 		}

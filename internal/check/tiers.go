@@ -1,12 +1,12 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/phasegate/phasegate/schemas"
@@ -44,11 +44,8 @@ func Conventions() ([]Convention, error) {
 		}
 		out = append(out, conventionsIn(p, doc, nil)...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Schema != out[j].Schema {
-			return out[i].Schema < out[j].Schema
-		}
-		return out[i].Field < out[j].Field
+	slices.SortStableFunc(out, func(a, b Convention) int {
+		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Field, b.Field))
 	})
 	return out, nil
 }

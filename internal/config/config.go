@@ -7,13 +7,13 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -347,11 +347,8 @@ func Parse(data []byte) (cfg Config, probs []Problem) {
 
 // sortProblems orders problems by position and drops repeats.
 func sortProblems(probs []Problem) []Problem {
-	sort.SliceStable(probs, func(i, j int) bool {
-		if probs[i].Line != probs[j].Line {
-			return probs[i].Line < probs[j].Line
-		}
-		return probs[i].Column < probs[j].Column
+	slices.SortStableFunc(probs, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	return slices.Compact(probs)
 }

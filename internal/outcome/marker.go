@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -557,11 +558,7 @@ func (m Marker) String() string {
 	for _, f := range m.fields() {
 		b.WriteString(" " + f.key + "=" + f.val)
 	}
-	sig := m.Sig
-	if sig == "" {
-		sig = "-"
-	}
-	b.WriteString(" sig=" + sig)
+	b.WriteString(" sig=" + cmp.Or(m.Sig, "-"))
 	b.WriteString(markerClose)
 	return b.String()
 }
