@@ -223,7 +223,7 @@ func checkAutopilot(c *ruleCtx, g *Group) {
 				ag.config = d
 				br.doc = d
 				for k := range autopilotBreakerDefaults {
-					if v, ok := integer(cfg, k); ok && v >= 1 {
+					if v, ok := toInt(cfg[k]); ok && v >= 1 {
 						br.vals[k] = v
 					}
 				}
@@ -397,7 +397,7 @@ func (s *autopilotStateCheck) checkPhases() {
 		s.checkPhaseCaps(ph)
 		s.checkPhaseRetries(ph)
 		if pc := asObj(asObj(ph.obj["steps"])["plan_check"]); strOr(pc, "status") == "pass" {
-			if conf, ok := num(pc, "confidence"); ok && conf < 7 {
+			if conf, ok := toFloat(pc["confidence"]); ok && conf < 7 {
 				s.c.report("autopilot.state.plan-check-confidence", s.d, ph.at("steps", "plan_check", "confidence"), "the plan check of phase %s passed with confidence %s: the playbook's gate needs confidence ≥ 7, so its status should be fail (or the confidence is wrong)", quote(ph.id), autopilotNum(conf))
 			}
 		}
@@ -441,19 +441,19 @@ func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase, deferred map
 // against the breaker's per-phase caps, and adds them to the run's sums.
 func (s *autopilotStateCheck) checkPhaseCaps(ph autopilotPhase) {
 	c, d, p, br := s.c, s.d, ph.obj, s.br
-	if debug, ok := integer(p, "debug_attempts"); ok {
+	if debug, ok := toInt(p["debug_attempts"]); ok {
 		s.sumDebug += debug
 		if max := br.get("max_debug_attempts_per_phase"); debug > max {
 			c.report("autopilot.state.debug-cap", d, ph.at("debug_attempts"), "phase %s made %d debug attempts, over %s: the phase should have failed at the cap", quote(ph.id), debug, br.from("max_debug_attempts_per_phase"))
 		}
 	}
-	if replan, ok := integer(p, "replan_attempts"); ok {
+	if replan, ok := toInt(p["replan_attempts"]); ok {
 		s.sumReplan += replan
 		if max := br.get("max_replan_attempts_per_phase"); replan > max {
 			c.report("autopilot.state.replan-cap", d, ph.at("replan_attempts"), "phase %s re-planned %d times, over %s: the phase should have failed at the cap", quote(ph.id), replan, br.from("max_replan_attempts_per_phase"))
 		}
 	}
-	if tokens, ok := integer(p, "tokens_used"); ok {
+	if tokens, ok := toInt(p["tokens_used"]); ok {
 		s.sumTokens += tokens
 		tripped := ph.status == "failed" || s.runStatus == "failed" || s.runStatus == "paused" || (s.cbState != "" && s.cbState != "closed")
 		if max := br.get("cost_cap_tokens_per_phase"); tokens > max && !tripped {
@@ -468,7 +468,7 @@ func (s *autopilotStateCheck) checkPhaseRetries(ph autopilotPhase) {
 	retryCap := s.br.get("max_total_retries_per_run")
 	tasks := asObj(asObj(asObj(ph.obj["steps"])["execute"])["tasks"])
 	for _, tk := range slices.Sorted(maps.Keys(tasks)) {
-		r, ok := integer(asObj(tasks[tk]), "retries")
+		r, ok := toInt(asObj(tasks[tk])["retries"])
 		if !ok {
 			continue
 		}
@@ -486,7 +486,7 @@ func (s *autopilotStateCheck) checkMetrics() {
 	c, d, metrics := s.c, s.d, s.metrics
 	if s.list != nil && metrics != nil {
 		tally := func(id, field string, want int64, what string) {
-			if got, ok := integer(metrics, field); ok && got != want {
+			if got, ok := toInt(metrics[field]); ok && got != want {
 				c.report(id, d, ptr("metrics", field), "`metrics.%s` is %d but %s is %d", field, got, what, want)
 			}
 		}
@@ -494,11 +494,11 @@ func (s *autopilotStateCheck) checkMetrics() {
 		tally("autopilot.state.metrics-phases-failed", "phases_failed", s.nFailed, "the number of failed phases")
 		tally("autopilot.state.metrics-debug-loops", "debug_loops_total", s.sumDebug, "the sum of the phases' `debug_attempts`")
 		tally("autopilot.state.metrics-replan-count", "replan_count", s.sumReplan, "the sum of the phases' `replan_attempts`")
-		if got, ok := integer(metrics, "total_tokens_used"); ok && got < s.sumTokens {
+		if got, ok := toInt(metrics["total_tokens_used"]); ok && got < s.sumTokens {
 			c.report("autopilot.state.metrics-total-tokens", d, ptr("metrics", "total_tokens_used"), "`metrics.total_tokens_used` is %d, less than the %d tokens the phases used (sum of `tokens_used`)", got, s.sumTokens)
 		}
 	}
-	if got, ok := integer(metrics, "total_tokens_used"); ok {
+	if got, ok := toInt(metrics["total_tokens_used"]); ok {
 		if max := s.br.get("cost_cap_tokens_total"); got > max && s.runStatus != "failed" && s.runStatus != "paused" {
 			c.report("autopilot.state.total-token-cap", d, ptr("metrics", "total_tokens_used"), "the run used %d tokens, over %s, yet its status is %s: exceeding the total cap fails the run immediately", got, s.br.from("cost_cap_tokens_total"), quote(s.runStatus))
 		}
@@ -509,9 +509,9 @@ func (s *autopilotStateCheck) checkMetrics() {
 // they count every deferred phase, and the high-defer-rate event.
 func (s *autopilotStateCheck) checkDeferralCounters() {
 	c, d, meta := s.c, s.d, s.meta
-	deferredCount, okDeferred := integer(meta, "human_deferred_count")
-	processed, okProcessed := integer(meta, "total_phases_processed")
-	total, okTotal := integer(meta, "total_phases")
+	deferredCount, okDeferred := toInt(meta["human_deferred_count"])
+	processed, okProcessed := toInt(meta["total_phases_processed"])
+	total, okTotal := toInt(meta["total_phases"])
 	switch {
 	case okDeferred && okProcessed && deferredCount > processed:
 		c.report("autopilot.state.defer-counter-order", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` %d is more than `total_phases_processed` %d: a deferred phase was processed", deferredCount, processed)
@@ -539,16 +539,16 @@ func (s *autopilotStateCheck) checkBreaker() {
 	if cb == nil {
 		return
 	}
-	if n, ok := integer(cb, "consecutive_no_progress"); ok && cbState == "closed" && n >= br.get("no_progress_threshold") {
+	if n, ok := toInt(cb["consecutive_no_progress"]); ok && cbState == "closed" && n >= br.get("no_progress_threshold") {
 		c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_no_progress"), "the breaker is closed although `consecutive_no_progress` is %d, at or over %s: it should be open", n, br.from("no_progress_threshold"))
 	}
-	if n, ok := integer(cb, "consecutive_same_error"); ok && cbState == "closed" && n >= br.get("same_error_threshold") {
+	if n, ok := toInt(cb["consecutive_same_error"]); ok && cbState == "closed" && n >= br.get("same_error_threshold") {
 		c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_same_error"), "the breaker is closed although `consecutive_same_error` is %d, at or over %s: it should be open", n, br.from("same_error_threshold"))
 	}
 	if autopilotNonNull(cb, "cooldown_until") && cbState != "" && cbState != "open" {
 		c.report("autopilot.state.breaker-cooldown-when-open", d, ptr("circuit_breaker", "cooldown_until"), "`cooldown_until` is set but the breaker is %s: a cooldown only runs while it is open (clear it, or correct the state)", quote(cbState))
 	}
-	if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 && blank(strOr(cb, "last_error")) {
+	if n, ok := toInt(cb["consecutive_same_error"]); ok && n > 0 && blank(strOr(cb, "last_error")) {
 		c.report("autopilot.state.breaker-last-error", d, ptr("circuit_breaker", "last_error"), "`consecutive_same_error` is %d but `last_error` is empty: record the error that repeats", n)
 	}
 }
@@ -599,11 +599,11 @@ func autopilotCheckGate(c *ruleCtx, d *artifact.Document, ph autopilotPhase, pas
 	at := func(tokens ...any) []string { return ptr(append([]any{"phases", ph.key, "steps"}, tokens...)...) }
 	force, _ := boolean(ph.obj, "force_incomplete")
 	if !force {
-		if s, ok := num(asObj(steps["rate"]), "alignment_score"); ok {
+		if s, ok := toFloat(asObj(steps["rate"])["alignment_score"]); ok {
 			if s < passScore {
 				c.report("autopilot.state.phase-gate", d, at("rate", "alignment_score"), "phase %s is completed with a rated alignment of %s, below the pass score %s (autopilot.pass_score in .github/phasegate.yml, default 7): it should have been remediated or marked force_incomplete", quote(ph.id), autopilotNum(s), autopilotNum(passScore))
 			}
-		} else if s, ok := num(asObj(steps["judge"]), "alignment"); ok && s < passScore {
+		} else if s, ok := toFloat(asObj(steps["judge"])["alignment"]); ok && s < passScore {
 			c.report("autopilot.state.phase-gate", d, at("judge", "alignment"), "phase %s is completed with a judge alignment of %s, below the pass score %s (autopilot.pass_score in .github/phasegate.yml, default 7): the gate would not pass it", quote(ph.id), autopilotNum(s), autopilotNum(passScore))
 		}
 	}
@@ -624,8 +624,8 @@ func autopilotCheckConfig(c *ruleCtx, d *artifact.Document) {
 		{"cost_cap_tokens_per_phase", "cost_cap_tokens_total"},
 		{"wall_clock_timeout_minutes_per_phase", "wall_clock_timeout_minutes_total"},
 	} {
-		per, ok1 := integer(cfg, pair[0])
-		total, ok2 := integer(cfg, pair[1])
+		per, ok1 := toInt(cfg[pair[0]])
+		total, ok2 := toInt(cfg[pair[1]])
 		if ok1 && ok2 && per > total {
 			c.report("autopilot.config.phase-caps-within-total", d, ptr("circuit_breaker_config", pair[0]), "`%s` %d is more than `%s` %d: one phase could never reach its own cap", pair[0], per, pair[1], total)
 		}
@@ -804,7 +804,7 @@ func autopilotCheckPostmortem(c *ruleCtx, d *artifact.Document, ag *autopilotGro
 	autopilotCheckPostmortemTimes(c, d, pm)
 	fixes := asList(pm["attempted_fixes"])
 	for i, e := range fixes {
-		if n, ok := integer(asObj(e), "attempt"); ok && n != int64(i+1) {
+		if n, ok := toInt(asObj(e)["attempt"]); ok && n != int64(i+1) {
 			c.report("autopilot.postmortem.fix-sequence", d, ptr("attempted_fixes", i, "attempt"), "attempt %d is listed as number %d: number the attempted fixes 1, 2, … in order", i+1, n)
 		}
 	}
@@ -1066,10 +1066,10 @@ func autopilotRunDecisions(d *artifact.Document, meta, cb map[string]any, runID,
 func autopilotBreakerReason(cb map[string]any, runID, lastErr string) string {
 	reason := "Autopilot " + runID + ": circuit breaker open"
 	var why []string
-	if n, ok := integer(cb, "consecutive_no_progress"); ok && n > 0 {
+	if n, ok := toInt(cb["consecutive_no_progress"]); ok && n > 0 {
 		why = append(why, fmt.Sprintf("%d steps without progress", n))
 	}
-	if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 {
+	if n, ok := toInt(cb["consecutive_same_error"]); ok && n > 0 {
 		why = append(why, fmt.Sprintf("%d identical errors", n))
 	}
 	if !blank(lastErr) {

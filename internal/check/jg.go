@@ -266,7 +266,7 @@ func jgCheckProducedBy(c *ruleCtx, d *artifact.Document, writer string) {
 func jgStepNumber(step map[string]any) (n int64, key string, ok bool) {
 	for _, k := range []string{"order", "step"} {
 		if _, has := step[k]; has {
-			n, ok = integer(step, k)
+			n, ok = toInt(step[k])
 			return n, k, ok
 		}
 	}
@@ -831,7 +831,7 @@ func jgCheckLessons(c *ruleCtx, d *artifact.Document) {
 		if l == nil {
 			continue
 		}
-		if f, ok := integer(l, "frequency"); ok && f < 1 {
+		if f, ok := toInt(l["frequency"]); ok && f < 1 {
 			c.report("jg.lessons.frequency-positive", d, at(i, "frequency"), "`frequency` is %d: a recorded lesson was seen at least once", f)
 		}
 		p, ok := str(l, "pattern")
@@ -1022,7 +1022,7 @@ func jgStage(is *jgIssue, workerStatus, testVerdict, reviewVerdict, stateStatus 
 	case is.git != nil:
 		g := asObj(is.git.Value)
 		stage = "git"
-		if n, ok := integer(g, "pr_number"); ok {
+		if n, ok := toInt(g["pr_number"]); ok {
 			result = fmt.Sprintf("PR #%d", n)
 		} else if sha, ok := str(g, "commit_sha"); ok && !blank(sha) {
 			result = "committed " + sha

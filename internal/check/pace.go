@@ -146,7 +146,7 @@ func (day *paceDay) add(c *ruleCtx, d *artifact.Document) {
 		day.attempts = d
 	}
 	if obj := asObj(d.Value); obj != nil {
-		if got, ok := integer(obj, "day"); ok && got != int64(day.n) {
+		if got, ok := toInt(obj["day"]); ok && got != int64(day.n) {
 			c.report("pace.day-matches-dir", d, ptr("day"), "`day` is %d but the file is in day-%d/: move the file or correct `day`", got, day.n)
 		}
 	}
@@ -205,7 +205,7 @@ func paceCheckPlan(c *ruleCtx, plan *artifact.Document) map[int]string {
 	daysList := asList(obj["days"])
 	for i, e := range daysList {
 		d := asObj(e)
-		n, ok := integer(d, "day")
+		n, ok := toInt(d["day"])
 		if !ok {
 			continue
 		}
@@ -219,7 +219,7 @@ func paceCheckPlan(c *ruleCtx, plan *artifact.Document) map[int]string {
 		}
 	}
 	if sprint := asObj(obj["sprint"]); sprint != nil && daysList != nil {
-		if dur, ok := integer(sprint, "duration_days"); ok && dur != int64(len(daysList)) {
+		if dur, ok := toInt(sprint["duration_days"]); ok && dur != int64(len(daysList)) {
 			c.report("pace.plan.duration-matches-days", plan, ptr("sprint", "duration_days"), "`sprint.duration_days` is %d but the plan has %d days", dur, len(daysList))
 		}
 	}
@@ -448,7 +448,7 @@ func paceCheckHandoff(c *ruleCtx, day *paceDay) {
 		}
 	}
 	if max := c.opts.Config.Pace.MaxIterations; max > 0 {
-		if got, ok := integer(obj, "iterations_used"); ok && got > int64(max) {
+		if got, ok := toInt(obj["iterations_used"]); ok && got > int64(max) {
 			c.report("pace.handoff.iterations-within-max", d, ptr("iterations_used"), "`iterations_used` is %d, over pace.max_iterations %d", got, max)
 		}
 	}
@@ -502,8 +502,8 @@ func paceCheckCycle(c *ruleCtx, day *paceDay) {
 	if obj == nil {
 		return
 	}
-	forge, ok1 := num(obj, "forge_cost_usd")
-	cycle, ok2 := num(obj, "cycle_cost_usd")
+	forge, ok1 := toFloat(obj["forge_cost_usd"])
+	cycle, ok2 := toFloat(obj["cycle_cost_usd"])
 	if ok1 && ok2 && forge > cycle {
 		c.report("pace.cycle.forge-within-cycle", day.cycle, ptr("forge_cost_usd"), "`forge_cost_usd` %v is more than `cycle_cost_usd` %v: FORGE's cost is part of the day's", forge, cycle)
 	}
@@ -520,7 +520,7 @@ func paceCheckAttempts(c *ruleCtx, day *paceDay) {
 	lastOutcome := ""
 	for i, e := range list {
 		a := asObj(e)
-		if run, ok := integer(a, "run"); ok && run != int64(i+1) {
+		if run, ok := toInt(a["run"]); ok && run != int64(i+1) {
 			c.report("pace.attempts.run-sequence", d, ptr(i, "run"), "attempt %d has `run: %d`: attempts are numbered 1, 2, … in order", i+1, run)
 		}
 		if date, ok := str(a, "date"); ok {

@@ -237,7 +237,7 @@ func sccReadSubmit(c *ruleCtx, d *artifact.Document) *sccSubmit {
 		s.status = st // anything else is a schema finding, and no status for the rules
 	}
 	s.reason, s.hasReason = str(s.obj, "reason_code")
-	s.exit, s.hasExit = integer(s.obj, "exit_code")
+	s.exit, s.hasExit = toInt(s.obj["exit_code"])
 	tests := asObj(s.obj["tests"])
 	s.passed, s.hasPassed = boolean(tests, "passed")
 	s.commands, s.hasCmds = stringList(tests, "commands")
@@ -645,7 +645,7 @@ func sccCheckTask(c *ruleCtx, d *artifact.Document) {
 			c.report("scc.task.role-known", d, ptr("role"), "role %s is not in scc.roles (%s): use a registered role, or add it to the config", quote(r), strings.Join(roles, ", "))
 		}
 	}
-	if t, ok := num(obj, "timeoutMs"); ok && t <= 0 {
+	if t, ok := toFloat(obj["timeoutMs"]); ok && t <= 0 {
 		c.report("scc.task.timeout-positive", d, ptr("timeoutMs"), "`timeoutMs` is %v: give the executor a positive time budget in milliseconds", t)
 	}
 }

@@ -45,14 +45,14 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 			passed++
 		}
 	}
-	total, totalOK := integer(obj, "total_criteria")
-	claimed, claimedOK := integer(obj, "passed_criteria")
+	total, totalOK := toInt(obj["total_criteria"])
+	claimed, claimedOK := toInt(obj["passed_criteria"])
 	if checkedOK && claimedOK && claimed != int64(passed) {
 		c.report("autopilot.triage.passed-count", d, ptr("passed_criteria"), "`passed_criteria` is %d but %s of `criteria_checked` passed: count the entries whose result is pass", claimed, countWord(passed, "entry", "entries"))
 	} else if totalOK && claimedOK && claimed > total {
 		c.report("autopilot.triage.passed-count", d, ptr("passed_criteria"), "`passed_criteria` is %d, more than `total_criteria` %d", claimed, total)
 	}
-	ratio, ratioOK := num(obj, "pass_ratio")
+	ratio, ratioOK := toFloat(obj["pass_ratio"])
 	if ratioOK && totalOK && claimedOK && total >= 0 {
 		want := 0.0
 		if total > 0 {
@@ -121,7 +121,7 @@ func jgCheckTrace(c *ruleCtx, d *artifact.Document) {
 	var prev string
 	for i, e := range stages {
 		st := asObj(e)
-		n, ok := integer(st, "duration_ms")
+		n, ok := toInt(st["duration_ms"])
 		if !ok {
 			sumOK = false
 		}
@@ -133,7 +133,7 @@ func jgCheckTrace(c *ruleCtx, d *artifact.Document) {
 			prev = strOr(st, "started_at")
 		}
 	}
-	if total, ok := integer(obj, "total_duration_ms"); ok && sumOK && len(stages) > 0 && total != sum {
+	if total, ok := toInt(obj["total_duration_ms"]); ok && sumOK && len(stages) > 0 && total != sum {
 		c.report("jg.trace.total-duration", d, ptr("total_duration_ms"), "`total_duration_ms` is %d but the stages' `duration_ms` add up to %d: write the sum", total, sum)
 	}
 }

@@ -54,11 +54,7 @@ func stringList(m map[string]any, k string) ([]string, bool) {
 	return out, true
 }
 
-// num returns m[k] as a float64 when it is a number.
-func num(m map[string]any, k string) (float64, bool) {
-	return toFloat(m[k])
-}
-
+// toFloat returns v as a float64 when it is a number.
 func toFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -72,11 +68,7 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// integer returns m[k] when it is a whole number.
-func integer(m map[string]any, k string) (int64, bool) {
-	return toInt(m[k])
-}
-
+// toInt returns v when it is a whole number.
 func toInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
