@@ -76,11 +76,6 @@ func (d *Document) Locate(tokens []string) Pos {
 	return locate(d.root, tokens)
 }
 
-// LocatePointer is Locate for a pointer in its string form ("/a/0/b").
-func (d *Document) LocatePointer(ptr string) Pos {
-	return d.Locate(SplitPointer(ptr))
-}
-
 func locate(root *yaml.Node, tokens []string) Pos {
 	n := deref(root)
 	if n == nil {

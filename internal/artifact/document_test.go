@@ -243,3 +243,8 @@ func JoinPointer(tokens []string) string {
 	}
 	return b.String()
 }
+
+// LocatePointer is Locate for a pointer in its string form ("/a/0/b").
+func (d *Document) LocatePointer(ptr string) Pos {
+	return d.Locate(SplitPointer(ptr))
+}

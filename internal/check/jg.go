@@ -258,7 +258,7 @@ func jgCheckProducedBy(c *ruleCtx, d *artifact.Document, writer string) {
 			return
 		}
 	}
-	c.report("jg.provenance.produced-by", d, ptr("produced_by"), "`produced_by` is %s but %s is written by %s (or a tier of it, e.g. %s-high): correct the provenance or move the file", quote(got), path.Base(d.Path), writer, writer)
+	c.report("jg.provenance.produced-by", d, ptr("produced_by"), "`produced_by` is %s but %s is written by %s (or a tier of it, e.g. %s-high): correct the provenance or move the file", display(got), path.Base(d.Path), writer, writer)
 }
 
 // jgStepNumber is a step's number: `order`, or `step` in upstream's
@@ -304,7 +304,7 @@ func jgCheckPlanFiles(c *ruleCtx, d *artifact.Document, obj map[string]any, step
 		if !ok || stepFiles[f] {
 			continue
 		}
-		c.report("jg.plan.file-has-step", d, ptr("affected_files", i), "%s is in `affected_files` but no step has `\"file\": %s`: add a step that changes it, or drop it from `affected_files`", quote(f), quote(f))
+		c.report("jg.plan.file-has-step", d, ptr("affected_files", i), "%s is in `affected_files` but no step has `\"file\": %s`: add a step that changes it, or drop it from `affected_files`", display(f), display(f))
 	}
 }
 
@@ -323,7 +323,7 @@ func jgCheckPlanSteps(c *ruleCtx, d *artifact.Document, obj map[string]any, step
 			continue
 		}
 		if f, ok := str(st, "file"); ok && !blank(f) && hasAffected && !inAffected[f] {
-			c.report("jg.plan.step-in-affected", d, ptr("steps", i, "file"), "step %d changes %s, which is not in `affected_files`: add it there (the worker may touch only affected files, so check.py's scope_extra would fail the change) or point the step at an affected file", i+1, quote(f))
+			c.report("jg.plan.step-in-affected", d, ptr("steps", i, "file"), "step %d changes %s, which is not in `affected_files`: add it there (the worker may touch only affected files, so check.py's scope_extra would fail the change) or point the step at an affected file", i+1, display(f))
 		}
 		n, key, ok := jgStepNumber(st)
 		switch {
@@ -443,7 +443,7 @@ func jgCheckWorker(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 		if !ok || is.affected[f] {
 			continue
 		}
-		c.report("jg.worker.files-in-plan", d, ptr("files_changed", i), "the worker changed %s, which is not in `affected_files` of %s: revert it, or re-plan to include it (check.py's scope_extra fails such a change)", quote(f), is.plan.Path)
+		c.report("jg.worker.files-in-plan", d, ptr("files_changed", i), "the worker changed %s, which is not in `affected_files` of %s: revert it, or re-plan to include it (check.py's scope_extra fails such a change)", display(f), is.plan.Path)
 	}
 }
 
@@ -519,10 +519,10 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 			continue
 		}
 		if path.Base(d.Path) == "test-result.json" {
-			c.report("jg.test.check-object", d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: check.py --stage test calls .get on each check of test-result.json and crashes on it — write {\"result\": %s}", quote(k), display(p1[k]), display(p1[k]))
+			c.report("jg.test.check-object", d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: check.py --stage test calls .get on each check of test-result.json and crashes on it — write {\"result\": %s}", display(k), display(p1[k]), display(p1[k]))
 			continue
 		}
-		c.convention(d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", quote(k), display(p1[k]), display(p1[k]))
+		c.convention(d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", display(k), display(p1[k]), display(p1[k]))
 	}
 	for _, r := range jgCheckResults(p1) {
 		if !r.known {
@@ -533,7 +533,7 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 			if _, bare := p1[r.name].(string); bare {
 				at = ptr("phase_1", r.name)
 			}
-			c.report("jg.test.check-result", d, at, "phase 1 check %s has result %s: write PASS, FAIL or SKIP in capitals (the verdict rules read FAIL only)", quote(r.name), quote(r.result))
+			c.report("jg.test.check-result", d, at, "phase 1 check %s has result %s: write PASS, FAIL or SKIP in capitals (the verdict rules read FAIL only)", display(r.name), display(r.result))
 		}
 	}
 	failed1 := jgFailed(p1)
@@ -570,7 +570,7 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 		if hasTriage {
 			state = "false"
 		}
-		c.report("jg.test.classification-needs-triage", d, ptr("classification"), "`classification` is %s while `inline_triage` is %s: the tester leaves classification null unless it triaged inline (the debugger classifies)", quote(class), state)
+		c.report("jg.test.classification-needs-triage", d, ptr("classification"), "`classification` is %s while `inline_triage` is %s: the tester leaves classification null unless it triaged inline (the debugger classifies)", display(class), state)
 	}
 }
 
@@ -624,7 +624,7 @@ func jgCheckDebug(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 	case class == "escalate" && !hasSub && !wrongType:
 		c.report("jg.debug.escalate-iff-sub", d, ptr("classification"), "the diagnosis escalates but `escalation_sub` is not set: say why — technical_complexity or ambiguous_requirement")
 	case hasSub && (class == "fix_target" || class == "plan_defect"):
-		c.report("jg.debug.escalate-iff-sub", d, ptr("escalation_sub"), "`escalation_sub` is %s but the classification is %s, not escalate: set it to null, or escalate", quote(sub), class)
+		c.report("jg.debug.escalate-iff-sub", d, ptr("escalation_sub"), "`escalation_sub` is %s but the classification is %s, not escalate: set it to null, or escalate", display(sub), class)
 	}
 	switch class {
 	case "fix_target":
@@ -736,7 +736,7 @@ func jgCheckState(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 		if !same || !jgArtifactName(name) || present[name] {
 			continue
 		}
-		c.report("jg.state.artifact-path", d, ptr("stages", id, "artifact_path"), "stage %s's artifact %s is not in this folder: commit it, or correct `artifact_path`", quote(id), quote(p))
+		c.report("jg.state.artifact-path", d, ptr("stages", id, "artifact_path"), "stage %s's artifact %s is not in this folder: commit it, or correct `artifact_path`", display(id), display(p))
 	}
 }
 
@@ -799,7 +799,7 @@ func jgCheckScope(c *ruleCtx, is *jgIssue) {
 		if others || !inProject || is.affected[p] || is.affected[r] {
 			continue
 		}
-		c.report("jg.scope.extra", is.plan, ptr("affected_files"), "%s changed in this diff but is not in `affected_files`: revert the change, or re-plan to include it", quote(p))
+		c.report("jg.scope.extra", is.plan, ptr("affected_files"), "%s changed in this diff but is not in `affected_files`: revert the change, or re-plan to include it", display(p))
 	}
 	if is.worker == nil || strOr(asObj(is.worker.Value), "status") != "completed" {
 		return
@@ -809,7 +809,7 @@ func jgCheckScope(c *ruleCtx, is *jgIssue) {
 		if !ok || changed[f] {
 			continue
 		}
-		c.report("jg.scope.missing", is.plan, ptr("affected_files", i), "%s is in `affected_files` but did not change in this diff although %s says the worker completed: implement it, or drop it from the plan", quote(f), is.worker.Path)
+		c.report("jg.scope.missing", is.plan, ptr("affected_files", i), "%s is in `affected_files` but did not change in this diff although %s says the worker completed: implement it, or drop it from the plan", display(f), is.worker.Path)
 	}
 }
 
@@ -840,7 +840,7 @@ func jgCheckLessons(c *ruleCtx, d *artifact.Document) {
 		}
 		key := normalize(p)
 		if first, dup := seen[key]; dup {
-			c.report("jg.lessons.duplicate-pattern", d, at(i, "pattern"), "pattern %s is already recorded (entry %d): raise that entry's `frequency` instead of repeating it", quote(p), first+1)
+			c.report("jg.lessons.duplicate-pattern", d, at(i, "pattern"), "pattern %s is already recorded (entry %d): raise that entry's `frequency` instead of repeating it", display(p), first+1)
 			continue
 		}
 		seen[key] = i

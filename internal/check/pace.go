@@ -230,9 +230,9 @@ func paceCheckPlan(c *ruleCtx, plan *artifact.Document) map[int]string {
 		at := hasAt && s["shipped_at"] != nil
 		switch {
 		case status == "shipped" && !at:
-			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "status"), "story %s is shipped but has no `shipped_at`", quote(strOr(s, "id")))
+			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "status"), "story %s is shipped but has no `shipped_at`", display(strOr(s, "id")))
 		case status != "shipped" && at:
-			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "shipped_at"), "story %s has `shipped_at` but its status is %s, not shipped", quote(strOr(s, "id")), quote(status))
+			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "shipped_at"), "story %s has `shipped_at` but its status is %s, not shipped", display(strOr(s, "id")), display(status))
 		}
 	}
 	return themes
@@ -256,7 +256,7 @@ func paceCheckStory(c *ruleCtx, day *paceDay, plan *artifact.Document, themes ma
 		seen := map[string]bool{}
 		for i, cr := range list {
 			if seen[cr] {
-				c.report("pace.story.duplicate-criterion", day.story, at(i), "acceptance criterion %s is listed twice", quote(cr))
+				c.report("pace.story.duplicate-criterion", day.story, at(i), "acceptance criterion %s is listed twice", display(cr))
 			}
 			seen[cr] = true
 		}
@@ -278,7 +278,7 @@ func paceCheckStory(c *ruleCtx, day *paceDay, plan *artifact.Document, themes ma
 	}
 	if theme, ok := str(obj, "theme"); ok && plan != nil {
 		if want, ok := themes[day.n]; ok && strings.TrimSpace(want) != strings.TrimSpace(theme) {
-			c.report("pace.story.theme-matches-plan", day.story, ptr("theme"), "theme %s differs from the plan's theme for day %d in %s: %s", quote(theme), day.n, plan.Path, quote(want))
+			c.report("pace.story.theme-matches-plan", day.story, ptr("theme"), "theme %s differs from the plan's theme for day %d in %s: %s", display(theme), day.n, plan.Path, display(want))
 		}
 	}
 }
@@ -306,7 +306,7 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 			partials = append(partials, i)
 		}
 		if ev, ok := str(r, "evidence"); ok && blank(ev) {
-			c.report("pace.gate.evidence-nonempty", d, ptr("criteria_results", i, "evidence"), "criterion %s has no evidence: cite the test, log line, CI URL or code that shows the result", quote(strOr(r, "criterion")))
+			c.report("pace.gate.evidence-nonempty", d, ptr("criteria_results", i, "evidence"), "criterion %s has no evidence: cite the test, log line, CI URL or code that shows the result", display(strOr(r, "criterion")))
 		}
 	}
 	switch {
@@ -314,7 +314,7 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 		c.report("pace.gate.hold-iff-fail", d, ptr("gate_decision"), "`gate_decision` is HOLD but no criterion result is FAIL: mark the failing criterion FAIL, or decide SHIP")
 	case decision == "SHIP" && len(fails) > 0:
 		first := asObj(results[fails[0]])
-		c.report("pace.gate.hold-iff-fail", d, ptr("gate_decision"), "`gate_decision` is SHIP but %s (first: %s): a FAIL means HOLD", countWord(len(fails), "criterion fails", "criteria fail"), quote(strOr(first, "criterion")))
+		c.report("pace.gate.hold-iff-fail", d, ptr("gate_decision"), "`gate_decision` is SHIP but %s (first: %s): a FAIL means HOLD", countWord(len(fails), "criterion fails", "criteria fail"), display(strOr(first, "criterion")))
 	}
 	paceHoldReason(c, d, obj, "pace.gate.hold-reason-iff-hold", "gate_decision", decision)
 	// A report without blockers is one PACE fills with [] and accepts:
@@ -341,18 +341,18 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 		}
 		inGate[cr] = true
 		if !slices.Contains(day.criteria, cr) {
-			c.report("pace.gate.criterion-unknown", d, ptr("criteria_results", i, "criterion"), "criterion %s is not an acceptance criterion of %s: use the story's exact text", quote(cr), day.story.Path)
+			c.report("pace.gate.criterion-unknown", d, ptr("criteria_results", i, "criterion"), "criterion %s is not an acceptance criterion of %s: use the story's exact text", display(cr), day.story.Path)
 		}
 	}
 	for _, cr := range day.criteria {
 		if !inGate[cr] {
-			c.report("pace.gate.criterion-missing", d, ptr("criteria_results"), "acceptance criterion %s of %s has no result: GATE must judge every criterion, with its exact text", quote(cr), day.story.Path)
+			c.report("pace.gate.criterion-missing", d, ptr("criteria_results"), "acceptance criterion %s of %s has no result: GATE must judge every criterion, with its exact text", display(cr), day.story.Path)
 		}
 	}
 	for _, i := range partials {
 		cr := strOr(asObj(results[i]), "criterion")
 		if !slices.ContainsFunc(day.outOfScope, func(o string) bool { return looselyMatches(cr, o) }) {
-			c.report("pace.gate.partial-out-of-scope", d, ptr("criteria_results", i, "result"), "PARTIAL criterion %s maps to no `out_of_scope` item of %s (it lists %s): a PARTIAL is only valid for declared out-of-scope work", quote(cr), day.story.Path, listOrNone(day.outOfScope))
+			c.report("pace.gate.partial-out-of-scope", d, ptr("criteria_results", i, "result"), "PARTIAL criterion %s maps to no `out_of_scope` item of %s (it lists %s): a PARTIAL is only valid for declared out-of-scope work", display(cr), day.story.Path, listOrNone(day.outOfScope))
 		}
 	}
 }
@@ -397,7 +397,7 @@ func paceCheckAgent(c *ruleCtx, d *artifact.Document, name, agent string) string
 			advs++
 		}
 		if ev, ok := str(f, "evidence"); ok && blank(ev) {
-			c.report("pace."+name+".evidence-nonempty", d, ptr("findings", i, "evidence"), "check %s has no evidence: cite the file, line or test", quote(strOr(f, "check")))
+			c.report("pace."+name+".evidence-nonempty", d, ptr("findings", i, "evidence"), "check %s has no evidence: cite the file, line or test", display(strOr(f, "check")))
 		}
 	}
 	rule := func(r string) string { return "pace." + name + "." + r }
@@ -436,7 +436,7 @@ func paceCheckHandoff(c *ruleCtx, day *paceDay) {
 		return
 	}
 	if commit, ok := str(obj, "commit"); ok && shortSHA.MatchString(commit) {
-		c.report("pace.handoff.commit-full-sha", d, ptr("commit"), "`commit` %s is abbreviated: write the full 40-character SHA (git rev-parse HEAD)", quote(commit))
+		c.report("pace.handoff.commit-full-sha", d, ptr("commit"), "`commit` %s is abbreviated: write the full 40-character SHA (git rev-parse HEAD)", display(commit))
 	}
 	if want := c.opts.Config.Pace.TDDEnforcement; want != nil {
 		if got, ok := boolean(obj, "tdd_red_phase_confirmed"); ok && got != *want {
@@ -456,7 +456,7 @@ func paceCheckHandoff(c *ruleCtx, day *paceDay) {
 		gaps, _ := stringList(obj, "known_gaps")
 		for i, gap := range gaps {
 			if !slices.ContainsFunc(day.outOfScope, func(o string) bool { return looselyMatches(gap, o) }) {
-				c.report("pace.handoff.known-gap-out-of-scope", d, ptr("known_gaps", i), "known gap %s is not declared out of scope in %s: add a matching `out_of_scope` entry to the story card, or finish the work", quote(gap), day.story.Path)
+				c.report("pace.handoff.known-gap-out-of-scope", d, ptr("known_gaps", i), "known gap %s is not declared out of scope in %s: add a matching `out_of_scope` entry to the story card, or finish the work", display(gap), day.story.Path)
 			}
 		}
 	}
@@ -567,7 +567,7 @@ func paceCheckPlanShipped(c *ruleCtx, day *paceDay, plan *artifact.Document) {
 	for i, e := range asList(obj["stories"]) {
 		s := asObj(e)
 		if strOr(s, "id") == id && strOr(s, "status") != "shipped" {
-			c.report("pace.plan.cycle-story-shipped", plan, ptr("stories", i, "status"), "%s is %s but day %d shipped (%s/cycle.md exists): mark it shipped", id, quote(strOr(s, "status")), day.n, day.dir)
+			c.report("pace.plan.cycle-story-shipped", plan, ptr("stories", i, "status"), "%s is %s but day %d shipped (%s/cycle.md exists): mark it shipped", id, display(strOr(s, "status")), day.n, day.dir)
 		}
 	}
 }
@@ -578,14 +578,14 @@ func paceCheckBacklog(c *ruleCtx, d *artifact.Document) {
 		a := asObj(e)
 		if id, ok := str(a, "id"); ok {
 			if first, dup := ids[id]; dup {
-				c.report("pace.backlog.id-unique", d, ptr(i, "id"), "id %s is used twice (also entry %d)", quote(id), first+1)
+				c.report("pace.backlog.id-unique", d, ptr(i, "id"), "id %s is used twice (also entry %d)", display(id), first+1)
 			} else {
 				ids[id] = i
 			}
 		}
 		if f, ok := str(a, "finding"); ok {
 			if first, dup := findings[f]; dup {
-				c.report("pace.backlog.finding-unique", d, ptr(i, "finding"), "finding %s is recorded twice (also entry %d): keep one entry", quote(f), first+1)
+				c.report("pace.backlog.finding-unique", d, ptr(i, "finding"), "finding %s is recorded twice (also entry %d): keep one entry", display(f), first+1)
 			} else {
 				findings[f] = i
 			}

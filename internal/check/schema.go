@@ -134,17 +134,6 @@ func (v *Validator) Err() error {
 	return nil
 }
 
-// CompileAll compiles every kind's schema now and reports the first that
-// does not compile (the tests' check that the embedded schemas are sound).
-func (v *Validator) CompileAll() error {
-	for _, k := range artifact.Kinds() {
-		if _, err := v.schema(k.ID); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Validate checks a decoded document against its kind's schema and returns
 // one finding per violated leaf of the schema's error tree, each at the
 // position of the offending key or value.

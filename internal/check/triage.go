@@ -35,7 +35,7 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 	if id, ok := str(obj, "phase_id"); ok && !blank(id) {
 		dir := path.Base(path.Dir(d.Path))
 		if !autopilotPhaseDirMatches(dir, id) {
-			c.report("autopilot.triage.phase-id-matches-dir", d, ptr("phase_id"), "`phase_id` is %s but the file is in %s/: move the file to the phase's directory or correct `phase_id`", quote(id), dir)
+			c.report("autopilot.triage.phase-id-matches-dir", d, ptr("phase_id"), "`phase_id` is %s but the file is in %s/: move the file to the phase's directory or correct `phase_id`", display(id), dir)
 		}
 	}
 	checked, checkedOK := obj["criteria_checked"].([]any)
@@ -68,7 +68,7 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 		noCriteria := source == "none" || (checkedOK && len(checked) == 0)
 		switch {
 		case noCriteria && routing == "verify_only":
-			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but no criterion was verifiable (criteria_source %s, %s checked): with nothing verified the phase goes to full_pipeline", quote(source), countWord(len(checked), "criterion", "criteria"))
+			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but no criterion was verifiable (criteria_source %s, %s checked): with nothing verified the phase goes to full_pipeline", display(source), countWord(len(checked), "criterion", "criteria"))
 		case ratioOK && routing == "verify_only" && !(ratio > autopilotTriageThreshold):
 			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but `pass_ratio` is %s: only a ratio above 0.80 skips to verification (full_pipeline otherwise)", trimFloat(ratio))
 		case ratioOK && routing == "full_pipeline" && ratio > autopilotTriageThreshold && !noCriteria:
@@ -112,7 +112,7 @@ func jgCheckTrace(c *ruleCtx, d *artifact.Document) {
 	}
 	if id, ok := str(obj, "issue_id"); ok && !blank(id) {
 		if dir := path.Base(path.Dir(d.Path)); dir != id {
-			c.report("jg.trace.issue-matches-dir", d, ptr("issue_id"), "`issue_id` is %s but the trace is in .pipeline/%s/: move it to its issue's folder or correct `issue_id`", quote(id), dir)
+			c.report("jg.trace.issue-matches-dir", d, ptr("issue_id"), "`issue_id` is %s but the trace is in .pipeline/%s/: move it to its issue's folder or correct `issue_id`", display(id), dir)
 		}
 	}
 	stages, _ := obj["stages"].([]any)
@@ -128,7 +128,7 @@ func jgCheckTrace(c *ruleCtx, d *artifact.Document) {
 		sum += n
 		if at, ok := autopilotTime(st["started_at"]); ok {
 			if p, ok := autopilotTime(prev); ok && at.Before(p) {
-				c.report("jg.trace.stage-order", d, ptr("stages", i, "started_at"), "stage %d (%s) starts at %s, before the stage listed above it (%s): list the stages in the order they ran", i+1, quote(strOr(st, "stage")), strOr(st, "started_at"), prev)
+				c.report("jg.trace.stage-order", d, ptr("stages", i, "started_at"), "stage %d (%s) starts at %s, before the stage listed above it (%s): list the stages in the order they ran", i+1, display(strOr(st, "stage")), strOr(st, "started_at"), prev)
 			}
 			prev = strOr(st, "started_at")
 		}

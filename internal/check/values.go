@@ -104,9 +104,6 @@ func ptr(tokens ...any) []string {
 	return out
 }
 
-// quote renders agent-written text inside a message, shortened.
-func quote(s string) string { return display(s) }
-
 // normalize folds text for loose comparisons: lower case, punctuation and
 // runs of space folded.
 func normalize(s string) string {

@@ -82,11 +82,6 @@ func (d Decision) RecommendedOption() (string, bool) {
 	return "", false
 }
 
-// HasOption reports whether o is exactly one of the decision's options.
-func (d Decision) HasOption(o string) bool {
-	return slices.Contains(d.Options, o)
-}
-
 // Finding categories of the Phase Outcome contract (docs/contracts/outcome.md).
 const (
 	CategoryInScopeBlocking   = "in-scope-blocking"
