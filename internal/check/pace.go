@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
@@ -646,10 +647,7 @@ func countWord[N int | int64](n N, one, many string) string {
 }
 
 func orNone(s string) string {
-	if s == "" {
-		return "nothing"
-	}
-	return s
+	return cmp.Or(s, "nothing")
 }
 
 func listOrNone(l []string) string {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -334,10 +335,7 @@ const (
 )
 
 func (v *Validator) hintFor(e *jsonschema.ValidationError, inherited string) string {
-	if h := v.ownHint(e); h != "" {
-		return h
-	}
-	return inherited
+	return cmp.Or(v.ownHint(e), inherited)
 }
 
 // mergeTypeBranches turns "anyOf: [{type: string}, {type: integer}]" failing

@@ -83,10 +83,7 @@ func (r Resolvers) ViaAppsOrDefault() bool { return r.ViaApps == nil || *r.ViaAp
 
 // PermissionOrDefault is the configured permission, or write.
 func (r Resolvers) PermissionOrDefault() string {
-	if r.Permission != "" {
-		return r.Permission
-	}
-	return "write"
+	return cmp.Or(r.Permission, "write")
 }
 
 // Phases configures the phase:<name> labels.
@@ -150,10 +147,7 @@ const DefaultIdentity = "github-actions[bot]"
 
 // IdentityOrDefault is the configured identity, or DefaultIdentity.
 func (c Config) IdentityOrDefault() string {
-	if c.Identity != "" {
-		return c.Identity
-	}
-	return DefaultIdentity
+	return cmp.Or(c.Identity, DefaultIdentity)
 }
 
 // Decisions settings.
@@ -187,10 +181,7 @@ const (
 
 // InvalidateOnPushOrDefault is decisions.invalidate_on_push, or "unit".
 func (d Decisions) InvalidateOnPushOrDefault() string {
-	if d.InvalidateOnPush == "" {
-		return InvalidateUnit
-	}
-	return d.InvalidateOnPush
+	return cmp.Or(d.InvalidateOnPush, InvalidateUnit)
 }
 
 // SCC settings. Upstream's enums drift (executors were renamed, the role
