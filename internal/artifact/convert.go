@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -457,10 +458,7 @@ func jsonNumber(s string) json.Number {
 		mant, exp = s[:i], s[i:]
 	}
 	whole, frac, _ := strings.Cut(mant, ".")
-	whole = strings.TrimLeft(whole, "0")
-	if whole == "" {
-		whole = "0"
-	}
+	whole = cmp.Or(strings.TrimLeft(whole, "0"), "0")
 	mant = whole
 	if frac != "" {
 		mant += "." + frac

@@ -1,10 +1,10 @@
 package artifact
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -26,7 +26,7 @@ type DiscoverOptions struct {
 	// root inside a family's marker directory (.pace, .pipeline, …) keeps its
 	// place in the conventions; see ContextRoot.
 	Prefix string
-	// Dir is, for WalkFS and DiscoverFS, the path inside the FS to check
+	// Dir is, for WalkFS, the path inside the FS to check
 	// ("" for the whole FS): a directory, walked, or a single file, checked
 	// as named (see File.Named). Paths stay relative to the FS, not to Dir:
 	// a Dir inside a marker directory keeps its place in the conventions.
@@ -42,8 +42,6 @@ type File struct {
 	// Path is the path to open inside the walked FS: the file's own path,
 	// or, for a symlink, its target's (resolved inside the FS).
 	Path string
-	// Abs is the OS path of Path; set by Walk and Discover only.
-	Abs string
 	// Kind is the kind by path or config glob; nil for a content candidate.
 	Kind *Kind
 	// Sniff means: read the head and classify by content.
@@ -66,51 +64,6 @@ type File struct {
 
 // skippedDirs are never descended into.
 var skippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
-
-// Discover walks root (a directory, or a single file) on the OS and returns
-// the files to check, in lexical order; it is DiscoverFS on os.DirFS. See
-// WalkFS for what is skipped. The error is for a root that cannot be walked
-// at all; a directory below it that cannot be listed is a File with a
-// problem (see WalkFS).
-func Discover(root string, opts DiscoverOptions) ([]File, error) {
-	return collect(func(fn func(File) error) error { return Walk(root, opts, fn) })
-}
-
-// DiscoverFS is WalkFS collected into a list.
-func DiscoverFS(fsys fs.FS, opts DiscoverOptions) ([]File, error) {
-	return collect(func(fn func(File) error) error { return WalkFS(fsys, opts, fn) })
-}
-
-func collect(walk func(func(File) error) error) ([]File, error) {
-	var files []File
-	err := walk(func(f File) error {
-		files = append(files, f)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return files, nil
-}
-
-// Walk is Discover as a stream: WalkFS on os.DirFS(root) for a directory
-// root, and on the FS of the directory holding it for a single-file root
-// (FileRoot: its File.Rel is the path as given). It sets File.Abs.
-func Walk(root string, opts DiscoverOptions, fn func(File) error) error {
-	info, err := os.Stat(root)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", root, err)
-	}
-	base, display := root, root
-	opts.Dir = "."
-	if !info.IsDir() {
-		base, opts.Dir, opts.Prefix = FileRoot(root)
-	}
-	return walkFS(os.DirFS(base), opts, display, func(f File) error {
-		f.Abs = filepath.Join(base, filepath.FromSlash(f.Path))
-		return fn(f)
-	})
-}
 
 // FileRoot places a root that is a single file for WalkFS: the directory
 // holding it (dir, to open as an FS), its name there (DiscoverOptions.Dir)
@@ -139,24 +92,13 @@ func FileRoot(root string) (dir, name, prefix string) {
 // A directory below Dir that cannot be listed is not skipped: it is handed
 // to fn as a File with Dir set and a RuleRead problem.
 func WalkFS(fsys fs.FS, opts DiscoverOptions, fn func(File) error) error {
-	return walkFS(fsys, opts, "", fn)
-}
-
-// walkFS is WalkFS; display names the root in its errors ("" for opts.Dir).
-func walkFS(fsys fs.FS, opts DiscoverOptions, display string, fn func(File) error) error {
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
-	if display == "" {
-		display = dir
-	}
+	dir := cmp.Or(opts.Dir, ".")
 	if !fs.ValidPath(dir) {
-		return fmt.Errorf("reading %s: %w", display, fs.ErrInvalid)
+		return fmt.Errorf("reading %s: %w", dir, fs.ErrInvalid)
 	}
 	info, err := fs.Stat(fsys, dir)
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", display, err)
+		return fmt.Errorf("reading %s: %w", dir, err)
 	}
 	if !info.IsDir() {
 		return fn(namedFile(dir, opts))
@@ -180,7 +122,7 @@ func walkFS(fsys fs.FS, opts DiscoverOptions, display string, fn func(File) erro
 		return fnErr
 	}
 	if walkErr != nil {
-		return fmt.Errorf("walking %s: %w", display, walkErr)
+		return fmt.Errorf("walking %s: %w", dir, walkErr)
 	}
 	return nil
 }
@@ -200,7 +142,7 @@ func namedFile(name string, opts DiscoverOptions) File {
 }
 
 // walker is one walk of a directory of an FS. It holds no callback, so that
-// the caller's fn stays on its stack (walkFS calls it).
+// the caller's fn stays on its stack (WalkFS calls it).
 type walker struct {
 	fsys    fs.FS
 	links   fs.ReadLinkFS // fsys, when it reads symlinks; nil otherwise

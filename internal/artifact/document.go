@@ -2,11 +2,10 @@
 // and decodes them into JSON values while keeping the position of every node,
 // so that a JSON pointer into the value maps back to a line and column.
 //
-// Discovery (WalkFS, DiscoverFS) reads an fs.FS — os.DirFS or an os.Root's
-// FS for the CLI and the action, a tree fetched lazily from GitHub for the
-// App — so nothing here knows where the files come from; Walk and Discover
-// are the same on the OS. Symlinks are resolved inside the FS (ResolveFS),
-// never followed out of it.
+// Discovery (WalkFS) reads an fs.FS — os.DirFS or an os.Root's FS for the
+// CLI and the action, a tree fetched lazily from GitHub for the App — so
+// nothing here knows where the files come from. Symlinks are resolved
+// inside the FS (ResolveFS), never followed out of it.
 //
 // It is pure apart from reading the files it is asked to read: it never
 // prints and never talks to GitHub.
@@ -75,11 +74,6 @@ func (d *Document) Locate(tokens []string) Pos {
 		return Pos{Line: 1, Column: 1}
 	}
 	return locate(d.root, tokens)
-}
-
-// LocatePointer is Locate for a pointer in its string form ("/a/0/b").
-func (d *Document) LocatePointer(ptr string) Pos {
-	return d.Locate(SplitPointer(ptr))
 }
 
 func locate(root *yaml.Node, tokens []string) Pos {
@@ -168,13 +162,22 @@ func SplitPointer(ptr string) []string {
 	return parts
 }
 
-// JoinPointer is the inverse of SplitPointer.
-func JoinPointer(tokens []string) string {
-	var b strings.Builder
+// ValueAt follows JSON pointer tokens into a decoded value: nil where a
+// token names no field or entry.
+func ValueAt(v any, tokens []string) any {
 	for _, t := range tokens {
-		b.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[t]
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
 	}
-	return b.String()
+	return v
 }

@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -226,6 +227,53 @@ func TestSplitJoinPointer(t *testing.T) {
 			}
 			if got := JoinPointer(tc.tokens); got != tc.ptr {
 				t.Errorf("JoinPointer(%q) = %q, want %q", tc.tokens, got, tc.ptr)
+			}
+		})
+	}
+}
+
+// JoinPointer is the inverse of SplitPointer (the tests build pointers with
+// it).
+func JoinPointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		t = strings.ReplaceAll(t, "~", "~0")
+		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+	}
+	return b.String()
+}
+
+// LocatePointer is Locate for a pointer in its string form ("/a/0/b").
+func (d *Document) LocatePointer(ptr string) Pos {
+	return d.Locate(SplitPointer(ptr))
+}
+
+// TestValueAt: a pointer into a decoded value (the walk check's and config's
+// messages share) is nil wherever it names no field or entry, an index
+// outside a list included, and never panics.
+func TestValueAt(t *testing.T) {
+	t.Parallel()
+	v := map[string]any{"a": []any{"x", map[string]any{"b": int64(2)}}, "s": "text"}
+	tests := []struct {
+		name   string
+		tokens []string
+		want   any
+	}{
+		{name: "root", tokens: nil, want: v},
+		{name: "entry of a list", tokens: []string{"a", "0"}, want: "x"},
+		{name: "field below a list", tokens: []string{"a", "1", "b"}, want: int64(2)},
+		{name: "missing field", tokens: []string{"nope"}, want: nil},
+		{name: "index past the end", tokens: []string{"a", "2"}, want: nil},
+		{name: "negative index", tokens: []string{"a", "-1"}, want: nil},
+		{name: "index that is not a number", tokens: []string{"a", "first"}, want: nil},
+		{name: "below a scalar", tokens: []string{"s", "0"}, want: nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := ValueAt(v, tc.tokens); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ValueAt(%q) = %#v, want %#v", tc.tokens, got, tc.want)
 			}
 		})
 	}

@@ -1,10 +1,13 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,7 +223,7 @@ func checkAutopilot(c *ruleCtx, g *Group) {
 				ag.config = d
 				br.doc = d
 				for k := range autopilotBreakerDefaults {
-					if v, ok := integer(cfg, k); ok && v >= 1 {
+					if v, ok := toInt(cfg[k]); ok && v >= 1 {
 						br.vals[k] = v
 					}
 				}
@@ -256,25 +259,7 @@ func autopilotTime(v any) (time.Time, bool) {
 	return t, true
 }
 
-// autopilotCount is "1 phase is" or "2 phases are".
-func autopilotCount(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 func autopilotNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// autopilotSortedKeys returns m's keys in order.
-func autopilotSortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // autopilotNonNull reports whether m has k with a value other than null.
 func autopilotNonNull(m map[string]any, k string) bool {
@@ -292,7 +277,7 @@ type autopilotPhase struct {
 func autopilotPhases(obj map[string]any) []autopilotPhase {
 	phases := asObj(obj["phases"])
 	var out []autopilotPhase
-	for _, k := range autopilotSortedKeys(phases) {
+	for _, k := range slices.Sorted(maps.Keys(phases)) {
 		ph := asObj(phases[k])
 		if ph == nil {
 			continue
@@ -364,7 +349,7 @@ func (s *autopilotStateCheck) checkMeta() {
 	c, d, meta := s.c, s.d, s.meta
 	if cp, ok := str(meta, "current_phase"); ok && s.phases != nil {
 		if _, exists := s.phases["phase_"+cp]; !exists {
-			c.report("autopilot.state.current-phase-exists", d, ptr("_meta", "current_phase"), "`_meta.current_phase` is %s but `phases` has no key %s: add the phase record or correct the current phase", quote(cp), quote("phase_"+cp))
+			c.report("autopilot.state.current-phase-exists", d, ptr("_meta", "current_phase"), "`_meta.current_phase` is %s but `phases` has no key %s: add the phase record or correct the current phase", display(cp), display("phase_"+cp))
 		}
 	}
 	started, okStart := autopilotTime(meta["started_at"])
@@ -412,8 +397,8 @@ func (s *autopilotStateCheck) checkPhases() {
 		s.checkPhaseCaps(ph)
 		s.checkPhaseRetries(ph)
 		if pc := asObj(asObj(ph.obj["steps"])["plan_check"]); strOr(pc, "status") == "pass" {
-			if conf, ok := num(pc, "confidence"); ok && conf < 7 {
-				s.c.report("autopilot.state.plan-check-confidence", s.d, ph.at("steps", "plan_check", "confidence"), "the plan check of phase %s passed with confidence %s: the playbook's gate needs confidence ≥ 7, so its status should be fail (or the confidence is wrong)", quote(ph.id), autopilotNum(conf))
+			if conf, ok := toFloat(pc["confidence"]); ok && conf < 7 {
+				s.c.report("autopilot.state.plan-check-confidence", s.d, ph.at("steps", "plan_check", "confidence"), "the plan check of phase %s passed with confidence %s: the playbook's gate needs confidence ≥ 7, so its status should be fail (or the confidence is wrong)", display(ph.id), autopilotNum(conf))
 			}
 		}
 		if ph.status == "completed" {
@@ -434,20 +419,20 @@ func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase, deferred map
 	switch {
 	case mistyped:
 	case nhv && !hasJust:
-		c.report("autopilot.state.human-verify-iff-deferred", d, ph.at("status"), "phase %s needs human verification but has no `human_verify_justification`: record the checkpoint task and why it needs a person", quote(ph.id))
+		c.report("autopilot.state.human-verify-iff-deferred", d, ph.at("status"), "phase %s needs human verification but has no `human_verify_justification`: record the checkpoint task and why it needs a person", display(ph.id))
 	case !nhv && hasJust && ph.status != "":
-		c.report("autopilot.state.human-verify-iff-deferred", d, ph.at("human_verify_justification"), "phase %s has a `human_verify_justification` but its status is %s, not needs_human_verification: set it to null or correct the status", quote(ph.id), quote(ph.status))
+		c.report("autopilot.state.human-verify-iff-deferred", d, ph.at("human_verify_justification"), "phase %s has a `human_verify_justification` but its status is %s, not needs_human_verification: set it to null or correct the status", display(ph.id), display(ph.status))
 	}
 	if just := asObj(p["human_verify_justification"]); nhv && just != nil && blank(strOr(just, "checkpoint_task_id")) {
-		c.report("autopilot.state.checkpoint-task-id", d, ph.at("human_verify_justification"), "phase %s is deferred to a human without a `checkpoint_task_id`: name the checkpoint task the person must verify (the orchestrator rejects this return, check 13)", quote(ph.id))
+		c.report("autopilot.state.checkpoint-task-id", d, ph.at("human_verify_justification"), "phase %s is deferred to a human without a `checkpoint_task_id`: name the checkpoint task the person must verify (the orchestrator rejects this return, check 13)", display(ph.id))
 	}
 	if verdict := asObj(p["human_verdict"]); verdict != nil {
 		if !nhv && !hasJust && !mistyped && !deferred[ph.id] {
-			c.report("autopilot.state.human-verdict-needs-deferral", d, ph.at("human_verdict"), "phase %s has a `human_verdict` but was never deferred to a human (status %s, no `human_verify_justification`, no deferral record): a verdict is only collected for a needs_human_verification phase", quote(ph.id), quote(ph.status))
+			c.report("autopilot.state.human-verdict-needs-deferral", d, ph.at("human_verdict"), "phase %s has a `human_verdict` but was never deferred to a human (status %s, no `human_verify_justification`, no deferral record): a verdict is only collected for a needs_human_verification phase", display(ph.id), display(ph.status))
 		}
 		v := strOr(verdict, "verdict")
 		if issues, _ := stringList(verdict, "issues"); (v == "fail" || v == "issues_found") && len(issues) == 0 {
-			c.report("autopilot.state.verdict-issues", d, ph.at("human_verdict", "verdict"), "the human verdict on phase %s is %s but lists no `issues`: record what the person found", quote(ph.id), quote(v))
+			c.report("autopilot.state.verdict-issues", d, ph.at("human_verdict", "verdict"), "the human verdict on phase %s is %s but lists no `issues`: record what the person found", display(ph.id), display(v))
 		}
 	}
 }
@@ -456,23 +441,23 @@ func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase, deferred map
 // against the breaker's per-phase caps, and adds them to the run's sums.
 func (s *autopilotStateCheck) checkPhaseCaps(ph autopilotPhase) {
 	c, d, p, br := s.c, s.d, ph.obj, s.br
-	if debug, ok := integer(p, "debug_attempts"); ok {
+	if debug, ok := toInt(p["debug_attempts"]); ok {
 		s.sumDebug += debug
 		if max := br.get("max_debug_attempts_per_phase"); debug > max {
-			c.report("autopilot.state.debug-cap", d, ph.at("debug_attempts"), "phase %s made %d debug attempts, over %s: the phase should have failed at the cap", quote(ph.id), debug, br.from("max_debug_attempts_per_phase"))
+			c.report("autopilot.state.debug-cap", d, ph.at("debug_attempts"), "phase %s made %d debug attempts, over %s: the phase should have failed at the cap", display(ph.id), debug, br.from("max_debug_attempts_per_phase"))
 		}
 	}
-	if replan, ok := integer(p, "replan_attempts"); ok {
+	if replan, ok := toInt(p["replan_attempts"]); ok {
 		s.sumReplan += replan
 		if max := br.get("max_replan_attempts_per_phase"); replan > max {
-			c.report("autopilot.state.replan-cap", d, ph.at("replan_attempts"), "phase %s re-planned %d times, over %s: the phase should have failed at the cap", quote(ph.id), replan, br.from("max_replan_attempts_per_phase"))
+			c.report("autopilot.state.replan-cap", d, ph.at("replan_attempts"), "phase %s re-planned %d times, over %s: the phase should have failed at the cap", display(ph.id), replan, br.from("max_replan_attempts_per_phase"))
 		}
 	}
-	if tokens, ok := integer(p, "tokens_used"); ok {
+	if tokens, ok := toInt(p["tokens_used"]); ok {
 		s.sumTokens += tokens
 		tripped := ph.status == "failed" || s.runStatus == "failed" || s.runStatus == "paused" || (s.cbState != "" && s.cbState != "closed")
 		if max := br.get("cost_cap_tokens_per_phase"); tokens > max && !tripped {
-			c.report("autopilot.state.phase-token-cap", d, ph.at("tokens_used"), "phase %s used %d tokens, over %s, yet it is %s, the run %s and the breaker %s: exceeding the cap halts the phase and opens the breaker", quote(ph.id), tokens, br.from("cost_cap_tokens_per_phase"), quote(ph.status), quote(s.runStatus), quote(s.cbState))
+			c.report("autopilot.state.phase-token-cap", d, ph.at("tokens_used"), "phase %s used %d tokens, over %s, yet it is %s, the run %s and the breaker %s: exceeding the cap halts the phase and opens the breaker", display(ph.id), tokens, br.from("cost_cap_tokens_per_phase"), display(ph.status), display(s.runStatus), display(s.cbState))
 		}
 	}
 }
@@ -482,15 +467,15 @@ func (s *autopilotStateCheck) checkPhaseCaps(ph autopilotPhase) {
 func (s *autopilotStateCheck) checkPhaseRetries(ph autopilotPhase) {
 	retryCap := s.br.get("max_total_retries_per_run")
 	tasks := asObj(asObj(asObj(ph.obj["steps"])["execute"])["tasks"])
-	for _, tk := range autopilotSortedKeys(tasks) {
-		r, ok := integer(asObj(tasks[tk]), "retries")
+	for _, tk := range slices.Sorted(maps.Keys(tasks)) {
+		r, ok := toInt(asObj(tasks[tk])["retries"])
 		if !ok {
 			continue
 		}
 		s.sumRetries += r
 		if s.sumRetries > retryCap && !s.retryReported {
 			s.retryReported = true
-			s.c.report("autopilot.state.retry-cap", s.d, ph.at("steps", "execute", "tasks", tk, "retries"), "with task %s of phase %s the run has made %d task retries, over %s: the run should have halted at the cap", quote(tk), quote(ph.id), s.sumRetries, s.br.from("max_total_retries_per_run"))
+			s.c.report("autopilot.state.retry-cap", s.d, ph.at("steps", "execute", "tasks", tk, "retries"), "with task %s of phase %s the run has made %d task retries, over %s: the run should have halted at the cap", display(tk), display(ph.id), s.sumRetries, s.br.from("max_total_retries_per_run"))
 		}
 	}
 }
@@ -501,7 +486,7 @@ func (s *autopilotStateCheck) checkMetrics() {
 	c, d, metrics := s.c, s.d, s.metrics
 	if s.list != nil && metrics != nil {
 		tally := func(id, field string, want int64, what string) {
-			if got, ok := integer(metrics, field); ok && got != want {
+			if got, ok := toInt(metrics[field]); ok && got != want {
 				c.report(id, d, ptr("metrics", field), "`metrics.%s` is %d but %s is %d", field, got, what, want)
 			}
 		}
@@ -509,13 +494,13 @@ func (s *autopilotStateCheck) checkMetrics() {
 		tally("autopilot.state.metrics-phases-failed", "phases_failed", s.nFailed, "the number of failed phases")
 		tally("autopilot.state.metrics-debug-loops", "debug_loops_total", s.sumDebug, "the sum of the phases' `debug_attempts`")
 		tally("autopilot.state.metrics-replan-count", "replan_count", s.sumReplan, "the sum of the phases' `replan_attempts`")
-		if got, ok := integer(metrics, "total_tokens_used"); ok && got < s.sumTokens {
+		if got, ok := toInt(metrics["total_tokens_used"]); ok && got < s.sumTokens {
 			c.report("autopilot.state.metrics-total-tokens", d, ptr("metrics", "total_tokens_used"), "`metrics.total_tokens_used` is %d, less than the %d tokens the phases used (sum of `tokens_used`)", got, s.sumTokens)
 		}
 	}
-	if got, ok := integer(metrics, "total_tokens_used"); ok {
+	if got, ok := toInt(metrics["total_tokens_used"]); ok {
 		if max := s.br.get("cost_cap_tokens_total"); got > max && s.runStatus != "failed" && s.runStatus != "paused" {
-			c.report("autopilot.state.total-token-cap", d, ptr("metrics", "total_tokens_used"), "the run used %d tokens, over %s, yet its status is %s: exceeding the total cap fails the run immediately", got, s.br.from("cost_cap_tokens_total"), quote(s.runStatus))
+			c.report("autopilot.state.total-token-cap", d, ptr("metrics", "total_tokens_used"), "the run used %d tokens, over %s, yet its status is %s: exceeding the total cap fails the run immediately", got, s.br.from("cost_cap_tokens_total"), display(s.runStatus))
 		}
 	}
 }
@@ -524,9 +509,9 @@ func (s *autopilotStateCheck) checkMetrics() {
 // they count every deferred phase, and the high-defer-rate event.
 func (s *autopilotStateCheck) checkDeferralCounters() {
 	c, d, meta := s.c, s.d, s.meta
-	deferredCount, okDeferred := integer(meta, "human_deferred_count")
-	processed, okProcessed := integer(meta, "total_phases_processed")
-	total, okTotal := integer(meta, "total_phases")
+	deferredCount, okDeferred := toInt(meta["human_deferred_count"])
+	processed, okProcessed := toInt(meta["total_phases_processed"])
+	total, okTotal := toInt(meta["total_phases"])
 	switch {
 	case okDeferred && okProcessed && deferredCount > processed:
 		c.report("autopilot.state.defer-counter-order", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` %d is more than `total_phases_processed` %d: a deferred phase was processed", deferredCount, processed)
@@ -534,7 +519,7 @@ func (s *autopilotStateCheck) checkDeferralCounters() {
 		c.report("autopilot.state.defer-counter-order", d, ptr("_meta", "total_phases_processed"), "`total_phases_processed` %d is more than `total_phases` %d", processed, total)
 	}
 	if okDeferred && deferredCount < s.nDeferred {
-		c.report("autopilot.state.defer-count-covers-deferred", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` is %d but %s needs_human_verification: count every deferral", deferredCount, autopilotCount(s.nDeferred, "phase is", "phases are"))
+		c.report("autopilot.state.defer-count-covers-deferred", d, ptr("_meta", "human_deferred_count"), "`human_deferred_count` is %d but %s needs_human_verification: count every deferral", deferredCount, countWord(s.nDeferred, "phase is", "phases are"))
 	}
 	if okDeferred && okProcessed && processed >= 2 {
 		threshold := 0.50
@@ -542,7 +527,7 @@ func (s *autopilotStateCheck) checkDeferralCounters() {
 			threshold = *r
 		}
 		rate := float64(deferredCount) / float64(processed)
-		if rate > threshold && !autopilotHasEvent(s.events, "high_defer_rate_warning") {
+		if rate > threshold && !slices.ContainsFunc(s.events, func(e any) bool { return strOr(asObj(e), "event") == "high_defer_rate_warning" }) {
 			c.report("autopilot.state.high-defer-rate-event", d, ptr("_meta", "human_deferred_count"), "%d of %d processed phases were deferred to a human (%s%%, over the %s%% threshold) but `event_log` has no high_defer_rate_warning event: the orchestrator must log it (set autopilot.defer_rate in .github/phasegate.yml to match the Autopilot version: 0.50 at the seed, 0.05 at HEAD)", deferredCount, processed, autopilotNum(float64(int(rate*1000+0.5))/10), autopilotNum(threshold*100))
 		}
 	}
@@ -554,16 +539,16 @@ func (s *autopilotStateCheck) checkBreaker() {
 	if cb == nil {
 		return
 	}
-	if n, ok := integer(cb, "consecutive_no_progress"); ok && cbState == "closed" && n >= br.get("no_progress_threshold") {
+	if n, ok := toInt(cb["consecutive_no_progress"]); ok && cbState == "closed" && n >= br.get("no_progress_threshold") {
 		c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_no_progress"), "the breaker is closed although `consecutive_no_progress` is %d, at or over %s: it should be open", n, br.from("no_progress_threshold"))
 	}
-	if n, ok := integer(cb, "consecutive_same_error"); ok && cbState == "closed" && n >= br.get("same_error_threshold") {
+	if n, ok := toInt(cb["consecutive_same_error"]); ok && cbState == "closed" && n >= br.get("same_error_threshold") {
 		c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_same_error"), "the breaker is closed although `consecutive_same_error` is %d, at or over %s: it should be open", n, br.from("same_error_threshold"))
 	}
 	if autopilotNonNull(cb, "cooldown_until") && cbState != "" && cbState != "open" {
-		c.report("autopilot.state.breaker-cooldown-when-open", d, ptr("circuit_breaker", "cooldown_until"), "`cooldown_until` is set but the breaker is %s: a cooldown only runs while it is open (clear it, or correct the state)", quote(cbState))
+		c.report("autopilot.state.breaker-cooldown-when-open", d, ptr("circuit_breaker", "cooldown_until"), "`cooldown_until` is set but the breaker is %s: a cooldown only runs while it is open (clear it, or correct the state)", display(cbState))
 	}
-	if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 && blank(strOr(cb, "last_error")) {
+	if n, ok := toInt(cb["consecutive_same_error"]); ok && n > 0 && blank(strOr(cb, "last_error")) {
 		c.report("autopilot.state.breaker-last-error", d, ptr("circuit_breaker", "last_error"), "`consecutive_same_error` is %d but `last_error` is empty: record the error that repeats", n)
 	}
 }
@@ -576,7 +561,7 @@ func (s *autopilotStateCheck) checkEventLog() {
 	for i, e := range s.events {
 		ev := asObj(e)
 		if name, ok := str(ev, "event"); ok && !blank(name) && !autopilotEventTypes[name] {
-			s.c.report("autopilot.state.event-type", s.d, ptr("event_log", i, "event"), "event type %s is not one of the Autopilot event types (the seed's 23 and those HEAD added): check its spelling", quote(name))
+			s.c.report("autopilot.state.event-type", s.d, ptr("event_log", i, "event"), "event type %s is not one of the Autopilot event types (the seed's 23 and those HEAD added): check its spelling", display(name))
 		}
 		t, ok := autopilotTime(ev["timestamp"])
 		if !ok {
@@ -600,11 +585,11 @@ func (s *autopilotStateCheck) checkCompletedRun() {
 		if ph.status == "completed" || ph.status == "split_request" || ph.status == "" || (ph.status == "needs_human_verification" && autopilotNonNull(ph.obj, "human_verdict")) {
 			continue
 		}
-		why := "it is " + quote(ph.status)
+		why := "it is " + display(ph.status)
 		if ph.status == "needs_human_verification" {
 			why = "it still waits for a human verdict"
 		}
-		s.c.report("autopilot.state.completed-run-phases", s.d, ptr("phases", ph.key, "status"), "the run is completed but phase %s is not: %s", quote(ph.id), why)
+		s.c.report("autopilot.state.completed-run-phases", s.d, ptr("phases", ph.key, "status"), "the run is completed but phase %s is not: %s", display(ph.id), why)
 	}
 }
 
@@ -614,29 +599,20 @@ func autopilotCheckGate(c *ruleCtx, d *artifact.Document, ph autopilotPhase, pas
 	at := func(tokens ...any) []string { return ptr(append([]any{"phases", ph.key, "steps"}, tokens...)...) }
 	force, _ := boolean(ph.obj, "force_incomplete")
 	if !force {
-		if s, ok := num(asObj(steps["rate"]), "alignment_score"); ok {
+		if s, ok := toFloat(asObj(steps["rate"])["alignment_score"]); ok {
 			if s < passScore {
-				c.report("autopilot.state.phase-gate", d, at("rate", "alignment_score"), "phase %s is completed with a rated alignment of %s, below the pass score %s (autopilot.pass_score in .github/phasegate.yml, default 7): it should have been remediated or marked force_incomplete", quote(ph.id), autopilotNum(s), autopilotNum(passScore))
+				c.report("autopilot.state.phase-gate", d, at("rate", "alignment_score"), "phase %s is completed with a rated alignment of %s, below the pass score %s (autopilot.pass_score in .github/phasegate.yml, default 7): it should have been remediated or marked force_incomplete", display(ph.id), autopilotNum(s), autopilotNum(passScore))
 			}
-		} else if s, ok := num(asObj(steps["judge"]), "alignment"); ok && s < passScore {
-			c.report("autopilot.state.phase-gate", d, at("judge", "alignment"), "phase %s is completed with a judge alignment of %s, below the pass score %s (autopilot.pass_score in .github/phasegate.yml, default 7): the gate would not pass it", quote(ph.id), autopilotNum(s), autopilotNum(passScore))
+		} else if s, ok := toFloat(asObj(steps["judge"])["alignment"]); ok && s < passScore {
+			c.report("autopilot.state.phase-gate", d, at("judge", "alignment"), "phase %s is completed with a judge alignment of %s, below the pass score %s (autopilot.pass_score in .github/phasegate.yml, default 7): the gate would not pass it", display(ph.id), autopilotNum(s), autopilotNum(passScore))
 		}
 	}
 	if rec, ok := str(asObj(steps["judge"]), "recommendation"); ok && rec != "proceed" {
-		c.report("autopilot.state.phase-gate", d, at("judge", "recommendation"), "phase %s is completed but the judge recommended %s, not proceed", quote(ph.id), quote(rec))
+		c.report("autopilot.state.phase-gate", d, at("judge", "recommendation"), "phase %s is completed but the judge recommended %s, not proceed", display(ph.id), display(rec))
 	}
 	if vs, ok := str(asObj(steps["verify"]), "status"); ok && vs != "pass" {
-		c.report("autopilot.state.phase-gate", d, at("verify", "status"), "phase %s is completed but its verify step's status is %s, not pass", quote(ph.id), quote(vs))
+		c.report("autopilot.state.phase-gate", d, at("verify", "status"), "phase %s is completed but its verify step's status is %s, not pass", display(ph.id), display(vs))
 	}
-}
-
-func autopilotHasEvent(events []any, name string) bool {
-	for _, e := range events {
-		if strOr(asObj(e), "event") == name {
-			return true
-		}
-	}
-	return false
 }
 
 func autopilotCheckConfig(c *ruleCtx, d *artifact.Document) {
@@ -648,8 +624,8 @@ func autopilotCheckConfig(c *ruleCtx, d *artifact.Document) {
 		{"cost_cap_tokens_per_phase", "cost_cap_tokens_total"},
 		{"wall_clock_timeout_minutes_per_phase", "wall_clock_timeout_minutes_total"},
 	} {
-		per, ok1 := integer(cfg, pair[0])
-		total, ok2 := integer(cfg, pair[1])
+		per, ok1 := toInt(cfg[pair[0]])
+		total, ok2 := toInt(cfg[pair[1]])
 		if ok1 && ok2 && per > total {
 			c.report("autopilot.config.phase-caps-within-total", d, ptr("circuit_breaker_config", pair[0]), "`%s` %d is more than `%s` %d: one phase could never reach its own cap", pair[0], per, pair[1], total)
 		}
@@ -671,9 +647,7 @@ func autopilotPhaseDirMatches(dir, id string) bool {
 		parts := strings.Split(m[1], ".")
 		for i, p := range parts {
 			parts[i] = strings.TrimLeft(p, "0")
-			if parts[i] == "" {
-				parts[i] = "0"
-			}
+			parts[i] = cmp.Or(parts[i], "0")
 		}
 		return strings.Join(parts, ".") + m[2], true
 	}
@@ -720,7 +694,7 @@ func autopilotCheckTraces(c *ruleCtx, dir string, docs []*artifact.Document) {
 		if m != nil {
 			autopilotCheckSpanField(c, d, spans, "phase_id", func(v string) bool { return autopilotPhaseDirMatches(m[1], v) },
 				func(v string) string {
-					return fmt.Sprintf("`phase_id` is %s but the span is in %s/: move the file or correct the phase id", quote(v), dir)
+					return fmt.Sprintf("`phase_id` is %s but the span is in %s/: move the file or correct the phase id", display(v), dir)
 				})
 		}
 		if name == "TRACE.jsonl" {
@@ -731,7 +705,7 @@ func autopilotCheckTraces(c *ruleCtx, dir string, docs []*artifact.Document) {
 		stepFiles[step] = true
 		autopilotCheckSpanField(c, d, spans, "step", func(v string) bool { return v == step },
 			func(v string) string {
-				return fmt.Sprintf("`step` is %s in %s, which holds the %s step's spans: move the span to %s-trace.jsonl or correct it", quote(v), name, quote(step), v)
+				return fmt.Sprintf("`step` is %s in %s, which holds the %s step's spans: move the span to %s-trace.jsonl or correct it", display(v), name, display(step), v)
 			})
 		for _, s := range spans {
 			if span := asObj(s); span != nil {
@@ -762,7 +736,7 @@ func autopilotCheckTraces(c *ruleCtx, dir string, docs []*artifact.Document) {
 				continue
 			}
 			if stepFiles[step] {
-				c.report("autopilot.trace.span-in-step-file", d, ptr(i), "this %s span is not in %s/%s-trace.jsonl: TRACE.jsonl aggregates the step traces, so the step trace lost it or this span was added afterwards", quote(step), dir, step)
+				c.report("autopilot.trace.span-in-step-file", d, ptr(i), "this %s span is not in %s/%s-trace.jsonl: TRACE.jsonl aggregates the step traces, so the step trace lost it or this span was added afterwards", display(step), dir, step)
 				continue
 			}
 			if _, seen := missing[step]; !seen {
@@ -772,7 +746,7 @@ func autopilotCheckTraces(c *ruleCtx, dir string, docs []*artifact.Document) {
 		}
 		for _, step := range missingSteps {
 			idx := missing[step]
-			c.report("autopilot.trace.span-in-step-file", d, ptr(idx[0]), "TRACE.jsonl has %s (the first here) but %s/%s-trace.jsonl is missing: commit the step trace TRACE.jsonl was aggregated from", autopilotCount(int64(len(idx)), quote(step)+" span", quote(step)+" spans"), dir, step)
+			c.report("autopilot.trace.span-in-step-file", d, ptr(idx[0]), "TRACE.jsonl has %s (the first here) but %s/%s-trace.jsonl is missing: commit the step trace TRACE.jsonl was aggregated from", countWord(len(idx), display(step)+" span", display(step)+" spans"), dir, step)
 		}
 	}
 }
@@ -801,7 +775,7 @@ func autopilotCheckSpanField(c *ruleCtx, d *artifact.Document, spans []any, fiel
 	}
 	text := msg(strOr(asObj(spans[first]), field))
 	if more > 0 {
-		text += " (and " + autopilotCount(int64(more), "more span", "more spans") + " of this file)"
+		text += " (and " + countWord(more, "more span", "more spans") + " of this file)"
 	}
 	c.report(rule, d, ptr(first, field), "%s", text)
 }
@@ -830,7 +804,7 @@ func autopilotCheckPostmortem(c *ruleCtx, d *artifact.Document, ag *autopilotGro
 	autopilotCheckPostmortemTimes(c, d, pm)
 	fixes := asList(pm["attempted_fixes"])
 	for i, e := range fixes {
-		if n, ok := integer(asObj(e), "attempt"); ok && n != int64(i+1) {
+		if n, ok := toInt(asObj(e)["attempt"]); ok && n != int64(i+1) {
 			c.report("autopilot.postmortem.fix-sequence", d, ptr("attempted_fixes", i, "attempt"), "attempt %d is listed as number %d: number the attempted fixes 1, 2, … in order", i+1, n)
 		}
 	}
@@ -854,7 +828,7 @@ func autopilotPostmortemID(c *ruleCtx, d *artifact.Document, pm map[string]any) 
 	}
 	id, okID := str(pm, "phase_id")
 	if okID && fileN != "" && id != fileN {
-		c.report("autopilot.postmortem.phase-id-matches-file", d, ptr("phase_id"), "`phase_id` is %s but the file is %s: rename the file to phase-%s-postmortem.json or correct the id", quote(id), path.Base(d.Path), id)
+		c.report("autopilot.postmortem.phase-id-matches-file", d, ptr("phase_id"), "`phase_id` is %s but the file is %s: rename the file to phase-%s-postmortem.json or correct the id", display(id), path.Base(d.Path), id)
 	}
 	if !okID {
 		id = fileN
@@ -901,9 +875,9 @@ func autopilotCheckPostmortemState(c *ruleCtx, d *artifact.Document, id string, 
 	status := strOr(asObj(ph), "status")
 	switch {
 	case !exists:
-		c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, which %s does not list: the post-mortem and the state disagree", quote(id), ag.state.Path)
+		c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, which %s does not list: the post-mortem and the state disagree", display(id), ag.state.Path)
 	case status != "" && status != "failed":
-		c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, whose status in %s is %s, not failed: post-mortems are written only for failed phases", quote(id), ag.state.Path, quote(status))
+		c.report("autopilot.postmortem.state-phase-failed", d, ptr("phase_id"), "this post-mortem is for phase %s, whose status in %s is %s, not failed: post-mortems are written only for failed phases", display(id), ag.state.Path, display(status))
 	}
 }
 
@@ -917,7 +891,7 @@ func autopilotCheckPostmortemLearnings(c *ruleCtx, d *artifact.Document, pm map[
 	want := fmt.Sprintf("### Phase %s failure -- %s", id, category)
 	if ag.learnings == nil {
 		if ag.state != nil {
-			c.report("autopilot.postmortem.learnings-entry", d, ptr("root_cause", "category"), "the failure of phase %s in this run is not recorded in learnings: .autopilot/learnings.md is missing; add it with the entry %s (the playbook requires one per failed phase)", quote(id), quote(want))
+			c.report("autopilot.postmortem.learnings-entry", d, ptr("root_cause", "category"), "the failure of phase %s in this run is not recorded in learnings: .autopilot/learnings.md is missing; add it with the entry %s (the playbook requires one per failed phase)", display(id), display(want))
 		}
 		return
 	}
@@ -936,10 +910,10 @@ func autopilotCheckPostmortemLearnings(c *ruleCtx, d *artifact.Document, pm map[
 		}
 	}
 	if other >= 0 {
-		c.report("autopilot.postmortem.learnings-entry", ag.learnings, ptr("entries", other, "heading"), "the failure entry of phase %s has a category other than %s, the root cause in %s: write %s", quote(id), quote(category), d.Path, quote(want))
+		c.report("autopilot.postmortem.learnings-entry", ag.learnings, ptr("entries", other, "heading"), "the failure entry of phase %s has a category other than %s, the root cause in %s: write %s", display(id), display(category), d.Path, display(want))
 		return
 	}
-	c.report("autopilot.postmortem.learnings-entry", ag.learnings, nil, "no entry %s for the post-mortem %s: the phase-runner must append a failure entry with its prevention rule after writing the post-mortem", quote(want), d.Path)
+	c.report("autopilot.postmortem.learnings-entry", ag.learnings, nil, "no entry %s for the post-mortem %s: the phase-runner must append a failure entry with its prevention rule after writing the post-mortem", display(want), d.Path)
 }
 
 func autopilotCheckLearnings(c *ruleCtx, ag *autopilotGroup) {
@@ -963,18 +937,18 @@ func autopilotCheckLearnings(c *ruleCtx, ag *autopilotGroup) {
 		hv := asObj(asObj(ph)["human_verdict"])
 		switch {
 		case !exists:
-			c.report("autopilot.learnings.verdict-entries", ag.learnings, ptr("entries", i, "heading"), "a human verdict is recorded for phase %s, which %s does not list", quote(id), ag.state.Path)
+			c.report("autopilot.learnings.verdict-entries", ag.learnings, ptr("entries", i, "heading"), "a human verdict is recorded for phase %s, which %s does not list", display(id), ag.state.Path)
 		case hv == nil:
-			c.report("autopilot.learnings.verdict-entries", ag.learnings, ptr("entries", i, "heading"), "a human verdict is recorded for phase %s, but %s has no `human_verdict` for it", quote(id), ag.state.Path)
+			c.report("autopilot.learnings.verdict-entries", ag.learnings, ptr("entries", i, "heading"), "a human verdict is recorded for phase %s, but %s has no `human_verdict` for it", display(id), ag.state.Path)
 		default:
 			if got, ok := str(hv, "verdict"); ok && strings.ToUpper(got) != verdict {
-				c.report("autopilot.learnings.verdict-entries", ag.learnings, ptr("entries", i, "heading"), "the calibration entry says %s for phase %s but %s records the verdict %s", verdict, quote(id), ag.state.Path, quote(got))
+				c.report("autopilot.learnings.verdict-entries", ag.learnings, ptr("entries", i, "heading"), "the calibration entry says %s for phase %s but %s records the verdict %s", verdict, display(id), ag.state.Path, display(got))
 			}
 		}
 	}
 	for _, ph := range autopilotPhases(asObj(ag.state.Value)) {
 		if autopilotNonNull(ph.obj, "human_verdict") && !has[ph.id] {
-			c.report("autopilot.learnings.verdict-entries", ag.learnings, nil, "%s records a human verdict for phase %s but there is no `### Human Verdict: Phase %s -- …` calibration entry", ag.state.Path, quote(ph.id), ph.id)
+			c.report("autopilot.learnings.verdict-entries", ag.learnings, nil, "%s records a human verdict for phase %s but there is no `### Human Verdict: Phase %s -- …` calibration entry", ag.state.Path, display(ph.id), ph.id)
 		}
 	}
 }
@@ -1092,10 +1066,10 @@ func autopilotRunDecisions(d *artifact.Document, meta, cb map[string]any, runID,
 func autopilotBreakerReason(cb map[string]any, runID, lastErr string) string {
 	reason := "Autopilot " + runID + ": circuit breaker open"
 	var why []string
-	if n, ok := integer(cb, "consecutive_no_progress"); ok && n > 0 {
+	if n, ok := toInt(cb["consecutive_no_progress"]); ok && n > 0 {
 		why = append(why, fmt.Sprintf("%d steps without progress", n))
 	}
-	if n, ok := integer(cb, "consecutive_same_error"); ok && n > 0 {
+	if n, ok := toInt(cb["consecutive_same_error"]); ok && n > 0 {
 		why = append(why, fmt.Sprintf("%d identical errors", n))
 	}
 	if !blank(lastErr) {

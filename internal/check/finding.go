@@ -7,7 +7,9 @@
 package check
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 )
 
 // Severity of a finding.
@@ -57,21 +59,9 @@ const RuleConvention = "schema.convention"
 // Sort orders findings by file, line, column, rule and message, so output is
 // the same on every run whatever the order of work.
 func Sort(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		return a.Message < b.Message
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
+			strings.Compare(a.Rule, b.Rule), strings.Compare(a.Message, b.Message))
 	})
 }
 

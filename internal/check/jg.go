@@ -1,8 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -255,7 +258,7 @@ func jgCheckProducedBy(c *ruleCtx, d *artifact.Document, writer string) {
 			return
 		}
 	}
-	c.report("jg.provenance.produced-by", d, ptr("produced_by"), "`produced_by` is %s but %s is written by %s (or a tier of it, e.g. %s-high): correct the provenance or move the file", quote(got), path.Base(d.Path), writer, writer)
+	c.report("jg.provenance.produced-by", d, ptr("produced_by"), "`produced_by` is %s but %s is written by %s (or a tier of it, e.g. %s-high): correct the provenance or move the file", display(got), path.Base(d.Path), writer, writer)
 }
 
 // jgStepNumber is a step's number: `order`, or `step` in upstream's
@@ -263,7 +266,7 @@ func jgCheckProducedBy(c *ruleCtx, d *artifact.Document, writer string) {
 func jgStepNumber(step map[string]any) (n int64, key string, ok bool) {
 	for _, k := range []string{"order", "step"} {
 		if _, has := step[k]; has {
-			n, ok = integer(step, k)
+			n, ok = toInt(step[k])
 			return n, k, ok
 		}
 	}
@@ -301,7 +304,7 @@ func jgCheckPlanFiles(c *ruleCtx, d *artifact.Document, obj map[string]any, step
 		if !ok || stepFiles[f] {
 			continue
 		}
-		c.report("jg.plan.file-has-step", d, ptr("affected_files", i), "%s is in `affected_files` but no step has `\"file\": %s`: add a step that changes it, or drop it from `affected_files`", quote(f), quote(f))
+		c.report("jg.plan.file-has-step", d, ptr("affected_files", i), "%s is in `affected_files` but no step has `\"file\": %s`: add a step that changes it, or drop it from `affected_files`", display(f), display(f))
 	}
 }
 
@@ -320,7 +323,7 @@ func jgCheckPlanSteps(c *ruleCtx, d *artifact.Document, obj map[string]any, step
 			continue
 		}
 		if f, ok := str(st, "file"); ok && !blank(f) && hasAffected && !inAffected[f] {
-			c.report("jg.plan.step-in-affected", d, ptr("steps", i, "file"), "step %d changes %s, which is not in `affected_files`: add it there (the worker may touch only affected files, so check.py's scope_extra would fail the change) or point the step at an affected file", i+1, quote(f))
+			c.report("jg.plan.step-in-affected", d, ptr("steps", i, "file"), "step %d changes %s, which is not in `affected_files`: add it there (the worker may touch only affected files, so check.py's scope_extra would fail the change) or point the step at an affected file", i+1, display(f))
 		}
 		n, key, ok := jgStepNumber(st)
 		switch {
@@ -440,7 +443,7 @@ func jgCheckWorker(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 		if !ok || is.affected[f] {
 			continue
 		}
-		c.report("jg.worker.files-in-plan", d, ptr("files_changed", i), "the worker changed %s, which is not in `affected_files` of %s: revert it, or re-plan to include it (check.py's scope_extra fails such a change)", quote(f), is.plan.Path)
+		c.report("jg.worker.files-in-plan", d, ptr("files_changed", i), "the worker changed %s, which is not in `affected_files` of %s: revert it, or re-plan to include it (check.py's scope_extra fails such a change)", display(f), is.plan.Path)
 	}
 }
 
@@ -453,11 +456,7 @@ type jgCheckResult struct {
 // jgCheckResults reads a map of checks, {name: {result}} or {name: "PASS"},
 // in name order.
 func jgCheckResults(m map[string]any) []jgCheckResult {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	var out []jgCheckResult
 	for _, k := range names {
 		switch v := m[k].(type) {
@@ -499,11 +498,7 @@ func jgPhase2Failed(p2 map[string]any) (failed []string, trace bool) {
 		for i, e := range checks {
 			ch := asObj(e)
 			if strOr(ch, "result") == "FAIL" {
-				name := strOr(ch, "name")
-				if name == "" {
-					name = fmt.Sprintf("checks[%d]", i)
-				}
-				failed = append(failed, name)
+				failed = append(failed, cmp.Or(strOr(ch, "name"), fmt.Sprintf("checks[%d]", i)))
 			}
 		}
 	}
@@ -519,20 +514,15 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 		return
 	}
 	p1 := asObj(obj["phase_1"])
-	names := make([]string, 0, len(p1))
-	for k := range p1 {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(p1)) {
 		if _, bare := p1[k].(map[string]any); bare || p1[k] == nil {
 			continue
 		}
 		if path.Base(d.Path) == "test-result.json" {
-			c.report("jg.test.check-object", d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: check.py --stage test calls .get on each check of test-result.json and crashes on it — write {\"result\": %s}", quote(k), display(p1[k]), display(p1[k]))
+			c.report("jg.test.check-object", d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: check.py --stage test calls .get on each check of test-result.json and crashes on it — write {\"result\": %s}", display(k), display(p1[k]), display(p1[k]))
 			continue
 		}
-		c.convention(d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", quote(k), display(p1[k]), display(p1[k]))
+		c.convention(d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", display(k), display(p1[k]), display(p1[k]))
 	}
 	for _, r := range jgCheckResults(p1) {
 		if !r.known {
@@ -543,7 +533,7 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 			if _, bare := p1[r.name].(string); bare {
 				at = ptr("phase_1", r.name)
 			}
-			c.report("jg.test.check-result", d, at, "phase 1 check %s has result %s: write PASS, FAIL or SKIP in capitals (the verdict rules read FAIL only)", quote(r.name), quote(r.result))
+			c.report("jg.test.check-result", d, at, "phase 1 check %s has result %s: write PASS, FAIL or SKIP in capitals (the verdict rules read FAIL only)", display(r.name), display(r.result))
 		}
 	}
 	failed1 := jgFailed(p1)
@@ -580,7 +570,7 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 		if hasTriage {
 			state = "false"
 		}
-		c.report("jg.test.classification-needs-triage", d, ptr("classification"), "`classification` is %s while `inline_triage` is %s: the tester leaves classification null unless it triaged inline (the debugger classifies)", quote(class), state)
+		c.report("jg.test.classification-needs-triage", d, ptr("classification"), "`classification` is %s while `inline_triage` is %s: the tester leaves classification null unless it triaged inline (the debugger classifies)", display(class), state)
 	}
 }
 
@@ -634,7 +624,7 @@ func jgCheckDebug(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 	case class == "escalate" && !hasSub && !wrongType:
 		c.report("jg.debug.escalate-iff-sub", d, ptr("classification"), "the diagnosis escalates but `escalation_sub` is not set: say why — technical_complexity or ambiguous_requirement")
 	case hasSub && (class == "fix_target" || class == "plan_defect"):
-		c.report("jg.debug.escalate-iff-sub", d, ptr("escalation_sub"), "`escalation_sub` is %s but the classification is %s, not escalate: set it to null, or escalate", quote(sub), class)
+		c.report("jg.debug.escalate-iff-sub", d, ptr("escalation_sub"), "`escalation_sub` is %s but the classification is %s, not escalate: set it to null, or escalate", display(sub), class)
 	}
 	switch class {
 	case "fix_target":
@@ -655,10 +645,7 @@ func jgCheckDebug(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 		if v == "FAIL" {
 			return
 		}
-		if v == "" {
-			v = "no verdict"
-		}
-		verdicts = append(verdicts, fmt.Sprintf("%s: %s", t.Path, v))
+		verdicts = append(verdicts, fmt.Sprintf("%s: %s", t.Path, cmp.Or(v, "no verdict")))
 	}
 	c.report("jg.debug.after-test-fail", d, nil, "this diagnosis sits beside no failed test result (%s): the debugger runs only after a tester FAIL — if it belongs to an earlier round whose failing result was overwritten, keep that result (e.g. as test-result-fail.json) or remove the stale diagnosis", strings.Join(verdicts, "; "))
 }
@@ -671,10 +658,7 @@ func jgCheckGit(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 	if v == "PASS" {
 		return
 	}
-	if v == "" {
-		v = "without a verdict"
-	}
-	c.report("jg.git.after-review-pass", d, nil, "a git result exists but the review in %s is %s, not PASS: the git agent runs only after a reviewer PASS — re-review, or remove this result", is.review.Path, v)
+	c.report("jg.git.after-review-pass", d, nil, "a git result exists but the review in %s is %s, not PASS: the git agent runs only after a reviewer PASS — re-review, or remove this result", is.review.Path, cmp.Or(v, "without a verdict"))
 }
 
 // jgCheckEscalation checks that each escalation goes up a tier.
@@ -731,11 +715,7 @@ func jgArtifactName(name string) bool {
 // checked.
 func jgCheckState(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 	stages := asObj(asObj(d.Value)["stages"])
-	names := make([]string, 0, len(stages))
-	for k := range stages {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(stages))
 	present := map[string]bool{}
 	for _, list := range [][]*artifact.Document{is.plans, is.workers, is.tests, is.reviews, is.debugs, is.gits} {
 		for _, x := range list {
@@ -756,7 +736,7 @@ func jgCheckState(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 		if !same || !jgArtifactName(name) || present[name] {
 			continue
 		}
-		c.report("jg.state.artifact-path", d, ptr("stages", id, "artifact_path"), "stage %s's artifact %s is not in this folder: commit it, or correct `artifact_path`", quote(id), quote(p))
+		c.report("jg.state.artifact-path", d, ptr("stages", id, "artifact_path"), "stage %s's artifact %s is not in this folder: commit it, or correct `artifact_path`", display(id), display(p))
 	}
 }
 
@@ -819,7 +799,7 @@ func jgCheckScope(c *ruleCtx, is *jgIssue) {
 		if others || !inProject || is.affected[p] || is.affected[r] {
 			continue
 		}
-		c.report("jg.scope.extra", is.plan, ptr("affected_files"), "%s changed in this diff but is not in `affected_files`: revert the change, or re-plan to include it", quote(p))
+		c.report("jg.scope.extra", is.plan, ptr("affected_files"), "%s changed in this diff but is not in `affected_files`: revert the change, or re-plan to include it", display(p))
 	}
 	if is.worker == nil || strOr(asObj(is.worker.Value), "status") != "completed" {
 		return
@@ -829,7 +809,7 @@ func jgCheckScope(c *ruleCtx, is *jgIssue) {
 		if !ok || changed[f] {
 			continue
 		}
-		c.report("jg.scope.missing", is.plan, ptr("affected_files", i), "%s is in `affected_files` but did not change in this diff although %s says the worker completed: implement it, or drop it from the plan", quote(f), is.worker.Path)
+		c.report("jg.scope.missing", is.plan, ptr("affected_files", i), "%s is in `affected_files` but did not change in this diff although %s says the worker completed: implement it, or drop it from the plan", display(f), is.worker.Path)
 	}
 }
 
@@ -851,7 +831,7 @@ func jgCheckLessons(c *ruleCtx, d *artifact.Document) {
 		if l == nil {
 			continue
 		}
-		if f, ok := integer(l, "frequency"); ok && f < 1 {
+		if f, ok := toInt(l["frequency"]); ok && f < 1 {
 			c.report("jg.lessons.frequency-positive", d, at(i, "frequency"), "`frequency` is %d: a recorded lesson was seen at least once", f)
 		}
 		p, ok := str(l, "pattern")
@@ -860,7 +840,7 @@ func jgCheckLessons(c *ruleCtx, d *artifact.Document) {
 		}
 		key := normalize(p)
 		if first, dup := seen[key]; dup {
-			c.report("jg.lessons.duplicate-pattern", d, at(i, "pattern"), "pattern %s is already recorded (entry %d): raise that entry's `frequency` instead of repeating it", quote(p), first+1)
+			c.report("jg.lessons.duplicate-pattern", d, at(i, "pattern"), "pattern %s is already recorded (entry %d): raise that entry's `frequency` instead of repeating it", display(p), first+1)
 			continue
 		}
 		seen[key] = i
@@ -877,10 +857,7 @@ func jgStatus(c *ruleCtx, is *jgIssue) {
 	stateStatus := jgStateDecision(&st, is)
 
 	stage, result := jgStage(is, workerStatus, testVerdict, reviewVerdict, stateStatus)
-	if stage == "" {
-		stage = "—"
-	}
-	st.State = "stage " + stage
+	st.State = "stage " + cmp.Or(stage, "—")
 	if result != "" {
 		st.State += ", " + result
 	}
@@ -929,10 +906,7 @@ func jgWorkerDecision(st *Status, is *jgIssue) string {
 	case "blocked":
 		jgDecide(st, is.worker, "status", "HOLD", "worker blocked"+why)
 	case "escalate":
-		tier := strOr(w, "tier_used")
-		if tier == "" {
-			tier = jgVariant(is.worker)
-		}
+		tier := cmp.Or(strOr(w, "tier_used"), jgVariant(is.worker))
 		if tier != "" {
 			tier = " from the " + tier + " tier"
 		}
@@ -1048,7 +1022,7 @@ func jgStage(is *jgIssue, workerStatus, testVerdict, reviewVerdict, stateStatus 
 	case is.git != nil:
 		g := asObj(is.git.Value)
 		stage = "git"
-		if n, ok := integer(g, "pr_number"); ok {
+		if n, ok := toInt(g["pr_number"]); ok {
 			result = fmt.Sprintf("PR #%d", n)
 		} else if sha, ok := str(g, "commit_sha"); ok && !blank(sha) {
 			result = "committed " + sha

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,7 +124,7 @@ func checkOutcomeDoc(c *ruleCtx, doc *artifact.Document) {
 		if _, ok := outcome.IssueOf(obj, 0); !ok {
 			what := "has no `feature`"
 			if featureIsStr {
-				what = "has `feature: " + quote(feature) + "`, which carries no issue number"
+				what = "has `feature: " + display(feature) + "`, which carries no issue number"
 			}
 			c.report("outcome.issue-resolvable", doc, ptr("feature"), "the outcome has no `issue` and %s (docs/contracts/outcome.md: feature-NNN names issue NNN): `phasegate validate` cannot tell which issue it belongs to, and the action will post it on the pull request of its run instead of the feature's issue; add `issue: <number>`", what)
 		}
@@ -177,10 +178,10 @@ func outcomeRemoved(opts *Options) []Finding {
 		}
 		what := "was removed after it was committed"
 		if to != "" {
-			what = "was removed after it was committed (renamed to " + quote(opts.Prefix+to) + "?)"
+			what = "was removed after it was committed (renamed to " + display(opts.Prefix+to) + "?)"
 		}
 		out = append(out, Finding{File: opts.Prefix + rel, Line: 1, Column: 1, Kind: "outcome.phase-outcome", Rule: "outcome.immutable", Severity: SeverityError,
-			Message: "this Phase Outcome " + what + ": outcomes are immutable (resolutions on the issue reference its decision IDs, and a renamed copy is a new outcome); restore it at " + quote(opts.Prefix+rel) + " and write a new Phase Outcome instead"})
+			Message: "this Phase Outcome " + what + ": outcomes are immutable (resolutions on the issue reference its decision IDs, and a renamed copy is a new outcome); restore it at " + display(opts.Prefix+rel) + " and write a new Phase Outcome instead"})
 	}
 	return out
 }
@@ -211,18 +212,18 @@ func outcomeCheckIDs(c *ruleCtx, doc *artifact.Document, decisions []outcomeDeci
 		}
 		at := ptr("pending_decisions", d.index, "id")
 		if j, dup := first[d.id]; dup {
-			c.report("outcome.decision-id-unique", doc, at, "decision id %s is used twice (also `pending_decisions[%d]`): `/resolve %s …` could not tell the two apart, and an outcome cannot be edited once committed; give each decision its own id (D-001, D-002, …)", quote(d.id), j, outcomeCmdID(d))
+			c.report("outcome.decision-id-unique", doc, at, "decision id %s is used twice (also `pending_decisions[%d]`): `/resolve %s …` could not tell the two apart, and an outcome cannot be edited once committed; give each decision its own id (D-001, D-002, …)", display(d.id), j, outcomeCmdID(d))
 		} else {
 			first[d.id] = d.index
 		}
 		if !outcomeIDRE.MatchString(d.id) {
 			switch {
 			case strings.ContainsAny(d.id, " \t\r\n"):
-				c.report("outcome.decision-id-format", doc, at, "decision id %s contains white space, so `/resolve <id> <option>` cannot name it; use the form D-001", quote(d.id))
+				c.report("outcome.decision-id-format", doc, at, "decision id %s contains white space, so `/resolve <id> <option>` cannot name it; use the form D-001", display(d.id))
 			case strings.Contains(d.id, ":"):
-				c.report("outcome.decision-id-format", doc, at, "decision id %s contains a colon, which `/resolve <phase>:<id>` reads as a phase prefix; use the form D-001", quote(d.id))
+				c.report("outcome.decision-id-format", doc, at, "decision id %s contains a colon, which `/resolve <phase>:<id>` reads as a phase prefix; use the form D-001", display(d.id))
 			default:
-				c.report("outcome.decision-id-format", doc, at, "decision id %s is not of the form D-001 (D- and at least three digits)", quote(d.id))
+				c.report("outcome.decision-id-format", doc, at, "decision id %s is not of the form D-001 (D- and at least three digits)", display(d.id))
 			}
 		}
 	}
@@ -231,7 +232,7 @@ func outcomeCheckIDs(c *ruleCtx, doc *artifact.Document, decisions []outcomeDeci
 // outcomeLabel names a decision in messages: its id, or its index.
 func outcomeLabel(d outcomeDecision) string {
 	if !blank(d.id) {
-		return "decision " + quote(d.id)
+		return "decision " + display(d.id)
 	}
 	return fmt.Sprintf("`pending_decisions[%d]`", d.index)
 }
@@ -242,7 +243,7 @@ func outcomeCheckOptions(c *ruleCtx, doc *artifact.Document, d outcomeDecision) 
 	if d.hasOptions {
 		raw := asList(d.obj["options"])
 		if len(raw) == 1 {
-			c.report("outcome.options-count", doc, ptr("pending_decisions", d.index, "options"), "%s offers a single option (%s): there is nothing to decide; add the alternative (e.g. reject, discard or defer)", label, quote(outcomeText(raw[0])))
+			c.report("outcome.options-count", doc, ptr("pending_decisions", d.index, "options"), "%s offers a single option (%s): there is nothing to decide; add the alternative (e.g. reject, discard or defer)", label, display(outcomeText(raw[0])))
 		}
 		seen := map[string]int{}
 		for j, e := range raw {
@@ -255,26 +256,26 @@ func outcomeCheckOptions(c *ruleCtx, doc *artifact.Document, d outcomeDecision) 
 			if k, dup := seen[key]; dup {
 				prev := outcomeText(raw[k])
 				if prev == o {
-					c.report("outcome.options-unique", doc, at, "%s lists option %s twice (also `options[%d]`): remove the repeat", label, quote(o), k)
+					c.report("outcome.options-unique", doc, at, "%s lists option %s twice (also `options[%d]`): remove the repeat", label, display(o), k)
 				} else {
-					c.report("outcome.options-unique", doc, at, "%s lists options %s and %s, which differ only in case: `/resolve` cannot be relied on to tell them apart; keep one", label, quote(prev), quote(o))
+					c.report("outcome.options-unique", doc, at, "%s lists options %s and %s, which differ only in case: `/resolve` cannot be relied on to tell them apart; keep one", label, display(prev), display(o))
 				}
 			} else {
 				seen[key] = j
 			}
 			if strings.ContainsAny(strings.TrimSpace(o), " \t\r\n") {
-				c.report("outcome.option-single-word", doc, at, "option %s of %s is several words: `/resolve %s <option> [rationale…]` reads only the first word as the option and the rest as rationale, so this option cannot be chosen; join the words with hyphens (%s)", quote(o), label, outcomeCmdID(d), quote(strings.Join(strings.Fields(o), "-")))
+				c.report("outcome.option-single-word", doc, at, "option %s of %s is several words: `/resolve %s <option> [rationale…]` reads only the first word as the option and the rest as rationale, so this option cannot be chosen; join the words with hyphens (%s)", display(o), label, outcomeCmdID(d), display(strings.Join(strings.Fields(o), "-")))
 			}
 			if strings.EqualFold(strings.TrimSpace(o), outcomeRecommendedWord) && !(hasRec && rec == o) {
-				c.report("outcome.option-reserved", doc, at, "%s has an option called %s, but `/resolve %s recommended` takes the decision's recommended option (docs/contracts/outcome.md), so this option is ambiguous; rename it", label, quote(o), outcomeCmdID(d))
+				c.report("outcome.option-reserved", doc, at, "%s has an option called %s, but `/resolve %s recommended` takes the decision's recommended option (docs/contracts/outcome.md), so this option is ambiguous; rename it", label, display(o), outcomeCmdID(d))
 			}
 		}
-		if hasRec && !outcomeHas(d.options, rec) {
+		if hasRec && !slices.Contains(d.options, rec) {
 			at := ptr("pending_decisions", d.index, "recommended")
 			if outcomeHasFold(d.options, rec) {
-				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which matches an option only when case is ignored: write it exactly as in `options` (%s)", label, quote(rec), outcomeQuoteList(d.options))
+				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which matches an option only when case is ignored: write it exactly as in `options` (%s)", label, display(rec), quoteList(d.options))
 			} else {
-				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which is not one of its options (%s): `/resolve %s recommended` would fail; recommend one of the options", label, quote(rec), outcomeQuoteList(d.options), outcomeCmdID(d))
+				c.report("outcome.recommended-in-options", doc, at, "%s recommends %s, which is not one of its options (%s): `/resolve %s recommended` would fail; recommend one of the options", label, display(rec), quoteList(d.options), outcomeCmdID(d))
 			}
 		}
 	}
@@ -307,11 +308,11 @@ func outcomeCheckDecisionType(c *ruleCtx, doc *artifact.Document, d outcomeDecis
 			c.report("outcome.approval-blocking", doc, ptr("pending_decisions", d.index, "blocking"), "%s is an approval but is not blocking: an approval gate must hold the next phase until it is resolved; set `blocking: true`", label)
 		}
 		if d.hasOptions && len(d.options) > 0 && !outcomeHasFold(d.options, "approve") {
-			c.report("outcome.approval-has-approve", doc, ptr("pending_decisions", d.index, "options"), "approval %s does not offer `approve` (its options are %s): the issue moves to the next phase only when an approval resolves approve (docs/contracts/outcome.md); use [approve, request-changes, reject]", label, outcomeQuoteList(d.options))
+			c.report("outcome.approval-has-approve", doc, ptr("pending_decisions", d.index, "options"), "approval %s does not offer `approve` (its options are %s): the issue moves to the next phase only when an approval resolves approve (docs/contracts/outcome.md); use [approve, request-changes, reject]", label, quoteList(d.options))
 		}
 	case "capture-out-of-scope":
 		if d.hasOptions && len(d.options) > 0 && !outcomeHasFold(d.options, "capture") {
-			c.report("outcome.capture-has-capture", doc, ptr("pending_decisions", d.index, "options"), "%s is a capture-out-of-scope decision but does not offer `capture` (its options are %s): only `capture` opens the follow-up issue (docs/contracts/outcome.md); use [capture, discard]", label, outcomeQuoteList(d.options))
+			c.report("outcome.capture-has-capture", doc, ptr("pending_decisions", d.index, "options"), "%s is a capture-out-of-scope decision but does not offer `capture` (its options are %s): only `capture` opens the follow-up issue (docs/contracts/outcome.md); use [capture, discard]", label, quoteList(d.options))
 		}
 		if blank(d.question) {
 			return
@@ -325,7 +326,7 @@ func outcomeCheckDecisionType(c *ruleCtx, doc *artifact.Document, d outcomeDecis
 		if len(titles) == 0 {
 			c.report("outcome.capture-names-finding", doc, ptr("pending_decisions", d.index, "question"), "%s asks to capture something out of scope, but the outcome has no findings: add the out-of-scope item as a finding (the captured issue is opened from it)", label)
 		} else {
-			c.report("outcome.capture-names-finding", doc, ptr("pending_decisions", d.index, "question"), "the question of %s names none of the outcome's findings (%s): quote the title of the finding to capture, e.g. \"Capture '<title>' as separate issue?\", so that the captured issue is opened from it", label, outcomeQuoteList(titles))
+			c.report("outcome.capture-names-finding", doc, ptr("pending_decisions", d.index, "question"), "the question of %s names none of the outcome's findings (%s): quote the title of the finding to capture, e.g. \"Capture '<title>' as separate issue?\", so that the captured issue is opened from it", label, quoteList(titles))
 		}
 	}
 }
@@ -364,7 +365,7 @@ func outcomeCheckApprovalPhase(c *ruleCtx, doc *artifact.Document, obj map[strin
 			return
 		}
 	}
-	c.report("outcome.phase-needs-approval", doc, ptr("pending_decisions"), "phase %s is an approval gate but the outcome has no `approval` decision: add one (e.g. `type: approval`, `options: [approve, request-changes, reject]`, `blocking: true`) so that the pipeline waits for a person", quote(phase))
+	c.report("outcome.phase-needs-approval", doc, ptr("pending_decisions"), "phase %s is an approval gate but the outcome has no `approval` decision: add one (e.g. `type: approval`, `options: [approve, request-changes, reject]`, `blocking: true`) so that the pipeline waits for a person", display(phase))
 }
 
 func outcomeCheckFindings(c *ruleCtx, doc *artifact.Document, obj map[string]any, decisions []outcomeDecision) {
@@ -376,7 +377,7 @@ func outcomeCheckFindings(c *ruleCtx, doc *artifact.Document, obj map[string]any
 		title := strOr(f, "title")
 		name := fmt.Sprintf("finding `findings[%d]`", i)
 		if !blank(title) {
-			name = "finding " + quote(title)
+			name = "finding " + display(title)
 		}
 		cat, isStr := str(f, "proposed_category")
 		_, present := f["proposed_category"]
@@ -387,7 +388,7 @@ func outcomeCheckFindings(c *ruleCtx, doc *artifact.Document, obj map[string]any
 			c.report("outcome.finding-category", doc, ptr("findings", i), "%s has no `proposed_category`, so it is treated as in-scope-blocking (the safe default); state the category (in-scope-blocking, in-scope-deferrable, out-of-scope or pre-existing) with its reasoning", name)
 		case isStr && !outcomeCategories[cat]:
 			byDefault = true
-			c.report("outcome.finding-category", doc, ptr("findings", i, "proposed_category"), "%s has the unknown category %s, so it is treated as in-scope-blocking (the safe default); use in-scope-blocking, in-scope-deferrable, out-of-scope or pre-existing", name, quote(cat))
+			c.report("outcome.finding-category", doc, ptr("findings", i, "proposed_category"), "%s has the unknown category %s, so it is treated as in-scope-blocking (the safe default); use in-scope-blocking, in-scope-deferrable, out-of-scope or pre-existing", name, display(cat))
 		case !isStr:
 			continue // the schema reports a category of the wrong type
 		}
@@ -466,15 +467,6 @@ func outcomeStatus(c *ruleCtx, doc *artifact.Document, obj map[string]any, decis
 	c.status(Status{Family: "outcome", Unit: unit, State: state})
 }
 
-func outcomeHas(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
 func outcomeHasFold(list []string, s string) bool {
 	for _, e := range list {
 		if strings.EqualFold(strings.TrimSpace(e), strings.TrimSpace(s)) {
@@ -485,10 +477,10 @@ func outcomeHasFold(list []string, s string) bool {
 }
 
 // quoteList renders agent-written values as a comma-separated list.
-func outcomeQuoteList(l []string) string {
+func quoteList(l []string) string {
 	q := make([]string, len(l))
 	for i, s := range l {
-		q[i] = quote(s)
+		q[i] = display(s)
 	}
 	return strings.Join(q, ", ")
 }

@@ -1,9 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,7 +147,7 @@ func (day *paceDay) add(c *ruleCtx, d *artifact.Document) {
 		day.attempts = d
 	}
 	if obj := asObj(d.Value); obj != nil {
-		if got, ok := integer(obj, "day"); ok && got != int64(day.n) {
+		if got, ok := toInt(obj["day"]); ok && got != int64(day.n) {
 			c.report("pace.day-matches-dir", d, ptr("day"), "`day` is %d but the file is in day-%d/: move the file or correct `day`", got, day.n)
 		}
 	}
@@ -204,7 +206,7 @@ func paceCheckPlan(c *ruleCtx, plan *artifact.Document) map[int]string {
 	daysList := asList(obj["days"])
 	for i, e := range daysList {
 		d := asObj(e)
-		n, ok := integer(d, "day")
+		n, ok := toInt(d["day"])
 		if !ok {
 			continue
 		}
@@ -218,7 +220,7 @@ func paceCheckPlan(c *ruleCtx, plan *artifact.Document) map[int]string {
 		}
 	}
 	if sprint := asObj(obj["sprint"]); sprint != nil && daysList != nil {
-		if dur, ok := integer(sprint, "duration_days"); ok && dur != int64(len(daysList)) {
+		if dur, ok := toInt(sprint["duration_days"]); ok && dur != int64(len(daysList)) {
 			c.report("pace.plan.duration-matches-days", plan, ptr("sprint", "duration_days"), "`sprint.duration_days` is %d but the plan has %d days", dur, len(daysList))
 		}
 	}
@@ -229,9 +231,9 @@ func paceCheckPlan(c *ruleCtx, plan *artifact.Document) map[int]string {
 		at := hasAt && s["shipped_at"] != nil
 		switch {
 		case status == "shipped" && !at:
-			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "status"), "story %s is shipped but has no `shipped_at`", quote(strOr(s, "id")))
+			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "status"), "story %s is shipped but has no `shipped_at`", display(strOr(s, "id")))
 		case status != "shipped" && at:
-			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "shipped_at"), "story %s has `shipped_at` but its status is %s, not shipped", quote(strOr(s, "id")), quote(status))
+			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "shipped_at"), "story %s has `shipped_at` but its status is %s, not shipped", display(strOr(s, "id")), display(status))
 		}
 	}
 	return themes
@@ -255,7 +257,7 @@ func paceCheckStory(c *ruleCtx, day *paceDay, plan *artifact.Document, themes ma
 		seen := map[string]bool{}
 		for i, cr := range list {
 			if seen[cr] {
-				c.report("pace.story.duplicate-criterion", day.story, at(i), "acceptance criterion %s is listed twice", quote(cr))
+				c.report("pace.story.duplicate-criterion", day.story, at(i), "acceptance criterion %s is listed twice", display(cr))
 			}
 			seen[cr] = true
 		}
@@ -277,7 +279,7 @@ func paceCheckStory(c *ruleCtx, day *paceDay, plan *artifact.Document, themes ma
 	}
 	if theme, ok := str(obj, "theme"); ok && plan != nil {
 		if want, ok := themes[day.n]; ok && strings.TrimSpace(want) != strings.TrimSpace(theme) {
-			c.report("pace.story.theme-matches-plan", day.story, ptr("theme"), "theme %s differs from the plan's theme for day %d in %s: %s", quote(theme), day.n, plan.Path, quote(want))
+			c.report("pace.story.theme-matches-plan", day.story, ptr("theme"), "theme %s differs from the plan's theme for day %d in %s: %s", display(theme), day.n, plan.Path, display(want))
 		}
 	}
 }
@@ -305,7 +307,7 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 			partials = append(partials, i)
 		}
 		if ev, ok := str(r, "evidence"); ok && blank(ev) {
-			c.report("pace.gate.evidence-nonempty", d, ptr("criteria_results", i, "evidence"), "criterion %s has no evidence: cite the test, log line, CI URL or code that shows the result", quote(strOr(r, "criterion")))
+			c.report("pace.gate.evidence-nonempty", d, ptr("criteria_results", i, "evidence"), "criterion %s has no evidence: cite the test, log line, CI URL or code that shows the result", display(strOr(r, "criterion")))
 		}
 	}
 	switch {
@@ -313,7 +315,7 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 		c.report("pace.gate.hold-iff-fail", d, ptr("gate_decision"), "`gate_decision` is HOLD but no criterion result is FAIL: mark the failing criterion FAIL, or decide SHIP")
 	case decision == "SHIP" && len(fails) > 0:
 		first := asObj(results[fails[0]])
-		c.report("pace.gate.hold-iff-fail", d, ptr("gate_decision"), "`gate_decision` is SHIP but %s (first: %s): a FAIL means HOLD", countWord(len(fails), "criterion fails", "criteria fail"), quote(strOr(first, "criterion")))
+		c.report("pace.gate.hold-iff-fail", d, ptr("gate_decision"), "`gate_decision` is SHIP but %s (first: %s): a FAIL means HOLD", countWord(len(fails), "criterion fails", "criteria fail"), display(strOr(first, "criterion")))
 	}
 	paceHoldReason(c, d, obj, "pace.gate.hold-reason-iff-hold", "gate_decision", decision)
 	// A report without blockers is one PACE fills with [] and accepts:
@@ -339,19 +341,19 @@ func paceCheckGate(c *ruleCtx, day *paceDay) {
 			continue
 		}
 		inGate[cr] = true
-		if !contains(day.criteria, cr) {
-			c.report("pace.gate.criterion-unknown", d, ptr("criteria_results", i, "criterion"), "criterion %s is not an acceptance criterion of %s: use the story's exact text", quote(cr), day.story.Path)
+		if !slices.Contains(day.criteria, cr) {
+			c.report("pace.gate.criterion-unknown", d, ptr("criteria_results", i, "criterion"), "criterion %s is not an acceptance criterion of %s: use the story's exact text", display(cr), day.story.Path)
 		}
 	}
 	for _, cr := range day.criteria {
 		if !inGate[cr] {
-			c.report("pace.gate.criterion-missing", d, ptr("criteria_results"), "acceptance criterion %s of %s has no result: GATE must judge every criterion, with its exact text", quote(cr), day.story.Path)
+			c.report("pace.gate.criterion-missing", d, ptr("criteria_results"), "acceptance criterion %s of %s has no result: GATE must judge every criterion, with its exact text", display(cr), day.story.Path)
 		}
 	}
 	for _, i := range partials {
 		cr := strOr(asObj(results[i]), "criterion")
-		if !anyLooselyMatches(cr, day.outOfScope) {
-			c.report("pace.gate.partial-out-of-scope", d, ptr("criteria_results", i, "result"), "PARTIAL criterion %s maps to no `out_of_scope` item of %s (it lists %s): a PARTIAL is only valid for declared out-of-scope work", quote(cr), day.story.Path, listOrNone(day.outOfScope))
+		if !slices.ContainsFunc(day.outOfScope, func(o string) bool { return looselyMatches(cr, o) }) {
+			c.report("pace.gate.partial-out-of-scope", d, ptr("criteria_results", i, "result"), "PARTIAL criterion %s maps to no `out_of_scope` item of %s (it lists %s): a PARTIAL is only valid for declared out-of-scope work", display(cr), day.story.Path, listOrNone(day.outOfScope))
 		}
 	}
 }
@@ -396,7 +398,7 @@ func paceCheckAgent(c *ruleCtx, d *artifact.Document, name, agent string) string
 			advs++
 		}
 		if ev, ok := str(f, "evidence"); ok && blank(ev) {
-			c.report("pace."+name+".evidence-nonempty", d, ptr("findings", i, "evidence"), "check %s has no evidence: cite the file, line or test", quote(strOr(f, "check")))
+			c.report("pace."+name+".evidence-nonempty", d, ptr("findings", i, "evidence"), "check %s has no evidence: cite the file, line or test", display(strOr(f, "check")))
 		}
 	}
 	rule := func(r string) string { return "pace." + name + "." + r }
@@ -435,7 +437,7 @@ func paceCheckHandoff(c *ruleCtx, day *paceDay) {
 		return
 	}
 	if commit, ok := str(obj, "commit"); ok && shortSHA.MatchString(commit) {
-		c.report("pace.handoff.commit-full-sha", d, ptr("commit"), "`commit` %s is abbreviated: write the full 40-character SHA (git rev-parse HEAD)", quote(commit))
+		c.report("pace.handoff.commit-full-sha", d, ptr("commit"), "`commit` %s is abbreviated: write the full 40-character SHA (git rev-parse HEAD)", display(commit))
 	}
 	if want := c.opts.Config.Pace.TDDEnforcement; want != nil {
 		if got, ok := boolean(obj, "tdd_red_phase_confirmed"); ok && got != *want {
@@ -447,15 +449,15 @@ func paceCheckHandoff(c *ruleCtx, day *paceDay) {
 		}
 	}
 	if max := c.opts.Config.Pace.MaxIterations; max > 0 {
-		if got, ok := integer(obj, "iterations_used"); ok && got > int64(max) {
+		if got, ok := toInt(obj["iterations_used"]); ok && got > int64(max) {
 			c.report("pace.handoff.iterations-within-max", d, ptr("iterations_used"), "`iterations_used` is %d, over pace.max_iterations %d", got, max)
 		}
 	}
 	if day.story != nil {
 		gaps, _ := stringList(obj, "known_gaps")
 		for i, gap := range gaps {
-			if !anyLooselyMatches(gap, day.outOfScope) {
-				c.report("pace.handoff.known-gap-out-of-scope", d, ptr("known_gaps", i), "known gap %s is not declared out of scope in %s: add a matching `out_of_scope` entry to the story card, or finish the work", quote(gap), day.story.Path)
+			if !slices.ContainsFunc(day.outOfScope, func(o string) bool { return looselyMatches(gap, o) }) {
+				c.report("pace.handoff.known-gap-out-of-scope", d, ptr("known_gaps", i), "known gap %s is not declared out of scope in %s: add a matching `out_of_scope` entry to the story card, or finish the work", display(gap), day.story.Path)
 			}
 		}
 	}
@@ -501,8 +503,8 @@ func paceCheckCycle(c *ruleCtx, day *paceDay) {
 	if obj == nil {
 		return
 	}
-	forge, ok1 := num(obj, "forge_cost_usd")
-	cycle, ok2 := num(obj, "cycle_cost_usd")
+	forge, ok1 := toFloat(obj["forge_cost_usd"])
+	cycle, ok2 := toFloat(obj["cycle_cost_usd"])
 	if ok1 && ok2 && forge > cycle {
 		c.report("pace.cycle.forge-within-cycle", day.cycle, ptr("forge_cost_usd"), "`forge_cost_usd` %v is more than `cycle_cost_usd` %v: FORGE's cost is part of the day's", forge, cycle)
 	}
@@ -519,7 +521,7 @@ func paceCheckAttempts(c *ruleCtx, day *paceDay) {
 	lastOutcome := ""
 	for i, e := range list {
 		a := asObj(e)
-		if run, ok := integer(a, "run"); ok && run != int64(i+1) {
+		if run, ok := toInt(a["run"]); ok && run != int64(i+1) {
 			c.report("pace.attempts.run-sequence", d, ptr(i, "run"), "attempt %d has `run: %d`: attempts are numbered 1, 2, … in order", i+1, run)
 		}
 		if date, ok := str(a, "date"); ok {
@@ -566,7 +568,7 @@ func paceCheckPlanShipped(c *ruleCtx, day *paceDay, plan *artifact.Document) {
 	for i, e := range asList(obj["stories"]) {
 		s := asObj(e)
 		if strOr(s, "id") == id && strOr(s, "status") != "shipped" {
-			c.report("pace.plan.cycle-story-shipped", plan, ptr("stories", i, "status"), "%s is %s but day %d shipped (%s/cycle.md exists): mark it shipped", id, quote(strOr(s, "status")), day.n, day.dir)
+			c.report("pace.plan.cycle-story-shipped", plan, ptr("stories", i, "status"), "%s is %s but day %d shipped (%s/cycle.md exists): mark it shipped", id, display(strOr(s, "status")), day.n, day.dir)
 		}
 	}
 }
@@ -577,14 +579,14 @@ func paceCheckBacklog(c *ruleCtx, d *artifact.Document) {
 		a := asObj(e)
 		if id, ok := str(a, "id"); ok {
 			if first, dup := ids[id]; dup {
-				c.report("pace.backlog.id-unique", d, ptr(i, "id"), "id %s is used twice (also entry %d)", quote(id), first+1)
+				c.report("pace.backlog.id-unique", d, ptr(i, "id"), "id %s is used twice (also entry %d)", display(id), first+1)
 			} else {
 				ids[id] = i
 			}
 		}
 		if f, ok := str(a, "finding"); ok {
 			if first, dup := findings[f]; dup {
-				c.report("pace.backlog.finding-unique", d, ptr(i, "finding"), "finding %s is recorded twice (also entry %d): keep one entry", quote(f), first+1)
+				c.report("pace.backlog.finding-unique", d, ptr(i, "finding"), "finding %s is recorded twice (also entry %d): keep one entry", display(f), first+1)
 			} else {
 				findings[f] = i
 			}
@@ -637,7 +639,7 @@ func paceStatus(c *ruleCtx, g *Group, day *paceDay) {
 	c.status(st)
 }
 
-func countWord(n int, one, many string) string {
+func countWord[N int | int64](n N, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
@@ -645,28 +647,12 @@ func countWord(n int, one, many string) string {
 }
 
 func orNone(s string) string {
-	if s == "" {
-		return "nothing"
-	}
-	return s
+	return cmp.Or(s, "nothing")
 }
 
 func listOrNone(l []string) string {
 	if len(l) == 0 {
 		return "none"
 	}
-	q := make([]string, len(l))
-	for i, s := range l {
-		q[i] = quote(s)
-	}
-	return strings.Join(q, ", ")
-}
-
-func anyLooselyMatches(s string, candidates []string) bool {
-	for _, c := range candidates {
-		if looselyMatches(s, c) {
-			return true
-		}
-	}
-	return false
+	return quoteList(l)
 }

@@ -43,13 +43,6 @@ func Rules() []Rule {
 	return out
 }
 
-// KnownRule reports whether id is a rule of the catalogue (the config uses
-// it to refuse misspelt rule IDs).
-func KnownRule(id string) bool {
-	_, ok := ruleIndex[id]
-	return ok || id == RuleConvention
-}
-
 // family is one pipeline family's rules and the function that applies them
 // to a group of its artifacts.
 type family struct {

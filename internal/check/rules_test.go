@@ -171,3 +171,9 @@ func TestRuleCatalogue(t *testing.T) {
 		}
 	}
 }
+
+// KnownRule reports whether id is a rule of the catalogue.
+func KnownRule(id string) bool {
+	_, ok := ruleIndex[id]
+	return ok || id == RuleConvention
+}

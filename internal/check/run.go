@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,9 +93,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	if err != nil {
 		return Result{}, fmt.Errorf("reading %s: %w", root, err)
 	}
-	if opts.RootName == "" {
-		opts.RootName = root
-	}
+	opts.RootName = cmp.Or(opts.RootName, root)
 	if !info.IsDir() {
 		dir, name, prefix := artifact.FileRoot(root)
 		opts.Dir = name
@@ -140,14 +140,8 @@ type runPlace struct {
 
 // runFS is RunFS, placed by Run.
 func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place runPlace) (Result, error) {
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
-	name := opts.RootName
-	if name == "" {
-		name = dir
-	}
+	dir := cmp.Or(opts.Dir, ".")
+	name := cmp.Or(opts.RootName, dir)
 	info, err := fs.Stat(fsys, dir)
 	if err != nil {
 		return Result{}, fmt.Errorf("reading %s: %w", name, err)
@@ -261,20 +255,11 @@ func SortStatuses(sts []Status) {
 		}
 		return len(FamilyOrder)
 	}
-	sort.SliceStable(sts, func(i, j int) bool {
-		if a, b := rank(sts[i].Family), rank(sts[j].Family); a != b {
-			return a < b
-		}
-		if sts[i].Unit != sts[j].Unit {
-			return sts[i].Unit < sts[j].Unit
-		}
-		// Two groups can name one unit (an SCC task's files in two
-		// folders): the order must not depend on which worker finished
-		// first.
-		if sts[i].State != sts[j].State {
-			return sts[i].State < sts[j].State
-		}
-		return firstFile(sts[i]) < firstFile(sts[j])
+	// Two groups can name one unit (an SCC task's files in two folders):
+	// the order must not depend on which worker finished first.
+	slices.SortStableFunc(sts, func(a, b Status) int {
+		return cmp.Or(cmp.Compare(rank(a.Family), rank(b.Family)), strings.Compare(a.Unit, b.Unit),
+			strings.Compare(a.State, b.State), strings.Compare(firstFile(a), firstFile(b)))
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -236,7 +237,7 @@ func sccReadSubmit(c *ruleCtx, d *artifact.Document) *sccSubmit {
 		s.status = st // anything else is a schema finding, and no status for the rules
 	}
 	s.reason, s.hasReason = str(s.obj, "reason_code")
-	s.exit, s.hasExit = integer(s.obj, "exit_code")
+	s.exit, s.hasExit = toInt(s.obj["exit_code"])
 	tests := asObj(s.obj["tests"])
 	s.passed, s.hasPassed = boolean(tests, "passed")
 	s.commands, s.hasCmds = stringList(tests, "commands")
@@ -272,10 +273,10 @@ func sccCheckSubmitTaskID(c *ruleCtx, s *sccSubmit) {
 	case blank(s.taskID):
 		c.report("scc.submit.task-id-nonblank", d, ptr("task_id"), "`task_id` is blank: echo the task input's task_id")
 	case c.opts.Config.SCC.RequireUUIDTaskID && !sccUUID.MatchString(strings.TrimSpace(s.taskID)):
-		c.report("scc.submit.task-id-uuid", d, ptr("task_id"), "`task_id` %s is not a UUID, and scc.require_uuid_task_id is set: use the task's UUID", quote(s.taskID))
+		c.report("scc.submit.task-id-uuid", d, ptr("task_id"), "`task_id` %s is not a UUID, and scc.require_uuid_task_id is set: use the task's UUID", display(s.taskID))
 	}
 	if s.dir != "" && !blank(s.taskID) && strings.TrimSpace(s.taskID) != s.dir {
-		c.report("scc.submit.task-id-matches-dir", d, ptr("task_id"), "`task_id` is %s but the file is in artifacts/%s/: the judge reads and writes artifacts/<task_id>/ — move the folder or correct `task_id`", quote(s.taskID), s.dir)
+		c.report("scc.submit.task-id-matches-dir", d, ptr("task_id"), "`task_id` is %s but the file is in artifacts/%s/: the judge reads and writes artifacts/<task_id>/ — move the folder or correct `task_id`", display(s.taskID), s.dir)
 	}
 }
 
@@ -303,7 +304,7 @@ func sccCheckSubmitStatus(c *ruleCtx, s *sccSubmit) {
 		if s.hasPassed && !s.passed {
 			c.report("scc.submit.done-needs-tests-passed", d, ptr("tests", "passed"), "status is DONE but `tests.passed` is false: DONE needs passing tests — fix them, or report FAILED with reason_code CI_FAILED")
 		}
-		if s.hasCmds && !sccAnyNonBlank(s.commands) {
+		if s.hasCmds && !slices.ContainsFunc(s.commands, filled) {
 			c.report("scc.submit.done-needs-tests", d, ptr("tests", "commands"), "status is DONE but `tests.commands` is empty: run the task's tests and list each command (an empty list is fail code ci_skipped)")
 		}
 	}
@@ -316,7 +317,7 @@ func sccCheckSubmitStatus(c *ruleCtx, s *sccSubmit) {
 			}
 			c.report("scc.submit.failed-has-reason", d, at, "status is FAILED without a `reason_code`: give the fail code (e.g. CI_FAILED, SCOPE_CONFLICT, PINS_INSUFFICIENT) so the failure can be routed")
 		case s.hasPassed && !s.passed && !strings.EqualFold(strings.TrimSpace(s.reason), "CI_FAILED"):
-			c.report("scc.submit.tests-failed-status", d, ptr("reason_code"), "`tests.passed` is false but `reason_code` is %s: the L8 doc says failing tests are reported as CI_FAILED (keep %s only if it is the primary cause)", quote(s.reason), quote(s.reason))
+			c.report("scc.submit.tests-failed-status", d, ptr("reason_code"), "`tests.passed` is false but `reason_code` is %s: the L8 doc says failing tests are reported as CI_FAILED (keep %s only if it is the primary cause)", display(s.reason), display(s.reason))
 		}
 		if s.hasExit && s.exit == 0 {
 			c.report("scc.submit.exit-0-not-failed", d, ptr("exit_code"), "status is FAILED but `exit_code` is 0: a failed attempt exits non-zero — set the real exit code, or report DONE")
@@ -336,7 +337,7 @@ func sccCheckSubmitPaths(c *ruleCtx, s *sccSubmit) {
 	}
 	for _, p := range s.paths {
 		if first, dup := seen[p.norm]; dup && p.field == "new_files" {
-			c.report("scc.submit.changed-new-disjoint", d, p.at(), "%s is in `new_files` and also `changed_files[%d]`: list a created file only in new_files, a modified one only in changed_files", quote(p.raw), first.index)
+			c.report("scc.submit.changed-new-disjoint", d, p.at(), "%s is in `new_files` and also `changed_files[%d]`: list a created file only in new_files, a modified one only in changed_files", display(p.raw), first.index)
 		}
 	}
 	var writes []string
@@ -348,21 +349,12 @@ func sccCheckSubmitPaths(c *ruleCtx, s *sccSubmit) {
 	}
 	for _, p := range s.paths {
 		if len(writes) > 0 && !sccUnderAnyPrefix(p.norm, writes) {
-			c.report("scc.submit.write-allowed", d, p.at(), "%s is outside `allow_paths.write` (%s): the executor may only write under those prefixes", quote(p.raw), listOrNone(writes))
+			c.report("scc.submit.write-allowed", d, p.at(), "%s is outside `allow_paths.write` (%s): the executor may only write under those prefixes", display(p.raw), listOrNone(writes))
 		}
 		if !strings.HasPrefix(p.norm, "artifacts/") && sccHygieneRE.MatchString(p.norm) {
-			c.report("scc.submit.hygiene", d, p.at(), "%s is a scratch file (a tmp/ or debug/ directory, or a .bak file): remove it from the change, or keep such files under artifacts/", quote(p.raw))
+			c.report("scc.submit.hygiene", d, p.at(), "%s is a scratch file (a tmp/ or debug/ directory, or a .bak file): remove it from the change, or keep such files under artifacts/", display(p.raw))
 		}
 	}
-}
-
-func sccAnyNonBlank(l []string) bool {
-	for _, s := range l {
-		if !blank(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // sccUnderAnyPrefix: upstream compares write paths as string prefixes; a
@@ -430,20 +422,20 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 				// The root cause, reported once: hygiene_validator stops at
 				// it for this key (`continue`), so a placeholder path is not
 				// also "missing" and "not this file".
-				c.report("scc.submit.artifact-under-task", d, ptr("artifacts", key), "`artifacts.%s` is %s, not under %s: every evidence file belongs in the task's folder", key, quote(raw), want)
+				c.report("scc.submit.artifact-under-task", d, ptr("artifacts", key), "`artifacts.%s` is %s, not under %s: every evidence file belongs in the task's folder", key, display(raw), want)
 				misplaced[key] = true
 				continue
 			}
 		}
 		if key == "submit_json" && path.Clean(norm) != strings.TrimPrefix(s.rel, s.base) {
-			c.report("scc.submit.submit-json-path", d, ptr("artifacts", key), "`artifacts.submit_json` is %s but this file is %s: name the submit's own path", quote(raw), strings.TrimPrefix(s.rel, s.base))
+			c.report("scc.submit.submit-json-path", d, ptr("artifacts", key), "`artifacts.submit_json` is %s but this file is %s: name the submit's own path", display(raw), strings.TrimPrefix(s.rel, s.base))
 		}
 		if tree != nil && !tree.Exists(s.base+path.Clean(norm)) {
 			where := "which is not in the tree"
 			if s.base != "" {
 				where = "which is not in the tree (looked for " + c.opts.Prefix + s.base + path.Clean(norm) + ")"
 			}
-			c.report("scc.submit.artifact-exists", d, ptr("artifacts", key), "`artifacts.%s` names %s, %s: commit it or correct the path (the L8 evidence spec requires every artifacts.* path to exist)", key, quote(raw), where)
+			c.report("scc.submit.artifact-exists", d, ptr("artifacts", key), "`artifacts.%s` names %s, %s: commit it or correct the path (the L8 evidence spec requires every artifacts.* path to exist)", key, display(raw), where)
 		}
 	}
 	if tree == nil {
@@ -457,12 +449,12 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 		rel := s.base + path.Clean(sccNorm(raw))
 		data, err := tree.ReadFile(rel)
 		if err != nil && tree.Exists(rel) { // one that is not there is artifact-exists's
-			c.report("scc.submit.evidence-readable", d, ptr("artifacts", key), "%s could not be read (%v): the rules on its content were not applied", quote(raw), err)
+			c.report("scc.submit.evidence-readable", d, ptr("artifacts", key), "%s could not be read (%v): the rules on its content were not applied", display(raw), err)
 		}
 		return data, err == nil
 	}
 	if data, ok := read("report_md"); ok && blank(string(data)) {
-		c.report("scc.submit.report-nonempty", d, ptr("artifacts", "report_md"), "%s is empty: the report lists the goal, the key decisions and the changed files", quote(strOr(arts, "report_md")))
+		c.report("scc.submit.report-nonempty", d, ptr("artifacts", "report_md"), "%s is empty: the report lists the goal, the key decisions and the changed files", display(strOr(arts, "report_md")))
 	}
 	if data, ok := read("selftest_log"); ok {
 		sccCheckSelftest(c, s, strOr(arts, "selftest_log"), string(data))
@@ -485,13 +477,13 @@ func sccCheckSelftest(c *ruleCtx, s *sccSubmit, name, log string) {
 	if m == nil {
 		shown := "nothing"
 		if last != "" {
-			shown = quote(last)
+			shown = display(last)
 		}
-		c.report("scc.submit.selftest-exit-line", s.doc, ptr("artifacts", "selftest_log"), "%s ends with %s, not a line EXIT_CODE=<n>: end the log with the selftest's exit code", quote(name), shown)
+		c.report("scc.submit.selftest-exit-line", s.doc, ptr("artifacts", "selftest_log"), "%s ends with %s, not a line EXIT_CODE=<n>: end the log with the selftest's exit code", display(name), shown)
 		return
 	}
 	if s.hasExit && m[1] != fmt.Sprint(s.exit) {
-		c.report("scc.submit.selftest-exit-matches", s.doc, ptr("exit_code"), "`exit_code` is %d but %s ends with EXIT_CODE=%s: report the selftest's exit code", s.exit, quote(name), m[1])
+		c.report("scc.submit.selftest-exit-matches", s.doc, ptr("exit_code"), "`exit_code` is %d but %s ends with EXIT_CODE=%s: report the selftest's exit code", s.exit, display(name), m[1])
 	}
 }
 
@@ -540,20 +532,20 @@ func sccCheckPatch(c *ruleCtx, s *sccSubmit, name, diff string) {
 	d := s.doc
 	if blank(diff) {
 		for _, p := range s.paths {
-			c.report("scc.submit.files-in-patch", d, p.at(), "%s is listed but %s is empty: the patch should carry every change the submit reports", quote(p.raw), quote(name))
+			c.report("scc.submit.files-in-patch", d, p.at(), "%s is listed but %s is empty: the patch should carry every change the submit reports", display(p.raw), display(name))
 		}
 		return
 	}
 	files, ok := sccPatchFiles(diff)
 	if !ok {
-		c.report("scc.submit.patch-parseable", d, ptr("artifacts", "patch_diff"), "%s is not a unified diff (no \"diff --git\" header and no ---/+++ pair): write the change as `git diff` prints it", quote(name))
+		c.report("scc.submit.patch-parseable", d, ptr("artifacts", "patch_diff"), "%s is not a unified diff (no \"diff --git\" header and no ---/+++ pair): write the change as `git diff` prints it", display(name))
 		return
 	}
 	listed := map[string]bool{}
 	for _, p := range s.paths {
 		listed[p.norm] = true
 		if !files[p.norm] {
-			c.report("scc.submit.files-in-patch", d, p.at(), "%s is listed but %s does not change it: list only files the patch changes, or regenerate the patch", quote(p.raw), quote(name))
+			c.report("scc.submit.files-in-patch", d, p.at(), "%s is listed but %s does not change it: list only files the patch changes, or regenerate the patch", display(p.raw), display(name))
 		}
 	}
 	var extra []string
@@ -568,7 +560,7 @@ func sccCheckPatch(c *ruleCtx, s *sccSubmit, name, diff string) {
 		if _, has := s.obj["changed_files"]; !has {
 			at = nil
 		}
-		c.report("scc.submit.patch-in-files", d, at, "%s changes %s, which `changed_files`/`new_files` do not list: list every file the patch changes (the judge compares them)", quote(name), listOrNone(extra))
+		c.report("scc.submit.patch-in-files", d, at, "%s changes %s, which `changed_files`/`new_files` do not list: list every file the patch changes (the judge compares them)", display(name), listOrNone(extra))
 	}
 }
 
@@ -610,7 +602,7 @@ func sccCheckTask(c *ruleCtx, d *artifact.Document) {
 		return
 	}
 	if id, ok := str(obj, "task_id"); ok && !blank(id) && c.opts.Config.SCC.RequireUUIDTaskID && !sccUUID.MatchString(strings.TrimSpace(id)) {
-		c.report("scc.task.task-id-uuid", d, ptr("task_id"), "`task_id` %s is not a UUID, and scc.require_uuid_task_id is set: give the task a UUID", quote(id))
+		c.report("scc.task.task-id-uuid", d, ptr("task_id"), "`task_id` %s is not a UUID, and scc.require_uuid_task_id is set: give the task a UUID", display(id))
 	}
 	pins := asObj(obj["pins"])
 	allowedList, _ := stringList(pins, "allowed_paths")
@@ -621,7 +613,7 @@ func sccCheckTask(c *ruleCtx, d *artifact.Document) {
 	forbiddenList := asList(pins["forbidden_paths"])
 	for i, e := range forbiddenList {
 		if f, ok := e.(string); ok && !blank(f) && allowed[sccPinKey(f)] {
-			c.report("scc.task.pins-disjoint", d, ptr("pins", "forbidden_paths", i), "%s is both allowed and forbidden: remove it from one of `pins.allowed_paths` and `pins.forbidden_paths`", quote(f))
+			c.report("scc.task.pins-disjoint", d, ptr("pins", "forbidden_paths", i), "%s is both allowed and forbidden: remove it from one of `pins.allowed_paths` and `pins.forbidden_paths`", display(f))
 		}
 	}
 	allowedAll, forbiddenAll := sccPins(obj)
@@ -632,10 +624,10 @@ func sccCheckTask(c *ruleCtx, d *artifact.Document) {
 		}
 		p := path.Clean(sccNorm(f))
 		if pat, hit := sccMatchAny(p, forbiddenAll); hit {
-			c.report("scc.task.files-allowed", d, ptr("files", i), "target file %s is forbidden by %s: the executor cannot change it — fix `files` or the pins", quote(f), quote(pat))
+			c.report("scc.task.files-allowed", d, ptr("files", i), "target file %s is forbidden by %s: the executor cannot change it — fix `files` or the pins", display(f), display(pat))
 		} else if len(allowedAll) > 0 {
 			if _, hit := sccMatchAny(p, allowedAll); !hit {
-				c.report("scc.task.files-allowed", d, ptr("files", i), "target file %s is outside `pins.allowed_paths` (%s): pin it, or drop it from `files`", quote(f), listOrNone(allowedAll))
+				c.report("scc.task.files-allowed", d, ptr("files", i), "target file %s is outside `pins.allowed_paths` (%s): pin it, or drop it from `files`", display(f), listOrNone(allowedAll))
 			}
 		}
 	}
@@ -644,16 +636,16 @@ func sccCheckTask(c *ruleCtx, d *artifact.Document) {
 		executors = sccDefaultExecutors
 	}
 	for i, e := range asList(obj["allowedExecutors"]) {
-		if x, ok := e.(string); ok && !blank(x) && !contains(executors, x) {
-			c.report("scc.task.executor-known", d, ptr("allowedExecutors", i), "executor %s is not one of %s: use a known executor, or list it in scc.executors of .github/phasegate.yml", quote(x), strings.Join(executors, ", "))
+		if x, ok := e.(string); ok && !blank(x) && !slices.Contains(executors, x) {
+			c.report("scc.task.executor-known", d, ptr("allowedExecutors", i), "executor %s is not one of %s: use a known executor, or list it in scc.executors of .github/phasegate.yml", display(x), strings.Join(executors, ", "))
 		}
 	}
 	if roles := c.opts.Config.SCC.Roles; len(roles) > 0 {
-		if r, ok := str(obj, "role"); ok && !blank(r) && !contains(roles, r) {
-			c.report("scc.task.role-known", d, ptr("role"), "role %s is not in scc.roles (%s): use a registered role, or add it to the config", quote(r), strings.Join(roles, ", "))
+		if r, ok := str(obj, "role"); ok && !blank(r) && !slices.Contains(roles, r) {
+			c.report("scc.task.role-known", d, ptr("role"), "role %s is not in scc.roles (%s): use a registered role, or add it to the config", display(r), strings.Join(roles, ", "))
 		}
 	}
-	if t, ok := num(obj, "timeoutMs"); ok && t <= 0 {
+	if t, ok := toFloat(obj["timeoutMs"]); ok && t <= 0 {
 		c.report("scc.task.timeout-positive", d, ptr("timeoutMs"), "`timeoutMs` is %v: give the executor a positive time budget in milliseconds", t)
 	}
 }
@@ -669,7 +661,7 @@ func sccCheckAgainstTask(c *ruleCtx, s *sccSubmit, task *artifact.Document) {
 	}
 	d := s.doc
 	if want, ok := str(tobj, "task_id"); ok && !blank(want) && s.hasTaskID && !blank(s.taskID) && strings.TrimSpace(want) != strings.TrimSpace(s.taskID) {
-		c.report("scc.submit.task-id-matches-task", d, ptr("task_id"), "`task_id` is %s but the task input %s has task_id %s: the submit must echo the input's task_id", quote(s.taskID), task.Path, quote(want))
+		c.report("scc.submit.task-id-matches-task", d, ptr("task_id"), "`task_id` is %s but the task input %s has task_id %s: the submit must echo the input's task_id", display(s.taskID), task.Path, display(want))
 	}
 	allowed, forbidden := sccPins(tobj)
 	own := "artifacts/" + strings.TrimSpace(s.taskID) + "/"
@@ -678,12 +670,12 @@ func sccCheckAgainstTask(c *ruleCtx, s *sccSubmit, task *artifact.Document) {
 			continue // the task's own evidence, which the executor must write
 		}
 		if pat, hit := sccMatchAny(p.norm, forbidden); hit {
-			c.report("scc.submit.scope-conflict", d, p.at(), "%s matches forbidden path %s of %s: SCOPE_CONFLICT — revert the change, or report FAILED with reason_code SCOPE_CONFLICT", quote(p.raw), quote(pat), task.Path)
+			c.report("scc.submit.scope-conflict", d, p.at(), "%s matches forbidden path %s of %s: SCOPE_CONFLICT — revert the change, or report FAILED with reason_code SCOPE_CONFLICT", display(p.raw), display(pat), task.Path)
 			continue
 		}
 		if len(allowed) > 0 {
 			if _, hit := sccMatchAny(p.norm, allowed); !hit {
-				c.report("scc.submit.scope-conflict", d, p.at(), "%s is outside the pins of %s (allowed: %s): SCOPE_CONFLICT — revert the change, or ask for the path to be pinned", quote(p.raw), task.Path, listOrNone(allowed))
+				c.report("scc.submit.scope-conflict", d, p.at(), "%s is outside the pins of %s (allowed: %s): SCOPE_CONFLICT — revert the change, or ask for the path to be pinned", display(p.raw), task.Path, listOrNone(allowed))
 			}
 		}
 	}
@@ -731,10 +723,10 @@ func sccCheckVerdict(c *ruleCtx, d *artifact.Document, s *sccSubmit) {
 	id, hasID := str(obj, "task_id")
 	if hasID && !blank(id) {
 		if _, dir, ok := sccTaskDir(sccRel(c, d)); ok && strings.TrimSpace(id) != dir {
-			c.report("scc.verdict.task-id-matches-dir", d, ptr("task_id"), "`task_id` is %s but the file is in artifacts/%s/: the judge writes the verdict to artifacts/<task_id>/", quote(id), dir)
+			c.report("scc.verdict.task-id-matches-dir", d, ptr("task_id"), "`task_id` is %s but the file is in artifacts/%s/: the judge writes the verdict to artifacts/<task_id>/", display(id), dir)
 		}
 		if s != nil && s.hasTaskID && !blank(s.taskID) && strings.TrimSpace(id) != strings.TrimSpace(s.taskID) {
-			c.report("scc.verdict.task-id-matches-submit", d, ptr("task_id"), "`task_id` is %s but %s has task_id %s: a verdict judges its folder's submit", quote(id), s.doc.Path, quote(s.taskID))
+			c.report("scc.verdict.task-id-matches-submit", d, ptr("task_id"), "`task_id` is %s but %s has task_id %s: a verdict judges its folder's submit", display(id), s.doc.Path, display(s.taskID))
 		}
 	}
 	if verdict == "" {
@@ -829,8 +821,8 @@ func sccCheckSeedVerdict(c *ruleCtx, d *artifact.Document, obj map[string]any, v
 		}
 	}
 	if na, ok := str(obj, "next_action"); ok {
-		if fits := sccNextActions[verdict]; len(fits) > 0 && !contains(fits, na) {
-			c.report("scc.verdict.next-action", d, ptr("next_action"), "`next_action` is %s but the verdict is %s, which goes with %s", quote(na), verdict, strings.Join(fits, " or "))
+		if fits := sccNextActions[verdict]; len(fits) > 0 && !slices.Contains(fits, na) {
+			c.report("scc.verdict.next-action", d, ptr("next_action"), "`next_action` is %s but the verdict is %s, which goes with %s", display(na), verdict, strings.Join(fits, " or "))
 		}
 	}
 }
@@ -940,7 +932,7 @@ func sccSubmitDecision(s *sccSubmit) Decision {
 		dec.Effect, dec.Reason = "SHIP", "SCC submit DONE, not judged yet"
 	case "NEED_INPUT":
 		dec.Effect, dec.Reason = "HOLD", "SCC submit NEED_INPUT (the judge escalates it)"
-		if needs, _ := stringList(s.obj, "needs_input"); sccAnyNonBlank(needs) {
+		if needs, _ := stringList(s.obj, "needs_input"); slices.ContainsFunc(needs, filled) {
 			dec.Reason += ": needs " + strings.Join(needs, "; ")
 		}
 	case "FAILED":

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -129,17 +130,6 @@ func (v *Validator) Err() error {
 	for _, k := range artifact.Kinds() {
 		if ks := v.schemas[k.ID]; ks != nil && ks.compiled() && ks.err != nil {
 			return ks.err
-		}
-	}
-	return nil
-}
-
-// CompileAll compiles every kind's schema now and reports the first that
-// does not compile (the tests' check that the embedded schemas are sound).
-func (v *Validator) CompileAll() error {
-	for _, k := range artifact.Kinds() {
-		if _, err := v.schema(k.ID); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -345,10 +335,7 @@ const (
 )
 
 func (v *Validator) hintFor(e *jsonschema.ValidationError, inherited string) string {
-	if h := v.ownHint(e); h != "" {
-		return h
-	}
-	return inherited
+	return cmp.Or(v.ownHint(e), inherited)
 }
 
 // mergeTypeBranches turns "anyOf: [{type: string}, {type: integer}]" failing
@@ -418,7 +405,7 @@ func (v *Validator) describe(doc *artifact.Document, value any, prefix []string,
 	case *kind.Dependency, *kind.DependentRequired:
 		return []Finding{v.finding(doc, loc, fmt.Sprintf("%s: %s", field, e.ErrorKind.LocalizedString(printer))+hint)}
 	}
-	msg := v.message(e, field, valueAt(value, e.InstanceLocation), l.hint != "", artifact.FormatOf(doc.Kind, doc.Path) == artifact.FormatYAML)
+	msg := v.message(e, field, artifact.ValueAt(value, e.InstanceLocation), l.hint != "", artifact.FormatOf(doc.Kind, doc.Path) == artifact.FormatYAML)
 	if hint != "" && strings.Contains(msg, " — ") {
 		hint = ";" + strings.TrimPrefix(hint, " —")
 	}
@@ -572,40 +559,7 @@ func (v *Validator) schemaObject(e *jsonschema.ValidationError) any {
 	if !ok {
 		return nil
 	}
-	cur := doc
-	for _, tok := range artifact.SplitPointer(frag) {
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	return cur
-}
-
-func valueAt(v any, loc []string) any {
-	for _, tok := range loc {
-		switch c := v.(type) {
-		case map[string]any:
-			v = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			v = c[i]
-		default:
-			return nil
-		}
-	}
-	return v
+	return artifact.ValueAt(doc, artifact.SplitPointer(frag))
 }
 
 // fieldName renders an instance location as a readable field path in
@@ -702,15 +656,6 @@ func plural(t string) string {
 		return "booleans"
 	}
 	return t + "s"
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // display renders a value from the document for a message, shortened: the

@@ -1,10 +1,12 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/schemas"
@@ -42,27 +44,9 @@ func Conventions() ([]Convention, error) {
 		}
 		out = append(out, conventionsIn(p, doc, nil)...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Schema != out[j].Schema {
-			return out[i].Schema < out[j].Schema
-		}
-		return out[i].Field < out[j].Field
+	slices.SortStableFunc(out, func(a, b Convention) int {
+		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Field, b.Field))
 	})
-	return out, nil
-}
-
-// ConventionsOf lists the conventions of one schema file.
-func ConventionsOf(schemaPath string) ([]Convention, error) {
-	all, err := Conventions()
-	if err != nil {
-		return nil, err
-	}
-	var out []Convention
-	for _, c := range all {
-		if c.Schema == schemaPath {
-			out = append(out, c)
-		}
-	}
 	return out, nil
 }
 
@@ -74,12 +58,7 @@ func conventionsIn(file string, node any, loc []string) []Convention {
 			b, _ := n["x-basis"].(string)
 			out = append(out, Convention{Schema: file, Field: schemaField(loc), Basis: b})
 		}
-		keys := make([]string, 0, len(n))
-		for k := range n {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(n)) {
 			out = append(out, conventionsIn(file, n[k], append(loc, k))...)
 		}
 	case []any:

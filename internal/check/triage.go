@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -34,7 +35,7 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 	if id, ok := str(obj, "phase_id"); ok && !blank(id) {
 		dir := path.Base(path.Dir(d.Path))
 		if !autopilotPhaseDirMatches(dir, id) {
-			c.report("autopilot.triage.phase-id-matches-dir", d, ptr("phase_id"), "`phase_id` is %s but the file is in %s/: move the file to the phase's directory or correct `phase_id`", quote(id), dir)
+			c.report("autopilot.triage.phase-id-matches-dir", d, ptr("phase_id"), "`phase_id` is %s but the file is in %s/: move the file to the phase's directory or correct `phase_id`", display(id), dir)
 		}
 	}
 	checked, checkedOK := obj["criteria_checked"].([]any)
@@ -44,14 +45,14 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 			passed++
 		}
 	}
-	total, totalOK := integer(obj, "total_criteria")
-	claimed, claimedOK := integer(obj, "passed_criteria")
+	total, totalOK := toInt(obj["total_criteria"])
+	claimed, claimedOK := toInt(obj["passed_criteria"])
 	if checkedOK && claimedOK && claimed != int64(passed) {
 		c.report("autopilot.triage.passed-count", d, ptr("passed_criteria"), "`passed_criteria` is %d but %s of `criteria_checked` passed: count the entries whose result is pass", claimed, countWord(passed, "entry", "entries"))
 	} else if totalOK && claimedOK && claimed > total {
 		c.report("autopilot.triage.passed-count", d, ptr("passed_criteria"), "`passed_criteria` is %d, more than `total_criteria` %d", claimed, total)
 	}
-	ratio, ratioOK := num(obj, "pass_ratio")
+	ratio, ratioOK := toFloat(obj["pass_ratio"])
 	if ratioOK && totalOK && claimedOK && total >= 0 {
 		want := 0.0
 		if total > 0 {
@@ -67,7 +68,7 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 		noCriteria := source == "none" || (checkedOK && len(checked) == 0)
 		switch {
 		case noCriteria && routing == "verify_only":
-			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but no criterion was verifiable (criteria_source %s, %s checked): with nothing verified the phase goes to full_pipeline", quote(source), countWord(len(checked), "criterion", "criteria"))
+			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but no criterion was verifiable (criteria_source %s, %s checked): with nothing verified the phase goes to full_pipeline", display(source), countWord(len(checked), "criterion", "criteria"))
 		case ratioOK && routing == "verify_only" && !(ratio > autopilotTriageThreshold):
 			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but `pass_ratio` is %s: only a ratio above 0.80 skips to verification (full_pipeline otherwise)", trimFloat(ratio))
 		case ratioOK && routing == "full_pipeline" && ratio > autopilotTriageThreshold && !noCriteria:
@@ -79,7 +80,7 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 	case "verify_only":
 		var missing []string
 		for _, s := range autopilotVerifyOnlySkips {
-			if !contains(skipped, s) {
+			if !slices.Contains(skipped, s) {
 				missing = append(missing, s)
 			}
 		}
@@ -111,7 +112,7 @@ func jgCheckTrace(c *ruleCtx, d *artifact.Document) {
 	}
 	if id, ok := str(obj, "issue_id"); ok && !blank(id) {
 		if dir := path.Base(path.Dir(d.Path)); dir != id {
-			c.report("jg.trace.issue-matches-dir", d, ptr("issue_id"), "`issue_id` is %s but the trace is in .pipeline/%s/: move it to its issue's folder or correct `issue_id`", quote(id), dir)
+			c.report("jg.trace.issue-matches-dir", d, ptr("issue_id"), "`issue_id` is %s but the trace is in .pipeline/%s/: move it to its issue's folder or correct `issue_id`", display(id), dir)
 		}
 	}
 	stages, _ := obj["stages"].([]any)
@@ -120,19 +121,19 @@ func jgCheckTrace(c *ruleCtx, d *artifact.Document) {
 	var prev string
 	for i, e := range stages {
 		st := asObj(e)
-		n, ok := integer(st, "duration_ms")
+		n, ok := toInt(st["duration_ms"])
 		if !ok {
 			sumOK = false
 		}
 		sum += n
 		if at, ok := autopilotTime(st["started_at"]); ok {
 			if p, ok := autopilotTime(prev); ok && at.Before(p) {
-				c.report("jg.trace.stage-order", d, ptr("stages", i, "started_at"), "stage %d (%s) starts at %s, before the stage listed above it (%s): list the stages in the order they ran", i+1, quote(strOr(st, "stage")), strOr(st, "started_at"), prev)
+				c.report("jg.trace.stage-order", d, ptr("stages", i, "started_at"), "stage %d (%s) starts at %s, before the stage listed above it (%s): list the stages in the order they ran", i+1, display(strOr(st, "stage")), strOr(st, "started_at"), prev)
 			}
 			prev = strOr(st, "started_at")
 		}
 	}
-	if total, ok := integer(obj, "total_duration_ms"); ok && sumOK && len(stages) > 0 && total != sum {
+	if total, ok := toInt(obj["total_duration_ms"]); ok && sumOK && len(stages) > 0 && total != sum {
 		c.report("jg.trace.total-duration", d, ptr("total_duration_ms"), "`total_duration_ms` is %d but the stages' `duration_ms` add up to %d: write the sum", total, sum)
 	}
 }

@@ -36,6 +36,8 @@ func strOr(m map[string]any, k string) string {
 // blank reports whether s is empty or only white space.
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
+func filled(s string) bool { return !blank(s) }
+
 // stringList returns the string elements of m[k] (non-strings skipped) and
 // whether m[k] is a list at all.
 func stringList(m map[string]any, k string) ([]string, bool) {
@@ -52,11 +54,7 @@ func stringList(m map[string]any, k string) ([]string, bool) {
 	return out, true
 }
 
-// num returns m[k] as a float64 when it is a number.
-func num(m map[string]any, k string) (float64, bool) {
-	return toFloat(m[k])
-}
-
+// toFloat returns v as a float64 when it is a number.
 func toFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -70,11 +68,7 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// integer returns m[k] when it is a whole number.
-func integer(m map[string]any, k string) (int64, bool) {
-	return toInt(m[k])
-}
-
+// toInt returns v when it is a whole number.
 func toInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -109,9 +103,6 @@ func ptr(tokens ...any) []string {
 	}
 	return out
 }
-
-// quote renders agent-written text inside a message, shortened.
-func quote(s string) string { return display(s) }
 
 // normalize folds text for loose comparisons: lower case, punctuation and
 // runs of space folded.

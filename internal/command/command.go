@@ -90,7 +90,7 @@ type Command struct {
 	ID string
 	// Option is the chosen option as written (one word; sentence
 	// punctuation after it removed). Compare it with the decision's options
-	// without regard to case (see OptionKey). When Recommended is set it
+	// without regard to case. When Recommended is set it
 	// holds the word `recommended` as written.
 	Option string
 	// Recommended is set for `/resolve <ID> recommended`: take the
@@ -117,9 +117,6 @@ type Command struct {
 	// "/resolve", "/decisions" or "/phasegate help".
 	Suggestion string
 }
-
-// OptionKey is Option lower-cased, for comparing with a decision's options.
-func (c Command) OptionKey() string { return strings.ToLower(c.Option) }
 
 // Target is the decision the command names: "<phase>:<ID>" or "<ID>".
 func (c Command) Target() string {

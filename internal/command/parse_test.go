@@ -549,3 +549,6 @@ func TestOracle(t *testing.T) {
 		})
 	}
 }
+
+// OptionKey is Option lower-cased, for comparing with a decision's options.
+func (c Command) OptionKey() string { return strings.ToLower(c.Option) }

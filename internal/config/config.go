@@ -7,13 +7,13 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -83,10 +83,7 @@ func (r Resolvers) ViaAppsOrDefault() bool { return r.ViaApps == nil || *r.ViaAp
 
 // PermissionOrDefault is the configured permission, or write.
 func (r Resolvers) PermissionOrDefault() string {
-	if r.Permission != "" {
-		return r.Permission
-	}
-	return "write"
+	return cmp.Or(r.Permission, "write")
 }
 
 // Phases configures the phase:<name> labels.
@@ -150,10 +147,7 @@ const DefaultIdentity = "github-actions[bot]"
 
 // IdentityOrDefault is the configured identity, or DefaultIdentity.
 func (c Config) IdentityOrDefault() string {
-	if c.Identity != "" {
-		return c.Identity
-	}
-	return DefaultIdentity
+	return cmp.Or(c.Identity, DefaultIdentity)
 }
 
 // Decisions settings.
@@ -187,10 +181,7 @@ const (
 
 // InvalidateOnPushOrDefault is decisions.invalidate_on_push, or "unit".
 func (d Decisions) InvalidateOnPushOrDefault() string {
-	if d.InvalidateOnPush == "" {
-		return InvalidateUnit
-	}
-	return d.InvalidateOnPush
+	return cmp.Or(d.InvalidateOnPush, InvalidateUnit)
 }
 
 // SCC settings. Upstream's enums drift (executors were renamed, the role
@@ -347,11 +338,8 @@ func Parse(data []byte) (cfg Config, probs []Problem) {
 
 // sortProblems orders problems by position and drops repeats.
 func sortProblems(probs []Problem) []Problem {
-	sort.SliceStable(probs, func(i, j int) bool {
-		if probs[i].Line != probs[j].Line {
-			return probs[i].Line < probs[j].Line
-		}
-		return probs[i].Column < probs[j].Column
+	slices.SortStableFunc(probs, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	return slices.Compact(probs)
 }
@@ -458,12 +446,7 @@ func (p *problems) add(n *yaml.Node, msg string) {
 // checkGlobs checks each glob of artifacts and ignore (the schema checks
 // the kinds).
 func (p *problems) checkGlobs(cfg Config) {
-	ids := make([]string, 0, len(cfg.Artifacts))
-	for id := range cfg.Artifacts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(cfg.Artifacts)) {
 		for i, g := range cfg.Artifacts[id] {
 			if !doublestar.ValidatePattern(g) {
 				p.add(item(p.root, i, "artifacts", id), fmt.Sprintf("artifacts.%s: invalid glob %q", id, g))
@@ -481,12 +464,7 @@ func (p *problems) checkGlobs(cfg Config) {
 // in effect: phases.sequence, or the default sequence when it is not set.
 func (p *problems) checkPhases(cfg Config) {
 	seq := cfg.PhasesOrDefault().Sequence
-	aliases := make([]string, 0, len(cfg.Phases.Aliases))
-	for alias := range cfg.Phases.Aliases {
-		aliases = append(aliases, alias)
-	}
-	sort.Strings(aliases)
-	for _, alias := range aliases {
+	for _, alias := range slices.Sorted(maps.Keys(cfg.Phases.Aliases)) {
 		target := cfg.Phases.Aliases[alias]
 		if !slices.ContainsFunc(seq, func(s string) bool { return strings.EqualFold(s, target) }) {
 			which := "phases.sequence"

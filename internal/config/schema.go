@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/big"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -110,7 +109,7 @@ func (c *compiled) describe(doc *artifact.Document, e *jsonschema.ValidationErro
 		return Problem{p.Line, p.Column, msg}
 	}
 	node := c.schemaAt(e.SchemaURL)
-	got := valueAt(doc.Value, loc)
+	got := artifact.ValueAt(doc.Value, loc)
 	name := dotted(doc.Value, loc)
 	switch k := e.ErrorKind.(type) {
 	case *kind.AdditionalProperties:
@@ -185,38 +184,14 @@ func didYouMean(word string, candidates []string) string {
 // ("…#/properties/limits/properties/max_depth").
 func (c *compiled) schemaAt(schemaURL string) map[string]any {
 	_, frag, _ := strings.Cut(schemaURL, "#")
-	n, _ := valueAt(c.raw, artifact.SplitPointer(frag)).(map[string]any)
+	n, _ := artifact.ValueAt(c.raw, artifact.SplitPointer(frag)).(map[string]any)
 	return n
 }
 
 // keysOf lists a schema object's properties, sorted.
 func keysOf(node map[string]any) []string {
 	props, _ := node["properties"].(map[string]any)
-	out := make([]string, 0, len(props))
-	for k := range props {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// valueAt follows JSON pointer tokens into a decoded value.
-func valueAt(v any, tokens []string) any {
-	for _, t := range tokens {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[t]
-		case []any:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
+	return slices.Sorted(maps.Keys(props))
 }
 
 // dotted names a place in the config as a person writes it:
@@ -233,7 +208,7 @@ func dotted(root any, tokens []string) string {
 			}
 			b.WriteString(t)
 		}
-		v = valueAt(v, []string{t})
+		v = artifact.ValueAt(v, []string{t})
 	}
 	return b.String()
 }

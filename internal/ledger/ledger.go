@@ -590,12 +590,7 @@ func (o *Outcome) Decision(id string) *Decision {
 // HasOption reports whether option is one of the decision's options
 // (case-insensitive).
 func (d *Decision) HasOption(option string) bool {
-	for _, o := range d.Options {
-		if strings.EqualFold(o, option) {
-			return true
-		}
-	}
-	return false
+	return containsFold(d.Options, option)
 }
 
 // Outcome returns the trusted outcome with that id, or nil.

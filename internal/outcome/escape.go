@@ -106,18 +106,4 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // a /resolve command: 1 to 64 ASCII letters, digits, '.', '_' or '-',
 // starting with a letter or digit. Decision ids and options outside this
 // charset are shown escaped, with no command to copy.
-func Token(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+func Token(s string) bool { return word(s, 64, "._-") }

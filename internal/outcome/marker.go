@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -397,15 +398,19 @@ func isCommit(s string) bool { return len(s) >= 7 && len(s) <= 64 && isLowerHex(
 
 // Login reports whether s is a GitHub login as the marker grammar accepts
 // it: an ASCII letter or digit, then up to 99 letters, digits, '-' or '_'.
-func Login(s string) bool {
-	if len(s) == 0 || len(s) > 100 {
+func Login(s string) bool { return word(s, 100, "-_") }
+
+// word reports whether s is 1 to max ASCII letters, digits and bytes of
+// punct, starting with a letter or digit (Token, Login).
+func word(s string, max int, punct string) bool {
+	if len(s) == 0 || len(s) > max {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case i > 0 && (c == '-' || c == '_'):
+		case i > 0 && strings.IndexByte(punct, c) >= 0:
 		default:
 			return false
 		}
@@ -557,11 +562,7 @@ func (m Marker) String() string {
 	for _, f := range m.fields() {
 		b.WriteString(" " + f.key + "=" + f.val)
 	}
-	sig := m.Sig
-	if sig == "" {
-		sig = "-"
-	}
-	b.WriteString(" sig=" + sig)
+	b.WriteString(" sig=" + cmp.Or(m.Sig, "-"))
 	b.WriteString(markerClose)
 	return b.String()
 }

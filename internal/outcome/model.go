@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -82,16 +82,6 @@ func (d Decision) RecommendedOption() (string, bool) {
 	return "", false
 }
 
-// HasOption reports whether o is exactly one of the decision's options.
-func (d Decision) HasOption(o string) bool {
-	for _, e := range d.Options {
-		if e == o {
-			return true
-		}
-	}
-	return false
-}
-
 // Finding categories of the Phase Outcome contract (docs/contracts/outcome.md).
 const (
 	CategoryInScopeBlocking   = "in-scope-blocking"
@@ -102,15 +92,6 @@ const (
 
 // Categories are the known finding categories, in the seed's order.
 var Categories = []string{CategoryInScopeBlocking, CategoryInScopeDeferrable, CategoryOutOfScope, CategoryPreExisting}
-
-func knownCategory(c string) bool {
-	for _, k := range Categories {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
 
 // Parse reads an outcome from its decoded value (the JSON data model of
 // internal/artifact: map[string]any, []any, string, int64, float64,
@@ -213,7 +194,7 @@ func parseFinding(m map[string]any) (Finding, error) {
 	// counts as in-scope-blocking, and the schema reports it.
 	f.ProposedCategory, _ = m["proposed_category"].(string)
 	f.Category = f.ProposedCategory
-	if !knownCategory(f.Category) {
+	if !slices.Contains(Categories, f.Category) {
 		f.Category = CategoryInScopeBlocking
 	}
 	return f, nil
@@ -355,14 +336,4 @@ func describe(v any) string {
 		return "a mapping"
 	}
 	return fmt.Sprintf("a %T", v)
-}
-
-// sortedKeys returns m's keys in byte order.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package outcome
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,4 +178,9 @@ func TestParseErrorsQuoteNoMarkup(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("Parse error = %q", err)
 	}
+}
+
+// HasOption reports whether o is exactly one of the decision's options.
+func (d Decision) HasOption(o string) bool {
+	return slices.Contains(d.Options, o)
 }

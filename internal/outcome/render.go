@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -238,10 +239,7 @@ func writeDecisions(b *strings.Builder, o *Outcome) {
 func row(b *strings.Builder, cells ...string) {
 	b.WriteString("|")
 	for _, c := range cells {
-		if c == "" {
-			c = "—"
-		}
-		b.WriteString(" " + c + " |")
+		b.WriteString(" " + cmp.Or(c, "—") + " |")
 	}
 	b.WriteString("\n")
 }

@@ -28,7 +28,7 @@ type Report struct {
 	Pipeline []check.Status
 	// SourceRoot, when not empty, is the absolute "file:" URI (ending in
 	// '/', see DirURI) of the repository root, and the findings' files are
-	// relative to it rather than to the checked root (see Rebase): SARIF
+	// relative to it rather than to the checked root: SARIF
 	// declares it as %SRCROOT%. Only SARIF reads it; callers set it (and
 	// rebase the files) for SARIF only, since the other formats keep files
 	// relative to the checked root.

@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"path"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/check"
@@ -192,11 +192,7 @@ func sarifRules(findings []check.Finding) ([]sarifDescriptor, map[string]int) {
 			seen[f.Rule] = f.Severity
 		}
 	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(seen))
 	index := make(map[string]int, len(ids))
 	rules := make([]sarifDescriptor, 0, len(ids))
 	for i, id := range ids {
@@ -277,21 +273,6 @@ func DirURI(dir string) string {
 		p += "/"
 	}
 	return "file://" + escapePath(p, ":")
-}
-
-// Rebase returns a copy of fs with prefix ("" or a '/'-separated directory
-// ending in '/') put before every file: it turns files relative to a checked
-// directory into files relative to the repository that holds it, for a
-// Report with SourceRoot. Findings without a file are kept as they are.
-func Rebase(fs []check.Finding, prefix string) []check.Finding {
-	out := make([]check.Finding, len(fs))
-	for i, f := range fs {
-		if f.File != "" {
-			f.File = path.Join(prefix, f.File)
-		}
-		out[i] = f
-	}
-	return out
 }
 
 // descriptor documents a rule. Its text is phasegate's own (never an

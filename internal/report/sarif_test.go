@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -728,4 +729,19 @@ func TestRebase(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Rebase returns a copy of fs with prefix ("" or a '/'-separated directory
+// ending in '/') put before every file: it turns files relative to a checked
+// directory into files relative to the repository that holds it, for a
+// Report with SourceRoot. Findings without a file are kept as they are.
+func Rebase(fs []check.Finding, prefix string) []check.Finding {
+	out := make([]check.Finding, len(fs))
+	for i, f := range fs {
+		if f.File != "" {
+			f.File = path.Join(prefix, f.File)
+		}
+		out[i] = f
+	}
+	return out
 }

@@ -83,20 +83,14 @@ func run(corpusDir, out string) error {
 	if err != nil {
 		return err
 	}
-	files, err := artifact.Discover(corpusDir, artifact.DiscoverOptions{})
-	if err != nil {
-		return err
-	}
 	mapF, err := os.Create(filepath.Join(out, "map.tsv"))
 	if err != nil {
 		return err
 	}
 	defer mapF.Close()
-	p := &prep{out: out, v: v, mapW: bufio.NewWriter(mapF), kinds: map[string]*kindOut{}}
-	for _, f := range files {
-		if err := p.add(f); err != nil {
-			return err
-		}
+	p := &prep{corpus: corpusDir, out: out, v: v, mapW: bufio.NewWriter(mapF), kinds: map[string]*kindOut{}}
+	if err := artifact.WalkFS(os.DirFS(corpusDir), artifact.DiscoverOptions{}, p.add); err != nil {
+		return err
 	}
 	if err := p.mapW.Flush(); err != nil {
 		return err
@@ -139,7 +133,7 @@ func prepareOut(out string) error {
 
 // prep is the peers' inputs being written.
 type prep struct {
-	out               string
+	corpus, out       string
 	v                 *check.Validator
 	mapW              *bufio.Writer // map.tsv
 	expected, skipped []string      // rejected by phasegate's schema layer; undecodable
@@ -147,9 +141,14 @@ type prep struct {
 	seq               int
 }
 
+// abs is the OS path of a file of the corpus.
+func (p *prep) abs(f artifact.File) string {
+	return filepath.Join(p.corpus, filepath.FromSlash(f.Path))
+}
+
 // add writes file f for the peers, if it is a decodable artifact.
 func (p *prep) add(f artifact.File) error {
-	data, err := os.ReadFile(f.Abs)
+	data, err := os.ReadFile(p.abs(f))
 	if err != nil {
 		return err
 	}
@@ -192,7 +191,7 @@ func (p *prep) write(k *artifact.Kind, f artifact.File, data []byte, doc *artifa
 	name := fmt.Sprintf("%06d%s", p.seq, ext)
 	plainPath := filepath.Join(p.out, "plain", k.ID, name)
 	if plain == nil {
-		if err := os.Link(f.Abs, plainPath); err != nil {
+		if err := os.Link(p.abs(f), plainPath); err != nil {
 			plain = data // another file system: copy
 		}
 	}
