@@ -11,22 +11,18 @@ import (
 // OAuth is the App's OAuth web flow o as the pages consume it
 // (web.OAuth): a signed-in person's reads use Config.User's client.
 func (p *Source) OAuth(o *ghclient.OAuth) web.OAuth {
-	return pagesOAuth{o: o, users: p.cfg.User}
+	return pagesOAuth{OAuth: o, users: p.cfg.User}
 }
 
 // pagesOAuth is the App's OAuth web flow (ghclient.OAuth) as the pages
 // consume it (web.OAuth).
 type pagesOAuth struct {
-	o     *ghclient.OAuth
-	users func(token string) (*ghclient.Client, error)
-}
-
-func (a pagesOAuth) AuthCodeURL(state, verifier string) string {
-	return a.o.AuthCodeURL(state, verifier)
+	*ghclient.OAuth // AuthCodeURL
+	users           func(token string) (*ghclient.Client, error)
 }
 
 func (a pagesOAuth) Exchange(ctx context.Context, code, verifier string) (web.Token, error) {
-	t, err := a.o.Exchange(ctx, code, verifier)
+	t, err := a.OAuth.Exchange(ctx, code, verifier)
 	if err != nil {
 		return web.Token{}, err
 	}
@@ -34,7 +30,7 @@ func (a pagesOAuth) Exchange(ctx context.Context, code, verifier string) (web.To
 }
 
 func (a pagesOAuth) Revoke(ctx context.Context, t web.Token) error {
-	return a.o.RevokeToken(ctx, t.AccessToken)
+	return a.OAuth.RevokeToken(ctx, t.AccessToken)
 }
 
 func (a pagesOAuth) User(t web.Token) web.UserAPI {
@@ -47,10 +43,8 @@ type personAPI struct {
 	users func(token string) (*ghclient.Client, error)
 }
 
-func (p personAPI) client() (*ghclient.Client, error) { return p.users(p.token) }
-
 func (p personAPI) CurrentUser(ctx context.Context) (web.Viewer, error) {
-	c, err := p.client()
+	c, err := p.users(p.token)
 	if err != nil {
 		return web.Viewer{}, err
 	}
@@ -69,7 +63,7 @@ const maxPersonRepos = 5000
 // (GitHub answers /user/installations with this App's installations only,
 // for a token of this App).
 func (p personAPI) Repos(ctx context.Context) ([]web.RepoRef, error) {
-	c, err := p.client()
+	c, err := p.users(p.token)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +91,7 @@ func (p personAPI) Repos(ctx context.Context) ([]web.RepoRef, error) {
 }
 
 func (p personAPI) CanSee(ctx context.Context, owner, repo string) (bool, error) {
-	c, err := p.client()
+	c, err := p.users(p.token)
 	if err != nil {
 		return false, err
 	}

@@ -398,25 +398,13 @@ func (p *Source) Pending(ctx context.Context, repos []web.RepoRef, viewer string
 	rows := p.pending.list(repos)
 	out := make([]web.PendingItem, 0, len(rows))
 	asks, titles := maxMayChecksPerRequest, maxTitleReadsPerRequest
-	clients := map[int64]*ghclient.Client{}
-	client := func(r pendingRow) (*ghclient.Client, error) {
-		if gh, ok := clients[r.repo.Installation]; ok {
-			return gh, nil
-		}
-		c, err := p.cfg.Client(ctx, r.repo.Owner, r.repo.Name, r.repo.Installation)
-		if err != nil {
-			return nil, err
-		}
-		clients[r.repo.Installation] = c
-		return c, nil
-	}
 	for _, r := range rows {
 		it := web.PendingItem{Repo: r.repo, Issue: r.entry.issue, IssueTitle: r.entry.title, Decision: r.item.decision, Type: r.item.typ,
 			Phase: r.item.phase, Question: r.item.question, Blocking: r.item.blocking, Since: r.item.since,
 			Options: append([]web.OptionView(nil), r.item.options...), CommentURL: r.item.commentURL}
 		if it.IssueTitle == "" && titles > 0 {
 			titles--
-			it.IssueTitle = p.title(ctx, client, r)
+			it.IssueTitle = p.title(ctx, r)
 		}
 		switch {
 		case r.entry.frozen:
@@ -424,7 +412,7 @@ func (p *Source) Pending(ctx context.Context, repos []web.RepoRef, viewer string
 		case viewer == "":
 			it.WhyNot = whyNotSignedIn
 		default:
-			gh, err := client(r)
+			gh, err := p.cfg.Client(ctx, r.repo.Owner, r.repo.Name, r.repo.Installation)
 			if err != nil {
 				return nil, err
 			}
@@ -442,8 +430,8 @@ const maxTitleReadsPerRequest = 20
 
 // title reads the title of the row's issue and keeps it in the index; ""
 // when it cannot be read (the inbox then names the issue by its number).
-func (p *Source) title(ctx context.Context, client func(pendingRow) (*ghclient.Client, error), r pendingRow) string {
-	gh, err := client(r)
+func (p *Source) title(ctx context.Context, r pendingRow) string {
+	gh, err := p.cfg.Client(ctx, r.repo.Owner, r.repo.Name, r.repo.Installation)
 	if err != nil {
 		return ""
 	}
