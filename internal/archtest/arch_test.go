@@ -80,6 +80,7 @@ var roles = map[string]Role{
 	"internal/checkjob":            Handler,
 	"internal/action":              Adapter,
 	"internal/server":              Adapter,
+	"internal/pages":               Adapter,
 	"internal/web":                 Adapter,
 	"internal/cli":                 Adapter,
 	"internal/redisx":              Adapter,

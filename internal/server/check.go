@@ -95,7 +95,7 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		return gh.CommitFS(ctx, j.Owner, j.Repo, sha, limits)
 	}
 	sum, err := d.CheckCommit(ctx, gh, req)
-	s.recordResult(ctx, j.Owner, j.Repo, sha, sum, log)
+	s.pages.Record(ctx, j.Owner, j.Repo, sha, sum, log)
 	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "findings", sum.Findings,
 		"posted", sum.Posted, "decisions", sum.Decisions.State)
 	if err != nil {

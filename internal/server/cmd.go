@@ -27,7 +27,7 @@ type serveSettings struct {
 	redisURL string
 	lockTTL  time.Duration
 	// pages are the settings of serve's own pages; nil when they are off.
-	pages *pagesSettings
+	pages *PagesOptions
 }
 
 // DefaultLockTTL is how long an issue's Redis lock outlives a replica that
@@ -278,11 +278,11 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 		defer q.Close()
 	}
 	if s.pages != nil {
-		if err := WithPages(&s.cfg, s.pages.options()); err != nil {
+		if err := WithPages(&s.cfg, *s.pages); err != nil {
 			fmt.Fprintf(stderr, "phasegate: %v\n", err)
 			return 2
 		}
-		logger.Info("serving the pages", "public_url", s.pages.publicURL, "github_web_url", s.pages.githubWebURL)
+		logger.Info("serving the pages", "public_url", s.pages.PublicURL, "github_web_url", s.pages.GitHubWebURL)
 	}
 	srv, err := New(s.cfg)
 	if err != nil {
@@ -306,7 +306,7 @@ func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redis
 	s.cfg.InstallThrottle = store.Seen("phasegate:install-reconcile:", s.cfg.InstallReconcileInterval)
 	if s.pages != nil {
 		s.cfg.SharedResults = store.Blobs("phasegate:result:", 0)
-		s.pages.signedOut = newSharedSignOuts(store)
+		s.pages.SignedOut = newSharedSignOuts(store)
 	}
 	q := store.Queue(redisx.QueueOptions{
 		Concurrency:     DefaultWorkers,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
-	"github.com/phasegate/phasegate/internal/web"
+	"github.com/phasegate/phasegate/internal/pages"
 )
 
 // Defaults of Config.
@@ -172,12 +172,11 @@ type Config struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Pages, when set, builds serve's own pages (internal/web) over the
-	// server's web.Source; New mounts them on the mux next to the webhook
-	// (every path but /webhook, POST /, /healthz, /readyz and /metrics;
-	// GET / redirects to /inbox), with the server's client for a person's
-	// token (their sign-in and reads) and the options of its GitHub
+	// server's pages.Source; New mounts them on the mux next to the
+	// webhook (every path but /webhook, POST /, /healthz, /readyz and
+	// /metrics; GET / redirects to /inbox), with the options of its GitHub
 	// clients (for revoking a person's token at sign-out). Nil: no pages.
-	Pages func(src web.Source, users func(token string) (*ghclient.Client, error), api ghclient.Options) (http.Handler, error)
+	Pages func(src *pages.Source, api ghclient.Options) (http.Handler, error)
 
 	// PublicURL, when set, is where serve's own pages are
 	// (--public-url): the Details links of phasegate/contracts and
@@ -186,13 +185,9 @@ type Config struct {
 	// SharedResults, when set, keeps the check results the pages show
 	// where every replica reads them (Redis: redisx.Blobs); the in-memory
 	// store is always in front of it.
-	SharedResults SharedResults
-	// ResultBytes bounds the in-memory check results (default
-	// DefaultResultBytes).
-	ResultBytes int64
-	// PendingIssues bounds the issues the inbox's index holds (default
-	// DefaultPendingIssues).
-	PendingIssues int
+	SharedResults pages.SharedResults
+	// pagesMay, when set, answers the pages' MayResolve (tests).
+	pagesMay pages.MayResolver
 
 	// bodyReadTimeout bounds the reading of one body (default
 	// bodyReadTimeout; tests shorten it).

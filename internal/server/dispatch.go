@@ -99,7 +99,7 @@ func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
 		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
-		Memo: s.memo, Budget: b, Observe: s.observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
+		Memo: s.memo, Budget: b, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
 	})
 }
 
@@ -118,7 +118,7 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 	}
 	s.installs.learn(j.Owner, j.Repo, j.Installation)
 	if j.Issue > 0 && (j.Kind == kindComment || j.Kind == kindTamper) {
-		defer s.changed(j.Owner, j.Repo, j.Issue, "")
+		defer s.pages.Changed(j.Owner, j.Repo, j.Issue, "")
 	}
 	d := s.decider(log, nil)
 	self := s.identity()

@@ -12,22 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/pages"
 	"github.com/phasegate/phasegate/internal/redisx"
 	"github.com/phasegate/phasegate/internal/web"
 )
-
-// pagesSettings are the settings of serve's own pages (internal/web): all
-// of the public URL, the OAuth client and the session key, or none.
-type pagesSettings struct {
-	publicURL    string
-	clientID     string
-	clientSecret string // never printed
-	sessionKeys  [][]byte
-	githubWebURL string
-	now          func() time.Time // the pages' clock; nil: time.Now
-	signedOut    web.Revocations  // nil: in memory
-}
 
 // PagesOptions are the settings of serve's own pages, as serve's flags
 // give them (--public-url, --oauth-client-id, the client secret, the
@@ -69,19 +59,12 @@ func WithPages(cfg *Config, o PagesOptions) error {
 			return fmt.Errorf("serve's pages: session key %d is %d bytes; each must be at least %d", i+1, len(k), web.MinSessionKey)
 		}
 	}
-	p := &pagesSettings{publicURL: u.String(), clientID: o.ClientID, clientSecret: o.ClientSecret,
-		sessionKeys: o.SessionKeys, githubWebURL: o.GitHubWebURL, now: cfg.Now, signedOut: o.SignedOut}
-	if p.githubWebURL == "" {
-		p.githubWebURL = "https://github.com"
+	o.PublicURL = u.String()
+	if o.GitHubWebURL == "" {
+		o.GitHubWebURL = "https://github.com"
 	}
-	cfg.Pages, cfg.PublicURL = p.handler(cfg.Logger), p.publicURL
+	cfg.Pages, cfg.PublicURL = o.handler(cfg.Logger, cfg.Now), o.PublicURL
 	return nil
-}
-
-// options are the settings as WithPages takes them.
-func (p *pagesSettings) options() PagesOptions {
-	return PagesOptions{PublicURL: p.publicURL, ClientID: p.clientID, ClientSecret: p.clientSecret,
-		SessionKeys: p.sessionKeys, GitHubWebURL: p.githubWebURL, SignedOut: p.signedOut}
 }
 
 // pageFlags defines the pages' flags on fset.
@@ -95,7 +78,7 @@ func pageFlags(fset *flag.FlagSet, f *serveFlags) {
 
 // parsePages reads the pages' settings; nil when none is set, an error
 // when only some are, or one is not acceptable. Errors never echo a secret.
-func parsePages(f *serveFlags, getenv func(string) string) (*pagesSettings, error) {
+func parsePages(f *serveFlags, getenv func(string) string) (*PagesOptions, error) {
 	secret, err := secretValue(*f.oauthSecretFile, "PHASEGATE_OAUTH_CLIENT_SECRET", "the OAuth client secret", getenv)
 	if err != nil {
 		return nil, err
@@ -104,10 +87,10 @@ func parsePages(f *serveFlags, getenv func(string) string) (*pagesSettings, erro
 	if err != nil {
 		return nil, err
 	}
-	p := &pagesSettings{publicURL: strings.TrimSpace(*f.publicURL), clientID: strings.TrimSpace(*f.oauthClientID), clientSecret: secret}
+	p := &PagesOptions{PublicURL: strings.TrimSpace(*f.publicURL), ClientID: strings.TrimSpace(*f.oauthClientID), ClientSecret: secret}
 	var missing []string
 	for _, m := range []struct{ v, name string }{
-		{p.publicURL, "--public-url"}, {p.clientID, "--oauth-client-id"},
+		{p.PublicURL, "--public-url"}, {p.ClientID, "--oauth-client-id"},
 		{secret, "the OAuth client secret (--oauth-client-secret-file or PHASEGATE_OAUTH_CLIENT_SECRET)"},
 		{keys, "the session key (--session-key-file or PHASEGATE_SESSION_KEY)"},
 	} {
@@ -125,13 +108,13 @@ func parsePages(f *serveFlags, getenv func(string) string) (*pagesSettings, erro
 }
 
 // check validates the settings and sets the keys and GitHub's web URL.
-func (p *pagesSettings) check(keys, webURL, apiURL string) error {
-	u, err := web.CheckPublicURL(p.publicURL)
+func (p *PagesOptions) check(keys, webURL, apiURL string) error {
+	u, err := web.CheckPublicURL(p.PublicURL)
 	if err != nil {
 		return fmt.Errorf("--public-url / PHASEGATE_PUBLIC_URL: %w", err)
 	}
-	p.publicURL = u.String()
-	if strings.ContainsFunc(p.clientID, func(r rune) bool { return r <= ' ' || r == '&' || r == '#' || r == '?' }) {
+	p.PublicURL = u.String()
+	if strings.ContainsFunc(p.ClientID, func(r rune) bool { return r <= ' ' || r == '&' || r == '#' || r == '?' }) {
 		return errors.New("--oauth-client-id / PHASEGATE_OAUTH_CLIENT_ID must be the App's client ID, such as Iv23li…")
 	}
 	for i, k := range strings.FieldsFunc(keys, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
@@ -139,12 +122,12 @@ func (p *pagesSettings) check(keys, webURL, apiURL string) error {
 		if len(k) < web.MinSessionKey {
 			return fmt.Errorf("session key %d is %d bytes; each must be at least %d (generate one with: openssl rand -base64 48)", i+1, len(k), web.MinSessionKey)
 		}
-		p.sessionKeys = append(p.sessionKeys, []byte(k))
+		p.SessionKeys = append(p.SessionKeys, []byte(k))
 	}
-	if len(p.sessionKeys) == 0 {
+	if len(p.SessionKeys) == 0 {
 		return errors.New("the session key is empty")
 	}
-	p.githubWebURL, err = githubWebURL(webURL, apiURL)
+	p.GitHubWebURL, err = githubWebURL(webURL, apiURL)
 	return err
 }
 
@@ -181,28 +164,25 @@ func secretValue(file, variable, what string, getenv func(string) string) (strin
 	return strings.TrimSpace(string(data)), nil
 }
 
-// handler builds the pages over the Source the server gives them.
-func (p *pagesSettings) handler(logger *slog.Logger) func(web.Source, func(string) (*ghclient.Client, error), ghclient.Options) (http.Handler, error) {
-	return func(src web.Source, users func(string) (*ghclient.Client, error), api ghclient.Options) (http.Handler, error) {
-		pages, err := web.New(web.Config{
-			PublicURL: p.publicURL, SessionKeys: p.sessionKeys, GitHubURL: p.githubWebURL, Logger: logger, Now: p.now,
-			Revocations: p.signedOut,
-		}, p.oauth(users, api), src)
+// handler builds the pages over the server's Source, on the clock now
+// (nil: time.Now).
+func (p *PagesOptions) handler(logger *slog.Logger, now func() time.Time) func(*pages.Source, ghclient.Options) (http.Handler, error) {
+	return func(src *pages.Source, api ghclient.Options) (http.Handler, error) {
+		w, err := web.New(web.Config{PublicURL: p.PublicURL, SessionKeys: p.SessionKeys, GitHubURL: p.GitHubWebURL, Logger: logger,
+			Now: now, Revocations: p.SignedOut}, src.OAuth(p.oauth(api)), src)
 		if err != nil {
 			return nil, err
 		}
-		return pages.Handler(), nil
+		return w.Handler(), nil
 	}
 }
 
 // oauth is the App's OAuth web flow for the pages: GitHub's authorize and
 // token endpoints at its web URL, the callback under the public URL, and
 // the API (api) where a signed-out person's token is revoked.
-func (p *pagesSettings) oauth(users userClients, api ghclient.Options) web.OAuth {
-	return pagesOAuth{users: users, o: ghclient.NewOAuth(ghclient.OAuthConfig{
-		ClientID: p.clientID, ClientSecret: p.clientSecret, WebURL: p.githubWebURL,
-		RedirectURL: p.publicURL + "/oauth/callback", API: api,
-	})}
+func (p *PagesOptions) oauth(api ghclient.Options) *ghclient.OAuth {
+	return ghclient.NewOAuth(ghclient.OAuthConfig{ClientID: p.ClientID, ClientSecret: p.ClientSecret, WebURL: p.GitHubWebURL,
+		RedirectURL: p.PublicURL + "/oauth/callback", API: api})
 }
 
 // sharedSignOuts keep the pages' sign-outs in Redis, where every replica
@@ -228,10 +208,34 @@ func (s sharedSignOuts) Revoked(ctx context.Context, id string) (bool, error) {
 	return ok, err
 }
 
-// pagesSource is what the pages show: the server's Source, resolving as
-// the person.
-func (s *Server) pagesSource() web.Source {
-	p := s.Pages()
-	p.ResolveWith = p.resolveAsPerson
-	return p
+// pagesHandler is the decision handler the pages read with: the server's
+// identity, key, config path, publish mode and observer.
+func (s *Server) pagesHandler() (*decide.Handler, error) {
+	id := s.identity()
+	if id == "" {
+		return nil, errors.New("the App's identity is not known yet (the server is not ready)")
+	}
+	return &decide.Handler{Key: s.cfg.SigningKey, ConfigPath: s.cfg.ConfigPath, Identity: id, Locks: s.cfg.Locker,
+		Logger: s.log, Publish: s.cfg.Publish, Memo: s.memo, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL}, nil
+}
+
+// repoClient is the installation client of owner/repo: installation's,
+// or the one holding the repository when it is 0; web.ErrNotFound when
+// the App is not installed there.
+func (s *Server) repoClient(ctx context.Context, owner, repo string, installation int64) (*ghclient.Client, error) {
+	if installation == 0 {
+		if !validName(owner) || !validName(repo) {
+			return nil, web.ErrNotFound
+		}
+		var err error
+		if installation, err = s.installationOf(ctx, owner, repo); err != nil {
+			return nil, err
+		}
+	}
+	return s.client(installation)
+}
+
+// userClient is a client acting as the person whose token it is.
+func (s *Server) userClient(token string) (*ghclient.Client, error) {
+	return ghclient.NewUser(token, s.ghOptions(nil))
 }

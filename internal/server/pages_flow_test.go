@@ -194,7 +194,7 @@ func TestPagesSignInResolveFlipsCheck(t *testing.T) {
 	// Past the CSRF check too (a request the pages would accept), the
 	// resolution itself is refused: the authorisation a typed /resolve meets.
 	f.AddUserToken("carol-token", "carol", appID)
-	_, err := h.srv.pagesSource().Resolve(context.Background(), web.Token{AccessToken: "carol-token"},
+	_, err := h.srv.pages.Resolve(context.Background(), web.Token{AccessToken: "carol-token"},
 		web.ResolveRequest{Owner: owner, Repo: repo, Issue: featureIssue, Decision: "D-002", Option: "capture", Viewer: "carol"})
 	var refused *web.RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(refused.Why, "permission") {

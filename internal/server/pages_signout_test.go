@@ -54,7 +54,7 @@ func TestPagesSignOutEndsTheSessionOnEveryReplica(t *testing.T) {
 	if err := WithPages(&other, opts); err != nil {
 		t.Fatal(err)
 	}
-	replica, err := other.Pages(h.srv.pagesSource(), h.srv.userClient, h.srv.ghOptions(nil))
+	replica, err := other.Pages(h.srv.pages, h.srv.ghOptions(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +155,10 @@ func TestServeSharesSignOutsInRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = st.Close() })
-		s := serveSettings{pages: &pagesSettings{}, lockTTL: time.Second}
+		s := serveSettings{pages: &PagesOptions{}, lockTTL: time.Second}
 		q := useRedis(&s, st, slog.New(slog.DiscardHandler))
 		_ = q.Close()
-		got := s.pages.options().SignedOut
+		got := s.pages.SignedOut
 		if got == nil {
 			t.Fatal("with Redis, the pages keep their sign-outs in memory")
 		}

@@ -8,13 +8,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
-	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
-	"github.com/phasegate/phasegate/internal/ledger"
-	"github.com/phasegate/phasegate/internal/outcome"
+	"github.com/phasegate/phasegate/internal/pages"
 	"github.com/phasegate/phasegate/internal/web"
 )
 
@@ -45,15 +42,13 @@ func (s *stubMay) count() int {
 
 // pagesHarness is a started server with the real decision handler, its
 // pages on publicURL, and the pages' MayResolve stubbed.
-func pagesHarness(t *testing.T, opts ...func(*Config)) (*harness, *Pages, *stubMay) {
+func pagesHarness(t *testing.T, opts ...func(*Config)) (*harness, *pages.Source, *stubMay) {
 	t.Helper()
-	h := newHarness(t, append([]func(*Config){func(c *Config) { c.NewDecider = nil; c.PublicURL = publicURL }}, opts...)...)
+	may := &stubMay{}
+	h := newHarness(t, append([]func(*Config){func(c *Config) { c.NewDecider = nil; c.PublicURL = publicURL; c.pagesMay = may }}, opts...)...)
 	h.start()
 	h.waitReady()
-	p := h.srv.Pages()
-	may := &stubMay{}
-	p.may = may
-	return h, p, may
+	return h, h.srv.pages, may
 }
 
 func (h *harness) deliver(event string, body []byte) {
@@ -146,7 +141,7 @@ func TestPagesCommitResult(t *testing.T) {
 }
 
 // pendingOfPages is the inbox's decisions as "repo#issue D-00n may|why".
-func pendingOfPages(t *testing.T, p *Pages, viewer string) []string {
+func pendingOfPages(t *testing.T, p *pages.Source, viewer string) []string {
 	t.Helper()
 	items, err := p.Pending(context.Background(), []web.RepoRef{{Owner: owner, Name: repo, Installation: installation}}, viewer)
 	if err != nil {
@@ -203,8 +198,7 @@ func TestPagesPendingIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2 := s2.Pages()
-	p2.may = may
+	p2 := s2.pages
 	if got := pendingOfPages(t, p2, "alice"); len(got) != 0 {
 		t.Fatalf("a new server's inbox holds %v before any pass", got)
 	}
@@ -215,9 +209,6 @@ func TestPagesPendingIndex(t *testing.T) {
 	s2.reconcileOnce(ctx) // the thread is unchanged: the memo skips it
 	if got := pendingOfPages(t, p2, "alice"); strings.Join(got, ",") != "acme/shop#42 D-002 true" {
 		t.Fatalf("after a pass that skipped the unchanged thread: %v", got)
-	}
-	if s2.pending.len() != 1 {
-		t.Errorf("index holds %d issues", s2.pending.len())
 	}
 }
 
@@ -280,121 +271,5 @@ func TestPagesIssue(t *testing.T) {
 				t.Errorf("err = %v, want web.ErrNotFound", err)
 			}
 		})
-	}
-	if _, err := p.Resolve(ctx, web.Token{}, web.ResolveRequest{Owner: owner, Repo: repo, Issue: featureIssue}); !errors.Is(err, errResolveNotWired) {
-		t.Errorf("Resolve before integration: %v", err)
-	}
-}
-
-// folded is a fold with one outcome of phase, posted at, with decisions
-// (id → blocking), none resolved.
-func folded(owner, repo string, issue int, phase string, at time.Time, decisions map[string]bool) decide.Folded {
-	o := &ledger.Outcome{CommentID: int64(issue) * 10, ID: fmt.Sprint(issue), Outcome: &outcome.Outcome{Phase: phase}}
-	for id, blocking := range decisions {
-		o.Decisions = append(o.Decisions, &ledger.Decision{Decision: outcome.Decision{ID: id, Blocking: blocking, Options: []string{"approve", "reject"}}})
-	}
-	return decide.Folded{Owner: owner, Repo: repo, Issue: issue, State: &ledger.State{Outcomes: []*ledger.Outcome{o}, Tip: o.CommentID},
-		Comments: []ghclient.Comment{{ID: o.CommentID, CreatedAt: at}}}
-}
-
-// TestPendingIndexOrderAndBound: blocking first, then newest; an issue
-// with nothing pending leaves; beyond its bound the index forgets the
-// least recently folded issue and makes the memo forget it too.
-func TestPendingIndexOrderAndBound(t *testing.T) {
-	t.Parallel()
-	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	var forgotten []string
-	x := newPendingIndex(3, func(owner, repo string, issue int) {
-		forgotten = append(forgotten, fmt.Sprintf("%s/%s#%d", owner, repo, issue))
-	})
-	steps := []struct {
-		name    string
-		fold    decide.Folded
-		changed bool
-		want    string
-	}{
-		{name: "an old blocking one", fold: folded("a", "r", 1, "plan", t0, map[string]bool{"D-001": true}), changed: true, want: "1 D-001"},
-		{name: "a newer non-blocking one", fold: folded("a", "r", 2, "plan", t0.Add(time.Hour), map[string]bool{"D-001": false}), changed: true, want: "1 D-001,2 D-001"},
-		{name: "a newer blocking one", fold: folded("a", "r", 3, "plan", t0.Add(2*time.Hour), map[string]bool{"D-007": true}), changed: true, want: "3 D-007,1 D-001,2 D-001"},
-		{name: "the same fold again", fold: folded("a", "r", 3, "plan", t0.Add(2*time.Hour), map[string]bool{"D-007": true}), want: "3 D-007,1 D-001,2 D-001"},
-		{name: "another repository's", fold: folded("b", "r", 4, "plan", t0.Add(3*time.Hour), map[string]bool{"D-001": true}), changed: true, want: "3 D-007,2 D-001"},
-		{name: "nothing pending any more", fold: folded("a", "r", 2, "plan", t0, nil), changed: true, want: "3 D-007"},
-	}
-	for _, st := range steps {
-		t.Run(st.name, func(t *testing.T) {
-			if changed := x.update(st.fold); changed != st.changed {
-				t.Errorf("changed = %v, want %v", changed, st.changed)
-			}
-			var got []string
-			for _, r := range x.list([]web.RepoRef{{Owner: "A", Name: "r"}}) {
-				got = append(got, fmt.Sprintf("%d %s", r.entry.issue, r.item.decision))
-			}
-			if strings.Join(got, ",") != st.want {
-				t.Errorf("inbox %v, want %s", got, st.want)
-			}
-		})
-	}
-	if strings.Join(forgotten, ",") != "a/r#1" {
-		t.Errorf("forgotten %v, want a/r#1 (the least recently folded, beyond the bound of 3)", forgotten)
-	}
-}
-
-// TestPagesPendingBoundsQuestions: one inbox asks MayResolve at most
-// maxMayChecksPerRequest times; the rest say they were not checked yet.
-func TestPagesPendingBoundsQuestions(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, func(c *Config) { c.Identity = appBot })
-	p := h.srv.Pages()
-	may := &stubMay{}
-	p.may = may
-	for i := 1; i <= maxMayChecksPerRequest+5; i++ {
-		h.srv.pending.update(folded(owner, repo, i, "plan", time.Unix(int64(i), 0), map[string]bool{"D-001": true}))
-	}
-	items, err := p.Pending(context.Background(), []web.RepoRef{{Owner: owner, Name: repo, Installation: installation}}, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	notChecked := 0
-	for _, it := range items {
-		if it.WhyNot == whyNotChecked {
-			notChecked++
-		}
-	}
-	if may.count() != maxMayChecksPerRequest || notChecked != 5 {
-		t.Errorf("%d questions, %d not checked; want %d and 5", may.count(), notChecked, maxMayChecksPerRequest)
-	}
-}
-
-// TestPagesPendingReadsMissingTitles: a fold that knew no title (a check
-// job's, a comment's) gets its issue's title read once, bounded per inbox,
-// and kept in the index; a title the index has is not read again.
-func TestPagesPendingReadsMissingTitles(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, func(c *Config) { c.Identity = appBot })
-	p := h.srv.Pages()
-	n := maxTitleReadsPerRequest + 3
-	for i := 1; i <= n; i++ {
-		h.fake.AddIssue(owner, repo, fmt.Sprintf("issue %d", i), "", "alice")
-		h.srv.pending.update(folded(owner, repo, i, "plan", time.Unix(int64(i), 0), map[string]bool{"D-001": true}))
-	}
-	titled := func() (with int) {
-		items, err := p.Pending(context.Background(), []web.RepoRef{{Owner: owner, Name: repo, Installation: installation}}, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range items {
-			if it.IssueTitle == fmt.Sprintf("issue %d", it.Issue) {
-				with++
-			} else if it.IssueTitle != "" {
-				t.Errorf("#%d titled %q", it.Issue, it.IssueTitle)
-			}
-		}
-		return with
-	}
-	if got := titled(); got != maxTitleReadsPerRequest {
-		t.Errorf("first inbox: %d titles, want %d (the bound)", got, maxTitleReadsPerRequest)
-	}
-	if got := titled(); got != n {
-		t.Errorf("second inbox: %d titles, want all %d (the first ones kept)", got, n)
 	}
 }

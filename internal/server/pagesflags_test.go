@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
-	"github.com/phasegate/phasegate/internal/web"
+	"github.com/phasegate/phasegate/internal/pages"
 )
 
 func TestParsePages(t *testing.T) {
@@ -93,8 +93,8 @@ func TestParsePages(t *testing.T) {
 			if s.pages == nil {
 				t.Fatal("pages off")
 			}
-			if s.pages.githubWebURL != tt.wantWeb || len(s.pages.sessionKeys) != tt.wantKeys || s.pages.clientSecret != tt.wantSecret {
-				t.Errorf("web %q, %d keys, secret %q", s.pages.githubWebURL, len(s.pages.sessionKeys), s.pages.clientSecret)
+			if s.pages.GitHubWebURL != tt.wantWeb || len(s.pages.SessionKeys) != tt.wantKeys || s.pages.ClientSecret != tt.wantSecret {
+				t.Errorf("web %q, %d keys, secret %q", s.pages.GitHubWebURL, len(s.pages.SessionKeys), s.pages.ClientSecret)
 			}
 		})
 	}
@@ -118,12 +118,12 @@ func TestMainRefusesBadPages(t *testing.T) {
 // POST / stays the webhook.
 func TestPagesMounted(t *testing.T) {
 	t.Parallel()
-	var gotSource web.Source
-	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Pages", "1") })
+	var gotSource *pages.Source
+	mounted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Pages", "1") })
 	s, err := New(Config{Secrets: [][]byte{testSecret}, AppID: appID, PrivateKeyPEM: pemOf(appKey(t)),
-		Pages: func(src web.Source, _ func(string) (*ghclient.Client, error), _ ghclient.Options) (http.Handler, error) {
+		Pages: func(src *pages.Source, _ ghclient.Options) (http.Handler, error) {
 			gotSource = src
-			return pages, nil
+			return mounted, nil
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestPagesMounted(t *testing.T) {
 // URL.
 func TestPagesAuthCodeURL(t *testing.T) {
 	t.Parallel()
-	o := (&pagesSettings{publicURL: "https://pg.example", clientID: "Iv1.x", githubWebURL: "https://github.com"}).oauth(nil, ghclient.Options{})
+	o := (&PagesOptions{PublicURL: "https://pg.example", ClientID: "Iv1.x", GitHubWebURL: "https://github.com"}).oauth(ghclient.Options{})
 	got := o.AuthCodeURL("st", "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
 	if !strings.Contains(got, "code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM") ||
 		!strings.HasPrefix(got, "https://github.com/login/oauth/authorize?") || !strings.Contains(got, "redirect_uri=https%3A%2F%2Fpg.example%2Foauth%2Fcallback") {

@@ -90,9 +90,9 @@ func wantInput(t *testing.T, h *harness, sha string, pr int, baseRef, base strin
 		t.Errorf("the summary does not show the input checked:\n%s", c.Summary)
 	}
 	// The commit's page shows it too.
-	cr, ok, err := h.srv.results.get(context.Background(), resultKey(owner, repo, sha))
-	if err != nil || !ok || len(cr.Input) == 0 || cr.Input[len(cr.Input)-1].Value != want.Digest() {
-		t.Errorf("the commit's page keeps the input %+v (%v, %v), want its digest %s last", cr.Input, ok, err, want.Digest())
+	page, err := h.srv.pages.Commit(context.Background(), owner, repo, sha, "")
+	if err != nil || !page.Checked || len(page.Input) == 0 || page.Input[len(page.Input)-1].Value != want.Digest() {
+		t.Errorf("the commit's page keeps the input %+v (%v), want its digest %s last", page, err, want.Digest())
 	}
 }
 

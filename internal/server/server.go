@@ -74,6 +74,7 @@ import (
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/pages"
 )
 
 // Server is the webhook server. Build it with New; serve with Run or Serve
@@ -116,12 +117,9 @@ type Server struct {
 	// onJobDone, if set, is called after each job with its outcome (tests).
 	onJobDone func(j *job, outcome string)
 
-	// What serve's pages read (pages_source.go): the pending decisions
-	// per issue, the check results per commit, the change bus and the
-	// installation of each repository.
-	pending  *pendingIndex
-	results  *resultStore
-	changes  *bus
+	// What serve's pages read (internal/pages), and the installation of
+	// each repository.
+	pages    *pages.Source
 	installs *installIndex
 }
 
@@ -148,9 +146,8 @@ func New(cfg Config) (*Server, error) {
 	s.watermarks = &decide.Watermarks{}
 	s.memo = decide.NewFoldMemo(0)
 	s.cursor = map[int64]string{}
-	s.pending = newPendingIndex(cfg.PendingIssues, s.memo.Forget)
-	s.results = newResultStore(cfg.ResultBytes, cfg.SharedResults)
-	s.changes = newBus()
+	s.pages = pages.New(pages.Config{Handler: s.pagesHandler, Client: s.repoClient, User: s.userClient, AppID: cfg.AppID,
+		WebURL: s.webURL(), Now: cfg.Now, Logger: s.log, SharedResults: cfg.SharedResults, Forget: s.memo.Forget, May: cfg.pagesMay})
 	s.installs = newInstallIndex()
 	if s.validator, err = check.NewValidator(); err != nil {
 		return nil, fmt.Errorf("loading the schemas: %w", err)
@@ -193,14 +190,14 @@ func New(cfg Config) (*Server, error) {
 		s.metricsMux.Handle("/metrics", metricsHandler)
 	}
 	if cfg.Pages != nil {
-		pages, err := cfg.Pages(s.pagesSource(), s.userClient, s.ghOptions(nil))
+		h, err := cfg.Pages(s.pages, s.ghOptions(nil))
 		if err != nil {
 			return nil, fmt.Errorf("serve's pages: %w", err)
 		}
 		// The webhook keeps POST / and /webhook; the pages take every
 		// other path, and GET /.
-		s.mux.Handle("GET /{$}", pages)
-		s.mux.Handle("/", pages)
+		s.mux.Handle("GET /{$}", h)
+		s.mux.Handle("/", h)
 	}
 	return s, nil
 }

@@ -1,4 +1,13 @@
-package server
+// Package pages is the back end of `phasegate serve`'s own pages
+// (internal/web): the web.Source they read. It keeps what the server's
+// jobs tell it — the pending decisions the decision handler folded
+// (pending.go, fed by Observe), the check results of the check jobs
+// (results.go, fed by Record), the change bus of both (bus.go) — and reads
+// the rest with the installation's client through the same decision
+// handler (decide.Handler.Inspect, which folds and writes nothing). A
+// resolution asked for from a page is the person's own /resolve, posted
+// with their token (decide.Handler.ResolveAsUser).
+package pages
 
 import (
 	"context"
@@ -18,80 +27,79 @@ import (
 	"github.com/phasegate/phasegate/internal/web"
 )
 
-// Pages is the server's side of serve's own pages: it implements
-// web.Source with what the server already keeps — the pending decisions
-// its handler folded (pending.go), the check results of its check jobs
-// (results.go), the change bus of its jobs (bus.go) — and reads the rest
-// with the installation's client through the same decision handler
-// (decide.Handler.Inspect, which folds and writes nothing). Build it with
-// Server.Pages once the server is built; it is safe for concurrent use.
-type Pages struct {
-	s *Server
+// Config is what the pages take from the server.
+type Config struct {
+	// Handler builds the decision handler the pages read with; an error
+	// while the App's identity is not known. The first one built is kept.
+	// Its Observe should be the Source's.
+	Handler func() (*decide.Handler, error)
+	// Client is the installation client of owner/repo: of installation
+	// when it is not 0, else of the installation holding the repository;
+	// web.ErrNotFound when the App is not installed there or a name is not
+	// one.
+	Client func(ctx context.Context, owner, repo string, installation int64) (*ghclient.Client, error)
+	// User is a client acting as the person whose token it is.
+	User func(token string) (*ghclient.Client, error)
+	// AppID is the App's: the commit page counts its own check runs alone.
+	AppID int64
+	// WebURL is GitHub's web URL, where findings link to their files.
+	WebURL string
+	// Now is the clock; Logger the log (both required).
+	Now    func() time.Time
+	Logger *slog.Logger
+	// SharedResults, when set, keeps the check results where every
+	// replica reads them (in memory, DefaultResultBytes are kept).
+	SharedResults SharedResults
+	// Forget is told of an issue the inbox's index dropped to stay in its
+	// bound, DefaultPendingIssues (decide.FoldMemo.Forget).
+	Forget func(owner, repo string, issue int)
+	// May, when set, answers MayResolve instead of the handler (tests).
+	May MayResolver
+}
 
-	// ResolveWith posts a resolution asked for from a page as the person
-	// (decide.Handler.ResolveAsUser with their user client, wired at
-	// integration); gh is the repository's installation client, for the
-	// re-fold. Nil: Resolve refuses with errResolveNotWired.
-	ResolveWith func(ctx context.Context, gh decide.GitHub, token web.Token, r web.ResolveRequest) (commentURL string, err error)
+// Source is the web.Source of serve's pages. Build it with New; it is
+// safe for concurrent use.
+type Source struct {
+	cfg     Config
+	pending *pendingIndex
+	results *resultStore
+	changes *bus
 
-	mu sync.Mutex
-	h  *decide.Handler // built once the App's identity is known
-	// may answers MayResolve (decide.Handler.MayResolve); nil: nobody may
-	// resolve from the pages yet (not wired).
-	may     resolverCheck
+	mu      sync.Mutex
+	h       *decide.Handler // built once the App's identity is known
+	may     MayResolver     // cfg.May, else h
 	mayMemo mayCache
 }
 
-// resolverCheck is what the pages ask of the handler: whether login may
+// MayResolver is what the pages ask of the handler: whether login may
 // resolve decision on the issue now, and why not (decide.Handler.MayResolve).
-type resolverCheck interface {
+type MayResolver interface {
 	MayResolve(ctx context.Context, gh decide.GitHub, owner, repo string, issue int, decision, login string) (bool, string, error)
 }
 
-var _ web.Source = (*Pages)(nil)
+var _ web.Source = (*Source)(nil)
 
-// errResolveNotWired is Resolve's error until the integration sets
-// Pages.ResolveWith.
-var errResolveNotWired = errors.New("resolving from a page is not wired: Pages.ResolveWith is set at integration (decide.ResolveAsUser with the person's user client)")
-
-// Pages returns the server's web.Source for serve's pages.
-func (s *Server) Pages() *Pages {
-	return &Pages{s: s, mayMemo: mayCache{m: map[string]mayAnswer{}}}
+// New builds the pages' Source.
+func New(cfg Config) *Source {
+	return &Source{cfg: cfg, pending: newPendingIndex(0, cfg.Forget), results: newResultStore(0, cfg.SharedResults), changes: newBus(), may: cfg.May, mayMemo: mayCache{m: map[string]mayAnswer{}}}
 }
 
-// handler is the decision handler the pages read with: the server's
-// identity, key, config path, publish mode and observer.
-func (p *Pages) handler() (*decide.Handler, error) {
+// handler is the decision handler the pages read with.
+func (p *Source) handler() (*decide.Handler, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.h != nil {
 		return p.h, nil
 	}
-	id := p.s.identity()
-	if id == "" {
-		return nil, errors.New("the App's identity is not known yet (the server is not ready)")
-	}
-	p.h = &decide.Handler{Key: p.s.cfg.SigningKey, ConfigPath: p.s.cfg.ConfigPath, Identity: id, Locks: p.s.cfg.Locker,
-		Logger: p.s.log, Publish: p.s.cfg.Publish, Memo: p.s.memo, Observe: p.s.observe, PagesURL: p.s.cfg.PublicURL}
-	if p.may == nil {
-		if rc, ok := any(p.h).(resolverCheck); ok {
-			p.may = rc
-		}
-	}
-	return p.h, nil
-}
-
-// client is the installation client of owner/repo; web.ErrNotFound when
-// the App is not installed there.
-func (p *Pages) client(ctx context.Context, owner, repo string) (*ghclient.Client, error) {
-	if !validName(owner) || !validName(repo) {
-		return nil, web.ErrNotFound
-	}
-	id, err := p.s.installationOf(ctx, owner, repo)
+	h, err := p.cfg.Handler()
 	if err != nil {
 		return nil, err
 	}
-	return p.s.client(id)
+	if p.may == nil {
+		p.may = h
+	}
+	p.h = h
+	return h, nil
 }
 
 // notFound turns GitHub's 404 (and a 422 for a commit it does not know)
@@ -103,19 +111,9 @@ func notFound(err error) error {
 	return err
 }
 
-// repoClient is the client of a repository the person's installations
-// listed: its installation's, or the one the server knows holds it when
-// the listing gave none.
-func (p *Pages) repoClient(ctx context.Context, r web.RepoRef) (*ghclient.Client, error) {
-	if r.Installation > 0 {
-		return p.s.client(r.Installation)
-	}
-	return p.client(ctx, r.Owner, r.Name)
-}
-
 // PullHead is the head commit of a pull request.
-func (p *Pages) PullHead(ctx context.Context, owner, repo string, pr int) (string, error) {
-	gh, err := p.client(ctx, owner, repo)
+func (p *Source) PullHead(ctx context.Context, owner, repo string, pr int) (string, error) {
+	gh, err := p.cfg.Client(ctx, owner, repo, 0)
 	if err != nil {
 		return "", err
 	}
@@ -134,11 +132,11 @@ var shaRE = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
 // Commit is the details page of a commit: its last check result as the
 // server recorded it (Checked false when none is known), its
 // phasegate/decisions and the issues its change's outcomes go to.
-func (p *Pages) Commit(ctx context.Context, owner, repo, sha, viewer string) (*web.CommitPage, error) {
+func (p *Source) Commit(ctx context.Context, owner, repo, sha, viewer string) (*web.CommitPage, error) {
 	if !shaRE.MatchString(sha) {
 		return nil, web.ErrNotFound
 	}
-	gh, err := p.client(ctx, owner, repo)
+	gh, err := p.cfg.Client(ctx, owner, repo, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -147,14 +145,14 @@ func (p *Pages) Commit(ctx context.Context, owner, repo, sha, viewer string) (*w
 		return nil, err
 	}
 	page := &web.CommitPage{Owner: owner, Repo: repo, SHA: sha}
-	cr, ok, err := p.s.results.get(ctx, resultKey(owner, repo, sha))
+	cr, ok, err := p.results.get(ctx, resultKey(owner, repo, sha))
 	if err != nil {
-		p.s.log.Warn("pages: the check result could not be read; shown as not checked", "repository", owner+"/"+repo, "sha", sha, "error", err)
+		p.cfg.Logger.Warn("pages: the check result could not be read; shown as not checked", "repository", owner+"/"+repo, "sha", sha, "error", err)
 	}
 	if ok {
 		p.fillResult(page, cr)
 	}
-	st, found, err := h.CommitDecisions(ctx, ownRecords{GitHub: gh, app: p.s.cfg.AppID, identity: h.Identity}, owner, repo, sha)
+	st, found, err := h.CommitDecisions(ctx, ownRecords{GitHub: gh, app: p.cfg.AppID, identity: h.Identity}, owner, repo, sha)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -163,11 +161,11 @@ func (p *Pages) Commit(ctx context.Context, owner, repo, sha, viewer string) (*w
 	}
 	issues, err := h.CommitIssues(ctx, gh, owner, repo, sha)
 	if err != nil {
-		p.s.log.Warn("pages: the issues of a commit's outcomes could not be read", "repository", owner+"/"+repo, "sha", sha, "error", err)
+		p.cfg.Logger.Warn("pages: the issues of a commit's outcomes could not be read", "repository", owner+"/"+repo, "sha", sha, "error", err)
 	}
 	for _, n := range issues {
 		ref := web.IssueRef{Number: n}
-		if e, ok := p.s.pending.issue(owner, repo, n); ok {
+		if e, ok := p.pending.issue(owner, repo, n); ok {
 			ref.Title, ref.Pending = e.title, len(e.items)
 		}
 		page.Issues = append(page.Issues, ref)
@@ -217,12 +215,12 @@ func (o ownRecords) LatestStatus(ctx context.Context, owner, repo, sha, context 
 
 // fillResult puts a recorded check result on the page, each finding
 // linked to its file at the commit on GitHub, at its line.
-func (p *Pages) fillResult(page *web.CommitPage, cr commitResult) {
+func (p *Source) fillResult(page *web.CommitPage, cr commitResult) {
 	page.Checked, page.CheckedAt, page.Verdict = true, cr.CheckedAt, cr.Verdict
 	page.Reasons = append([]string(nil), cr.Reasons...)
 	for _, f := range cr.Findings {
 		page.Findings = append(page.Findings, web.FindingView{File: f.File, Line: f.Line, Column: f.Column, Rule: f.Rule,
-			Severity: f.Severity, Message: f.Message, URL: blobURL(p.s.webURL(), page.Owner, page.Repo, page.SHA, f.File, f.Line)})
+			Severity: f.Severity, Message: f.Message, URL: blobURL(p.cfg.WebURL, page.Owner, page.Repo, page.SHA, f.File, f.Line)})
 	}
 	if cr.More > 0 {
 		page.Reasons = append(page.Reasons, fmt.Sprintf("%d more findings are not shown here (the first %d are); the check run lists them", cr.More, len(cr.Findings)))
@@ -251,50 +249,67 @@ func blobURL(webURL, owner, repo, sha, file string, line int) string {
 }
 
 // Subscribe delivers the server's changes (bus.go).
-func (p *Pages) Subscribe() (<-chan web.Change, func()) { return p.s.changes.subscribe() }
+func (p *Source) Subscribe() (<-chan web.Change, func()) { return p.changes.subscribe() }
 
-// Resolve posts the person's own /resolve through ResolveWith, with the
-// repository's installation client for the re-fold.
-func (p *Pages) Resolve(ctx context.Context, token web.Token, r web.ResolveRequest) (string, error) {
-	gh, err := p.client(ctx, r.Owner, r.Repo)
+// Resolve posts the person's own /resolve (decide.Handler.ResolveAsUser,
+// with their token), after decide re-folded the thread with the
+// repository's installation client; the webhook path applies it.
+func (p *Source) Resolve(ctx context.Context, token web.Token, r web.ResolveRequest) (string, error) {
+	gh, err := p.cfg.Client(ctx, r.Owner, r.Repo, 0)
 	if err != nil {
 		return "", err
 	}
-	if p.ResolveWith == nil {
-		return "", errResolveNotWired
+	h, err := p.handler()
+	if err != nil {
+		return "", err
 	}
-	return p.ResolveWith(ctx, gh, token, r)
+	user, err := p.cfg.User(token.AccessToken)
+	if err != nil {
+		return "", err
+	}
+	c, err := h.ResolveAsUser(ctx, gh, user, decide.ResolveAsUser{
+		Owner: r.Owner, Repo: r.Repo, Issue: r.Issue, Decision: r.Decision, Option: r.Option, Reason: r.Reason, Login: r.Viewer,
+	})
+	var refused *decide.RefusedError
+	if errors.As(err, &refused) {
+		return "", &web.RefusedError{Why: refused.Why}
+	}
+	if err != nil {
+		return "", err
+	}
+	return c.HTMLURL, nil
 }
 
-// observe is the handler's fold observer: the index takes the fold, and a
-// fold that changed what a page shows is a change on the bus.
-func (s *Server) observe(f decide.Folded) {
-	if s.pending.update(f) {
-		s.changed(f.Owner, f.Repo, f.Issue, "")
+// Observe is the handler's fold observer (decide.Handler.Observe): the
+// index takes the fold, and a fold that changed what a page shows is a
+// change on the bus.
+func (p *Source) Observe(f decide.Folded) {
+	if p.pending.update(f) {
+		p.Changed(f.Owner, f.Repo, f.Issue, "")
 	}
 }
 
-// changed publishes a change of an issue (sha "") or a commit (issue 0).
-func (s *Server) changed(owner, repo string, issue int, sha string) {
-	s.changes.publish(web.Change{Owner: owner, Repo: repo, Issue: issue, SHA: sha})
+// Changed publishes a change of an issue (sha "") or a commit (issue 0).
+func (p *Source) Changed(owner, repo string, issue int, sha string) {
+	p.changes.publish(web.Change{Owner: owner, Repo: repo, Issue: issue, SHA: sha})
 }
 
-// recordResult keeps a check job's result for the commit's page and says
-// the page changed.
-func (s *Server) recordResult(ctx context.Context, owner, repo, sha string, sum checkjob.Summary, log *slog.Logger) {
+// Record keeps a check job's result for the commit's page and says the
+// page changed.
+func (p *Source) Record(ctx context.Context, owner, repo, sha string, sum checkjob.Summary, log *slog.Logger) {
 	if sum.Report == nil || sha == "" {
 		return
 	}
-	cr := newCommitResult(sum.Report, s.cfg.Now())
+	cr := newCommitResult(sum.Report, p.cfg.Now())
 	if sum.Input != nil {
 		for _, r := range sum.Input.Rows() {
 			cr.Input = append(cr.Input, storedInputRow{Name: r.Name, Value: clipText(r.Value), Code: r.Code})
 		}
 	}
-	if err := s.results.put(ctx, resultKey(owner, repo, sha), cr); err != nil {
+	if err := p.results.put(ctx, resultKey(owner, repo, sha), cr); err != nil {
 		log.Warn("pages: the check result could not be shared with the other replicas", "error", err)
 	}
-	s.changed(owner, repo, 0, sha)
+	p.Changed(owner, repo, 0, sha)
 }
 
 // mayCache remembers MayResolve answers for a minute per (issue state,
@@ -350,15 +365,15 @@ const (
 // mayResolve answers whether login may resolve decision on the issue
 // whose fold is state, from the cache or by asking (budget permitting:
 // *asks is decremented per question).
-func (p *Pages) mayResolve(ctx context.Context, gh decide.GitHub, owner, repo string, issue int, state, decision, login string, asks *int) (bool, string) {
+func (p *Source) mayResolve(ctx context.Context, gh decide.GitHub, owner, repo string, issue int, state, decision, login string, asks *int) (bool, string) {
 	if login == "" {
 		return false, whyNotSignedIn
 	}
-	if _, err := p.handler(); err != nil || p.may == nil {
+	if _, err := p.handler(); err != nil {
 		return false, whyNotWired
 	}
 	key := issueKey(owner, repo, issue) + "@" + state + "|" + decision + "|" + strings.ToLower(login)
-	now := p.s.cfg.Now()
+	now := p.cfg.Now()
 	if a, ok := p.mayMemo.get(key, now); ok {
 		return a.ok, a.why
 	}
@@ -368,7 +383,7 @@ func (p *Pages) mayResolve(ctx context.Context, gh decide.GitHub, owner, repo st
 	*asks--
 	ok, why, err := p.may.MayResolve(ctx, gh, owner, repo, issue, decision, login)
 	if err != nil {
-		p.s.log.Warn("pages: could not tell whether a person may resolve a decision", "repository", owner+"/"+repo, "issue", issue,
+		p.cfg.Logger.Warn("pages: could not tell whether a person may resolve a decision", "repository", owner+"/"+repo, "issue", issue,
 			"decision", decision, "error", err)
 		return false, "phasegate could not tell whether you may resolve it right now; try again"
 	}
@@ -379,29 +394,17 @@ func (p *Pages) mayResolve(ctx context.Context, gh decide.GitHub, owner, repo st
 // Pending is every pending decision the index holds in repos, blocking
 // first, then newest first, with MayResolve for viewer (a bounded number
 // of questions per call; the answers are kept a minute).
-func (p *Pages) Pending(ctx context.Context, repos []web.RepoRef, viewer string) ([]web.PendingItem, error) {
-	rows := p.s.pending.list(repos)
+func (p *Source) Pending(ctx context.Context, repos []web.RepoRef, viewer string) ([]web.PendingItem, error) {
+	rows := p.pending.list(repos)
 	out := make([]web.PendingItem, 0, len(rows))
 	asks, titles := maxMayChecksPerRequest, maxTitleReadsPerRequest
-	clients := map[int64]*ghclient.Client{}
-	client := func(r pendingRow) (*ghclient.Client, error) {
-		if gh, ok := clients[r.repo.Installation]; ok {
-			return gh, nil
-		}
-		c, err := p.repoClient(ctx, r.repo)
-		if err != nil {
-			return nil, err
-		}
-		clients[r.repo.Installation] = c
-		return c, nil
-	}
 	for _, r := range rows {
 		it := web.PendingItem{Repo: r.repo, Issue: r.entry.issue, IssueTitle: r.entry.title, Decision: r.item.decision, Type: r.item.typ,
 			Phase: r.item.phase, Question: r.item.question, Blocking: r.item.blocking, Since: r.item.since,
 			Options: append([]web.OptionView(nil), r.item.options...), CommentURL: r.item.commentURL}
 		if it.IssueTitle == "" && titles > 0 {
 			titles--
-			it.IssueTitle = p.title(ctx, client, r)
+			it.IssueTitle = p.title(ctx, r)
 		}
 		switch {
 		case r.entry.frozen:
@@ -409,7 +412,7 @@ func (p *Pages) Pending(ctx context.Context, repos []web.RepoRef, viewer string)
 		case viewer == "":
 			it.WhyNot = whyNotSignedIn
 		default:
-			gh, err := client(r)
+			gh, err := p.cfg.Client(ctx, r.repo.Owner, r.repo.Name, r.repo.Installation)
 			if err != nil {
 				return nil, err
 			}
@@ -427,16 +430,16 @@ const maxTitleReadsPerRequest = 20
 
 // title reads the title of the row's issue and keeps it in the index; ""
 // when it cannot be read (the inbox then names the issue by its number).
-func (p *Pages) title(ctx context.Context, client func(pendingRow) (*ghclient.Client, error), r pendingRow) string {
-	gh, err := client(r)
+func (p *Source) title(ctx context.Context, r pendingRow) string {
+	gh, err := p.cfg.Client(ctx, r.repo.Owner, r.repo.Name, r.repo.Installation)
 	if err != nil {
 		return ""
 	}
 	is, err := gh.Issue(ctx, r.repo.Owner, r.repo.Name, r.entry.issue)
 	if err != nil {
-		p.s.log.Warn("pages: could not read an issue's title", "repository", r.repo.FullName(), "issue", r.entry.issue, "error", err)
+		p.cfg.Logger.Warn("pages: could not read an issue's title", "repository", r.repo.FullName(), "issue", r.entry.issue, "error", err)
 		return ""
 	}
-	p.s.pending.setTitle(r.repo.Owner, r.repo.Name, r.entry.issue, is.Title)
+	p.pending.setTitle(r.repo.Owner, r.repo.Name, r.entry.issue, is.Title)
 	return is.Title
 }

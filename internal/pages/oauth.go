@@ -1,37 +1,28 @@
-package server
+package pages
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/web"
 )
 
-// userClients builds a GitHub client acting as a person, with the token
-// they signed in with (the server's API URL, retries and metrics).
-type userClients func(token string) (*ghclient.Client, error)
-
-// userClient is a client acting as the person whose token it is.
-func (s *Server) userClient(token string) (*ghclient.Client, error) {
-	return ghclient.NewUser(token, s.ghOptions(nil))
+// OAuth is the App's OAuth web flow o as the pages consume it
+// (web.OAuth): a signed-in person's reads use Config.User's client.
+func (p *Source) OAuth(o *ghclient.OAuth) web.OAuth {
+	return pagesOAuth{OAuth: o, users: p.cfg.User}
 }
 
 // pagesOAuth is the App's OAuth web flow (ghclient.OAuth) as the pages
 // consume it (web.OAuth).
 type pagesOAuth struct {
-	o     *ghclient.OAuth
-	users userClients
-}
-
-func (a pagesOAuth) AuthCodeURL(state, verifier string) string {
-	return a.o.AuthCodeURL(state, verifier)
+	*ghclient.OAuth // AuthCodeURL
+	users           func(token string) (*ghclient.Client, error)
 }
 
 func (a pagesOAuth) Exchange(ctx context.Context, code, verifier string) (web.Token, error) {
-	t, err := a.o.Exchange(ctx, code, verifier)
+	t, err := a.OAuth.Exchange(ctx, code, verifier)
 	if err != nil {
 		return web.Token{}, err
 	}
@@ -39,7 +30,7 @@ func (a pagesOAuth) Exchange(ctx context.Context, code, verifier string) (web.To
 }
 
 func (a pagesOAuth) Revoke(ctx context.Context, t web.Token) error {
-	return a.o.RevokeToken(ctx, t.AccessToken)
+	return a.OAuth.RevokeToken(ctx, t.AccessToken)
 }
 
 func (a pagesOAuth) User(t web.Token) web.UserAPI {
@@ -49,13 +40,11 @@ func (a pagesOAuth) User(t web.Token) web.UserAPI {
 // personAPI is GitHub read with a person's own token.
 type personAPI struct {
 	token string
-	users userClients
+	users func(token string) (*ghclient.Client, error)
 }
 
-func (p personAPI) client() (*ghclient.Client, error) { return p.users(p.token) }
-
 func (p personAPI) CurrentUser(ctx context.Context) (web.Viewer, error) {
-	c, err := p.client()
+	c, err := p.users(p.token)
 	if err != nil {
 		return web.Viewer{}, err
 	}
@@ -74,7 +63,7 @@ const maxPersonRepos = 5000
 // (GitHub answers /user/installations with this App's installations only,
 // for a token of this App).
 func (p personAPI) Repos(ctx context.Context) ([]web.RepoRef, error) {
-	c, err := p.client()
+	c, err := p.users(p.token)
 	if err != nil {
 		return nil, err
 	}
@@ -102,34 +91,9 @@ func (p personAPI) Repos(ctx context.Context) ([]web.RepoRef, error) {
 }
 
 func (p personAPI) CanSee(ctx context.Context, owner, repo string) (bool, error) {
-	c, err := p.client()
+	c, err := p.users(p.token)
 	if err != nil {
 		return false, err
 	}
 	return c.RepoVisible(ctx, owner, repo)
-}
-
-// resolveAsPerson posts the person's own /resolve (decide.ResolveAsUser,
-// with their token), after decide re-folded the thread with the
-// installation's client gh; the webhook path applies it.
-func (p *Pages) resolveAsPerson(ctx context.Context, gh decide.GitHub, token web.Token, r web.ResolveRequest) (string, error) {
-	h, err := p.handler()
-	if err != nil {
-		return "", err
-	}
-	user, err := p.s.userClient(token.AccessToken)
-	if err != nil {
-		return "", err
-	}
-	c, err := h.ResolveAsUser(ctx, gh, user, decide.ResolveAsUser{
-		Owner: r.Owner, Repo: r.Repo, Issue: r.Issue, Decision: r.Decision, Option: r.Option, Reason: r.Reason, Login: r.Viewer,
-	})
-	var refused *decide.RefusedError
-	if errors.As(err, &refused) {
-		return "", &web.RefusedError{Why: refused.Why}
-	}
-	if err != nil {
-		return "", err
-	}
-	return c.HTMLURL, nil
 }

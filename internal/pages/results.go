@@ -1,4 +1,4 @@
-package server
+package pages
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// The check results the pages show, per commit (pages_source.go): what
+// The check results the pages show, per commit (source.go): what
 // CommitPage needs of the last check job of owner/repo@sha, kept in a
 // bounded in-memory LRU and, with Redis, as JSON every replica reads
 // (Config.SharedResults). A commit with no known result is shown as not

@@ -1,4 +1,4 @@
-package server
+package pages
 
 import (
 	"cmp"
@@ -225,11 +225,4 @@ func (p *pendingIndex) list(repos []web.RepoRef) []pendingRow {
 		return a.item.decision < b.item.decision
 	})
 	return rows
-}
-
-// len is the issues held.
-func (p *pendingIndex) len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.ll.Len()
 }

@@ -1,4 +1,4 @@
-package server
+package pages
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 // itself wrote, never another's success as phasegate's.
 func TestPagesCountOnlyTheAppsOwnRecords(t *testing.T) {
 	t.Parallel()
+	const appHead1 = "a100000000000000000000000000000000000001"
 	success := ghclient.Status{State: "success", Context: decide.ContextDecisions, Description: "all decisions resolved"}
 	pending := ghclient.Status{State: "pending", Context: decide.ContextDecisions, Description: "1 blocking decision pending"}
 	tests := []struct {
@@ -31,12 +32,11 @@ func TestPagesCountOnlyTheAppsOwnRecords(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // its own server and fake
-			h, p, _ := pagesHarness(t, func(c *Config) { c.Publish = tc.publish })
-			f := h.fake
+			p, f := testSource(t, &stubMay{}, tc.publish)
 			f.SetTreeFiles(owner, repo, appHead1, map[string]string{"README.md": "# shop\n"})
 			ctx := context.Background()
 			if tc.own != nil {
-				own, err := h.srv.client(installation)
+				own, err := p.cfg.Client(ctx, owner, repo, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package server
+package pages
 
 import (
 	"context"
@@ -22,11 +22,11 @@ const maxChangedReads = 10
 // Issue is the details page of an issue: the thread folded exactly as the
 // handler folds it (decide.Handler.Inspect, which writes nothing), with
 // whether viewer may resolve each pending decision.
-func (p *Pages) Issue(ctx context.Context, owner, repo string, issue int, viewer string) (*web.IssuePage, error) {
+func (p *Source) Issue(ctx context.Context, owner, repo string, issue int, viewer string) (*web.IssuePage, error) {
 	if issue <= 0 {
 		return nil, web.ErrNotFound
 	}
-	gh, err := p.client(ctx, owner, repo)
+	gh, err := p.cfg.Client(ctx, owner, repo, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (p *Pages) Issue(ctx context.Context, owner, repo string, issue int, viewer
 	if err != nil {
 		return nil, fmt.Errorf("folding %s/%s#%d: %w", owner, repo, issue, notFound(err))
 	}
-	p.s.pending.setTitle(owner, repo, issue, is.Title)
+	p.pending.setTitle(owner, repo, issue, is.Title)
 	page := &web.IssuePage{Owner: owner, Repo: repo, Issue: issue, Title: is.Title, URL: is.HTMLURL, Frozen: in.State.Frozen()}
 	for _, tm := range in.State.Tampered {
 		page.Tampering = append(page.Tampering, web.TamperView{CommentID: tm.CommentID, Reason: tm.Reason})
@@ -69,7 +69,7 @@ func (p *Pages) Issue(ctx context.Context, owner, repo string, issue int, viewer
 				changedReads--
 				lines, err := h.ChangedSinceApproval(ctx, gh, owner, repo, in, o, d)
 				if err != nil {
-					p.s.log.Warn("pages: what changed since an approval could not be read", "repository", owner+"/"+repo, "issue", issue, "error", err)
+					p.cfg.Logger.Warn("pages: what changed since an approval could not be read", "repository", owner+"/"+repo, "issue", issue, "error", err)
 				}
 				dv.ChangedSinceApproval = lines
 			}
