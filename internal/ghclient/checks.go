@@ -354,25 +354,6 @@ func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter s
 	return out, nil
 }
 
-// CheckRunAnnotations returns the annotations of check run id, in the
-// order they were added.
-func (c *Client) CheckRunAnnotations(ctx context.Context, owner, repo string, id int64) ([]Annotation, error) {
-	ctx = withOp(ctx, "CheckRunAnnotations")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRunAnnotation, *github.Response, error) {
-		return c.gh.Checks.ListCheckRunAnnotations(ctx, owner, repo, id, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list the annotations of check run %d in %s: %w", id, repoName(owner, repo), err)
-	}
-	out := make([]Annotation, 0, len(list))
-	for _, a := range list {
-		out = append(out, Annotation{Path: a.GetPath(), StartLine: a.GetStartLine(), EndLine: a.GetEndLine(),
-			StartColumn: a.GetStartColumn(), EndColumn: a.GetEndColumn(), Level: a.GetAnnotationLevel(),
-			Title: a.GetTitle(), Message: a.GetMessage(), RawDetails: a.GetRawDetails()})
-	}
-	return out, nil
-}
-
 func toCheckRun(r *github.CheckRun) CheckRun {
 	return CheckRun{ID: r.GetID(), Name: r.GetName(), HeadSHA: r.GetHeadSHA(), Status: r.GetStatus(),
 		Conclusion: r.GetConclusion(), DetailsURL: r.GetDetailsURL(), ExternalID: r.GetExternalID(),

@@ -350,9 +350,6 @@ func uploadURL(base *url.URL) string {
 // BaseURL is the REST API root the Client calls.
 func (c *Client) BaseURL() string { return c.gh.BaseURL.String() }
 
-// UploadURL is the upload root derived from the API root.
-func (c *Client) UploadURL() string { return c.gh.UploadURL.String() }
-
 // Stats returns the Client's counters.
 func (c *Client) Stats() Stats {
 	return Stats{
@@ -406,10 +403,6 @@ func (e *RateLimitError) Error() string {
 // ErrTruncated is returned (wrapped, with the partial result) when GitHub
 // caps a list: a comparison lists at most 300 files, a pull request 3000.
 var ErrTruncated = errors.New("github truncated the list")
-
-// ErrNoCommit is the error of FileAddedBy for a path no commit of the ref
-// touches.
-var ErrNoCommit = errors.New("no commit touches it")
 
 // StatusCode returns the HTTP status of a GitHub API error in err's chain,
 // or 0.

@@ -913,18 +913,6 @@ func filesMap(files []*github.CommitFile) map[string]string {
 	return out
 }
 
-// CommitAuthor returns the GitHub logins of a commit's author and committer;
-// either is empty when the commit's e-mail address belongs to no account.
-func (c *Client) CommitAuthor(ctx context.Context, owner, repo, sha string) (author, committer string, err error) {
-	ctx = withOp(ctx, "CommitAuthor")
-	// One file per page: only the commit's people are wanted, not its diff.
-	rc, _, err := c.gh.Repositories.GetCommit(ctx, owner, repo, sha, &github.ListOptions{PerPage: 1})
-	if err != nil {
-		return "", "", fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
-	}
-	return rc.GetAuthor().GetLogin(), rc.GetCommitter().GetLogin(), nil
-}
-
 // CommitInfo is who GitHub says made a commit.
 type CommitInfo struct {
 	// Author and Committer are the accounts GitHub links the commit's
@@ -962,30 +950,4 @@ func (c *Client) Issue(ctx context.Context, owner, repo string, number int) (Iss
 		it.Labels = append(it.Labels, l.GetName())
 	}
 	return it, nil
-}
-
-// FileAddedBy finds the commit that added path, as of ref: the oldest
-// commit in ref's history that touches the path. It returns that commit's
-// author login (empty when the e-mail belongs to no account) and SHA. Only
-// the first and the last page of the history are read.
-func (c *Client) FileAddedBy(ctx context.Context, owner, repo, path, ref string) (login string, sha string, err error) {
-	ctx = withOp(ctx, "FileAddedBy")
-	where := fmt.Sprintf("%s:%s", repoName(owner, repo), path)
-	opts := &github.CommitsListOptions{SHA: ref, Path: path, ListOptions: github.ListOptions{PerPage: c.perPage, Page: 1}}
-	list, resp, err := c.gh.Repositories.ListCommits(ctx, owner, repo, opts)
-	if err != nil {
-		return "", "", fmt.Errorf("find the commit that added %s: %w", where, err)
-	}
-	if resp != nil && resp.LastPage > 1 {
-		opts.Page = resp.LastPage
-		list, _, err = c.gh.Repositories.ListCommits(ctx, owner, repo, opts)
-		if err != nil {
-			return "", "", fmt.Errorf("find the commit that added %s: %w", where, err)
-		}
-	}
-	if len(list) == 0 {
-		return "", "", fmt.Errorf("find the commit that added %s: %w", where, ErrNoCommit)
-	}
-	oldest := list[len(list)-1]
-	return oldest.GetAuthor().GetLogin(), oldest.GetSHA(), nil
 }

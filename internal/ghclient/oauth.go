@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -34,8 +33,7 @@ type OAuthConfig struct {
 	ClientID     string
 	ClientSecret string
 	// WebURL is GitHub's web root: https://github.com (default), or
-	// https://HOST for GitHub Enterprise Server (WebURLFor derives it from
-	// the API URL).
+	// https://HOST for GitHub Enterprise Server.
 	WebURL string
 	// RedirectURL is where GitHub sends the browser back with the code: the
 	// App's callback URL (serve's PUBLIC_URL/oauth/callback).
@@ -171,27 +169,4 @@ func (t *basicAuthTransport) RoundTrip(req *http.Request) (*http.Response, error
 	r := req.Clone(req.Context())
 	r.SetBasicAuth(t.user, t.password)
 	return t.next.RoundTrip(r)
-}
-
-// GenerateVerifier returns a new PKCE code verifier (32 random bytes,
-// base64url): one per sign-in, kept by the server until the callback.
-func GenerateVerifier() string { return oauth2.GenerateVerifier() }
-
-// WebURLFor is GitHub's web root for an API root as Options.BaseURL takes
-// it: https://github.com for api.github.com (or ""), https://HOST for GitHub
-// Enterprise Server's https://HOST/api/v3, and https://TENANT.ghe.com for
-// GitHub Enterprise Cloud with data residency's https://api.TENANT.ghe.com.
-func WebURLFor(apiURL string) string {
-	u, err := apiBaseURL(apiURL)
-	if err != nil || u == nil {
-		return "https://github.com"
-	}
-	web := url.URL{Scheme: u.Scheme, Host: u.Host}
-	switch {
-	case strings.HasSuffix(u.Path, "/api/v3/"):
-		web.Path = strings.TrimSuffix(u.Path, "/api/v3/")
-	case strings.HasPrefix(u.Host, "api."):
-		web.Host = strings.TrimPrefix(u.Host, "api.")
-	}
-	return strings.TrimRight(web.String(), "/")
 }
