@@ -126,7 +126,10 @@ type Comparison struct {
 // the merge base. GitHub lists at most 300 files; at that count the
 // comparison comes with an error wrapping ErrTruncated.
 func (c *Client) Compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
-	ctx = withOp(ctx, "Compare")
+	return c.compare(withOp(ctx, "Compare"), owner, repo, base, head)
+}
+
+func (c *Client) compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
 	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
 	if err != nil {
 		return Comparison{}, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)

@@ -39,6 +39,7 @@
 package ghclient
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -223,15 +224,15 @@ func New(opts Options) (*Client, error) {
 		afterFunc: opts.AfterFunc,
 		gate:      &rateGate{},
 		ctr:       &counters{},
-		perPage:   positive(min(opts.perPage, maxPerPage), maxPerPage),
+		perPage:   cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage),
 		pol: policy{
-			maxAttempts:    positive(opts.MaxAttempts, DefaultMaxAttempts),
-			backoffBase:    positive(opts.BackoffBase, DefaultBackoffBase),
-			backoffMax:     positive(opts.BackoffMax, DefaultBackoffMax),
-			maxRetryWait:   positive(opts.MaxRetryWait, DefaultMaxRetryWait),
-			maxRateWait:    positive(opts.MaxRateLimitWait, DefaultMaxRateLimitWait),
-			attemptTimeout: positive(opts.AttemptTimeout, DefaultAttemptTimeout),
-			maxBody:        positive(opts.MaxResponseBytes, DefaultMaxResponseBytes),
+			maxAttempts:    cmp.Or(opts.MaxAttempts, DefaultMaxAttempts),
+			backoffBase:    cmp.Or(opts.BackoffBase, DefaultBackoffBase),
+			backoffMax:     cmp.Or(opts.BackoffMax, DefaultBackoffMax),
+			maxRetryWait:   cmp.Or(opts.MaxRetryWait, DefaultMaxRetryWait),
+			maxRateWait:    cmp.Or(opts.MaxRateLimitWait, DefaultMaxRateLimitWait),
+			attemptTimeout: cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout),
+			maxBody:        cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes),
 		},
 	}
 	if c.now == nil {
@@ -245,10 +246,7 @@ func New(opts Options) (*Client, error) {
 	if opts.HTTPClient != nil {
 		*hc = *opts.HTTPClient
 	}
-	baseRT := opts.Transport
-	if baseRT == nil {
-		baseRT = hc.Transport
-	}
+	baseRT := cmp.Or(opts.Transport, hc.Transport)
 	if baseRT == nil {
 		baseRT = defaultTransport()
 	}
@@ -257,7 +255,7 @@ func New(opts Options) (*Client, error) {
 	var rt http.RoundTripper = &retryTransport{next: baseRT, c: c, onCall: opts.OnCall}
 	rt = &serialTransport{next: rt, c: c, sem: make(chan struct{}, 1), minInterval: opts.MinWriteInterval}
 	if opts.CacheEntries >= 0 {
-		cache := newETagCache(positive(opts.CacheEntries, DefaultCacheEntries), positive(opts.CacheBytes, DefaultCacheBytes))
+		cache := newETagCache(cmp.Or(opts.CacheEntries, DefaultCacheEntries), cmp.Or(opts.CacheBytes, DefaultCacheBytes))
 		rt = &cacheTransport{next: rt, cache: cache, identity: identity, c: c}
 	}
 	if opts.Token != "" {
@@ -278,11 +276,7 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("derive github upload url from %q: %w", opts.BaseURL, err)
 		}
 	}
-	version := opts.Version
-	if version == "" {
-		version = "dev"
-	}
-	gh.UserAgent = "phasegate/" + version
+	gh.UserAgent = "phasegate/" + cmp.Or(opts.Version, "dev")
 	c.gh = gh
 	return c, nil
 }
@@ -290,22 +284,14 @@ func New(opts Options) (*Client, error) {
 // cacheIdentity names the identity in ETag cache keys: Options.CacheIdentity,
 // else the installation of an App's transport, else a hash of the token.
 func cacheIdentity(opts Options, baseRT http.RoundTripper) string {
-	identity := opts.CacheIdentity
-	if it, ok := baseRT.(*ghinstallation.Transport); ok && identity == "" {
-		identity = fmt.Sprintf("app-%d/installation-%d", it.AppID(), it.InstallationID())
+	if it, ok := baseRT.(*ghinstallation.Transport); ok && opts.CacheIdentity == "" {
+		return fmt.Sprintf("app-%d/installation-%d", it.AppID(), it.InstallationID())
 	}
-	if opts.Token != "" && identity == "" {
+	if opts.Token != "" && opts.CacheIdentity == "" {
 		sum := sha256.Sum256([]byte(opts.Token))
-		identity = "token-" + hex.EncodeToString(sum[:8])
+		return "token-" + hex.EncodeToString(sum[:8])
 	}
-	return identity
-}
-
-func positive[T int | int64 | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
+	return opts.CacheIdentity
 }
 
 // apiBaseURL parses the API root; nil means api.github.com.

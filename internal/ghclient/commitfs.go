@@ -1,6 +1,7 @@
 package ghclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,11 +62,11 @@ type TreeLimits struct {
 }
 
 func (l TreeLimits) withDefaults() TreeLimits {
-	l.MaxEntries = positive(l.MaxEntries, DefaultMaxTreeEntries)
-	l.MaxFileBytes = positive(l.MaxFileBytes, DefaultMaxFileBytes)
-	l.MaxTotalBytes = positive(l.MaxTotalBytes, DefaultMaxTotalBytes)
-	l.MaxArchiveBytes = positive(l.MaxArchiveBytes, DefaultMaxArchiveBytes)
-	l.MaxListingBytes = positive(l.MaxListingBytes, DefaultMaxListingBytes)
+	l.MaxEntries = cmp.Or(l.MaxEntries, DefaultMaxTreeEntries)
+	l.MaxFileBytes = cmp.Or(l.MaxFileBytes, DefaultMaxFileBytes)
+	l.MaxTotalBytes = cmp.Or(l.MaxTotalBytes, DefaultMaxTotalBytes)
+	l.MaxArchiveBytes = cmp.Or(l.MaxArchiveBytes, DefaultMaxArchiveBytes)
+	l.MaxListingBytes = cmp.Or(l.MaxListingBytes, DefaultMaxListingBytes)
 	return l
 }
 

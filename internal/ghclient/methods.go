@@ -43,10 +43,6 @@ type Status struct {
 	Creator     string // login that set it (read only: LatestStatus fills it)
 }
 
-// StatusDescription is description as GitHub stores it after CreateStatus:
-// control characters and runs of space collapsed, cut to 140 characters.
-func StatusDescription(description string) string { return truncateDescription(description) }
-
 // Comment is an issue or pull request comment.
 type Comment struct {
 	ID        int64
@@ -173,7 +169,7 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 	if s.Context != "" {
 		st.Context = github.String(s.Context)
 	}
-	if d := truncateDescription(s.Description); d != "" {
+	if d := StatusDescription(s.Description); d != "" {
 		st.Description = github.String(d)
 	}
 	if s.TargetURL != "" {
@@ -186,8 +182,8 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 }
 
 // LatestStatus returns the newest status of context on sha, and whether
-// there is one. GitHub lists a commit's statuses newest first; a repeated
-// read of an unchanged commit costs a 304.
+// there is one: the head of StatusHistory for that context. A repeated read
+// of an unchanged commit costs a 304.
 func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
 	list, err := c.Statuses(ctx, owner, repo, sha, context)
 	if err != nil || len(list) == 0 {
@@ -196,18 +192,16 @@ func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context str
 	return list[0], true, nil
 }
 
-// Statuses returns the statuses of context on sha, newest first: GitHub
-// keeps every status ever set (up to 1,000 per context), and nobody can
-// delete one, so the list is a history. At most 300 statuses back are read
-// (StatusHistory for one context).
+// Statuses returns the statuses of context on sha, newest first: the
+// StatusHistory of one context.
 func (c *Client) Statuses(ctx context.Context, owner, repo, sha, context string) ([]Status, error) {
 	return c.statusHistory(withOp(ctx, "Statuses"), owner, repo, sha, []string{context})
 }
 
-// truncateDescription makes a status description fit GitHub's 140
-// characters: control characters become spaces, runs of space collapse, and
-// a longer text is cut on a rune boundary with "…".
-func truncateDescription(s string) string {
+// StatusDescription is a status description as GitHub stores it after
+// CreateStatus: control characters become spaces, runs of space collapse,
+// and a longer text is cut to 140 characters on a rune boundary with "…".
+func StatusDescription(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 	if utf8.RuneCountInString(s) <= MaxStatusDescription {
@@ -867,17 +861,8 @@ const maxCompareFiles = 300
 // base already (the comparison is identical or behind: nothing of head's
 // is missing from base).
 func (c *Client) Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error) {
-	ctx = withOp(ctx, "Change")
-	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
-	if err != nil {
-		return nil, false, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)
-	}
-	out := filesMap(cmp.Files)
-	if len(cmp.Files) >= maxCompareFiles {
-		return out, false, fmt.Errorf("compare %s %s...%s: %d files: %w", repoName(owner, repo), short(base), short(head), len(cmp.Files), ErrTruncated)
-	}
-	st := cmp.GetStatus()
-	return out, st == "identical" || st == "behind", nil
+	cmp, err := c.compare(withOp(ctx, "Change"), owner, repo, base, head)
+	return cmp.Files, err == nil && (cmp.Status == "identical" || cmp.Status == "behind"), err
 }
 
 // CommitFiles maps each file a commit changes (against its first parent)

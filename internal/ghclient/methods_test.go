@@ -82,7 +82,7 @@ func TestTruncateDescription(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := truncateDescription(tt.in)
+			got := StatusDescription(tt.in)
 			if got != tt.want {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
