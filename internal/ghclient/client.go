@@ -185,7 +185,7 @@ type Client struct {
 	gh    *github.Client
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
-	// afterFunc is Options.AfterFunc (nil: time.AfterFunc).
+	// afterFunc is Options.AfterFunc, or time.AfterFunc.
 	afterFunc func(*http.Request, time.Duration, func()) func() bool
 	pol       policy
 	gate      *rateGate
@@ -240,6 +240,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if c.sleep == nil {
 		c.sleep = sleepCtx
+	}
+	if c.afterFunc == nil {
+		c.afterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 
 	hc := &http.Client{}
