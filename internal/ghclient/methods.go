@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,8 +105,7 @@ type Issue struct {
 	IsPullRequest bool
 	HTMLURL       string
 	// Comments is the number of comments on it (GitHub's count: a deleted
-	// comment is no longer counted), and UpdatedAt when it last changed;
-	// set by ListOpenIssues.
+	// comment is no longer counted), and UpdatedAt when it last changed.
 	Comments  int
 	UpdatedAt time.Time
 }
@@ -373,17 +373,24 @@ func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since
 		s := since.UTC()
 		opts = &s
 	}
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-		return c.listComments(ctx, owner, repo, 0, opts, lo)
-	})
+	list, err := c.comments(ctx, owner, repo, 0, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list the comments of %s since %s: %w", repoName(owner, repo), since.UTC().Format(time.RFC3339), err)
 	}
+	return list, nil
+}
+
+// comments lists every comment on issue number (0: on every issue of the
+// repository) updated since since (nil: all), oldest first.
+func (c *Client) comments(ctx context.Context, owner, repo string, number int, since *time.Time) ([]Comment, error) {
+	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+		return c.listComments(ctx, owner, repo, number, since, lo)
+	})
 	out := make([]Comment, 0, len(list))
 	for _, ic := range list {
 		out = append(out, toComment(ic))
 	}
-	return out, nil
+	return out, err
 }
 
 // reactionCounts maps GitHub's reactions rollup to counts by content.
@@ -407,18 +414,11 @@ func reactionCounts(r *github.Reactions) map[string]int {
 // ListIssueComments returns every comment on an issue or pull request, oldest
 // first. Repeated listings of an unchanged issue cost only 304s.
 func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
-	ctx = withOp(ctx, "ListIssueComments")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-		return c.listComments(ctx, owner, repo, number, nil, lo)
-	})
+	list, err := c.comments(withOp(ctx, "ListIssueComments"), owner, repo, number, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list comments on %s#%d: %w", repoName(owner, repo), number, err)
 	}
-	out := make([]Comment, 0, len(list))
-	for _, ic := range list {
-		out = append(out, toComment(ic))
-	}
-	return out, nil
+	return list, nil
 }
 
 // CreateIssueComment posts a new comment on an issue or pull request. After
@@ -445,16 +445,12 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 		c.setActor(out.User)
 		return nil
 	}, func(ctx context.Context) (bool, error) {
-		ctx = withOp(ctx, "CreateIssueComment.guard")
-		list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-			return c.listComments(ctx, owner, repo, number, &since, lo)
-		})
+		list, err := c.comments(withOp(ctx, "CreateIssueComment.guard"), owner, repo, number, &since)
 		if err != nil {
 			return false, err
 		}
 		actor := c.actorLogin()
-		for i := len(list) - 1; i >= 0; i-- {
-			cm := toComment(list[i])
+		for _, cm := range slices.Backward(list) {
 			if sameText(cm.Body, body) && (actor == "" || strings.EqualFold(cm.User, actor)) {
 				out = cm
 				return true, nil
@@ -619,12 +615,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels 
 	}
 	out := make([]Issue, 0, len(list))
 	for _, is := range list {
-		it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(), Author: is.GetUser().GetLogin(),
-			IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL(), Comments: is.GetComments(), UpdatedAt: is.GetUpdatedAt().Time}
-		for _, l := range is.Labels {
-			it.Labels = append(it.Labels, l.GetName())
-		}
-		out = append(out, it)
+		out = append(out, toIssue(is))
 	}
 	return out, nil
 }
@@ -929,10 +920,14 @@ func (c *Client) Issue(ctx context.Context, owner, repo string, number int) (Iss
 	if err != nil {
 		return Issue{}, fmt.Errorf("read %s#%d: %w", repoName(owner, repo), number, err)
 	}
+	return toIssue(is), nil
+}
+
+func toIssue(is *github.Issue) Issue {
 	it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(), Author: is.GetUser().GetLogin(),
-		IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL()}
+		IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL(), Comments: is.GetComments(), UpdatedAt: is.GetUpdatedAt().Time}
 	for _, l := range is.Labels {
 		it.Labels = append(it.Labels, l.GetName())
 	}
-	return it, nil
+	return it
 }
