@@ -86,7 +86,7 @@ func (c *Client) App(ctx context.Context) (App, error) {
 // /app/installations).
 func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "ListInstallations")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListInstallations(ctx, &lo)
 	})
 	if err != nil {

@@ -142,6 +142,9 @@ type Options struct {
 	// boundaries, Link headers and the bounds on pages are proven without
 	// hundreds of items.
 	perPage int
+	// authorization is the Authorization header without a Token: the OAuth
+	// client's basic auth (RevokeToken).
+	authorization string
 }
 
 // Call describes one HTTP attempt, for OnCall.
@@ -262,11 +265,14 @@ func New(opts Options) (*Client, error) {
 		rt = &cacheTransport{next: rt, cache: cache, identity: identity, c: c}
 	}
 	if opts.Token != "" {
+		opts.authorization = "token " + opts.Token
+	}
+	if opts.authorization != "" {
 		host := "api.github.com"
 		if base != nil {
 			host = base.Host
 		}
-		rt = &authTransport{next: rt, header: "token " + opts.Token, host: host}
+		rt = &authTransport{next: rt, header: opts.authorization, host: host}
 	}
 	hc.Transport = rt
 

@@ -119,9 +119,13 @@ func short(sha string) string {
 	return sha
 }
 
+// errMorePages is paginate's error (wrapped) for a list longer than the
+// pages it may read; it returns the pages it read.
+var errMorePages = errors.New("more pages")
+
 // paginate collects every page of a list, perPage (the Client's page size)
-// at a time.
-func paginate[T any](ctx context.Context, perPage int, fetch func(context.Context, github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
+// at a time, reading at most maxPages pages.
+func paginate[T any](ctx context.Context, perPage, maxPages int, fetch func(context.Context, github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
 	var all []T
 	opts := github.ListOptions{PerPage: perPage, Page: 1}
 	for pages := 0; pages < maxPages; pages++ {
@@ -139,7 +143,7 @@ func paginate[T any](ctx context.Context, perPage int, fetch func(context.Contex
 			return all, nil
 		}
 	}
-	return all, fmt.Errorf("more than %d pages", maxPages)
+	return all, fmt.Errorf("more than %d pages: %w", maxPages, errMorePages)
 }
 
 // stalePage reports a full page without a next link that came from the
@@ -383,7 +387,7 @@ func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since
 // comments lists every comment on issue number (0: on every issue of the
 // repository) updated since since (nil: all), oldest first.
 func (c *Client) comments(ctx context.Context, owner, repo string, number int, since *time.Time) ([]Comment, error) {
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
 		return c.listComments(ctx, owner, repo, number, since, lo)
 	})
 	out := make([]Comment, 0, len(list))
@@ -539,7 +543,7 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 // ListLabels returns the names of an issue's labels.
 func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
 	ctx = withOp(ctx, "ListLabels")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
 		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
 	})
 	if err != nil {
@@ -605,7 +609,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // (for reconcile: every open issue labelled phasegate:pending).
 func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
 	ctx = withOp(ctx, "ListOpenIssues")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
 		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
 		})
@@ -646,7 +650,7 @@ func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commen
 		return nil, fmt.Errorf("list reactions to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
 	}
 	ctx = withOp(ctx, "CommentReactors")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
 		return c.gh.Reactions.ListIssueCommentReactions(ctx, owner, repo, commentID, &lo)
 	})
 	if err != nil {
@@ -814,7 +818,7 @@ func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int
 // ListOpenPullRequests returns every open pull request, newest first.
 func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
 	ctx = withOp(ctx, "ListOpenPullRequests")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
 	})
 	if err != nil {
@@ -835,7 +839,7 @@ func toPRs(list []*github.PullRequest) []PR {
 // ones, or the merged one that brought it to the default branch).
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
 	ctx = withOp(ctx, "PullRequestsForCommit")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil {

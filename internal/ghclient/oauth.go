@@ -2,6 +2,7 @@ package ghclient
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -128,23 +129,8 @@ func (o *OAuth) RevokeToken(ctx context.Context, accessToken string) error {
 		return errors.New("revoke a user token: no token")
 	}
 	opts := o.api
-	base := opts.Transport
-	if base == nil && opts.HTTPClient != nil {
-		base = opts.HTTPClient.Transport
-	}
-	if base == nil {
-		base = defaultTransport()
-	}
-	api, err := apiBaseURL(opts.BaseURL)
-	if err != nil {
-		return fmt.Errorf("revoke a user token: %w", err)
-	}
-	host := "api.github.com"
-	if api != nil {
-		host = api.Host
-	}
 	opts.Token, opts.CacheEntries = "", -1
-	opts.Transport = &basicAuthTransport{next: base, host: host, user: o.cfg.ClientID, password: o.cfg.ClientSecret}
+	opts.authorization = "Basic " + base64.StdEncoding.EncodeToString([]byte(o.cfg.ClientID+":"+o.cfg.ClientSecret))
 	c, err := New(opts)
 	if err != nil {
 		return fmt.Errorf("revoke a user token: %w", err)
@@ -153,20 +139,4 @@ func (o *OAuth) RevokeToken(ctx context.Context, accessToken string) error {
 		return fmt.Errorf("revoke a user token of client %s: %w", o.cfg.ClientID, err)
 	}
 	return nil
-}
-
-// basicAuthTransport authenticates the requests to the API's host as
-// user:password (never a redirect's other host).
-type basicAuthTransport struct {
-	next                 http.RoundTripper
-	host, user, password string
-}
-
-func (t *basicAuthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !strings.EqualFold(req.URL.Host, t.host) {
-		return t.next.RoundTrip(req)
-	}
-	r := req.Clone(req.Context())
-	r.SetBasicAuth(t.user, t.password)
-	return t.next.RoundTrip(r)
 }

@@ -53,7 +53,7 @@ func (c *Client) CurrentUser(ctx context.Context) (User, error) {
 // issued), every page.
 func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "UserInstallations")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListUserInstallations(ctx, &lo)
 	})
 	if err != nil {
