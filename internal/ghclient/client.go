@@ -342,9 +342,6 @@ func uploadURL(base *url.URL) string {
 	return u.String()
 }
 
-// BaseURL is the REST API root the Client calls.
-func (c *Client) BaseURL() string { return c.gh.BaseURL.String() }
-
 // Stats returns the Client's counters.
 func (c *Client) Stats() Stats {
 	return Stats{

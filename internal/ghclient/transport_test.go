@@ -755,8 +755,8 @@ func TestBaseURLs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.BaseURL() != tt.wantBase || c.gh.UploadURL.String() != tt.wantUpld {
-				t.Fatalf("base %q upload %q, want %q %q", c.BaseURL(), c.gh.UploadURL.String(), tt.wantBase, tt.wantUpld)
+			if c.gh.BaseURL.String() != tt.wantBase || c.gh.UploadURL.String() != tt.wantUpld {
+				t.Fatalf("base %q upload %q, want %q %q", c.gh.BaseURL.String(), c.gh.UploadURL.String(), tt.wantBase, tt.wantUpld)
 			}
 		})
 	}
