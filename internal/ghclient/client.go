@@ -81,10 +81,6 @@ type Options struct {
 	// RoundTripper of NewInstallationTransport. Default: a clone of
 	// http.DefaultTransport.
 	Transport http.RoundTripper
-	// HTTPClient, if set, supplies the base transport (its Transport) and
-	// its other settings (Timeout, Jar, CheckRedirect). A Timeout there
-	// bounds a whole call including retries and rate-limit waits.
-	HTTPClient *http.Client
 	// BaseURL is the REST API root: empty for api.github.com, or a GitHub
 	// Enterprise Server URL such as https://ghe.example.com/api/v3/ (the
 	// /api/v3/ suffix is added when missing). The upload URL is derived.
@@ -115,9 +111,6 @@ type Options struct {
 	MaxRateLimitWait time.Duration
 	// AttemptTimeout bounds one attempt, headers and body (default 30s).
 	AttemptTimeout time.Duration
-	// MinWriteInterval spaces writes (default 0; GitHub suggests 1s for
-	// clients that make many writes).
-	MinWriteInterval time.Duration
 	// MaxResponseBytes bounds a response body (default 64 MiB).
 	MaxResponseBytes int64
 
@@ -248,18 +241,14 @@ func New(opts Options) (*Client, error) {
 		c.afterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 
-	hc := &http.Client{}
-	if opts.HTTPClient != nil {
-		*hc = *opts.HTTPClient
-	}
-	baseRT := cmp.Or(opts.Transport, hc.Transport)
+	baseRT := opts.Transport
 	if baseRT == nil {
 		baseRT = defaultTransport()
 	}
 
 	identity := cacheIdentity(opts, baseRT)
 	var rt http.RoundTripper = &retryTransport{next: baseRT, c: c, onCall: opts.OnCall}
-	rt = &serialTransport{next: rt, c: c, sem: make(chan struct{}, 1), minInterval: opts.MinWriteInterval}
+	rt = &serialTransport{next: rt, sem: make(chan struct{}, 1)}
 	if opts.CacheEntries >= 0 {
 		cache := newETagCache(cmp.Or(opts.CacheEntries, DefaultCacheEntries), cmp.Or(opts.CacheBytes, DefaultCacheBytes))
 		rt = &cacheTransport{next: rt, cache: cache, identity: identity, c: c}
@@ -274,9 +263,7 @@ func New(opts Options) (*Client, error) {
 		}
 		rt = &authTransport{next: rt, header: opts.authorization, host: host}
 	}
-	hc.Transport = rt
-
-	gh := github.NewClient(hc)
+	gh := github.NewClient(&http.Client{Transport: rt})
 	if base != nil {
 		// Set the URLs directly: go-github's WithEnterpriseURLs would append
 		// /api/uploads/ to the uploads host of a ghe.com tenant.

@@ -39,9 +39,6 @@ type OAuthConfig struct {
 	// RedirectURL is where GitHub sends the browser back with the code: the
 	// App's callback URL (serve's PUBLIC_URL/oauth/callback).
 	RedirectURL string
-	// HTTPClient makes the token request (nil: a client with a 30-second
-	// timeout).
-	HTTPClient *http.Client
 	// API are the options of the REST API client RevokeToken uses
 	// (BaseURL, Version, retries, metrics…); its Token and Transport's
 	// credentials are replaced by the client's.
@@ -51,7 +48,6 @@ type OAuthConfig struct {
 // OAuth is the App's OAuth web flow. It is safe for concurrent use.
 type OAuth struct {
 	cfg oauth2.Config
-	hc  *http.Client
 	api Options
 }
 
@@ -69,11 +65,7 @@ func NewOAuth(cfg OAuthConfig) *OAuth {
 	if web == "" {
 		web = "https://github.com"
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	return &OAuth{hc: hc, api: cfg.API, cfg: oauth2.Config{
+	return &OAuth{api: cfg.API, cfg: oauth2.Config{
 		ClientID:     cfg.ClientID,
 		ClientSecret: cfg.ClientSecret,
 		RedirectURL:  cfg.RedirectURL,
@@ -102,7 +94,7 @@ func (o *OAuth) Exchange(ctx context.Context, code, verifier string) (UserToken,
 	if code == "" {
 		return UserToken{}, errors.New("exchange the oauth code: github sent no code")
 	}
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, o.hc)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Timeout: 30 * time.Second})
 	tok, err := o.cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier))
 	if err != nil {
 		var re *oauth2.RetrieveError

@@ -159,11 +159,8 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // for staying clear of secondary rate limits. A write holds the slot through
 // its retries and rate-limit waits.
 type serialTransport struct {
-	next        http.RoundTripper
-	c           *Client
-	sem         chan struct{}
-	minInterval time.Duration
-	last        time.Time // guarded by sem
+	next http.RoundTripper
+	sem  chan struct{}
 }
 
 func (t *serialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -178,17 +175,7 @@ func (t *serialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-t.sem }()
-	if t.minInterval > 0 && !t.last.IsZero() {
-		if d := t.minInterval - t.c.now().Sub(t.last); d > 0 {
-			if err := t.c.sleep(ctx, d); err != nil {
-				closeBody(req)
-				return nil, err
-			}
-		}
-	}
-	resp, err := t.next.RoundTrip(req)
-	t.last = t.c.now()
-	return resp, err
+	return t.next.RoundTrip(req)
 }
 
 // ---- retries and rate limits ----
@@ -267,13 +254,8 @@ func (e *timeoutError) Temporary() bool { return true }
 // away (once the gate opens, within MaxRateLimitWait); at most MaxAttempts
 // attempts in all.
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		var err error
-		if req, err = withReplayableBody(req); err != nil {
-			return nil, err
-		}
-	} else if req.Body != nil {
-		defer req.Body.Close()
+	if req.Body != nil {
+		defer req.Body.Close() // each attempt sends a copy (GetBody: go-github's requests have one)
 	}
 	r := &retryRun{t: t, ctx: req.Context(), repeat: repeatable(req)}
 	for attempt := 1; ; attempt++ {
@@ -294,20 +276,6 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 	}
-}
-
-// withReplayableBody reads req's body into memory and returns a clone of
-// req that can send it again (GetBody).
-func withReplayableBody(req *http.Request) (*http.Request, error) {
-	b, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	req = req.Clone(req.Context())
-	req.Body = io.NopCloser(bytes.NewReader(b))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return req, nil
 }
 
 // retryRun is one request's way through its attempts: whether it may be
