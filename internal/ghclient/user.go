@@ -23,7 +23,7 @@ type User struct {
 }
 
 // NewUser builds a Client that acts as a person with their user access
-// token: opts as for New (BaseURL, Version, HTTPClient, the clock…), with
+// token: opts as for New (BaseURL, Version, the clock…), with
 // opts.Token set to token. Its ETag cache is keyed by the token, so one
 // person's answers never serve another's requests.
 func NewUser(token string, opts Options) (*Client, error) {
