@@ -48,7 +48,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -189,8 +188,7 @@ type Client struct {
 	// perPage is the page size of every listing (maxPerPage but in tests).
 	perPage int
 
-	actorMu sync.Mutex
-	actor   string // login of this identity, learnt from created comments
+	actor atomic.Pointer[string] // login of this identity, learnt from created comments
 }
 
 type counters struct {
@@ -345,7 +343,11 @@ func (c *Client) Stats() Stats {
 
 // RateLimit returns the primary rate limit from the last response that
 // reported one; ok is false before any did.
-func (c *Client) RateLimit() (r Rate, ok bool) { return c.gate.last() }
+func (c *Client) RateLimit() (r Rate, ok bool) {
+	c.gate.mu.Lock()
+	defer c.gate.mu.Unlock()
+	return c.gate.rate, c.gate.known
+}
 
 // Blocked reports whether the Client holds its requests back now because
 // GitHub rate-limited one (until when, and whether a secondary limit did).
@@ -421,17 +423,9 @@ func defaultTransport() http.RoundTripper {
 	return t
 }
 
-func (c *Client) setActor(login string) {
-	if login == "" {
-		return
-	}
-	c.actorMu.Lock()
-	c.actor = login
-	c.actorMu.Unlock()
-}
-
 func (c *Client) actorLogin() string {
-	c.actorMu.Lock()
-	defer c.actorMu.Unlock()
-	return c.actor
+	if p := c.actor.Load(); p != nil {
+		return *p
+	}
+	return ""
 }

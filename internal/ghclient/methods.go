@@ -446,7 +446,9 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 			return err
 		}
 		out = toComment(ic)
-		c.setActor(out.User)
+		if login := out.User; login != "" {
+			c.actor.Store(&login)
+		}
 		return nil
 	}, func(ctx context.Context) (bool, error) {
 		list, err := c.comments(withOp(ctx, "CreateIssueComment.guard"), owner, repo, number, &since)

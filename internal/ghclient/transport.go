@@ -204,12 +204,6 @@ func (g *rateGate) blockedUntil() (time.Time, bool) {
 	return g.until, g.secondary
 }
 
-func (g *rateGate) last() (Rate, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.rate, g.known
-}
-
 // observe records the rate-limit headers of a response; a quota used up
 // (remaining 0) closes the gate until the reset.
 func (g *rateGate) observe(h http.Header, now time.Time) {
