@@ -195,7 +195,6 @@ func (c *Client) RedeliverHookDelivery(ctx context.Context, deliveryID int64) er
 	return nil
 }
 
-// installationsOf is GitHub's installations as Installation values.
 func installationsOf(list []*github.Installation) []Installation {
 	out := make([]Installation, 0, len(list))
 	for _, in := range list {

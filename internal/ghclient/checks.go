@@ -30,7 +30,6 @@ const (
 // truncatedMark ends a text cut to fit GitHub's limits.
 const truncatedMark = "\n\n… (truncated)"
 
-// CheckRun is a check run.
 type CheckRun struct {
 	ID      int64 // set by GitHub; read only
 	Name    string
@@ -306,21 +305,13 @@ func (c *Client) annotationsApplied(owner, repo string, id int64, want int, coun
 // ref (every name when empty), newest first, with the App that made each:
 // GET /repos/{o}/{r}/commits/{ref}/check-runs?check_name=…&filter=latest.
 func (c *Client) CheckRunsForRef(ctx context.Context, owner, repo, ref, name string) ([]CheckRun, error) {
-	runs, err := c.checkRuns(withOp(ctx, "CheckRunsForRef"), owner, repo, ref, name, "latest")
-	if err != nil {
-		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), short(ref), err)
-	}
-	return runs, nil
+	return c.checkRuns(withOp(ctx, "CheckRunsForRef"), owner, repo, ref, name, "latest")
 }
 
 // CheckRunHistory lists every check run named name on ref, not only the
 // newest of each name (filter=all): the history phasegate's anchors read.
 func (c *Client) CheckRunHistory(ctx context.Context, owner, repo, ref, name string) ([]CheckRun, error) {
-	runs, err := c.checkRuns(withOp(ctx, "CheckRunHistory"), owner, repo, ref, name, "all")
-	if err != nil {
-		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), short(ref), err)
-	}
-	return runs, nil
+	return c.checkRuns(withOp(ctx, "CheckRunHistory"), owner, repo, ref, name, "all")
 }
 
 func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter string) ([]CheckRun, error) {
@@ -333,7 +324,7 @@ func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter s
 		return res.CheckRuns, resp, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), short(ref), err)
 	}
 	out := make([]CheckRun, 0, len(list))
 	for _, r := range list {

@@ -206,7 +206,6 @@ type policy struct {
 	maxBody        int64
 }
 
-// New builds a Client.
 func New(opts Options) (*Client, error) {
 	base, err := apiBaseURL(opts.BaseURL)
 	if err != nil {
@@ -327,7 +326,6 @@ func uploadURL(base *url.URL) string {
 	return u.String()
 }
 
-// Stats returns the Client's counters.
 func (c *Client) Stats() Stats {
 	return Stats{
 		Requests:        c.ctr.requests.Load(),

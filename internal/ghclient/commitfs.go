@@ -263,13 +263,11 @@ func (n *node) sortAll() {
 	}
 }
 
-// Stats returns what the FS fetched so far.
 func (f *CommitFS) Stats() FSStats {
 	return FSStats{Requests: f.requests.Load(), Blobs: f.blobs.Load(), Bytes: f.bytes.Load(),
 		ArchiveBytes: f.archiveBytes.Load(), FromArchive: f.fromArchive}
 }
 
-// reserve takes n bytes from the MaxTotalBytes budget.
 func (f *CommitFS) reserve(n int64) error {
 	f.budgetMu.Lock()
 	defer f.budgetMu.Unlock()
@@ -421,7 +419,6 @@ func (f *CommitFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return (&dirHandle{n: n}).ReadDir(-1)
 }
 
-// info is a node's fs.FileInfo.
 type info struct{ n *node }
 
 func (i info) Name() string       { return i.n.name }
@@ -480,7 +477,6 @@ func (h *fileHandle) Close() error {
 	return nil
 }
 
-// dirHandle is an open directory.
 type dirHandle struct {
 	n    *node
 	name string

@@ -35,7 +35,6 @@ const MaxBodyChars = 65536
 // response was lost, allowing for clock skew between us and GitHub.
 const guardWindow = 2 * time.Minute
 
-// Status is a commit status.
 type Status struct {
 	State       string // error, failure, pending or success
 	Context     string // e.g. "phasegate/contracts"
@@ -69,7 +68,6 @@ type Comment struct {
 	ViaApp string
 }
 
-// IsBot reports whether a bot account wrote the comment.
 func (c Comment) IsBot() bool { return c.UserType == "Bot" }
 
 // Edited reports whether GitHub shows the comment as changed since it was
@@ -78,7 +76,6 @@ func (c Comment) IsBot() bool { return c.UserType == "Bot" }
 // comment never edited has the two equal.
 func (c Comment) Edited() bool { return !c.UpdatedAt.IsZero() && c.UpdatedAt.After(c.CreatedAt) }
 
-// PR is a pull request.
 type PR struct {
 	Number  int
 	State   string // open or closed
@@ -667,7 +664,6 @@ func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commen
 	return out, nil
 }
 
-// Permission levels, lowest first.
 var permissionLevels = map[string]bool{"none": true, "read": true, "triage": true, "write": true, "maintain": true, "admin": true}
 
 // CollaboratorPermission returns user's role on the repository: admin,
@@ -738,7 +734,6 @@ func (c *Client) TeamMember(ctx context.Context, org, teamSlug, user string) (bo
 	return false, fmt.Errorf("read members of team %s: %w", team, err)
 }
 
-// DefaultBranch returns the repository's default branch.
 func (c *Client) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
 	ctx = withOp(ctx, "DefaultBranch")
 	r, _, err := c.gh.Repositories.Get(ctx, owner, repo)
@@ -807,7 +802,6 @@ func toPR(p *github.PullRequest) PR {
 	}
 }
 
-// PullRequest returns one pull request.
 func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int) (PR, error) {
 	ctx = withOp(ctx, "PullRequest")
 	p, _, err := c.gh.PullRequests.Get(ctx, owner, repo, number)
