@@ -5,7 +5,7 @@
 // client:
 //
 //	go-github
-//	  └ auth          Authorization: token … (token auth only)
+//	  └ auth          Authorization: token … (or RevokeToken's basic auth)
 //	    └ etag cache  If-None-Match on repeated GETs; a 304 becomes the cached 200
 //	      └ writes    non-GET requests one at a time per Client
 //	        └ retry   backoff with jitter on 5xx, network errors and timeouts;
