@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +127,10 @@ type Comparison struct {
 // the merge base. GitHub lists at most 300 files; at that count the
 // comparison comes with an error wrapping ErrTruncated.
 func (c *Client) Compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
-	ctx = withOp(ctx, "Compare")
+	return c.compare(withOp(ctx, "Compare"), owner, repo, base, head)
+}
+
+func (c *Client) compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
 	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
 	if err != nil {
 		return Comparison{}, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)
@@ -149,27 +153,18 @@ func (c *Client) StatusHistory(ctx context.Context, owner, repo, sha string, con
 }
 
 func (c *Client) statusHistory(ctx context.Context, owner, repo, sha string, contexts []string) ([]Status, error) {
-	want := make(map[string]bool, len(contexts))
-	for _, name := range contexts {
-		want[name] = true
+	list, err := paginate(ctx, c.perPage, 3, func(ctx context.Context, lo github.ListOptions) ([]*github.RepoStatus, *github.Response, error) {
+		return c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, &lo)
+	})
+	if err != nil && !errors.Is(err, errMorePages) {
+		return nil, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), short(sha), err)
 	}
-	opts := &github.ListOptions{PerPage: c.perPage}
 	out := []Status{}
-	for range 3 {
-		list, resp, err := c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, opts)
-		if err != nil {
-			return nil, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), short(sha), err)
+	for _, st := range list {
+		if len(contexts) == 0 || slices.Contains(contexts, st.GetContext()) {
+			out = append(out, Status{State: st.GetState(), Context: st.GetContext(), Description: st.GetDescription(),
+				TargetURL: st.GetTargetURL(), Creator: st.GetCreator().GetLogin()})
 		}
-		for _, st := range list {
-			if len(want) == 0 || want[st.GetContext()] {
-				out = append(out, Status{State: st.GetState(), Context: st.GetContext(), Description: st.GetDescription(),
-					TargetURL: st.GetTargetURL(), Creator: st.GetCreator().GetLogin()})
-			}
-		}
-		if resp == nil || resp.NextPage <= opts.Page {
-			break
-		}
-		opts.Page = resp.NextPage
 	}
 	return out, nil
 }
@@ -187,28 +182,20 @@ type LabelEvent struct {
 // ErrTruncated, with what was read.
 func (c *Client) LabelEvents(ctx context.Context, owner, repo string, number int) ([]LabelEvent, error) {
 	ctx = withOp(ctx, "LabelEvents")
-	opts := &github.ListOptions{PerPage: c.perPage}
+	list, err := paginate(ctx, c.perPage, 10, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueEvent, *github.Response, error) {
+		return c.gh.Issues.ListIssueEvents(ctx, owner, repo, number, &lo)
+	})
+	if err != nil && !errors.Is(err, errMorePages) {
+		return nil, fmt.Errorf("read the events of %s#%d: %w", repoName(owner, repo), number, err)
+	}
 	var out []LabelEvent
-	for page := 0; ; page++ {
-		if page == 10 {
-			return out, fmt.Errorf("read the events of %s#%d: more than 10 pages: %w", repoName(owner, repo), number, ErrTruncated)
-		}
-		list, resp, err := c.gh.Issues.ListIssueEvents(ctx, owner, repo, number, opts)
-		if err != nil {
-			return nil, fmt.Errorf("read the events of %s#%d: %w", repoName(owner, repo), number, err)
-		}
-		for _, e := range list {
-			if e.GetEvent() == "labeled" || e.GetEvent() == "unlabeled" {
-				out = append(out, LabelEvent{Event: e.GetEvent(), Label: e.GetLabel().GetName(), Actor: e.GetActor().GetLogin()})
-			}
-		}
-		switch {
-		case resp != nil && resp.NextPage > opts.Page:
-			opts.Page = resp.NextPage
-		case stalePage(resp, len(list), c.perPage):
-			opts.Page = max(opts.Page, 1) + 1 // (see paginate)
-		default:
-			return out, nil
+	for _, e := range list {
+		if e.GetEvent() == "labeled" || e.GetEvent() == "unlabeled" {
+			out = append(out, LabelEvent{Event: e.GetEvent(), Label: e.GetLabel().GetName(), Actor: e.GetActor().GetLogin()})
 		}
 	}
+	if err != nil {
+		return out, fmt.Errorf("read the events of %s#%d: more than 10 pages: %w", repoName(owner, repo), number, ErrTruncated)
+	}
+	return out, nil
 }

@@ -326,3 +326,37 @@ func TestStatusHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestLabelEvents: who labelled an issue, oldest first; past 10 pages the
+// events read come with ErrTruncated, never as the whole history.
+func TestLabelEvents(t *testing.T) {
+	tests := []struct {
+		name          string
+		labels        int
+		wantTruncated bool
+		wantLen       int
+	}{
+		{name: "within 10 pages", labels: 2*smallPage + 1, wantLen: 2*smallPage + 1},
+		{name: "past 10 pages", labels: 10*smallPage + 1, wantTruncated: true, wantLen: 10 * smallPage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, Options{perPage: smallPage})
+			n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
+			var labels []string
+			for i := range tt.labels {
+				labels = append(labels, fmt.Sprintf("l%02d", i))
+			}
+			if err := e.c.AddLabels(ctxT(t), owner, repo, n, labels); err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.c.LabelEvents(ctxT(t), owner, repo, n)
+			if tt.wantTruncated != errors.Is(err, ErrTruncated) || (!tt.wantTruncated && err != nil) {
+				t.Fatalf("err = %v, want truncated %v", err, tt.wantTruncated)
+			}
+			if len(got) != tt.wantLen || got[0] != (LabelEvent{Event: "labeled", Label: "l00", Actor: botLogin}) {
+				t.Fatalf("%d events, first %+v; want %d", len(got), got[0], tt.wantLen)
+			}
+		})
+	}
+}

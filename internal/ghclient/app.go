@@ -86,7 +86,7 @@ func (c *Client) App(ctx context.Context) (App, error) {
 // /app/installations).
 func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "ListInstallations")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListInstallations(ctx, &lo)
 	})
 	if err != nil {
@@ -195,7 +195,6 @@ func (c *Client) RedeliverHookDelivery(ctx context.Context, deliveryID int64) er
 	return nil
 }
 
-// installationsOf is GitHub's installations as Installation values.
 func installationsOf(list []*github.Installation) []Installation {
 	out := make([]Installation, 0, len(list))
 	for _, in := range list {

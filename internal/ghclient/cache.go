@@ -131,12 +131,6 @@ func (c *etagCache) removeElement(el *list.Element) {
 	c.bytes -= e.size()
 }
 
-func (c *etagCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
-}
-
 // response rebuilds the cached 200 for req. The rate-limit and date headers
 // come from the 304 that revalidated it, everything else from the cache.
 // revalidatedHeader marks an answer rebuilt from the cache after a 304 that

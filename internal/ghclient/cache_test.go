@@ -3,6 +3,7 @@ package ghclient
 import (
 	"bytes"
 	"crypto/rand"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -74,58 +75,55 @@ func FuzzCacheEntryRoundTrip(f *testing.F) {
 	})
 }
 
-// TestReadBody: an answer's body is read whole into a buffer of its
-// announced length, whatever that length says, and never past the limit.
-func TestReadBody(t *testing.T) {
-	body := bytes.Repeat([]byte("0123456789"), 1000)
+// TestMaxResponseBytes: an answer longer than MaxResponseBytes ends the
+// request with an error, after one attempt (a retry would get the same
+// answer), and an answer of exactly that length is read whole.
+func TestMaxResponseBytes(t *testing.T) {
 	tests := []struct {
-		name   string
-		length int64
-		limit  int64
-		want   int // bytes read
+		name    string
+		over    int64 // MaxResponseBytes minus the answer's length
+		wantErr bool
 	}{
-		{name: "announced", length: 10000, limit: 1 << 20, want: 10000},
-		{name: "unknown length", length: -1, limit: 1 << 20, want: 10000},
-		{name: "announced too short", length: 10, limit: 1 << 20, want: 10000},
-		{name: "announced too long", length: 50000, limit: 1 << 20, want: 10000},
-		{name: "over the limit", length: 10000, limit: 100, want: 101},
-		{name: "over the limit, unknown length", length: -1, limit: 100, want: 101},
-		{name: "announced at the limit, longer", length: 100, limit: 100, want: 101},
+		{name: "one byte over", over: -1, wantErr: true},
+		{name: "at the limit", over: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readBody(bytes.NewReader(body), tt.length, tt.limit)
-			if err != nil || !bytes.Equal(got, body[:tt.want]) {
-				t.Fatalf("read %d bytes (%v), want the first %d", len(got), err, tt.want)
+			size := &sizeRecorder{}
+			e := newEnv(t, Options{Transport: size, CacheEntries: -1})
+			n := e.fake.AddIssue(owner, repo, "Feature", "", "alice")
+			e.fake.AddComment(owner, repo, n, "alice", strings.Repeat("x", 5000))
+			if _, err := e.c.ListIssueComments(ctxT(t), owner, repo, n); err != nil || size.n < 5000 {
+				t.Fatalf("probe: %d bytes, %v", size.n, err)
+			}
+			c, err := New(Options{BaseURL: e.fake.URL(), Token: botToken, MaxResponseBytes: size.n + tt.over, CacheEntries: -1,
+				Now: e.clock.Now, Sleep: e.clock.Sleep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.fake.ResetCalls()
+			_, err = c.ListIssueComments(ctxT(t), owner, repo, n)
+			if gotErr := errors.Is(err, errBodyTooLarge); gotErr != tt.wantErr || (!tt.wantErr && err != nil) {
+				t.Fatalf("err = %v, want too large: %v", err, tt.wantErr)
+			}
+			if calls := len(e.fake.Calls()); calls != 1 {
+				t.Fatalf("%d requests, want 1", calls)
 			}
 		})
 	}
 }
 
-// TestBodyBytes: the cache takes the retry layer's buffer as it is, and
-// reads any other body, leaving it readable from the start.
-func TestBodyBytes(t *testing.T) {
-	body := []byte(`[{"id":1}]`)
-	t.Run("buffered", func(t *testing.T) {
-		resp := &http.Response{Body: newBufferedBody(body), ContentLength: int64(len(body))}
-		got, err := bodyBytes(resp)
-		if err != nil || &got[0] != &body[0] {
-			t.Fatalf("got %q (%v), want the buffer itself", got, err)
-		}
-		rest, _ := io.ReadAll(resp.Body)
-		if !bytes.Equal(rest, body) {
-			t.Fatalf("the body then reads %q, want %q", rest, body)
-		}
-	})
-	t.Run("streamed", func(t *testing.T) {
-		resp := &http.Response{Body: io.NopCloser(bytes.NewReader(body)), ContentLength: -1}
-		got, err := bodyBytes(resp)
-		if err != nil || !bytes.Equal(got, body) {
-			t.Fatalf("got %q (%v), want %q", got, err, body)
-		}
-		rest, _ := io.ReadAll(resp.Body)
-		if !bytes.Equal(rest, body) {
-			t.Fatalf("the body then reads %q, want %q", rest, body)
-		}
-	})
+// sizeRecorder is a base transport that records the length of the last
+// answer's body.
+type sizeRecorder struct{ n int64 }
+
+func (s *sizeRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s.n, resp.Body = int64(len(b)), io.NopCloser(bytes.NewReader(b))
+	return resp, err
 }

@@ -30,7 +30,6 @@ const (
 // truncatedMark ends a text cut to fit GitHub's limits.
 const truncatedMark = "\n\n… (truncated)"
 
-// CheckRun is a check run.
 type CheckRun struct {
 	ID      int64 // set by GitHub; read only
 	Name    string
@@ -227,7 +226,7 @@ func (c *Client) CreateCheckRun(ctx context.Context, owner, repo string, cr Chec
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", where, err)
 	}
-	if err := c.addAnnotations(ctx, owner, repo, created.ID, created.AnnotationsCount, cr, rest); err != nil {
+	if err := c.addAnnotations(ctx, owner, repo, created.ID, created.AnnotationsCount, github.UpdateCheckRunOptions{Name: cr.Name}, cr, rest); err != nil {
 		return created.ID, fmt.Errorf("%s: check run %d created, but: %w", where, created.ID, err)
 	}
 	return created.ID, nil
@@ -244,11 +243,10 @@ func (c *Client) UpdateCheckRun(ctx context.Context, owner, repo string, id int6
 	if err := cr.validate(false); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
-	first, rest := splitBatch(cr.Annotations)
 	opts := github.UpdateCheckRunOptions{Name: cr.Name, DetailsURL: optString(cr.DetailsURL),
 		ExternalID: optString(cr.ExternalID), Status: optString(cr.Status), Conclusion: optString(cr.Conclusion),
 		CompletedAt: optTime(cr.CompletedAt), Output: cr.output(nil)}
-	if len(first) == 0 {
+	if len(cr.Annotations) == 0 {
 		if _, _, err := c.gh.Checks.UpdateCheckRun(idempotent(ctx), owner, repo, id, opts); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
@@ -258,31 +256,20 @@ func (c *Client) UpdateCheckRun(ctx context.Context, owner, repo string, id int6
 	if err != nil {
 		return fmt.Errorf("%s: read it: %w", where, err)
 	}
-	count := cur.GetOutput().GetAnnotationsCount()
-	opts.Output = cr.output(first)
-	err = c.createOnce(ctx, func(ctx context.Context) error {
-		got, _, err := c.gh.Checks.UpdateCheckRun(ctx, owner, repo, id, opts)
-		if err == nil {
-			count = got.GetOutput().GetAnnotationsCount()
-		}
-		return err
-	}, c.annotationsApplied(owner, repo, id, count+len(first), &count))
-	if err == nil {
-		err = c.addAnnotations(ctx, owner, repo, id, count, cr, rest)
-	}
-	if err != nil {
+	if err := c.addAnnotations(ctx, owner, repo, id, cur.GetOutput().GetAnnotationsCount(), opts, cr, cr.Annotations); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }
 
-// addAnnotations sends anns to run id in updates of 50; count is the
-// number of annotations the run has before.
-func (c *Client) addAnnotations(ctx context.Context, owner, repo string, id int64, count int, cr CheckRun, anns []Annotation) error {
+// addAnnotations sends anns to run id in updates of 50, the first with
+// opts, the others with the run's name only; count is the number of
+// annotations the run has before.
+func (c *Client) addAnnotations(ctx context.Context, owner, repo string, id int64, count int, opts github.UpdateCheckRunOptions, cr CheckRun, anns []Annotation) error {
 	for len(anns) > 0 {
 		var batch []Annotation
 		batch, anns = splitBatch(anns)
-		opts := github.UpdateCheckRunOptions{Name: cr.Name, Output: cr.output(batch)}
+		opts.Output = cr.output(batch)
 		err := c.createOnce(ctx, func(ctx context.Context) error {
 			got, _, err := c.gh.Checks.UpdateCheckRun(ctx, owner, repo, id, opts)
 			if err == nil {
@@ -293,6 +280,7 @@ func (c *Client) addAnnotations(ctx context.Context, owner, repo string, id int6
 		if err != nil {
 			return fmt.Errorf("add %d annotations: %w", len(batch)+len(anns), err)
 		}
+		opts = github.UpdateCheckRunOptions{Name: cr.Name}
 	}
 	return nil
 }
@@ -316,27 +304,18 @@ func (c *Client) annotationsApplied(owner, repo string, id int64, want int, coun
 // CheckRunsForRef returns the latest check run of each App named name on
 // ref (every name when empty), newest first, with the App that made each:
 // GET /repos/{o}/{r}/commits/{ref}/check-runs?check_name=…&filter=latest.
-// Annotations are not listed (CheckRunAnnotations reads them).
 func (c *Client) CheckRunsForRef(ctx context.Context, owner, repo, ref, name string) ([]CheckRun, error) {
-	runs, err := c.checkRuns(withOp(ctx, "CheckRunsForRef"), owner, repo, ref, name, "latest")
-	if err != nil {
-		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), short(ref), err)
-	}
-	return runs, nil
+	return c.checkRuns(withOp(ctx, "CheckRunsForRef"), owner, repo, ref, name, "latest")
 }
 
 // CheckRunHistory lists every check run named name on ref, not only the
 // newest of each name (filter=all): the history phasegate's anchors read.
 func (c *Client) CheckRunHistory(ctx context.Context, owner, repo, ref, name string) ([]CheckRun, error) {
-	runs, err := c.checkRuns(withOp(ctx, "CheckRunHistory"), owner, repo, ref, name, "all")
-	if err != nil {
-		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), short(ref), err)
-	}
-	return runs, nil
+	return c.checkRuns(withOp(ctx, "CheckRunHistory"), owner, repo, ref, name, "all")
 }
 
 func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter string) ([]CheckRun, error) {
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
 			&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
 		if err != nil {
@@ -345,30 +324,11 @@ func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter s
 		return res.CheckRuns, resp, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), short(ref), err)
 	}
 	out := make([]CheckRun, 0, len(list))
 	for _, r := range list {
 		out = append(out, toCheckRun(r))
-	}
-	return out, nil
-}
-
-// CheckRunAnnotations returns the annotations of check run id, in the
-// order they were added.
-func (c *Client) CheckRunAnnotations(ctx context.Context, owner, repo string, id int64) ([]Annotation, error) {
-	ctx = withOp(ctx, "CheckRunAnnotations")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRunAnnotation, *github.Response, error) {
-		return c.gh.Checks.ListCheckRunAnnotations(ctx, owner, repo, id, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list the annotations of check run %d in %s: %w", id, repoName(owner, repo), err)
-	}
-	out := make([]Annotation, 0, len(list))
-	for _, a := range list {
-		out = append(out, Annotation{Path: a.GetPath(), StartLine: a.GetStartLine(), EndLine: a.GetEndLine(),
-			StartColumn: a.GetStartColumn(), EndColumn: a.GetEndColumn(), Level: a.GetAnnotationLevel(),
-			Title: a.GetTitle(), Message: a.GetMessage(), RawDetails: a.GetRawDetails()})
 	}
 	return out, nil
 }

@@ -269,20 +269,3 @@ func TestCheckRunsForRef(t *testing.T) {
 		})
 	}
 }
-
-func TestCheckRunAnnotations(t *testing.T) {
-	e := checksEnvOpts(t, Options{Token: appToken, perPage: smallPage})
-	anns := annotations(2*smallPage + 3) // three pages
-	anns[7] = Annotation{Path: "b.json", StartLine: 4, EndLine: 4, StartColumn: 2, EndColumn: 9, Level: "failure", Title: "T", Message: "M", RawDetails: "R"}
-	id, err := e.c.CreateCheckRun(ctxT(t), owner, repo, CheckRun{Name: "p", HeadSHA: headSHA, Title: "t", Summary: "s", Annotations: anns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := e.c.CheckRunAnnotations(ctxT(t), owner, repo, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(anns) || got[7] != anns[7] || got[len(anns)-1] != anns[len(anns)-1] {
-		t.Fatalf("%d annotations; [7] %+v", len(got), got[7])
-	}
-}

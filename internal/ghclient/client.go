@@ -5,7 +5,7 @@
 // client:
 //
 //	go-github
-//	  └ auth          Authorization: token … (token auth only)
+//	  └ auth          Authorization: token … (or RevokeToken's basic auth)
 //	    └ etag cache  If-None-Match on repeated GETs; a 304 becomes the cached 200
 //	      └ writes    non-GET requests one at a time per Client
 //	        └ retry   backoff with jitter on 5xx, network errors and timeouts;
@@ -39,6 +39,7 @@
 package ghclient
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,7 +48,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,10 +80,6 @@ type Options struct {
 	// RoundTripper of NewInstallationTransport. Default: a clone of
 	// http.DefaultTransport.
 	Transport http.RoundTripper
-	// HTTPClient, if set, supplies the base transport (its Transport) and
-	// its other settings (Timeout, Jar, CheckRedirect). A Timeout there
-	// bounds a whole call including retries and rate-limit waits.
-	HTTPClient *http.Client
 	// BaseURL is the REST API root: empty for api.github.com, or a GitHub
 	// Enterprise Server URL such as https://ghe.example.com/api/v3/ (the
 	// /api/v3/ suffix is added when missing). The upload URL is derived.
@@ -114,9 +110,6 @@ type Options struct {
 	MaxRateLimitWait time.Duration
 	// AttemptTimeout bounds one attempt, headers and body (default 30s).
 	AttemptTimeout time.Duration
-	// MinWriteInterval spaces writes (default 0; GitHub suggests 1s for
-	// clients that make many writes).
-	MinWriteInterval time.Duration
 	// MaxResponseBytes bounds a response body (default 64 MiB).
 	MaxResponseBytes int64
 
@@ -141,6 +134,9 @@ type Options struct {
 	// boundaries, Link headers and the bounds on pages are proven without
 	// hundreds of items.
 	perPage int
+	// authorization is the Authorization header without a Token: the OAuth
+	// client's basic auth (RevokeToken).
+	authorization string
 }
 
 // Call describes one HTTP attempt, for OnCall.
@@ -184,7 +180,7 @@ type Client struct {
 	gh    *github.Client
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
-	// afterFunc is Options.AfterFunc (nil: time.AfterFunc).
+	// afterFunc is Options.AfterFunc, or time.AfterFunc.
 	afterFunc func(*http.Request, time.Duration, func()) func() bool
 	pol       policy
 	gate      *rateGate
@@ -192,8 +188,7 @@ type Client struct {
 	// perPage is the page size of every listing (maxPerPage but in tests).
 	perPage int
 
-	actorMu sync.Mutex
-	actor   string // login of this identity, learnt from created comments
+	actor atomic.Pointer[string] // login of this identity, learnt from created comments
 }
 
 type counters struct {
@@ -211,7 +206,6 @@ type policy struct {
 	maxBody        int64
 }
 
-// New builds a Client.
 func New(opts Options) (*Client, error) {
 	base, err := apiBaseURL(opts.BaseURL)
 	if err != nil {
@@ -223,15 +217,15 @@ func New(opts Options) (*Client, error) {
 		afterFunc: opts.AfterFunc,
 		gate:      &rateGate{},
 		ctr:       &counters{},
-		perPage:   positive(min(opts.perPage, maxPerPage), maxPerPage),
+		perPage:   cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage),
 		pol: policy{
-			maxAttempts:    positive(opts.MaxAttempts, DefaultMaxAttempts),
-			backoffBase:    positive(opts.BackoffBase, DefaultBackoffBase),
-			backoffMax:     positive(opts.BackoffMax, DefaultBackoffMax),
-			maxRetryWait:   positive(opts.MaxRetryWait, DefaultMaxRetryWait),
-			maxRateWait:    positive(opts.MaxRateLimitWait, DefaultMaxRateLimitWait),
-			attemptTimeout: positive(opts.AttemptTimeout, DefaultAttemptTimeout),
-			maxBody:        positive(opts.MaxResponseBytes, DefaultMaxResponseBytes),
+			maxAttempts:    cmp.Or(opts.MaxAttempts, DefaultMaxAttempts),
+			backoffBase:    cmp.Or(opts.BackoffBase, DefaultBackoffBase),
+			backoffMax:     cmp.Or(opts.BackoffMax, DefaultBackoffMax),
+			maxRetryWait:   cmp.Or(opts.MaxRetryWait, DefaultMaxRetryWait),
+			maxRateWait:    cmp.Or(opts.MaxRateLimitWait, DefaultMaxRateLimitWait),
+			attemptTimeout: cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout),
+			maxBody:        cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes),
 		},
 	}
 	if c.now == nil {
@@ -240,36 +234,33 @@ func New(opts Options) (*Client, error) {
 	if c.sleep == nil {
 		c.sleep = sleepCtx
 	}
+	if c.afterFunc == nil {
+		c.afterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
 
-	hc := &http.Client{}
-	if opts.HTTPClient != nil {
-		*hc = *opts.HTTPClient
-	}
 	baseRT := opts.Transport
-	if baseRT == nil {
-		baseRT = hc.Transport
-	}
 	if baseRT == nil {
 		baseRT = defaultTransport()
 	}
 
 	identity := cacheIdentity(opts, baseRT)
 	var rt http.RoundTripper = &retryTransport{next: baseRT, c: c, onCall: opts.OnCall}
-	rt = &serialTransport{next: rt, c: c, sem: make(chan struct{}, 1), minInterval: opts.MinWriteInterval}
+	rt = &serialTransport{next: rt, sem: make(chan struct{}, 1)}
 	if opts.CacheEntries >= 0 {
-		cache := newETagCache(positive(opts.CacheEntries, DefaultCacheEntries), positive(opts.CacheBytes, DefaultCacheBytes))
+		cache := newETagCache(cmp.Or(opts.CacheEntries, DefaultCacheEntries), cmp.Or(opts.CacheBytes, DefaultCacheBytes))
 		rt = &cacheTransport{next: rt, cache: cache, identity: identity, c: c}
 	}
 	if opts.Token != "" {
+		opts.authorization = "token " + opts.Token
+	}
+	if opts.authorization != "" {
 		host := "api.github.com"
 		if base != nil {
 			host = base.Host
 		}
-		rt = &authTransport{next: rt, header: "token " + opts.Token, host: host}
+		rt = &authTransport{next: rt, header: opts.authorization, host: host}
 	}
-	hc.Transport = rt
-
-	gh := github.NewClient(hc)
+	gh := github.NewClient(&http.Client{Transport: rt})
 	if base != nil {
 		// Set the URLs directly: go-github's WithEnterpriseURLs would append
 		// /api/uploads/ to the uploads host of a ghe.com tenant.
@@ -278,11 +269,7 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("derive github upload url from %q: %w", opts.BaseURL, err)
 		}
 	}
-	version := opts.Version
-	if version == "" {
-		version = "dev"
-	}
-	gh.UserAgent = "phasegate/" + version
+	gh.UserAgent = "phasegate/" + cmp.Or(opts.Version, "dev")
 	c.gh = gh
 	return c, nil
 }
@@ -290,22 +277,14 @@ func New(opts Options) (*Client, error) {
 // cacheIdentity names the identity in ETag cache keys: Options.CacheIdentity,
 // else the installation of an App's transport, else a hash of the token.
 func cacheIdentity(opts Options, baseRT http.RoundTripper) string {
-	identity := opts.CacheIdentity
-	if it, ok := baseRT.(*ghinstallation.Transport); ok && identity == "" {
-		identity = fmt.Sprintf("app-%d/installation-%d", it.AppID(), it.InstallationID())
+	if it, ok := baseRT.(*ghinstallation.Transport); ok && opts.CacheIdentity == "" {
+		return fmt.Sprintf("app-%d/installation-%d", it.AppID(), it.InstallationID())
 	}
-	if opts.Token != "" && identity == "" {
+	if opts.Token != "" && opts.CacheIdentity == "" {
 		sum := sha256.Sum256([]byte(opts.Token))
-		identity = "token-" + hex.EncodeToString(sum[:8])
+		return "token-" + hex.EncodeToString(sum[:8])
 	}
-	return identity
-}
-
-func positive[T int | int64 | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
+	return opts.CacheIdentity
 }
 
 // apiBaseURL parses the API root; nil means api.github.com.
@@ -347,13 +326,6 @@ func uploadURL(base *url.URL) string {
 	return u.String()
 }
 
-// BaseURL is the REST API root the Client calls.
-func (c *Client) BaseURL() string { return c.gh.BaseURL.String() }
-
-// UploadURL is the upload root derived from the API root.
-func (c *Client) UploadURL() string { return c.gh.UploadURL.String() }
-
-// Stats returns the Client's counters.
 func (c *Client) Stats() Stats {
 	return Stats{
 		Requests:        c.ctr.requests.Load(),
@@ -369,7 +341,11 @@ func (c *Client) Stats() Stats {
 
 // RateLimit returns the primary rate limit from the last response that
 // reported one; ok is false before any did.
-func (c *Client) RateLimit() (r Rate, ok bool) { return c.gate.last() }
+func (c *Client) RateLimit() (r Rate, ok bool) {
+	c.gate.mu.Lock()
+	defer c.gate.mu.Unlock()
+	return c.gate.rate, c.gate.known
+}
 
 // Blocked reports whether the Client holds its requests back now because
 // GitHub rate-limited one (until when, and whether a secondary limit did).
@@ -406,10 +382,6 @@ func (e *RateLimitError) Error() string {
 // ErrTruncated is returned (wrapped, with the partial result) when GitHub
 // caps a list: a comparison lists at most 300 files, a pull request 3000.
 var ErrTruncated = errors.New("github truncated the list")
-
-// ErrNoCommit is the error of FileAddedBy for a path no commit of the ref
-// touches.
-var ErrNoCommit = errors.New("no commit touches it")
 
 // StatusCode returns the HTTP status of a GitHub API error in err's chain,
 // or 0.
@@ -449,17 +421,9 @@ func defaultTransport() http.RoundTripper {
 	return t
 }
 
-func (c *Client) setActor(login string) {
-	if login == "" {
-		return
-	}
-	c.actorMu.Lock()
-	c.actor = login
-	c.actorMu.Unlock()
-}
-
 func (c *Client) actorLogin() string {
-	c.actorMu.Lock()
-	defer c.actorMu.Unlock()
-	return c.actor
+	if p := c.actor.Load(); p != nil {
+		return *p
+	}
+	return ""
 }

@@ -1,13 +1,15 @@
 package ghclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,11 +63,11 @@ type TreeLimits struct {
 }
 
 func (l TreeLimits) withDefaults() TreeLimits {
-	l.MaxEntries = positive(l.MaxEntries, DefaultMaxTreeEntries)
-	l.MaxFileBytes = positive(l.MaxFileBytes, DefaultMaxFileBytes)
-	l.MaxTotalBytes = positive(l.MaxTotalBytes, DefaultMaxTotalBytes)
-	l.MaxArchiveBytes = positive(l.MaxArchiveBytes, DefaultMaxArchiveBytes)
-	l.MaxListingBytes = positive(l.MaxListingBytes, DefaultMaxListingBytes)
+	l.MaxEntries = cmp.Or(l.MaxEntries, DefaultMaxTreeEntries)
+	l.MaxFileBytes = cmp.Or(l.MaxFileBytes, DefaultMaxFileBytes)
+	l.MaxTotalBytes = cmp.Or(l.MaxTotalBytes, DefaultMaxTotalBytes)
+	l.MaxArchiveBytes = cmp.Or(l.MaxArchiveBytes, DefaultMaxArchiveBytes)
+	l.MaxListingBytes = cmp.Or(l.MaxListingBytes, DefaultMaxListingBytes)
 	return l
 }
 
@@ -226,7 +228,7 @@ func (f *CommitFS) add(p string, n *node) error {
 	dir := f.root
 	elems := strings.Split(p, "/")
 	for _, el := range elems[:len(elems)-1] {
-		next := dir.lookup(el)
+		next := dir.kids[el]
 		if next == nil {
 			next = newDir(el)
 			dir.kids[el] = next
@@ -236,7 +238,7 @@ func (f *CommitFS) add(p string, n *node) error {
 		}
 		dir = next
 	}
-	if old := dir.lookup(n.name); old != nil {
+	if old := dir.kids[n.name]; old != nil {
 		if old.kind == kindDir && n.kind == kindDir {
 			return nil // listed after a path beneath it
 		}
@@ -251,16 +253,9 @@ func (f *CommitFS) add(p string, n *node) error {
 
 func newDir(name string) *node { return &node{name: name, kind: kindDir, kids: map[string]*node{}} }
 
-// lookup finds a child of a directory by name.
-func (n *node) lookup(name string) *node { return n.kids[name] }
-
 // sortAll lists every directory's children in name order.
 func (n *node) sortAll() {
-	n.children = make([]*node, 0, len(n.kids))
-	for _, c := range n.kids {
-		n.children = append(n.children, c)
-	}
-	sort.Slice(n.children, func(i, j int) bool { return n.children[i].name < n.children[j].name })
+	n.children = slices.SortedFunc(maps.Values(n.kids), func(a, b *node) int { return strings.Compare(a.name, b.name) })
 	for _, c := range n.children {
 		if c.kind == kindDir {
 			c.sortAll()
@@ -268,13 +263,11 @@ func (n *node) sortAll() {
 	}
 }
 
-// Stats returns what the FS fetched so far.
 func (f *CommitFS) Stats() FSStats {
 	return FSStats{Requests: f.requests.Load(), Blobs: f.blobs.Load(), Bytes: f.bytes.Load(),
 		ArchiveBytes: f.archiveBytes.Load(), FromArchive: f.fromArchive}
 }
 
-// reserve takes n bytes from the MaxTotalBytes budget.
 func (f *CommitFS) reserve(n int64) error {
 	f.budgetMu.Lock()
 	defer f.budgetMu.Unlock()
@@ -348,7 +341,7 @@ func (f *CommitFS) resolve(op, name string, follow bool) (*node, error) {
 		}
 		var next *node
 		if cur.kind == kindDir {
-			next = cur.lookup(el)
+			next = cur.kids[el]
 		}
 		if next == nil {
 			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
@@ -385,17 +378,13 @@ func (f *CommitFS) Open(name string) (fs.File, error) {
 }
 
 // Stat describes a file, following symlinks.
-func (f *CommitFS) Stat(name string) (fs.FileInfo, error) {
-	n, err := f.resolve("stat", name, true)
-	if err != nil {
-		return nil, err
-	}
-	return info{n}, nil
-}
+func (f *CommitFS) Stat(name string) (fs.FileInfo, error) { return f.stat("stat", name, true) }
 
 // Lstat describes a file without following a final symlink.
-func (f *CommitFS) Lstat(name string) (fs.FileInfo, error) {
-	n, err := f.resolve("lstat", name, false)
+func (f *CommitFS) Lstat(name string) (fs.FileInfo, error) { return f.stat("lstat", name, false) }
+
+func (f *CommitFS) stat(op, name string, follow bool) (fs.FileInfo, error) {
+	n, err := f.resolve(op, name, follow)
 	if err != nil {
 		return nil, err
 	}
@@ -427,14 +416,9 @@ func (f *CommitFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if n.kind != kindDir {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
 	}
-	out := make([]fs.DirEntry, len(n.children))
-	for i, c := range n.children {
-		out[i] = fs.FileInfoToDirEntry(info{c})
-	}
-	return out, nil
+	return (&dirHandle{n: n}).ReadDir(-1)
 }
 
-// info is a node's fs.FileInfo.
 type info struct{ n *node }
 
 func (i info) Name() string       { return i.n.name }
@@ -493,7 +477,6 @@ func (h *fileHandle) Close() error {
 	return nil
 }
 
-// dirHandle is an open directory.
 type dirHandle struct {
 	n    *node
 	name string

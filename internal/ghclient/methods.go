@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,6 @@ const MaxBodyChars = 65536
 // response was lost, allowing for clock skew between us and GitHub.
 const guardWindow = 2 * time.Minute
 
-// Status is a commit status.
 type Status struct {
 	State       string // error, failure, pending or success
 	Context     string // e.g. "phasegate/contracts"
@@ -42,10 +42,6 @@ type Status struct {
 	TargetURL   string // optional
 	Creator     string // login that set it (read only: LatestStatus fills it)
 }
-
-// StatusDescription is description as GitHub stores it after CreateStatus:
-// control characters and runs of space collapsed, cut to 140 characters.
-func StatusDescription(description string) string { return truncateDescription(description) }
 
 // Comment is an issue or pull request comment.
 type Comment struct {
@@ -72,7 +68,6 @@ type Comment struct {
 	ViaApp string
 }
 
-// IsBot reports whether a bot account wrote the comment.
 func (c Comment) IsBot() bool { return c.UserType == "Bot" }
 
 // Edited reports whether GitHub shows the comment as changed since it was
@@ -81,7 +76,6 @@ func (c Comment) IsBot() bool { return c.UserType == "Bot" }
 // comment never edited has the two equal.
 func (c Comment) Edited() bool { return !c.UpdatedAt.IsZero() && c.UpdatedAt.After(c.CreatedAt) }
 
-// PR is a pull request.
 type PR struct {
 	Number  int
 	State   string // open or closed
@@ -108,8 +102,7 @@ type Issue struct {
 	IsPullRequest bool
 	HTMLURL       string
 	// Comments is the number of comments on it (GitHub's count: a deleted
-	// comment is no longer counted), and UpdatedAt when it last changed;
-	// set by ListOpenIssues.
+	// comment is no longer counted), and UpdatedAt when it last changed.
 	Comments  int
 	UpdatedAt time.Time
 }
@@ -123,9 +116,13 @@ func short(sha string) string {
 	return sha
 }
 
+// errMorePages is paginate's error (wrapped) for a list longer than the
+// pages it may read; it returns the pages it read.
+var errMorePages = errors.New("more pages")
+
 // paginate collects every page of a list, perPage (the Client's page size)
-// at a time.
-func paginate[T any](ctx context.Context, perPage int, fetch func(context.Context, github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
+// at a time, reading at most maxPages pages.
+func paginate[T any](ctx context.Context, perPage, maxPages int, fetch func(context.Context, github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
 	var all []T
 	opts := github.ListOptions{PerPage: perPage, Page: 1}
 	for pages := 0; pages < maxPages; pages++ {
@@ -143,7 +140,7 @@ func paginate[T any](ctx context.Context, perPage int, fetch func(context.Contex
 			return all, nil
 		}
 	}
-	return all, fmt.Errorf("more than %d pages", maxPages)
+	return all, fmt.Errorf("more than %d pages: %w", maxPages, errMorePages)
 }
 
 // stalePage reports a full page without a next link that came from the
@@ -173,7 +170,7 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 	if s.Context != "" {
 		st.Context = github.String(s.Context)
 	}
-	if d := truncateDescription(s.Description); d != "" {
+	if d := StatusDescription(s.Description); d != "" {
 		st.Description = github.String(d)
 	}
 	if s.TargetURL != "" {
@@ -186,8 +183,8 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 }
 
 // LatestStatus returns the newest status of context on sha, and whether
-// there is one. GitHub lists a commit's statuses newest first; a repeated
-// read of an unchanged commit costs a 304.
+// there is one: the head of StatusHistory for that context. A repeated read
+// of an unchanged commit costs a 304.
 func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
 	list, err := c.Statuses(ctx, owner, repo, sha, context)
 	if err != nil || len(list) == 0 {
@@ -196,18 +193,16 @@ func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context str
 	return list[0], true, nil
 }
 
-// Statuses returns the statuses of context on sha, newest first: GitHub
-// keeps every status ever set (up to 1,000 per context), and nobody can
-// delete one, so the list is a history. At most 300 statuses back are read
-// (StatusHistory for one context).
+// Statuses returns the statuses of context on sha, newest first: the
+// StatusHistory of one context.
 func (c *Client) Statuses(ctx context.Context, owner, repo, sha, context string) ([]Status, error) {
 	return c.statusHistory(withOp(ctx, "Statuses"), owner, repo, sha, []string{context})
 }
 
-// truncateDescription makes a status description fit GitHub's 140
-// characters: control characters become spaces, runs of space collapse, and
-// a longer text is cut on a rune boundary with "…".
-func truncateDescription(s string) string {
+// StatusDescription is a status description as GitHub stores it after
+// CreateStatus: control characters become spaces, runs of space collapse,
+// and a longer text is cut to 140 characters on a rune boundary with "…".
+func StatusDescription(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 	if utf8.RuneCountInString(s) <= MaxStatusDescription {
@@ -379,17 +374,24 @@ func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since
 		s := since.UTC()
 		opts = &s
 	}
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-		return c.listComments(ctx, owner, repo, 0, opts, lo)
-	})
+	list, err := c.comments(ctx, owner, repo, 0, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list the comments of %s since %s: %w", repoName(owner, repo), since.UTC().Format(time.RFC3339), err)
 	}
+	return list, nil
+}
+
+// comments lists every comment on issue number (0: on every issue of the
+// repository) updated since since (nil: all), oldest first.
+func (c *Client) comments(ctx context.Context, owner, repo string, number int, since *time.Time) ([]Comment, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+		return c.listComments(ctx, owner, repo, number, since, lo)
+	})
 	out := make([]Comment, 0, len(list))
 	for _, ic := range list {
 		out = append(out, toComment(ic))
 	}
-	return out, nil
+	return out, err
 }
 
 // reactionCounts maps GitHub's reactions rollup to counts by content.
@@ -413,18 +415,11 @@ func reactionCounts(r *github.Reactions) map[string]int {
 // ListIssueComments returns every comment on an issue or pull request, oldest
 // first. Repeated listings of an unchanged issue cost only 304s.
 func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
-	ctx = withOp(ctx, "ListIssueComments")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-		return c.listComments(ctx, owner, repo, number, nil, lo)
-	})
+	list, err := c.comments(withOp(ctx, "ListIssueComments"), owner, repo, number, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list comments on %s#%d: %w", repoName(owner, repo), number, err)
 	}
-	out := make([]Comment, 0, len(list))
-	for _, ic := range list {
-		out = append(out, toComment(ic))
-	}
-	return out, nil
+	return list, nil
 }
 
 // CreateIssueComment posts a new comment on an issue or pull request. After
@@ -448,19 +443,17 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 			return err
 		}
 		out = toComment(ic)
-		c.setActor(out.User)
+		if login := out.User; login != "" {
+			c.actor.Store(&login)
+		}
 		return nil
 	}, func(ctx context.Context) (bool, error) {
-		ctx = withOp(ctx, "CreateIssueComment.guard")
-		list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-			return c.listComments(ctx, owner, repo, number, &since, lo)
-		})
+		list, err := c.comments(withOp(ctx, "CreateIssueComment.guard"), owner, repo, number, &since)
 		if err != nil {
 			return false, err
 		}
 		actor := c.actorLogin()
-		for i := len(list) - 1; i >= 0; i-- {
-			cm := toComment(list[i])
+		for _, cm := range slices.Backward(list) {
 			if sameText(cm.Body, body) && (actor == "" || strings.EqualFold(cm.User, actor)) {
 				out = cm
 				return true, nil
@@ -549,7 +542,7 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 // ListLabels returns the names of an issue's labels.
 func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
 	ctx = withOp(ctx, "ListLabels")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
 		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
 	})
 	if err != nil {
@@ -615,7 +608,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // (for reconcile: every open issue labelled phasegate:pending).
 func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
 	ctx = withOp(ctx, "ListOpenIssues")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
 		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
 		})
@@ -625,12 +618,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels 
 	}
 	out := make([]Issue, 0, len(list))
 	for _, is := range list {
-		it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(), Author: is.GetUser().GetLogin(),
-			IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL(), Comments: is.GetComments(), UpdatedAt: is.GetUpdatedAt().Time}
-		for _, l := range is.Labels {
-			it.Labels = append(it.Labels, l.GetName())
-		}
-		out = append(out, it)
+		out = append(out, toIssue(is))
 	}
 	return out, nil
 }
@@ -661,7 +649,7 @@ func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commen
 		return nil, fmt.Errorf("list reactions to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
 	}
 	ctx = withOp(ctx, "CommentReactors")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
 		return c.gh.Reactions.ListIssueCommentReactions(ctx, owner, repo, commentID, &lo)
 	})
 	if err != nil {
@@ -676,7 +664,6 @@ func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commen
 	return out, nil
 }
 
-// Permission levels, lowest first.
 var permissionLevels = map[string]bool{"none": true, "read": true, "triage": true, "write": true, "maintain": true, "admin": true}
 
 // CollaboratorPermission returns user's role on the repository: admin,
@@ -747,7 +734,6 @@ func (c *Client) TeamMember(ctx context.Context, org, teamSlug, user string) (bo
 	return false, fmt.Errorf("read members of team %s: %w", team, err)
 }
 
-// DefaultBranch returns the repository's default branch.
 func (c *Client) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
 	ctx = withOp(ctx, "DefaultBranch")
 	r, _, err := c.gh.Repositories.Get(ctx, owner, repo)
@@ -816,7 +802,6 @@ func toPR(p *github.PullRequest) PR {
 	}
 }
 
-// PullRequest returns one pull request.
 func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int) (PR, error) {
 	ctx = withOp(ctx, "PullRequest")
 	p, _, err := c.gh.PullRequests.Get(ctx, owner, repo, number)
@@ -829,7 +814,7 @@ func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int
 // ListOpenPullRequests returns every open pull request, newest first.
 func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
 	ctx = withOp(ctx, "ListOpenPullRequests")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
 	})
 	if err != nil {
@@ -850,7 +835,7 @@ func toPRs(list []*github.PullRequest) []PR {
 // ones, or the merged one that brought it to the default branch).
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
 	ctx = withOp(ctx, "PullRequestsForCommit")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil {
@@ -867,17 +852,8 @@ const maxCompareFiles = 300
 // base already (the comparison is identical or behind: nothing of head's
 // is missing from base).
 func (c *Client) Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error) {
-	ctx = withOp(ctx, "Change")
-	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
-	if err != nil {
-		return nil, false, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)
-	}
-	out := filesMap(cmp.Files)
-	if len(cmp.Files) >= maxCompareFiles {
-		return out, false, fmt.Errorf("compare %s %s...%s: %d files: %w", repoName(owner, repo), short(base), short(head), len(cmp.Files), ErrTruncated)
-	}
-	st := cmp.GetStatus()
-	return out, st == "identical" || st == "behind", nil
+	cmp, err := c.compare(withOp(ctx, "Change"), owner, repo, base, head)
+	return cmp.Files, err == nil && (cmp.Status == "identical" || cmp.Status == "behind"), err
 }
 
 // CommitFiles maps each file a commit changes (against its first parent)
@@ -913,18 +889,6 @@ func filesMap(files []*github.CommitFile) map[string]string {
 	return out
 }
 
-// CommitAuthor returns the GitHub logins of a commit's author and committer;
-// either is empty when the commit's e-mail address belongs to no account.
-func (c *Client) CommitAuthor(ctx context.Context, owner, repo, sha string) (author, committer string, err error) {
-	ctx = withOp(ctx, "CommitAuthor")
-	// One file per page: only the commit's people are wanted, not its diff.
-	rc, _, err := c.gh.Repositories.GetCommit(ctx, owner, repo, sha, &github.ListOptions{PerPage: 1})
-	if err != nil {
-		return "", "", fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
-	}
-	return rc.GetAuthor().GetLogin(), rc.GetCommitter().GetLogin(), nil
-}
-
 // CommitInfo is who GitHub says made a commit.
 type CommitInfo struct {
 	// Author and Committer are the accounts GitHub links the commit's
@@ -956,36 +920,14 @@ func (c *Client) Issue(ctx context.Context, owner, repo string, number int) (Iss
 	if err != nil {
 		return Issue{}, fmt.Errorf("read %s#%d: %w", repoName(owner, repo), number, err)
 	}
+	return toIssue(is), nil
+}
+
+func toIssue(is *github.Issue) Issue {
 	it := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(), Author: is.GetUser().GetLogin(),
-		IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL()}
+		IsPullRequest: is.IsPullRequest(), HTMLURL: is.GetHTMLURL(), Comments: is.GetComments(), UpdatedAt: is.GetUpdatedAt().Time}
 	for _, l := range is.Labels {
 		it.Labels = append(it.Labels, l.GetName())
 	}
-	return it, nil
-}
-
-// FileAddedBy finds the commit that added path, as of ref: the oldest
-// commit in ref's history that touches the path. It returns that commit's
-// author login (empty when the e-mail belongs to no account) and SHA. Only
-// the first and the last page of the history are read.
-func (c *Client) FileAddedBy(ctx context.Context, owner, repo, path, ref string) (login string, sha string, err error) {
-	ctx = withOp(ctx, "FileAddedBy")
-	where := fmt.Sprintf("%s:%s", repoName(owner, repo), path)
-	opts := &github.CommitsListOptions{SHA: ref, Path: path, ListOptions: github.ListOptions{PerPage: c.perPage, Page: 1}}
-	list, resp, err := c.gh.Repositories.ListCommits(ctx, owner, repo, opts)
-	if err != nil {
-		return "", "", fmt.Errorf("find the commit that added %s: %w", where, err)
-	}
-	if resp != nil && resp.LastPage > 1 {
-		opts.Page = resp.LastPage
-		list, _, err = c.gh.Repositories.ListCommits(ctx, owner, repo, opts)
-		if err != nil {
-			return "", "", fmt.Errorf("find the commit that added %s: %w", where, err)
-		}
-	}
-	if len(list) == 0 {
-		return "", "", fmt.Errorf("find the commit that added %s: %w", where, ErrNoCommit)
-	}
-	oldest := list[len(list)-1]
-	return oldest.GetAuthor().GetLogin(), oldest.GetSHA(), nil
+	return it
 }

@@ -82,7 +82,7 @@ func TestTruncateDescription(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := truncateDescription(tt.in)
+			got := StatusDescription(tt.in)
 			if got != tt.want {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
@@ -701,81 +701,6 @@ func TestCompareFiles(t *testing.T) {
 	})
 }
 
-func TestCommitAuthor(t *testing.T) {
-	tests := []struct {
-		name                    string
-		commit                  ghfake.Commit
-		wantAuthor, wantCommitr string
-		wantErr                 bool
-	}{
-		{name: "both linked", commit: ghfake.Commit{SHA: "c1", Author: "agent-bot[bot]", Committer: "web-flow"},
-			wantAuthor: "agent-bot[bot]", wantCommitr: "web-flow"},
-		{name: "author e-mail not linked", commit: ghfake.Commit{SHA: "c1", AuthorName: "Agent", AuthorEmail: "agent@example.com", Committer: "carol"},
-			wantAuthor: "", wantCommitr: "carol"},
-		{name: "unknown commit", commit: ghfake.Commit{SHA: "other"}, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, Options{})
-			e.fake.AddCommit(owner, repo, tt.commit)
-			a, c, err := e.c.CommitAuthor(ctxT(t), owner, repo, "c1")
-			if tt.wantErr {
-				if err == nil || StatusCode(err) != 422 {
-					t.Fatalf("err = %v, want 422", err)
-				}
-				return
-			}
-			if err != nil || a != tt.wantAuthor || c != tt.wantCommitr {
-				t.Fatalf("got %q %q %v", a, c, err)
-			}
-		})
-	}
-}
-
-func TestFileAddedBy(t *testing.T) {
-	const path = ".phase-outcomes/requirements.yaml"
-	tests := []struct {
-		name      string
-		commits   int // commits touching path, oldest by "agent"
-		wantCalls int
-		wantErr   string
-	}{
-		{name: "single commit", commits: 1, wantCalls: 1},
-		{name: "one page", commits: smallPage - 2, wantCalls: 1},
-		{name: "many pages: first and last only", commits: 3*smallPage + 3, wantCalls: 2},
-		{name: "no commit", commits: 0, wantCalls: 1, wantErr: "no commit touches it"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, Options{perPage: smallPage})
-			e.fake.AddCommit(owner, repo, ghfake.Commit{SHA: "unrelated", Author: "zed", Files: []ghfake.File{{Filename: "README.md", Status: "added"}}})
-			for i := 0; i < tt.commits; i++ {
-				author := "human"
-				if i == 0 {
-					author = "agent"
-				}
-				e.fake.AddCommit(owner, repo, ghfake.Commit{SHA: fmt.Sprintf("c%04d", i), Author: author,
-					Date:  epoch.Add(time.Duration(i) * time.Minute),
-					Files: []ghfake.File{{Filename: path, Status: "modified"}}})
-			}
-			e.fake.ResetCalls()
-			login, sha, err := e.c.FileAddedBy(ctxT(t), owner, repo, path, "main")
-			if calls := len(e.fake.Calls()); calls != tt.wantCalls {
-				t.Fatalf("%d requests, want %d", calls, tt.wantCalls)
-			}
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || login != "agent" || sha != "c0000" {
-				t.Fatalf("got %q %q %v; want agent c0000", login, sha, err)
-			}
-		})
-	}
-}
-
 // TestListAfterAPageWasAdded: a full last page that GitHub confirms
 // unchanged (304) may carry the Link stored with it, from before a page was
 // added after it; the listing still reaches the new page. The proxy in
@@ -867,7 +792,6 @@ func TestListingsAskForGitHubsMaximum(t *testing.T) {
 		{"ListOpenPullRequests", e.fake, func() error { _, err := e.c.ListOpenPullRequests(ctx, owner, repo); return err }},
 		{"StatusHistory", e.fake, func() error { _, err := e.c.StatusHistory(ctx, owner, repo, "c1"); return err }},
 		{"LabelEvents", e.fake, func() error { _, err := e.c.LabelEvents(ctx, owner, repo, n); return err }},
-		{"FileAddedBy", e.fake, func() error { _, _, err := e.c.FileAddedBy(ctx, owner, repo, "a.yaml", "main"); return err }},
 		{"RefPushes", e.fake, func() error { _, err := e.c.RefPushes(ctx, owner, repo, "main"); return err }},
 	}
 	for _, l := range listings {

@@ -2,10 +2,10 @@ package ghclient
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -34,15 +34,11 @@ type OAuthConfig struct {
 	ClientID     string
 	ClientSecret string
 	// WebURL is GitHub's web root: https://github.com (default), or
-	// https://HOST for GitHub Enterprise Server (WebURLFor derives it from
-	// the API URL).
+	// https://HOST for GitHub Enterprise Server.
 	WebURL string
 	// RedirectURL is where GitHub sends the browser back with the code: the
 	// App's callback URL (serve's PUBLIC_URL/oauth/callback).
 	RedirectURL string
-	// HTTPClient makes the token request (nil: a client with a 30-second
-	// timeout).
-	HTTPClient *http.Client
 	// API are the options of the REST API client RevokeToken uses
 	// (BaseURL, Version, retries, metrics…); its Token and Transport's
 	// credentials are replaced by the client's.
@@ -52,7 +48,6 @@ type OAuthConfig struct {
 // OAuth is the App's OAuth web flow. It is safe for concurrent use.
 type OAuth struct {
 	cfg oauth2.Config
-	hc  *http.Client
 	api Options
 }
 
@@ -70,11 +65,7 @@ func NewOAuth(cfg OAuthConfig) *OAuth {
 	if web == "" {
 		web = "https://github.com"
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	return &OAuth{hc: hc, api: cfg.API, cfg: oauth2.Config{
+	return &OAuth{api: cfg.API, cfg: oauth2.Config{
 		ClientID:     cfg.ClientID,
 		ClientSecret: cfg.ClientSecret,
 		RedirectURL:  cfg.RedirectURL,
@@ -103,7 +94,7 @@ func (o *OAuth) Exchange(ctx context.Context, code, verifier string) (UserToken,
 	if code == "" {
 		return UserToken{}, errors.New("exchange the oauth code: github sent no code")
 	}
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, o.hc)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Timeout: 30 * time.Second})
 	tok, err := o.cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier))
 	if err != nil {
 		var re *oauth2.RetrieveError
@@ -130,23 +121,8 @@ func (o *OAuth) RevokeToken(ctx context.Context, accessToken string) error {
 		return errors.New("revoke a user token: no token")
 	}
 	opts := o.api
-	base := opts.Transport
-	if base == nil && opts.HTTPClient != nil {
-		base = opts.HTTPClient.Transport
-	}
-	if base == nil {
-		base = defaultTransport()
-	}
-	api, err := apiBaseURL(opts.BaseURL)
-	if err != nil {
-		return fmt.Errorf("revoke a user token: %w", err)
-	}
-	host := "api.github.com"
-	if api != nil {
-		host = api.Host
-	}
 	opts.Token, opts.CacheEntries = "", -1
-	opts.Transport = &basicAuthTransport{next: base, host: host, user: o.cfg.ClientID, password: o.cfg.ClientSecret}
+	opts.authorization = "Basic " + base64.StdEncoding.EncodeToString([]byte(o.cfg.ClientID+":"+o.cfg.ClientSecret))
 	c, err := New(opts)
 	if err != nil {
 		return fmt.Errorf("revoke a user token: %w", err)
@@ -155,43 +131,4 @@ func (o *OAuth) RevokeToken(ctx context.Context, accessToken string) error {
 		return fmt.Errorf("revoke a user token of client %s: %w", o.cfg.ClientID, err)
 	}
 	return nil
-}
-
-// basicAuthTransport authenticates the requests to the API's host as
-// user:password (never a redirect's other host).
-type basicAuthTransport struct {
-	next                 http.RoundTripper
-	host, user, password string
-}
-
-func (t *basicAuthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !strings.EqualFold(req.URL.Host, t.host) {
-		return t.next.RoundTrip(req)
-	}
-	r := req.Clone(req.Context())
-	r.SetBasicAuth(t.user, t.password)
-	return t.next.RoundTrip(r)
-}
-
-// GenerateVerifier returns a new PKCE code verifier (32 random bytes,
-// base64url): one per sign-in, kept by the server until the callback.
-func GenerateVerifier() string { return oauth2.GenerateVerifier() }
-
-// WebURLFor is GitHub's web root for an API root as Options.BaseURL takes
-// it: https://github.com for api.github.com (or ""), https://HOST for GitHub
-// Enterprise Server's https://HOST/api/v3, and https://TENANT.ghe.com for
-// GitHub Enterprise Cloud with data residency's https://api.TENANT.ghe.com.
-func WebURLFor(apiURL string) string {
-	u, err := apiBaseURL(apiURL)
-	if err != nil || u == nil {
-		return "https://github.com"
-	}
-	web := url.URL{Scheme: u.Scheme, Host: u.Host}
-	switch {
-	case strings.HasSuffix(u.Path, "/api/v3/"):
-		web.Path = strings.TrimSuffix(u.Path, "/api/v3/")
-	case strings.HasPrefix(u.Host, "api."):
-		web.Host = strings.TrimPrefix(u.Host, "api.")
-	}
-	return strings.TrimRight(web.String(), "/")
 }

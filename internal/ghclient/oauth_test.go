@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 const (
@@ -57,7 +59,7 @@ func browse(t *testing.T, authURL string) url.Values {
 func TestOAuthWebFlow(t *testing.T) {
 	e, o := oauthEnv(t)
 	ctx := ctxT(t)
-	verifier := GenerateVerifier()
+	verifier := oauth2.GenerateVerifier()
 	auth := o.AuthCodeURL("state-123", verifier)
 	u, _ := url.Parse(auth)
 	for k, want := range map[string]string{"client_id": clientID, "redirect_uri": callbackURL, "state": "state-123",
@@ -118,7 +120,7 @@ func TestOAuthExchangeRefused(t *testing.T) {
 	}{
 		{name: "a verifier that is not the challenge's", want: "bad_code_verifier",
 			act: func(t *testing.T, _ *env, o *OAuth, code, _ string) error {
-				_, err := o.Exchange(context.Background(), code, GenerateVerifier())
+				_, err := o.Exchange(context.Background(), code, oauth2.GenerateVerifier())
 				return err
 			}},
 		{name: "no verifier", want: "bad_code_verifier",
@@ -166,7 +168,7 @@ func TestOAuthExchangeRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e, o := oauthEnv(t)
-			verifier := GenerateVerifier()
+			verifier := oauth2.GenerateVerifier()
 			code := browse(t, o.AuthCodeURL("s", verifier)).Get("code")
 			err := tt.act(t, e, o, code, verifier)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -203,31 +205,9 @@ func TestOAuthDeclinedOrMisdirected(t *testing.T) {
 			e, _ := oauthEnv(t)
 			e.fake.SetOAuthUser(tt.user)
 			o := NewOAuth(OAuthConfig{ClientID: clientID, ClientSecret: clientSecret, WebURL: e.fake.WebURL(), RedirectURL: tt.redirect})
-			back := browse(t, o.AuthCodeURL("st", GenerateVerifier()))
+			back := browse(t, o.AuthCodeURL("st", oauth2.GenerateVerifier()))
 			if back.Get("error") != tt.want || back.Get("code") != "" || back.Get("state") != "st" {
 				t.Errorf("callback query = %v, want error %s with the state and no code", back, tt.want)
-			}
-		})
-	}
-}
-
-func TestWebURLFor(t *testing.T) {
-	tests := []struct{ api, want string }{
-		{api: "", want: "https://github.com"},
-		{api: "https://api.github.com", want: "https://github.com"},
-		{api: "https://api.github.com/", want: "https://github.com"},
-		{api: "https://ghe.example.com/api/v3", want: "https://ghe.example.com"},
-		{api: "https://ghe.example.com/api/v3/", want: "https://ghe.example.com"},
-		{api: "https://ghe.example.com", want: "https://ghe.example.com"},
-		{api: "https://example.com/github/api/v3/", want: "https://example.com/github"},
-		{api: "https://api.acme.ghe.com", want: "https://acme.ghe.com"},
-		{api: "http://127.0.0.1:8080/", want: "http://127.0.0.1:8080"},
-		{api: "not a url", want: "https://github.com"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.api, func(t *testing.T) {
-			if got := WebURLFor(tt.api); got != tt.want {
-				t.Errorf("WebURLFor(%q) = %q, want %q", tt.api, got, tt.want)
 			}
 		})
 	}

@@ -89,7 +89,7 @@ func (f *CommitFS) listed(p string) *node {
 		if n.kind != kindDir {
 			return nil
 		}
-		if n = n.lookup(el); n == nil {
+		if n = n.kids[el]; n == nil {
 			return nil
 		}
 	}

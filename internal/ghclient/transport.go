@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
@@ -140,10 +140,12 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return out, err
 	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
-		body, err := bodyBytes(resp)
+		body, err := io.ReadAll(resp.Body) // the retry layer's buffer
+		resp.Body.Close()
 		if err != nil {
 			return nil, err
 		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
 		t.cache.put(newCacheEntry(k, resp.Header.Get("ETag"), resp.Header.Clone(), body))
 	case cached:
 		t.cache.remove(k)
@@ -157,11 +159,8 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // for staying clear of secondary rate limits. A write holds the slot through
 // its retries and rate-limit waits.
 type serialTransport struct {
-	next        http.RoundTripper
-	c           *Client
-	sem         chan struct{}
-	minInterval time.Duration
-	last        time.Time // guarded by sem
+	next http.RoundTripper
+	sem  chan struct{}
 }
 
 func (t *serialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -176,17 +175,7 @@ func (t *serialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-t.sem }()
-	if t.minInterval > 0 && !t.last.IsZero() {
-		if d := t.minInterval - t.c.now().Sub(t.last); d > 0 {
-			if err := t.c.sleep(ctx, d); err != nil {
-				closeBody(req)
-				return nil, err
-			}
-		}
-	}
-	resp, err := t.next.RoundTrip(req)
-	t.last = t.c.now()
-	return resp, err
+	return t.next.RoundTrip(req)
 }
 
 // ---- retries and rate limits ----
@@ -213,12 +202,6 @@ func (g *rateGate) blockedUntil() (time.Time, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.until, g.secondary
-}
-
-func (g *rateGate) last() (Rate, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.rate, g.known
 }
 
 // observe records the rate-limit headers of a response; a quota used up
@@ -265,13 +248,8 @@ func (e *timeoutError) Temporary() bool { return true }
 // away (once the gate opens, within MaxRateLimitWait); at most MaxAttempts
 // attempts in all.
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		var err error
-		if req, err = withReplayableBody(req); err != nil {
-			return nil, err
-		}
-	} else if req.Body != nil {
-		defer req.Body.Close()
+	if req.Body != nil {
+		defer req.Body.Close() // each attempt sends a copy (GetBody: go-github's requests have one)
 	}
 	r := &retryRun{t: t, ctx: req.Context(), repeat: repeatable(req)}
 	for attempt := 1; ; attempt++ {
@@ -292,20 +270,6 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 	}
-}
-
-// withReplayableBody reads req's body into memory and returns a clone of
-// req that can send it again (GetBody).
-func withReplayableBody(req *http.Request) (*http.Request, error) {
-	b, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	req = req.Clone(req.Context())
-	req.Body = io.NopCloser(bytes.NewReader(b))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return req, nil
 }
 
 // retryRun is one request's way through its attempts: whether it may be
@@ -376,15 +340,16 @@ func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) 
 		until := now.Add(wait)
 		c.gate.block(until, secondary)
 		if attempt >= p.maxAttempts || r.rateWaited+wait > p.maxRateWait {
+			msg, _ := apiError(body)
 			return nil, false, &RateLimitError{Secondary: secondary, Status: resp.StatusCode, Until: until,
-				MaxWait: p.maxRateWait, Message: errorMessage(body)}
+				MaxWait: p.maxRateWait, Message: msg}
 		}
 		return nil, true, nil
 	case serverError:
 		if !r.repeat || attempt >= p.maxAttempts {
 			return r.t.deliver(resp), false, nil
 		}
-		d := max(c.backoff(attempt), retryAfter(resp.Header, now))
+		d := max(c.backoff(attempt), retry.RetryAfter(resp.Header.Get("Retry-After"), now))
 		if r.backoffWaited+d > p.maxRetryWait {
 			return r.t.deliver(resp), false, nil
 		}
@@ -416,10 +381,10 @@ func (t *retryTransport) deliver(resp *http.Response) *http.Response {
 func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []byte, error) {
 	ctx := req.Context()
 	actx, cancel := context.WithCancel(ctx)
-	timedOut := make(chan struct{})
-	var fired sync.Once
+	var timedOut atomic.Bool
 	r := req.Clone(actx)
-	timer := t.c.startTimer(r, t.c.pol.attemptTimeout, func() { fired.Do(func() { close(timedOut) }); cancel() })
+	timer := attemptTimer{after: t.c.afterFunc, req: r, f: func() { timedOut.Store(true); cancel() }}
+	timer.Reset(t.c.pol.attemptTimeout)
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
@@ -434,12 +399,11 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	var body []byte
 	switch {
 	case err == nil && isStreaming(ctx) && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		idle := timer // the body's from here on (only a streamed attempt's timer is on the heap)
-		idle.Reset(t.c.pol.attemptTimeout)
-		resp.Body = &idleBody{rc: resp.Body, timer: &idle, idle: t.c.pol.attemptTimeout, cancel: cancel}
+		timer.Reset(t.c.pol.attemptTimeout)
+		resp.Body = &idleBody{rc: resp.Body, timer: &timer, idle: t.c.pol.attemptTimeout, cancel: cancel}
 		cancel = nil // the body's Close ends the attempt
 	case err == nil:
-		body, err = readBody(resp.Body, resp.ContentLength, t.c.pol.maxBody)
+		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.pol.maxBody+1))
 		resp.Body.Close()
 		if err == nil && int64(len(body)) > t.c.pol.maxBody {
 			err = fmt.Errorf("%w: over %d bytes", errBodyTooLarge, t.c.pol.maxBody)
@@ -447,7 +411,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		if err != nil {
 			resp = nil
 		} else {
-			resp.Body = newBufferedBody(body)
+			resp.Body = io.NopCloser(bytes.NewReader(body))
 			resp.ContentLength = int64(len(body))
 		}
 	}
@@ -455,7 +419,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		timer.Stop()
 		cancel()
 	}
-	if err != nil && ctx.Err() == nil && isClosed(timedOut) {
+	if err != nil && ctx.Err() == nil && timedOut.Load() {
 		err = &timeoutError{after: t.c.pol.attemptTimeout}
 	}
 	t.c.ctr.requests.Add(1)
@@ -472,54 +436,25 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	return resp, body, err
 }
 
-// attemptTimer is an attempt's timeout: a *time.Timer, or a timer of
-// Options.AfterFunc.
+// attemptTimer is an attempt's timeout, on Options.AfterFunc's clock
+// (time.AfterFunc's by default): f runs once d has passed, unless the
+// timer is stopped first.
 type attemptTimer struct {
-	t *time.Timer
-	// With Options.AfterFunc: the hook, what it was given, and the stop of
-	// the timer it started last.
-	hook func(*http.Request, time.Duration, func()) func() bool
-	req  *http.Request
-	f    func()
-	stop func() bool
+	after func(*http.Request, time.Duration, func()) func() bool
+	req   *http.Request
+	f     func()
+	stop  func() bool
 }
 
-// startTimer calls f once d has passed (on Options.AfterFunc's clock when
-// set), unless the timer is stopped first.
-func (c *Client) startTimer(req *http.Request, d time.Duration, f func()) attemptTimer {
-	if c.afterFunc == nil {
-		return attemptTimer{t: time.AfterFunc(d, f)}
-	}
-	return attemptTimer{hook: c.afterFunc, req: req, f: f, stop: c.afterFunc(req, d, f)}
-}
-
-// Stop stops the timer (f is not called unless it already was).
-func (a *attemptTimer) Stop() {
-	if a.t != nil {
-		a.t.Stop()
-		return
-	}
-	a.stop()
-}
-
-// Reset restarts the timer for d.
+// Reset (re)starts the timer for d.
 func (a *attemptTimer) Reset(d time.Duration) {
-	if a.t != nil {
-		a.t.Reset(d)
-		return
+	if a.stop != nil {
+		a.stop()
 	}
-	a.stop()
-	a.stop = a.hook(a.req, d, a.f)
+	a.stop = a.after(a.req, d, a.f)
 }
 
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
+func (a *attemptTimer) Stop() { a.stop() }
 
 // idleBody is a streamed response body: each Read must make progress within
 // the idle timeout (else the attempt's context ends and Read fails), and
@@ -572,7 +507,7 @@ func classify(resp *http.Response, body []byte, now time.Time, secondaryStreak i
 			}
 			return rateLimited, secondaryDefaultWait, false
 		}
-		if ra := retryAfter(resp.Header, now); ra > 0 {
+		if ra := retry.RetryAfter(resp.Header.Get("Retry-After"), now); ra > 0 {
 			return rateLimited, ra, true
 		}
 		msg, doc := apiError(body)
@@ -588,11 +523,6 @@ func classify(resp *http.Response, body []byte, now time.Time, secondaryStreak i
 	return done, 0, false
 }
 
-// retryAfter parses Retry-After (seconds or an HTTP date); 0 when absent.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	return retry.RetryAfter(h.Get("Retry-After"), now)
-}
-
 // apiError reads GitHub's error JSON: message and documentation_url.
 func apiError(body []byte) (message, docURL string) {
 	var e struct {
@@ -603,11 +533,6 @@ func apiError(body []byte) (message, docURL string) {
 		return e.Message, e.DocURL
 	}
 	return "", ""
-}
-
-func errorMessage(body []byte) string {
-	msg, _ := apiError(body)
-	return msg
 }
 
 // backoff is the wait before retry number attempt: exponential from
@@ -643,54 +568,6 @@ func notSent(err error) bool {
 	}
 	var ie *ghinstallation.HTTPError
 	return errors.As(err, &ie) // the installation token could not be minted
-}
-
-// readBody reads r to its end, or to limit+1 bytes: into one buffer of
-// the right size when the answer gave its length (length < 0: unknown),
-// where io.ReadAll would copy a large body several times as it grows. A
-// length is believed up to maxPresize: past it, the buffer grows with
-// what arrives.
-func readBody(r io.Reader, length, limit int64) ([]byte, error) {
-	lr := io.LimitReader(r, limit+1)
-	if length < 0 || length > limit {
-		return io.ReadAll(lr)
-	}
-	// MinRead spare: ReadFrom grows the buffer unless that much is free
-	// for the read that meets the end.
-	buf := bytes.NewBuffer(make([]byte, 0, min(length, maxPresize)+bytes.MinRead))
-	_, err := buf.ReadFrom(lr)
-	return buf.Bytes(), err
-}
-
-// maxPresize is the most readBody allocates before the bytes arrive.
-const maxPresize = 4 << 20
-
-// bufferedBody is a body the retry layer read whole (readBody), so that
-// the cache keeps its bytes without reading and copying them again.
-type bufferedBody struct {
-	*bytes.Reader
-	b []byte
-}
-
-func newBufferedBody(b []byte) *bufferedBody { return &bufferedBody{Reader: bytes.NewReader(b), b: b} }
-
-func (*bufferedBody) Close() error { return nil }
-
-// bodyBytes reads what is left of resp's body (all of it: nobody read
-// from it yet) and leaves resp.Body a reader over those bytes: the bytes
-// themselves when the retry layer buffered them and nothing was read,
-// without a copy.
-func bodyBytes(resp *http.Response) ([]byte, error) {
-	if b, ok := resp.Body.(*bufferedBody); ok && b.Len() == len(b.b) {
-		return b.b, nil
-	}
-	body, err := readBody(resp.Body, resp.ContentLength, math.MaxInt64-1)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = newBufferedBody(body)
-	return body, nil
 }
 
 func drain(rc io.ReadCloser) {

@@ -126,8 +126,8 @@ func TestETagCacheBounds(t *testing.T) {
 			if !reflect.DeepEqual(keys, tt.wantKeys) {
 				t.Fatalf("kept %v, want %v", keys, tt.wantKeys)
 			}
-			if c.bytes > tt.maxBytes || c.len() > tt.maxEntries {
-				t.Fatalf("cache over its bounds: %d bytes, %d entries", c.bytes, c.len())
+			if c.bytes > tt.maxBytes || c.ll.Len() > tt.maxEntries {
+				t.Fatalf("cache over its bounds: %d bytes, %d entries", c.bytes, c.ll.Len())
 			}
 		})
 	}
@@ -202,12 +202,9 @@ func scenario(ctx context.Context, t *testing.T, e *env) []string {
 	cmp, err := e.c.Compare(ctx, owner, repo, "b1", "h1")
 	must(err)
 	add("compare %v", cmp.Files)
-	a, cm, err := e.c.CommitAuthor(ctx, owner, repo, "h1")
+	ci, err := e.c.Commit(ctx, owner, repo, "h1")
 	must(err)
-	add("commit %s %s", a, cm)
-	login, sha, err := e.c.FileAddedBy(ctx, owner, repo, ".phase-outcomes/po.yaml", "main")
-	must(err)
-	add("added by %s in %s", login, sha)
+	add("commit %s %s", ci.Author, ci.Committer)
 	// The resulting state on the server.
 	for _, c := range e.fake.Comments(owner, repo, 1) {
 		if c.User == botLogin {
@@ -758,8 +755,8 @@ func TestBaseURLs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.BaseURL() != tt.wantBase || c.UploadURL() != tt.wantUpld {
-				t.Fatalf("base %q upload %q, want %q %q", c.BaseURL(), c.UploadURL(), tt.wantBase, tt.wantUpld)
+			if c.gh.BaseURL.String() != tt.wantBase || c.gh.UploadURL.String() != tt.wantUpld {
+				t.Fatalf("base %q upload %q, want %q %q", c.gh.BaseURL.String(), c.gh.UploadURL.String(), tt.wantBase, tt.wantUpld)
 			}
 		})
 	}
@@ -798,8 +795,8 @@ func TestEnterpriseServer(t *testing.T) {
 			t.Fatalf("user agent %q", call.UserAgent)
 		}
 	}
-	if !strings.HasSuffix(c.UploadURL(), "/api/uploads/") {
-		t.Fatalf("upload url %q", c.UploadURL())
+	if !strings.HasSuffix(c.gh.UploadURL.String(), "/api/uploads/") {
+		t.Fatalf("upload url %q", c.gh.UploadURL.String())
 	}
 }
 

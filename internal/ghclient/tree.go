@@ -2,18 +2,16 @@ package ghclient
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
 
 	"github.com/google/go-github/v60/github"
 )
 
 // ErrTooLarge is wrapped by the error of a read that would go past the
-// limit its caller set: a blob (Blob), an archive (Archive), or the rest of
+// limit its caller set: an archive (Archive), or the rest of
 // a file larger than a CommitFS's MaxFileBytes.
 var ErrTooLarge = errors.New("over the size limit")
 
@@ -66,42 +64,6 @@ func (c *Client) Tree(ctx context.Context, owner, repo, sha string) (Tree, error
 			SHA: e.GetSHA(), Size: int64(e.GetSize())})
 	}
 	return out, nil
-}
-
-// Blob reads a git blob: GET /repos/{o}/{r}/git/blobs/{sha}, base64-decoded.
-// A blob over max bytes is refused with an error wrapping ErrTooLarge — by
-// the size GitHub lists, before decoding. (The answer itself is bounded by
-// Options.MaxResponseBytes.)
-func (c *Client) Blob(ctx context.Context, owner, repo, sha string, max int64) ([]byte, error) {
-	ctx = withOp(ctx, "Blob")
-	where := fmt.Sprintf("read blob %s of %s", short(sha), repoName(owner, repo))
-	b, _, err := c.gh.Git.GetBlob(ctx, owner, repo, sha)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	if size := int64(b.GetSize()); size > max {
-		return nil, fmt.Errorf("%s: %d bytes, the limit is %d: %w", where, size, max, ErrTooLarge)
-	}
-	var data []byte
-	switch enc := b.GetEncoding(); enc {
-	case "base64":
-		// Bound the decoded size before allocating it.
-		content := strings.NewReplacer("\n", "", "\r", "").Replace(b.GetContent())
-		if int64(base64.StdEncoding.DecodedLen(len(content))) > max+3 {
-			return nil, fmt.Errorf("%s: over %d bytes: %w", where, max, ErrTooLarge)
-		}
-		if data, err = base64.StdEncoding.DecodeString(content); err != nil {
-			return nil, fmt.Errorf("%s: decode base64: %w", where, err)
-		}
-	case "utf-8", "":
-		data = []byte(b.GetContent())
-	default:
-		return nil, fmt.Errorf("%s: unknown encoding %q", where, enc)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: %d bytes, the limit is %d: %w", where, len(data), max, ErrTooLarge)
-	}
-	return data, nil
 }
 
 // Archive opens the gzip-compressed tarball of a commit: GET

@@ -93,35 +93,6 @@ func TestTree(t *testing.T) {
 	}
 }
 
-func TestBlob(t *testing.T) {
-	tests := []struct {
-		name    string
-		sha     string
-		max     int64
-		want    string
-		wantErr func(error) bool
-	}{
-		{name: "within the limit", sha: "ce013625030ba8dba906f756967f9e9ca394464a", max: 6, want: "hello\n"},
-		{name: "over the limit", sha: "ce013625030ba8dba906f756967f9e9ca394464a", max: 5, wantErr: func(err error) bool { return errors.Is(err, ErrTooLarge) }},
-		{name: "unknown", sha: strings.Repeat("e", 40), max: 10, wantErr: IsNotFound},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := treeEnv(t)
-			got, err := e.c.Blob(ctxT(t), owner, repo, tt.sha, tt.max)
-			if tt.wantErr != nil {
-				if err == nil || !tt.wantErr(err) {
-					t.Fatalf("err = %v", err)
-				}
-				return
-			}
-			if err != nil || string(got) != tt.want {
-				t.Fatalf("%q, %v", got, err)
-			}
-		})
-	}
-}
-
 func TestArchive(t *testing.T) {
 	tests := []struct {
 		name         string

@@ -3,7 +3,8 @@ package ghclient
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -94,19 +95,11 @@ const (
 func (c *Client) TreeChange(ctx context.Context, owner, repo, base, head string, lim TreeLimits) (map[string]string, error) {
 	w := c.newTreeWalk(ctx, owner, repo, fmt.Sprintf("the change %s..%s of %s", short(base), short(head),
 		repoName(owner, repo)), lim)
-	baseTree, baseEntries, err := w.level(base, "")
-	if err != nil {
-		return nil, err
-	}
-	headTree, headEntries, err := w.level(head, "")
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]string{}
-	if baseTree == headTree {
-		return out, nil
+	if err := w.diffTrees(base, head, "", out); err != nil {
+		return nil, err
 	}
-	return out, w.diff(baseEntries, headEntries, out)
+	return out, nil
 }
 
 // diff compares the entries of two trees (of the same directory).
@@ -122,12 +115,7 @@ func (w *treeWalk) diff(base, head []TreeEntry, out map[string]string) error {
 		pair[1] = &head[i]
 		byName[head[i].Path] = pair
 	}
-	paths := make([]string, 0, len(byName))
-	for p := range byName {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(byName)) {
 		if err := w.diffEntry(byName[p][0], byName[p][1], out); err != nil {
 			return err
 		}
@@ -161,14 +149,15 @@ func (w *treeWalk) diffEntry(b, h *TreeEntry, out map[string]string) error {
 	return nil
 }
 
-// diffTrees compares two differing subtrees at prefix.
+// diffTrees compares two trees (or the root trees of two commits) at
+// prefix; trees of one id are the same.
 func (w *treeWalk) diffTrees(base, head, prefix string, out map[string]string) error {
-	_, b, err := w.level(base, prefix)
+	baseTree, b, err := w.level(base, prefix)
 	if err != nil {
 		return err
 	}
-	_, h, err := w.level(head, prefix)
-	if err != nil {
+	headTree, h, err := w.level(head, prefix)
+	if err != nil || baseTree == headTree {
 		return err
 	}
 	return w.diff(b, h, out)

@@ -23,7 +23,7 @@ type User struct {
 }
 
 // NewUser builds a Client that acts as a person with their user access
-// token: opts as for New (BaseURL, Version, HTTPClient, the clock…), with
+// token: opts as for New (BaseURL, Version, the clock…), with
 // opts.Token set to token. Its ETag cache is keyed by the token, so one
 // person's answers never serve another's requests.
 func NewUser(token string, opts Options) (*Client, error) {
@@ -53,7 +53,7 @@ func (c *Client) CurrentUser(ctx context.Context) (User, error) {
 // issued), every page.
 func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "UserInstallations")
-	list, err := paginate(ctx, c.perPage, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListUserInstallations(ctx, &lo)
 	})
 	if err != nil {
