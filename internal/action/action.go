@@ -32,6 +32,7 @@ import (
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/history"
+	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/report"
 )
 
@@ -757,12 +758,5 @@ func (r *run) checkedHead(cr *commitRun) error {
 	}
 	return fmt.Errorf("refusing to publish for pull request #%d: this pull_request_target run checked %s (the base branch), not the pull request's head %s, and a status on the head must be about the head. "+
 		"Run phasegate on pull_request instead; for pull requests from forks, save results-file there and publish it from a workflow_run workflow (see docs/action.md, Forks and read-only tokens)",
-		cr.ev.PullRequest.Number, shortSHA(checked), shortSHA(head))
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
+		cr.ev.PullRequest.Number, outcome.ShortSHA(checked), outcome.ShortSHA(head))
 }

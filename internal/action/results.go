@@ -17,6 +17,7 @@ import (
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/history"
+	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/report"
 )
 
@@ -156,7 +157,7 @@ func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (report.Rep
 	head, _, err := history.Head(workspace)
 	if err != nil || head != sha {
 		return report.Report{}, fmt.Errorf("the workspace is not a checkout of %s (check it out with actions/checkout, ref: the workflow_run's head_sha, persist-credentials: false): "+
-			"the verdict is checked here, never taken from the pull request's own run", shortSHA(sha))
+			"the verdict is checked here, never taken from the pull request's own run", outcome.ShortSHA(sha))
 	}
 	j, err := r.job(in)
 	if err != nil {
@@ -164,7 +165,7 @@ func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (report.Rep
 	}
 	out, err := j.Check(ctx, r.gh, checkjob.Request{Owner: r.owner, Repo: r.repo, SHA: sha, Root: filepath.Join(workspace, filepath.FromSlash(in.path))})
 	if err != nil {
-		return report.Report{}, fmt.Errorf("checking %s: %w", shortSHA(sha), err)
+		return report.Report{}, fmt.Errorf("checking %s: %w", outcome.ShortSHA(sha), err)
 	}
 	return out.Report, nil
 }
@@ -202,10 +203,10 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		return refuse(fmt.Errorf("the results file is about %s, not %s", report.Terminal(res.Repository), repository))
 	}
 	if res.HeadSHA != wr.HeadSHA {
-		return refuse(fmt.Errorf("the results file is about commit %s, but the workflow run checked %s", shortSHA(res.HeadSHA), shortSHA(wr.HeadSHA)))
+		return refuse(fmt.Errorf("the results file is about commit %s, but the workflow run checked %s", outcome.ShortSHA(res.HeadSHA), outcome.ShortSHA(wr.HeadSHA)))
 	}
 	if res.Published {
-		r.a.Noticef("phasegate: the run of %s published its statuses itself: nothing to do", shortSHA(res.HeadSHA))
+		r.a.Noticef("phasegate: the run of %s published its statuses itself: nothing to do", outcome.ShortSHA(res.HeadSHA))
 		return "nothing to publish: the run published its statuses itself", exitOK
 	}
 	if wr.HeadRepository != nil && !strings.EqualFold(wr.HeadRepository.FullName, repository) {
@@ -220,7 +221,7 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		return refuse(err)
 	}
 	if verdict := rep.Verdict.Verdict; verdict != gate.Verdict(res.Verdict) {
-		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), shortSHA(res.HeadSHA), verdict, verdict)
+		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), outcome.ShortSHA(res.HeadSHA), verdict, verdict)
 	}
 	if err := r.setStatus(ctx, res.HeadSHA, contractsStatus(rep, target)); err != nil {
 		r.apiError("set the "+ContextContracts+" status", err)
@@ -235,9 +236,9 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		}
 	}
 	r.syncDecisions(ctx, r.handler(in), res.HeadSHA, opts)
-	what := "commit " + shortSHA(res.HeadSHA)
+	what := "commit " + outcome.ShortSHA(res.HeadSHA)
 	if opts.PR != nil {
-		what = fmt.Sprintf("pull request #%d (%s)", opts.PR.Number, shortSHA(res.HeadSHA))
+		what = fmt.Sprintf("pull request #%d (%s)", opts.PR.Number, outcome.ShortSHA(res.HeadSHA))
 	}
 	r.a.Infof("phasegate: published %s for %s\n", res.Verdict, what)
 	if r.failed {

@@ -17,6 +17,7 @@ import (
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
 	"github.com/phasegate/phasegate/internal/report"
 )
 
@@ -93,10 +94,10 @@ func (j *Job) run(ctx context.Context, req Request, cfg config.Config, changed m
 	}
 	fsys, err := req.Open(ctx, cfg.Limits.ArtifactLimits().MaxFileSize)
 	if err != nil {
-		return check.Result{}, nil, fmt.Errorf("reading the files of %s: %w", shortSHA(req.SHA), err)
+		return check.Result{}, nil, fmt.Errorf("reading the files of %s: %w", outcome.ShortSHA(req.SHA), err)
 	}
 	if opts.RootName == "" {
-		opts.RootName = "commit " + shortSHA(req.SHA)
+		opts.RootName = "commit " + outcome.ShortSHA(req.SHA)
 	}
 	rec := &recordingFS{FS: fsys}
 	res, err := j.Validator.RunFS(ctx, rec, opts)
@@ -104,7 +105,7 @@ func (j *Job) run(ctx context.Context, req Request, cfg config.Config, changed m
 		err = rec.err()
 	}
 	if err != nil {
-		return res, nil, fmt.Errorf("checking %s: %w", shortSHA(req.SHA), err)
+		return res, nil, fmt.Errorf("checking %s: %w", outcome.ShortSHA(req.SHA), err)
 	}
 	return res, rec, nil
 }
@@ -193,7 +194,7 @@ func (j *Job) changed(ctx context.Context, gh GitHub, req Request, skipped *[]st
 	}
 	cmp, err := gh.CompareWhole(ctx, req.Owner, req.Repo, req.Base, req.SHA, j.Handler.TreeLimits)
 	if err != nil {
-		return nil, fmt.Errorf("listing the files changed since %s: %w", shortSHA(req.Base), err)
+		return nil, fmt.Errorf("listing the files changed since %s: %w", outcome.ShortSHA(req.Base), err)
 	}
 	changed := make(map[string]check.Change, len(cmp.Files))
 	for name, status := range cmp.Files {

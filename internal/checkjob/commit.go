@@ -209,9 +209,9 @@ func (j *Job) Post(ctx context.Context, gh GitHub, req Request, carried []Carrie
 	res, err := j.Handler.PostAndSync(ctx, gh, req.Owner, req.Repo, news, meta, opts)
 	switch {
 	case err != nil && res.Synced:
-		return res, fmt.Errorf("setting phasegate/decisions of %s: %w", shortSHA(req.SHA), err)
+		return res, fmt.Errorf("setting phasegate/decisions of %s: %w", outcome.ShortSHA(req.SHA), err)
 	case err != nil:
-		return res, fmt.Errorf("posting the Phase Outcomes of %s: %w", shortSHA(req.SHA), err)
+		return res, fmt.Errorf("posting the Phase Outcomes of %s: %w", outcome.ShortSHA(req.SHA), err)
 	}
 	return res, nil
 }
@@ -240,11 +240,4 @@ func (j *Job) actors(ctx context.Context, gh GitHub, req Request) []string {
 		out = append(out, a)
 	}
 	return out
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

@@ -60,7 +60,7 @@ func (j *Job) guard(ctx context.Context, gh GitHub, req Request, fsys fs.FS, cha
 			Message: fmt.Sprintf("this pull request changes phasegate's own gate (%s); it holds until a person with the right to resolve decisions approves the pull request on its head (%s)", name, why)}
 		if approver != "" {
 			f.Severity = check.SeverityWarning
-			f.Message = fmt.Sprintf("this pull request changes phasegate's own gate (%s); %s approved it on %s", name, outcome.Inline(approver), shortSHA(req.SHA))
+			f.Message = fmt.Sprintf("this pull request changes phasegate's own gate (%s); %s approved it on %s", name, outcome.Inline(approver), outcome.ShortSHA(req.SHA))
 		}
 		out = append(out, f)
 	}
@@ -83,7 +83,7 @@ func (j *Job) gated(ctx context.Context, gh GitHub, req Request, fsys fs.FS, nam
 		case errors.Is(err, ghclient.ErrTooLarge) || len(head) > maxWorkflowRead:
 			return true, nil // too long to tell what it runs: part of the gate
 		case err != nil:
-			return false, fmt.Errorf("reading %s at %s: %w", name, shortSHA(req.SHA), err)
+			return false, fmt.Errorf("reading %s at %s: %w", name, outcome.ShortSHA(req.SHA), err)
 		case runsPhasegate(head):
 			return true, nil
 		}
@@ -93,7 +93,7 @@ func (j *Job) gated(ctx context.Context, gh GitHub, req Request, fsys fs.FS, nam
 	}
 	base, found, err := gh.FileContent(ctx, req.Owner, req.Repo, name, req.Base)
 	if err != nil {
-		return false, fmt.Errorf("reading %s at %s: %w", name, shortSHA(req.Base), err)
+		return false, fmt.Errorf("reading %s at %s: %w", name, outcome.ShortSHA(req.Base), err)
 	}
 	// As at the head: too long to tell what it ran, part of the gate.
 	return found && (len(base) > maxWorkflowRead || runsPhasegate(base)), nil

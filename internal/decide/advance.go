@@ -135,7 +135,7 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 		shas, opts, names = append(shas, pr.HeadSHA), append(opts, CommitOptions{PR: &pr}), append(names, fmt.Sprintf("pull request #%d", n))
 	}
 	for _, sha := range t.pushed {
-		shas, opts, names = append(shas, sha), append(opts, CommitOptions{}), append(names, shortSHA(sha))
+		shas, opts, names = append(shas, sha), append(opts, CommitOptions{}), append(names, outcome.ShortSHA(sha))
 	}
 	if t.synced == nil {
 		t.synced = map[string]ghclient.Status{}

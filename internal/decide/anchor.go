@@ -135,7 +135,7 @@ func anchorTargets(t *thread) (prs []int, commits []anchorCommit) {
 func (h *Handler) readAnchors(ctx context.Context, gh GitHub, t *thread, sha string) error {
 	history, err := h.recordHistory(ctx, gh, t.owner, t.repo, sha, ContextDecisions, ContextLedger)
 	if err != nil {
-		return fmt.Errorf("reading the statuses of %s in %s/%s: %w", shortSHA(sha), t.owner, t.repo, err)
+		return fmt.Errorf("reading the statuses of %s in %s/%s: %w", outcome.ShortSHA(sha), t.owner, t.repo, err)
 	}
 	t.history[sha] = history
 	identity := t.cfg.IdentityOrDefault()
@@ -195,7 +195,7 @@ func (h *Handler) anchorTip(ctx context.Context, gh GitHub, t *thread) error {
 			continue
 		}
 		if err := h.writeRecord(ctx, gh, t.owner, t.repo, sha, want); err != nil {
-			return fmt.Errorf("anchoring the newest phasegate comment of %s/%s#%d on %s: %w", t.owner, t.repo, t.issue, shortSHA(sha), err)
+			return fmt.Errorf("anchoring the newest phasegate comment of %s/%s#%d on %s: %w", t.owner, t.repo, t.issue, outcome.ShortSHA(sha), err)
 		}
 		t.wrote(sha, want)
 	}
@@ -271,7 +271,7 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 	for _, sha := range t.anchored {
 		if err := h.writeRecord(ctx, gh, d.Owner, d.Repo, sha, s); err != nil {
 			unlock()
-			return Result{}, fmt.Errorf("recording the deletion of comment %d on %s: %w", id, shortSHA(sha), err)
+			return Result{}, fmt.Errorf("recording the deletion of comment %d on %s: %w", id, outcome.ShortSHA(sha), err)
 		}
 	}
 	unlock()

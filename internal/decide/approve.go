@@ -53,7 +53,7 @@ func approverOf(reviews []ghclient.Review, pr ghclient.PR, cfg config.Config, id
 		}
 		latest[k] = r
 	}
-	why = "no approving review of the pull request's head " + shortSHA(pr.HeadSHA)
+	why = "no approving review of the pull request's head " + outcome.ShortSHA(pr.HeadSHA)
 	for _, k := range order {
 		r := latest[k]
 		if r.State != "APPROVED" || !strings.EqualFold(r.CommitID, pr.HeadSHA) {

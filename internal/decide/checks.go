@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // ContextContracts is the verdict of a commit's artifacts.
@@ -58,7 +59,7 @@ func (h *Handler) PublishContracts(ctx context.Context, gh GitHub, owner, repo, 
 func (h *Handler) contracts(ctx context.Context, gh GitHub, owner, repo, sha string, s ghclient.Status, id int64, cr ghclient.CheckRun) (int64, error) {
 	if h.useStatuses() {
 		if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
-			return 0, fmt.Errorf("setting %s on %s: %w", ContextContracts, shortSHA(sha), err)
+			return 0, fmt.Errorf("setting %s on %s: %w", ContextContracts, outcome.ShortSHA(sha), err)
 		}
 	}
 	switch {
@@ -66,13 +67,13 @@ func (h *Handler) contracts(ctx context.Context, gh GitHub, owner, repo, sha str
 		return 0, nil
 	case id != 0:
 		if err := gh.UpdateCheckRun(ctx, owner, repo, id, cr); err != nil {
-			return 0, fmt.Errorf("completing the %s check run on %s: %w", ContextContracts, shortSHA(sha), err)
+			return 0, fmt.Errorf("completing the %s check run on %s: %w", ContextContracts, outcome.ShortSHA(sha), err)
 		}
 		return id, nil
 	}
 	id, err := gh.CreateCheckRun(ctx, owner, repo, cr)
 	if err != nil {
-		return 0, fmt.Errorf("creating the %s check run on %s: %w", ContextContracts, shortSHA(sha), err)
+		return 0, fmt.Errorf("creating the %s check run on %s: %w", ContextContracts, outcome.ShortSHA(sha), err)
 	}
 	return id, nil
 }

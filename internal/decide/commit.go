@@ -66,7 +66,7 @@ func (h *Handler) SyncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions, threads map[int]*thread) (ghclient.Status, error) {
 	unlock, err := h.locks().Lock(ctx, commitLockKey(owner, repo, sha))
 	if err != nil {
-		return ghclient.Status{}, fmt.Errorf("locking commit %s of %s/%s: %w", shortSHA(sha), owner, repo, err)
+		return ghclient.Status{}, fmt.Errorf("locking commit %s of %s/%s: %w", outcome.ShortSHA(sha), owner, repo, err)
 	}
 	defer unlock()
 	// Their status histories were read before the lock: another handler
@@ -266,7 +266,7 @@ func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha strin
 	for _, name := range names {
 		data, found, err := h.content(ctx, gh, owner, repo, name, sha)
 		if err != nil {
-			return nil, pr, fmt.Errorf("reading %s at %s: %w", name, shortSHA(sha), err)
+			return nil, pr, fmt.Errorf("reading %s at %s: %w", name, outcome.ShortSHA(sha), err)
 		}
 		if !found || (artifact.ClassifyPath(name) == nil && artifact.Sniff(name, data) != kind) {
 			continue
@@ -308,7 +308,7 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 		pr = nil
 		prs, err := gh.PullRequestsForCommit(ctx, owner, repo, sha)
 		if err != nil {
-			return nil, nil, fmt.Errorf("finding the pull request of %s: %w", shortSHA(sha), err)
+			return nil, nil, fmt.Errorf("finding the pull request of %s: %w", outcome.ShortSHA(sha), err)
 		}
 		sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
 		for i := range prs {
@@ -325,7 +325,7 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 		}
 		cmp, err := h.compare(ctx, gh, owner, repo, pr.BaseSHA, sha)
 		if err != nil {
-			return nil, head, fmt.Errorf("listing the change of pull request #%d at %s: %w", pr.Number, shortSHA(sha), err)
+			return nil, head, fmt.Errorf("listing the change of pull request #%d at %s: %w", pr.Number, outcome.ShortSHA(sha), err)
 		}
 		return cmp.Files, head, nil
 	}
@@ -339,11 +339,11 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 	}
 	files, onBase, err := gh.Change(ctx, owner, repo, branch, sha)
 	if err != nil {
-		return nil, nil, fmt.Errorf("comparing %s with %s: %w", shortSHA(sha), branch, err)
+		return nil, nil, fmt.Errorf("comparing %s with %s: %w", outcome.ShortSHA(sha), branch, err)
 	}
 	if onBase {
 		if files, err = gh.CommitFiles(ctx, owner, repo, sha); err != nil {
-			return nil, nil, fmt.Errorf("listing the files of %s: %w", shortSHA(sha), err)
+			return nil, nil, fmt.Errorf("listing the files of %s: %w", outcome.ShortSHA(sha), err)
 		}
 	}
 	return files, nil, nil
@@ -392,14 +392,6 @@ func (h *Handler) cache(key string, v any) {
 		h.reads.m = map[string]any{}
 	}
 	h.reads.m[key] = v
-}
-
-func shortSHA(sha string) string {
-	// Equivalent mutant (> → >=): a 12-character sha and its first 12 characters are the same.
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -107,7 +107,7 @@ func TestMutationPulledAndPushed(t *testing.T) {
 	for _, sha := range []string{headSHA, pushedSHA} {
 		st, ok := w.fake.LatestStatus(owner, repo, sha, ContextDecisions)
 		if !ok || !strings.HasSuffix(st.TargetURL, fmt.Sprintf("#issuecomment-%d", res.ID)) {
-			t.Errorf("%s on %s = %+v, want one pointing at the resolution %d", ContextDecisions, shortSHA(sha), st, res.ID)
+			t.Errorf("%s on %s = %+v, want one pointing at the resolution %d", ContextDecisions, outcome.ShortSHA(sha), st, res.ID)
 		}
 	}
 }

@@ -120,8 +120,8 @@ func TestMutationSourceReadBudget(t *testing.T) {
 func TestMutationShortSHA(t *testing.T) {
 	t.Parallel()
 	for sha, want := range map[string]string{headSHA: "feedfacefeed", "0123456789ab": "0123456789ab", "abc1234": "abc1234"} {
-		if got := shortSHA(sha); got != want {
-			t.Errorf("shortSHA(%q) = %q, want %q", sha, got, want)
+		if got := outcome.ShortSHA(sha); got != want {
+			t.Errorf("outcome.ShortSHA(%q) = %q, want %q", sha, got, want)
 		}
 	}
 	const pushedSHA = "abcdefabcdefabcdefabcdefabcdefabcdef0123"

@@ -20,7 +20,7 @@ import (
 func (h *Handler) CommitDecisions(ctx context.Context, gh GitHub, owner, repo, sha string) (ghclient.Status, bool, error) {
 	s, ok, err := h.latestRecord(ctx, gh, owner, repo, sha, ContextDecisions)
 	if err != nil {
-		return ghclient.Status{}, false, fmt.Errorf("reading %s of %s in %s/%s: %w", ContextDecisions, shortSHA(sha), owner, repo, err)
+		return ghclient.Status{}, false, fmt.Errorf("reading %s of %s in %s/%s: %w", ContextDecisions, outcome.ShortSHA(sha), owner, repo, err)
 	}
 	return s, ok, nil
 }
@@ -31,7 +31,7 @@ func (h *Handler) CommitDecisions(ctx context.Context, gh GitHub, owner, repo, s
 func (h *Handler) CommitIssues(ctx context.Context, gh GitHub, owner, repo, sha string) ([]int, error) {
 	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, CommitOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("reading the Phase Outcomes of %s in %s/%s: %w", shortSHA(sha), owner, repo, err)
+		return nil, fmt.Errorf("reading the Phase Outcomes of %s in %s/%s: %w", outcome.ShortSHA(sha), owner, repo, err)
 	}
 	seen := map[int]bool{}
 	var out []int
@@ -63,7 +63,7 @@ func (h *Handler) ChangedSinceApproval(ctx context.Context, gh GitHub, owner, re
 	if err != nil || st == nil {
 		return nil, err
 	}
-	lines := []string{fmt.Sprintf("given on %s; the head is now %s", shortSHA(st.given), shortSHA(pr.HeadSHA))}
+	lines := []string{fmt.Sprintf("given on %s; the head is now %s", outcome.ShortSHA(st.given), outcome.ShortSHA(pr.HeadSHA))}
 	if st.why != "" {
 		return append(lines, st.why), nil
 	}

@@ -48,7 +48,7 @@ func attested(actors []string, pushes []ghclient.Push) ([]string, string) {
 	list := append([]string(nil), actors...)
 	for _, p := range pushes {
 		if p.Actor == "" {
-			return nil, "a push to the change's branch (" + shortSHA(p.After) + ") has no GitHub account"
+			return nil, "a push to the change's branch (" + outcome.ShortSHA(p.After) + ") has no GitHub account"
 		}
 		list = append(list, p.Actor)
 	}
@@ -115,13 +115,13 @@ func (h *Handler) refPushers(ctx context.Context, gh GitHub, owner, repo string,
 	head := false
 	for _, p := range pushes {
 		if p.Actor == "" {
-			return nil, fmt.Sprintf("a push to branch `%s` (%s) has no GitHub account (a deploy key?), so nobody can be shown not to have pushed it", outcome.Inline(pr.HeadRef), shortSHA(p.After)), nil
+			return nil, fmt.Sprintf("a push to branch `%s` (%s) has no GitHub account (a deploy key?), so nobody can be shown not to have pushed it", outcome.Inline(pr.HeadRef), outcome.ShortSHA(p.After)), nil
 		}
 		head = head || strings.EqualFold(p.After, pr.HeadSHA)
 		pushers = append(pushers, p.Actor)
 	}
 	if !head {
-		return nil, fmt.Sprintf("GitHub's activity for branch `%s` does not show who pushed its head %s, so nobody can be shown not to have pushed it", outcome.Inline(pr.HeadRef), shortSHA(pr.HeadSHA)), nil
+		return nil, fmt.Sprintf("GitHub's activity for branch `%s` does not show who pushed its head %s, so nobody can be shown not to have pushed it", outcome.Inline(pr.HeadRef), outcome.ShortSHA(pr.HeadSHA)), nil
 	}
 	h.pushers.Store(key, pushers)
 	return pushers, "", nil

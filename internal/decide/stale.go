@@ -11,6 +11,7 @@ import (
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // An approval covers the work it was given on (docs/security.md, attack
@@ -54,7 +55,7 @@ func staleOf(cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha strin
 		st.why = "the commit it was given on is gone"
 		return st, nil, nil
 	case err != nil:
-		return nil, nil, fmt.Errorf("comparing %s with %s for %s: %w", shortSHA(r.Head), shortSHA(sha), d.ID, err)
+		return nil, nil, fmt.Errorf("comparing %s with %s for %s: %w", outcome.ShortSHA(r.Head), outcome.ShortSHA(sha), d.ID, err)
 	}
 	switch f.cmp.Status {
 	case "identical":
@@ -137,7 +138,7 @@ func producedPath(loc string) string {
 // commit it was given on, how to re-confirm it, and what changed since.
 func (s *staleness) describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s on %s) is stale, re-confirm with /resolve %s %s: ", s.decision, s.option, shortSHA(s.given), s.decision, s.option)
+	fmt.Fprintf(&b, "%s (%s on %s) is stale, re-confirm with /resolve %s %s: ", s.decision, s.option, outcome.ShortSHA(s.given), s.decision, s.option)
 	if s.why != "" {
 		b.WriteString(s.why)
 		return b.String()

@@ -133,11 +133,11 @@ func (c *Client) Compare(ctx context.Context, owner, repo, base, head string) (C
 func (c *Client) compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
 	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
 	if err != nil {
-		return Comparison{}, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), short(base), short(head), err)
+		return Comparison{}, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), base, head, err)
 	}
 	out := Comparison{Status: cmp.GetStatus(), Files: filesMap(cmp.Files), MergeBase: cmp.GetMergeBaseCommit().GetSHA()}
 	if len(cmp.Files) >= maxCompareFiles {
-		return out, fmt.Errorf("compare %s %s...%s: %d files: %w", repoName(owner, repo), short(base), short(head), len(cmp.Files), ErrTruncated)
+		return out, fmt.Errorf("compare %s %s...%s: %d files: %w", repoName(owner, repo), base, head, len(cmp.Files), ErrTruncated)
 	}
 	return out, nil
 }
@@ -157,7 +157,7 @@ func (c *Client) statusHistory(ctx context.Context, owner, repo, sha string, con
 		return c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil && !errors.Is(err, errMorePages) {
-		return nil, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), short(sha), err)
+		return nil, fmt.Errorf("read statuses of %s@%s: %w", repoName(owner, repo), sha, err)
 	}
 	out := []Status{}
 	for _, st := range list {

@@ -17,10 +17,10 @@ func (c *Client) CompareWhole(ctx context.Context, owner, repo, base, head strin
 		return cmp, err
 	}
 	if cmp.MergeBase == "" {
-		return cmp, fmt.Errorf("GitHub lists only part of the change of %s and gave no merge base", short(head))
+		return cmp, fmt.Errorf("GitHub lists only part of the change of %s and gave no merge base", head)
 	}
 	if cmp.Files, err = c.TreeChange(ctx, owner, repo, cmp.MergeBase, head, lim); err != nil {
-		return cmp, fmt.Errorf("GitHub lists only part of the change of %s, and its trees could not be compared: %w", short(head), err)
+		return cmp, fmt.Errorf("GitHub lists only part of the change of %s, and its trees could not be compared: %w", head, err)
 	}
 	return cmp, nil
 }

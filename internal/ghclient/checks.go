@@ -193,7 +193,7 @@ func splitBatch(anns []Annotation) (first, rest []Annotation) {
 // before sending its batch again, so a lost response duplicates nothing.
 func (c *Client) CreateCheckRun(ctx context.Context, owner, repo string, cr CheckRun) (int64, error) {
 	ctx = withOp(ctx, "CreateCheckRun")
-	where := fmt.Sprintf("create check run %q on %s@%s", cr.Name, repoName(owner, repo), short(cr.HeadSHA))
+	where := fmt.Sprintf("create check run %q on %s@%s", cr.Name, repoName(owner, repo), cr.HeadSHA)
 	if err := cr.validate(true); err != nil {
 		return 0, fmt.Errorf("%s: %w", where, err)
 	}
@@ -324,7 +324,7 @@ func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter s
 		return res.CheckRuns, resp, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), short(ref), err)
+		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), ref, err)
 	}
 	out := make([]CheckRun, 0, len(list))
 	for _, r := range list {

@@ -153,7 +153,7 @@ func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim Tree
 	if err != nil {
 		return nil, err
 	}
-	where := fmt.Sprintf("the tree of %s@%s", repoName(owner, repo), short(sha))
+	where := fmt.Sprintf("the tree of %s@%s", repoName(owner, repo), sha)
 	if t.Truncated {
 		// The tree the listing names (not sha again: a branch may move).
 		w := c.newTreeWalk(ctx, owner, repo, where+", read level by level as github truncated its listing", f.lim)
@@ -302,7 +302,7 @@ func (f *CommitFS) load(n *node) ([]byte, error) {
 	f.requests.Add(1)
 	data, err := f.c.blobHead(f.ctx, f.owner, f.repo, n.sha, want)
 	if err == nil && int64(len(data)) != want {
-		err = fmt.Errorf("blob %s has %d bytes, the tree lists %d", short(n.sha), len(data), n.size)
+		err = fmt.Errorf("blob %s has %d bytes, the tree lists %d", n.sha, len(data), n.size)
 	}
 	if err != nil {
 		f.release(want)

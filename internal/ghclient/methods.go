@@ -109,13 +109,6 @@ type Issue struct {
 
 func repoName(owner, repo string) string { return owner + "/" + repo }
 
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
-
 // errMorePages is paginate's error (wrapped) for a list longer than the
 // pages it may read; it returns the pages it read.
 var errMorePages = errors.New("more pages")
@@ -161,7 +154,7 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 	case "error", "failure", "pending", "success":
 	default:
 		return fmt.Errorf("set status %q on %s@%s: state %q is not error, failure, pending or success",
-			s.Context, repoName(owner, repo), short(sha), s.State)
+			s.Context, repoName(owner, repo), sha, s.State)
 	}
 	if sha == "" {
 		return fmt.Errorf("set status %q on %s: no commit sha", s.Context, repoName(owner, repo))
@@ -177,7 +170,7 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 		st.TargetURL = github.String(s.TargetURL)
 	}
 	if _, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st); err != nil {
-		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), short(sha), err)
+		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), sha, err)
 	}
 	return nil
 }
@@ -776,7 +769,7 @@ func (c *Client) FileContent(ctx context.Context, owner, repo, path, ref string)
 	if fc.GetEncoding() == "none" || (fc.Content == nil && fc.GetSize() > 0) {
 		b, _, err := c.gh.Git.GetBlobRaw(ctx, owner, repo, fc.GetSHA())
 		if err != nil {
-			return nil, false, fmt.Errorf("read %s (blob %s): %w", where, short(fc.GetSHA()), err)
+			return nil, false, fmt.Errorf("read %s (blob %s): %w", where, fc.GetSHA(), err)
 		}
 		return b, true, nil
 	}
@@ -839,7 +832,7 @@ func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha str
 		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list pull requests of %s@%s: %w", repoName(owner, repo), short(sha), err)
+		return nil, fmt.Errorf("list pull requests of %s@%s: %w", repoName(owner, repo), sha, err)
 	}
 	return toPRs(list), nil
 }
@@ -862,11 +855,11 @@ func (c *Client) CommitFiles(ctx context.Context, owner, repo, sha string) (map[
 	ctx = withOp(ctx, "CommitFiles")
 	rc, _, err := c.gh.Repositories.GetCommit(ctx, owner, repo, sha, &github.ListOptions{PerPage: 300})
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
+		return nil, fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), sha, err)
 	}
 	out := filesMap(rc.Files)
 	if len(rc.Files) >= maxCompareFiles {
-		return out, fmt.Errorf("read commit %s@%s: %d files: %w", repoName(owner, repo), short(sha), len(rc.Files), ErrTruncated)
+		return out, fmt.Errorf("read commit %s@%s: %d files: %w", repoName(owner, repo), sha, len(rc.Files), ErrTruncated)
 	}
 	return out, nil
 }
@@ -907,7 +900,7 @@ func (c *Client) Commit(ctx context.Context, owner, repo, sha string) (CommitInf
 	ctx = withOp(ctx, "Commit")
 	rc, _, err := c.gh.Repositories.GetCommit(ctx, owner, repo, sha, &github.ListOptions{PerPage: 1})
 	if err != nil {
-		return CommitInfo{}, fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), short(sha), err)
+		return CommitInfo{}, fmt.Errorf("read commit %s@%s: %w", repoName(owner, repo), sha, err)
 	}
 	return CommitInfo{Author: rc.GetAuthor().GetLogin(), Committer: rc.GetCommitter().GetLogin(),
 		Verified: rc.GetCommit().GetVerification().GetVerified(), Tree: rc.GetCommit().GetTree().GetSHA()}, nil

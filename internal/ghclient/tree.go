@@ -56,7 +56,7 @@ func (c *Client) Tree(ctx context.Context, owner, repo, sha string) (Tree, error
 	ctx = withOp(ctx, "Tree")
 	t, _, err := c.gh.Git.GetTree(ctx, owner, repo, sha, true)
 	if err != nil {
-		return Tree{}, fmt.Errorf("list the tree of %s@%s: %w", repoName(owner, repo), short(sha), err)
+		return Tree{}, fmt.Errorf("list the tree of %s@%s: %w", repoName(owner, repo), sha, err)
 	}
 	out := Tree{SHA: t.GetSHA(), Truncated: t.GetTruncated(), Entries: make([]TreeEntry, 0, len(t.Entries))}
 	for _, e := range t.Entries {
@@ -74,7 +74,7 @@ func (c *Client) Tree(ctx context.Context, owner, repo, sha string) (Tree, error
 // length is announced), and a read that makes no progress within
 // Options.AttemptTimeout fails. Close it.
 func (c *Client) Archive(ctx context.Context, owner, repo, sha string, max int64) (io.ReadCloser, error) {
-	where := fmt.Sprintf("download the archive of %s@%s", repoName(owner, repo), short(sha))
+	where := fmt.Sprintf("download the archive of %s@%s", repoName(owner, repo), sha)
 	resp, err := c.stream(withOp(ctx, "Archive"), fmt.Sprintf("repos/%s/%s/tarball/%s",
 		url.PathEscape(owner), url.PathEscape(repo), url.PathEscape(sha)), "")
 	if err != nil {
@@ -90,7 +90,7 @@ func (c *Client) Archive(ctx context.Context, owner, repo, sha string, max int64
 // blobHead reads the first n bytes of a blob, raw and streamed: the rest is
 // never downloaded.
 func (c *Client) blobHead(ctx context.Context, owner, repo, sha string, n int64) ([]byte, error) {
-	where := fmt.Sprintf("read blob %s of %s", short(sha), repoName(owner, repo))
+	where := fmt.Sprintf("read blob %s of %s", sha, repoName(owner, repo))
 	resp, err := c.stream(withOp(ctx, "Blob"), fmt.Sprintf("repos/%s/%s/git/blobs/%s",
 		url.PathEscape(owner), url.PathEscape(repo), url.PathEscape(sha)), "application/vnd.github.raw+json")
 	if err != nil {

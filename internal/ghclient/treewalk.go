@@ -35,10 +35,10 @@ func (w *treeWalk) level(sha, prefix string) (string, []TreeEntry, error) {
 	w.requests++
 	t, _, err := w.c.gh.Git.GetTree(withOp(w.ctx, "Tree"), w.owner, w.repo, sha, false)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: read tree %s: %w", w.where, short(sha), err)
+		return "", nil, fmt.Errorf("%s: read tree %s: %w", w.where, sha, err)
 	}
 	if t.GetTruncated() {
-		return "", nil, fmt.Errorf("%s: github truncated the listing of tree %s (%d entries): %w", w.where, short(sha),
+		return "", nil, fmt.Errorf("%s: github truncated the listing of tree %s (%d entries): %w", w.where, sha,
 			len(t.Entries), ErrTreeTooLarge)
 	}
 	if w.entries += len(t.Entries); w.entries > w.lim.MaxEntries {
@@ -49,7 +49,7 @@ func (w *treeWalk) level(sha, prefix string) (string, []TreeEntry, error) {
 	for _, e := range t.Entries {
 		name := e.GetPath()
 		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
-			return "", nil, fmt.Errorf("%s: tree %s has an entry named %q", w.where, short(sha), name)
+			return "", nil, fmt.Errorf("%s: tree %s has an entry named %q", w.where, sha, name)
 		}
 		p := prefix + name
 		if w.pathBytes += int64(len(p)); w.pathBytes > w.lim.MaxListingBytes {
@@ -93,7 +93,7 @@ const (
 // It reads non-recursive trees only, bounded by lim.MaxEntries entries read; past it: an error wrapping
 // ErrTreeTooLarge naming the limit.
 func (c *Client) TreeChange(ctx context.Context, owner, repo, base, head string, lim TreeLimits) (map[string]string, error) {
-	w := c.newTreeWalk(ctx, owner, repo, fmt.Sprintf("the change %s..%s of %s", short(base), short(head),
+	w := c.newTreeWalk(ctx, owner, repo, fmt.Sprintf("the change %s..%s of %s", base, head,
 		repoName(owner, repo)), lim)
 	out := map[string]string{}
 	if err := w.diffTrees(base, head, "", out); err != nil {

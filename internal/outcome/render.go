@@ -139,7 +139,7 @@ func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
 	var out strings.Builder
 	out.Grow(len(summary) + len(canonical) + 128)
 	out.WriteString(summary)
-	out.WriteString("<details>\n<summary>Phase Outcome YAML · id " + short(mk.ID) + "</summary>\n\n")
+	out.WriteString("<details>\n<summary>Phase Outcome YAML · id " + ShortSHA(mk.ID) + "</summary>\n\n")
 	out.WriteString(fence + "yaml\n")
 	out.Write(canonical)
 	out.WriteString(fence + "\n\n</details>\n\n")
@@ -292,8 +292,9 @@ func commands(d Decision) string {
 	return strings.Join(parts, "<br>")
 }
 
-// short is the first 12 characters of a hex id or commit.
-func short(h string) string {
+// ShortSHA is the first 12 characters of a commit's sha or a hex id: the one
+// abbreviation phasegate's comments, summaries and messages use.
+func ShortSHA(h string) string {
 	if len(h) > 12 {
 		return h[:12]
 	}

@@ -89,7 +89,7 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 	errs, warns := check.Count(r.Findings)
 	at := ""
 	if links.Commit != "" {
-		at = " at `" + short(links.Commit) + "`"
+		at = " at `" + outcome.ShortSHA(links.Commit) + "`"
 	}
 	fmt.Fprintf(&b, "**%s** checked%s: **%s**, **%s**.\n\n", plural(r.Artifacts, "artifact"), at, plural(errs, "error"), plural(warns, "warning"))
 	if links.Run != nil {
@@ -207,13 +207,6 @@ func codeSafe(s string) string {
 	}, s)
 }
 
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
-
 // writeMermaid draws one node per pipeline unit, grouped by family and
 // coloured by its most severe decision. GitHub renders ```mermaid blocks.
 func writeMermaid(b *strings.Builder, statuses []check.Status) {
@@ -302,7 +295,7 @@ func writeRun(b *strings.Builder, run RunSummary) {
 	} else {
 		at := ""
 		if run.StatusSHA != "" {
-			at = " on `" + codeSafe(short(run.StatusSHA)) + "`"
+			at = " on `" + codeSafe(outcome.ShortSHA(run.StatusSHA)) + "`"
 		}
 		fmt.Fprintf(b, "**Statuses set**%s:\n\n| status | state | description |\n| --- | --- | --- |\n", at)
 		for _, s := range run.Statuses {

@@ -12,6 +12,7 @@ import (
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // checkJob runs a check job: its commit, and after a push to the default
@@ -99,7 +100,7 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "findings", sum.Findings,
 		"posted", sum.Posted, "decisions", sum.Decisions.State)
 	if err != nil {
-		return fmt.Errorf("checking %s of %s/%s: %w", shortSHA(sha), j.Owner, j.Repo, err)
+		return fmt.Errorf("checking %s of %s/%s: %w", outcome.ShortSHA(sha), j.Owner, j.Repo, err)
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func (s *Server) lockCommit(ctx context.Context, gh *ghclient.Client, j *job) (u
 	}
 	unlock, err = s.cfg.Locker.Lock(ctx, "check:"+strings.ToLower(j.Owner+"/"+j.Repo)+":"+sha)
 	if err != nil {
-		return nil, "", fmt.Errorf("locking the check of %s: %w", shortSHA(sha), err)
+		return nil, "", fmt.Errorf("locking the check of %s: %w", outcome.ShortSHA(sha), err)
 	}
 	return unlock, sha, nil
 }
@@ -203,7 +204,7 @@ func (s *Server) pullFor(ctx context.Context, gh *ghclient.Client, j *job) (*ghc
 	}
 	prs, err := gh.PullRequestsForCommit(ctx, j.Owner, j.Repo, j.SHA)
 	if err != nil {
-		return nil, fmt.Errorf("listing the pull requests of %s: %w", shortSHA(j.SHA), err)
+		return nil, fmt.Errorf("listing the pull requests of %s: %w", outcome.ShortSHA(j.SHA), err)
 	}
 	for _, pr := range prs {
 		if pr.State == "open" && strings.EqualFold(pr.HeadSHA, j.SHA) {
@@ -224,11 +225,4 @@ func (s *Server) webURL() string {
 		return strings.TrimSuffix(u, "/api/v3")
 	}
 	return u
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // recheckHeads checks the head of every open pull request of a repository
@@ -135,14 +136,14 @@ func (s *Server) recordedPull(ctx context.Context, gh *ghclient.Client, owner, r
 	}
 	rec, ok, err := s.lastContracts(ctx, gh, owner, repo, sha)
 	if err != nil {
-		return nil, fmt.Errorf("reading the checks of %s: %w", shortSHA(sha), err)
+		return nil, fmt.Errorf("reading the checks of %s: %w", outcome.ShortSHA(sha), err)
 	}
 	if !ok || rec.PR == 0 {
 		return nil, nil
 	}
 	pr, err := gh.PullRequest(ctx, owner, repo, rec.PR)
 	if err != nil {
-		return nil, fmt.Errorf("reading pull request #%d recorded on %s: %w", rec.PR, shortSHA(sha), err)
+		return nil, fmt.Errorf("reading pull request #%d recorded on %s: %w", rec.PR, outcome.ShortSHA(sha), err)
 	}
 	if pr.State != "open" {
 		return nil, nil
