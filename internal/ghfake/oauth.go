@@ -87,7 +87,7 @@ func newOAuthState() oauthState {
 
 // WebURL is the fake's web root (no trailing slash), where it serves
 // /login/oauth/authorize and /login/oauth/access_token, as
-// ghclient.WebURLFor derives it from EnterpriseURL. (The html_url links in
+// ghclient derives it from EnterpriseURL. (The html_url links in
 // its API answers still name https://github.com.)
 func (s *Server) WebURL() string { return s.srv.URL }
 

@@ -53,7 +53,7 @@ var operations = []string{
 	"POST /repos/{owner}/{repo}/statuses/{sha}",                         // SetStatus
 	"GET /repos/{owner}/{repo}/commits/{ref}/statuses",                  // Statuses
 	"GET /repos/{owner}/{repo}/commits",                                 // CommitsTouching
-	"GET /repos/{owner}/{repo}/commits/{ref}",                           // CommitFiles, CommitAuthor, CommitVerified
+	"GET /repos/{owner}/{repo}/commits/{ref}",                           // CommitFiles, Commit
 	"GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls",              // PullRequestsWithCommit
 	"GET /repos/{owner}/{repo}/pulls",                                   // OpenPullRequests
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}",                     // PullRequest
