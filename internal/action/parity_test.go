@@ -115,9 +115,7 @@ func TestActionAndAppAgree(t *testing.T) {
 }
 
 // unitTrees are the trees the checker's own tests check (every unit's
-// consistent and inconsistent tree), the demo, and the upstream projects'
-// own artifacts (../shared/realworld, beside the repository: "" when it is
-// not there), by name.
+// consistent and inconsistent tree) and the demo, by name.
 func unitTrees(t *testing.T) map[string]string {
 	t.Helper()
 	trees := map[string]string{"examples/demo": filepath.Join("..", "..", "examples", "demo")}
@@ -129,13 +127,6 @@ func unitTrees(t *testing.T) map[string]string {
 		if info, err := os.Stat(dir); err == nil && info.IsDir() {
 			trees[filepath.ToSlash(strings.TrimPrefix(dir, filepath.Join("..", "check")+string(filepath.Separator)))] = dir
 		}
-	}
-	for _, p := range []string{"jg-solutions", "jg-templates", "jg-walkthrough", "pace-starter", "scc"} {
-		dir := filepath.Join("..", "..", "..", "shared", "realworld", p)
-		if _, err := os.Stat(dir); err != nil {
-			dir = ""
-		}
-		trees["realworld/"+p] = dir
 	}
 	if len(units) < 10 {
 		t.Fatalf("%d unit trees under ../check/testdata/units, want the ten of five kinds", len(units))
@@ -179,9 +170,6 @@ func TestActionAndAppCheckAlike(t *testing.T) {
 		for _, withBase := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/base=%t", name, withBase), func(t *testing.T) {
 				t.Parallel()
-				if dir == "" {
-					t.Skipf("%s is not present beside the repository", name)
-				}
 				f := ghfake.New()
 				t.Cleanup(f.Close)
 				ghfaketest.Verify(t, f)
