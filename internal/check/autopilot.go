@@ -556,22 +556,31 @@ func (s *autopilotStateCheck) checkBreaker() {
 // checkEventLog checks each event's type and that the timestamps do not go
 // backwards.
 func (s *autopilotStateCheck) checkEventLog() {
-	var prev time.Time
-	prevAt := -1
 	for i, e := range s.events {
 		ev := asObj(e)
 		if name, ok := str(ev, "event"); ok && !blank(name) && !autopilotEventTypes[name] {
 			s.c.report("autopilot.state.event-type", s.d, ptr("event_log", i, "event"), "event type %s is not one of the Autopilot event types (the seed's 23 and those HEAD added): check its spelling", display(name))
 		}
-		t, ok := autopilotTime(ev["timestamp"])
-		if !ok {
-			continue
+	}
+	autopilotBackwards(s.events, func(i, prevAt int) {
+		s.c.report("autopilot.state.event-order", s.d, ptr("event_log", i, "timestamp"), "`event_log[%d]` at %s is earlier than `event_log[%d]` at %s: the event log is append-only", i, strOr(asObj(s.events[i]), "timestamp"), prevAt, strOr(asObj(s.events[prevAt]), "timestamp"))
+	})
+}
+
+// autopilotBackwards calls back for each element of list whose timestamp is
+// earlier than that of prevAt, the last element before it in order.
+func autopilotBackwards(list []any, back func(i, prevAt int)) {
+	var prev time.Time
+	prevAt := -1
+	for i, e := range list {
+		t, ok := autopilotTime(asObj(e)["timestamp"])
+		switch {
+		case !ok:
+		case prevAt >= 0 && t.Before(prev):
+			back(i, prevAt)
+		default:
+			prev, prevAt = t, i
 		}
-		if prevAt >= 0 && t.Before(prev) {
-			s.c.report("autopilot.state.event-order", s.d, ptr("event_log", i, "timestamp"), "`event_log[%d]` at %s is earlier than `event_log[%d]` at %s: the event log is append-only", i, strOr(ev, "timestamp"), prevAt, strOr(asObj(s.events[prevAt]), "timestamp"))
-			continue
-		}
-		prev, prevAt = t, i
 	}
 }
 
@@ -715,21 +724,15 @@ func autopilotCheckTraces(c *ruleCtx, dir string, docs []*artifact.Document) {
 	}
 	for _, d := range aggregate {
 		spans := asList(d.Value)
-		var prev time.Time
-		prevAt := -1
+		autopilotBackwards(spans, func(i, prevAt int) {
+			c.report("autopilot.trace.timestamp-order", d, ptr(i, "timestamp"), "span at %s is earlier than the span on line %d (%s): TRACE.jsonl lists spans in execution order", strOr(asObj(spans[i]), "timestamp"), d.Locate(ptr(prevAt)).Line, strOr(asObj(spans[prevAt]), "timestamp"))
+		})
 		missing := map[string][]int{}
 		var missingSteps []string
 		for i, s := range spans {
 			span := asObj(s)
 			if span == nil {
 				continue
-			}
-			if t, ok := autopilotTime(span["timestamp"]); ok {
-				if prevAt >= 0 && t.Before(prev) {
-					c.report("autopilot.trace.timestamp-order", d, ptr(i, "timestamp"), "span at %s is earlier than the span on line %d (%s): TRACE.jsonl lists spans in execution order", strOr(span, "timestamp"), d.Locate(ptr(prevAt)).Line, strOr(asObj(spans[prevAt]), "timestamp"))
-				} else {
-					prev, prevAt = t, i
-				}
 			}
 			step, ok := str(span, "step")
 			if !ok || step == "phase_runner" || inStepFiles[autopilotSpanKey(span)] {
@@ -846,19 +849,9 @@ func autopilotCheckPostmortemTimes(c *ruleCtx, d *artifact.Document, pm map[stri
 		}
 	}
 	timeline := asList(pm["timeline"])
-	var prev time.Time
-	prevAt := -1
-	for i, e := range timeline {
-		t, ok := autopilotTime(asObj(e)["timestamp"])
-		if !ok {
-			continue
-		}
-		if prevAt >= 0 && t.Before(prev) {
-			c.report("autopilot.postmortem.timeline-order", d, ptr("timeline", i, "timestamp"), "`timeline[%d]` at %s is earlier than `timeline[%d]` at %s: list the events oldest first", i, strOr(asObj(e), "timestamp"), prevAt, strOr(asObj(timeline[prevAt]), "timestamp"))
-			continue
-		}
-		prev, prevAt = t, i
-	}
+	autopilotBackwards(timeline, func(i, prevAt int) {
+		c.report("autopilot.postmortem.timeline-order", d, ptr("timeline", i, "timestamp"), "`timeline[%d]` at %s is earlier than `timeline[%d]` at %s: list the events oldest first", i, strOr(asObj(timeline[i]), "timestamp"), prevAt, strOr(asObj(timeline[prevAt]), "timestamp"))
+	})
 }
 
 // autopilotCheckPostmortemState checks that state.json lists the

@@ -468,12 +468,7 @@ func outcomeStatus(c *ruleCtx, doc *artifact.Document, obj map[string]any, decis
 }
 
 func outcomeHasFold(list []string, s string) bool {
-	for _, e := range list {
-		if strings.EqualFold(strings.TrimSpace(e), strings.TrimSpace(s)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(e string) bool { return strings.EqualFold(strings.TrimSpace(e), strings.TrimSpace(s)) })
 }
 
 // quoteList renders agent-written values as a comma-separated list.

@@ -3,10 +3,10 @@ package check
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -106,12 +106,7 @@ func checkPACE(c *ruleCtx, g *Group) {
 		day.add(c, d)
 	}
 	u := newPaceUnit(c, plan)
-	var order []int
-	for n := range days {
-		order = append(order, n)
-	}
-	sort.Ints(order)
-	for _, n := range order {
+	for _, n := range slices.Sorted(maps.Keys(days)) {
 		u.checkDay(days[n])
 	}
 	u.finish(g, backlog)

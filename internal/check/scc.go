@@ -360,13 +360,7 @@ func sccCheckSubmitPaths(c *ruleCtx, s *sccSubmit) {
 // sccUnderAnyPrefix: upstream compares write paths as string prefixes; a
 // glob is accepted too (e.g. "**").
 func sccUnderAnyPrefix(p string, prefixes []string) bool {
-	for _, w := range prefixes {
-		nw := sccNorm(w)
-		if strings.HasPrefix(p, nw) || sccGlobMatch(p, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(prefixes, func(w string) bool { return strings.HasPrefix(p, sccNorm(w)) || sccGlobMatch(p, w) })
 }
 
 // sccGlobMatch matches a repository path against a pin: the path itself, a
