@@ -377,11 +377,6 @@ func jgCheckPlanDeps(c *ruleCtx, d *artifact.Document, steps []any, numbers map[
 // jgFindCycle returns one cycle of the dependency graph (its first node
 // repeated at the end), or nil. Deterministic: nodes in ascending order.
 func jgFindCycle(deps map[int64][]int64) []int64 {
-	nodes := make([]int64, 0, len(deps))
-	for n := range deps {
-		nodes = append(nodes, n)
-	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i] < nodes[j] })
 	const (
 		white = iota
 		grey
@@ -396,13 +391,9 @@ func jgFindCycle(deps map[int64][]int64) []int64 {
 		stack = append(stack, n)
 		for _, m := range deps[n] {
 			switch color[m] {
-			case grey:
-				for k, s := range stack {
-					if s == m {
-						found = append(append([]int64{}, stack[k:]...), m)
-						return true
-					}
-				}
+			case grey: // m is on the stack
+				found = append(slices.Clone(stack[slices.Index(stack, m):]), m)
+				return true
 			case white:
 				if visit(m) {
 					return true
@@ -413,7 +404,7 @@ func jgFindCycle(deps map[int64][]int64) []int64 {
 		color[n] = black
 		return false
 	}
-	for _, n := range nodes {
+	for _, n := range slices.Sorted(maps.Keys(deps)) {
 		if color[n] == white && visit(n) {
 			return found
 		}

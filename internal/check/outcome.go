@@ -67,9 +67,7 @@ var defaultApprovalPhases = []string{"requirements", "technical-plan", "develop"
 // reads as "the decision's recommended option" (docs/contracts/outcome.md).
 const outcomeRecommendedWord = "recommended"
 
-var (
-	outcomeIDRE = regexp.MustCompile(`^D-[0-9]{3,}$`)
-)
+var outcomeIDRE = regexp.MustCompile(`^D-[0-9]{3,}$`)
 
 // outcomeDecision is what the rules read of one pending decision.
 type outcomeDecision struct {
@@ -85,10 +83,7 @@ type outcomeDecision struct {
 }
 
 func checkOutcome(c *ruleCtx, g *Group) {
-	for _, d := range g.Docs {
-		if d.Kind.ID != "outcome.phase-outcome" {
-			continue
-		}
+	for _, d := range g.Of("outcome.phase-outcome") {
 		checkOutcomeDoc(c, d)
 	}
 }
@@ -169,16 +164,9 @@ func outcomeRemoved(opts *Options) []Finding {
 	sort.Strings(added)
 	var out []Finding
 	for _, rel := range removed {
-		to := ""
-		for _, a := range added {
-			if path.Base(a) == path.Base(rel) {
-				to = a
-				break
-			}
-		}
 		what := "was removed after it was committed"
-		if to != "" {
-			what = "was removed after it was committed (renamed to " + display(opts.Prefix+to) + "?)"
+		if i := slices.IndexFunc(added, func(a string) bool { return path.Base(a) == path.Base(rel) }); i >= 0 {
+			what += " (renamed to " + display(opts.Prefix+added[i]) + "?)"
 		}
 		out = append(out, Finding{File: opts.Prefix + rel, Line: 1, Column: 1, Kind: "outcome.phase-outcome", Rule: "outcome.immutable", Severity: SeverityError,
 			Message: "this Phase Outcome " + what + ": outcomes are immutable (resolutions on the issue reference its decision IDs, and a renamed copy is a new outcome); restore it at " + display(opts.Prefix+rel) + " and write a new Phase Outcome instead"})
@@ -188,10 +176,8 @@ func outcomeRemoved(opts *Options) []Finding {
 
 // outcomeNamedByPath reports whether rel names a Phase Outcome by its path alone.
 func outcomeNamedByPath(rel string, opts *Options) bool {
-	for _, g := range opts.Config.Ignore {
-		if ok, _ := doublestar.Match(g, rel); ok {
-			return false
-		}
+	if slices.ContainsFunc(opts.Config.Ignore, func(g string) bool { ok, _ := doublestar.Match(g, rel); return ok }) {
+		return false
 	}
 	for id, globs := range opts.Config.Artifacts {
 		for _, g := range globs {
@@ -318,10 +304,8 @@ func outcomeCheckDecisionType(c *ruleCtx, doc *artifact.Document, d outcomeDecis
 			return
 		}
 		titles := outcomeFindingTitles(obj)
-		for _, t := range titles {
-			if looselyMatches(d.question, t) {
-				return
-			}
+		if slices.ContainsFunc(titles, func(t string) bool { return looselyMatches(d.question, t) }) {
+			return
 		}
 		if len(titles) == 0 {
 			c.report("outcome.capture-names-finding", doc, ptr("pending_decisions", d.index, "question"), "%s asks to capture something out of scope, but the outcome has no findings: add the out-of-scope item as a finding (the captured issue is opened from it)", label)
@@ -350,20 +334,10 @@ func outcomeCheckApprovalPhase(c *ruleCtx, doc *artifact.Document, obj map[strin
 	if len(phases) == 0 {
 		phases = defaultApprovalPhases
 	}
-	name := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(phase), "/"))
-	gated := false
-	for _, p := range phases {
-		if strings.ToLower(strings.TrimPrefix(strings.TrimSpace(p), "/")) == name {
-			gated = true
-		}
-	}
-	if !gated {
+	norm := func(p string) string { return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(p), "/")) }
+	if !slices.ContainsFunc(phases, func(p string) bool { return norm(p) == norm(phase) }) ||
+		slices.ContainsFunc(decisions, func(d outcomeDecision) bool { return d.typ == "approval" }) {
 		return
-	}
-	for _, d := range decisions {
-		if d.typ == "approval" {
-			return
-		}
 	}
 	c.report("outcome.phase-needs-approval", doc, ptr("pending_decisions"), "phase %s is an approval gate but the outcome has no `approval` decision: add one (e.g. `type: approval`, `options: [approve, request-changes, reject]`, `blocking: true`) so that the pipeline waits for a person", display(phase))
 }
@@ -442,22 +416,12 @@ func outcomeStatus(c *ruleCtx, doc *artifact.Document, obj map[string]any, decis
 			blocking++
 		}
 	}
-	var state string
-	switch len(decisions) {
-	case 0:
-		state = "no decisions pending"
-	case 1:
-		state = "1 decision pending"
-	default:
-		state = fmt.Sprintf("%d decisions pending", len(decisions))
-	}
+	state := "no decisions pending"
 	if len(decisions) > 0 {
-		state += fmt.Sprintf(" (%d blocking)", blocking)
+		state = fmt.Sprintf("%s pending (%d blocking)", countWord(len(decisions), "decision", "decisions"), blocking)
 	}
-	if n := len(asList(obj["findings"])); n == 1 {
-		state += ", 1 finding"
-	} else if n > 1 {
-		state += fmt.Sprintf(", %d findings", n)
+	if n := len(asList(obj["findings"])); n > 0 {
+		state += ", " + countWord(n, "finding", "findings")
 	}
 	if n, ok := outcome.IssueOf(obj, 0); ok {
 		state += fmt.Sprintf(", issue #%d", n)

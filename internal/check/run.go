@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"runtime"
@@ -426,13 +427,9 @@ func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, r
 	opts := r.opts
 	c := &ruleCtx{opts: opts, changed: opts.Changed}
 	days := map[int][]artifact.File{}
-	var order []int
 	var plan, backlog *artifact.Document
 	for _, f := range fg.files {
 		if n, ok := paceDayOf(opts.Prefix + f.Rel); ok {
-			if days[n] == nil {
-				order = append(order, n)
-			}
 			days[n] = append(days[n], f)
 			continue
 		}
@@ -447,9 +444,8 @@ func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, r
 			backlog = doc
 		}
 	}
-	sort.Ints(order)
 	u := newPaceUnit(c, plan)
-	for _, n := range order {
+	for _, n := range slices.Sorted(maps.Keys(days)) {
 		var day *paceDay
 		for _, f := range days[n] {
 			doc := r.checkOne(f, limits, res)

@@ -620,43 +620,20 @@ func joinField(loc []string, last string) string {
 
 func code(s string) string { return "`" + s + "`" }
 
-func typeWord(t string) string {
-	switch t {
-	case "object":
-		return "a mapping"
-	case "array":
-		return "a list"
-	case "string":
-		return "a string"
-	case "integer":
-		return "a whole number"
-	case "number":
-		return "a number"
-	case "boolean":
-		return "true or false"
-	case "null":
-		return "null"
-	}
-	return t
+// typeWords names the JSON Schema types: one value of the type, and many.
+var typeWords = map[string][2]string{
+	"object":  {"a mapping", "mappings"},
+	"array":   {"a list", "lists"},
+	"string":  {"a string", "strings"},
+	"integer": {"a whole number", "whole numbers"},
+	"number":  {"a number", "numbers"},
+	"boolean": {"true or false", "booleans"},
+	"null":    {"null", "nulls"},
 }
 
-func plural(t string) string {
-	switch t {
-	case "object":
-		return "mappings"
-	case "array":
-		return "lists"
-	case "string":
-		return "strings"
-	case "integer":
-		return "whole numbers"
-	case "number":
-		return "numbers"
-	case "boolean":
-		return "booleans"
-	}
-	return t + "s"
-}
+func typeWord(t string) string { return cmp.Or(typeWords[t][0], t) }
+
+func plural(t string) string { return cmp.Or(typeWords[t][1], t+"s") }
 
 // display renders a value from the document for a message, shortened: the
 // value is agent-written text, and reports escape it for their own medium.
