@@ -204,13 +204,10 @@ func checkAutopilot(c *ruleCtx, g *Group) {
 			autopilotCheckTriage(c, d)
 		case "autopilot.trace":
 			dir := path.Dir(d.Path)
-			if _, ok := ag.traces[dir]; !ok {
-				ag.traceDirs = append(ag.traceDirs, dir)
-			}
 			ag.traces[dir] = append(ag.traces[dir], d)
 		}
 	}
-	sort.Strings(ag.traceDirs)
+	ag.traceDirs = slices.Sorted(maps.Keys(ag.traces))
 	// The config in force: .autopilot/config.json before any other.
 	sort.SliceStable(configs, func(i, j int) bool {
 		return path.Base(configs[i].Path) == "config.json" && path.Base(configs[j].Path) != "config.json"
@@ -260,12 +257,6 @@ func autopilotTime(v any) (time.Time, bool) {
 }
 
 func autopilotNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// autopilotNonNull reports whether m has k with a value other than null.
-func autopilotNonNull(m map[string]any, k string) bool {
-	v, ok := m[k]
-	return ok && v != nil
-}
 
 // autopilotPhase is one phase record of a state file.
 type autopilotPhase struct {
@@ -415,7 +406,7 @@ func (s *autopilotStateCheck) checkPhaseDeferral(ph autopilotPhase, deferred map
 	c, d, p := s.c, s.d, ph.obj
 	nhv := ph.status == "needs_human_verification"
 	hasJust := asObj(p["human_verify_justification"]) != nil
-	mistyped := autopilotNonNull(p, "human_verify_justification") && !hasJust // the schema reports it
+	mistyped := p["human_verify_justification"] != nil && !hasJust // the schema reports it
 	switch {
 	case mistyped:
 	case nhv && !hasJust:
@@ -545,7 +536,7 @@ func (s *autopilotStateCheck) checkBreaker() {
 	if n, ok := toInt(cb["consecutive_same_error"]); ok && cbState == "closed" && n >= br.get("same_error_threshold") {
 		c.report("autopilot.state.breaker-open-at-threshold", d, ptr("circuit_breaker", "consecutive_same_error"), "the breaker is closed although `consecutive_same_error` is %d, at or over %s: it should be open", n, br.from("same_error_threshold"))
 	}
-	if autopilotNonNull(cb, "cooldown_until") && cbState != "" && cbState != "open" {
+	if cb["cooldown_until"] != nil && cbState != "" && cbState != "open" {
 		c.report("autopilot.state.breaker-cooldown-when-open", d, ptr("circuit_breaker", "cooldown_until"), "`cooldown_until` is set but the breaker is %s: a cooldown only runs while it is open (clear it, or correct the state)", display(cbState))
 	}
 	if n, ok := toInt(cb["consecutive_same_error"]); ok && n > 0 && blank(strOr(cb, "last_error")) {
@@ -591,7 +582,7 @@ func (s *autopilotStateCheck) checkCompletedRun() {
 	}
 	for _, ph := range s.list {
 		// split_request (HEAD) marks a phase replaced by its sub-phases.
-		if ph.status == "completed" || ph.status == "split_request" || ph.status == "" || (ph.status == "needs_human_verification" && autopilotNonNull(ph.obj, "human_verdict")) {
+		if ph.status == "completed" || ph.status == "split_request" || ph.status == "" || (ph.status == "needs_human_verification" && ph.obj["human_verdict"] != nil) {
 			continue
 		}
 		why := "it is " + display(ph.status)
@@ -655,8 +646,7 @@ func autopilotPhaseDirMatches(dir, id string) bool {
 		}
 		parts := strings.Split(m[1], ".")
 		for i, p := range parts {
-			parts[i] = strings.TrimLeft(p, "0")
-			parts[i] = cmp.Or(parts[i], "0")
+			parts[i] = cmp.Or(strings.TrimLeft(p, "0"), "0")
 		}
 		return strings.Join(parts, ".") + m[2], true
 	}
@@ -940,7 +930,7 @@ func autopilotCheckLearnings(c *ruleCtx, ag *autopilotGroup) {
 		}
 	}
 	for _, ph := range autopilotPhases(asObj(ag.state.Value)) {
-		if autopilotNonNull(ph.obj, "human_verdict") && !has[ph.id] {
+		if ph.obj["human_verdict"] != nil && !has[ph.id] {
 			c.report("autopilot.learnings.verdict-entries", ag.learnings, nil, "%s records a human verdict for phase %s but there is no `### Human Verdict: Phase %s -- …` calibration entry", ag.state.Path, display(ph.id), ph.id)
 		}
 	}
@@ -979,8 +969,7 @@ func autopilotStatus(c *ruleCtx, g *Group, ag *autopilotGroup) {
 // autopilotIdleState is the status of a project without an active run: how
 // many runs are archived and which phases have traces.
 func autopilotIdleState(ag *autopilotGroup) string {
-	var parts []string
-	parts = append(parts, "no active run")
+	parts := []string{"no active run"}
 	if n := len(ag.archives); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d archived", n))
 	}

@@ -199,32 +199,17 @@ func checkJG(c *ruleCtx, g *Group) {
 // state files and its lessons files, checking on the way what needs no other
 // file: pipeline traces and provenance.
 func jgCollect(c *ruleCtx, g *Group, is *jgIssue) (states, lessons []*artifact.Document) {
+	is.plans, is.workers, is.tests = g.Of("jg.plan"), g.Of("jg.worker-result"), g.Of("jg.test-result")
+	is.reviews, is.debugs, is.gits = g.Of("jg.review-result"), g.Of("jg.debug-diagnosis"), g.Of("jg.git-result")
+	for _, d := range g.Of("jg.pipeline-trace") {
+		jgCheckTrace(c, d)
+	}
 	for _, d := range g.Docs {
-		switch d.Kind.ID {
-		case "jg.plan":
-			is.plans = append(is.plans, d)
-		case "jg.worker-result":
-			is.workers = append(is.workers, d)
-		case "jg.test-result":
-			is.tests = append(is.tests, d)
-		case "jg.review-result":
-			is.reviews = append(is.reviews, d)
-		case "jg.debug-diagnosis":
-			is.debugs = append(is.debugs, d)
-		case "jg.git-result":
-			is.gits = append(is.gits, d)
-		case "jg.state":
-			states = append(states, d)
-		case "jg.lessons":
-			lessons = append(lessons, d)
-		case "jg.pipeline-trace":
-			jgCheckTrace(c, d)
-		}
 		if w, ok := jgWriters[d.Kind.ID]; ok {
 			jgCheckProducedBy(c, d, w)
 		}
 	}
-	return states, lessons
+	return g.Of("jg.state"), g.Of("jg.lessons")
 }
 
 // pickCurrent sets each kind's current file, the state file (the first of

@@ -222,8 +222,7 @@ func paceCheckPlan(c *ruleCtx, plan *artifact.Document) map[int]string {
 	for i, e := range asList(obj["stories"]) {
 		s := asObj(e)
 		status, _ := str(s, "status")
-		_, hasAt := s["shipped_at"]
-		at := hasAt && s["shipped_at"] != nil
+		at := s["shipped_at"] != nil
 		switch {
 		case status == "shipped" && !at:
 			c.report("pace.plan.shipped-at-iff-shipped", plan, ptr("stories", i, "status"), "story %s is shipped but has no `shipped_at`", display(strOr(s, "id")))
