@@ -1028,10 +1028,7 @@ func autopilotRunDecisions(d *artifact.Document, meta, cb map[string]any, runID,
 	line := d.Locate(ptr("_meta", "status")).Line
 	switch status {
 	case "failed":
-		reason := "Autopilot " + runID + " failed" + where
-		if !blank(lastErr) {
-			reason += ": " + lastErr
-		}
+		reason := because("Autopilot "+runID+" failed"+where, lastErr)
 		out = append(out, Decision{File: d.Path, Line: line, Effect: "HOLD", Reason: reason + " (it needs an explicit human command to resume)"})
 	case "paused":
 		out = append(out, Decision{File: d.Path, Line: line, Effect: "ADVISORY", Reason: "Autopilot " + runID + " paused" + where + ": it halted and waits for a person to resolve the cause and resume it"})

@@ -946,14 +946,7 @@ func jgReviewDecision(st *Status, is *jgIssue) string {
 		if concerns > 0 {
 			found = append(found, countWord(concerns, "concern", "concerns"))
 		}
-		reason := "reviewer FAIL"
-		switch {
-		case len(found) > 0:
-			reason += ": " + strings.Join(found, ", ")
-		case !blank(strOr(r, "trim_instructions")):
-			reason += ": " + strOr(r, "trim_instructions")
-		}
-		jgDecide(st, is.review, "verdict", "HOLD", reason)
+		jgDecide(st, is.review, "verdict", "HOLD", because("reviewer FAIL", cmp.Or(strings.Join(found, ", "), strOr(r, "trim_instructions"))))
 	case "PASS":
 		reason := "reviewer PASS"
 		if concerns > 0 {
@@ -975,11 +968,7 @@ func jgStateDecision(st *Status, is *jgIssue) string {
 	}
 	stateStatus, _ := str(s, "status")
 	if stateStatus == "failed" {
-		reason := "planner state failed"
-		if sum, ok := str(s, "running_summary"); ok && !blank(sum) {
-			reason += ": " + sum
-		}
-		jgDecide(st, is.state, "status", "HOLD", reason)
+		jgDecide(st, is.state, "status", "HOLD", because("planner state failed", strOr(s, "running_summary")))
 	}
 	return stateStatus
 }

@@ -609,11 +609,7 @@ func paceStatus(c *ruleCtx, g *Group, day *paceDay) {
 		dec := Decision{File: a.doc.Path, Line: a.doc.Locate(ptr(a.field)).Line, Effect: a.decision}
 		switch a.decision {
 		case "HOLD":
-			reason := strOr(asObj(a.doc.Value), "hold_reason")
-			dec.Reason = a.agent + " decided HOLD"
-			if !blank(reason) {
-				dec.Reason += ": " + reason
-			}
+			dec.Reason = because(a.agent+" decided HOLD", strOr(asObj(a.doc.Value), "hold_reason"))
 		case "ADVISORY":
 			dec.Reason = a.agent + " decided ADVISORY"
 			if advs, _ := stringList(asObj(a.doc.Value), "advisories"); len(advs) > 0 {

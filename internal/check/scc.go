@@ -285,12 +285,7 @@ func sccCheckSubmitTaskID(c *ruleCtx, s *sccSubmit) {
 func sccCheckSubmitStatus(c *ruleCtx, s *sccSubmit) {
 	d := s.doc
 	needs, hasNeeds := stringList(s.obj, "needs_input")
-	nonBlank := 0
-	for _, n := range needs {
-		if !blank(n) {
-			nonBlank++
-		}
-	}
+	nonBlank := len(slices.DeleteFunc(needs, blank))
 	switch {
 	case s.status == "NEED_INPUT" && hasNeeds && nonBlank == 0:
 		c.report("scc.submit.need-input-has-questions", d, ptr("needs_input"), "status is NEED_INPUT but `needs_input` lists nothing: write each question or missing input the task is blocked on")
@@ -340,13 +335,8 @@ func sccCheckSubmitPaths(c *ruleCtx, s *sccSubmit) {
 			c.report("scc.submit.changed-new-disjoint", d, p.at(), "%s is in `new_files` and also `changed_files[%d]`: list a created file only in new_files, a modified one only in changed_files", display(p.raw), first.index)
 		}
 	}
-	var writes []string
-	allowWrite, _ := stringList(asObj(s.obj["allow_paths"]), "write")
-	for _, w := range allowWrite {
-		if !blank(w) {
-			writes = append(writes, w)
-		}
-	}
+	writes, _ := stringList(asObj(s.obj["allow_paths"]), "write")
+	writes = slices.DeleteFunc(writes, blank)
 	for _, p := range s.paths {
 		if len(writes) > 0 && !sccUnderAnyPrefix(p.norm, writes) {
 			c.report("scc.submit.write-allowed", d, p.at(), "%s is outside `allow_paths.write` (%s): the executor may only write under those prefixes", display(p.raw), listOrNone(writes))
@@ -578,12 +568,7 @@ func sccPins(obj map[string]any) (allowed, forbidden []string) {
 	pins, inst := asObj(obj["pins"]), asObj(obj["pins_instance"])
 	add := func(dst []string, m map[string]any, k string) []string {
 		l, _ := stringList(m, k)
-		for _, s := range l {
-			if !blank(s) {
-				dst = append(dst, s)
-			}
-		}
-		return dst
+		return append(dst, slices.DeleteFunc(l, blank)...)
 	}
 	allowed = add(add(nil, pins, "allowed_paths"), inst, "allowed_paths_add")
 	forbidden = add(add(nil, pins, "forbidden_paths"), inst, "forbidden_paths_add")
@@ -910,9 +895,7 @@ func sccVerdictDecision(verdictDoc *artifact.Document, vobj map[string]any, verd
 	if verdict == "RETRY" {
 		dec.Reason += " (task not done, another attempt is due)"
 	}
-	if !blank(why) {
-		dec.Reason += ": " + why
-	}
+	dec.Reason = because(dec.Reason, why)
 	return dec, state
 }
 
@@ -934,10 +917,7 @@ func sccSubmitDecision(s *sccSubmit) Decision {
 		if sccEscalatingReasons[code] {
 			dec.Effect, dec.Reason = "HOLD", "SCC submit FAILED with "+code+" (escalated, not retried)"
 		} else {
-			dec.Effect, dec.Reason = "ADVISORY", "SCC submit FAILED (the judge retries)"
-			if code != "" {
-				dec.Reason += ": " + code
-			}
+			dec.Effect, dec.Reason = "ADVISORY", because("SCC submit FAILED (the judge retries)", code)
 		}
 	}
 	return dec

@@ -38,6 +38,14 @@ func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
 func filled(s string) bool { return !blank(s) }
 
+// because is reason, followed by ": why" when why is not blank.
+func because(reason, why string) string {
+	if blank(why) {
+		return reason
+	}
+	return reason + ": " + why
+}
+
 // stringList returns the string elements of m[k] (non-strings skipped) and
 // whether m[k] is a list at all.
 func stringList(m map[string]any, k string) ([]string, bool) {
