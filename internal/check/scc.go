@@ -2,10 +2,10 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -449,14 +449,8 @@ func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
 }
 
 func sccCheckSelftest(c *ruleCtx, s *sccSubmit, name, log string) {
-	last := ""
-	lines := strings.Split(log, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			last = l
-			break
-		}
-	}
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1]) // the last non-blank line
 	m := sccExitLine.FindStringSubmatch(last)
 	if m == nil {
 		shown := "nothing"
@@ -533,12 +527,11 @@ func sccCheckPatch(c *ruleCtx, s *sccSubmit, name, diff string) {
 		}
 	}
 	var extra []string
-	for f := range files {
+	for _, f := range slices.Sorted(maps.Keys(files)) {
 		if !listed[f] {
 			extra = append(extra, f)
 		}
 	}
-	sort.Strings(extra)
 	if len(extra) > 0 {
 		at := ptr("changed_files")
 		if _, has := s.obj["changed_files"]; !has {
@@ -551,10 +544,8 @@ func sccCheckPatch(c *ruleCtx, s *sccSubmit, name, diff string) {
 // sccPickTask is the task input the submit answers: task.json, else the
 // folder's only task input.
 func sccPickTask(tasks []*artifact.Document) *artifact.Document {
-	for _, t := range tasks {
-		if path.Base(t.Path) == "task.json" {
-			return t
-		}
+	if i := slices.IndexFunc(tasks, func(t *artifact.Document) bool { return path.Base(t.Path) == "task.json" }); i >= 0 {
+		return tasks[i]
 	}
 	if len(tasks) == 1 {
 		return tasks[0]
@@ -744,12 +735,7 @@ func sccCheckVerdict(c *ruleCtx, d *artifact.Document, s *sccSubmit) {
 }
 
 func sccHasAction(obj map[string]any, typ string) bool {
-	for _, e := range asList(obj["actions"]) {
-		if strings.TrimSpace(strOr(asObj(e), "type")) == typ {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(asList(obj["actions"]), func(e any) bool { return strings.TrimSpace(strOr(asObj(e), "type")) == typ })
 }
 
 var sccCheckNames = []string{"schema_valid", "scope_clean", "tests_passed", "artifacts_complete", "changed_files_match"}
@@ -783,16 +769,13 @@ func sccCheckSeedVerdict(c *ruleCtx, d *artifact.Document, obj map[string]any, v
 		case verdict != "DONE" && trues == len(sccCheckNames) && submitDone:
 			c.report("scc.verdict.done-iff-checks", d, ptr("verdict"), "all five checks are true but the verdict is %s: all checks passing means DONE — or set the failing check to false", verdict)
 		}
-		scope, okScope := boolean(checks, "scope_clean")
-		schema, okSchema := boolean(checks, "schema_valid")
-		if verdict != "REJECT" && verdict != "DONE" && ((okScope && !scope) || (okSchema && !schema)) {
-			var which []string
-			if okScope && !scope {
-				which = append(which, "scope_clean")
+		var which []string
+		for _, name := range []string{"scope_clean", "schema_valid"} {
+			if b, ok := boolean(checks, name); ok && !b {
+				which = append(which, name)
 			}
-			if okSchema && !schema {
-				which = append(which, "schema_valid")
-			}
+		}
+		if verdict != "REJECT" && verdict != "DONE" && len(which) > 0 {
 			c.report("scc.verdict.reject-on-policy", d, ptr("verdict"), "%s is false but the verdict is %s: output that breaks scope or schema policy is REJECTed", strings.Join(which, " and "), verdict)
 		}
 		if tp, ok := boolean(checks, "tests_passed"); ok && tp && verdict == "RETRY" {
