@@ -850,14 +850,10 @@ func jgStatus(c *ruleCtx, is *jgIssue) {
 // "JG <project>/<issue>" for a .pipeline below the root.
 func jgUnit(key string) string {
 	segs := strings.Split(key, "/")
-	unit := "JG " + key
 	if n := len(segs); n >= 2 && segs[n-2] == ".pipeline" {
-		unit = "JG " + segs[n-1]
-		if n > 2 {
-			unit = "JG " + strings.Join(segs[:n-2], "/") + "/" + segs[n-1]
-		}
+		return "JG " + strings.Join(append(slices.Clone(segs[:n-2]), segs[n-1]), "/")
 	}
-	return unit
+	return "JG " + key
 }
 
 // jgDecide adds a decision on d's field to st.
