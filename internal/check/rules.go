@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,11 +59,7 @@ var families []*family
 var ruleIndex = map[string]*Rule{}
 
 func registerFamily(f *family) *family {
-	known := false
-	for _, af := range artifact.Families() {
-		known = known || af.ID == f.name
-	}
-	if !known {
+	if !slices.ContainsFunc(artifact.Families(), func(af *artifact.Family) bool { return af.ID == f.name }) {
 		panic("check: rules for family " + f.name + ", which is not in artifact's family table")
 	}
 	for i := range f.rules {
