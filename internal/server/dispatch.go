@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -68,27 +66,11 @@ func (l *lazyAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (l *lazyAttrs) WithGroup(name string) slog.Handler { return l.handler().WithGroup(name) }
 
-// handle runs one job: a panic is recovered and logged, and the worker
-// goes on.
+// handle runs one in-memory job (runJob): a panic is recovered and logged,
+// and the worker goes on.
 func (s *Server) handle(ctx context.Context, j *job) {
-	start := time.Now()
 	log := s.jobLogger(j)
-	outcome := "ok"
-	defer func() {
-		if r := recover(); r != nil {
-			outcome = "panic"
-			s.metrics.panics.Inc()
-			log.Error("panic while handling a delivery: recovered (reconcile retries the work)", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		}
-		s.metrics.handler.WithLabelValues(j.Event, outcome).Observe(time.Since(start).Seconds())
-		if s.onJobDone != nil {
-			s.onJobDone(j, outcome)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.JobTimeout)
-	defer cancel()
-	if err := s.dispatch(ctx, j, log); err != nil {
-		outcome = "error"
+	if err := s.runJob(ctx, j, log); err != nil && !errors.Is(err, errPanicked) {
 		log.Error("could not finish handling a delivery (reconcile will)", "error", err)
 	}
 }

@@ -89,15 +89,8 @@ type repoRef struct {
 // (letters, digits, '-', '_', '.'; not "." or ".."). The names go into API
 // paths, so a payload naming anything else is malformed.
 func validName(s string) bool {
-	if s == "" || s == "." || s == ".." || len(s) > 100 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return true
+	return s != "." && s != ".." && len(s) <= 100 &&
+		s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == ""
 }
 
 // clip makes payload text safe to echo in an answer or a log: printable
@@ -607,13 +600,5 @@ func (j *job) fromInstallationRepos(p *payload) ignored {
 // hexSHA reports whether s is a full commit sha (40 hex digits, or 64 in a
 // SHA-256 repository).
 func hexSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	return (len(s) == 40 || len(s) == 64) && strings.Trim(s, "0123456789abcdefABCDEF") == ""
 }

@@ -61,6 +61,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -391,12 +392,9 @@ func (s *Server) drain(workers *sync.WaitGroup, cancelWork context.CancelFunc) {
 func shutdownHTTP(hs, ms *http.Server) {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(shutCtx); err != nil {
-		hs.Close()
-	}
-	if ms != nil {
-		if err := ms.Shutdown(shutCtx); err != nil {
-			ms.Close()
+	for _, h := range []*http.Server{hs, ms} {
+		if h != nil && h.Shutdown(shutCtx) != nil {
+			h.Close()
 		}
 	}
 }
@@ -509,9 +507,5 @@ func (s *Server) forget(installation int64) {
 func (s *Server) cachedClients() map[int64]*ghclient.Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[int64]*ghclient.Client, len(s.clients))
-	for k, v := range s.clients {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.clients)
 }
