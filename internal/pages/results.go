@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/phasegate/phasegate/internal/report"
 )
@@ -93,13 +94,11 @@ func clipText(s string) string {
 		return s
 	}
 	cut := maxKeptText
-	for cut > 0 && !isRuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // size estimates the memory a result holds.
 func (cr *commitResult) size() int64 {

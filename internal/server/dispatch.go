@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -243,13 +244,7 @@ func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, 
 func (s *Server) uninstalled(j *job, log *slog.Logger) error {
 	names := make([]string, 0, len(j.Repos))
 	for _, r := range j.Repos {
-		if r.FullName != "" {
-			names = append(names, r.FullName)
-		} else {
-			names = append(names, r.Name)
-		}
-	}
-	for _, r := range j.Repos {
+		names = append(names, cmp.Or(r.FullName, r.Name))
 		if o, n, ok := r.ownerName(); ok {
 			s.installs.drop(o, n, j.Installation)
 		}
