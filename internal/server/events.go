@@ -248,6 +248,12 @@ func jsonObject(body []byte) bool {
 //     or pull request.
 //   - merge_group: a repository and a merge group with its head_sha, no
 //     comment, issue or pull request.
+//   - push: a repository, a ref and an after sha, no comment, issue or pull
+//     request.
+//   - check_suite, check_run: a repository and the suite (run) with its
+//     head_sha, no comment, issue or pull request at the top.
+//   - pull_request_review: a repository, a pull request and a review, no
+//     comment or issue.
 func (p *payload) matches(event string) error {
 	var missing, foreign []string
 	need := func(name string, present bool) {
@@ -287,22 +293,18 @@ func (p *payload) matches(event string) error {
 		refuse("comment", p.Comment != nil)
 		refuse("issue", p.Issue != nil)
 		refuse("review", p.Review != nil)
-	case "status":
+	case "pull_request_review":
 		need("repository", p.Repository != nil)
-		need("sha", p.SHA != "")
-		need("context", p.Context != "")
-		need("state", p.State != "")
+		need("pull_request", p.PullRequest != nil)
+		need("review", p.Review != nil)
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+	case "status", "merge_group", "push", "check_suite", "check_run":
+		need("repository", p.Repository != nil)
+		p.needCommit(event, need)
 		refuse("comment", p.Comment != nil)
 		refuse("issue", p.Issue != nil)
 		refuse("pull_request", p.PullRequest != nil)
-	case "merge_group":
-		need("repository", p.Repository != nil)
-		need("merge_group.head_sha", p.MergeGroup != nil && p.MergeGroup.HeadSHA != "")
-		refuse("comment", p.Comment != nil)
-		refuse("issue", p.Issue != nil)
-		refuse("pull_request", p.PullRequest != nil)
-	default:
-		p.matchesCheck(event, need, refuse)
 	}
 	switch {
 	case len(foreign) > 0:

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -60,9 +61,7 @@ func WithPages(cfg *Config, o PagesOptions) error {
 		}
 	}
 	o.PublicURL = u.String()
-	if o.GitHubWebURL == "" {
-		o.GitHubWebURL = "https://github.com"
-	}
+	o.GitHubWebURL = cmp.Or(o.GitHubWebURL, "https://github.com")
 	cfg.Pages, cfg.PublicURL = o.handler(cfg.Logger, cfg.Now), o.PublicURL
 	return nil
 }
