@@ -203,10 +203,3 @@ func (r *resultStore) get(ctx context.Context, key string) (commitResult, bool, 
 	r.keep(key, cr)
 	return cr, true, nil
 }
-
-// len is the number of results in memory, and their estimated bytes.
-func (r *resultStore) len() (int, int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ll.Len(), r.bytes
-}
