@@ -80,7 +80,7 @@ func (s *Server) handle(ctx context.Context, j *job) {
 // reconcile pass (its budget).
 func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
-		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
+		Identity: s.Identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
 		Memo: s.memo, Budget: b, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
 	})
@@ -104,7 +104,7 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 		defer s.pages.Changed(j.Owner, j.Repo, j.Issue, "")
 	}
 	d := s.decider(log, nil)
-	self := s.identity()
+	self := s.Identity()
 	switch j.Kind {
 	case kindComment:
 		res, err := d.HandleComment(ctx, gh, decide.Event{Owner: j.Owner, Repo: j.Repo, Issue: j.Issue, Comment: j.Comment, Delivery: j.Delivery, Labels: j.Labels})

@@ -210,7 +210,7 @@ func (s sharedSignOuts) Revoked(ctx context.Context, id string) (bool, error) {
 // pagesHandler is the decision handler the pages read with: the server's
 // identity, key, config path, publish mode and observer.
 func (s *Server) pagesHandler() (*decide.Handler, error) {
-	id := s.identity()
+	id := s.Identity()
 	if id == "" {
 		return nil, errors.New("the App's identity is not known yet (the server is not ready)")
 	}

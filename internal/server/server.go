@@ -220,9 +220,7 @@ func (s *Server) MetricsAddr() string {
 func (s *Server) Ready() bool { return s.ready.Load() && !s.draining.Load() }
 
 // Identity is the App's login, once known.
-func (s *Server) Identity() string { return s.identity() }
-
-func (s *Server) identity() string {
+func (s *Server) Identity() string {
 	if p := s.ident.Load(); p != nil {
 		return *p
 	}
@@ -405,7 +403,7 @@ func (s *Server) probe(ctx context.Context) {
 	for {
 		app, err := s.appGH.App(ctx)
 		if err == nil {
-			if id := s.identity(); id == "" {
+			if id := s.Identity(); id == "" {
 				login := app.BotLogin()
 				s.ident.Store(&login)
 			} else if !strings.EqualFold(id, app.BotLogin()) {
@@ -416,7 +414,7 @@ func (s *Server) probe(ctx context.Context) {
 				s.metrics.ready.Set(1)
 			}
 			close(s.readyCh)
-			s.log.Info("ready: GitHub answered", "app", app.Slug, "app_id", app.ID, "identity", s.identity())
+			s.log.Info("ready: GitHub answered", "app", app.Slug, "app_id", app.ID, "identity", s.Identity())
 			return
 		}
 		s.log.Warn("not ready: GitHub did not answer GET /app with the App's key", "error", err, "retry_in", s.cfg.ReadyRetry.String())

@@ -167,7 +167,7 @@ func (s *Server) readVerified(rs *responder, r *http.Request, event, delivery st
 		rs.answer(http.StatusBadRequest, resultBadRequest, err.Error())
 		return nil, false
 	}
-	j, why, err := classify(event, delivery, data, s.identity())
+	j, why, err := classify(event, delivery, data, s.Identity())
 	if err != nil {
 		s.log.Warn("webhook refused: malformed payload", "delivery", delivery, "event", event, "error", err)
 		rs.answer(http.StatusBadRequest, resultBadRequest, err.Error())
