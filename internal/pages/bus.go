@@ -73,10 +73,3 @@ func (b *bus) publish(c web.Change) {
 		}
 	}
 }
-
-// subscribers is how many are listening.
-func (b *bus) subscribers() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.subs)
-}

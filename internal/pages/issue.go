@@ -1,9 +1,10 @@
 package pages
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/command"
@@ -173,21 +174,15 @@ func history(in *decide.Inspection) []web.HistoryEntry {
 	for _, ig := range in.State.Ignored {
 		ignored[ig.CommentID] = ig.Reason
 	}
-	cs := append([]ghclient.Comment(nil), in.Comments...)
-	sort.SliceStable(cs, func(i, j int) bool {
-		if !cs[i].CreatedAt.Equal(cs[j].CreatedAt) {
-			return cs[i].CreatedAt.Before(cs[j].CreatedAt)
-		}
-		return cs[i].ID < cs[j].ID
+	cs := slices.Clone(in.Comments)
+	slices.SortStableFunc(cs, func(a, b ghclient.Comment) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	var out []web.HistoryEntry
 	for _, c := range cs {
-		what := ""
-		switch {
-		case strings.EqualFold(c.User, identity):
+		what := commandsOf(c.Body)
+		if strings.EqualFold(c.User, identity) {
 			what = ourComment(in.State, c)
-		default:
-			what = commandsOf(c.Body)
 		}
 		if what == "" {
 			continue

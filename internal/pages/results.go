@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/phasegate/phasegate/internal/report"
 )
@@ -93,13 +94,11 @@ func clipText(s string) string {
 		return s
 	}
 	cut := maxKeptText
-	for cut > 0 && !isRuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // size estimates the memory a result holds.
 func (cr *commitResult) size() int64 {
@@ -203,11 +202,4 @@ func (r *resultStore) get(ctx context.Context, key string) (commitResult, bool, 
 	}
 	r.keep(key, cr)
 	return cr, true, nil
-}
-
-// len is the number of results in memory, and their estimated bytes.
-func (r *resultStore) len() (int, int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ll.Len(), r.bytes
 }

@@ -141,3 +141,17 @@ func TestBus(t *testing.T) {
 		t.Errorf("%d subscribers left", b.subscribers())
 	}
 }
+
+// subscribers is how many are listening.
+func (b *bus) subscribers() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs)
+}
+
+// len is the number of results in memory, and their estimated bytes.
+func (r *resultStore) len() (int, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ll.Len(), r.bytes
+}

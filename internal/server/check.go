@@ -84,9 +84,7 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	if limits.Wanted == nil {
 		limits.Wanted = checkerReads
 	}
-	if limits.ArchiveOver == 0 {
-		limits.ArchiveOver = DefaultArchiveOver
-	}
+	limits.ArchiveOver = cmp.Or(limits.ArchiveOver, DefaultArchiveOver)
 	req.Open = func(ctx context.Context, maxFileBytes int64) (fs.FS, error) {
 		// The configuration may raise the size of a file it checks above
 		// serve's: up to what serve reads of a commit in all.
@@ -186,10 +184,7 @@ func checkerReads(p string) bool {
 func (s *Server) pullFor(ctx context.Context, gh *ghclient.Client, j *job) (*ghclient.PR, error) {
 	if j.PR > 0 && j.SHA != "" && (j.Event == "pull_request" || j.Event == "pull_request_review") {
 		pr := &ghclient.PR{Number: j.PR, State: "open", Author: j.Pusher, HeadSHA: j.SHA, HeadRef: j.Ref, BaseSHA: j.Base, BaseRef: j.BaseRef,
-			HeadRepo: j.Owner + "/" + j.Repo}
-		if j.Fork != "" {
-			pr.HeadRepo = j.Fork
-		}
+			HeadRepo: cmp.Or(j.Fork, j.Owner+"/"+j.Repo)}
 		if j.RepoURL != "" {
 			pr.HTMLURL = j.RepoURL + "/pull/" + strconv.Itoa(j.PR)
 		}

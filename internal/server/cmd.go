@@ -259,10 +259,19 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	if err == nil {
+		err = runServe(s, stderr, version)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "phasegate: %v\n", err)
 		return 2
 	}
+	return 0
+}
+
+// runServe runs the server of s, logging JSON to stderr, until SIGINT or
+// SIGTERM.
+func runServe(s serveSettings, stderr io.Writer, version string) error {
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	s.cfg.Logger, s.cfg.Version = logger, version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -270,8 +279,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	if s.redisURL != "" {
 		store, err := redisx.Open(ctx, s.redisURL)
 		if err != nil {
-			fmt.Fprintf(stderr, "phasegate: connecting to Redis: %v\n", err)
-			return 2
+			return fmt.Errorf("connecting to Redis: %w", err)
 		}
 		defer store.Close()
 		q := useRedis(&s, store, logger)
@@ -279,21 +287,15 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	}
 	if s.pages != nil {
 		if err := WithPages(&s.cfg, *s.pages); err != nil {
-			fmt.Fprintf(stderr, "phasegate: %v\n", err)
-			return 2
+			return err
 		}
 		logger.Info("serving the pages", "public_url", s.pages.PublicURL, "github_web_url", s.pages.GitHubWebURL)
 	}
 	srv, err := New(s.cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "phasegate: %v\n", err)
-		return 2
+		return err
 	}
-	if err := srv.Run(ctx); err != nil {
-		fmt.Fprintf(stderr, "phasegate: %v\n", err)
-		return 2
-	}
-	return 0
+	return srv.Run(ctx)
 }
 
 // useRedis shares the replicas' state in store: delivery ids, per-issue

@@ -312,22 +312,14 @@ func (c *Config) fillDefaults() {
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.Publish = cmp.Or(c.Publish, decide.PublishChecks)
 	c.InstallationConcurrency = cmp.Or(c.InstallationConcurrency, DefaultInstallationConcurrency)
-	if c.InstallThrottle == nil {
-		c.InstallThrottle = NewMemSeen(c.InstallReconcileInterval, installThrottleMax)
-	}
+	c.InstallThrottle = cmp.Or[Seen](c.InstallThrottle, NewMemSeen(c.InstallReconcileInterval, installThrottleMax))
+	c.Seen = cmp.Or[Seen](c.Seen, NewMemSeen(DefaultSeenTTL, DefaultSeenMax))
+	c.Locker = cmp.Or[decide.Locker](c.Locker, decide.NewMemLocker())
+	c.InstallSlots = cmp.Or[Slots](c.InstallSlots, NewMemSlots())
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Seen == nil {
-		c.Seen = NewMemSeen(DefaultSeenTTL, DefaultSeenMax)
-	}
-	if c.Locker == nil {
-		c.Locker = decide.NewMemLocker()
-	}
 	if c.NewDecider == nil {
 		c.NewDecider = DefaultDecider
-	}
-	if c.InstallSlots == nil {
-		c.InstallSlots = NewMemSlots()
 	}
 }

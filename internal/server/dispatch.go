@@ -1,15 +1,14 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -68,27 +67,11 @@ func (l *lazyAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (l *lazyAttrs) WithGroup(name string) slog.Handler { return l.handler().WithGroup(name) }
 
-// handle runs one job: a panic is recovered and logged, and the worker
-// goes on.
+// handle runs one in-memory job (runJob): a panic is recovered and logged,
+// and the worker goes on.
 func (s *Server) handle(ctx context.Context, j *job) {
-	start := time.Now()
 	log := s.jobLogger(j)
-	outcome := "ok"
-	defer func() {
-		if r := recover(); r != nil {
-			outcome = "panic"
-			s.metrics.panics.Inc()
-			log.Error("panic while handling a delivery: recovered (reconcile retries the work)", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		}
-		s.metrics.handler.WithLabelValues(j.Event, outcome).Observe(time.Since(start).Seconds())
-		if s.onJobDone != nil {
-			s.onJobDone(j, outcome)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.JobTimeout)
-	defer cancel()
-	if err := s.dispatch(ctx, j, log); err != nil {
-		outcome = "error"
+	if err := s.runJob(ctx, j, log); err != nil && !errors.Is(err, errPanicked) {
 		log.Error("could not finish handling a delivery (reconcile will)", "error", err)
 	}
 }
@@ -97,7 +80,7 @@ func (s *Server) handle(ctx context.Context, j *job) {
 // reconcile pass (its budget).
 func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{
-		Identity: s.identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
+		Identity: s.Identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
 		Memo: s.memo, Budget: b, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
 	})
@@ -121,7 +104,7 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 		defer s.pages.Changed(j.Owner, j.Repo, j.Issue, "")
 	}
 	d := s.decider(log, nil)
-	self := s.identity()
+	self := s.Identity()
 	switch j.Kind {
 	case kindComment:
 		res, err := d.HandleComment(ctx, gh, decide.Event{Owner: j.Owner, Repo: j.Repo, Issue: j.Issue, Comment: j.Comment, Delivery: j.Delivery, Labels: j.Labels})
@@ -261,13 +244,7 @@ func (s *Server) installed(ctx context.Context, gh *ghclient.Client, d Decider, 
 func (s *Server) uninstalled(j *job, log *slog.Logger) error {
 	names := make([]string, 0, len(j.Repos))
 	for _, r := range j.Repos {
-		if r.FullName != "" {
-			names = append(names, r.FullName)
-		} else {
-			names = append(names, r.Name)
-		}
-	}
-	for _, r := range j.Repos {
+		names = append(names, cmp.Or(r.FullName, r.Name))
 		if o, n, ok := r.ownerName(); ok {
 			s.installs.drop(o, n, j.Installation)
 		}

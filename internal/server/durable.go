@@ -252,9 +252,9 @@ func (s *Server) afterJob(j *job, a redisx.Attempt, err error, took time.Duratio
 // errPanicked marks a job that panicked (a bug: it is not retried).
 var errPanicked = errors.New("panic while handling the job")
 
-// runJob is handle returning dispatch's error: the same timeout, panic
-// recovery, handler metric and onJobDone, for a durable job whose error
-// decides its retry.
+// runJob runs one job within JobTimeout, recovering a panic, and records
+// the handler metric and onJobDone. A durable job's error decides its
+// retry; a panic is never retried.
 func (s *Server) runJob(ctx context.Context, j *job, log *slog.Logger) (err error) {
 	start := time.Now()
 	outcome := "ok"

@@ -89,15 +89,8 @@ type repoRef struct {
 // (letters, digits, '-', '_', '.'; not "." or ".."). The names go into API
 // paths, so a payload naming anything else is malformed.
 func validName(s string) bool {
-	if s == "" || s == "." || s == ".." || len(s) > 100 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return true
+	return s != "." && s != ".." && len(s) <= 100 &&
+		s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == ""
 }
 
 // clip makes payload text safe to echo in an answer or a log: printable
@@ -255,6 +248,12 @@ func jsonObject(body []byte) bool {
 //     or pull request.
 //   - merge_group: a repository and a merge group with its head_sha, no
 //     comment, issue or pull request.
+//   - push: a repository, a ref and an after sha, no comment, issue or pull
+//     request.
+//   - check_suite, check_run: a repository and the suite (run) with its
+//     head_sha, no comment, issue or pull request at the top.
+//   - pull_request_review: a repository, a pull request and a review, no
+//     comment or issue.
 func (p *payload) matches(event string) error {
 	var missing, foreign []string
 	need := func(name string, present bool) {
@@ -294,22 +293,18 @@ func (p *payload) matches(event string) error {
 		refuse("comment", p.Comment != nil)
 		refuse("issue", p.Issue != nil)
 		refuse("review", p.Review != nil)
-	case "status":
+	case "pull_request_review":
 		need("repository", p.Repository != nil)
-		need("sha", p.SHA != "")
-		need("context", p.Context != "")
-		need("state", p.State != "")
+		need("pull_request", p.PullRequest != nil)
+		need("review", p.Review != nil)
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+	case "status", "merge_group", "push", "check_suite", "check_run":
+		need("repository", p.Repository != nil)
+		p.needCommit(event, need)
 		refuse("comment", p.Comment != nil)
 		refuse("issue", p.Issue != nil)
 		refuse("pull_request", p.PullRequest != nil)
-	case "merge_group":
-		need("repository", p.Repository != nil)
-		need("merge_group.head_sha", p.MergeGroup != nil && p.MergeGroup.HeadSHA != "")
-		refuse("comment", p.Comment != nil)
-		refuse("issue", p.Issue != nil)
-		refuse("pull_request", p.PullRequest != nil)
-	default:
-		p.matchesCheck(event, need, refuse)
 	}
 	switch {
 	case len(foreign) > 0:
@@ -607,13 +602,5 @@ func (j *job) fromInstallationRepos(p *payload) ignored {
 // hexSHA reports whether s is a full commit sha (40 hex digits, or 64 in a
 // SHA-256 repository).
 func hexSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	return (len(s) == 40 || len(s) == 64) && strings.Trim(s, "0123456789abcdefABCDEF") == ""
 }

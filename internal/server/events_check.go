@@ -5,42 +5,23 @@ import (
 	"strings"
 )
 
-// matchesCheck checks the shape of the events that ask for a commit to be
-// checked (payload.matches):
-//
-//   - push: a repository, a ref and an after sha, no comment, issue or pull
-//     request.
-//   - check_suite, check_run: a repository and the suite (run) with its
-//     head_sha, no comment, issue or pull request at the top.
-//   - pull_request_review: a repository, a pull request and a review, no
-//     comment or issue.
-func (p *payload) matchesCheck(event string, need, refuse func(string, bool)) {
+// needCommit names what the events about one commit must carry besides
+// a repository (payload.matches).
+func (p *payload) needCommit(event string, need func(string, bool)) {
 	switch event {
+	case "status":
+		need("sha", p.SHA != "")
+		need("context", p.Context != "")
+		need("state", p.State != "")
+	case "merge_group":
+		need("merge_group.head_sha", p.MergeGroup != nil && p.MergeGroup.HeadSHA != "")
 	case "push":
-		need("repository", p.Repository != nil)
 		need("ref", p.Ref != "")
 		need("after", p.After != "")
-		refuse("comment", p.Comment != nil)
-		refuse("issue", p.Issue != nil)
-		refuse("pull_request", p.PullRequest != nil)
 	case "check_suite":
-		need("repository", p.Repository != nil)
 		need("check_suite.head_sha", p.CheckSuite != nil && p.CheckSuite.HeadSHA != "")
-		refuse("comment", p.Comment != nil)
-		refuse("issue", p.Issue != nil)
-		refuse("pull_request", p.PullRequest != nil)
 	case "check_run":
-		need("repository", p.Repository != nil)
 		need("check_run.head_sha", p.CheckRun != nil && p.CheckRun.HeadSHA != "")
-		refuse("comment", p.Comment != nil)
-		refuse("issue", p.Issue != nil)
-		refuse("pull_request", p.PullRequest != nil)
-	case "pull_request_review":
-		need("repository", p.Repository != nil)
-		need("pull_request", p.PullRequest != nil)
-		need("review", p.Review != nil)
-		refuse("comment", p.Comment != nil)
-		refuse("issue", p.Issue != nil)
 	}
 }
 

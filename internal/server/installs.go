@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -49,11 +50,7 @@ func (x *installIndex) drop(owner, repo string, installation int64) {
 		delete(x.repos, strings.ToLower(owner+"/"+repo))
 		return
 	}
-	for k, id := range x.repos {
-		if id == installation {
-			delete(x.repos, k)
-		}
-	}
+	maps.DeleteFunc(x.repos, func(_ string, id int64) bool { return id == installation })
 }
 
 func (x *installIndex) lookup(owner, repo string) (int64, bool) {

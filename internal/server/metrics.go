@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -166,10 +167,7 @@ func newRegistry() *prometheus.Registry {
 
 // onCall counts a GitHub API attempt (ghclient's OnCall hook).
 func (m *metrics) onCall(c ghclient.Call) {
-	op := c.Op
-	if op == "" {
-		op = "other"
-	}
+	op := cmp.Or(c.Op, "other")
 	status := "error"
 	if c.Status > 0 {
 		status = strconv.Itoa(c.Status)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -60,9 +61,7 @@ func WithPages(cfg *Config, o PagesOptions) error {
 		}
 	}
 	o.PublicURL = u.String()
-	if o.GitHubWebURL == "" {
-		o.GitHubWebURL = "https://github.com"
-	}
+	o.GitHubWebURL = cmp.Or(o.GitHubWebURL, "https://github.com")
 	cfg.Pages, cfg.PublicURL = o.handler(cfg.Logger, cfg.Now), o.PublicURL
 	return nil
 }
@@ -211,7 +210,7 @@ func (s sharedSignOuts) Revoked(ctx context.Context, id string) (bool, error) {
 // pagesHandler is the decision handler the pages read with: the server's
 // identity, key, config path, publish mode and observer.
 func (s *Server) pagesHandler() (*decide.Handler, error) {
-	id := s.identity()
+	id := s.Identity()
 	if id == "" {
 		return nil, errors.New("the App's identity is not known yet (the server is not ready)")
 	}

@@ -101,7 +101,7 @@ func (s *Server) contractsDone(ctx context.Context, gh *ghclient.Client, req che
 func (s *Server) checkedWith(ctx context.Context, gh *ghclient.Client, req checkjob.Request, blob string) (bool, error) {
 	if s.cfg.Publish == decide.PublishStatuses {
 		st, ok, err := gh.LatestStatus(ctx, req.Owner, req.Repo, req.SHA, decide.ContextContracts)
-		return ok && st.State != "pending" && strings.EqualFold(st.Creator, s.identity()), err
+		return ok && st.State != "pending" && strings.EqualFold(st.Creator, s.Identity()), err
 	}
 	rec, ok, err := s.lastContracts(ctx, gh, req.Owner, req.Repo, req.SHA)
 	return ok && rec.Input == checkjob.InputOf(req, blob).Digest(), err
@@ -114,7 +114,7 @@ func (s *Server) lastContracts(ctx context.Context, gh *ghclient.Client, owner, 
 	if err != nil {
 		return decide.Record{}, false, err
 	}
-	self := s.identity()
+	self := s.Identity()
 	for _, r := range runs { // the latest of each App
 		if r.Status == "completed" && strings.EqualFold(r.AppSlug+"[bot]", self) {
 			rec, ok := decide.RecordOf(r.ExternalID)

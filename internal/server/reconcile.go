@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,10 +96,8 @@ func (s *Server) reconcileOnce(ctx context.Context) {
 		resolutions += n
 		failed = failed || !ok
 	}
-	if ctx.Err() == nil {
-		if !s.redeliverFailed(ctx, log) {
-			failed = true
-		}
+	if ctx.Err() == nil && !s.redeliverFailed(ctx, log) {
+		failed = true
 	}
 	result := "ok"
 	if failed {
@@ -177,10 +177,8 @@ func (s *Server) resumeOrder(installation int64, names []string) []string {
 	if !ok {
 		return names
 	}
-	for i, n := range names {
-		if n == from {
-			return append(append([]string(nil), names[i:]...), names[:i]...)
-		}
+	if i := slices.Index(names, from); i >= 0 {
+		return append(slices.Clone(names[i:]), names[:i]...)
 	}
 	return names
 }
@@ -251,13 +249,7 @@ func otherErrors(err error, cut *decide.CutShortError) []error {
 	if !ok {
 		return nil
 	}
-	var out []error
-	for _, e := range j.Unwrap() {
-		if e != error(cut) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(j.Unwrap()), func(e error) bool { return e == error(cut) })
 }
 
 // rateLow reports (and logs, and counts) an installation whose primary
@@ -280,11 +272,7 @@ func (s *Server) rateLow(gh *ghclient.Client, log *slog.Logger, when string) boo
 func (s *Server) redeliverFailed(ctx context.Context, log *slog.Logger) bool {
 	now := s.cfg.Now()
 	since := now.Add(-s.cfg.RedeliverWindow)
-	for guid, at := range s.redelivered {
-		if at.Before(since) {
-			delete(s.redelivered, guid)
-		}
-	}
+	maps.DeleteFunc(s.redelivered, func(_ string, at time.Time) bool { return at.Before(since) })
 	list, err := s.appGH.ListHookDeliveries(ctx, since)
 	if err != nil {
 		log.Error("reconcile: listing the App's webhook deliveries failed", "error", err)

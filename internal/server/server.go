@@ -61,6 +61,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -219,9 +220,7 @@ func (s *Server) MetricsAddr() string {
 func (s *Server) Ready() bool { return s.ready.Load() && !s.draining.Load() }
 
 // Identity is the App's login, once known.
-func (s *Server) Identity() string { return s.identity() }
-
-func (s *Server) identity() string {
+func (s *Server) Identity() string {
 	if p := s.ident.Load(); p != nil {
 		return *p
 	}
@@ -391,12 +390,9 @@ func (s *Server) drain(workers *sync.WaitGroup, cancelWork context.CancelFunc) {
 func shutdownHTTP(hs, ms *http.Server) {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(shutCtx); err != nil {
-		hs.Close()
-	}
-	if ms != nil {
-		if err := ms.Shutdown(shutCtx); err != nil {
-			ms.Close()
+	for _, h := range []*http.Server{hs, ms} {
+		if h != nil && h.Shutdown(shutCtx) != nil {
+			h.Close()
 		}
 	}
 }
@@ -407,7 +403,7 @@ func (s *Server) probe(ctx context.Context) {
 	for {
 		app, err := s.appGH.App(ctx)
 		if err == nil {
-			if id := s.identity(); id == "" {
+			if id := s.Identity(); id == "" {
 				login := app.BotLogin()
 				s.ident.Store(&login)
 			} else if !strings.EqualFold(id, app.BotLogin()) {
@@ -418,7 +414,7 @@ func (s *Server) probe(ctx context.Context) {
 				s.metrics.ready.Set(1)
 			}
 			close(s.readyCh)
-			s.log.Info("ready: GitHub answered", "app", app.Slug, "app_id", app.ID, "identity", s.identity())
+			s.log.Info("ready: GitHub answered", "app", app.Slug, "app_id", app.ID, "identity", s.Identity())
 			return
 		}
 		s.log.Warn("not ready: GitHub did not answer GET /app with the App's key", "error", err, "retry_in", s.cfg.ReadyRetry.String())
@@ -509,9 +505,5 @@ func (s *Server) forget(installation int64) {
 func (s *Server) cachedClients() map[int64]*ghclient.Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[int64]*ghclient.Client, len(s.clients))
-	for k, v := range s.clients {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.clients)
 }

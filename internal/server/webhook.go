@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -72,10 +71,7 @@ type responder struct {
 func (rs *responder) answer(code int, result, msg string) {
 	rs.m.deliveries.WithLabelValues(rs.label, result).Inc()
 	rs.m.ack.Observe(time.Since(rs.start).Seconds())
-	rs.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	rs.w.Header().Set("X-Content-Type-Options", "nosniff")
-	rs.w.WriteHeader(code)
-	_, _ = io.WriteString(rs.w, msg+"\n")
+	text(rs.w, code, msg)
 }
 
 // checkHeaders refuses what can be refused before the signature is looked
@@ -171,7 +167,7 @@ func (s *Server) readVerified(rs *responder, r *http.Request, event, delivery st
 		rs.answer(http.StatusBadRequest, resultBadRequest, err.Error())
 		return nil, false
 	}
-	j, why, err := classify(event, delivery, data, s.identity())
+	j, why, err := classify(event, delivery, data, s.Identity())
 	if err != nil {
 		s.log.Warn("webhook refused: malformed payload", "delivery", delivery, "event", event, "error", err)
 		rs.answer(http.StatusBadRequest, resultBadRequest, err.Error())
@@ -354,25 +350,9 @@ func eventLabel(event string) string {
 }
 
 func validEvent(s string) bool {
-	if len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
+	return len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz_0123456789") == ""
 }
 
 func validDelivery(s string) bool {
-	if len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f {
-			return false
-		}
-	}
-	return true
+	return len(s) <= 128 && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f })
 }
