@@ -87,9 +87,18 @@ func (h *Handler) mayResolve(ctx context.Context, gh GitHub, t *thread, decision
 	case !t.cfg.Resolvers.ViaAppsOrDefault():
 		return nil, "this repository counts only commands typed on GitHub (resolvers.via_apps: false): comment /resolve on the issue yourself", nil
 	}
-	// A comment posted now comes after every outcome of the thread.
+	// A comment posted now comes after every outcome of the thread: the
+	// target and the authorisation a typed /resolve by login would meet.
 	cmd := command.Command{Kind: command.Resolve, ID: strings.ToUpper(decision)}
-	target, already, err := h.findTarget(ctx, gh, t, cmd, math.MaxInt64)
+	c := Comment{Author: login, Bot: strings.HasSuffix(strings.ToLower(login), "[bot]")}
+	var target, already *target
+	why := ""
+	err := h.settle(ctx, gh, t.owner, t.repo, t.facts, func() (n *need, err error) {
+		if target, already, n, err = targetOf(t, cmd, math.MaxInt64); target != nil {
+			_, why, n = authorise(t, c, target.outcome)
+		}
+		return n, err
+	})
 	switch {
 	case err != nil:
 		return nil, "", err
@@ -98,11 +107,6 @@ func (h *Handler) mayResolve(ctx context.Context, gh GitHub, t *thread, decision
 		return nil, fmt.Sprintf("%s was already resolved: %s, by @%s", already.decision.ID, r.Option, r.By), nil
 	case target == nil:
 		return nil, fmt.Sprintf("there is no pending decision %s on this issue", decision), nil
-	}
-	c := Comment{Author: login, Bot: strings.HasSuffix(strings.ToLower(login), "[bot]")}
-	_, why, err := h.authorise(ctx, gh, t, c, target.outcome)
-	if err != nil {
-		return nil, "", err
 	}
 	return target, why, nil
 }
@@ -139,12 +143,7 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 		return ghclient.Comment{}, &RefusedError{Why: why}
 	}
 	d := target.decision
-	option := ""
-	for _, o := range d.Options {
-		if strings.EqualFold(o, r.Option) {
-			option = o
-		}
-	}
+	option := optionOf(d, r.Option)
 	if option == "" {
 		return ghclient.Comment{}, refused("%q is not an option of %s: choose one of %s", r.Option, d.ID, strings.Join(d.Options, ", "))
 	}
