@@ -3,6 +3,7 @@ package decide
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,13 +106,7 @@ func planLabels(have []string, st *ledger.State) labelPlan {
 
 // withoutFold is list without label (any case).
 func withoutFold(list []string, label string) []string {
-	out := list[:0:0]
-	for _, l := range list {
-		if !strings.EqualFold(l, label) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(list), func(l string) bool { return strings.EqualFold(l, label) })
 }
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/command"
@@ -411,10 +412,5 @@ func rank(p string) int {
 }
 
 func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if x != "" && strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(x string) bool { return x != "" && strings.EqualFold(x, s) })
 }

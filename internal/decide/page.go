@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/ghclient"
-	"github.com/phasegate/phasegate/internal/ledger"
 )
 
 // What `phasegate serve`'s pages ask of the handler. A page never resolves
@@ -164,23 +164,14 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 // no answer yet (its webhook is on its way), if any.
 func unansweredResolve(t *thread, login, decision string) (ghclient.Comment, bool) {
 	for _, u := range t.st.Unanswered {
-		if !strings.EqualFold(u.Author, login) || !resolvesDecision(u, decision) {
-			continue
-		}
-		if c, ok := t.comment(u.ID); ok {
+		resolves := slices.ContainsFunc(u.Commands, func(c command.Command) bool {
+			return c.Kind == command.Resolve && strings.EqualFold(c.ID, decision)
+		})
+		if c, ok := t.comment(u.ID); ok && resolves && strings.EqualFold(u.Author, login) {
 			return c, true
 		}
 	}
 	return ghclient.Comment{}, false
-}
-
-func resolvesDecision(u ledger.CommandComment, decision string) bool {
-	for _, c := range u.Commands {
-		if c.Kind == command.Resolve && strings.EqualFold(c.ID, decision) {
-			return true
-		}
-	}
-	return false
 }
 
 // ComposeResolve is the body of a resolution posted from a page:
