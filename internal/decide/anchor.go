@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,13 +207,9 @@ func (h *Handler) anchorTip(ctx context.Context, gh GitHub, t *thread) error {
 // status of phasegate's points at it and, while the thread is frozen, the
 // newest phasegate/ledger status already says so.
 func anchoredAt(history []ghclient.Status, identity string, want ghclient.Status) bool {
-	pointed := false
-	for _, s := range history {
-		if strings.EqualFold(s.Creator, identity) && sameAnchor(s.TargetURL, want.TargetURL) {
-			pointed = true
-			break
-		}
-	}
+	pointed := slices.ContainsFunc(history, func(s ghclient.Status) bool {
+		return strings.EqualFold(s.Creator, identity) && sameAnchor(s.TargetURL, want.TargetURL)
+	})
 	if !pointed || want.State == "success" {
 		return pointed
 	}

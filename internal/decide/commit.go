@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,10 +81,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	if err != nil {
 		return ghclient.Status{}, err
 	}
-	identity := cfg.IdentityOrDefault()
-	if h.Identity != "" {
-		identity = h.Identity
-	}
+	identity := cmp.Or(h.Identity, cfg.IdentityOrDefault())
 	s := ghclient.Status{Context: ContextDecisions, TargetURL: opts.TargetURL}
 	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, opts)
 	if s.TargetURL == "" && pr != nil {

@@ -1,10 +1,12 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/phasegate/phasegate/internal/command"
@@ -186,9 +188,7 @@ func planWork(issues []ghclient.Issue, recent []ghclient.Comment, deferred []int
 			w.listed[n] = listed{}
 		}
 	}
-	for n := range w.listed {
-		w.order = append(w.order, n)
-	}
+	w.order = slices.Collect(maps.Keys(w.listed))
 	rank := func(n int) int {
 		switch {
 		case w.commands[n]:
@@ -198,12 +198,6 @@ func planWork(issues []ghclient.Issue, recent []ghclient.Comment, deferred []int
 		}
 		return 2
 	}
-	sort.Slice(w.order, func(i, j int) bool {
-		a, b := w.order[i], w.order[j]
-		if rank(a) != rank(b) {
-			return rank(a) < rank(b)
-		}
-		return a < b
-	})
+	slices.SortFunc(w.order, func(a, b int) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
 	return w
 }
