@@ -104,7 +104,6 @@ func planLabels(have []string, st *ledger.State) labelPlan {
 	return p
 }
 
-// withoutFold is list without label (any case).
 func withoutFold(list []string, label string) []string {
 	return slices.DeleteFunc(slices.Clone(list), func(l string) bool { return strings.EqualFold(l, label) })
 }

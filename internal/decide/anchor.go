@@ -83,7 +83,6 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 	return nil
 }
 
-// isHead reports whether pr is open on a head commit.
 func isHead(pr ghclient.PR) bool { return pr.State == "open" && pr.HeadSHA != "" }
 
 // anchorCommit is a commit an outcome of the thread names; noPR when that
@@ -167,7 +166,6 @@ func contextHistory(history []ghclient.Status, context string) []ghclient.Status
 	return out
 }
 
-// wrote records a status phasegate set on sha in the thread's histories.
 func (t *thread) wrote(sha string, s ghclient.Status) {
 	if hs, ok := t.history[sha]; ok {
 		s.Creator = t.cfg.IdentityOrDefault()

@@ -360,7 +360,6 @@ func (t *thread) fold(key []byte) {
 
 func (t *thread) comment(id int64) (ghclient.Comment, bool) { return commentIn(t.comments, id) }
 
-// commentIn is the comment of cs with that id.
 func commentIn(cs []ghclient.Comment, id int64) (ghclient.Comment, bool) {
 	if i := slices.IndexFunc(cs, func(c ghclient.Comment) bool { return c.ID == id }); i >= 0 {
 		return cs[i], true

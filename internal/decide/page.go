@@ -228,7 +228,6 @@ func plainToken(s string) bool {
 // parse-back check stands on its own.
 var reasonEscaper = escapeReason
 
-// escapeReason makes a reason one line of plain text for Markdown.
 func escapeReason(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {

@@ -127,7 +127,6 @@ func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo stri
 	return total, errors.Join(errs...)
 }
 
-// cutShort records the threads a pass left and builds its error.
 func (h *Handler) cutShort(owner, repo, reason string, left []int, cause error, errs []error) error {
 	h.Memo.setDeferred(owner, repo, left)
 	return errors.Join(append(errs, &CutShortError{Owner: owner, Repo: repo, Reason: reason, Deferred: append([]int(nil), left...), Err: cause})...)
@@ -150,7 +149,6 @@ type work struct {
 	commands map[int]bool // threads whose recent comments hold a command
 }
 
-// reconcileWork lists the pending issues and the recent comments.
 func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo string, start time.Time) (work, error) {
 	issues, err := gh.ListOpenIssues(ctx, owner, repo, LabelPending)
 	if err != nil {
