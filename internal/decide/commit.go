@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -309,11 +310,8 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 			return nil, nil, fmt.Errorf("finding the pull request of %s: %w", outcome.ShortSHA(sha), err)
 		}
 		sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
-		for i := range prs {
-			if prs[i].State == "open" && prs[i].HeadSHA == sha {
-				pr = &prs[i]
-				break
-			}
+		if i := slices.IndexFunc(prs, func(p ghclient.PR) bool { return p.State == "open" && p.HeadSHA == sha }); i >= 0 {
+			pr = &prs[i]
 		}
 	}
 	if pr != nil {
