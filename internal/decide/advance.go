@@ -3,7 +3,8 @@ package decide
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -103,15 +104,8 @@ func planLabels(have []string, st *ledger.State) labelPlan {
 	return p
 }
 
-// withoutFold is list without label (any case).
 func withoutFold(list []string, label string) []string {
-	out := list[:0:0]
-	for _, l := range list {
-		if !strings.EqualFold(l, label) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(list), func(l string) bool { return strings.EqualFold(l, label) })
 }
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every
@@ -122,30 +116,28 @@ func withoutFold(list []string, label string) []string {
 // target URL is the newest phasegate comment of the thread: the Details
 // link, and the anchor that shows a deleted newest comment.
 func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error {
-	prs := make([]int, 0, len(t.prs))
-	for n, pr := range t.prs {
-		if isHead(pr) {
-			prs = append(prs, n)
+	type head struct {
+		sha, name string
+		opts      CommitOptions
+	}
+	var heads []head
+	for _, n := range slices.Sorted(maps.Keys(t.prs)) {
+		if pr := t.prs[n]; isHead(pr) {
+			heads = append(heads, head{pr.HeadSHA, fmt.Sprintf("pull request #%d", n), CommitOptions{PR: &pr}})
 		}
 	}
-	sort.Ints(prs)
-	shas, opts, names := []string{}, []CommitOptions{}, []string{}
-	for _, n := range prs {
-		pr := t.prs[n]
-		shas, opts, names = append(shas, pr.HeadSHA), append(opts, CommitOptions{PR: &pr}), append(names, fmt.Sprintf("pull request #%d", n))
-	}
 	for _, sha := range t.pushed {
-		shas, opts, names = append(shas, sha), append(opts, CommitOptions{}), append(names, outcome.ShortSHA(sha))
+		heads = append(heads, head{sha, outcome.ShortSHA(sha), CommitOptions{}})
 	}
 	if t.synced == nil {
 		t.synced = map[string]ghclient.Status{}
 	}
-	for i, sha := range shas {
-		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, sha, opts[i], map[int]*thread{t.issue: t})
+	for _, hd := range heads {
+		st, err := h.syncCommit(ctx, gh, t.owner, t.repo, hd.sha, hd.opts, map[int]*thread{t.issue: t})
 		if err != nil {
-			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, names[i], err)
+			return fmt.Errorf("setting %s on %s: %w", ContextDecisions, hd.name, err)
 		}
-		t.synced[sha] = st
+		t.synced[hd.sha] = st
 	}
 	return h.anchorTip(ctx, gh, t)
 }

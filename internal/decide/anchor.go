@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,7 +83,6 @@ func (h *Handler) checkAnchors(ctx context.Context, gh GitHub, t *thread) error 
 	return nil
 }
 
-// isHead reports whether pr is open on a head commit.
 func isHead(pr ghclient.PR) bool { return pr.State == "open" && pr.HeadSHA != "" }
 
 // anchorCommit is a commit an outcome of the thread names; noPR when that
@@ -166,7 +166,6 @@ func contextHistory(history []ghclient.Status, context string) []ghclient.Status
 	return out
 }
 
-// wrote records a status phasegate set on sha in the thread's histories.
 func (t *thread) wrote(sha string, s ghclient.Status) {
 	if hs, ok := t.history[sha]; ok {
 		s.Creator = t.cfg.IdentityOrDefault()
@@ -206,13 +205,9 @@ func (h *Handler) anchorTip(ctx context.Context, gh GitHub, t *thread) error {
 // status of phasegate's points at it and, while the thread is frozen, the
 // newest phasegate/ledger status already says so.
 func anchoredAt(history []ghclient.Status, identity string, want ghclient.Status) bool {
-	pointed := false
-	for _, s := range history {
-		if strings.EqualFold(s.Creator, identity) && sameAnchor(s.TargetURL, want.TargetURL) {
-			pointed = true
-			break
-		}
-	}
+	pointed := slices.ContainsFunc(history, func(s ghclient.Status) bool {
+		return strings.EqualFold(s.Creator, identity) && sameAnchor(s.TargetURL, want.TargetURL)
+	})
 	if !pointed || want.State == "success" {
 		return pointed
 	}

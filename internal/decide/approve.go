@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -27,10 +28,7 @@ func (h *Handler) GateChangeApprover(ctx context.Context, gh GitHub, rl ReviewLi
 	if err != nil {
 		return "", "", fmt.Errorf("reading the reviews of %s/%s#%d: %w", owner, repo, pr.Number, err)
 	}
-	identity := cfg.IdentityOrDefault()
-	if h.Identity != "" {
-		identity = h.Identity
-	}
+	identity := cmp.Or(h.Identity, cfg.IdentityOrDefault())
 	fs := facts{}
 	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, _ error) {
 		approver, why, n = approverOf(reviews, pr, cfg, identity, fs)

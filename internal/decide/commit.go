@@ -1,10 +1,12 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -80,10 +82,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	if err != nil {
 		return ghclient.Status{}, err
 	}
-	identity := cfg.IdentityOrDefault()
-	if h.Identity != "" {
-		identity = h.Identity
-	}
+	identity := cmp.Or(h.Identity, cfg.IdentityOrDefault())
 	s := ghclient.Status{Context: ContextDecisions, TargetURL: opts.TargetURL}
 	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, opts)
 	if s.TargetURL == "" && pr != nil {
@@ -311,11 +310,8 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 			return nil, nil, fmt.Errorf("finding the pull request of %s: %w", outcome.ShortSHA(sha), err)
 		}
 		sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
-		for i := range prs {
-			if prs[i].State == "open" && prs[i].HeadSHA == sha {
-				pr = &prs[i]
-				break
-			}
+		if i := slices.IndexFunc(prs, func(p ghclient.PR) bool { return p.State == "open" && p.HeadSHA == sha }); i >= 0 {
+			pr = &prs[i]
 		}
 	}
 	if pr != nil {

@@ -15,12 +15,14 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -356,12 +358,11 @@ func (t *thread) fold(key []byte) {
 	}
 }
 
-// comment is the thread's comment with that id.
-func (t *thread) comment(id int64) (ghclient.Comment, bool) {
-	for _, c := range t.comments {
-		if c.ID == id {
-			return c, true
-		}
+func (t *thread) comment(id int64) (ghclient.Comment, bool) { return commentIn(t.comments, id) }
+
+func commentIn(cs []ghclient.Comment, id int64) (ghclient.Comment, bool) {
+	if i := slices.IndexFunc(cs, func(c ghclient.Comment) bool { return c.ID == id }); i >= 0 {
+		return cs[i], true
 	}
 	return ghclient.Comment{}, false
 }
@@ -372,44 +373,35 @@ func (t *thread) comment(id int64) (ghclient.Comment, bool) {
 // was made with. An invalid file fails closed: invalid says why, and the
 // handler then accepts no resolution, never falling back to defaults.
 func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string) (repoConfig, error) {
-	cfg, invalid, data, err := h.readConfig(ctx, gh, owner, repo)
-	rc := repoConfig{cfg: cfg, invalid: invalid}
-	if len(data) > 0 {
-		sum := sha256.Sum256(data)
-		rc.digest = hex.EncodeToString(sum[:])
-	}
-	return rc, err
-}
-
-// readConfig is repoConfig with the file's bytes.
-func (h *Handler) readConfig(ctx context.Context, gh GitHub, owner, repo string) (cfg config.Config, invalid string, data []byte, err error) {
-	path := h.ConfigPath
-	if path == "" {
-		path = config.DefaultPath
-	}
+	path := cmp.Or(h.ConfigPath, config.DefaultPath)
 	ttl := h.ConfigTTL
 	if ttl <= 0 {
 		ttl = time.Minute
 	}
 	missKey := strings.ToLower(owner+"/"+repo) + ":" + path
 	if at, ok := h.noCfg.Load(missKey); ok && h.now().Sub(at.(time.Time)) < ttl {
-		return config.Default(), "", nil, nil
+		return repoConfig{cfg: config.Default()}, nil
 	}
-	var found bool
-	if data, found, err = gh.FileContent(ctx, owner, repo, path, ""); err != nil {
-		return config.Default(), "", nil, fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
+	data, found, err := gh.FileContent(ctx, owner, repo, path, "")
+	if err != nil {
+		return repoConfig{cfg: config.Default()}, fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, err)
 	}
 	if !found {
 		h.noCfg.Store(missKey, h.now())
-		return config.Default(), "", nil, nil
+		return repoConfig{cfg: config.Default()}, nil
 	}
 	h.noCfg.Delete(missKey)
 	cfg, probs := config.Parse(data)
+	rc := repoConfig{cfg: cfg}
+	if len(data) > 0 {
+		sum := sha256.Sum256(data)
+		rc.digest = hex.EncodeToString(sum[:])
+	}
 	if len(probs) > 0 {
-		invalid = fmt.Sprintf("%s is invalid (line %d: %s)", path, probs[0].Line, probs[0].Message)
+		rc.invalid = fmt.Sprintf("%s is invalid (line %d: %s)", path, probs[0].Line, probs[0].Message)
 		h.logger().Warn("invalid config: no resolution is accepted until it is fixed", "repository", owner+"/"+repo, "path", path, "problem", probs[0].Message, "line", probs[0].Line)
 	}
-	return cfg, invalid, data, nil
+	return rc, nil
 }
 
 // ReconcileIssue applies every command on the issue that has no answer yet,

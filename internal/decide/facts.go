@@ -38,7 +38,6 @@ type fact struct {
 	perm               string
 }
 
-// facts are the answers read so far.
 type facts map[need]fact
 
 // of is the fact n names, or n when it is not known yet.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/command"
@@ -190,11 +191,7 @@ func resolve(t *thread, c Comment, cmd command.Command) (step, *need, error) {
 	case cmd.Recommended:
 		option = d.Recommended
 	default:
-		for _, o := range d.Options {
-			if strings.EqualFold(o, cmd.Option) {
-				option = o
-			}
-		}
+		option = optionOf(d, cmd.Option)
 	}
 	if option == "" || !d.HasOption(option) {
 		msg := fmt.Sprintf("%s `%s` is not an option of `%s`: choose one of %s.", who, safeToken(cmd.Option), outcome.Inline(d.ID), optionList(d.Options))
@@ -251,6 +248,16 @@ func (h *Handler) record(ctx context.Context, gh GitHub, t *thread, s step, c Co
 	return "", nil
 }
 
+// optionOf is d's option that s names in any case, or "".
+func optionOf(d *ledger.Decision, s string) (option string) {
+	for _, o := range d.Options {
+		if strings.EqualFold(o, s) {
+			option = o
+		}
+	}
+	return option
+}
+
 // target is the decision a command resolves.
 type target struct {
 	outcome  *ledger.Outcome
@@ -301,15 +308,6 @@ func targetOf(t *thread, cmd command.Command, commentID int64) (*target, *target
 	return already, nil, nil, nil
 }
 
-// findTarget is targetOf with its facts read.
-func (h *Handler) findTarget(ctx context.Context, gh GitHub, t *thread, cmd command.Command, commentID int64) (target, already *target, err error) {
-	err = h.settle(ctx, gh, t.owner, t.repo, t.facts, func() (n *need, err error) {
-		target, already, n, err = targetOf(t, cmd, commentID)
-		return n, err
-	})
-	return target, already, err
-}
-
 // headOf is the commit a resolution of o's decisions is given on now: the
 // head of the pull request that carried o (open, closed or merged), else
 // the commit that added it.
@@ -358,15 +356,6 @@ func authorise(t *thread, c Comment, o *ledger.Outcome) (auth, why string, n *ne
 		return "", fmt.Sprintf("resolving needs %s permission on this repository (you have %s)", need, outcome.Inline(perm)) + unreadableTeams(unreadable), nil
 	}
 	return strings.ToLower(perm), "", nil
-}
-
-// authorise is authorise with its facts read.
-func (h *Handler) authorise(ctx context.Context, gh GitHub, t *thread, c Comment, o *ledger.Outcome) (auth, why string, err error) {
-	err = h.settle(ctx, gh, t.owner, t.repo, t.facts, func() (n *need, _ error) {
-		auth, why, n = authorise(t, c, o)
-		return n, nil
-	})
-	return auth, why, err
 }
 
 // permitted is the last rule of who may resolve: login is listed in
@@ -423,10 +412,5 @@ func rank(p string) int {
 }
 
 func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if x != "" && strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(x string) bool { return x != "" && strings.EqualFold(x, s) })
 }

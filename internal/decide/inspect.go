@@ -21,14 +21,7 @@ type Inspection struct {
 }
 
 // Comment returns the comment with that id, as listed.
-func (in *Inspection) Comment(id int64) (ghclient.Comment, bool) {
-	for _, c := range in.Comments {
-		if c.ID == id {
-			return c, true
-		}
-	}
-	return ghclient.Comment{}, false
-}
+func (in *Inspection) Comment(id int64) (ghclient.Comment, bool) { return commentIn(in.Comments, id) }
 
 // Inspect reads an issue's state exactly as the handler folds it (same
 // config, identity, key and ledger), without locking it or writing

@@ -26,12 +26,10 @@ func (h *Handler) locks() Locker {
 	return h.mem
 }
 
-// lockKey is the lock key of an issue's thread.
 func lockKey(owner, repo string, issue int) string {
 	return strings.ToLower(owner+"/"+repo) + "#" + strconv.Itoa(issue)
 }
 
-// commitLockKey is the lock key of a commit's phasegate/decisions.
 func commitLockKey(owner, repo, sha string) string {
 	return "commit:" + strings.ToLower(owner+"/"+repo) + "@" + strings.ToLower(sha)
 }

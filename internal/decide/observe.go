@@ -30,7 +30,6 @@ type Folded struct {
 	ReadAt time.Time
 }
 
-// observe tells the observer of t's fold, if there is one.
 func (h *Handler) observe(t *thread) {
 	if h.Observe == nil || t == nil || t.st == nil {
 		return

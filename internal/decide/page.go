@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/ghclient"
-	"github.com/phasegate/phasegate/internal/ledger"
 )
 
 // What `phasegate serve`'s pages ask of the handler. A page never resolves
@@ -87,9 +87,18 @@ func (h *Handler) mayResolve(ctx context.Context, gh GitHub, t *thread, decision
 	case !t.cfg.Resolvers.ViaAppsOrDefault():
 		return nil, "this repository counts only commands typed on GitHub (resolvers.via_apps: false): comment /resolve on the issue yourself", nil
 	}
-	// A comment posted now comes after every outcome of the thread.
+	// A comment posted now comes after every outcome of the thread: the
+	// target and the authorisation a typed /resolve by login would meet.
 	cmd := command.Command{Kind: command.Resolve, ID: strings.ToUpper(decision)}
-	target, already, err := h.findTarget(ctx, gh, t, cmd, math.MaxInt64)
+	c := Comment{Author: login, Bot: strings.HasSuffix(strings.ToLower(login), "[bot]")}
+	var target, already *target
+	why := ""
+	err := h.settle(ctx, gh, t.owner, t.repo, t.facts, func() (n *need, err error) {
+		if target, already, n, err = targetOf(t, cmd, math.MaxInt64); target != nil {
+			_, why, n = authorise(t, c, target.outcome)
+		}
+		return n, err
+	})
 	switch {
 	case err != nil:
 		return nil, "", err
@@ -98,11 +107,6 @@ func (h *Handler) mayResolve(ctx context.Context, gh GitHub, t *thread, decision
 		return nil, fmt.Sprintf("%s was already resolved: %s, by @%s", already.decision.ID, r.Option, r.By), nil
 	case target == nil:
 		return nil, fmt.Sprintf("there is no pending decision %s on this issue", decision), nil
-	}
-	c := Comment{Author: login, Bot: strings.HasSuffix(strings.ToLower(login), "[bot]")}
-	_, why, err := h.authorise(ctx, gh, t, c, target.outcome)
-	if err != nil {
-		return nil, "", err
 	}
 	return target, why, nil
 }
@@ -139,12 +143,7 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 		return ghclient.Comment{}, &RefusedError{Why: why}
 	}
 	d := target.decision
-	option := ""
-	for _, o := range d.Options {
-		if strings.EqualFold(o, r.Option) {
-			option = o
-		}
-	}
+	option := optionOf(d, r.Option)
 	if option == "" {
 		return ghclient.Comment{}, refused("%q is not an option of %s: choose one of %s", r.Option, d.ID, strings.Join(d.Options, ", "))
 	}
@@ -165,23 +164,14 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 // no answer yet (its webhook is on its way), if any.
 func unansweredResolve(t *thread, login, decision string) (ghclient.Comment, bool) {
 	for _, u := range t.st.Unanswered {
-		if !strings.EqualFold(u.Author, login) || !resolvesDecision(u, decision) {
-			continue
-		}
-		if c, ok := t.comment(u.ID); ok {
+		resolves := slices.ContainsFunc(u.Commands, func(c command.Command) bool {
+			return c.Kind == command.Resolve && strings.EqualFold(c.ID, decision)
+		})
+		if c, ok := t.comment(u.ID); ok && resolves && strings.EqualFold(u.Author, login) {
 			return c, true
 		}
 	}
 	return ghclient.Comment{}, false
-}
-
-func resolvesDecision(u ledger.CommandComment, decision string) bool {
-	for _, c := range u.Commands {
-		if c.Kind == command.Resolve && strings.EqualFold(c.ID, decision) {
-			return true
-		}
-	}
-	return false
 }
 
 // ComposeResolve is the body of a resolution posted from a page:
@@ -238,7 +228,6 @@ func plainToken(s string) bool {
 // parse-back check stands on its own.
 var reasonEscaper = escapeReason
 
-// escapeReason makes a reason one line of plain text for Markdown.
 func escapeReason(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {

@@ -59,7 +59,12 @@ func (h *Handler) ChangedSinceApproval(ctx context.Context, gh GitHub, owner, re
 	if !ok || pr.State != "open" || pr.HeadSHA == "" {
 		return nil, nil
 	}
-	st, err := h.staleAt(ctx, gh, owner, repo, in.Config, o, d, pr.HeadSHA)
+	var st *staleness
+	fs := facts{}
+	err := h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
+		st, n, err = staleOf(in.Config, o, d, pr.HeadSHA, fs)
+		return n, err
+	})
 	if err != nil || st == nil {
 		return nil, err
 	}

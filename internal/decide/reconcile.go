@@ -1,10 +1,12 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/phasegate/phasegate/internal/command"
@@ -125,7 +127,6 @@ func (h *Handler) ReconcileRepo(ctx context.Context, gh GitHub, owner, repo stri
 	return total, errors.Join(errs...)
 }
 
-// cutShort records the threads a pass left and builds its error.
 func (h *Handler) cutShort(owner, repo, reason string, left []int, cause error, errs []error) error {
 	h.Memo.setDeferred(owner, repo, left)
 	return errors.Join(append(errs, &CutShortError{Owner: owner, Repo: repo, Reason: reason, Deferred: append([]int(nil), left...), Err: cause})...)
@@ -148,7 +149,6 @@ type work struct {
 	commands map[int]bool // threads whose recent comments hold a command
 }
 
-// reconcileWork lists the pending issues and the recent comments.
 func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo string, start time.Time) (work, error) {
 	issues, err := gh.ListOpenIssues(ctx, owner, repo, LabelPending)
 	if err != nil {
@@ -186,9 +186,7 @@ func planWork(issues []ghclient.Issue, recent []ghclient.Comment, deferred []int
 			w.listed[n] = listed{}
 		}
 	}
-	for n := range w.listed {
-		w.order = append(w.order, n)
-	}
+	w.order = slices.Collect(maps.Keys(w.listed))
 	rank := func(n int) int {
 		switch {
 		case w.commands[n]:
@@ -198,12 +196,6 @@ func planWork(issues []ghclient.Issue, recent []ghclient.Comment, deferred []int
 		}
 		return 2
 	}
-	sort.Slice(w.order, func(i, j int) bool {
-		a, b := w.order[i], w.order[j]
-		if rank(a) != rank(b) {
-			return rank(a) < rank(b)
-		}
-		return a < b
-	})
+	slices.SortFunc(w.order, func(a, b int) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
 	return w
 }

@@ -76,16 +76,6 @@ func staleOf(cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha strin
 	return st, nil, nil
 }
 
-// staleAt is staleOf with its comparison read.
-func (h *Handler) staleAt(ctx context.Context, gh GitHub, owner, repo string, cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha string) (st *staleness, err error) {
-	fs := facts{}
-	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
-		st, n, err = staleOf(cfg, o, d, sha, fs)
-		return n, err
-	})
-	return st, err
-}
-
 // compare is gh.CompareWhole, once per process for a pair of commits: a
 // comparison GitHub lists only in part is read from the two trees, never
 // taken in part, which could leave out a file the decision covers.

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +123,46 @@ func TestStaleFailsClosed(t *testing.T) {
 	}
 	if st, _ := w.fake.LatestStatus(owner, repo, moved, ContextDecisions); st.State != "error" {
 		t.Errorf("phasegate/decisions on the new head = %+v, want error", st)
+	}
+}
+
+// TestChangedSinceApproval: the page of an issue lists what a push after an
+// approval changed that the decision covers, read from the comparison of
+// the commit it was given on with the pull request's new head.
+func TestChangedSinceApproval(t *testing.T) {
+	t.Parallel()
+	const moved = "abad1deaabad1deaabad1deaabad1deaabad1dea"
+	given := "given on " + headSHA[:12] + "; the head is now " + moved[:12]
+	tests := []struct {
+		name string
+		cmp  ghfake.Comparison
+		want []string
+	}{
+		{name: "a file the decision covers", cmp: ghfake.Comparison{Files: []ghfake.File{{Filename: "outcomes/preq.md", Status: "modified"}}},
+			want: []string{given, "outcomes/preq.md"}},
+		{name: "a file elsewhere", cmp: ghfake.Comparison{Files: []ghfake.File{{Filename: "src/app.go", Status: "modified"}}}},
+		{name: "history rewritten", cmp: ghfake.Comparison{Status: "diverged", AheadBy: 1, BehindBy: 1, Files: []ghfake.File{{Filename: "src/app.go", Status: "modified"}}},
+			want: []string{given, "the branch's history was rewritten since"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own fake GitHub
+			w := newWorld(t)
+			w.postOutcome(seed, source, bot)
+			w.say("alice", "/resolve D-001 approve")
+			w.fake.SetFile(owner, repo, moved, source, []byte(seed))
+			w.fake.Push(owner, repo, ghfake.Push{Ref: "feature-100", After: moved, Actor: "agent-bot"})
+			w.fake.SetComparison(owner, repo, headSHA, moved, tc.cmp)
+			ctx := context.Background()
+			in, err := w.h.Inspect(ctx, w.gh, owner, repo, w.issue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := in.State.Outcomes[0]
+			got, err := w.h.ChangedSinceApproval(ctx, w.gh, owner, repo, in, o, o.Decision("D-001"))
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Errorf("ChangedSinceApproval = %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }
