@@ -3,10 +3,12 @@ package server
 import (
 	"bytes"
 	"encoding/hex"
+	stdjson "encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -154,6 +156,39 @@ func FuzzParseSignature(f *testing.F) {
 		}
 		if len(want) != 32 || !strings.EqualFold(header, "sha256="+hex.EncodeToString(want)) {
 			t.Fatalf("%q decoded to %x", header, want)
+		}
+	})
+}
+
+// FuzzDecodePayload holds the acknowledgement's decoder (goccy/go-json,
+// chosen for speed: bench/serve/README.md) to encoding/json, the
+// reference: on any body, both refuse it or both read the same payload.
+func FuzzDecodePayload(f *testing.F) {
+	for _, body := range seedPayloads() {
+		f.Add(body)
+	}
+	examples, err := examplesOnce() // GitHub's own payloads of every event
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range examples {
+		f.Add(e.body)
+	}
+	for _, depth := range []int{9999, 10000, 10001} { // encoding/json's nesting limit
+		f.Add([]byte(`{"x":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`))
+	}
+	f.Add([]byte(`{"action":"created","comment":{"body":"a\ud800b\u00e9\\\"","id":1e2}}`))
+	f.Add([]byte(`{"ACTION":"x","action":"y","Installation":{"id":1}}`))
+	f.Add([]byte("{\"comment\":{\"body\":\"\xff\xfe\"}}"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, gotErr := decodePayload(body)
+		want := new(payload)
+		wantErr := stdjson.Unmarshal(body, want)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("decodePayload error %v, encoding/json error %v", gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodePayload read\n%+v\nencoding/json read\n%+v", got, want)
 		}
 	})
 }
