@@ -36,12 +36,6 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// Commit status contexts (docs/contracts/README.md): kept apart so neither depends on itself.
-const (
-	ContextContracts = "phasegate/contracts"
-	ContextDecisions = "phasegate/decisions"
-)
-
 // Exit codes, as the CLI's.
 const (
 	exitOK       = 0
@@ -91,14 +85,10 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 		sarifFile:   a.GetInput("sarif-file"),
 		resultsFile: strings.TrimSpace(a.GetInput("results-file")),
 	}
-	switch in.format {
-	case "text", "json", "sarif", "github":
-	default:
+	if !slices.Contains([]string{"text", "json", "sarif", "github"}, in.format) {
 		return in, fmt.Errorf("input format: %q is not one of text, json, sarif, github", in.format)
 	}
-	switch in.failOn {
-	case "hold", "error", "warning", "never":
-	default:
+	if !slices.Contains([]string{"hold", "error", "warning", "never"}, in.failOn) {
 		return in, fmt.Errorf("input fail-on: %q is not one of hold, error, warning, never", in.failOn)
 	}
 	switch v := strings.ToLower(strings.TrimSpace(a.GetInput("post-outcomes"))); v {
@@ -136,14 +126,10 @@ func fileInput(name, v string) (string, error) {
 // it stays inside the workspace: not absolute, and no ".." that climbs out.
 // (Symbolic links are the business of whoever opens the path.)
 func inWorkspace(p string) (string, bool) {
-	if p == "" || strings.ContainsRune(p, 0) || filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
+	if strings.ContainsRune(p, 0) || !filepath.IsLocal(p) {
 		return "", false
 	}
-	c := path.Clean(filepath.ToSlash(p))
-	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
-		return "", false
-	}
-	return c, true
+	return path.Clean(filepath.ToSlash(p)), true
 }
 
 // event is the part of a GitHub event payload phasegate reads.
@@ -333,11 +319,7 @@ type commitRun struct {
 	in    inputs
 	ev    event
 	event string
-	// workspace is GITHUB_WORKSPACE ("." when unset), the repository's
-	// checkout.
-	workspace string
-	cfg       config.Config // the default branch's, as the job read it
-	job       *checkjob.Job
+	job   *checkjob.Job
 }
 
 // checkCommit checks the commit a push, pull request or merge group event
@@ -359,7 +341,7 @@ func (r *run) checkCommit(ctx context.Context, eventName string, in inputs, ev e
 
 	posted := 0
 	if r.gh != nil {
-		posted = r.publish(ctx, cr, rep, out.Carried)
+		posted = r.publish(ctx, cr, out)
 	}
 	if cr.in.resultsFile != "" {
 		r.saveResults(cr, rep)
@@ -394,10 +376,10 @@ func (r *run) newCommitRun(eventName string, in inputs, ev event) (*commitRun, i
 	if !r.repository() {
 		return nil, exitCouldNot
 	}
-	cr := &commitRun{in: in, ev: ev, event: eventName, workspace: r.workspace()}
+	cr := &commitRun{in: in, ev: ev, event: eventName}
 	cr.SHA = r.getenv("GITHUB_SHA")
 	cr.setRange()
-	cr.Root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
+	cr.Root = filepath.Join(r.workspace(), filepath.FromSlash(in.path))
 	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
 		cr.Prefix = p + "/"
 	}
@@ -541,7 +523,6 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	for _, why := range out.Skipped {
 		r.skip(why)
 	}
-	cr.cfg = out.Config
 	return out, err
 }
 
@@ -558,7 +539,7 @@ func (r *run) job(in inputs) (*checkjob.Job, error) {
 // checked directory are rebased; the configuration's path is already the
 // repository's.
 func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
-	prefix := checkedFilesPrefix(cr.workspace, cr)
+	prefix := checkedFilesPrefix(r.workspace(), cr)
 	sarif := rep
 	sarif.Findings = make([]check.Finding, len(rep.Findings))
 	for i, f := range rep.Findings {
@@ -568,7 +549,7 @@ func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
 		sarif.Findings[i] = f
 	}
 	check.Sort(sarif.Findings)
-	if abs, err := filepath.Abs(cr.workspace); err == nil {
+	if abs, err := filepath.Abs(r.workspace()); err == nil {
 		sarif.SourceRoot = report.DirURI(abs)
 	}
 	return sarif
@@ -598,7 +579,7 @@ func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
 		var b bytes.Buffer
 		err := report.SARIF(&b, sarif)
 		if err == nil {
-			err = writeInWorkspace(cr.workspace, cr.in.sarifFile, b.Bytes())
+			err = writeInWorkspace(r.workspace(), cr.in.sarifFile, b.Bytes())
 		}
 		if err != nil {
 			r.failed = true
@@ -614,19 +595,8 @@ func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
 // verdict ("hold"), on any error ("error") or on any error or warning
 // ("warning"), 0 otherwise ("never").
 func failOnCode(failOn string, verdict gate.Verdict, errs, warns int) int {
-	switch failOn {
-	case "hold":
-		if verdict == gate.Hold {
-			return exitFindings
-		}
-	case "error":
-		if errs > 0 {
-			return exitFindings
-		}
-	case "warning":
-		if errs+warns > 0 {
-			return exitFindings
-		}
+	if failOn == "hold" && verdict == gate.Hold || failOn == "error" && errs > 0 || failOn == "warning" && errs+warns > 0 {
+		return exitFindings
 	}
 	return exitOK
 }
@@ -671,16 +641,14 @@ const maxAnnotations = 25
 // column, with the rule as title.
 func (r *run) annotate(fs []check.Finding) {
 	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
-		n, total := 0, 0
+		n := 0
 		for _, f := range fs {
 			if f.Severity != sev {
 				continue
 			}
-			total++
-			if n == maxAnnotations {
+			if n++; n > maxAnnotations {
 				continue
 			}
-			n++
 			title := "phasegate " + f.Rule
 			if f.Kind != "" {
 				title += " (" + f.Kind + ")"
@@ -691,15 +659,14 @@ func (r *run) annotate(fs []check.Finding) {
 				fields["line"] = strconv.Itoa(max(f.Line, 1))
 				fields["col"] = strconv.Itoa(max(f.Column, 1))
 			}
-			a := r.a.WithFieldsMap(fields)
+			emit := r.a.WithFieldsMap(fields).Warningf
 			if sev == check.SeverityError {
-				a.Errorf("%s", report.Terminal(f.Message))
-			} else {
-				a.Warningf("%s", report.Terminal(f.Message))
+				emit = r.a.WithFieldsMap(fields).Errorf
 			}
+			emit("%s", report.Terminal(f.Message))
 		}
-		if total > n {
-			r.a.Noticef("phasegate: %d more %s findings are in the job summary and the log", total-n, sev)
+		if n > maxAnnotations {
+			r.a.Noticef("phasegate: %d more %s findings are in the job summary and the log", n-maxAnnotations, sev)
 		}
 	}
 }

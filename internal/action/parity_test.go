@@ -193,7 +193,7 @@ func TestActionAndAppCheckAlike(t *testing.T) {
 				if err := r.newClient("tok"); err != nil {
 					t.Fatal(err)
 				}
-				cr := &commitRun{Request: checkjob.Request{SHA: head, Root: dir}, in: inputs{path: ".", config: config.DefaultPath}, workspace: dir}
+				cr := &commitRun{Request: checkjob.Request{SHA: head, Root: dir}, in: inputs{path: ".", config: config.DefaultPath}}
 				if withBase {
 					cr.Base = base
 				}

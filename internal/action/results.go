@@ -181,10 +181,10 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		// A head that waits for statuses must not wait forever: say why on
 		// it, with a state that never lets it merge.
 		if fullSHA(wr.HeadSHA) && (wr.Repository == nil || strings.EqualFold(wr.Repository.FullName, repository)) {
-			st := ghclient.Status{Context: ContextContracts, State: "error", TargetURL: target,
+			st := ghclient.Status{Context: decide.ContextContracts, State: "error", TargetURL: target,
 				Description: "phasegate could not publish the pull request's results: " + oneLine(err.Error())}
 			if err := r.setStatus(ctx, wr.HeadSHA, st); err != nil {
-				r.apiError("set the "+ContextContracts+" status", err)
+				r.apiError("set the "+decide.ContextContracts+" status", err)
 			}
 		}
 		return "the results could not be published", exitCouldNot
@@ -224,7 +224,7 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), outcome.ShortSHA(res.HeadSHA), verdict, verdict)
 	}
 	if err := r.setStatus(ctx, res.HeadSHA, contractsStatus(rep, target)); err != nil {
-		r.apiError("set the "+ContextContracts+" status", err)
+		r.apiError("set the "+decide.ContextContracts+" status", err)
 	}
 	// phasegate/decisions comes from the API, never from the file: the
 	// open pull request whose head this is, read back from GitHub.
