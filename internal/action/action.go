@@ -263,17 +263,14 @@ type run struct {
 
 	owner, repo string
 	gh          *runGitHub
-	failed      bool // an API call failed: exit 2 after reporting
-	// readOnly says why the run writes nothing to GitHub ("" when it
-	// may): a pull request from a fork, or a token GitHub answered 403.
-	readOnly string
-
-	// What the run did, for the job summary.
+	// sum is what the run did, for the job summary: Failed (an API call
+	// failed: exit 2 after reporting) and ReadOnly (why the run writes
+	// nothing to GitHub: a pull request from a fork, or a token GitHub
+	// answered 403) steer the run too; runSummary adds the outcomes
+	// posted and the statuses set.
+	sum      report.RunSummary
 	posted   []decide.PostedOutcome
 	statuses []ghclient.Status
-	skipped  []string // what was skipped, and why
-	failures []string // every GitHub call that failed, and what for
-	notes    []string
 }
 
 // fail reports an error that stops the run: it could not run.
@@ -285,15 +282,15 @@ func (r *run) fail(err error) int {
 // apiError reports a failed GitHub call as an error annotation; the run
 // goes on so that validation results are still reported.
 func (r *run) apiError(what string, err error) {
-	r.failed = true
+	r.sum.Failed = true
 	msg := "could not " + what + ": " + oneLine(err.Error())
-	r.failures = append(r.failures, msg)
+	r.sum.Failures = append(r.sum.Failures, msg)
 	r.a.Errorf("phasegate %s", msg)
 }
 
 // skip records and announces a check or step the run skipped.
 func (r *run) skip(why string) {
-	r.skipped = append(r.skipped, why)
+	r.sum.Skipped = append(r.sum.Skipped, why)
 	r.a.Noticef("phasegate: %s", oneLine(why))
 }
 
@@ -305,8 +302,8 @@ func (r *run) denied(err error) bool {
 	if !ghclient.IsPermissionDenied(err) {
 		return false
 	}
-	r.readOnly = "the token cannot write to this repository (GitHub answered 403: " + oneLine(err.Error()) + "), so nothing more was attempted"
-	r.a.Warningf("phasegate: %s. For pull requests from forks, save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens); otherwise give the job statuses, issues and pull-requests write", r.readOnly)
+	r.sum.ReadOnly = "the token cannot write to this repository (GitHub answered 403: " + oneLine(err.Error()) + "), so nothing more was attempted"
+	r.a.Warningf("phasegate: %s. For pull requests from forks, save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens); otherwise give the job statuses, issues and pull-requests write", r.sum.ReadOnly)
 	return true
 }
 
@@ -354,7 +351,7 @@ func (r *run) checkCommit(ctx context.Context, eventName string, in inputs, ev e
 	r.a.SetOutput("warnings", strconv.Itoa(warns))
 	r.a.SetOutput("outcomes-posted", strconv.Itoa(posted))
 
-	if r.failed {
+	if r.sum.Failed {
 		return exitCouldNot
 	}
 	return failOnCode(cr.in.failOn, rep.Verdict.Verdict, errs, warns)
@@ -389,8 +386,8 @@ func (r *run) newCommitRun(eventName string, in inputs, ev event) (*commitRun, i
 		}
 	}
 	if cr.Fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.Fork != "" && eventName == "pull_request" {
-		r.readOnly = "this pull request comes from the fork " + cr.Fork + ", whose pull_request runs get a read-only token"
-		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens)", oneLine(r.readOnly))
+		r.sum.ReadOnly = "this pull request comes from the fork " + cr.Fork + ", whose pull_request runs get a read-only token"
+		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens)", oneLine(r.sum.ReadOnly))
 	}
 	return cr, exitOK
 }
@@ -436,26 +433,27 @@ func (cr *commitRun) setRange() {
 // the run reports its findings but reads and publishes nothing, and exits 2.
 func (r *run) connect(in inputs) {
 	if in.token == "" {
-		r.failed = true
-		r.failures = append(r.failures, "no GitHub token (input token): nothing was read from or published to GitHub")
+		r.sum.Failed = true
+		r.sum.Failures = append(r.sum.Failures, "no GitHub token (input token): nothing was read from or published to GitHub")
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
 		return
 	}
-	if err := r.newClient(in.token); err != nil {
-		r.apiError("create a GitHub client", err)
-	}
+	r.newClient(in.token)
 }
 
-func (r *run) newClient(token string) error {
+// newClient makes the run's GitHub client; false when it could not.
+func (r *run) newClient(token string) bool {
 	o := ghclient.Options{Token: token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
 	if r.opts.Client != nil {
 		r.opts.Client(&o)
 	}
 	c, err := ghclient.New(o)
-	if err == nil {
-		r.gh = &runGitHub{Client: c, files: map[string]fileRead{}}
+	if err != nil {
+		r.apiError("create a GitHub client", err)
+		return false
 	}
-	return err
+	r.gh = &runGitHub{Client: c, files: map[string]fileRead{}}
+	return true
 }
 
 // runGitHub is the run's client, reading each file of the default branch
@@ -582,7 +580,7 @@ func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
 			err = writeInWorkspace(r.workspace(), cr.in.sarifFile, b.Bytes())
 		}
 		if err != nil {
-			r.failed = true
+			r.sum.Failed = true
 			r.fail(fmt.Errorf("writing the sarif-file %s: %w", cr.in.sarifFile, err))
 		} else {
 			r.a.SetOutput("sarif-file", cr.in.sarifFile)
@@ -699,15 +697,15 @@ func (r *run) runURL() string {
 
 // runSummary is what the run did on GitHub, for the job summary.
 func (r *run) runSummary(sha string) *report.RunSummary {
-	rs := &report.RunSummary{Failed: r.failed, ReadOnly: r.readOnly, StatusSHA: sha,
-		Skipped: r.skipped, Failures: r.failures, Notes: r.notes}
+	rs := r.sum
+	rs.StatusSHA = sha
 	for _, p := range r.posted {
 		rs.Posted = append(rs.Posted, report.PostedLink{Source: p.Source, Issue: p.Issue, URL: p.Comment.HTMLURL})
 	}
 	for _, s := range r.statuses {
 		rs.Statuses = append(rs.Statuses, report.StatusLine{Context: s.Context, State: s.State, Description: ghclient.StatusDescription(s.Description), URL: s.TargetURL})
 	}
-	return rs
+	return &rs
 }
 
 // checkedHead refuses a pull_request_target run that publishes for a head

@@ -24,7 +24,7 @@ import (
 // the verdict: its results are published by a workflow_run run.
 func (r *run) publish(ctx context.Context, cr *commitRun, out checkjob.Checked) int {
 	rep := out.Report
-	if r.readOnly != "" {
+	if r.sum.ReadOnly != "" {
 		return 0
 	}
 	if app := r.appGate(ctx, cr, out.Config.Identity); app != "" {
@@ -90,12 +90,17 @@ func pushedRef(cr *commitRun) string {
 // (github-actions[bot]) or the account this run's own token acts as
 // (GET /user, case-insensitively: a token with Members: read given to the
 // action), else that identity (phasegate's App, or an account this token
-// is not: the action never posts as someone else). Unset: the App whose
-// phasegate/contracts check run is already on the commit (the App checks
-// within seconds of the push; a workflow starts later), else "".
+// is not: the action never posts as someone else; GitHub names no
+// account for an installation token, the workflow's GITHUB_TOKEN or an
+// App's). Unset: the App whose phasegate/contracts check run is already on
+// the commit (the App checks within seconds of the push; a workflow starts
+// later), else "".
 func (r *run) appGate(ctx context.Context, cr *commitRun, id string) string {
 	if id != "" {
-		if strings.EqualFold(id, config.DefaultIdentity) || strings.EqualFold(id, r.tokenAccount(ctx)) {
+		if strings.EqualFold(id, config.DefaultIdentity) {
+			return ""
+		}
+		if u, err := r.gh.CurrentUser(ctx); err == nil && strings.EqualFold(id, u.Login) {
 			return ""
 		}
 		return id
@@ -113,17 +118,6 @@ func (r *run) appGate(ctx context.Context, cr *commitRun, id string) string {
 		}
 	}
 	return ""
-}
-
-// tokenAccount is the login of the account this run's token acts as (GET
-// /user); "" when GitHub does not say, as for an installation token (the
-// workflow's GITHUB_TOKEN or an App's), which then never matches.
-func (r *run) tokenAccount(ctx context.Context) string {
-	u, err := r.gh.CurrentUser(ctx)
-	if err != nil {
-		return ""
-	}
-	return u.Login
 }
 
 // setContracts publishes phasegate/contracts on the head; false when
