@@ -85,8 +85,8 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 		sarifFile:   a.GetInput("sarif-file"),
 		resultsFile: strings.TrimSpace(a.GetInput("results-file")),
 	}
-	if !slices.Contains([]string{"text", "json", "sarif", "github"}, in.format) {
-		return in, fmt.Errorf("input format: %q is not one of text, json, sarif, github", in.format)
+	if !slices.Contains(report.Formats, in.format) {
+		return in, fmt.Errorf("input format: %q is not one of %s", in.format, strings.Join(report.Formats, ", "))
 	}
 	if !slices.Contains([]string{"hold", "error", "warning", "never"}, in.failOn) {
 		return in, fmt.Errorf("input fail-on: %q is not one of hold, error, warning, never", in.failOn)
@@ -558,14 +558,12 @@ func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
 // The report is framed (log.go): its lines start with paths the change
 // chose, and the annotations after it must stay commands.
 func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
+	if cr.in.format == "sarif" {
+		rep = sarif
+	}
 	if cr.in.format != "github" {
 		var b bytes.Buffer
-		var err error
-		if cr.in.format == "sarif" {
-			err = report.SARIF(&b, sarif)
-		} else {
-			err = report.Write(&b, cr.in.format, rep)
-		}
+		err := report.Write(&b, cr.in.format, rep)
 		if err == nil {
 			err = r.log.framed(b.Bytes())
 		}
