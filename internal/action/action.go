@@ -645,19 +645,9 @@ func (r *run) annotate(fs []check.Finding) {
 			if n++; n > maxAnnotations {
 				continue
 			}
-			title := "phasegate " + f.Rule
-			if f.Kind != "" {
-				title += " (" + f.Kind + ")"
-			}
-			fields := map[string]string{"title": report.Terminal(title)}
-			if f.File != "" {
-				fields["file"] = report.Terminal(f.File)
-				fields["line"] = strconv.Itoa(max(f.Line, 1))
-				fields["col"] = strconv.Itoa(max(f.Column, 1))
-			}
-			emit := r.a.WithFieldsMap(fields).Warningf
+			emit := r.a.WithFieldsMap(report.Annotation(f)).Warningf
 			if sev == check.SeverityError {
-				emit = r.a.WithFieldsMap(fields).Errorf
+				emit = r.a.WithFieldsMap(report.Annotation(f)).Errorf
 			}
 			emit("%s", report.Terminal(f.Message))
 		}
