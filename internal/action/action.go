@@ -537,7 +537,15 @@ func (r *run) job(in inputs) (*checkjob.Job, error) {
 // checked directory are rebased; the configuration's path is already the
 // repository's.
 func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
-	prefix := checkedFilesPrefix(r.workspace(), cr)
+	// The checker's files are relative to the checked directory, or to the
+	// directory holding the marker directory it lies in
+	// (artifact.ContextRoot, as check.Validator.Run places it).
+	prefix := cr.Prefix
+	if base, ctxPrefix := artifact.ContextRoot(cr.Root); ctxPrefix != "" {
+		if rel, err := filepath.Rel(r.workspace(), base); err == nil {
+			prefix = strings.TrimPrefix(filepath.ToSlash(rel)+"/", "./")
+		}
+	}
 	sarif := rep
 	sarif.Findings = make([]check.Finding, len(rep.Findings))
 	for i, f := range rep.Findings {
@@ -595,22 +603,6 @@ func failOnCode(failOn string, verdict gate.Verdict, errs, warns int) int {
 		return exitFindings
 	}
 	return exitOK
-}
-
-// checkedFilesPrefix is the directory, relative to the workspace ("" or
-// ending in '/'), that the checker's files are relative to: the checked
-// directory, or the directory holding the marker directory it lies in
-// (artifact.ContextRoot, as check.Validator.Run places it).
-func checkedFilesPrefix(workspace string, cr *commitRun) string {
-	base, ctxPrefix := artifact.ContextRoot(cr.Root)
-	rel, err := filepath.Rel(workspace, base)
-	if ctxPrefix == "" || err != nil {
-		return cr.Prefix
-	}
-	if rel = filepath.ToSlash(rel); rel == "." {
-		return ""
-	}
-	return rel + "/"
 }
 
 // writeInWorkspace writes data to name, a clean '/'-separated path inside
