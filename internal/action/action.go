@@ -36,12 +36,6 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// Commit status contexts (docs/contracts/README.md): kept apart so neither depends on itself.
-const (
-	ContextContracts = "phasegate/contracts"
-	ContextDecisions = "phasegate/decisions"
-)
-
 // Exit codes, as the CLI's.
 const (
 	exitOK       = 0
@@ -91,14 +85,10 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 		sarifFile:   a.GetInput("sarif-file"),
 		resultsFile: strings.TrimSpace(a.GetInput("results-file")),
 	}
-	switch in.format {
-	case "text", "json", "sarif", "github":
-	default:
-		return in, fmt.Errorf("input format: %q is not one of text, json, sarif, github", in.format)
+	if !slices.Contains(report.Formats, in.format) {
+		return in, fmt.Errorf("input format: %q is not one of %s", in.format, strings.Join(report.Formats, ", "))
 	}
-	switch in.failOn {
-	case "hold", "error", "warning", "never":
-	default:
+	if !slices.Contains([]string{"hold", "error", "warning", "never"}, in.failOn) {
 		return in, fmt.Errorf("input fail-on: %q is not one of hold, error, warning, never", in.failOn)
 	}
 	switch v := strings.ToLower(strings.TrimSpace(a.GetInput("post-outcomes"))); v {
@@ -136,14 +126,10 @@ func fileInput(name, v string) (string, error) {
 // it stays inside the workspace: not absolute, and no ".." that climbs out.
 // (Symbolic links are the business of whoever opens the path.)
 func inWorkspace(p string) (string, bool) {
-	if p == "" || strings.ContainsRune(p, 0) || filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
+	if strings.ContainsRune(p, 0) || !filepath.IsLocal(p) {
 		return "", false
 	}
-	c := path.Clean(filepath.ToSlash(p))
-	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
-		return "", false
-	}
-	return c, true
+	return path.Clean(filepath.ToSlash(p)), true
 }
 
 // event is the part of a GitHub event payload phasegate reads.
@@ -277,17 +263,14 @@ type run struct {
 
 	owner, repo string
 	gh          *runGitHub
-	failed      bool // an API call failed: exit 2 after reporting
-	// readOnly says why the run writes nothing to GitHub ("" when it
-	// may): a pull request from a fork, or a token GitHub answered 403.
-	readOnly string
-
-	// What the run did, for the job summary.
+	// sum is what the run did, for the job summary: Failed (an API call
+	// failed: exit 2 after reporting) and ReadOnly (why the run writes
+	// nothing to GitHub: a pull request from a fork, or a token GitHub
+	// answered 403) steer the run too; runSummary adds the outcomes
+	// posted and the statuses set.
+	sum      report.RunSummary
 	posted   []decide.PostedOutcome
 	statuses []ghclient.Status
-	skipped  []string // what was skipped, and why
-	failures []string // every GitHub call that failed, and what for
-	notes    []string
 }
 
 // fail reports an error that stops the run: it could not run.
@@ -299,15 +282,15 @@ func (r *run) fail(err error) int {
 // apiError reports a failed GitHub call as an error annotation; the run
 // goes on so that validation results are still reported.
 func (r *run) apiError(what string, err error) {
-	r.failed = true
+	r.sum.Failed = true
 	msg := "could not " + what + ": " + oneLine(err.Error())
-	r.failures = append(r.failures, msg)
+	r.sum.Failures = append(r.sum.Failures, msg)
 	r.a.Errorf("phasegate %s", msg)
 }
 
 // skip records and announces a check or step the run skipped.
 func (r *run) skip(why string) {
-	r.skipped = append(r.skipped, why)
+	r.sum.Skipped = append(r.sum.Skipped, why)
 	r.a.Noticef("phasegate: %s", oneLine(why))
 }
 
@@ -319,8 +302,8 @@ func (r *run) denied(err error) bool {
 	if !ghclient.IsPermissionDenied(err) {
 		return false
 	}
-	r.readOnly = "the token cannot write to this repository (GitHub answered 403: " + oneLine(err.Error()) + "), so nothing more was attempted"
-	r.a.Warningf("phasegate: %s. For pull requests from forks, save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens); otherwise give the job statuses, issues and pull-requests write", r.readOnly)
+	r.sum.ReadOnly = "the token cannot write to this repository (GitHub answered 403: " + oneLine(err.Error()) + "), so nothing more was attempted"
+	r.a.Warningf("phasegate: %s. For pull requests from forks, save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens); otherwise give the job statuses, issues and pull-requests write", r.sum.ReadOnly)
 	return true
 }
 
@@ -333,11 +316,7 @@ type commitRun struct {
 	in    inputs
 	ev    event
 	event string
-	// workspace is GITHUB_WORKSPACE ("." when unset), the repository's
-	// checkout.
-	workspace string
-	cfg       config.Config // the default branch's, as the job read it
-	job       *checkjob.Job
+	job   *checkjob.Job
 }
 
 // checkCommit checks the commit a push, pull request or merge group event
@@ -359,7 +338,7 @@ func (r *run) checkCommit(ctx context.Context, eventName string, in inputs, ev e
 
 	posted := 0
 	if r.gh != nil {
-		posted = r.publish(ctx, cr, rep, out.Carried)
+		posted = r.publish(ctx, cr, out)
 	}
 	if cr.in.resultsFile != "" {
 		r.saveResults(cr, rep)
@@ -372,7 +351,7 @@ func (r *run) checkCommit(ctx context.Context, eventName string, in inputs, ev e
 	r.a.SetOutput("warnings", strconv.Itoa(warns))
 	r.a.SetOutput("outcomes-posted", strconv.Itoa(posted))
 
-	if r.failed {
+	if r.sum.Failed {
 		return exitCouldNot
 	}
 	return failOnCode(cr.in.failOn, rep.Verdict.Verdict, errs, warns)
@@ -394,10 +373,10 @@ func (r *run) newCommitRun(eventName string, in inputs, ev event) (*commitRun, i
 	if !r.repository() {
 		return nil, exitCouldNot
 	}
-	cr := &commitRun{in: in, ev: ev, event: eventName, workspace: r.workspace()}
+	cr := &commitRun{in: in, ev: ev, event: eventName}
 	cr.SHA = r.getenv("GITHUB_SHA")
 	cr.setRange()
-	cr.Root = filepath.Join(cr.workspace, filepath.FromSlash(in.path))
+	cr.Root = filepath.Join(r.workspace(), filepath.FromSlash(in.path))
 	if p := path.Clean(filepath.ToSlash(in.path)); p != "." {
 		cr.Prefix = p + "/"
 	}
@@ -407,8 +386,8 @@ func (r *run) newCommitRun(eventName string, in inputs, ev event) (*commitRun, i
 		}
 	}
 	if cr.Fork = ev.forkHead(r.getenv("GITHUB_REPOSITORY")); cr.Fork != "" && eventName == "pull_request" {
-		r.readOnly = "this pull request comes from the fork " + cr.Fork + ", whose pull_request runs get a read-only token"
-		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens)", oneLine(r.readOnly))
+		r.sum.ReadOnly = "this pull request comes from the fork " + cr.Fork + ", whose pull_request runs get a read-only token"
+		r.a.Noticef("phasegate: %s: the findings are annotated and summarised, and nothing is published here. Save results-file and publish it from a workflow_run workflow (docs/action.md: Forks and read-only tokens)", oneLine(r.sum.ReadOnly))
 	}
 	return cr, exitOK
 }
@@ -454,26 +433,27 @@ func (cr *commitRun) setRange() {
 // the run reports its findings but reads and publishes nothing, and exits 2.
 func (r *run) connect(in inputs) {
 	if in.token == "" {
-		r.failed = true
-		r.failures = append(r.failures, "no GitHub token (input token): nothing was read from or published to GitHub")
+		r.sum.Failed = true
+		r.sum.Failures = append(r.sum.Failures, "no GitHub token (input token): nothing was read from or published to GitHub")
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
 		return
 	}
-	if err := r.newClient(in.token); err != nil {
-		r.apiError("create a GitHub client", err)
-	}
+	r.newClient(in.token)
 }
 
-func (r *run) newClient(token string) error {
+// newClient makes the run's GitHub client; false when it could not.
+func (r *run) newClient(token string) bool {
 	o := ghclient.Options{Token: token, BaseURL: r.getenv("GITHUB_API_URL"), Version: r.opts.Version}
 	if r.opts.Client != nil {
 		r.opts.Client(&o)
 	}
 	c, err := ghclient.New(o)
-	if err == nil {
-		r.gh = &runGitHub{Client: c, files: map[string]fileRead{}}
+	if err != nil {
+		r.apiError("create a GitHub client", err)
+		return false
 	}
-	return err
+	r.gh = &runGitHub{Client: c, files: map[string]fileRead{}}
+	return true
 }
 
 // runGitHub is the run's client, reading each file of the default branch
@@ -541,7 +521,6 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	for _, why := range out.Skipped {
 		r.skip(why)
 	}
-	cr.cfg = out.Config
 	return out, err
 }
 
@@ -558,7 +537,15 @@ func (r *run) job(in inputs) (*checkjob.Job, error) {
 // checked directory are rebased; the configuration's path is already the
 // repository's.
 func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
-	prefix := checkedFilesPrefix(cr.workspace, cr)
+	// The checker's files are relative to the checked directory, or to the
+	// directory holding the marker directory it lies in
+	// (artifact.ContextRoot, as check.Validator.Run places it).
+	prefix := cr.Prefix
+	if base, ctxPrefix := artifact.ContextRoot(cr.Root); ctxPrefix != "" {
+		if rel, err := filepath.Rel(r.workspace(), base); err == nil {
+			prefix = strings.TrimPrefix(filepath.ToSlash(rel)+"/", "./")
+		}
+	}
 	sarif := rep
 	sarif.Findings = make([]check.Finding, len(rep.Findings))
 	for i, f := range rep.Findings {
@@ -568,7 +555,7 @@ func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
 		sarif.Findings[i] = f
 	}
 	check.Sort(sarif.Findings)
-	if abs, err := filepath.Abs(cr.workspace); err == nil {
+	if abs, err := filepath.Abs(r.workspace()); err == nil {
 		sarif.SourceRoot = report.DirURI(abs)
 	}
 	return sarif
@@ -579,14 +566,12 @@ func (r *run) sarifReport(cr *commitRun, rep report.Report) report.Report {
 // The report is framed (log.go): its lines start with paths the change
 // chose, and the annotations after it must stay commands.
 func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
+	if cr.in.format == "sarif" {
+		rep = sarif
+	}
 	if cr.in.format != "github" {
 		var b bytes.Buffer
-		var err error
-		if cr.in.format == "sarif" {
-			err = report.SARIF(&b, sarif)
-		} else {
-			err = report.Write(&b, cr.in.format, rep)
-		}
+		err := report.Write(&b, cr.in.format, rep)
 		if err == nil {
 			err = r.log.framed(b.Bytes())
 		}
@@ -598,10 +583,10 @@ func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
 		var b bytes.Buffer
 		err := report.SARIF(&b, sarif)
 		if err == nil {
-			err = writeInWorkspace(cr.workspace, cr.in.sarifFile, b.Bytes())
+			err = writeInWorkspace(r.workspace(), cr.in.sarifFile, b.Bytes())
 		}
 		if err != nil {
-			r.failed = true
+			r.sum.Failed = true
 			r.fail(fmt.Errorf("writing the sarif-file %s: %w", cr.in.sarifFile, err))
 		} else {
 			r.a.SetOutput("sarif-file", cr.in.sarifFile)
@@ -614,37 +599,10 @@ func (r *run) writeReports(cr *commitRun, rep, sarif report.Report) {
 // verdict ("hold"), on any error ("error") or on any error or warning
 // ("warning"), 0 otherwise ("never").
 func failOnCode(failOn string, verdict gate.Verdict, errs, warns int) int {
-	switch failOn {
-	case "hold":
-		if verdict == gate.Hold {
-			return exitFindings
-		}
-	case "error":
-		if errs > 0 {
-			return exitFindings
-		}
-	case "warning":
-		if errs+warns > 0 {
-			return exitFindings
-		}
+	if failOn == "hold" && verdict == gate.Hold || failOn == "error" && errs > 0 || failOn == "warning" && errs+warns > 0 {
+		return exitFindings
 	}
 	return exitOK
-}
-
-// checkedFilesPrefix is the directory, relative to the workspace ("" or
-// ending in '/'), that the checker's files are relative to: the checked
-// directory, or the directory holding the marker directory it lies in
-// (artifact.ContextRoot, as check.Validator.Run places it).
-func checkedFilesPrefix(workspace string, cr *commitRun) string {
-	base, ctxPrefix := artifact.ContextRoot(cr.Root)
-	rel, err := filepath.Rel(workspace, base)
-	if ctxPrefix == "" || err != nil {
-		return cr.Prefix
-	}
-	if rel = filepath.ToSlash(rel); rel == "." {
-		return ""
-	}
-	return rel + "/"
 }
 
 // writeInWorkspace writes data to name, a clean '/'-separated path inside
@@ -671,35 +629,22 @@ const maxAnnotations = 25
 // column, with the rule as title.
 func (r *run) annotate(fs []check.Finding) {
 	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
-		n, total := 0, 0
+		n := 0
 		for _, f := range fs {
 			if f.Severity != sev {
 				continue
 			}
-			total++
-			if n == maxAnnotations {
+			if n++; n > maxAnnotations {
 				continue
 			}
-			n++
-			title := "phasegate " + f.Rule
-			if f.Kind != "" {
-				title += " (" + f.Kind + ")"
-			}
-			fields := map[string]string{"title": report.Terminal(title)}
-			if f.File != "" {
-				fields["file"] = report.Terminal(f.File)
-				fields["line"] = strconv.Itoa(max(f.Line, 1))
-				fields["col"] = strconv.Itoa(max(f.Column, 1))
-			}
-			a := r.a.WithFieldsMap(fields)
+			emit := r.a.WithFieldsMap(report.Annotation(f)).Warningf
 			if sev == check.SeverityError {
-				a.Errorf("%s", report.Terminal(f.Message))
-			} else {
-				a.Warningf("%s", report.Terminal(f.Message))
+				emit = r.a.WithFieldsMap(report.Annotation(f)).Errorf
 			}
+			emit("%s", report.Terminal(f.Message))
 		}
-		if total > n {
-			r.a.Noticef("phasegate: %d more %s findings are in the job summary and the log", total-n, sev)
+		if n > maxAnnotations {
+			r.a.Noticef("phasegate: %d more %s findings are in the job summary and the log", n-maxAnnotations, sev)
 		}
 	}
 }
@@ -732,15 +677,15 @@ func (r *run) runURL() string {
 
 // runSummary is what the run did on GitHub, for the job summary.
 func (r *run) runSummary(sha string) *report.RunSummary {
-	rs := &report.RunSummary{Failed: r.failed, ReadOnly: r.readOnly, StatusSHA: sha,
-		Skipped: r.skipped, Failures: r.failures, Notes: r.notes}
+	rs := r.sum
+	rs.StatusSHA = sha
 	for _, p := range r.posted {
 		rs.Posted = append(rs.Posted, report.PostedLink{Source: p.Source, Issue: p.Issue, URL: p.Comment.HTMLURL})
 	}
 	for _, s := range r.statuses {
 		rs.Statuses = append(rs.Statuses, report.StatusLine{Context: s.Context, State: s.State, Description: ghclient.StatusDescription(s.Description), URL: s.TargetURL})
 	}
-	return rs
+	return &rs
 }
 
 // checkedHead refuses a pull_request_target run that publishes for a head

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
@@ -251,16 +252,16 @@ func TestPushPostsOutcomeOnceAndSetsStatuses(t *testing.T) {
 	if labels != "phase:requirements,phasegate:pending" && labels != "phasegate:pending,phase:requirements" {
 		t.Errorf("labels = %s, want phasegate:pending and phase:requirements", labels)
 	}
-	contracts, ok := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+	contracts, ok := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts)
 	if !ok || contracts.State != "success" {
-		t.Errorf("%s = %+v, want success", ContextContracts, contracts)
+		t.Errorf("%s = %+v, want success", decide.ContextContracts, contracts)
 	}
 	if contracts.TargetURL != "https://github.com/acme/shop/actions/runs/77" {
 		t.Errorf("target URL = %q", contracts.TargetURL)
 	}
-	decisions, ok := f.fake.LatestStatus("acme", "shop", head, ContextDecisions)
+	decisions, ok := f.fake.LatestStatus("acme", "shop", head, decide.ContextDecisions)
 	if !ok || decisions.State != "pending" || !strings.Contains(decisions.Description, "D-001") {
-		t.Errorf("%s = %+v, want pending on D-001", ContextDecisions, decisions)
+		t.Errorf("%s = %+v, want pending on D-001", decide.ContextDecisions, decisions)
 	}
 	if got := f.output("verdict"); got != "ADVISORY" && got != "SHIP" {
 		t.Errorf("verdict output = %q", got)
@@ -283,8 +284,8 @@ func TestModifiedOutcomeFailsTheCheck(t *testing.T) {
 	if !strings.Contains(log, "outcome.immutable") {
 		t.Errorf("log does not report outcome.immutable:\n%s", log)
 	}
-	if st, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts); st.State != "failure" {
-		t.Errorf("%s = %q, want failure", ContextContracts, st.State)
+	if st, _ := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts); st.State != "failure" {
+		t.Errorf("%s = %q, want failure", decide.ContextContracts, st.State)
 	}
 	if n := len(f.fake.Comments("acme", "shop", f.issue)); n != 0 {
 		t.Errorf("a modified outcome was posted (%d comments)", n)
@@ -306,8 +307,8 @@ func TestFlakyGitHubGivesTheSameResult(t *testing.T) {
 	if n := len(f.fake.Comments("acme", "shop", f.issue)); n != 1 {
 		t.Errorf("%d comments under 30%% 5xx, want exactly 1", n)
 	}
-	if st, ok := f.fake.LatestStatus("acme", "shop", head, ContextDecisions); !ok || st.State != "pending" {
-		t.Errorf("%s = %+v, want pending", ContextDecisions, st)
+	if st, ok := f.fake.LatestStatus("acme", "shop", head, decide.ContextDecisions); !ok || st.State != "pending" {
+		t.Errorf("%s = %+v, want pending", decide.ContextDecisions, st)
 	}
 }
 
@@ -333,7 +334,7 @@ func TestPullRequestWithoutHistoryUsesTheAPI(t *testing.T) {
 	if v, err := outcome.VerifyOutcomeComment(comments[0].Body, nil); err != nil || v.PR != pr {
 		t.Errorf("verify = %+v, %v; want the marker to name PR #%d", v, err, pr)
 	}
-	if _, ok := f.fake.LatestStatus("acme", "shop", head, ContextContracts); !ok {
+	if _, ok := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts); !ok {
 		t.Error("no status on the pull request's head commit")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
@@ -57,7 +58,7 @@ func TestActionDefersToTheApp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := gh.CreateCheckRun(context.Background(), "acme", "shop", ghclient.CheckRun{Name: ContextContracts, HeadSHA: head, Status: "in_progress"}); err != nil {
+				if _, err := gh.CreateCheckRun(context.Background(), "acme", "shop", ghclient.CheckRun{Name: decide.ContextContracts, HeadSHA: head, Status: "in_progress"}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -73,11 +74,11 @@ func TestActionDefersToTheApp(t *testing.T) {
 				t.Fatalf("exit %d; log:\n%s", code, log)
 			}
 			posted := len(f.fake.Comments("acme", "shop", f.issue)) > 0
-			_, decisions := f.fake.LatestStatus("acme", "shop", head, ContextDecisions)
+			_, decisions := f.fake.LatestStatus("acme", "shop", head, decide.ContextDecisions)
 			if posted != tt.wantPosted || decisions != tt.wantPosted {
-				t.Fatalf("posted %v, %s set %v; want %v (log:\n%s)", posted, ContextDecisions, decisions, tt.wantPosted, log)
+				t.Fatalf("posted %v, %s set %v; want %v (log:\n%s)", posted, decide.ContextDecisions, decisions, tt.wantPosted, log)
 			}
-			if _, ok := f.fake.LatestStatus("acme", "shop", head, ContextContracts); !ok {
+			if _, ok := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts); !ok {
 				t.Fatal("no phasegate/contracts status: the action still reports its verdict")
 			}
 			if !tt.wantPosted && !strings.Contains(log, "is this repository's gate") {

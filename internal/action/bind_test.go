@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
@@ -55,8 +56,8 @@ func TestPullRequestRunBindsTheChangeToItsCommit(t *testing.T) {
 			if code != exitFindings || !strings.Contains(log, "outcome.immutable") {
 				t.Fatalf("exit %d, want %d with outcome.immutable: H's run took H′'s change; log:\n%s", code, exitFindings, log)
 			}
-			if st, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts); st.State != "failure" {
-				t.Errorf("%s on H = %+v, want failure", ContextContracts, st)
+			if st, _ := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts); st.State != "failure" {
+				t.Errorf("%s on H = %+v, want failure", decide.ContextContracts, st)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
@@ -62,7 +63,7 @@ func TestCheckRunReadsEachThingOnce(t *testing.T) {
 			if len(calls) > tc.budget {
 				t.Errorf("%d calls, want at most %d:\n  %s", len(calls), tc.budget, strings.Join(all, "\n  "))
 			}
-			for _, ctx := range []string{ContextContracts, ContextDecisions} {
+			for _, ctx := range []string{decide.ContextContracts, decide.ContextDecisions} {
 				if _, ok := f.fake.LatestStatus("acme", "shop", head, ctx); !ok {
 					t.Errorf("no %s on the head", ctx)
 				}

@@ -20,11 +20,7 @@ func (r *run) setup(in inputs) bool {
 		r.a.Errorf("%s", "phasegate has no GitHub token (input token): decision commands cannot be handled")
 		return false
 	}
-	if err := r.newClient(in.token); err != nil {
-		r.a.Errorf("phasegate could not create a GitHub client: %s", oneLine(err.Error()))
-		return false
-	}
-	return true
+	return r.newClient(in.token)
 }
 
 func (r *run) handler(in inputs) *decide.Handler {

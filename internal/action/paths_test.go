@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
 )
 
@@ -102,8 +103,8 @@ func TestPullRequestTargetRefusesAHeadItDidNotCheck(t *testing.T) {
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d; log:\n%s", code, tc.wantCode, log)
 			}
-			_, contracts := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
-			_, decisions := f.fake.LatestStatus("acme", "shop", head, ContextDecisions)
+			_, contracts := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts)
+			_, decisions := f.fake.LatestStatus("acme", "shop", head, decide.ContextDecisions)
 			if tc.wantCode == exitCouldNot {
 				if !strings.Contains(log, "refusing to publish for pull request") || !strings.Contains(log, "Run phasegate on pull_request instead") {
 					t.Errorf("the error does not say what to use instead:\n%s", log)
@@ -143,14 +144,14 @@ func TestMergeGroupSetsBothStatuses(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; log:\n%s", code, log)
 	}
-	for _, ctx := range []string{ContextContracts, ContextDecisions} {
+	for _, ctx := range []string{decide.ContextContracts, decide.ContextDecisions} {
 		st, ok := f.fake.LatestStatus("acme", "shop", head, ctx)
 		if !ok || st.TargetURL == "" {
 			t.Errorf("%s on merge_group.head_sha = %+v (set %v), want a status with a Details link", ctx, st, ok)
 		}
 	}
-	if st, _ := f.fake.LatestStatus("acme", "shop", head, ContextDecisions); st.State != "pending" {
-		t.Errorf("%s = %q, want pending: the merge group carries an outcome with an unresolved blocking decision", ContextDecisions, st.State)
+	if st, _ := f.fake.LatestStatus("acme", "shop", head, decide.ContextDecisions); st.State != "pending" {
+		t.Errorf("%s = %q, want pending: the merge group carries an outcome with an unresolved blocking decision", decide.ContextDecisions, st.State)
 	}
 	destroyed := map[string]any{"action": "destroyed", "reason": "merged", "merge_group": ev["merge_group"], "repository": ev["repository"]}
 	before := len(f.fake.Calls())
@@ -314,13 +315,13 @@ func TestWorkflowRunPublishesAForksResults(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("workflow_run: exit %d\n%s", code, log)
 	}
-	contracts, ok := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+	contracts, ok := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts)
 	if !ok || contracts.State != "success" || !strings.HasPrefix(contracts.Description, "SHIP") || contracts.TargetURL != "https://github.com/acme/shop/actions/runs/501" {
-		t.Errorf("%s = %+v, want success from the saved SHIP, linking the pull request's run", ContextContracts, contracts)
+		t.Errorf("%s = %+v, want success from the saved SHIP, linking the pull request's run", decide.ContextContracts, contracts)
 	}
-	decisions, ok := f.fake.LatestStatus("acme", "shop", head, ContextDecisions)
+	decisions, ok := f.fake.LatestStatus("acme", "shop", head, decide.ContextDecisions)
 	if !ok || decisions.State != "pending" || decisions.TargetURL == "" {
-		t.Errorf("%s = %+v, want pending (the fork's outcome is never posted, so D-001 stays open), with a Details link", ContextDecisions, decisions)
+		t.Errorf("%s = %+v, want pending (the fork's outcome is never posted, so D-001 stays open), with a Details link", decide.ContextDecisions, decisions)
 	}
 	if n := len(f.fake.Comments("acme", "shop", f.issue)); n != 0 {
 		t.Errorf("a fork's outcome was posted (%d comments)", n)
@@ -361,9 +362,9 @@ func TestWorkflowRunChecksTheHeadItself(t *testing.T) {
 		}
 		code, log := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
 			"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": workspace}))
-		contracts, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+		contracts, _ := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts)
 		if contracts.State != "failure" {
-			t.Errorf("%s = %+v after a forged SHIP (exit %d), want failure from checking the head\n%s", ContextContracts, contracts, code, log)
+			t.Errorf("%s = %+v after a forged SHIP (exit %d), want failure from checking the head\n%s", decide.ContextContracts, contracts, code, log)
 		}
 	})
 	t.Run("no checkout of the head", func(t *testing.T) {
@@ -380,9 +381,9 @@ func TestWorkflowRunChecksTheHeadItself(t *testing.T) {
 		}
 		code, _ := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
 			"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": elsewhere}))
-		contracts, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+		contracts, _ := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts)
 		if code != exitCouldNot || contracts.State == "success" {
-			t.Errorf("exit %d, %s = %+v: want exit 2 and no success without a checkout of the head", code, ContextContracts, contracts)
+			t.Errorf("exit %d, %s = %+v: want exit 2 and no success without a checkout of the head", code, decide.ContextContracts, contracts)
 		}
 	})
 }
@@ -454,14 +455,14 @@ func TestWorkflowRunRefusesUntrustedResults(t *testing.T) {
 				t.Errorf("the results file injected a workflow command:\n%s", log)
 			}
 			for _, sha := range []string{head, runHead, strings.Repeat("a", 40)} {
-				for _, ctx := range []string{ContextContracts, ContextDecisions} {
+				for _, ctx := range []string{decide.ContextContracts, decide.ContextDecisions} {
 					if st, ok := f.fake.LatestStatus("acme", "shop", sha, ctx); ok && st.State == "success" {
 						t.Errorf("%s on %s is success from a refused results file", ctx, sha[:12])
 					}
 				}
 			}
-			if st, ok := f.fake.LatestStatus("acme", "shop", runHead, ContextContracts); !ok || st.State != "error" {
-				t.Errorf("%s on the workflow run's head = %+v, want error (the pull request must not wait forever in silence)", ContextContracts, st)
+			if st, ok := f.fake.LatestStatus("acme", "shop", runHead, decide.ContextContracts); !ok || st.State != "error" {
+				t.Errorf("%s on the workflow run's head = %+v, want error (the pull request must not wait forever in silence)", decide.ContextContracts, st)
 			}
 		})
 	}

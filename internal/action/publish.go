@@ -13,12 +13,6 @@ import (
 	"github.com/phasegate/phasegate/internal/report"
 )
 
-// Labels phasegate manages (docs/contracts/outcome.md).
-const (
-	LabelPending = "phasegate:pending"
-	labelPhase   = "phase:"
-)
-
 // publish posts new outcomes and sets both commit statuses. It returns how
 // many outcome comments it posted. Posting, labels and phasegate/decisions
 // go through the decision handler, the one writer the App shares: the
@@ -28,21 +22,22 @@ const (
 // A read-only run (a pull request from a fork) writes nothing; a run whose
 // first write GitHub refuses with 403 writes nothing more. Either exits by
 // the verdict: its results are published by a workflow_run run.
-func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, outs []checkjob.Carried) int {
-	if r.readOnly != "" {
+func (r *run) publish(ctx context.Context, cr *commitRun, out checkjob.Checked) int {
+	rep := out.Report
+	if r.sum.ReadOnly != "" {
 		return 0
 	}
-	if app := r.appGate(ctx, cr); app != "" {
+	if app := r.appGate(ctx, cr, out.Config.Identity); app != "" {
 		why := "phasegate's App (" + app + ") is this repository's gate and posts them; set `identity:` in " + cr.in.config + " to choose explicitly"
-		if cr.cfg.Identity != "" {
+		if out.Config.Identity != "" {
 			why = "`identity:` in " + cr.in.config + " names " + app + ", which is not the account of this run's token: " + app + " is this repository's gate and posts them"
 		}
-		r.skip("posting the Phase Outcomes and " + ContextDecisions + ": " + why)
+		r.skip("posting the Phase Outcomes and " + decide.ContextDecisions + ": " + why)
 		r.setContracts(ctx, cr, rep)
 		return 0
 	}
 	var posts []checkjob.Carried
-	for _, c := range outs {
+	for _, c := range out.Carried {
 		switch {
 		case !c.Postable():
 		case !cr.in.postOutcomes:
@@ -68,7 +63,7 @@ func (r *run) publish(ctx context.Context, cr *commitRun, rep report.Report, out
 		r.apiError("post the Phase Outcomes", err)
 		r.setStatuses(ctx, cr, rep, nil)
 	case err != nil:
-		r.apiError("set the "+ContextDecisions+" status", err)
+		r.apiError("set the "+decide.ContextDecisions+" status", err)
 		r.setContracts(ctx, cr, rep)
 	default:
 		r.setStatuses(ctx, cr, rep, &res.Decisions)
@@ -95,12 +90,17 @@ func pushedRef(cr *commitRun) string {
 // (github-actions[bot]) or the account this run's own token acts as
 // (GET /user, case-insensitively: a token with Members: read given to the
 // action), else that identity (phasegate's App, or an account this token
-// is not: the action never posts as someone else). Unset: the App whose
-// phasegate/contracts check run is already on the commit (the App checks
-// within seconds of the push; a workflow starts later), else "".
-func (r *run) appGate(ctx context.Context, cr *commitRun) string {
-	if id := cr.cfg.Identity; id != "" {
-		if strings.EqualFold(id, config.DefaultIdentity) || strings.EqualFold(id, r.tokenAccount(ctx)) {
+// is not: the action never posts as someone else; GitHub names no
+// account for an installation token, the workflow's GITHUB_TOKEN or an
+// App's). Unset: the App whose phasegate/contracts check run is already on
+// the commit (the App checks within seconds of the push; a workflow starts
+// later), else "".
+func (r *run) appGate(ctx context.Context, cr *commitRun, id string) string {
+	if id != "" {
+		if strings.EqualFold(id, config.DefaultIdentity) {
+			return ""
+		}
+		if u, err := r.gh.CurrentUser(ctx); err == nil && strings.EqualFold(id, u.Login) {
 			return ""
 		}
 		return id
@@ -108,7 +108,7 @@ func (r *run) appGate(ctx context.Context, cr *commitRun) string {
 	if cr.SHA == "" {
 		return ""
 	}
-	runs, err := r.gh.CheckRunsForRef(ctx, r.owner, r.repo, cr.SHA, ContextContracts)
+	runs, err := r.gh.CheckRunsForRef(ctx, r.owner, r.repo, cr.SHA, decide.ContextContracts)
 	if err != nil {
 		return "" // no checks: read permission, or none: the action posts, as before
 	}
@@ -118,17 +118,6 @@ func (r *run) appGate(ctx context.Context, cr *commitRun) string {
 		}
 	}
 	return ""
-}
-
-// tokenAccount is the login of the account this run's token acts as (GET
-// /user); "" when GitHub does not say, as for an installation token (the
-// workflow's GITHUB_TOKEN or an App's), which then never matches.
-func (r *run) tokenAccount(ctx context.Context) string {
-	u, err := r.gh.CurrentUser(ctx)
-	if err != nil {
-		return ""
-	}
-	return u.Login
 }
 
 // setContracts publishes phasegate/contracts on the head; false when
@@ -141,7 +130,7 @@ func (r *run) setContracts(ctx context.Context, cr *commitRun, rep report.Report
 		if r.denied(err) {
 			return false
 		}
-		r.apiError("set the "+ContextContracts+" status", err)
+		r.apiError("set the "+decide.ContextContracts+" status", err)
 	}
 	return true
 }
@@ -182,14 +171,14 @@ func (r *run) syncDecisions(ctx context.Context, h *decide.Handler, sha string, 
 	case err == nil:
 		r.statuses = append(r.statuses, st)
 	case !r.denied(err):
-		r.apiError("set the "+ContextDecisions+" status", err)
+		r.apiError("set the "+decide.ContextDecisions+" status", err)
 	}
 }
 
 // contractsStatus is phasegate/contracts for a report: success for SHIP
 // and ADVISORY, failure for HOLD.
 func contractsStatus(rep report.Report, targetURL string) ghclient.Status {
-	s := ghclient.Status{State: "success", Context: ContextContracts, Description: checkjob.ContractsTitle(rep), TargetURL: targetURL}
+	s := ghclient.Status{State: "success", Context: decide.ContextContracts, Description: checkjob.ContractsTitle(rep), TargetURL: targetURL}
 	if rep.Verdict.Verdict == gate.Hold {
 		s.State = "failure"
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/phasegate/phasegate/internal/decide"
 )
 
 // TestActionNeverPassesWhatItCouldNotCheck: issue 31 runs the action
@@ -53,9 +55,9 @@ func TestActionNeverPassesWhatItCouldNotCheck(t *testing.T) {
 				f.fake.FailNext(50, 502, tc.fail) // GitHub keeps failing it
 			}
 			code, log := f.runAction(f.env("push", pushEvent(base, head), nil))
-			st, set := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+			st, set := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts)
 			if code != tc.wantCode || st.State != tc.wantState || !strings.Contains(log, tc.wantLog) {
-				t.Fatalf("exit %d, %s %q (set: %t); want exit %d, %q, a log saying %q:\n%s", code, ContextContracts, st.State, set, tc.wantCode, tc.wantState, tc.wantLog, log)
+				t.Fatalf("exit %d, %s %q (set: %t); want exit %d, %q, a log saying %q:\n%s", code, decide.ContextContracts, st.State, set, tc.wantCode, tc.wantState, tc.wantLog, log)
 			}
 		})
 	}
@@ -73,8 +75,8 @@ func TestWorkflowRunNeverPublishesWhatItCouldNotCheck(t *testing.T) {
 	f.fake.FailNext(50, 502, "/contents/.github/phasegate.yml") // GitHub keeps failing it
 	code, log := f.runAction(f.env("workflow_run", workflowRunEvent(head, "mallory/shop"), map[string]string{
 		"INPUT_RESULTS-FILE": resultsFile, "GITHUB_WORKSPACE": workspace}))
-	contracts, _ := f.fake.LatestStatus("acme", "shop", head, ContextContracts)
+	contracts, _ := f.fake.LatestStatus("acme", "shop", head, decide.ContextContracts)
 	if code != exitCouldNot || contracts.State != "error" || !strings.Contains(log, "reading .github/phasegate.yml from the default branch") {
-		t.Fatalf("exit %d, %s = %+v; want exit %d and error, refusing to publish:\n%s", code, ContextContracts, contracts, exitCouldNot, log)
+		t.Fatalf("exit %d, %s = %+v; want exit %d and error, refusing to publish:\n%s", code, decide.ContextContracts, contracts, exitCouldNot, log)
 	}
 }

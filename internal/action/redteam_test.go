@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
@@ -136,7 +137,7 @@ func (rt *redTeam) d001() string {
 }
 
 func (rt *redTeam) decisions() ghfake.Status {
-	st, _ := rt.fake.LatestStatus(rtOwner, rtRepo, rt.head, ContextDecisions)
+	st, _ := rt.fake.LatestStatus(rtOwner, rtRepo, rt.head, decide.ContextDecisions)
 	return st
 }
 

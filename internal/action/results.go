@@ -26,10 +26,10 @@ import (
 // test-result publishing actions do, that run saves its results as a file
 // (input results-file, uploaded with actions/upload-artifact), and a
 // privileged run of a workflow_run workflow publishes them: it downloads
-// the file, never checks out or runs the pull request's code, and sets
-// phasegate/contracts from the saved verdict and phasegate/decisions from
-// the API (decide.SyncCommit), on the head commit the unprivileged run
-// checked, verified against the workflow_run payload.
+// the file, reads (never runs) a checkout of the head commit the
+// unprivileged run checked, verified against the workflow_run payload, and
+// sets phasegate/contracts from checking it and phasegate/decisions from
+// the API (decide.SyncCommit).
 
 const resultsVersion = 1
 
@@ -53,10 +53,6 @@ type results struct {
 	Published bool `json:"published"`
 }
 
-// resultsPath is the results-file input (relative to the workspace) in
-// the workspace.
-func (r *run) resultsPath(p string) string { return filepath.Join(r.workspace(), p) }
-
 // saveResults writes the results file and the results-file output.
 func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	errs, warns := check.Count(rep.Findings)
@@ -66,24 +62,24 @@ func (r *run) saveResults(cr *commitRun, rep report.Report) {
 	data, err := report.EncodeJSON(res)
 	if err != nil {
 		r.a.Errorf("phasegate: encoding the results: %s", oneLine(err.Error()))
-		r.failed = true
+		r.sum.Failed = true
 		return
 	}
-	p := r.resultsPath(cr.in.resultsFile)
+	p := filepath.Join(r.workspace(), cr.in.resultsFile)
 	name, _ := inWorkspace(cr.in.resultsFile) // checked by readInputs
 	// Through an os.Root: a symbolic link in the checked-out change (a
 	// fork's) cannot send the write out of the workspace.
 	if err = writeInWorkspace(r.workspace(), name, data); err != nil {
 		r.a.Errorf("phasegate: saving the results to %s: %s", report.Terminal(p), oneLine(err.Error()))
-		r.notes = append(r.notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
-		r.failed = true
+		r.sum.Notes = append(r.sum.Notes, "the results could not be saved to "+cr.in.resultsFile+": "+err.Error())
+		r.sum.Failed = true
 		return
 	}
 	// The output is the path as given: relative to the workspace, as the
 	// steps outside the action's container (upload-artifact) see it.
 	r.a.SetOutput("results-file", cr.in.resultsFile)
 	if !res.Published {
-		r.notes = append(r.notes, "the results were saved to "+cr.in.resultsFile+" for a workflow_run workflow to publish")
+		r.sum.Notes = append(r.sum.Notes, "the results were saved to "+cr.in.resultsFile+" for a workflow_run workflow to publish")
 	}
 }
 
@@ -175,16 +171,16 @@ func (r *run) verifyHead(ctx context.Context, in inputs, sha string) (report.Rep
 func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, target string) (string, int) {
 	wr := ev.WorkflowRun
 	refuse := func(err error) (string, int) {
-		r.failed = true
+		r.sum.Failed = true
 		r.a.Errorf("phasegate: refusing to publish: %s", oneLine(err.Error()))
-		r.failures = append(r.failures, "refused to publish: "+err.Error())
+		r.sum.Failures = append(r.sum.Failures, "refused to publish: "+err.Error())
 		// A head that waits for statuses must not wait forever: say why on
 		// it, with a state that never lets it merge.
 		if fullSHA(wr.HeadSHA) && (wr.Repository == nil || strings.EqualFold(wr.Repository.FullName, repository)) {
-			st := ghclient.Status{Context: ContextContracts, State: "error", TargetURL: target,
+			st := ghclient.Status{Context: decide.ContextContracts, State: "error", TargetURL: target,
 				Description: "phasegate could not publish the pull request's results: " + oneLine(err.Error())}
 			if err := r.setStatus(ctx, wr.HeadSHA, st); err != nil {
-				r.apiError("set the "+ContextContracts+" status", err)
+				r.apiError("set the "+decide.ContextContracts+" status", err)
 			}
 		}
 		return "the results could not be published", exitCouldNot
@@ -195,7 +191,7 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 	if !fullSHA(wr.HeadSHA) {
 		return refuse(fmt.Errorf("the workflow_run event names no head commit"))
 	}
-	res, err := readResults(r.resultsPath(in.resultsFile))
+	res, err := readResults(filepath.Join(r.workspace(), in.resultsFile))
 	if err != nil {
 		return refuse(err)
 	}
@@ -210,7 +206,7 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		return "nothing to publish: the run published its statuses itself", exitOK
 	}
 	if wr.HeadRepository != nil && !strings.EqualFold(wr.HeadRepository.FullName, repository) {
-		r.skipped = append(r.skipped, "outcome posting: the head comes from the fork "+wr.HeadRepository.FullName+", and phasegate never posts a fork's outcomes")
+		r.sum.Skipped = append(r.sum.Skipped, "outcome posting: the head comes from the fork "+wr.HeadRepository.FullName+", and phasegate never posts a fork's outcomes")
 	}
 	// The file's verdict is the pull request's own word: a fork's run uses
 	// the fork's workflow file, so it can save SHIP for anything. The
@@ -224,7 +220,7 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		r.a.Warningf("phasegate: the results file says %s but checking %s gives %s: publishing %s", report.Terminal(res.Verdict), outcome.ShortSHA(res.HeadSHA), verdict, verdict)
 	}
 	if err := r.setStatus(ctx, res.HeadSHA, contractsStatus(rep, target)); err != nil {
-		r.apiError("set the "+ContextContracts+" status", err)
+		r.apiError("set the "+decide.ContextContracts+" status", err)
 	}
 	// phasegate/decisions comes from the API, never from the file: the
 	// open pull request whose head this is, read back from GitHub.
@@ -241,7 +237,7 @@ func (r *run) publishFile(ctx context.Context, in inputs, ev event, repository, 
 		what = fmt.Sprintf("pull request #%d (%s)", opts.PR.Number, outcome.ShortSHA(res.HeadSHA))
 	}
 	r.a.Infof("phasegate: published %s for %s\n", res.Verdict, what)
-	if r.failed {
+	if r.sum.Failed {
 		return "published " + res.Verdict + " for " + what + ", with failures", exitCouldNot
 	}
 	return "published " + res.Verdict + " for " + what, exitOK

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/check"
@@ -23,13 +24,12 @@ func GitHub(w io.Writer, r Report) error {
 				continue
 			}
 			var props []string
-			if f.File != "" {
-				props = append(props,
-					"file="+escapeProperty(Terminal(f.File)),
-					fmt.Sprintf("line=%d", max(1, f.Line)),
-					fmt.Sprintf("col=%d", max(1, f.Column)))
+			fields := Annotation(f)
+			for _, k := range []string{"file", "line", "col", "title"} {
+				if v, ok := fields[k]; ok {
+					props = append(props, k+"="+escapeProperty(v))
+				}
 			}
-			props = append(props, "title="+escapeProperty(Terminal(title(f))))
 			fmt.Fprintf(&b, "::%s %s::%s\n", sev, strings.Join(props, ","), escapeData(Terminal(f.Message)))
 		}
 	}
@@ -41,11 +41,20 @@ func GitHub(w io.Writer, r Report) error {
 	return nil
 }
 
-func title(f check.Finding) string {
-	if f.Kind == "" {
-		return "phasegate " + f.Rule
+// Annotation is the properties of f's workflow command, made
+// terminal-safe but not escaped: the rule (and kind) as title, and the
+// file, line and column when f has a file. The action's annotations
+// (go-githubactions) and GitHub's share them.
+func Annotation(f check.Finding) map[string]string {
+	title := "phasegate " + f.Rule
+	if f.Kind != "" {
+		title += " (" + f.Kind + ")"
 	}
-	return fmt.Sprintf("phasegate %s (%s)", f.Rule, f.Kind)
+	fields := map[string]string{"title": Terminal(title)}
+	if f.File != "" {
+		fields["file"], fields["line"], fields["col"] = Terminal(f.File), strconv.Itoa(max(1, f.Line)), strconv.Itoa(max(1, f.Column))
+	}
+	return fields
 }
 
 // escapeData escapes a workflow command's message.
