@@ -2,9 +2,10 @@ package artifact
 
 import (
 	"bytes"
+	"cmp"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -142,9 +143,7 @@ var byID = func() map[string]*Kind {
 
 // Kinds returns every known kind, sorted by ID.
 func Kinds() []*Kind {
-	out := append([]*Kind(nil), kinds...)
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return slices.SortedFunc(slices.Values(kinds), func(a, b *Kind) int { return strings.Compare(a.ID, b.ID) })
 }
 
 // KindByID returns the kind with that ID, or nil.
@@ -195,16 +194,7 @@ func ClassifyPath(rel string) *Kind {
 	if outcomeSuffix.MatchString(name) {
 		return byID["outcome.phase-outcome"]
 	}
-	if k := classifyPACEPath(dirs, name); k != nil {
-		return k
-	}
-	if k := classifyJGPath(dirs, name); k != nil {
-		return k
-	}
-	if k := classifySCCPath(dirs, name); k != nil {
-		return k
-	}
-	return classifyAutopilotPath(dirs, name)
+	return cmp.Or(classifyPACEPath(dirs, name), classifyJGPath(dirs, name), classifySCCPath(dirs, name), classifyAutopilotPath(dirs, name))
 }
 
 // underDir returns the directories below the last one named marker in dirs;
