@@ -183,16 +183,6 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// familyNames are the families in the order the pipeline table lists them,
-// from the family table (artifact.Families).
-var familyNames = func() []struct{ id, title string } {
-	var out []struct{ id, title string }
-	for _, f := range artifact.Families() {
-		out = append(out, struct{ id, title string }{f.ID, f.Title})
-	}
-	return out
-}()
-
 // writePipeline prints one compact line per unit, grouped by family.
 func writePipeline(b *strings.Builder, statuses []check.Status) {
 	if len(statuses) == 0 {
@@ -204,9 +194,9 @@ func writePipeline(b *strings.Builder, statuses []check.Status) {
 		width = max(width, len([]rune(Terminal(st.Unit))))
 	}
 	b.WriteString("Pipeline:\n")
-	for _, fam := range familyNames {
+	for _, fam := range artifact.Families() {
 		for _, st := range statuses {
-			if st.Family != fam.id {
+			if st.Family != fam.ID {
 				continue
 			}
 			unit := Terminal(st.Unit)
