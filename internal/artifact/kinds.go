@@ -200,12 +200,20 @@ func ClassifyPath(rel string) *Kind {
 // underDir returns the directories below the last one named marker in dirs;
 // ok is false when no directory is named marker.
 func underDir(dirs []string, marker string) (rest []string, ok bool) {
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if dirs[i] == marker {
-			return dirs[i+1:], true
-		}
+	if i := lastIndex(dirs, marker); i >= 0 {
+		return dirs[i+1:], true
 	}
 	return nil, false
+}
+
+// lastIndex is the index of the last directory of dirs named marker, or -1.
+func lastIndex(dirs []string, marker string) int {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if dirs[i] == marker {
+			return i
+		}
+	}
+	return -1
 }
 
 // classifyPACEPath classifies .pace/plan.yaml, .pace/advisory_backlog.yaml,
