@@ -3,8 +3,6 @@ package check
 import (
 	"cmp"
 	"fmt"
-	"maps"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,8 +15,7 @@ import (
 // the advisory backlog and every day-N directory.
 
 var _ = registerFamily(&family{
-	name:  "pace",
-	check: checkPACE,
+	name: "pace", // checked a day at a time by runner.checkPACEUnit, not by a check
 	rules: append(append([]Rule{
 		{ID: "pace.day-matches-dir", Severity: SeverityWarning, Basis: "I", Summary: "`day` equals N of the .pace/day-N directory the report is in (the framework overwrites it, so a mismatch means a hand edit or a misplaced file)."},
 		{ID: "pace.story.theme-matches-plan", Severity: SeverityWarning, Basis: "S", Summary: "A docs-shape story card's `theme` equals the plan's `days[].theme` for that day."},
@@ -80,36 +77,6 @@ type paceDay struct {
 	criteria, outOfScope           []string // from the story card, either shape
 	gateDecision, sentinelDecision string
 	conduitDecision                string
-}
-
-func checkPACE(c *ruleCtx, g *Group) {
-	days := map[int]*paceDay{}
-	var plan, backlog *artifact.Document
-	for _, d := range g.Docs {
-		switch d.Kind.ID {
-		case "pace.plan":
-			plan = d
-			continue
-		case "pace.advisory-backlog":
-			backlog = d
-			continue
-		}
-		n, ok := paceDayOf(d.Path)
-		if !ok {
-			continue
-		}
-		day := days[n]
-		if day == nil {
-			day = &paceDay{n: n, dir: path.Dir(d.Path)}
-			days[n] = day
-		}
-		day.add(c, d)
-	}
-	u := newPaceUnit(c, plan)
-	for _, n := range slices.Sorted(maps.Keys(days)) {
-		u.checkDay(days[n])
-	}
-	u.finish(g, backlog)
 }
 
 // paceDayOf is the day number of a file in a .pace/day-N/ directory; ok is

@@ -44,7 +44,7 @@ func Rules() []Rule {
 }
 
 // family is one pipeline family's rules and the function that applies them
-// to a group of its artifacts.
+// to a group of its artifacts (none for PACE: runner.checkPACEUnit).
 type family struct {
 	name  string
 	rules []Rule

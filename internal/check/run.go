@@ -339,7 +339,7 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
 	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, root: r.root, limit: limits.MaxFileSize}
-	if isPACEUnit(fg) {
+	if k := fg.files[0].Kind; k != nil && k.Family == "pace" {
 		r.checkPACEUnit(fg, g, limits, &res)
 		return res
 	}
@@ -392,26 +392,12 @@ func (r *runner) checkOne(f artifact.File, limits artifact.Limits, res *groupRes
 // checked.
 var checkedHook func(*artifact.Document)
 
-// isPACEUnit reports whether a unit is a PACE project (a .pace directory and
-// its plan), every file of it classified as PACE by its path.
-func isPACEUnit(fg fileGroup) bool {
-	if fg.key != ".pace" && !strings.HasSuffix(fg.key, "/.pace") {
-		return false
-	}
-	for _, f := range fg.files {
-		if f.Kind == nil || f.Kind.Family != "pace" {
-			return false
-		}
-	}
-	return true
-}
-
-// checkPACEUnit is checkGroup for a PACE project, in flat memory however
+// checkPACEUnit is checkGroup for the PACE family (a .pace directory and its
+// plan, or a file a glob makes PACE's), in flat memory however
 // many days it holds: it decodes the files outside the day directories (the
 // plan, the advisory backlog) first, then each day's files in day order,
 // applies the day's rules and drops them; only the plan and the latest day
-// (for the unit's status) are held across days. The rules and findings are
-// those of checkPACE over the whole unit.
+// (for the unit's status) are held across days.
 func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, res *groupResult) {
 	opts := r.opts
 	c := &ruleCtx{opts: opts, changed: opts.Changed}
