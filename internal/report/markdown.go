@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -143,14 +144,10 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 
 // bySeverity lists errors before warnings, each in the usual order.
 func bySeverity(fs []check.Finding) []check.Finding {
-	out := make([]check.Finding, 0, len(fs))
-	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
-		for _, f := range fs {
-			if f.Severity == sev {
-				out = append(out, f)
-			}
-		}
-	}
+	out := slices.Clone(fs)
+	slices.SortStableFunc(out, func(a, b check.Finding) int {
+		return cmp.Compare(a.Severity, b.Severity) // "error" before "warning"
+	})
 	return out
 }
 
