@@ -82,16 +82,12 @@ type Group struct {
 	// Docs are the group's artifacts that decoded, sorted by path.
 	Docs []*artifact.Document
 
-	prefix string
-	files  fs.FS // the checked tree; nil when a single file is checked
+	files fs.FS // the checked tree; nil when a single file is checked
 	// root, when set, is the os.Root whose FS files is: it confines
 	// symlinks itself, so treePath need not resolve them.
 	root  *os.Root
 	limit int64
 }
-
-// Rel is a document path without the run's prefix: relative to the root.
-func (g *Group) Rel(docPath string) string { return strings.TrimPrefix(docPath, g.prefix) }
 
 // ReadFile reads a file of the checked tree that is not an artifact (a
 // selftest.log, a patch.diff) by its root-relative path, through the run's

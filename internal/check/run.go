@@ -338,7 +338,7 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	opts := r.opts
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
-	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, root: r.root, limit: limits.MaxFileSize}
+	g := &Group{Key: opts.Prefix + fg.key, files: r.tree, root: r.root, limit: limits.MaxFileSize}
 	if k := fg.files[0].Kind; k != nil && k.Family == "pace" {
 		r.checkPACEUnit(fg, g, limits, &res)
 		return res

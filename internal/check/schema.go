@@ -300,17 +300,8 @@ func (v *Validator) tierAt(e *jsonschema.ValidationError) (t tier, ok bool) {
 	}
 	look(cur)
 	for _, tok := range artifact.SplitPointer(frag) {
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return t, ok
-			}
-			cur = c[i]
-		default:
-			return t, ok
+		if cur = artifact.ValueAt(cur, []string{tok}); cur == nil {
+			break
 		}
 		look(cur)
 	}
