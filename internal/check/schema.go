@@ -503,15 +503,9 @@ func limitMessage(ek jsonschema.ErrorKind, field string) (msg string, ok bool) {
 func (v *Validator) wantTypes(e *jsonschema.ValidationError, want []string) string {
 	var words []string
 	for _, w := range want {
-		if w == "array" {
-			if obj, ok := v.schemaObject(e).(map[string]any); ok {
-				if items, ok := obj["items"].(map[string]any); ok {
-					if t, ok := items["type"].(string); ok {
-						words = append(words, "a list of "+plural(t))
-						continue
-					}
-				}
-			}
+		if t, ok := artifact.ValueAt(v.schemaObject(e), []string{"items", "type"}).(string); ok && w == "array" {
+			words = append(words, "a list of "+plural(t))
+			continue
 		}
 		words = append(words, typeWord(w))
 	}
@@ -521,11 +515,7 @@ func (v *Validator) wantTypes(e *jsonschema.ValidationError, want []string) stri
 // ownHint returns the "x-hint" annotation of the schema object that failed:
 // a schema author's advice for the fix.
 func (v *Validator) ownHint(e *jsonschema.ValidationError) string {
-	obj, ok := v.schemaObject(e).(map[string]any)
-	if !ok {
-		return ""
-	}
-	h, _ := obj["x-hint"].(string)
+	h, _ := artifact.ValueAt(v.schemaObject(e), []string{"x-hint"}).(string)
 	return h
 }
 
