@@ -146,12 +146,9 @@ type problemList struct {
 	omitted int
 }
 
-// full reports whether the list holds maxProblems and one more, so that
-// further problems are only counted.
-func (l *problemList) full() bool { return len(l.list) > maxProblems }
-
+// add lists p, or, once the list holds maxProblems and one more, counts it.
 func (l *problemList) add(p Problem) {
-	if l.full() {
+	if len(l.list) > maxProblems {
 		l.omitted++
 		return
 	}
