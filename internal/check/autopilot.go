@@ -156,10 +156,7 @@ type autopilotBreaker struct {
 }
 
 func (b *autopilotBreaker) get(k string) int64 {
-	if v, ok := b.vals[k]; ok {
-		return v
-	}
-	return autopilotBreakerDefaults[k]
+	return cmp.Or(b.vals[k], autopilotBreakerDefaults[k]) // vals holds only values ≥ 1
 }
 
 // from says where a threshold comes from, for messages.
