@@ -41,21 +41,10 @@ var DefaultLimits = Limits{
 const MaxDepthCeiling = 10_000
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxFileSize <= 0 {
-		l.MaxFileSize = DefaultLimits.MaxFileSize
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultLimits.MaxDepth
-	}
-	if l.MaxDepth > MaxDepthCeiling {
-		l.MaxDepth = MaxDepthCeiling
-	}
-	if l.MaxAliasNodes <= 0 {
-		l.MaxAliasNodes = DefaultLimits.MaxAliasNodes
-	}
-	if l.MaxNodes <= 0 {
-		l.MaxNodes = DefaultLimits.MaxNodes
-	}
+	l.MaxFileSize = cmp.Or(max(l.MaxFileSize, 0), DefaultLimits.MaxFileSize)
+	l.MaxDepth = min(cmp.Or(max(l.MaxDepth, 0), DefaultLimits.MaxDepth), MaxDepthCeiling)
+	l.MaxAliasNodes = cmp.Or(max(l.MaxAliasNodes, 0), DefaultLimits.MaxAliasNodes)
+	l.MaxNodes = cmp.Or(max(l.MaxNodes, 0), DefaultLimits.MaxNodes)
 	return l
 }
 
@@ -131,7 +120,7 @@ func trimSign(s string) string {
 func allDigits(s string) bool { return len(s) > 0 && digits(s, 0) == len(s) }
 
 // digits is the index of the first non-digit of s at or after i.
-func digits(s string, i int) int {
+func digits[S string | []byte](s S, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
@@ -157,12 +146,9 @@ type problemList struct {
 	omitted int
 }
 
-// full reports whether the list holds maxProblems and one more, so that
-// further problems are only counted.
-func (l *problemList) full() bool { return len(l.list) > maxProblems }
-
+// add lists p, or, once the list holds maxProblems and one more, counts it.
 func (l *problemList) add(p Problem) {
-	if l.full() {
+	if len(l.list) > maxProblems {
 		l.omitted++
 		return
 	}
@@ -197,10 +183,6 @@ type converter struct {
 
 func (c *converter) fail(n *yaml.Node, rule, format string, args ...any) {
 	c.failures++
-	if c.problems.full() {
-		c.problems.omitted++
-		return
-	}
 	c.problems.add(Problem{Pos: nodePos(n), Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -386,10 +368,8 @@ func truncate(s string) string {
 // scalar resolves a scalar node. Only what is unambiguous becomes a number,
 // boolean or null; timestamps, octal- and hex-looking numbers, .inf/.nan and
 // everything else stay strings, so a value is never silently reinterpreted.
-func scalar(n *yaml.Node) any { return resolveScalar(n.Tag, n.Style, n.Value) }
-
-// resolveScalar is scalar for a node's tag, style and value.
-func resolveScalar(tag string, style yaml.Style, value string) any {
+func scalar(n *yaml.Node) any {
+	tag, style, value := n.Tag, n.Style, n.Value
 	if style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
 		return value
 	}

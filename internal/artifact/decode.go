@@ -170,25 +170,18 @@ func yamlProblem(err error, lines *lineMap) Problem {
 			pos.Line = lines.line(l)
 		}
 	}
-	return Problem{Pos: pos, Rule: RuleSyntax, Message: "invalid YAML: " + trimYAMLPrefix(msg)}
+	return Problem{Pos: pos, Rule: RuleSyntax, Message: "invalid YAML: " + yamlPrefix.ReplaceAllString(msg, "")}
 }
 
 var yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
-
-func trimYAMLPrefix(s string) string { return yamlPrefix.ReplaceAllString(s, "") }
 
 // parseJSONL parses one JSON value per line into a sequence node. Blank lines
 // are problems (the format has none), and every bad line is reported.
 func parseJSONL(data []byte, maxDepth int, probs *problemList) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: 1, Column: 1}
 	lineNo := 0
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+	for line := range bytes.Lines(data) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
 		lineNo++
 		if len(bytes.TrimSpace(line)) == 0 {
 			probs.add(Problem{Pos: Pos{lineNo, 1}, Rule: RuleSyntax, Message: "blank line: every line of a JSONL file must be one JSON object"})

@@ -116,7 +116,10 @@ func WalkFS(fsys fs.FS, opts DiscoverOptions, fn func(File) error) error {
 		if !ok {
 			return ret
 		}
-		return emit(fn, f, &fnErr)
+		if fnErr = fn(f); fnErr != nil {
+			return errStop
+		}
+		return nil
 	})
 	if fnErr != nil {
 		return fnErr
@@ -170,12 +173,12 @@ func (w *walker) visit(p string, d fs.DirEntry, err error) (f File, ok bool, ret
 	}
 	rel := w.opts.Prefix + p
 	if d.IsDir() {
-		if skippedDirs[d.Name()] || ignored(rel+"/", w.opts.Ignore) || ignored(rel, w.opts.Ignore) {
+		if skippedDirs[d.Name()] || matchesAny(rel+"/", w.opts.Ignore) || matchesAny(rel, w.opts.Ignore) {
 			return File{}, false, fs.SkipDir
 		}
 		return File{}, false, nil
 	}
-	if ignored(rel, w.opts.Ignore) {
+	if matchesAny(rel, w.opts.Ignore) {
 		return File{}, false, nil
 	}
 	f = classify(rel, p, *w.opts)
@@ -298,22 +301,12 @@ func ResolveFS(fsys fs.ReadLinkFS, name string) (string, error) {
 // errStop stops WalkDir after fn failed; the failure is returned as is.
 var errStop = errors.New("stop")
 
-func emit(fn func(File) error, f File, fnErr *error) error {
-	if err := fn(f); err != nil {
-		*fnErr = err
-		return errStop
-	}
-	return nil
-}
-
 func classify(rel, p string, opts DiscoverOptions) File {
 	f := File{Rel: rel, Path: p}
 	for _, k := range kinds {
-		for _, g := range opts.Globs[k.ID] {
-			if ok, _ := doublestar.Match(g, rel); ok {
-				f.Kind = k
-				return f
-			}
+		if matchesAny(rel, opts.Globs[k.ID]) {
+			f.Kind = k
+			return f
 		}
 	}
 	f.Kind = ClassifyPath(rel)
@@ -321,7 +314,7 @@ func classify(rel, p string, opts DiscoverOptions) File {
 	return f
 }
 
-func ignored(rel string, globs []string) bool {
+func matchesAny(rel string, globs []string) bool {
 	for _, g := range globs {
 		if ok, _ := doublestar.Match(g, rel); ok {
 			return true

@@ -140,11 +140,7 @@ func nodePos(n *yaml.Node) Pos {
 	if n == nil || n.Line < 1 {
 		return Pos{Line: 1, Column: 1}
 	}
-	c := n.Column
-	if c < 1 {
-		c = 1
-	}
-	return Pos{Line: n.Line, Column: c}
+	return Pos{Line: n.Line, Column: max(n.Column, 1)}
 }
 
 // SplitPointer splits an RFC 6901 JSON pointer into unescaped tokens.

@@ -21,14 +21,6 @@ func GroupKey(rel string, k *Kind) string {
 	}
 	segs := strings.Split(rel, "/")
 	dirs := segs[:len(segs)-1]
-	last := func(marker string) int {
-		for i := len(dirs) - 1; i >= 0; i-- {
-			if dirs[i] == marker {
-				return i
-			}
-		}
-		return -1
-	}
 	join := func(n int) string { return strings.Join(segs[:n], "/") }
 	// under is the directory holding segs[:n] joined with name.
 	under := func(n int, name string) string {
@@ -39,7 +31,7 @@ func GroupKey(rel string, k *Kind) string {
 	}
 	switch k.Family {
 	case "pace":
-		if i := last(".pace"); i >= 0 {
+		if i := lastIndex(dirs, ".pace"); i >= 0 {
 			return join(i + 1)
 		}
 		if k.ID == "pace.plan" && len(dirs) > 0 && dirs[len(dirs)-1] == "pace" {
@@ -47,7 +39,7 @@ func GroupKey(rel string, k *Kind) string {
 			return under(len(dirs)-1, ".pace")
 		}
 	case "jg":
-		if i := last(".pipeline"); i >= 0 && k.ID != "jg.lessons" {
+		if i := lastIndex(dirs, ".pipeline"); i >= 0 && k.ID != "jg.lessons" {
 			if i+2 < len(segs) && segs[i+1] == "completed" && i+3 < len(segs) {
 				return join(i + 3)
 			}
@@ -56,14 +48,14 @@ func GroupKey(rel string, k *Kind) string {
 			}
 		}
 	case "scc":
-		if i := last("artifacts"); i >= 0 && i+2 < len(segs) {
+		if i := lastIndex(dirs, "artifacts"); i >= 0 && i+2 < len(segs) {
 			return join(i + 2)
 		}
 	case "autopilot":
-		if i := last(".autopilot"); i >= 0 {
+		if i := lastIndex(dirs, ".autopilot"); i >= 0 {
 			return under(i, ".autopilot")
 		}
-		if i := last(".planning"); i >= 0 {
+		if i := lastIndex(dirs, ".planning"); i >= 0 {
 			return under(i, ".autopilot")
 		}
 	}

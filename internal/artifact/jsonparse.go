@@ -98,18 +98,15 @@ func (p *jsonParser) value(depth int) *yaml.Node {
 	}
 	start := p.pos()
 	switch c := p.data[p.off]; {
-	case c == '{':
+	case c == '{' || c == '[':
 		if depth >= p.maxDepth {
 			p.err = &Problem{Pos: start, Rule: RuleDepth, Message: fmt.Sprintf("nesting is deeper than %d levels", p.maxDepth)}
 			return nil
+		}
+		if c == '[' {
+			return p.array(depth, start)
 		}
 		return p.object(depth, start)
-	case c == '[':
-		if depth >= p.maxDepth {
-			p.err = &Problem{Pos: start, Rule: RuleDepth, Message: fmt.Sprintf("nesting is deeper than %d levels", p.maxDepth)}
-			return nil
-		}
-		return p.array(depth, start)
 	case c == '"':
 		s, ok := p.str()
 		if !ok {
@@ -144,85 +141,66 @@ func (p *jsonParser) literal(word, tag string, start Pos) *yaml.Node {
 
 func (p *jsonParser) object(depth int, start Pos) *yaml.Node {
 	n := p.node(yaml.MappingNode, "!!map", start)
-	n.Style = yaml.FlowStyle
-	p.off++ // {
-	p.skipSpace()
-	if p.off < len(p.data) && p.data[p.off] == '}' {
-		p.off++
-		return n
-	}
-	for {
-		p.skipSpace()
+	return p.members(n, '}', func() bool {
 		if p.off >= len(p.data) || p.data[p.off] != '"' {
 			p.fail("unexpected %s, expected a string key", p.describe())
-			return nil
+			return false
 		}
 		kpos := p.pos()
 		k, ok := p.str()
 		if !ok {
-			return nil
+			return false
 		}
 		key := p.node(yaml.ScalarNode, "!!str", kpos)
 		key.Value, key.Style = k, yaml.DoubleQuotedStyle
 		p.skipSpace()
 		if p.off >= len(p.data) || p.data[p.off] != ':' {
 			p.fail("unexpected %s, expected ':' after key %q", p.describe(), k)
-			return nil
+			return false
 		}
 		p.off++
 		p.skipSpace()
-		v := p.value(depth + 1)
-		if p.err != nil {
-			return nil
-		}
-		n.Content = append(n.Content, key, v)
-		p.skipSpace()
-		if p.off >= len(p.data) {
-			p.fail("unexpected end of file, expected ',' or '}'")
-			return nil
-		}
-		switch p.data[p.off] {
-		case ',':
-			p.off++
-		case '}':
-			p.off++
-			return n
-		default:
-			p.fail("unexpected %s, expected ',' or '}'", p.describe())
-			return nil
-		}
-	}
+		n.Content = append(n.Content, key, p.value(depth+1))
+		return p.err == nil
+	})
 }
 
 func (p *jsonParser) array(depth int, start Pos) *yaml.Node {
 	n := p.node(yaml.SequenceNode, "!!seq", start)
+	return p.members(n, ']', func() bool {
+		n.Content = append(n.Content, p.value(depth+1))
+		return p.err == nil
+	})
+}
+
+// members parses the members of the object or array n opens at p.off, each
+// by member (false after a problem), separated by ',' up to end.
+func (p *jsonParser) members(n *yaml.Node, end byte, member func() bool) *yaml.Node {
 	n.Style = yaml.FlowStyle
-	p.off++ // [
+	p.off++ // { or [
 	p.skipSpace()
-	if p.off < len(p.data) && p.data[p.off] == ']' {
+	if p.off < len(p.data) && p.data[p.off] == end {
 		p.off++
 		return n
 	}
 	for {
 		p.skipSpace()
-		v := p.value(depth + 1)
-		if p.err != nil {
+		if !member() {
 			return nil
 		}
-		n.Content = append(n.Content, v)
 		p.skipSpace()
 		if p.off >= len(p.data) {
-			p.fail("unexpected end of file, expected ',' or ']'")
+			p.fail("unexpected end of file, expected ',' or '%c'", end)
 			return nil
 		}
 		switch p.data[p.off] {
 		case ',':
 			p.off++
-		case ']':
+		case end:
 			p.off++
 			return n
 		default:
-			p.fail("unexpected %s, expected ',' or ']'", p.describe())
+			p.fail("unexpected %s, expected ',' or '%c'", p.describe(), end)
 			return nil
 		}
 	}
@@ -251,9 +229,7 @@ func (p *jsonParser) scanNumber() (string, bool) {
 	case i < len(d) && d[i] == '0':
 		i++
 	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
+		i = digits(d, i)
 	default:
 		p.off = i
 		p.fail("invalid number")
@@ -263,14 +239,12 @@ func (p *jsonParser) scanNumber() (string, bool) {
 	if i < len(d) && d[i] == '.' {
 		tag = "!!float"
 		i++
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+		if digits(d, i) == i {
 			p.off = i
 			p.fail("invalid number: expected a digit after '.'")
 			return "", false
 		}
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
+		i = digits(d, i)
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
 		tag = "!!float"
@@ -278,14 +252,12 @@ func (p *jsonParser) scanNumber() (string, bool) {
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
 		}
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+		if digits(d, i) == i {
 			p.off = i
 			p.fail("invalid number: expected a digit in the exponent")
 			return "", false
 		}
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
+		i = digits(d, i)
 	}
 	p.off = i
 	return tag, true
@@ -403,17 +375,13 @@ func (p *jsonParser) unicodeEscape() (rune, bool) {
 
 // hex4 reads the four hex digits after \u (p.off is at the first).
 func (p *jsonParser) hex4() (rune, bool) {
-	if p.off+4 > len(p.data) {
-		p.off -= 2 // report at the backslash
-		p.fail("invalid \\u escape in string")
-		return 0, false
+	if p.off+4 <= len(p.data) {
+		if v, err := strconv.ParseUint(string(p.data[p.off:p.off+4]), 16, 32); err == nil {
+			p.off += 4
+			return rune(v), true
+		}
 	}
-	v, err := strconv.ParseUint(string(p.data[p.off:p.off+4]), 16, 32)
-	if err != nil {
-		p.off -= 2
-		p.fail("invalid \\u escape in string")
-		return 0, false
-	}
-	p.off += 4
-	return rune(v), true
+	p.off -= 2 // report at the backslash
+	p.fail("invalid \\u escape in string")
+	return 0, false
 }

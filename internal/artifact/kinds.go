@@ -2,9 +2,10 @@ package artifact
 
 import (
 	"bytes"
+	"cmp"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -142,9 +143,7 @@ var byID = func() map[string]*Kind {
 
 // Kinds returns every known kind, sorted by ID.
 func Kinds() []*Kind {
-	out := append([]*Kind(nil), kinds...)
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return slices.SortedFunc(slices.Values(kinds), func(a, b *Kind) int { return strings.Compare(a.ID, b.ID) })
 }
 
 // KindByID returns the kind with that ID, or nil.
@@ -195,27 +194,26 @@ func ClassifyPath(rel string) *Kind {
 	if outcomeSuffix.MatchString(name) {
 		return byID["outcome.phase-outcome"]
 	}
-	if k := classifyPACEPath(dirs, name); k != nil {
-		return k
-	}
-	if k := classifyJGPath(dirs, name); k != nil {
-		return k
-	}
-	if k := classifySCCPath(dirs, name); k != nil {
-		return k
-	}
-	return classifyAutopilotPath(dirs, name)
+	return cmp.Or(classifyPACEPath(dirs, name), classifyJGPath(dirs, name), classifySCCPath(dirs, name), classifyAutopilotPath(dirs, name))
 }
 
 // underDir returns the directories below the last one named marker in dirs;
 // ok is false when no directory is named marker.
 func underDir(dirs []string, marker string) (rest []string, ok bool) {
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if dirs[i] == marker {
-			return dirs[i+1:], true
-		}
+	if i := lastIndex(dirs, marker); i >= 0 {
+		return dirs[i+1:], true
 	}
 	return nil, false
+}
+
+// lastIndex is the index of the last directory of dirs named marker, or -1.
+func lastIndex(dirs []string, marker string) int {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if dirs[i] == marker {
+			return i
+		}
+	}
+	return -1
 }
 
 // classifyPACEPath classifies .pace/plan.yaml, .pace/advisory_backlog.yaml,

@@ -22,15 +22,9 @@ func parseLearnings(data []byte) *yaml.Node {
 	var cur, curLines *yaml.Node
 	var fence string // the open fence's marker ("```", "~~~~", …), or ""
 	lineNo := 0
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+	for line := range bytes.Lines(data) {
 		lineNo++
-		text := strings.TrimRight(string(line), "\r")
+		text := strings.TrimRight(strings.TrimSuffix(string(line), "\n"), "\r")
 		if lineNo == 1 {
 			root.Content = append(root.Content, str("title", 1, 1), str(text, 1, 1))
 			continue

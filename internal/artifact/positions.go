@@ -78,17 +78,7 @@ func scanLineMap(data []byte) *lineMap {
 // hasOtherBreaks reports whether data holds a line break other than LF and
 // CRLF as the YAML parser sees them: a lone CR, NEL, LS or PS.
 func hasOtherBreaks(data []byte) bool {
-	for i := bytes.IndexByte(data, '\r'); i >= 0; {
-		if i+1 >= len(data) || data[i+1] != '\n' {
-			return true
-		}
-		j := bytes.IndexByte(data[i+1:], '\r')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
-	}
-	return bytes.Contains(data, []byte("\xc2\x85")) || bytes.Contains(data, []byte("\xe2\x80\xa8")) || bytes.Contains(data, []byte("\xe2\x80\xa9"))
+	return bytes.Count(data, []byte("\r")) != bytes.Count(data, []byte("\r\n")) || bytes.Contains(data, []byte("\xc2\x85")) || bytes.Contains(data, []byte("\xe2\x80\xa8")) || bytes.Contains(data, []byte("\xe2\x80\xa9"))
 }
 
 // pos translates a parser position (1-based line and column) to a reported
@@ -97,9 +87,7 @@ func (m *lineMap) pos(line, col int) Pos {
 	if line < 1 {
 		return Pos{1, 1}
 	}
-	if col < 1 {
-		col = 1
-	}
+	col = max(col, 1)
 	if line > m.lines {
 		return m.end
 	}

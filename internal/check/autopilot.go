@@ -156,10 +156,7 @@ type autopilotBreaker struct {
 }
 
 func (b *autopilotBreaker) get(k string) int64 {
-	if v, ok := b.vals[k]; ok {
-		return v
-	}
-	return autopilotBreakerDefaults[k]
+	return cmp.Or(b.vals[k], autopilotBreakerDefaults[k]) // vals holds only values ≥ 1
 }
 
 // from says where a threshold comes from, for messages.
@@ -245,15 +242,9 @@ func checkAutopilot(c *ruleCtx, g *Group) {
 
 // autopilotTime parses an ISO-8601 (RFC 3339) timestamp.
 func autopilotTime(v any) (time.Time, bool) {
-	s, ok := v.(string)
-	if !ok {
-		return time.Time{}, false
-	}
+	s, _ := v.(string) // not a string: "", which does not parse
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t, true
+	return t, err == nil
 }
 
 func autopilotNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

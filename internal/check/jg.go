@@ -498,7 +498,7 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 			c.report("jg.test.check-object", d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: check.py --stage test calls .get on each check of test-result.json and crashes on it — write {\"result\": %s}", display(k), display(p1[k]), display(p1[k]))
 			continue
 		}
-		c.convention(d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", display(k), display(p1[k]), display(p1[k]))
+		c.report(RuleConvention, d, ptr("phase_1", k), "phase 1 check %s is %s, not a mapping: the documented shape is {\"result\": %s, \"output\": …} (check.py reads only test-result.json, so it does not see this file; it would crash on this form there)", display(k), display(p1[k]), display(p1[k]))
 	}
 	for _, r := range jgCheckResults(p1) {
 		if !r.known {

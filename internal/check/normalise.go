@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -45,9 +46,7 @@ func normalised(doc *artifact.Document) any {
 		return doc.Value
 	}
 	obj := make(map[string]any, len(orig)+len(fill.defaults)+2)
-	for k, v := range orig {
-		obj[k] = v
-	}
+	maps.Copy(obj, orig)
 	if _, has := obj["agent"]; !has {
 		obj["agent"] = fill.agent
 	}

@@ -176,14 +176,13 @@ func outcomeRemoved(opts *Options) []Finding {
 
 // outcomeNamedByPath reports whether rel names a Phase Outcome by its path alone.
 func outcomeNamedByPath(rel string, opts *Options) bool {
-	if slices.ContainsFunc(opts.Config.Ignore, func(g string) bool { ok, _ := doublestar.Match(g, rel); return ok }) {
+	match := func(g string) bool { ok, _ := doublestar.Match(g, rel); return ok }
+	if slices.ContainsFunc(opts.Config.Ignore, match) {
 		return false
 	}
 	for id, globs := range opts.Config.Artifacts {
-		for _, g := range globs {
-			if ok, _ := doublestar.Match(g, rel); ok {
-				return id == "outcome.phase-outcome"
-			}
+		if slices.ContainsFunc(globs, match) {
+			return id == "outcome.phase-outcome"
 		}
 	}
 	k := artifact.ClassifyPath(rel)
@@ -229,7 +228,8 @@ func outcomeCheckOptions(c *ruleCtx, doc *artifact.Document, d outcomeDecision) 
 	if d.hasOptions {
 		raw := asList(d.obj["options"])
 		if len(raw) == 1 {
-			c.report("outcome.options-count", doc, ptr("pending_decisions", d.index, "options"), "%s offers a single option (%s): there is nothing to decide; add the alternative (e.g. reject, discard or defer)", label, display(outcomeText(raw[0])))
+			only, _ := raw[0].(string)
+			c.report("outcome.options-count", doc, ptr("pending_decisions", d.index, "options"), "%s offers a single option (%s): there is nothing to decide; add the alternative (e.g. reject, discard or defer)", label, display(only))
 		}
 		seen := map[string]int{}
 		for j, e := range raw {
@@ -240,7 +240,7 @@ func outcomeCheckOptions(c *ruleCtx, doc *artifact.Document, d outcomeDecision) 
 			at := ptr("pending_decisions", d.index, "options", j)
 			key := strings.ToLower(o)
 			if k, dup := seen[key]; dup {
-				prev := outcomeText(raw[k])
+				prev, _ := raw[k].(string)
 				if prev == o {
 					c.report("outcome.options-unique", doc, at, "%s lists option %s twice (also `options[%d]`): remove the repeat", label, display(o), k)
 				} else {
@@ -278,12 +278,6 @@ func outcomeCmdID(d outcomeDecision) string {
 		return d.id
 	}
 	return "<id>"
-}
-
-// outcomeText is v when it is a string, else "".
-func outcomeText(v any) string {
-	s, _ := v.(string)
-	return s
 }
 
 func outcomeCheckDecisionType(c *ruleCtx, doc *artifact.Document, d outcomeDecision, obj map[string]any) {

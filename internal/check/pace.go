@@ -3,8 +3,6 @@ package check
 import (
 	"cmp"
 	"fmt"
-	"maps"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,8 +15,7 @@ import (
 // the advisory backlog and every day-N directory.
 
 var _ = registerFamily(&family{
-	name:  "pace",
-	check: checkPACE,
+	name: "pace", // checked a day at a time by runner.checkPACEUnit, not by a check
 	rules: append(append([]Rule{
 		{ID: "pace.day-matches-dir", Severity: SeverityWarning, Basis: "I", Summary: "`day` equals N of the .pace/day-N directory the report is in (the framework overwrites it, so a mismatch means a hand edit or a misplaced file)."},
 		{ID: "pace.story.theme-matches-plan", Severity: SeverityWarning, Basis: "S", Summary: "A docs-shape story card's `theme` equals the plan's `days[].theme` for that day."},
@@ -80,36 +77,6 @@ type paceDay struct {
 	criteria, outOfScope           []string // from the story card, either shape
 	gateDecision, sentinelDecision string
 	conduitDecision                string
-}
-
-func checkPACE(c *ruleCtx, g *Group) {
-	days := map[int]*paceDay{}
-	var plan, backlog *artifact.Document
-	for _, d := range g.Docs {
-		switch d.Kind.ID {
-		case "pace.plan":
-			plan = d
-			continue
-		case "pace.advisory-backlog":
-			backlog = d
-			continue
-		}
-		n, ok := paceDayOf(d.Path)
-		if !ok {
-			continue
-		}
-		day := days[n]
-		if day == nil {
-			day = &paceDay{n: n, dir: path.Dir(d.Path)}
-			days[n] = day
-		}
-		day.add(c, d)
-	}
-	u := newPaceUnit(c, plan)
-	for _, n := range slices.Sorted(maps.Keys(days)) {
-		u.checkDay(days[n])
-	}
-	u.finish(g, backlog)
 }
 
 // paceDayOf is the day number of a file in a .pace/day-N/ directory; ok is
@@ -473,7 +440,7 @@ func paceCheckDay(c *ruleCtx, day *paceDay) {
 	case day.gate == nil:
 		why = append(why, "there is no gate report")
 	case day.gateDecision != "SHIP":
-		why = append(why, fmt.Sprintf("GATE decided %s", orNone(day.gateDecision)))
+		why = append(why, fmt.Sprintf("GATE decided %s", cmp.Or(day.gateDecision, "nothing")))
 	}
 	for _, a := range []struct {
 		name     string
@@ -484,7 +451,7 @@ func paceCheckDay(c *ruleCtx, day *paceDay) {
 		case a.doc == nil:
 			why = append(why, "there is no "+a.name+" report")
 		case a.decision != "SHIP" && a.decision != "ADVISORY":
-			why = append(why, fmt.Sprintf("%s decided %s", a.name, orNone(a.decision)))
+			why = append(why, fmt.Sprintf("%s decided %s", a.name, cmp.Or(a.decision, "nothing")))
 		}
 	}
 	if len(why) > 0 {
@@ -529,7 +496,7 @@ func paceCheckAttempts(c *ruleCtx, day *paceDay) {
 		reason, hasReason := str(a, "hold_reason")
 		switch {
 		case hasReason && outcome != "HOLD":
-			c.report("pace.attempts.hold-reason-only-on-hold", d, ptr(i, "hold_reason"), "attempt %d has a `hold_reason` but its outcome is %s: only HOLD attempts carry one", i+1, orNone(outcome))
+			c.report("pace.attempts.hold-reason-only-on-hold", d, ptr(i, "hold_reason"), "attempt %d has a `hold_reason` but its outcome is %s: only HOLD attempts carry one", i+1, cmp.Or(outcome, "nothing"))
 		case !hasReason && outcome == "HOLD":
 			c.report("pace.attempts.hold-without-reason", d, ptr(i, "outcome"), "attempt %d is a HOLD without `hold_reason`", i+1)
 		}
@@ -546,7 +513,7 @@ func paceCheckAttempts(c *ruleCtx, day *paceDay) {
 	shipped := lastOutcome == "SHIP"
 	switch {
 	case day.cycle != nil && !shipped && len(list) > 0:
-		c.report("pace.attempts.cycle-iff-shipped", d, ptr(len(list)-1, "outcome"), "cycle.md exists but the last attempt's outcome is %s, not SHIP", orNone(lastOutcome))
+		c.report("pace.attempts.cycle-iff-shipped", d, ptr(len(list)-1, "outcome"), "cycle.md exists but the last attempt's outcome is %s, not SHIP", cmp.Or(lastOutcome, "nothing"))
 	case day.cycle == nil && shipped:
 		c.report("pace.attempts.cycle-iff-shipped", d, ptr(len(list)-1, "outcome"), "the last attempt shipped but %s/cycle.md is missing", day.dir)
 	}
@@ -634,10 +601,6 @@ func countWord[N int | int64](n N, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-func orNone(s string) string {
-	return cmp.Or(s, "nothing")
 }
 
 func listOrNone(l []string) string {

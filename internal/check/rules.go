@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/artifact"
@@ -40,12 +39,12 @@ func Rules() []Rule {
 	for _, fam := range families {
 		out = append(out, fam.rules...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	slices.SortFunc(out, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
 // family is one pipeline family's rules and the function that applies them
-// to a group of its artifacts.
+// to a group of its artifacts (none for PACE: runner.checkPACEUnit).
 type family struct {
 	name  string
 	rules []Rule
@@ -83,16 +82,12 @@ type Group struct {
 	// Docs are the group's artifacts that decoded, sorted by path.
 	Docs []*artifact.Document
 
-	prefix string
-	files  fs.FS // the checked tree; nil when a single file is checked
+	files fs.FS // the checked tree; nil when a single file is checked
 	// root, when set, is the os.Root whose FS files is: it confines
 	// symlinks itself, so treePath need not resolve them.
 	root  *os.Root
 	limit int64
 }
-
-// Rel is a document path without the run's prefix: relative to the root.
-func (g *Group) Rel(docPath string) string { return strings.TrimPrefix(docPath, g.prefix) }
 
 // ReadFile reads a file of the checked tree that is not an artifact (a
 // selftest.log, a patch.diff) by its root-relative path, through the run's
@@ -170,10 +165,8 @@ func (g *Group) Of(kindID string) []*artifact.Document {
 
 // One returns the group's first document of a kind, or nil.
 func (g *Group) One(kindID string) *artifact.Document {
-	for _, d := range g.Docs {
-		if d.Kind.ID == kindID {
-			return d
-		}
+	if i := slices.IndexFunc(g.Docs, func(d *artifact.Document) bool { return d.Kind.ID == kindID }); i >= 0 {
+		return g.Docs[i]
 	}
 	return nil
 }
@@ -219,6 +212,9 @@ func (c *ruleCtx) severity(id string) Severity {
 	if s, ok := c.opts.Config.Rules[id]; ok {
 		return Severity(s)
 	}
+	if id == RuleConvention {
+		return SeverityWarning
+	}
 	if r := ruleIndex[id]; r != nil {
 		return r.Severity
 	}
@@ -226,9 +222,11 @@ func (c *ruleCtx) severity(id string) Severity {
 }
 
 // report records a finding of rule id on doc at the JSON pointer ptr (the
-// field the finding is about). It is a no-op when the rule is off.
+// field the finding is about). It is a no-op when the rule is off. The rule
+// layer reports RuleConvention too: a departure from the documented shape
+// that upstream's validators accept in this place.
 func (c *ruleCtx) report(id string, doc *artifact.Document, ptr []string, format string, args ...any) {
-	if _, ok := ruleIndex[id]; !ok {
+	if _, ok := ruleIndex[id]; !ok && id != RuleConvention {
 		panic("check: unregistered rule " + id)
 	}
 	sev := c.severity(id)
@@ -237,21 +235,6 @@ func (c *ruleCtx) report(id string, doc *artifact.Document, ptr []string, format
 	}
 	pos := doc.Locate(ptr)
 	c.findings = append(c.findings, Finding{File: doc.Path, Line: pos.Line, Column: pos.Column, Kind: doc.Kind.ID, Rule: id, Severity: sev, Message: fmt.Sprintf(format, args...)})
-}
-
-// convention records a finding of RuleConvention from the rule layer: a
-// departure from the documented shape that upstream's validators accept in
-// this place. It follows the configured severity of RuleConvention.
-func (c *ruleCtx) convention(doc *artifact.Document, ptr []string, format string, args ...any) {
-	sev := SeverityWarning
-	if s, ok := c.opts.Config.Rules[RuleConvention]; ok {
-		sev = Severity(s)
-	}
-	if sev == SeverityOff {
-		return
-	}
-	pos := doc.Locate(ptr)
-	c.findings = append(c.findings, Finding{File: doc.Path, Line: pos.Line, Column: pos.Column, Kind: doc.Kind.ID, Rule: RuleConvention, Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
 // status records where a unit stands.

@@ -12,7 +12,6 @@ import (
 	"path"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -171,7 +170,7 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place r
 	}
 	Sort(res.Findings)
 	SortStatuses(res.Statuses)
-	sort.Slice(res.Outcomes, func(i, j int) bool { return res.Outcomes[i].Path < res.Outcomes[j].Path })
+	slices.SortFunc(res.Outcomes, func(a, b *artifact.Document) int { return strings.Compare(a.Path, b.Path) })
 	return res, nil
 }
 
@@ -189,10 +188,7 @@ type runner struct {
 // run streams the units of the walk to workers that check them, and
 // gathers their results (unsorted). name names the root in errors.
 func (r *runner) run(ctx context.Context, disc artifact.DiscoverOptions, name string) (Result, error) {
-	workers := r.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := cmp.Or(max(r.opts.Workers, 0), runtime.GOMAXPROCS(0))
 	jobs := make(chan *fileGroup, workers)
 	var (
 		mu  sync.Mutex
@@ -248,14 +244,7 @@ var FamilyOrder = func() []string {
 
 // SortStatuses orders statuses by family (FamilyOrder), then unit.
 func SortStatuses(sts []Status) {
-	rank := func(f string) int {
-		for i, x := range FamilyOrder {
-			if x == f {
-				return i
-			}
-		}
-		return len(FamilyOrder)
-	}
+	rank := func(f string) int { return cmp.Or(slices.Index(FamilyOrder, f)+1, len(FamilyOrder)+1) }
 	// Two groups can name one unit (an SCC task's files in two folders):
 	// the order must not depend on which worker finished first.
 	slices.SortStableFunc(sts, func(a, b Status) int {
@@ -349,8 +338,8 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	opts := r.opts
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
-	g := &Group{Key: opts.Prefix + fg.key, prefix: opts.Prefix, files: r.tree, root: r.root, limit: limits.MaxFileSize}
-	if isPACEUnit(fg) {
+	g := &Group{Key: opts.Prefix + fg.key, files: r.tree, root: r.root, limit: limits.MaxFileSize}
+	if k := fg.files[0].Kind; k != nil && k.Family == "pace" {
 		r.checkPACEUnit(fg, g, limits, &res)
 		return res
 	}
@@ -403,26 +392,12 @@ func (r *runner) checkOne(f artifact.File, limits artifact.Limits, res *groupRes
 // checked.
 var checkedHook func(*artifact.Document)
 
-// isPACEUnit reports whether a unit is a PACE project (a .pace directory and
-// its plan), every file of it classified as PACE by its path.
-func isPACEUnit(fg fileGroup) bool {
-	if fg.key != ".pace" && !strings.HasSuffix(fg.key, "/.pace") {
-		return false
-	}
-	for _, f := range fg.files {
-		if f.Kind == nil || f.Kind.Family != "pace" {
-			return false
-		}
-	}
-	return true
-}
-
-// checkPACEUnit is checkGroup for a PACE project, in flat memory however
+// checkPACEUnit is checkGroup for the PACE family (a .pace directory and its
+// plan, or a file a glob makes PACE's), in flat memory however
 // many days it holds: it decodes the files outside the day directories (the
 // plan, the advisory backlog) first, then each day's files in day order,
 // applies the day's rules and drops them; only the plan and the latest day
-// (for the unit's status) are held across days. The rules and findings are
-// those of checkPACE over the whole unit.
+// (for the unit's status) are held across days.
 func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, res *groupResult) {
 	opts := r.opts
 	c := &ruleCtx{opts: opts, changed: opts.Changed}
@@ -543,7 +518,7 @@ func (v *Validator) checkFile(fsys fs.FS, f artifact.File, limits artifact.Limit
 
 // readLimited reads at most max bytes of the file p of fsys and returns its
 // real size (as Stat says). A file over the limit is not read past its head.
-func readLimited(fsys fs.FS, p string, max int64) ([]byte, int64, error) {
+func readLimited(fsys fs.FS, p string, limit int64) ([]byte, int64, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening %s: %w", p, err)
@@ -553,9 +528,9 @@ func readLimited(fsys fs.FS, p string, max int64) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
 	}
-	if info.Size() > max {
+	if info.Size() > limit {
 		// Read only the head, enough to classify an unclassified file.
-		head := make([]byte, min(max, sniffSize))
+		head := make([]byte, min(limit, sniffSize))
 		n, err := io.ReadFull(f, head)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, 0, fmt.Errorf("reading %s: %w", p, err)
@@ -564,10 +539,7 @@ func readLimited(fsys fs.FS, p string, max int64) ([]byte, int64, error) {
 	}
 	// One read of the size the file says it has (and one that sees its end),
 	// not io.ReadAll's doubling from 512 bytes: a syscall per doubling.
-	size := min(info.Size(), max)
-	if size < 0 {
-		size = 0
-	}
+	size := max(min(info.Size(), limit), 0)
 	buf := make([]byte, size+1)
 	n, err := io.ReadFull(f, buf)
 	switch {
@@ -577,7 +549,7 @@ func readLimited(fsys fs.FS, p string, max int64) ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
 	}
 	// The file grew since Stat (or said no size): read on, up to the limit.
-	rest, err := io.ReadAll(io.LimitReader(f, max+1-int64(n)))
+	rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
 	}

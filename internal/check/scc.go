@@ -189,11 +189,6 @@ func checkSCC(c *ruleCtx, g *Group) {
 	sccStatus(c, g, s, verdictDoc, task)
 }
 
-// sccRel strips the run's prefix from a document path.
-func sccRel(c *ruleCtx, d *artifact.Document) string {
-	return strings.TrimPrefix(d.Path, c.opts.Prefix)
-}
-
 // sccTaskDir returns the base (the directory holding artifacts/, with a
 // trailing slash, or "") and the task folder name of a file at
 // <base>artifacts/<dir>/<name>; ok is false elsewhere.
@@ -226,7 +221,7 @@ func sccNorm(p string) string {
 }
 
 func sccReadSubmit(c *ruleCtx, d *artifact.Document) *sccSubmit {
-	s := &sccSubmit{doc: d, obj: asObj(d.Value), rel: sccRel(c, d)}
+	s := &sccSubmit{doc: d, obj: asObj(d.Value), rel: strings.TrimPrefix(d.Path, c.opts.Prefix)}
 	s.base, s.dir, _ = sccTaskDir(s.rel)
 	if s.obj == nil {
 		return s
@@ -692,7 +687,7 @@ func sccCheckVerdict(c *ruleCtx, d *artifact.Document, s *sccSubmit) {
 	}
 	id, hasID := str(obj, "task_id")
 	if hasID && !blank(id) {
-		if _, dir, ok := sccTaskDir(sccRel(c, d)); ok && strings.TrimSpace(id) != dir {
+		if _, dir, ok := sccTaskDir(strings.TrimPrefix(d.Path, c.opts.Prefix)); ok && strings.TrimSpace(id) != dir {
 			c.report("scc.verdict.task-id-matches-dir", d, ptr("task_id"), "`task_id` is %s but the file is in artifacts/%s/: the judge writes the verdict to artifacts/<task_id>/", display(id), dir)
 		}
 		if s != nil && s.hasTaskID && !blank(s.taskID) && strings.TrimSpace(id) != strings.TrimSpace(s.taskID) {

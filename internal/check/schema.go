@@ -59,17 +59,7 @@ func (ks *kindSchema) compiled() bool { return ks.done.Load() }
 // schema in the binary is broken: a build defect, not a user problem; a
 // schema that does not compile is reported by the run that first needs it
 // (Validator.Err) and by the package's tests, which compile them all.
-func NewValidator() (*Validator, error) {
-	embedded.once.Do(func() { embedded.v, embedded.err = newValidator(schemas.FS) })
-	return embedded.v, embedded.err
-}
-
-// embedded is the Validator of the embedded schemas, read on first use.
-var embedded struct {
-	once sync.Once
-	v    *Validator
-	err  error
-}
+var NewValidator = sync.OnceValues(func() (*Validator, error) { return newValidator(schemas.FS) })
 
 func newValidator(fsys fs.FS) (*Validator, error) {
 	c := jsonschema.NewCompiler()
@@ -248,19 +238,18 @@ func (v *Validator) leaves(e *jsonschema.ValidationError, inherited string, tr t
 	if t, ok := v.tierAt(e); ok {
 		tr = t
 	}
+	hint := cmp.Or(v.ownHint(e), inherited)
 	switch e.ErrorKind.(type) {
 	case *kind.Reference:
-		if h := v.ownHint(e); h != "" {
-			inherited = h
-		}
+		inherited = hint
 	case *kind.Contains, *kind.MinContains, *kind.MaxContains:
-		return []leaf{{e, v.hintFor(e, inherited), tr}}
+		return []leaf{{e, hint, tr}}
 	case *kind.AnyOf, *kind.OneOf:
 		if len(e.Causes) == 0 {
-			return []leaf{{e, v.hintFor(e, inherited), tr}}
+			return []leaf{{e, hint, tr}}
 		}
 		if merged := v.mergeTypeBranches(e); merged != nil {
-			return []leaf{{merged, v.hintFor(e, inherited), tr}}
+			return []leaf{{merged, hint, tr}}
 		}
 		var best []leaf
 		bestDepth := -1
@@ -277,7 +266,7 @@ func (v *Validator) leaves(e *jsonschema.ValidationError, inherited string, tr t
 		return best
 	}
 	if len(e.Causes) == 0 {
-		return []leaf{{e, v.hintFor(e, inherited), tr}}
+		return []leaf{{e, hint, tr}}
 	}
 	var out []leaf
 	for _, c := range e.Causes {
@@ -311,17 +300,8 @@ func (v *Validator) tierAt(e *jsonschema.ValidationError) (t tier, ok bool) {
 	}
 	look(cur)
 	for _, tok := range artifact.SplitPointer(frag) {
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return t, ok
-			}
-			cur = c[i]
-		default:
-			return t, ok
+		if cur = artifact.ValueAt(cur, []string{tok}); cur == nil {
+			break
 		}
 		look(cur)
 	}
@@ -333,10 +313,6 @@ const (
 	TierContract   = "contract"
 	TierConvention = "convention"
 )
-
-func (v *Validator) hintFor(e *jsonschema.ValidationError, inherited string) string {
-	return cmp.Or(v.ownHint(e), inherited)
-}
 
 // mergeTypeBranches turns "anyOf: [{type: string}, {type: integer}]" failing
 // at one place into a single type error wanting "string or integer".
@@ -388,14 +364,15 @@ func (v *Validator) describe(doc *artifact.Document, value any, prefix []string,
 	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
-		if len(k.Missing) == 1 {
-			return []Finding{v.finding(doc, loc, fmt.Sprintf("missing required field %s", fieldName(appendTok(e.InstanceLocation, k.Missing[0])))+hint)}
-		}
 		names := make([]string, len(k.Missing))
 		for i, m := range k.Missing {
 			names[i] = fieldName(appendTok(e.InstanceLocation, m))
 		}
-		return []Finding{v.finding(doc, loc, fmt.Sprintf("missing required fields %s", strings.Join(names, ", "))+hint)}
+		word := "field"
+		if len(names) > 1 {
+			word = "fields"
+		}
+		return []Finding{v.finding(doc, loc, fmt.Sprintf("missing required %s %s", word, strings.Join(names, ", "))+hint)}
 	case *kind.AdditionalProperties:
 		var out []Finding
 		for _, p := range k.Properties {
@@ -526,15 +503,9 @@ func limitMessage(ek jsonschema.ErrorKind, field string) (msg string, ok bool) {
 func (v *Validator) wantTypes(e *jsonschema.ValidationError, want []string) string {
 	var words []string
 	for _, w := range want {
-		if w == "array" {
-			if obj, ok := v.schemaObject(e).(map[string]any); ok {
-				if items, ok := obj["items"].(map[string]any); ok {
-					if t, ok := items["type"].(string); ok {
-						words = append(words, "a list of "+plural(t))
-						continue
-					}
-				}
-			}
+		if t, ok := artifact.ValueAt(v.schemaObject(e), []string{"items", "type"}).(string); ok && w == "array" {
+			words = append(words, "a list of "+plural(t))
+			continue
 		}
 		words = append(words, typeWord(w))
 	}
@@ -544,11 +515,7 @@ func (v *Validator) wantTypes(e *jsonschema.ValidationError, want []string) stri
 // ownHint returns the "x-hint" annotation of the schema object that failed:
 // a schema author's advice for the fix.
 func (v *Validator) ownHint(e *jsonschema.ValidationError) string {
-	obj, ok := v.schemaObject(e).(map[string]any)
-	if !ok {
-		return ""
-	}
-	h, _ := obj["x-hint"].(string)
+	h, _ := artifact.ValueAt(v.schemaObject(e), []string{"x-hint"}).(string)
 	return h
 }
 
@@ -574,9 +541,9 @@ func fieldName(loc []string) string {
 		if len(loc) == 1 {
 			return entry
 		}
-		return code(joinField(loc[1:], "")) + " of " + entry
+		return code(joinField(loc[1:])) + " of " + entry
 	}
-	return code(joinField(loc, ""))
+	return code(joinField(loc))
 }
 
 // learningsField names a place in learnings.md the way its author sees it:
@@ -597,7 +564,7 @@ func appendTok(loc []string, tok string) []string {
 	return append(append([]string(nil), loc...), tok)
 }
 
-func joinField(loc []string, last string) string {
+func joinField(loc []string) string {
 	var b strings.Builder
 	for _, t := range loc {
 		if _, err := strconv.Atoi(t); err == nil {
@@ -608,12 +575,6 @@ func joinField(loc []string, last string) string {
 			b.WriteByte('.')
 		}
 		b.WriteString(t)
-	}
-	if last != "" {
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(last)
 	}
 	return b.String()
 }

@@ -2,14 +2,10 @@ package check
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/phasegate/phasegate/schemas"
 )
 
 // Convention is one place of a schema marked `"x-tier": "convention"`: the
@@ -28,21 +24,13 @@ type Convention struct {
 // Conventions lists every convention-tier place of the embedded schemas,
 // sorted by schema and field, for docs/rules.md and `phasegate schema`.
 func Conventions() ([]Convention, error) {
-	paths, err := fs.Glob(schemas.FS, "*/*.schema.json")
+	v, err := NewValidator()
 	if err != nil {
-		return nil, fmt.Errorf("listing schemas: %w", err)
+		return nil, err
 	}
 	var out []Convention
-	for _, p := range paths {
-		data, err := fs.ReadFile(schemas.FS, p)
-		if err != nil {
-			return nil, fmt.Errorf("reading schema %s: %w", p, err)
-		}
-		var doc any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("parsing schema %s: %w", p, err)
-		}
-		out = append(out, conventionsIn(p, doc, nil)...)
+	for url, doc := range v.raw {
+		out = append(out, conventionsIn(strings.TrimPrefix(url, SchemaBaseURL), doc, nil)...)
 	}
 	slices.SortStableFunc(out, func(a, b Convention) int {
 		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Field, b.Field))

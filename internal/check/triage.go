@@ -1,7 +1,6 @@
 package check
 
 import (
-	"fmt"
 	"math"
 	"path"
 	"slices"
@@ -59,7 +58,7 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 			want = float64(claimed) / float64(total)
 		}
 		if math.Abs(ratio-want) > 0.005 {
-			c.report("autopilot.triage.pass-ratio", d, ptr("pass_ratio"), "`pass_ratio` is %s but passed_criteria/total_criteria is %d/%d = %.2f: write the computed ratio", trimFloat(ratio), claimed, total, want)
+			c.report("autopilot.triage.pass-ratio", d, ptr("pass_ratio"), "`pass_ratio` is %g but passed_criteria/total_criteria is %d/%d = %.2f: write the computed ratio", ratio, claimed, total, want)
 		}
 	}
 	routing, routingOK := str(obj, "routing_decision")
@@ -70,9 +69,9 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 		case noCriteria && routing == "verify_only":
 			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but no criterion was verifiable (criteria_source %s, %s checked): with nothing verified the phase goes to full_pipeline", display(source), countWord(len(checked), "criterion", "criteria"))
 		case ratioOK && routing == "verify_only" && !(ratio > autopilotTriageThreshold):
-			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but `pass_ratio` is %s: only a ratio above 0.80 skips to verification (full_pipeline otherwise)", trimFloat(ratio))
+			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is verify_only but `pass_ratio` is %g: only a ratio above 0.80 skips to verification (full_pipeline otherwise)", ratio)
 		case ratioOK && routing == "full_pipeline" && ratio > autopilotTriageThreshold && !noCriteria:
-			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is full_pipeline but `pass_ratio` is %s: above 0.80 the phase is likely implemented and triage routes to verify_only", trimFloat(ratio))
+			c.report("autopilot.triage.routing", d, ptr("routing_decision"), "`routing_decision` is full_pipeline but `pass_ratio` is %g: above 0.80 the phase is likely implemented and triage routes to verify_only", ratio)
 		}
 	}
 	skipped, _ := stringList(obj, "skipped_steps")
@@ -93,9 +92,6 @@ func autopilotCheckTriage(c *ruleCtx, d *artifact.Document) {
 		}
 	}
 }
-
-// trimFloat prints a ratio the way it was written: 0.8, not 0.800000.
-func trimFloat(f float64) string { return fmt.Sprintf("%g", f) }
 
 // jgTraceRules are the rules of .pipeline/<issue>/pipeline-trace.json
 // (practitioner exercise 11).

@@ -147,10 +147,7 @@ func looselyMatches(a, b string) bool {
 		return true
 	}
 	wa, wb := significant(na), significant(nb)
-	if len(wa) >= 2 && len(wb) >= 2 && wa[0] == wb[0] && wa[1] == wb[1] {
-		return true
-	}
-	return false
+	return len(wa) >= 2 && len(wb) >= 2 && wa[0] == wb[0] && wa[1] == wb[1]
 }
 
 var stopWords = map[string]bool{"the": true, "a": true, "an": true, "of": true, "to": true, "in": true, "on": true, "for": true, "and": true, "or": true, "is": true, "be": true, "not": true}

@@ -111,12 +111,7 @@ func (p Phases) Index(phase string) int {
 	if alias, ok := p.Aliases[name]; ok {
 		name = strings.ToLower(alias)
 	}
-	for i, s := range p.Sequence {
-		if strings.EqualFold(s, name) {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(p.Sequence, func(s string) bool { return strings.EqualFold(s, name) })
 }
 
 // Label is the phase:<name> label of an outcome's phase, "" when it is not
@@ -221,10 +216,7 @@ const DefaultMaxOutcomesPerPush = 10
 
 // MaxPerPushOrDefault is outcome.max_per_push, or its default.
 func (o Outcome) MaxPerPushOrDefault() int {
-	if o.MaxPerPush > 0 {
-		return o.MaxPerPush
-	}
-	return DefaultMaxOutcomesPerPush
+	return cmp.Or(max(o.MaxPerPush, 0), DefaultMaxOutcomesPerPush)
 }
 
 // Pace settings mirror the PACE repository's own configuration.
@@ -246,17 +238,9 @@ type Limits struct {
 
 // ArtifactLimits converts the section to decoder limits, defaults filled in.
 func (l Limits) ArtifactLimits() artifact.Limits {
-	out := artifact.DefaultLimits
-	if l.MaxFileSize > 0 {
-		out.MaxFileSize = l.MaxFileSize
-	}
-	if l.MaxDepth > 0 {
-		out.MaxDepth = l.MaxDepth
-	}
-	if l.MaxAliasNodes > 0 {
-		out.MaxAliasNodes = l.MaxAliasNodes
-	}
-	return out
+	d := artifact.DefaultLimits
+	return artifact.Limits{MaxFileSize: cmp.Or(max(l.MaxFileSize, 0), d.MaxFileSize), MaxDepth: cmp.Or(max(l.MaxDepth, 0), d.MaxDepth),
+		MaxAliasNodes: cmp.Or(max(l.MaxAliasNodes, 0), d.MaxAliasNodes), MaxNodes: d.MaxNodes}
 }
 
 // Problem is something wrong in the config file.
@@ -329,7 +313,7 @@ func Parse(data []byte) (cfg Config, probs []Problem) {
 		// integer, a number over int64): still a problem, never a default.
 		probs = append(probs, fromMessage(err.Error()))
 	}
-	probs = append(probs, validate(cfg, &root)...)
+	probs = append(probs, validate(cfg, doc)...)
 	if len(probs) > 0 {
 		return Default(), capProblems(sortProblems(probs))
 	}
@@ -420,49 +404,27 @@ func fromMessage(msg string) Problem {
 
 // validate checks what the schema cannot say: glob syntax, and that each
 // phase alias maps to a phase of the sequence in effect. Each problem is
-// placed at the node of its key in root.
-func validate(cfg Config, root *yaml.Node) []Problem {
-	p := &problems{root: root}
-	p.checkGlobs(cfg)
-	p.checkPhases(cfg)
-	return p.list
-}
-
-// problems collects a config's problems, each placed at a node of root.
-type problems struct {
-	root *yaml.Node
-	list []Problem
-}
-
-// add records msg at n, or at line 1 column 1 without a node.
-func (p *problems) add(n *yaml.Node, msg string) {
-	l, c := 1, 1
-	if n != nil {
-		l, c = n.Line, n.Column
+// placed at its key or entry in doc.
+func validate(cfg Config, doc *artifact.Document) []Problem {
+	var probs []Problem
+	add := func(msg string, tokens ...string) {
+		pos := doc.Locate(tokens)
+		probs = append(probs, Problem{pos.Line, pos.Column, msg})
 	}
-	p.list = append(p.list, Problem{l, c, msg})
-}
-
-// checkGlobs checks each glob of artifacts and ignore (the schema checks
-// the kinds).
-func (p *problems) checkGlobs(cfg Config) {
 	for _, id := range slices.Sorted(maps.Keys(cfg.Artifacts)) {
 		for i, g := range cfg.Artifacts[id] {
 			if !doublestar.ValidatePattern(g) {
-				p.add(item(p.root, i, "artifacts", id), fmt.Sprintf("artifacts.%s: invalid glob %q", id, g))
+				add(fmt.Sprintf("artifacts.%s: invalid glob %q", id, g), "artifacts", id, strconv.Itoa(i))
 			}
 		}
 	}
 	for i, g := range cfg.Ignore {
 		if !doublestar.ValidatePattern(g) {
-			p.add(item(p.root, i, "ignore"), fmt.Sprintf("ignore: invalid glob %q", g))
+			add(fmt.Sprintf("ignore: invalid glob %q", g), "ignore", strconv.Itoa(i))
 		}
 	}
-}
-
-// checkPhases checks that each phase alias maps to a phase of the sequence
-// in effect: phases.sequence, or the default sequence when it is not set.
-func (p *problems) checkPhases(cfg Config) {
+	// Each phase alias maps to a phase of the sequence in effect:
+	// phases.sequence, or the default sequence when it is not set.
 	seq := cfg.PhasesOrDefault().Sequence
 	for _, alias := range slices.Sorted(maps.Keys(cfg.Phases.Aliases)) {
 		target := cfg.Phases.Aliases[alias]
@@ -471,58 +433,8 @@ func (p *problems) checkPhases(cfg Config) {
 			if len(cfg.Phases.Sequence) == 0 {
 				which = "the default sequence (" + strings.Join(seq, ", ") + "; set phases.sequence for another)"
 			}
-			p.add(find(p.root, "phases", "aliases", alias), fmt.Sprintf("phases.aliases: %q maps to %q, which is not in %s", alias, target, which))
+			add(fmt.Sprintf("phases.aliases: %q maps to %q, which is not in %s", alias, target, which), "phases", "aliases", alias)
 		}
 	}
-}
-
-// find returns the key node at a path of mapping keys: the deepest that
-// exists.
-func find(n *yaml.Node, path ...string) *yaml.Node {
-	key, _ := lookup(n, path...)
-	return key
-}
-
-// item returns the i-th element of the sequence at a path of mapping keys,
-// or the deepest key on the path when there is none.
-func item(n *yaml.Node, i int, path ...string) *yaml.Node {
-	key, v := lookup(n, path...)
-	if v != nil && v.Kind == yaml.AliasNode {
-		v = v.Alias
-	}
-	if v != nil && v.Kind == yaml.SequenceNode && i < len(v.Content) {
-		return v.Content[i]
-	}
-	return key
-}
-
-// lookup follows a path of mapping keys and returns the deepest key found
-// and, when the whole path exists, its value.
-func lookup(n *yaml.Node, path ...string) (key, value *yaml.Node) {
-	if n == nil {
-		return nil, nil
-	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	for _, p := range path {
-		if n != nil && n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
-		if n == nil || n.Kind != yaml.MappingNode {
-			return key, nil
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == p {
-				key, next = n.Content[i], n.Content[i+1]
-				break
-			}
-		}
-		if next == nil {
-			return key, nil
-		}
-		n = next
-	}
-	return key, n
+	return probs
 }

@@ -29,7 +29,6 @@ const SchemaPath = "config/phasegate.schema.json"
 type compiled struct {
 	schema *jsonschema.Schema
 	raw    any
-	url    string
 }
 
 var loadSchema = sync.OnceValues(func() (*compiled, error) {
@@ -54,7 +53,7 @@ var loadSchema = sync.OnceValues(func() (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling the config schema %s: %w", SchemaPath, err)
 	}
-	return &compiled{schema: s, raw: raw, url: url}, nil
+	return &compiled{schema: s, raw: raw}, nil
 })
 
 // FixedRules are the rules that exist but cannot be reconfigured (the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -15,7 +16,7 @@ import (
 // bytes that are not valid UTF-8 (a lone 0x9b is CSI on some terminals) are
 // replaced by visible \x escapes.
 func Terminal(s string) string {
-	if !needsEscape(s) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unsafeRune) {
 		return s
 	}
 	var b strings.Builder
@@ -33,17 +34,6 @@ func Terminal(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || unsafeRune(r) {
-			return true
-		}
-		i += size
-	}
-	return false
 }
 
 // unsafeRune reports whether r must not reach a terminal, a log or a review
@@ -91,14 +81,7 @@ func jsonSafe(data []byte) []byte {
 	if bytes.Contains(data, []byte("##[")) {
 		data = bytes.ReplaceAll(data, []byte("##["), []byte(`##\u005b`))
 	}
-	clean := true
-	for _, c := range data {
-		if c >= 0x80 {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !slices.ContainsFunc(data, func(c byte) bool { return c >= 0x80 }) {
 		return data
 	}
 	out := make([]byte, 0, len(data)+16)

@@ -1,11 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
+	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/outcome"
@@ -141,14 +144,10 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 
 // bySeverity lists errors before warnings, each in the usual order.
 func bySeverity(fs []check.Finding) []check.Finding {
-	out := make([]check.Finding, 0, len(fs))
-	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
-		for _, f := range fs {
-			if f.Severity == sev {
-				out = append(out, f)
-			}
-		}
-	}
+	out := slices.Clone(fs)
+	slices.SortStableFunc(out, func(a, b check.Finding) int {
+		return cmp.Compare(a.Severity, b.Severity) // "error" before "warning"
+	})
 	return out
 }
 
@@ -160,15 +159,7 @@ func severityIcon(s check.Severity) string {
 }
 
 func effectIcon(e string) string {
-	switch e {
-	case "HOLD":
-		return "⛔ HOLD"
-	case "ADVISORY":
-		return "⚠️ ADVISORY"
-	case "SHIP":
-		return "✅ SHIP"
-	}
-	return "—"
+	return cmp.Or(map[string]string{"HOLD": "⛔ HOLD", "ADVISORY": "⚠️ ADVISORY", "SHIP": "✅ SHIP"}[e], "—")
 }
 
 // worstEffect is the most severe decision of a unit: HOLD, ADVISORY, SHIP or "".
@@ -212,17 +203,17 @@ func codeSafe(s string) string {
 func writeMermaid(b *strings.Builder, statuses []check.Status) {
 	b.WriteString("```mermaid\nflowchart LR\n")
 	n := 0
-	for _, fam := range familyNames {
+	for _, fam := range artifact.Families() {
 		var units []check.Status
 		for _, st := range statuses {
-			if st.Family == fam.id {
+			if st.Family == fam.ID {
 				units = append(units, st)
 			}
 		}
 		if len(units) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "  subgraph %s[\"%s\"]\n    direction LR\n", fam.id, fam.title)
+		fmt.Fprintf(b, "  subgraph %s[\"%s\"]\n    direction LR\n", fam.ID, fam.Title)
 		for _, st := range units {
 			n++
 			class := map[string]string{"HOLD": "hold", "ADVISORY": "advisory", "SHIP": "ship", "": "none"}[worstEffect(st)]
@@ -336,17 +327,7 @@ func writeRun(b *strings.Builder, run RunSummary) {
 }
 
 func stateIcon(state string) string {
-	switch state {
-	case "success":
-		return "✅ success"
-	case "failure":
-		return "❌ failure"
-	case "error":
-		return "❌ error"
-	case "pending":
-		return "⏳ pending"
-	}
-	return outcome.Inline(state)
+	return cmp.Or(map[string]string{"success": "✅ success", "failure": "❌ failure", "error": "❌ error", "pending": "⏳ pending"}[state], outcome.Inline(state))
 }
 
 // link renders text as a link to u when u is an http(s) URL; the URL is

@@ -105,10 +105,10 @@ func Text(w io.Writer, r Report) error {
 		prev = f.File
 		if f.File == "" {
 			// A finding about the run, not a file (nothing found).
-			fmt.Fprintf(&b, "phasegate: %s %s: %s\n", c.severity(f.Severity), Terminal(f.Rule), Terminal(f.Message))
+			fmt.Fprintf(&b, "phasegate: %s %s: %s\n", c.word(string(f.Severity)), Terminal(f.Rule), Terminal(f.Message))
 			continue
 		}
-		fmt.Fprintf(&b, "%s: %s %s: %s\n", c.bold(fmt.Sprintf("%s:%d:%d", Terminal(f.File), f.Line, f.Column)), c.severity(f.Severity), Terminal(f.Rule), Terminal(f.Message))
+		fmt.Fprintf(&b, "%s: %s %s: %s\n", c.paint(sgrBold, fmt.Sprintf("%s:%d:%d", Terminal(f.File), f.Line, f.Column)), c.word(string(f.Severity)), Terminal(f.Rule), Terminal(f.Message))
 	}
 	if len(r.Findings) > 0 {
 		b.WriteByte('\n')
@@ -116,7 +116,7 @@ func Text(w io.Writer, r Report) error {
 	if r.Pipeline != nil {
 		writePipeline(&b, r.Pipeline)
 		if len(r.Verdict.Reasons) > 0 {
-			fmt.Fprintf(&b, "Verdict %s because:\n", c.verdict(r.Verdict.Verdict))
+			fmt.Fprintf(&b, "Verdict %s because:\n", c.word(string(r.Verdict.Verdict)))
 			for _, reason := range r.Verdict.Reasons {
 				fmt.Fprintf(&b, "  %s\n", Terminal(reason))
 			}
@@ -124,7 +124,7 @@ func Text(w io.Writer, r Report) error {
 		}
 	}
 	errs, warns := check.Count(r.Findings)
-	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), c.verdict(r.Verdict.Verdict))
+	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), c.word(string(r.Verdict.Verdict)))
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("writing text report: %w", err)
@@ -152,28 +152,18 @@ func (p palette) paint(sgr, s string) string {
 	return sgr + s + sgrReset
 }
 
-func (p palette) bold(s string) string { return p.paint(sgrBold, s) }
-
-func (p palette) severity(s check.Severity) string {
-	switch s {
-	case check.SeverityError:
-		return p.paint(sgrRed, string(s))
-	case check.SeverityWarning:
-		return p.paint(sgrYellow, string(s))
-	}
-	return Terminal(string(s))
+// colours are the SGR colours of the severities and the verdicts.
+var colours = map[string]string{
+	string(check.SeverityError): sgrRed, string(check.SeverityWarning): sgrYellow,
+	string(gate.Ship): sgrGreen, string(gate.Advisory): sgrYellow, string(gate.Hold): sgrRed,
 }
 
-func (p palette) verdict(v gate.Verdict) string {
-	switch v {
-	case gate.Ship:
-		return p.paint(sgrGreen, string(v))
-	case gate.Advisory:
-		return p.paint(sgrYellow, string(v))
-	case gate.Hold:
-		return p.paint(sgrRed, string(v))
+// word paints a severity or a verdict in its colour.
+func (p palette) word(s string) string {
+	if sgr, ok := colours[s]; ok {
+		return p.paint(sgr, s)
 	}
-	return Terminal(string(v))
+	return Terminal(s)
 }
 
 func plural(n int, word string) string {
@@ -182,16 +172,6 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
-
-// familyNames are the families in the order the pipeline table lists them,
-// from the family table (artifact.Families).
-var familyNames = func() []struct{ id, title string } {
-	var out []struct{ id, title string }
-	for _, f := range artifact.Families() {
-		out = append(out, struct{ id, title string }{f.ID, f.Title})
-	}
-	return out
-}()
 
 // writePipeline prints one compact line per unit, grouped by family.
 func writePipeline(b *strings.Builder, statuses []check.Status) {
@@ -204,9 +184,9 @@ func writePipeline(b *strings.Builder, statuses []check.Status) {
 		width = max(width, len([]rune(Terminal(st.Unit))))
 	}
 	b.WriteString("Pipeline:\n")
-	for _, fam := range familyNames {
+	for _, fam := range artifact.Families() {
 		for _, st := range statuses {
-			if st.Family != fam.id {
+			if st.Family != fam.ID {
 				continue
 			}
 			unit := Terminal(st.Unit)

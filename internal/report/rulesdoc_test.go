@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/testutil"
 )
@@ -77,17 +78,17 @@ read or decoded, or a directory that cannot be listed, is never silently skipped
 	}
 	b.WriteString("\n")
 	rules := check.Rules()
-	for _, fam := range familyNames {
+	for _, fam := range artifact.Families() {
 		var list []check.Rule
 		for _, r := range rules {
-			if strings.HasPrefix(r.ID, fam.id+".") {
+			if strings.HasPrefix(r.ID, fam.ID+".") {
 				list = append(list, r)
 			}
 		}
 		if len(list) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "## %s\n\n| rule | default | basis |\n| --- | --- | --- |\n", fam.title)
+		fmt.Fprintf(&b, "## %s\n\n| rule | default | basis |\n| --- | --- | --- |\n", fam.Title)
 		for _, r := range list {
 			fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", r.ID, RuleAnchor(r.ID), r.Severity, basisLabel[r.Basis])
 		}

@@ -374,23 +374,17 @@ func capFindings(fs []check.Finding, limit int) ([]check.Finding, int) {
 	if len(fs) <= limit {
 		return fs, 0
 	}
-	keep := make([]bool, len(fs))
-	n := 0
-	for _, sev := range []check.Severity{check.SeverityError, check.SeverityWarning} {
-		for i, f := range fs {
-			if n == limit {
-				break
-			}
-			isErr := f.Severity == check.SeverityError
-			if (sev == check.SeverityError) == isErr {
-				keep[i] = true
-				n++
-			}
-		}
-	}
+	errs, _ := check.Count(fs)
+	errRoom := min(errs, limit)
+	warnRoom := limit - errRoom
 	out := make([]check.Finding, 0, limit)
-	for i, f := range fs {
-		if keep[i] {
+	for _, f := range fs {
+		room := &warnRoom
+		if f.Severity == check.SeverityError {
+			room = &errRoom
+		}
+		if *room > 0 {
+			*room--
 			out = append(out, f)
 		}
 	}
