@@ -333,16 +333,16 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 		}
 		branch = b
 	}
-	files, onBase, err := gh.Change(ctx, owner, repo, branch, sha)
+	cmp, err := gh.CompareWhole(ctx, owner, repo, branch, sha, h.TreeLimits) // not h.compare: a branch moves
 	if err != nil {
 		return nil, nil, fmt.Errorf("comparing %s with %s: %w", outcome.ShortSHA(sha), branch, err)
 	}
-	if onBase {
-		if files, err = gh.CommitFiles(ctx, owner, repo, sha); err != nil {
+	if cmp.Status == "identical" || cmp.Status == "behind" { // sha is on the branch: its own change
+		if cmp.Files, err = gh.CommitFiles(ctx, owner, repo, sha); err != nil {
 			return nil, nil, fmt.Errorf("listing the files of %s: %w", outcome.ShortSHA(sha), err)
 		}
 	}
-	return files, nil, nil
+	return cmp.Files, nil, nil
 }
 
 // content reads a file at a commit, once per process: a commit's content

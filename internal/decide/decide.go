@@ -58,7 +58,6 @@ type GitHub interface {
 	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
 	EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error)
 	PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]ghclient.PR, error)
-	Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error)
 	CommitFiles(ctx context.Context, owner, repo, sha string) (map[string]string, error)
 	RepositoryDispatch(ctx context.Context, owner, repo, eventType string, payload any) error
 	CommentReactors(ctx context.Context, owner, repo string, commentID int64, content string) ([]string, error)
