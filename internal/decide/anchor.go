@@ -249,7 +249,7 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 	if err != nil {
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", d.Owner, d.Repo, d.Issue, err)
 	}
-	t, err := h.loadWith(ctx, gh, d.Owner, d.Repo, d.Issue, markerCommits(d.Comment.Body), nil)
+	t, err := h.load(ctx, gh, d.Owner, d.Repo, d.Issue, markerCommits(d.Comment.Body), nil)
 	if err != nil {
 		unlock()
 		return Result{}, err

@@ -151,7 +151,7 @@ func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, 
 		if ok {
 			t := threads[issue]
 			if t == nil {
-				t, err = h.load(ctx, gh, owner, repo, issue)
+				t, err = h.load(ctx, gh, owner, repo, issue, nil, nil)
 				switch {
 				case ghclient.IsNotFound(err):
 					// No such issue: the outcome cannot be posted (the
@@ -270,15 +270,11 @@ func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha strin
 		if !found || (artifact.ClassifyPath(name) == nil && artifact.Sniff(name, data) != kind) {
 			continue
 		}
-		doc := artifact.Decode(name, kind, data, artifact.DefaultLimits)
-		if !doc.Decoded {
-			continue
-		}
-		id, o, _ := outcomeOf(name, data)
+		id, o, value := outcomeOf(name, data)
 		if id == "" {
 			continue // the check reports why
 		}
-		out = append(out, carriedOutcome{path: name, id: id, o: o, value: doc.Value})
+		out = append(out, carriedOutcome{path: name, id: id, o: o, value: value})
 	}
 	return out, pr, nil
 }

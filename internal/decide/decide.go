@@ -188,12 +188,7 @@ func (r *Result) add(o Result) {
 	r.Reread += o.Reread
 }
 
-func (h *Handler) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.Default()
-}
+func (h *Handler) logger() *slog.Logger { return cmp.Or(h.Logger, slog.Default()) }
 
 // HandleComment handles a newly created comment: nothing happens unless it
 // holds a phasegate command. An error means the work could not be finished
@@ -210,7 +205,7 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", ev.Owner, ev.Repo, ev.Issue, err)
 	}
 	defer unlock()
-	t, err := h.load(ctx, gh, ev.Owner, ev.Repo, ev.Issue)
+	t, err := h.load(ctx, gh, ev.Owner, ev.Repo, ev.Issue, nil, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -288,11 +283,6 @@ type thread struct {
 	facts facts
 }
 
-// load reads the config from the default branch and folds the thread.
-func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue int) (*thread, error) {
-	return h.loadWith(ctx, gh, owner, repo, issue, nil, nil)
-}
-
 // repoConfig is a repository's configuration read once for a whole
 // reconcile pass, with the digest of its bytes.
 type repoConfig struct {
@@ -301,9 +291,10 @@ type repoConfig struct {
 	digest  string
 }
 
-// loadWith is load, reading the anchors of the extra commits too, with the
-// configuration pre when it was read already.
-func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, issue int, extra []string, pre *repoConfig) (*thread, error) {
+// load reads the config from the default branch (pre when it was read
+// already) and folds the thread, reading the anchors of the extra commits
+// too.
+func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue int, extra []string, pre *repoConfig) (*thread, error) {
 	if pre == nil {
 		rc, err := h.repoConfig(ctx, gh, owner, repo)
 		if err != nil {
@@ -373,10 +364,7 @@ func commentIn(cs []ghclient.Comment, id int64) (ghclient.Comment, bool) {
 // handler then accepts no resolution, never falling back to defaults.
 func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string) (repoConfig, error) {
 	path := cmp.Or(h.ConfigPath, config.DefaultPath)
-	ttl := h.ConfigTTL
-	if ttl <= 0 {
-		ttl = time.Minute
-	}
+	ttl := cmp.Or(max(h.ConfigTTL, 0), time.Minute)
 	missKey := strings.ToLower(owner+"/"+repo) + ":" + path
 	if at, ok := h.noCfg.Load(missKey); ok && h.now().Sub(at.(time.Time)) < ttl {
 		return repoConfig{cfg: config.Default()}, nil
@@ -422,7 +410,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	defer unlock()
-	t, err := h.loadWith(ctx, gh, owner, repo, issue, nil, pre)
+	t, err := h.load(ctx, gh, owner, repo, issue, nil, pre)
 	if err != nil {
 		h.Memo.Forget(owner, repo, issue)
 		return Result{}, err

@@ -65,7 +65,7 @@ const PageFooter = "_Posted through phasegate's decision page._"
 // an App (resolvers.via_apps: false). It reads with gh (the App's
 // installation client) and writes nothing.
 func (h *Handler) MayResolve(ctx context.Context, gh GitHub, owner, repo string, issue int, decision, login string) (ok bool, why string, err error) {
-	t, err := h.load(ctx, gh, owner, repo, issue)
+	t, err := h.load(ctx, gh, owner, repo, issue, nil, nil)
 	if err != nil {
 		return false, "", err
 	}
@@ -128,7 +128,7 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 		return ghclient.Comment{}, fmt.Errorf("locking %s/%s#%d: %w", r.Owner, r.Repo, r.Issue, err)
 	}
 	defer unlock()
-	t, err := h.load(ctx, app, r.Owner, r.Repo, r.Issue)
+	t, err := h.load(ctx, app, r.Owner, r.Repo, r.Issue, nil, nil)
 	if err != nil {
 		return ghclient.Comment{}, err
 	}

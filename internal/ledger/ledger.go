@@ -29,8 +29,9 @@
 package ledger
 
 import (
+	"cmp"
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -178,14 +179,8 @@ type Ignored struct {
 // Fold folds comments (in any order: they are sorted by creation time, then
 // id, and a comment listed twice counts once) into the state.
 func Fold(comments []Comment, opts Options) *State {
-	cs := append([]Comment(nil), comments...)
-	sort.SliceStable(cs, func(i, j int) bool {
-		if !cs[i].CreatedAt.Equal(cs[j].CreatedAt) {
-			return cs[i].CreatedAt.Before(cs[j].CreatedAt)
-		}
-		// Equivalent mutant (< → <=): equal ids are two listings of one comment, which Add counts once.
-		return cs[i].ID < cs[j].ID
-	})
+	cs := slices.Clone(comments)
+	slices.SortStableFunc(cs, func(a, b Comment) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
 	l := New(opts)
 	for _, c := range cs {
 		l.Add(c)
@@ -645,10 +640,5 @@ func Decisions(outcomes []*Outcome, negative []string) Verdict {
 }
 
 func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
 }
