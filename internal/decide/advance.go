@@ -162,10 +162,8 @@ func (h *Handler) setStatus(ctx context.Context, gh GitHub, owner, repo, sha, id
 	if ok && sameStatus(cur, s, identity) {
 		return false, nil
 	}
-	if err := h.writeRecord(ctx, gh, owner, repo, sha, s); err != nil {
-		return false, fmt.Errorf("setting %s on %s: %w", s.Context, sha, err)
-	}
-	return true, nil
+	err := h.writeRecord(ctx, gh, owner, repo, sha, s)
+	return err == nil, err
 }
 
 // sameStatus reports whether cur, a status GitHub holds, is s as identity

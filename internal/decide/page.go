@@ -213,15 +213,7 @@ func ComposeResolve(decision, option, reason string) (string, error) {
 // plainToken reports whether s can stand as a command word: letters,
 // digits, '.', '_', ':' and '-' only.
 func plainToken(s string) bool {
-	if s == "" || len(s) > command.MaxToken {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == ':') {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= command.MaxToken && !strings.ContainsFunc(s, func(r rune) bool { return !tokenRune(r) })
 }
 
 // reasonEscaper is escapeReason; a test switches it off to show that the
