@@ -99,7 +99,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		// the /resolve.
 		_, _, _ = h.refPushers(ctx, gh, owner, repo, *opts.PR)
 	}
-	outcomes, frozen, firstIssue, err := h.threadsOf(ctx, gh, owner, repo, carried, pr, threads)
+	outcomes, frozen, firstIssue, err := h.threadsOf(ctx, gh, owner, repo, carried, threads)
 	if err != nil {
 		return s, err
 	}
@@ -143,12 +143,12 @@ func verdict(carried int, outcomes []*ledger.Outcome, cfg config.Config, invalid
 // in threads) and returns the outcomes as their ledgers record them (an
 // outcome not posted yet has nothing resolved), the first tampering found
 // and the first issue.
-func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, carried []carriedOutcome, pr *headPR, threads map[int]*thread) (
+func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, carried []carriedOutcome, threads map[int]*thread) (
 	outcomes []*ledger.Outcome, frozen string, firstIssue int, err error) {
 	for _, c := range carried {
-		issue, ok := outcome.IssueOf(c.value, pr.number())
+		issue := c.issue
 		var on *ledger.Outcome
-		if ok {
+		if issue > 0 {
 			t := threads[issue]
 			if t == nil {
 				t, err = h.load(ctx, gh, owner, repo, issue, nil, nil)
@@ -224,20 +224,24 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 	return s, err
 }
 
-// carriedOutcome is a Phase Outcome file of a change, read at its commit.
+// carriedOutcome is a Phase Outcome file of a change, read at its commit,
+// and the issue it goes to (outcome.IssueOf; 0: none).
 type carriedOutcome struct {
-	path  string
 	id    string
 	o     *outcome.Outcome
-	value any
+	issue int
 }
 
 // carried reads the Phase Outcomes the commit's change adds or modifies,
 // and the pull request whose head it is (nil for none).
-func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) ([]carriedOutcome, *headPR, error) {
+func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) ([]carriedOutcome, *ghclient.PR, error) {
 	files, pr, err := h.change(ctx, gh, owner, repo, sha, opts)
 	if err != nil {
 		return nil, pr, err
+	}
+	number := 0
+	if pr != nil {
+		number = pr.Number
 	}
 	var names []string
 	for name, status := range files {
@@ -274,22 +278,10 @@ func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha strin
 		if id == "" {
 			continue // the check reports why
 		}
-		out = append(out, carriedOutcome{path: name, id: id, o: o, value: value})
+		issue, _ := outcome.IssueOf(value, number)
+		out = append(out, carriedOutcome{id: id, o: o, issue: issue})
 	}
 	return out, pr, nil
-}
-
-// headPR is the open pull request whose head a commit is.
-type headPR struct {
-	Number  int
-	HTMLURL string
-}
-
-func (p *headPR) number() int {
-	if p == nil {
-		return 0
-	}
-	return p.Number
 }
 
 // change is the files of the commit's change and the pull request whose
@@ -297,7 +289,7 @@ func (p *headPR) number() int {
 // base and sha, bound to sha: GitHub lists a pull request's files at its
 // head as it is now, and a push after the pull request was read would make
 // sha's status judge the next head's change.
-func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, *headPR, error) {
+func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, *ghclient.PR, error) {
 	pr := opts.PR
 	if pr == nil || pr.BaseSHA == "" { // a caller's pull request without its base (an event that names none) is read again
 		pr = nil
@@ -311,15 +303,14 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 		}
 	}
 	if pr != nil {
-		head := &headPR{Number: pr.Number, HTMLURL: pr.HTMLURL}
 		if pr.BaseSHA == "" {
-			return nil, head, fmt.Errorf("pull request #%d names no base commit", pr.Number)
+			return nil, pr, fmt.Errorf("pull request #%d names no base commit", pr.Number)
 		}
 		cmp, err := h.compare(ctx, gh, owner, repo, pr.BaseSHA, sha)
 		if err != nil {
-			return nil, head, fmt.Errorf("listing the change of pull request #%d at %s: %w", pr.Number, outcome.ShortSHA(sha), err)
+			return nil, pr, fmt.Errorf("listing the change of pull request #%d at %s: %w", pr.Number, outcome.ShortSHA(sha), err)
 		}
-		return cmp.Files, head, nil
+		return cmp.Files, pr, nil
 	}
 	branch := opts.DefaultBranch
 	if branch == "" {

@@ -468,16 +468,13 @@ func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Re
 // pass), an error logged and the next command answered.
 func (h *Handler) answerUnanswered(ctx context.Context, gh GitHub, t *thread, before int64, log *slog.Logger) (Result, error) {
 	var total Result
-	bots := map[int64]bool{}
-	for _, c := range t.comments {
-		bots[c.ID] = c.IsBot()
-	}
 	var errs []error
 	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
 		if (before != 0 && u.ID >= before) || t.st.Answered(u.ID) { // answered while handling an earlier one
 			continue
 		}
-		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("command", u.ID))
+		c, _ := t.comment(u.ID)
+		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: c.IsBot(), Body: u.Body}, u.Commands, log.With("command", u.ID))
 		total.add(r)
 		switch {
 		case err != nil && before != 0:

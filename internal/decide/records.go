@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -180,10 +181,7 @@ func CheckRunOf(sha string, s ghclient.Status) ghclient.CheckRun {
 	case "error":
 		conclusion = "failure"
 	}
-	title := s.Description
-	if title == "" {
-		title = s.State
-	}
+	title := cmp.Or(s.Description, s.State)
 	summary := fmt.Sprintf("**%s**: %s", s.State, s.Description)
 	if s.TargetURL != "" {
 		summary += "\n\nDetails: " + s.TargetURL
