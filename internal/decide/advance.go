@@ -99,13 +99,9 @@ func planLabels(have []string, st *ledger.State) labelPlan {
 		default:
 			continue
 		}
-		p.after = withoutFold(p.after, l)
+		p.after = slices.DeleteFunc(p.after, func(x string) bool { return strings.EqualFold(x, l) })
 	}
 	return p
-}
-
-func withoutFold(list []string, label string) []string {
-	return slices.DeleteFunc(slices.Clone(list), func(l string) bool { return strings.EqualFold(l, label) })
 }
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every

@@ -248,15 +248,8 @@ func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha strin
 		if status == "removed" {
 			continue
 		}
-		k := artifact.ClassifyPath(name)
-		candidate := k != nil && k.ID == "outcome.phase-outcome"
-		if k == nil {
-			switch strings.ToLower(path.Ext(name)) {
-			case ".yaml", ".yml":
-				candidate = true // maybe an outcome by content
-			}
-		}
-		if candidate {
+		k, ext := artifact.ClassifyPath(name), strings.ToLower(path.Ext(name))
+		if (k != nil && k.ID == "outcome.phase-outcome") || (k == nil && (ext == ".yaml" || ext == ".yml")) { // unclassified: maybe an outcome by content
 			names = append(names, name)
 		}
 	}

@@ -394,21 +394,9 @@ func unreadableTeams(teams []string) string {
 		"team membership needs the phasegate App or a token with organisation Members: read (a workflow's GITHUB_TOKEN never has it)", outcome.Inline(strings.Join(teams, ", ")))
 }
 
-// rank orders repository permissions.
+// rank orders repository permissions: 0 for none or one not known.
 func rank(p string) int {
-	switch strings.ToLower(p) {
-	case "admin":
-		return 5
-	case "maintain":
-		return 4
-	case "write":
-		return 3
-	case "triage":
-		return 2
-	case "read":
-		return 1
-	}
-	return 0
+	return slices.Index([]string{"read", "triage", "write", "maintain", "admin"}, strings.ToLower(p)) + 1
 }
 
 func containsFold(list []string, s string) bool {
