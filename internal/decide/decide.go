@@ -350,6 +350,15 @@ func (t *thread) fold(key []byte) {
 
 func (t *thread) comment(id int64) (ghclient.Comment, bool) { return commentIn(t.comments, id) }
 
+func (t *thread) has(id int64) bool { _, ok := t.comment(id); return ok }
+
+// posted adds a comment this run posted to the thread and folds it in.
+func (t *thread) posted(c ghclient.Comment, key []byte) {
+	t.comments = append(t.comments, c)
+	t.fresh[c.ID] = true
+	t.fold(key)
+}
+
 func commentIn(cs []ghclient.Comment, id int64) (ghclient.Comment, bool) {
 	if i := slices.IndexFunc(cs, func(c ghclient.Comment) bool { return c.ID == id }); i >= 0 {
 		return cs[i], true
@@ -431,8 +440,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 // brings its labels and statuses in line.
 func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Result, error) {
 	log := h.logger().With("repository", t.owner+"/"+t.repo, "issue", t.issue, "reconcile", true)
-	var total Result
-	total.Tampered = len(t.st.Tampered)
+	total := Result{Tampered: len(t.st.Tampered)}
 	if len(t.st.Outcomes) == 0 && len(t.st.Tampered) == 0 {
 		t.labelsAfter = nil
 		return total, nil // not a phasegate thread: nothing to answer

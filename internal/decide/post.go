@@ -145,12 +145,10 @@ func (h *Handler) postThread(ctx context.Context, gh GitHub, t *thread, outs []N
 			return posted, fmt.Errorf("posting the outcome %s on %s/%s#%d: %w", o.Source, owner, repo, issue, err)
 		}
 		posted = append(posted, PostedOutcome{Source: o.Source, Issue: issue, Comment: c})
-		t.comments = append(t.comments, c)
-		t.fresh[c.ID] = true
 		if t.sources != nil { // it is the file at that commit: the caller read it there
 			t.sources[meta.Commit+":"+o.Source] = outcome.ID(o.Canonical)
 		}
-		t.fold(h.Key)
+		t.posted(c, h.Key)
 	}
 	if len(posted) == 0 {
 		return nil, nil
