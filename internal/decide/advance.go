@@ -57,7 +57,6 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 		return err
 	}
 	t.labelsAfter = p.after
-	// The pipeline waiting for the decisions goes on.
 	return h.resume(ctx, gh, t)
 }
 

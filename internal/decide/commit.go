@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -73,10 +74,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	defer unlock()
 	// Their status histories were read before the lock: another handler
 	// may have set the commit's status since.
-	before := make(map[int]bool, len(threads))
-	for n := range threads {
-		before[n] = true
-	}
+	before := maps.Clone(threads)
 	rc, err := h.repoConfig(ctx, gh, owner, repo)
 	cfg, invalid := rc.cfg, rc.invalid
 	if err != nil {
@@ -194,7 +192,7 @@ func unposted(c carriedOutcome) *ledger.Outcome {
 // The statuses of a thread read before the commit was locked (before) may
 // say to write, never to skip the write: then the newest is read again.
 func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, first *thread, threads map[int]*thread,
-	before map[int]bool) (ghclient.Status, error) {
+	before map[int]*thread) (ghclient.Status, error) {
 	var history []ghclient.Status
 	if first != nil {
 		if c, ok := first.comment(first.st.Tip); ok {
@@ -210,7 +208,7 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 			continue
 		}
 		hs = contextHistory(hs, ContextDecisions)
-		if before[n] && len(hs) > 0 && sameStatus(hs[0], s, identity) {
+		if before[n] != nil && len(hs) > 0 && sameStatus(hs[0], s, identity) {
 			continue
 		}
 		history = hs
