@@ -140,7 +140,7 @@ func (m *FoldMemo) record(t *thread, cfg string) {
 	if m == nil {
 		return
 	}
-	tm := &threadMemo{key: lockKey(t.owner, t.repo, t.issue), readAt: t.readAt, count: len(t.comments), config: cfg}
+	tm := &threadMemo{key: lockKey(t.owner, t.repo, t.issue), readAt: t.readAt, count: len(t.comments), config: cfg, edge: map[int64][16]byte{}}
 	edge := t.readAt.Add(-WatermarkSkew)
 	for _, c := range t.comments {
 		tm.maxID = max(tm.maxID, c.ID)
@@ -148,9 +148,6 @@ func (m *FoldMemo) record(t *thread, cfg string) {
 			tm.maxUpdated = c.UpdatedAt
 		}
 		if !c.UpdatedAt.Before(edge) {
-			if tm.edge == nil {
-				tm.edge = map[int64][16]byte{}
-			}
 			tm.edge[c.ID] = commentDigest(c)
 		}
 	}
