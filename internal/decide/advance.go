@@ -57,7 +57,6 @@ func (h *Handler) advance(ctx context.Context, gh GitHub, t *thread) error {
 		return err
 	}
 	t.labelsAfter = p.after
-	// The pipeline waiting for the decisions goes on.
 	return h.resume(ctx, gh, t)
 }
 
@@ -99,13 +98,9 @@ func planLabels(have []string, st *ledger.State) labelPlan {
 		default:
 			continue
 		}
-		p.after = withoutFold(p.after, l)
+		p.after = slices.DeleteFunc(p.after, func(x string) bool { return strings.EqualFold(x, l) })
 	}
 	return p
-}
-
-func withoutFold(list []string, label string) []string {
-	return slices.DeleteFunc(slices.Clone(list), func(l string) bool { return strings.EqualFold(l, label) })
 }
 
 // syncStatuses recomputes phasegate/decisions on the head commit of every
@@ -162,10 +157,8 @@ func (h *Handler) setStatus(ctx context.Context, gh GitHub, owner, repo, sha, id
 	if ok && sameStatus(cur, s, identity) {
 		return false, nil
 	}
-	if err := h.writeRecord(ctx, gh, owner, repo, sha, s); err != nil {
-		return false, fmt.Errorf("setting %s on %s: %w", s.Context, sha, err)
-	}
-	return true, nil
+	err := h.writeRecord(ctx, gh, owner, repo, sha, s)
+	return err == nil, err
 }
 
 // sameStatus reports whether cur, a status GitHub holds, is s as identity

@@ -139,15 +139,11 @@ func (h *Handler) readAnchors(ctx context.Context, gh GitHub, t *thread, sha str
 	}
 	t.history[sha] = history
 	identity := t.cfg.IdentityOrDefault()
-	present := map[int64]bool{}
-	for _, c := range t.comments {
-		present[c.ID] = true
-	}
 	for _, s := range history {
 		if !strings.EqualFold(s.Creator, identity) {
 			continue
 		}
-		if issue, id, ok := anchorOf(s.TargetURL); ok && issue == t.issue && !present[id] {
+		if issue, id, ok := anchorOf(s.TargetURL); ok && issue == t.issue && !t.has(id) {
 			t.deleted = append(t.deleted, id)
 			t.st.Deleted(id)
 		}
@@ -249,12 +245,12 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 	if err != nil {
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", d.Owner, d.Repo, d.Issue, err)
 	}
-	t, err := h.loadWith(ctx, gh, d.Owner, d.Repo, d.Issue, markerCommits(d.Comment.Body), nil)
+	t, err := h.load(ctx, gh, d.Owner, d.Repo, d.Issue, markerCommits(d.Comment.Body), nil)
 	if err != nil {
 		unlock()
 		return Result{}, err
 	}
-	if _, still := t.comment(id); still {
+	if t.has(id) {
 		unlock()
 		return Result{}, nil // not deleted (a stale or replayed delivery): nothing to record
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // TestEveryNewestCommentIsAnchored: after each phasegate comment — an
@@ -105,8 +106,9 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // seedOutcome is the seed outcome as PostOutcomes takes it.
 func seedOutcome(t *testing.T) NewOutcome {
 	t.Helper()
-	id, o, canonical := outcomeOf(source, []byte(seed))
-	if id == "" {
+	id, o, value := outcomeOf(source, []byte(seed))
+	canonical, err := outcome.Canonical(value)
+	if id == "" || err != nil {
 		t.Fatal("the seed is not an outcome")
 	}
 	return NewOutcome{Source: source, Outcome: o, Canonical: canonical, Issue: 42}

@@ -2,10 +2,8 @@ package decide
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
-	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // ContextContracts is the verdict of a commit's artifacts.
@@ -39,7 +37,7 @@ type Contracts struct {
 // PublishContracts) and, when statuses are published, a pending status.
 func (h *Handler) StartContracts(ctx context.Context, gh GitHub, owner, repo, sha, detailsURL string) (int64, error) {
 	s := ghclient.Status{Context: ContextContracts, State: "pending", Description: "checking the artifacts of this commit", TargetURL: detailsURL}
-	return h.contracts(ctx, gh, owner, repo, sha, s, 0, ghclient.CheckRun{Name: ContextContracts, HeadSHA: sha, Status: "in_progress",
+	return h.publishRecord(ctx, gh, owner, repo, sha, s, 0, ghclient.CheckRun{Name: ContextContracts, HeadSHA: sha, Status: "in_progress",
 		DetailsURL: detailsURL, Title: "Checking the artifacts", Summary: "phasegate is checking the artifacts of this commit."})
 }
 
@@ -47,33 +45,8 @@ func (h *Handler) StartContracts(ctx context.Context, gh GitHub, owner, repo, sh
 // (0: a new one) and, when statuses are published, the status.
 func (h *Handler) PublishContracts(ctx context.Context, gh GitHub, owner, repo, sha string, id int64, c Contracts) error {
 	s := ghclient.Status{Context: ContextContracts, State: c.State, Description: c.Title, TargetURL: c.DetailsURL}
-	_, err := h.contracts(ctx, gh, owner, repo, sha, s, id, ghclient.CheckRun{Name: ContextContracts, HeadSHA: sha, Status: "completed", Conclusion: c.Conclusion,
+	_, err := h.publishRecord(ctx, gh, owner, repo, sha, s, id, ghclient.CheckRun{Name: ContextContracts, HeadSHA: sha, Status: "completed", Conclusion: c.Conclusion,
 		DetailsURL: c.DetailsURL, ExternalID: Record{State: c.State, Input: c.Input, PR: c.PR}.ExternalID(), Title: c.Title, Summary: c.Summary, Text: c.Text,
 		Annotations: c.Annotations})
 	return err
-}
-
-// contracts writes phasegate/contracts of sha: the status s when statuses
-// are published, and the check run cr when checks are (completing check
-// run id, or a new one when id is 0, whose id it returns).
-func (h *Handler) contracts(ctx context.Context, gh GitHub, owner, repo, sha string, s ghclient.Status, id int64, cr ghclient.CheckRun) (int64, error) {
-	if h.useStatuses() {
-		if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
-			return 0, fmt.Errorf("setting %s on %s: %w", ContextContracts, outcome.ShortSHA(sha), err)
-		}
-	}
-	switch {
-	case !h.useChecks():
-		return 0, nil
-	case id != 0:
-		if err := gh.UpdateCheckRun(ctx, owner, repo, id, cr); err != nil {
-			return 0, fmt.Errorf("completing the %s check run on %s: %w", ContextContracts, outcome.ShortSHA(sha), err)
-		}
-		return id, nil
-	}
-	id, err := gh.CreateCheckRun(ctx, owner, repo, cr)
-	if err != nil {
-		return 0, fmt.Errorf("creating the %s check run on %s: %w", ContextContracts, outcome.ShortSHA(sha), err)
-	}
-	return id, nil
 }

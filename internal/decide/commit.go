@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -73,10 +74,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	defer unlock()
 	// Their status histories were read before the lock: another handler
 	// may have set the commit's status since.
-	before := make(map[int]bool, len(threads))
-	for n := range threads {
-		before[n] = true
-	}
+	before := maps.Clone(threads)
 	rc, err := h.repoConfig(ctx, gh, owner, repo)
 	cfg, invalid := rc.cfg, rc.invalid
 	if err != nil {
@@ -99,7 +97,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		// the /resolve.
 		_, _, _ = h.refPushers(ctx, gh, owner, repo, *opts.PR)
 	}
-	outcomes, frozen, firstIssue, err := h.threadsOf(ctx, gh, owner, repo, carried, pr, threads)
+	outcomes, frozen, firstIssue, err := h.threadsOf(ctx, gh, owner, repo, carried, threads)
 	if err != nil {
 		return s, err
 	}
@@ -143,15 +141,15 @@ func verdict(carried int, outcomes []*ledger.Outcome, cfg config.Config, invalid
 // in threads) and returns the outcomes as their ledgers record them (an
 // outcome not posted yet has nothing resolved), the first tampering found
 // and the first issue.
-func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, carried []carriedOutcome, pr *headPR, threads map[int]*thread) (
+func (h *Handler) threadsOf(ctx context.Context, gh GitHub, owner, repo string, carried []carriedOutcome, threads map[int]*thread) (
 	outcomes []*ledger.Outcome, frozen string, firstIssue int, err error) {
 	for _, c := range carried {
-		issue, ok := outcome.IssueOf(c.value, pr.number())
+		issue := c.issue
 		var on *ledger.Outcome
-		if ok {
+		if issue > 0 {
 			t := threads[issue]
 			if t == nil {
-				t, err = h.load(ctx, gh, owner, repo, issue)
+				t, err = h.load(ctx, gh, owner, repo, issue, nil, nil)
 				switch {
 				case ghclient.IsNotFound(err):
 					// No such issue: the outcome cannot be posted (the
@@ -194,7 +192,7 @@ func unposted(c carriedOutcome) *ledger.Outcome {
 // The statuses of a thread read before the commit was locked (before) may
 // say to write, never to skip the write: then the newest is read again.
 func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, first *thread, threads map[int]*thread,
-	before map[int]bool) (ghclient.Status, error) {
+	before map[int]*thread) (ghclient.Status, error) {
 	var history []ghclient.Status
 	if first != nil {
 		if c, ok := first.comment(first.st.Tip); ok {
@@ -210,7 +208,7 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 			continue
 		}
 		hs = contextHistory(hs, ContextDecisions)
-		if before[n] && len(hs) > 0 && sameStatus(hs[0], s, identity) {
+		if before[n] != nil && len(hs) > 0 && sameStatus(hs[0], s, identity) {
 			continue
 		}
 		history = hs
@@ -224,35 +222,32 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 	return s, err
 }
 
-// carriedOutcome is a Phase Outcome file of a change, read at its commit.
+// carriedOutcome is a Phase Outcome file of a change, read at its commit,
+// and the issue it goes to (outcome.IssueOf; 0: none).
 type carriedOutcome struct {
-	path  string
 	id    string
 	o     *outcome.Outcome
-	value any
+	issue int
 }
 
 // carried reads the Phase Outcomes the commit's change adds or modifies,
 // and the pull request whose head it is (nil for none).
-func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) ([]carriedOutcome, *headPR, error) {
+func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) ([]carriedOutcome, *ghclient.PR, error) {
 	files, pr, err := h.change(ctx, gh, owner, repo, sha, opts)
 	if err != nil {
 		return nil, pr, err
+	}
+	number := 0
+	if pr != nil {
+		number = pr.Number
 	}
 	var names []string
 	for name, status := range files {
 		if status == "removed" {
 			continue
 		}
-		k := artifact.ClassifyPath(name)
-		candidate := k != nil && k.ID == "outcome.phase-outcome"
-		if k == nil {
-			switch strings.ToLower(path.Ext(name)) {
-			case ".yaml", ".yml":
-				candidate = true // maybe an outcome by content
-			}
-		}
-		if candidate {
+		k, ext := artifact.ClassifyPath(name), strings.ToLower(path.Ext(name))
+		if (k != nil && k.ID == "outcome.phase-outcome") || (k == nil && (ext == ".yaml" || ext == ".yml")) { // unclassified: maybe an outcome by content
 			names = append(names, name)
 		}
 	}
@@ -270,30 +265,14 @@ func (h *Handler) carried(ctx context.Context, gh GitHub, owner, repo, sha strin
 		if !found || (artifact.ClassifyPath(name) == nil && artifact.Sniff(name, data) != kind) {
 			continue
 		}
-		doc := artifact.Decode(name, kind, data, artifact.DefaultLimits)
-		if !doc.Decoded {
-			continue
-		}
-		id, o, _ := outcomeOf(name, data)
+		id, o, value := outcomeOf(name, data)
 		if id == "" {
 			continue // the check reports why
 		}
-		out = append(out, carriedOutcome{path: name, id: id, o: o, value: doc.Value})
+		issue, _ := outcome.IssueOf(value, number)
+		out = append(out, carriedOutcome{id: id, o: o, issue: issue})
 	}
 	return out, pr, nil
-}
-
-// headPR is the open pull request whose head a commit is.
-type headPR struct {
-	Number  int
-	HTMLURL string
-}
-
-func (p *headPR) number() int {
-	if p == nil {
-		return 0
-	}
-	return p.Number
 }
 
 // change is the files of the commit's change and the pull request whose
@@ -301,7 +280,7 @@ func (p *headPR) number() int {
 // base and sha, bound to sha: GitHub lists a pull request's files at its
 // head as it is now, and a push after the pull request was read would make
 // sha's status judge the next head's change.
-func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, *headPR, error) {
+func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions) (map[string]string, *ghclient.PR, error) {
 	pr := opts.PR
 	if pr == nil || pr.BaseSHA == "" { // a caller's pull request without its base (an event that names none) is read again
 		pr = nil
@@ -315,15 +294,14 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 		}
 	}
 	if pr != nil {
-		head := &headPR{Number: pr.Number, HTMLURL: pr.HTMLURL}
 		if pr.BaseSHA == "" {
-			return nil, head, fmt.Errorf("pull request #%d names no base commit", pr.Number)
+			return nil, pr, fmt.Errorf("pull request #%d names no base commit", pr.Number)
 		}
 		cmp, err := h.compare(ctx, gh, owner, repo, pr.BaseSHA, sha)
 		if err != nil {
-			return nil, head, fmt.Errorf("listing the change of pull request #%d at %s: %w", pr.Number, outcome.ShortSHA(sha), err)
+			return nil, pr, fmt.Errorf("listing the change of pull request #%d at %s: %w", pr.Number, outcome.ShortSHA(sha), err)
 		}
-		return cmp.Files, head, nil
+		return cmp.Files, pr, nil
 	}
 	branch := opts.DefaultBranch
 	if branch == "" {
@@ -333,16 +311,16 @@ func (h *Handler) change(ctx context.Context, gh GitHub, owner, repo, sha string
 		}
 		branch = b
 	}
-	files, onBase, err := gh.Change(ctx, owner, repo, branch, sha)
+	cmp, err := gh.CompareWhole(ctx, owner, repo, branch, sha, h.TreeLimits) // not h.compare: a branch moves
 	if err != nil {
 		return nil, nil, fmt.Errorf("comparing %s with %s: %w", outcome.ShortSHA(sha), branch, err)
 	}
-	if onBase {
-		if files, err = gh.CommitFiles(ctx, owner, repo, sha); err != nil {
+	if cmp.Status == "identical" || cmp.Status == "behind" { // sha is on the branch: its own change
+		if cmp.Files, err = gh.CommitFiles(ctx, owner, repo, sha); err != nil {
 			return nil, nil, fmt.Errorf("listing the files of %s: %w", outcome.ShortSHA(sha), err)
 		}
 	}
-	return files, nil, nil
+	return cmp.Files, nil, nil
 }
 
 // content reads a file at a commit, once per process: a commit's content

@@ -58,7 +58,6 @@ type GitHub interface {
 	ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]ghclient.Comment, error)
 	EditedComments(ctx context.Context, nodeIDs []string) (map[string]bool, error)
 	PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]ghclient.PR, error)
-	Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error)
 	CommitFiles(ctx context.Context, owner, repo, sha string) (map[string]string, error)
 	RepositoryDispatch(ctx context.Context, owner, repo, eventType string, payload any) error
 	CommentReactors(ctx context.Context, owner, repo string, commentID int64, content string) ([]string, error)
@@ -189,12 +188,7 @@ func (r *Result) add(o Result) {
 	r.Reread += o.Reread
 }
 
-func (h *Handler) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.Default()
-}
+func (h *Handler) logger() *slog.Logger { return cmp.Or(h.Logger, slog.Default()) }
 
 // HandleComment handles a newly created comment: nothing happens unless it
 // holds a phasegate command. An error means the work could not be finished
@@ -211,7 +205,7 @@ func (h *Handler) HandleComment(ctx context.Context, gh GitHub, ev Event) (Resul
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", ev.Owner, ev.Repo, ev.Issue, err)
 	}
 	defer unlock()
-	t, err := h.load(ctx, gh, ev.Owner, ev.Repo, ev.Issue)
+	t, err := h.load(ctx, gh, ev.Owner, ev.Repo, ev.Issue, nil, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -289,11 +283,6 @@ type thread struct {
 	facts facts
 }
 
-// load reads the config from the default branch and folds the thread.
-func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue int) (*thread, error) {
-	return h.loadWith(ctx, gh, owner, repo, issue, nil, nil)
-}
-
 // repoConfig is a repository's configuration read once for a whole
 // reconcile pass, with the digest of its bytes.
 type repoConfig struct {
@@ -302,9 +291,10 @@ type repoConfig struct {
 	digest  string
 }
 
-// loadWith is load, reading the anchors of the extra commits too, with the
-// configuration pre when it was read already.
-func (h *Handler) loadWith(ctx context.Context, gh GitHub, owner, repo string, issue int, extra []string, pre *repoConfig) (*thread, error) {
+// load reads the config from the default branch (pre when it was read
+// already) and folds the thread, reading the anchors of the extra commits
+// too.
+func (h *Handler) load(ctx context.Context, gh GitHub, owner, repo string, issue int, extra []string, pre *repoConfig) (*thread, error) {
 	if pre == nil {
 		rc, err := h.repoConfig(ctx, gh, owner, repo)
 		if err != nil {
@@ -360,6 +350,15 @@ func (t *thread) fold(key []byte) {
 
 func (t *thread) comment(id int64) (ghclient.Comment, bool) { return commentIn(t.comments, id) }
 
+func (t *thread) has(id int64) bool { _, ok := t.comment(id); return ok }
+
+// posted adds a comment this run posted to the thread and folds it in.
+func (t *thread) posted(c ghclient.Comment, key []byte) {
+	t.comments = append(t.comments, c)
+	t.fresh[c.ID] = true
+	t.fold(key)
+}
+
 func commentIn(cs []ghclient.Comment, id int64) (ghclient.Comment, bool) {
 	if i := slices.IndexFunc(cs, func(c ghclient.Comment) bool { return c.ID == id }); i >= 0 {
 		return cs[i], true
@@ -374,10 +373,7 @@ func commentIn(cs []ghclient.Comment, id int64) (ghclient.Comment, bool) {
 // handler then accepts no resolution, never falling back to defaults.
 func (h *Handler) repoConfig(ctx context.Context, gh GitHub, owner, repo string) (repoConfig, error) {
 	path := cmp.Or(h.ConfigPath, config.DefaultPath)
-	ttl := h.ConfigTTL
-	if ttl <= 0 {
-		ttl = time.Minute
-	}
+	ttl := cmp.Or(max(h.ConfigTTL, 0), time.Minute)
 	missKey := strings.ToLower(owner+"/"+repo) + ":" + path
 	if at, ok := h.noCfg.Load(missKey); ok && h.now().Sub(at.(time.Time)) < ttl {
 		return repoConfig{cfg: config.Default()}, nil
@@ -423,7 +419,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	defer unlock()
-	t, err := h.loadWith(ctx, gh, owner, repo, issue, nil, pre)
+	t, err := h.load(ctx, gh, owner, repo, issue, nil, pre)
 	if err != nil {
 		h.Memo.Forget(owner, repo, issue)
 		return Result{}, err
@@ -444,8 +440,7 @@ func (h *Handler) reconcileIssue(ctx context.Context, gh GitHub, owner, repo str
 // brings its labels and statuses in line.
 func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Result, error) {
 	log := h.logger().With("repository", t.owner+"/"+t.repo, "issue", t.issue, "reconcile", true)
-	var total Result
-	total.Tampered = len(t.st.Tampered)
+	total := Result{Tampered: len(t.st.Tampered)}
 	if len(t.st.Outcomes) == 0 && len(t.st.Tampered) == 0 {
 		t.labelsAfter = nil
 		return total, nil // not a phasegate thread: nothing to answer
@@ -481,16 +476,13 @@ func (h *Handler) reconcileThread(ctx context.Context, gh GitHub, t *thread) (Re
 // pass), an error logged and the next command answered.
 func (h *Handler) answerUnanswered(ctx context.Context, gh GitHub, t *thread, before int64, log *slog.Logger) (Result, error) {
 	var total Result
-	bots := map[int64]bool{}
-	for _, c := range t.comments {
-		bots[c.ID] = c.IsBot()
-	}
 	var errs []error
 	for _, u := range append([]ledger.CommandComment(nil), t.st.Unanswered...) {
 		if (before != 0 && u.ID >= before) || t.st.Answered(u.ID) { // answered while handling an earlier one
 			continue
 		}
-		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: bots[u.ID], Body: u.Body}, u.Commands, log.With("command", u.ID))
+		c, _ := t.comment(u.ID)
+		r, err := h.handle(ctx, gh, t, Comment{ID: u.ID, Author: u.Author, Bot: c.IsBot(), Body: u.Body}, u.Commands, log.With("command", u.ID))
 		total.add(r)
 		switch {
 		case err != nil && before != 0:

@@ -23,14 +23,13 @@ const reactConfused = "confused"
 // (answer, settle), then its resolution is recorded (record); the reply,
 // the labels and statuses, and the reaction are written last.
 func (h *Handler) handle(ctx context.Context, gh GitHub, t *thread, c Comment, cmds []command.Command, log *slog.Logger) (Result, error) {
-	var res Result
 	if t.st.Answered(c.ID) {
-		res.Skipped++
-		return res, nil
+		return Result{Skipped: 1}, nil
 	}
+	var res Result
 	var lines []string // the reply's lines, for refusals, lists and help
 	resolved, refused := 0, 0
-	if _, ok := t.comment(c.ID); !ok {
+	if !t.has(c.ID) {
 		return res, fmt.Errorf("comment %d is not (yet) on %s/%s#%d", c.ID, t.owner, t.repo, t.issue)
 	}
 	sync := false
@@ -158,9 +157,7 @@ func (h *Handler) reply(ctx context.Context, gh GitHub, t *thread, command int64
 	if err != nil {
 		return fmt.Errorf("replying on %s/%s#%d: %w", t.owner, t.repo, t.issue, err)
 	}
-	t.comments = append(t.comments, posted)
-	t.fresh[posted.ID] = true
-	t.fold(h.Key)
+	t.posted(posted, h.Key)
 	return nil
 }
 
@@ -242,9 +239,7 @@ func (h *Handler) record(ctx context.Context, gh GitHub, t *thread, s step, c Co
 	}
 	res.Resolutions++
 	log.Info("resolved", "decision", d.ID, "option", r.Option, "by", c.Author)
-	t.comments = append(t.comments, posted)
-	t.fresh[posted.ID] = true
-	t.fold(h.Key)
+	t.posted(posted, h.Key)
 	return "", nil
 }
 
@@ -394,21 +389,9 @@ func unreadableTeams(teams []string) string {
 		"team membership needs the phasegate App or a token with organisation Members: read (a workflow's GITHUB_TOKEN never has it)", outcome.Inline(strings.Join(teams, ", ")))
 }
 
-// rank orders repository permissions.
+// rank orders repository permissions: 0 for none or one not known.
 func rank(p string) int {
-	switch strings.ToLower(p) {
-	case "admin":
-		return 5
-	case "maintain":
-		return 4
-	case "write":
-		return 3
-	case "triage":
-		return 2
-	case "read":
-		return 1
-	}
-	return 0
+	return slices.Index([]string{"read", "triage", "write", "maintain", "admin"}, strings.ToLower(p)) + 1
 }
 
 func containsFold(list []string, s string) bool {

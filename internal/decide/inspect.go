@@ -28,7 +28,7 @@ func (in *Inspection) Comment(id int64) (ghclient.Comment, bool) { return commen
 // anything: `phasegate decisions`. Repeated reads of an unchanged issue cost
 // only conditional requests answered 304.
 func (h *Handler) Inspect(ctx context.Context, gh GitHub, owner, repo string, issue int) (*Inspection, error) {
-	t, err := h.load(ctx, gh, owner, repo, issue)
+	t, err := h.load(ctx, gh, owner, repo, issue, nil, nil)
 	if err != nil {
 		return nil, err
 	}

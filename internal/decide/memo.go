@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"container/list"
 	"crypto/sha256"
 	"sort"
@@ -54,10 +55,7 @@ const (
 
 // NewFoldMemo returns a memo of at most entries threads (0: DefaultMemoEntries).
 func NewFoldMemo(entries int) *FoldMemo {
-	if entries <= 0 {
-		entries = DefaultMemoEntries
-	}
-	return &FoldMemo{max: entries, ll: list.New(), items: map[string]*list.Element{}, deferred: map[string][]int{}}
+	return &FoldMemo{max: cmp.Or(max(entries, 0), DefaultMemoEntries), ll: list.New(), items: map[string]*list.Element{}, deferred: map[string][]int{}}
 }
 
 // threadMemo is what a successful reconcile of a thread saw.
@@ -115,10 +113,7 @@ func (m *FoldMemo) unchanged(owner, repo string, issue int, in listed, cfg strin
 		return false
 	}
 	tm := el.Value.(*threadMemo)
-	maxAge := m.MaxAge
-	if maxAge <= 0 {
-		maxAge = DefaultMemoMaxAge
-	}
+	maxAge := cmp.Or(max(m.MaxAge, 0), DefaultMemoMaxAge)
 	switch {
 	case tm.config != cfg, now.Sub(tm.readAt) >= maxAge,
 		in.pending && in.count != tm.count,
@@ -145,7 +140,7 @@ func (m *FoldMemo) record(t *thread, cfg string) {
 	if m == nil {
 		return
 	}
-	tm := &threadMemo{key: lockKey(t.owner, t.repo, t.issue), readAt: t.readAt, count: len(t.comments), config: cfg}
+	tm := &threadMemo{key: lockKey(t.owner, t.repo, t.issue), readAt: t.readAt, count: len(t.comments), config: cfg, edge: map[int64][16]byte{}}
 	edge := t.readAt.Add(-WatermarkSkew)
 	for _, c := range t.comments {
 		tm.maxID = max(tm.maxID, c.ID)
@@ -153,9 +148,6 @@ func (m *FoldMemo) record(t *thread, cfg string) {
 			tm.maxUpdated = c.UpdatedAt
 		}
 		if !c.UpdatedAt.Before(edge) {
-			if tm.edge == nil {
-				tm.edge = map[int64][16]byte{}
-			}
 			tm.edge[c.ID] = commentDigest(c)
 		}
 	}

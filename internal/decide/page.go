@@ -65,7 +65,7 @@ const PageFooter = "_Posted through phasegate's decision page._"
 // an App (resolvers.via_apps: false). It reads with gh (the App's
 // installation client) and writes nothing.
 func (h *Handler) MayResolve(ctx context.Context, gh GitHub, owner, repo string, issue int, decision, login string) (ok bool, why string, err error) {
-	t, err := h.load(ctx, gh, owner, repo, issue)
+	t, err := h.load(ctx, gh, owner, repo, issue, nil, nil)
 	if err != nil {
 		return false, "", err
 	}
@@ -128,7 +128,7 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 		return ghclient.Comment{}, fmt.Errorf("locking %s/%s#%d: %w", r.Owner, r.Repo, r.Issue, err)
 	}
 	defer unlock()
-	t, err := h.load(ctx, app, r.Owner, r.Repo, r.Issue)
+	t, err := h.load(ctx, app, r.Owner, r.Repo, r.Issue, nil, nil)
 	if err != nil {
 		return ghclient.Comment{}, err
 	}
@@ -213,15 +213,7 @@ func ComposeResolve(decision, option, reason string) (string, error) {
 // plainToken reports whether s can stand as a command word: letters,
 // digits, '.', '_', ':' and '-' only.
 func plainToken(s string) bool {
-	if s == "" || len(s) > command.MaxToken {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == ':') {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= command.MaxToken && !strings.ContainsFunc(s, func(r rune) bool { return !tokenRune(r) })
 }
 
 // reasonEscaper is escapeReason; a test switches it off to show that the

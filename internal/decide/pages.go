@@ -29,14 +29,14 @@ func (h *Handler) CommitDecisions(ctx context.Context, gh GitHub, owner, repo, s
 // each once, in order: the same change SyncCommit computes
 // phasegate/decisions from.
 func (h *Handler) CommitIssues(ctx context.Context, gh GitHub, owner, repo, sha string) ([]int, error) {
-	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, CommitOptions{})
+	carried, _, err := h.carried(ctx, gh, owner, repo, sha, CommitOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading the Phase Outcomes of %s in %s/%s: %w", outcome.ShortSHA(sha), owner, repo, err)
 	}
 	seen := map[int]bool{}
 	var out []int
 	for _, c := range carried {
-		if n, ok := outcome.IssueOf(c.value, pr.number()); ok && !seen[n] {
+		if n := c.issue; n > 0 && !seen[n] {
 			seen[n] = true
 			out = append(out, n)
 		}

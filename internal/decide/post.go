@@ -19,7 +19,7 @@ type NewOutcome struct {
 	Issue int
 }
 
-// PostedOutcome is an outcome comment PostOutcomes posted.
+// PostedOutcome is an outcome comment PostAndSync posted.
 type PostedOutcome struct {
 	Source  string
 	Issue   int
@@ -39,18 +39,6 @@ type PostMeta struct {
 	Ref string
 }
 
-// PostOutcomes posts each outcome once on its issue (an outcome already
-// on the thread, by content hash, is not posted again), chained to the
-// newest phasegate comment, and brings the issue's labels and
-// phasegate/decisions in line through the same advance a /resolve uses:
-// decide is the one writer of comments, labels and phasegate/decisions for
-// the action and the App alike (the action sets phasegate/contracts
-// itself). What was posted before an error is returned with it.
-func (h *Handler) PostOutcomes(ctx context.Context, gh GitHub, owner, repo string, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
-	res, err := h.postOutcomes(ctx, gh, owner, repo, outs, meta, nil)
-	return res.Posted, err
-}
-
 // PostResult is what PostAndSync did.
 type PostResult struct {
 	// Posted are the outcome comments posted.
@@ -63,9 +51,15 @@ type PostResult struct {
 	Decisions ghclient.Status
 }
 
-// PostAndSync is PostOutcomes followed by SyncCommit of meta.Commit with
-// opts, the sync made under the lock of the last issue posted on, with its
-// thread as posting left it: the thread, its pull requests and the
+// PostAndSync posts each outcome once on its issue (an outcome already
+// on the thread, by content hash, is not posted again), chained to the
+// newest phasegate comment, and brings the issue's labels and
+// phasegate/decisions in line through the same advance a /resolve uses:
+// decide is the one writer of comments, labels and phasegate/decisions for
+// the action and the App alike (the action sets phasegate/contracts
+// itself). What was posted before an error is returned with it. Then it
+// syncs meta.Commit with opts (SyncCommit) under the lock of the last
+// issue posted on, with its thread as posting left it: the thread, its pull requests and the
 // commit's statuses are not read a second time (the action's run and the
 // App's check of a commit do both). It syncs only when every outcome was
 // posted (or found posted before).
@@ -108,7 +102,7 @@ func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, iss
 		return fmt.Errorf("locking %s/%s#%d: %w", owner, repo, issue, err)
 	}
 	defer unlock()
-	t, err := h.load(ctx, gh, owner, repo, issue)
+	t, err := h.load(ctx, gh, owner, repo, issue, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -151,12 +145,10 @@ func (h *Handler) postThread(ctx context.Context, gh GitHub, t *thread, outs []N
 			return posted, fmt.Errorf("posting the outcome %s on %s/%s#%d: %w", o.Source, owner, repo, issue, err)
 		}
 		posted = append(posted, PostedOutcome{Source: o.Source, Issue: issue, Comment: c})
-		t.comments = append(t.comments, c)
-		t.fresh[c.ID] = true
 		if t.sources != nil { // it is the file at that commit: the caller read it there
 			t.sources[meta.Commit+":"+o.Source] = outcome.ID(o.Canonical)
 		}
-		t.fold(h.Key)
+		t.posted(c, h.Key)
 	}
 	if len(posted) == 0 {
 		return nil, nil

@@ -77,3 +77,9 @@ func TestPostAndSyncReadsTheThreadOnce(t *testing.T) {
 		})
 	}
 }
+
+// PostOutcomes is PostAndSync without the sync, for tests that only post.
+func (h *Handler) PostOutcomes(ctx context.Context, gh GitHub, owner, repo string, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
+	res, err := h.postOutcomes(ctx, gh, owner, repo, outs, meta, nil)
+	return res.Posted, err
+}

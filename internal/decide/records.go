@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // Where phasegate records its gates and anchors on a commit (Handler.Publish).
@@ -93,17 +95,33 @@ func (h *Handler) useStatuses() bool {
 // writeRecord sets s on sha: a commit status, a check run of the App, or
 // both (Handler.Publish).
 func (h *Handler) writeRecord(ctx context.Context, gh GitHub, owner, repo, sha string, s ghclient.Status) error {
+	_, err := h.publishRecord(ctx, gh, owner, repo, sha, s, 0, CheckRunOf(sha, s))
+	return err
+}
+
+// publishRecord writes s on sha when statuses are published, and the check
+// run cr when checks are (completing check run id, or a new one when id is
+// 0, whose id it returns).
+func (h *Handler) publishRecord(ctx context.Context, gh GitHub, owner, repo, sha string, s ghclient.Status, id int64, cr ghclient.CheckRun) (int64, error) {
 	if h.useStatuses() {
 		if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
-			return err
+			return 0, fmt.Errorf("setting %s on %s: %w", s.Context, outcome.ShortSHA(sha), err)
 		}
 	}
-	if h.useChecks() {
-		if _, err := gh.CreateCheckRun(ctx, owner, repo, CheckRunOf(sha, s)); err != nil {
-			return err
+	switch {
+	case !h.useChecks():
+		return 0, nil
+	case id != 0:
+		if err := gh.UpdateCheckRun(ctx, owner, repo, id, cr); err != nil {
+			return 0, fmt.Errorf("completing the %s check run on %s: %w", cr.Name, outcome.ShortSHA(sha), err)
 		}
+		return id, nil
 	}
-	return nil
+	id, err := gh.CreateCheckRun(ctx, owner, repo, cr)
+	if err != nil {
+		return 0, fmt.Errorf("creating the %s check run on %s: %w", cr.Name, outcome.ShortSHA(sha), err)
+	}
+	return id, nil
 }
 
 // recordHistory is phasegate's records of the given contexts on sha,
@@ -163,10 +181,7 @@ func CheckRunOf(sha string, s ghclient.Status) ghclient.CheckRun {
 	case "error":
 		conclusion = "failure"
 	}
-	title := s.Description
-	if title == "" {
-		title = s.State
-	}
+	title := cmp.Or(s.Description, s.State)
 	summary := fmt.Sprintf("**%s**: %s", s.State, s.Description)
 	if s.TargetURL != "" {
 		summary += "\n\nDetails: " + s.TargetURL

@@ -57,8 +57,7 @@ func mention(login string) string {
 // characters of an ID or option survive, at most 64.
 func safeToken(s string) string {
 	out := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ':':
+		if tokenRune(r) {
 			return r
 		}
 		return -1
@@ -70,6 +69,12 @@ func safeToken(s string) string {
 		return "?"
 	}
 	return out
+}
+
+// tokenRune reports whether r may stand in an ID or option: an ASCII
+// letter or digit, '-', '_', '.' or ':'.
+func tokenRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:", r)
 }
 
 func optionList(options []string) string {

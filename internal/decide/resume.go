@@ -168,14 +168,11 @@ func (h *Handler) reactedBy(ctx context.Context, gh GitHub, t *thread, c ghclien
 	if err != nil {
 		return false, fmt.Errorf("reading the reactions to comment %d: %w", c.ID, err)
 	}
-	identity := t.cfg.IdentityOrDefault()
-	for _, login := range who {
-		if strings.EqualFold(login, identity) {
-			h.sent.Store(sentKey(t, c.ID, content), true)
-			return true, nil
-		}
+	if !containsFold(who, t.cfg.IdentityOrDefault()) {
+		return false, nil
 	}
-	return false, nil
+	h.sent.Store(sentKey(t, c.ID, content), true)
+	return true, nil
 }
 
 func sentKey(t *thread, comment int64, content string) string {

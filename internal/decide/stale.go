@@ -127,14 +127,11 @@ func producedPath(loc string) string {
 // describe says what a stale decision's status names: the decision, the
 // commit it was given on, how to re-confirm it, and what changed since.
 func (s *staleness) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s on %s) is stale, re-confirm with /resolve %s %s: ", s.decision, s.option, outcome.ShortSHA(s.given), s.decision, s.option)
+	head := fmt.Sprintf("%s (%s on %s) is stale, re-confirm with /resolve %s %s: ", s.decision, s.option, outcome.ShortSHA(s.given), s.decision, s.option)
 	if s.why != "" {
-		b.WriteString(s.why)
-		return b.String()
+		return head + s.why
 	}
-	fmt.Fprintf(&b, "%d file(s) changed since: %s", len(s.files), strings.Join(s.files, ", "))
-	return b.String()
+	return head + fmt.Sprintf("%d file(s) changed since: %s", len(s.files), strings.Join(s.files, ", "))
 }
 
 // unstale is outcomes with each stale decision unresolved, for the verdict

@@ -69,11 +69,10 @@ func (h *Handler) readSources(ctx context.Context, gh GitHub, t *thread) error {
 	return nil
 }
 
-// outcomeOf decodes an outcome file: its ID, the outcome and its canonical
-// YAML; id is "" when the file is not a valid Phase Outcome.
-func outcomeOf(name string, data []byte) (id string, o *outcome.Outcome, canonical []byte) {
-	kind := artifact.KindByID("outcome.phase-outcome")
-	doc := artifact.Decode(name, kind, data, artifact.DefaultLimits)
+// outcomeOf decodes an outcome file: its ID, the outcome and the decoded
+// value; id is "" when the file is not a valid Phase Outcome.
+func outcomeOf(name string, data []byte) (id string, o *outcome.Outcome, value any) {
+	doc := artifact.Decode(name, artifact.KindByID("outcome.phase-outcome"), data, artifact.DefaultLimits)
 	if !doc.Decoded {
 		return "", nil, nil
 	}
@@ -81,9 +80,9 @@ func outcomeOf(name string, data []byte) (id string, o *outcome.Outcome, canonic
 	if err != nil {
 		return "", nil, nil
 	}
-	canonical, err = outcome.Canonical(doc.Value)
+	canonical, err := outcome.Canonical(doc.Value)
 	if err != nil {
 		return "", nil, nil
 	}
-	return outcome.ID(canonical), o, canonical
+	return outcome.ID(canonical), o, doc.Value
 }

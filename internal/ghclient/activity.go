@@ -118,7 +118,7 @@ func toPush(a activity) Push {
 // Comparison is GET /repos/{owner}/{repo}/compare/{base}...{head}.
 type Comparison struct {
 	Status    string            // "ahead", "behind", "diverged" or "identical"
-	Files     map[string]string // changed file → status, as Change returns them (renames: see how filesMap handles previous_filename)
+	Files     map[string]string // changed file → status (renames: see how filesMap handles previous_filename)
 	MergeBase string            // merge_base_commit.sha
 }
 
@@ -127,11 +127,7 @@ type Comparison struct {
 // the merge base. GitHub lists at most 300 files; at that count the
 // comparison comes with an error wrapping ErrTruncated.
 func (c *Client) Compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
-	return c.compare(withOp(ctx, "Compare"), owner, repo, base, head)
-}
-
-func (c *Client) compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
-	cmp, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, nil)
+	cmp, _, err := c.gh.Repositories.CompareCommits(withOp(ctx, "Compare"), owner, repo, base, head, nil)
 	if err != nil {
 		return Comparison{}, fmt.Errorf("compare %s %s...%s: %w", repoName(owner, repo), base, head, err)
 	}

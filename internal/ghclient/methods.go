@@ -840,15 +840,6 @@ func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha str
 // maxCompareFiles is GitHub's cap on the files of a comparison.
 const maxCompareFiles = 300
 
-// Change maps each file changed from the merge base of base and head to
-// head to its status (as CompareFiles), and reports whether head is on
-// base already (the comparison is identical or behind: nothing of head's
-// is missing from base).
-func (c *Client) Change(ctx context.Context, owner, repo, base, head string) (files map[string]string, onBase bool, err error) {
-	cmp, err := c.compare(withOp(ctx, "Change"), owner, repo, base, head)
-	return cmp.Files, err == nil && (cmp.Status == "identical" || cmp.Status == "behind"), err
-}
-
 // CommitFiles maps each file a commit changes (against its first parent)
 // to its status. GitHub lists at most 300 files of a commit.
 func (c *Client) CommitFiles(ctx context.Context, owner, repo, sha string) (map[string]string, error) {

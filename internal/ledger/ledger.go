@@ -29,8 +29,9 @@
 package ledger
 
 import (
+	"cmp"
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -178,14 +179,8 @@ type Ignored struct {
 // Fold folds comments (in any order: they are sorted by creation time, then
 // id, and a comment listed twice counts once) into the state.
 func Fold(comments []Comment, opts Options) *State {
-	cs := append([]Comment(nil), comments...)
-	sort.SliceStable(cs, func(i, j int) bool {
-		if !cs[i].CreatedAt.Equal(cs[j].CreatedAt) {
-			return cs[i].CreatedAt.Before(cs[j].CreatedAt)
-		}
-		// Equivalent mutant (< → <=): equal ids are two listings of one comment, which Add counts once.
-		return cs[i].ID < cs[j].ID
-	})
+	cs := slices.Clone(comments)
+	slices.SortStableFunc(cs, func(a, b Comment) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
 	l := New(opts)
 	for _, c := range cs {
 		l.Add(c)
@@ -218,13 +213,11 @@ type round struct {
 // New starts an empty ledger.
 func New(opts Options) *Ledger {
 	l := &Ledger{opts: opts, byID: map[string]*Outcome{}, seen: map[int64]bool{}, ours: map[int64]bool{},
-		people: map[int64]CommandComment{}, rounds: map[*Decision][]round{}}
-	l.st.phases = opts.Phases
+		people: map[int64]CommandComment{}, rounds: map[*Decision][]round{},
+		st: State{phases: opts.Phases, answered: map[int64]bool{}, replied: map[int64]bool{}}}
 	if len(l.st.phases.Sequence) == 0 {
 		l.st.phases = config.DefaultPhases
 	}
-	l.st.answered = map[int64]bool{}
-	l.st.replied = map[int64]bool{}
 	return l
 }
 
@@ -265,22 +258,12 @@ func (st *State) LatestPerPhase() []*Outcome {
 // Pending reports whether the latest outcome of a phase has an unresolved
 // blocking decision (the phasegate:pending label).
 func (st *State) Pending() bool {
-	for _, o := range st.LatestPerPhase() {
-		if o.UnresolvedBlocking() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.LatestPerPhase(), (*Outcome).UnresolvedBlocking)
 }
 
 // UnresolvedBlocking reports whether a blocking decision is unresolved.
 func (o *Outcome) UnresolvedBlocking() bool {
-	for _, d := range o.Decisions {
-		if d.Blocking && d.Resolution == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(o.Decisions, func(d *Decision) bool { return d.Blocking && d.Resolution == nil })
 }
 
 // phase is the phase the thread has reached: the phase of the newest
@@ -295,12 +278,9 @@ func (st *State) phase() string {
 	if idx < 0 {
 		return ""
 	}
-	approved := false
-	for _, d := range newest.Decisions {
-		if strings.EqualFold(d.Type, "approval") && d.Resolution != nil && strings.EqualFold(d.Resolution.Option, "approve") {
-			approved = true
-		}
-	}
+	approved := slices.ContainsFunc(newest.Decisions, func(d *Decision) bool {
+		return strings.EqualFold(d.Type, "approval") && d.Resolution != nil && strings.EqualFold(d.Resolution.Option, "approve")
+	})
 	if approved && !newest.UnresolvedBlocking() && idx+1 < len(st.phases.Sequence) {
 		idx++
 	}
@@ -442,10 +422,8 @@ func (st *State) Deleted(id int64) {
 }
 
 func (st *State) tamper(id int64, k outcome.Kind, reason string) {
-	for _, t := range st.Tampered {
-		if t.CommentID == id && t.Reason == reason {
-			return
-		}
+	if slices.ContainsFunc(st.Tampered, func(t Tamper) bool { return t.CommentID == id && t.Reason == reason }) {
+		return
 	}
 	st.Tampered = append(st.Tampered, Tamper{CommentID: id, Kind: k, Reason: reason})
 }
@@ -645,10 +623,5 @@ func Decisions(outcomes []*Outcome, negative []string) Verdict {
 }
 
 func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
 }
