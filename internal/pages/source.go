@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,15 +219,12 @@ func (o ownRecords) LatestStatus(ctx context.Context, owner, repo, sha, context 
 func (p *Source) fillResult(page *web.CommitPage, cr commitResult) {
 	page.Checked, page.CheckedAt, page.Verdict = true, cr.CheckedAt, cr.Verdict
 	page.Reasons = append([]string(nil), cr.Reasons...)
-	for _, f := range cr.Findings {
-		page.Findings = append(page.Findings, web.FindingView{File: f.File, Line: f.Line, Column: f.Column, Rule: f.Rule,
-			Severity: f.Severity, Message: f.Message, URL: blobURL(p.cfg.WebURL, page.Owner, page.Repo, page.SHA, f.File, f.Line)})
+	page.Findings, page.Input = slices.Clone(cr.Findings), slices.Clone(cr.Input)
+	for i, f := range page.Findings {
+		page.Findings[i].URL = blobURL(p.cfg.WebURL, page.Owner, page.Repo, page.SHA, f.File, f.Line)
 	}
 	if cr.More > 0 {
 		page.Reasons = append(page.Reasons, fmt.Sprintf("%d more findings are not shown here (the first %d are); the check run lists them", cr.More, len(cr.Findings)))
-	}
-	for _, r := range cr.Input {
-		page.Input = append(page.Input, web.InputRow{Name: r.Name, Value: r.Value, Code: r.Code})
 	}
 }
 
@@ -303,7 +301,7 @@ func (p *Source) Record(ctx context.Context, owner, repo, sha string, sum checkj
 	cr := newCommitResult(sum.Report, p.cfg.Now())
 	if sum.Input != nil {
 		for _, r := range sum.Input.Rows() {
-			cr.Input = append(cr.Input, storedInputRow{Name: r.Name, Value: clipText(r.Value), Code: r.Code})
+			cr.Input = append(cr.Input, web.InputRow{Name: r.Name, Value: clipText(r.Value), Code: r.Code})
 		}
 	}
 	if err := p.results.put(ctx, resultKey(owner, repo, sha), cr); err != nil {

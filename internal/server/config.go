@@ -202,11 +202,8 @@ type Config struct {
 	statsCacheFor time.Duration
 }
 
-// String describes the configuration without its secrets.
-func (c Config) String() string {
-	return fmt.Sprintf("server.Config{Addr:%q MetricsAddr:%q AppID:%d APIURL:%q Identity:%q Secrets:%d PrivateKey:%s SigningKey:%s QueueSize:%d Workers:%d ReconcileEvery:%s}",
-		c.Addr, c.MetricsAddr, c.AppID, c.APIURL, c.Identity, len(c.Secrets), redacted(c.PrivateKeyPEM), redacted(c.SigningKey), c.QueueSize, c.Workers, c.ReconcileEvery)
-}
+// String describes the configuration without its secrets (LogValue's).
+func (c Config) String() string { return "server.Config" + c.LogValue().String() }
 
 // GoString is String: %#v must not print the secrets either.
 func (c Config) GoString() string { return c.String() }
