@@ -186,24 +186,12 @@ type ownRecords struct {
 
 func (o ownRecords) CheckRunHistory(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error) {
 	runs, err := o.GitHub.CheckRunHistory(ctx, owner, repo, sha, name)
-	own := runs[:0:0]
-	for _, r := range runs {
-		if r.AppID == o.app {
-			own = append(own, r)
-		}
-	}
-	return own, err
+	return slices.DeleteFunc(slices.Clone(runs), func(r ghclient.CheckRun) bool { return r.AppID != o.app }), err
 }
 
 func (o ownRecords) StatusHistory(ctx context.Context, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error) {
 	sts, err := o.GitHub.StatusHistory(ctx, owner, repo, sha, contexts...)
-	own := sts[:0:0]
-	for _, st := range sts {
-		if strings.EqualFold(st.Creator, o.identity) {
-			own = append(own, st)
-		}
-	}
-	return own, err
+	return slices.DeleteFunc(slices.Clone(sts), func(st ghclient.Status) bool { return !strings.EqualFold(st.Creator, o.identity) }), err
 }
 
 func (o ownRecords) LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error) {

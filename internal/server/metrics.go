@@ -29,7 +29,10 @@ type metrics struct {
 	threads        *prometheus.CounterVec
 	redeliveries   *prometheus.CounterVec
 	ready          prometheus.Gauge
-	durable        *durableMetrics
+	// The durable queue's (phasegate_queue_job_…, phasegate_queue_enqueued_total);
+	// they stay empty without Redis.
+	jobEnqueued, jobFailures, jobRetries *prometheus.CounterVec
+	jobWait, jobRun                      *prometheus.HistogramVec
 }
 
 // newMetrics creates the server's metrics and registers them in reg, with
@@ -39,9 +42,8 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 	cs := []prometheus.Collector{
 		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
 		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.cutShort, m.threads, m.redeliveries, m.ready,
+		m.jobEnqueued, m.jobWait, m.jobRun, m.jobFailures, m.jobRetries, newTasksCollector(s),
 	}
-	cs = append(cs, m.durable.collectors()...)
-	cs = append(cs, newTasksCollector(s))
 	for _, c := range append(cs, scrapeGauges(s)...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
@@ -54,7 +56,28 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 // registered yet.
 func defineMetrics() *metrics {
 	return &metrics{
-		durable: defineDurableMetrics(),
+		jobEnqueued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_queue_enqueued_total",
+			Help: "Jobs offered to the durable queue, by kind and result (enqueued, coalesced: a job of the same kind, repository and commit was waiting or running; error).",
+		}, []string{"kind", "result"}),
+		jobWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "phasegate_queue_job_wait_seconds",
+			Help:    "Durable jobs: time from the delivery's enqueue to the start of the attempt that ran (retries and deferrals included), by kind.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 18),
+		}, []string{"kind"}),
+		jobRun: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "phasegate_queue_job_run_seconds",
+			Help:    "Durable jobs: time from the start of an attempt to its end, by kind and outcome (ok, error, rate_limited, panic).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}, []string{"kind", "outcome"}),
+		jobFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_queue_job_failures_total",
+			Help: "Durable job attempts that failed, by kind and final (true: out of retries or not retryable, the job is archived).",
+		}, []string{"kind", "final"}),
+		jobRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phasegate_queue_job_retries_total",
+			Help: "Durable jobs scheduled to run again, by kind and reason (error: backoff, counted as a failure; rate_limited, installation_busy, store_unavailable: deferred, not a failure).",
+		}, []string{"kind", "reason"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phasegate_webhook_deliveries_total",
 			Help: "Webhook deliveries by event and result (accepted, coalesced, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).",
@@ -128,29 +151,26 @@ func defineMetrics() *metrics {
 // scrapeGauges are the metrics read from s when scraped: the queue, the
 // in-flight body budget and the GitHub rate limits left.
 func scrapeGauges(s *Server) []prometheus.Collector {
-	queueGauge := func(name, help string, f func() float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
-	}
 	return []prometheus.Collector{
-		queueGauge("phasegate_queue_depth", "Deliveries queued and not yet taken by a worker.", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_depth", Help: "Deliveries queued and not yet taken by a worker."}, func() float64 {
 			n, _, _ := s.queue.stats(s.cfg.Now())
 			return float64(n)
 		}),
-		queueGauge("phasegate_queue_inflight", "Deliveries being handled.", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_inflight", Help: "Deliveries being handled."}, func() float64 {
 			_, n, _ := s.queue.stats(s.cfg.Now())
 			return float64(n)
 		}),
-		queueGauge("phasegate_queue_oldest_age_seconds", "Age of the oldest queued delivery (0 when none).", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_oldest_age_seconds", Help: "Age of the oldest queued delivery (0 when none)."}, func() float64 {
 			_, _, age := s.queue.stats(s.cfg.Now())
 			return age.Seconds()
 		}),
-		queueGauge("phasegate_webhook_inflight_body_bytes", "Bytes of webhook bodies reserved in the in-flight budget (being read or checked).", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_webhook_inflight_body_bytes", Help: "Bytes of webhook bodies reserved in the in-flight budget (being read or checked)."}, func() float64 {
 			return float64(s.budget.inUse())
 		}),
-		queueGauge("phasegate_webhook_inflight_body_bytes_limit", "The in-flight body budget: beyond it a delivery is answered 503 unread.", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_webhook_inflight_body_bytes_limit", Help: "The in-flight body budget: beyond it a delivery is answered 503 unread."}, func() float64 {
 			return float64(s.cfg.MaxInflightBytes)
 		}),
-		queueGauge("phasegate_queue_capacity", "Size of the queue.", func() float64 { return float64(s.cfg.QueueSize) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_capacity", Help: "Size of the queue."}, func() float64 { return float64(s.cfg.QueueSize) }),
 		&rateCollector{s: s, desc: prometheus.NewDesc("phasegate_github_rate_limit_remaining",
 			"Primary rate-limit requests left, per installation (\"app\" for the App's own JWT client), as GitHub last reported.",
 			[]string{"installation"}, nil)},
