@@ -56,10 +56,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 // registered yet.
 func defineMetrics() *metrics {
 	return &metrics{
-		jobEnqueued: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_queue_enqueued_total",
-			Help: "Jobs offered to the durable queue, by kind and result (enqueued, coalesced: a job of the same kind, repository and commit was waiting or running; error).",
-		}, []string{"kind", "result"}),
+		jobEnqueued: counterVec("phasegate_queue_enqueued_total", "Jobs offered to the durable queue, by kind and result (enqueued, coalesced: a job of the same kind, repository and commit was waiting or running; error).", "kind", "result"),
 		jobWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "phasegate_queue_job_wait_seconds",
 			Help:    "Durable jobs: time from the delivery's enqueue to the start of the attempt that ran (retries and deferrals included), by kind.",
@@ -70,18 +67,9 @@ func defineMetrics() *metrics {
 			Help:    "Durable jobs: time from the start of an attempt to its end, by kind and outcome (ok, error, rate_limited, panic).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
 		}, []string{"kind", "outcome"}),
-		jobFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_queue_job_failures_total",
-			Help: "Durable job attempts that failed, by kind and final (true: out of retries or not retryable, the job is archived).",
-		}, []string{"kind", "final"}),
-		jobRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_queue_job_retries_total",
-			Help: "Durable jobs scheduled to run again, by kind and reason (error: backoff, counted as a failure; rate_limited, installation_busy, store_unavailable: deferred, not a failure).",
-		}, []string{"kind", "reason"}),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_webhook_deliveries_total",
-			Help: "Webhook deliveries by event and result (accepted, coalesced, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).",
-		}, []string{"event", "result"}),
+		jobFailures: counterVec("phasegate_queue_job_failures_total", "Durable job attempts that failed, by kind and final (true: out of retries or not retryable, the job is archived).", "kind", "final"),
+		jobRetries:  counterVec("phasegate_queue_job_retries_total", "Durable jobs scheduled to run again, by kind and reason (error: backoff, counted as a failure; rate_limited, installation_busy, store_unavailable: deferred, not a failure).", "kind", "reason"),
+		deliveries:  counterVec("phasegate_webhook_deliveries_total", "Webhook deliveries by event and result (accepted, coalesced, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).", "event", "result"),
 		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "phasegate_webhook_ack_seconds",
 			Help:    "Time from receiving a delivery's headers to answering it.",
@@ -97,55 +85,31 @@ func defineMetrics() *metrics {
 			Help:    "Time a delivery waited in the queue for a worker.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
-		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_github_api_calls_total",
-			Help: "GitHub API requests (every attempt) by client operation and HTTP status (\"error\" when no answer arrived).",
-		}, []string{"op", "status"}),
-		tamper: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_tamper_reports_total",
-			Help: "phasegate comments edited or deleted by someone, by action.",
-		}, []string{"action"}),
-		statusResets: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_status_overwrites_total",
-			Help: "phasegate/decisions statuses set by someone other than phasegate (and reset).",
-		}),
-		panics: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_handler_panics_total",
-			Help: "Panics recovered while handling a delivery.",
-		}),
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_queue_dropped_total",
-			Help: "Queued deliveries dropped at shutdown (the reconcile loop recovers them).",
-		}),
-		reconcileRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_runs_total",
-			Help: "Reconcile passes by result (ok, error).",
-		}, []string{"result"}),
-		passSkips: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_skipped_passes_total",
-			Help: "Reconcile passes not run, by reason (other_replica: another replica ran this period's pass; store_unavailable: Redis could not be asked).",
-		}, []string{"reason"}),
-		cutShort: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_cut_short_total",
-			Help: "Repository passes of the reconcile loop stopped before every changed thread was read, by reason (budget: the installation's --reconcile-budget-share of its hourly rate limit is spent; rate_limit: little primary rate limit left; secondary_limit: a secondary rate limit holds requests back, or could not be waited out). The next pass takes what was skipped first.",
-		}, []string{"reason"}),
-		threads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_threads_total",
-			Help: "Threads the reconcile loop looked at, by result (unchanged: its listings showed the thread as last folded, not read; reread: read and folded again; deferred: left for the next pass by a pass cut short).",
-		}, []string{"result"}),
-		reconcileSkips: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_skipped_installations_total",
-			Help: "Installations a reconcile pass skipped because little of their rate limit was left.",
-		}),
-		redeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_redeliveries_total",
-			Help: "Failed webhook deliveries asked to be redelivered, by result (ok, error).",
-		}, []string{"result"}),
+		apiCalls:       counterVec("phasegate_github_api_calls_total", "GitHub API requests (every attempt) by client operation and HTTP status (\"error\" when no answer arrived).", "op", "status"),
+		tamper:         counterVec("phasegate_tamper_reports_total", "phasegate comments edited or deleted by someone, by action.", "action"),
+		statusResets:   counter("phasegate_status_overwrites_total", "phasegate/decisions statuses set by someone other than phasegate (and reset)."),
+		panics:         counter("phasegate_handler_panics_total", "Panics recovered while handling a delivery."),
+		dropped:        counter("phasegate_queue_dropped_total", "Queued deliveries dropped at shutdown (the reconcile loop recovers them)."),
+		reconcileRuns:  counterVec("phasegate_reconcile_runs_total", "Reconcile passes by result (ok, error).", "result"),
+		passSkips:      counterVec("phasegate_reconcile_skipped_passes_total", "Reconcile passes not run, by reason (other_replica: another replica ran this period's pass; store_unavailable: Redis could not be asked).", "reason"),
+		cutShort:       counterVec("phasegate_reconcile_cut_short_total", "Repository passes of the reconcile loop stopped before every changed thread was read, by reason (budget: the installation's --reconcile-budget-share of its hourly rate limit is spent; rate_limit: little primary rate limit left; secondary_limit: a secondary rate limit holds requests back, or could not be waited out). The next pass takes what was skipped first.", "reason"),
+		threads:        counterVec("phasegate_reconcile_threads_total", "Threads the reconcile loop looked at, by result (unchanged: its listings showed the thread as last folded, not read; reread: read and folded again; deferred: left for the next pass by a pass cut short).", "result"),
+		reconcileSkips: counter("phasegate_reconcile_skipped_installations_total", "Installations a reconcile pass skipped because little of their rate limit was left."),
+		redeliveries:   counterVec("phasegate_redeliveries_total", "Failed webhook deliveries asked to be redelivered, by result (ok, error).", "result"),
 		ready: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "phasegate_ready",
 			Help: "1 once the App's key works and GitHub answered, 0 before and while shutting down.",
 		}),
 	}
+}
+
+// counter and counterVec are the counter of name (with labels).
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // scrapeGauges are the metrics read from s when scraped: the queue, the
