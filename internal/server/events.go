@@ -48,7 +48,6 @@ type job struct {
 	State        string         `json:"state,omitempty"`
 	Description  string         `json:"description,omitempty"`
 	Repos        []repoRef      `json:"repos,omitempty"`
-	TargetURL    string         `json:"target_url,omitempty"`  // merge_group: the Details link of the status (the commit's page)
 	Base         string         `json:"base,omitempty"`        // check: the commit the change is measured from ("": none)
 	BaseRef      string         `json:"base_ref,omitempty"`    // check: the branch of base (the pull request's base branch, the pushed branch)
 	Ref          string         `json:"ref,omitempty"`         // check: the branch pushed (the pull request's head branch)
@@ -549,12 +548,7 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 		return "", fmt.Errorf("%w: merge_group.head_sha is not a commit sha (%q)", errMalformed, clip(p.MergeGroup.HeadSHA))
 	}
 	j.SHA = strings.ToLower(p.MergeGroup.HeadSHA)
-	// The Details link: the merge group's commit, on the repository's
-	// page GitHub names (its html_url).
 	j.RepoURL = repoURL(p)
-	if j.RepoURL != "" {
-		j.TargetURL = j.RepoURL + "/commit/" + j.SHA
-	}
 	if hexSHA(p.MergeGroup.BaseSHA) {
 		j.Base, j.BaseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
 	}
