@@ -162,24 +162,15 @@ func webhookSecrets(raw string, getenv func(string) string) ([][]byte, error) {
 }
 
 // privateKey is the App's private key, PEM: read from keyFile, or the
-// value of PHASEGATE_PRIVATE_KEY; exactly one of them must be set.
+// value of PHASEGATE_PRIVATE_KEY (for platforms that hand secrets over as
+// variables, a Kubernetes secretKeyRef; never a flag: ps shows flags);
+// exactly one of them must be set.
 func privateKey(keyFile string, getenv func(string) string) ([]byte, error) {
-	switch inline := getenv("PHASEGATE_PRIVATE_KEY"); {
-	case keyFile != "" && inline != "":
-		return nil, errors.New("both a private key file and PHASEGATE_PRIVATE_KEY are set: set one")
-	case inline != "":
-		// The PEM itself, for platforms that hand secrets over as
-		// variables (a Kubernetes secretKeyRef). Never a flag: ps shows flags.
-		return []byte(inline), nil
-	case keyFile == "":
-		return nil, errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
-	default:
-		pem, err := os.ReadFile(keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading the private key file: %w", err)
-		}
-		return pem, nil
+	pem, err := secretValue(keyFile, "PHASEGATE_PRIVATE_KEY", "the private key", getenv)
+	if err == nil && pem == "" {
+		err = errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
 	}
+	return []byte(pem), err
 }
 
 // settings checks the durations, sizes and addresses of the flags and sets

@@ -159,7 +159,7 @@ func secretValue(file, variable, what string, getenv func(string) string) (strin
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return "", fmt.Errorf("reading the file of %s: %w", what, err)
+		return "", fmt.Errorf("reading %s file: %w", what, err)
 	}
 	return strings.TrimSpace(string(data)), nil
 }
