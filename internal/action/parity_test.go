@@ -74,8 +74,8 @@ func TestActionAndAppAgree(t *testing.T) {
 					if gh, err = ghclient.New(ghclient.Options{BaseURL: rt.fake.URL(), Token: "tok", Now: rt.clock.Now, Sleep: rt.clock.Sleep}); err != nil {
 						t.Fatal(err)
 					}
-					h = server.DefaultDecider(server.DeciderOptions{Identity: "github-actions[bot]", Locker: decide.NewMemLocker(),
-						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+					h = server.DefaultDecider(server.DeciderOptions{Handler: &decide.Handler{Identity: "github-actions[bot]", Locks: decide.NewMemLocker(),
+						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 				}
 				ctx := context.Background()
 				for _, body := range tc.commands {
@@ -216,8 +216,8 @@ func TestActionAndAppCheckAlike(t *testing.T) {
 				if withBase {
 					req.Base = base
 				}
-				d := server.DefaultDecider(server.DeciderOptions{Identity: "phasegate[bot]", Locker: decide.NewMemLocker(), Validator: validator,
-					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				d := server.DefaultDecider(server.DeciderOptions{Validator: validator, Handler: &decide.Handler{Identity: "phasegate[bot]", Locks: decide.NewMemLocker(),
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 				sum, err := d.CheckCommit(ctx, gh, req)
 				if err != nil || sum.Report == nil {
 					t.Fatalf("the App could not check: %v", err)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/phasegate/phasegate/internal/report"
+	"github.com/phasegate/phasegate/internal/web"
 )
 
 // The check results the pages show, per commit (source.go): what
@@ -43,28 +44,13 @@ type SharedResults interface {
 
 // commitResult is one commit's check result as the pages show it.
 type commitResult struct {
-	Verdict   string          `json:"verdict"`
-	Reasons   []string        `json:"reasons,omitempty"`
-	Findings  []storedFinding `json:"findings,omitempty"`
-	More      int             `json:"more,omitempty"` // findings beyond those kept
-	CheckedAt time.Time       `json:"checked_at"`
+	Verdict   string            `json:"verdict"`
+	Reasons   []string          `json:"reasons,omitempty"`
+	Findings  []web.FindingView `json:"findings,omitempty"`
+	More      int               `json:"more,omitempty"` // findings beyond those kept
+	CheckedAt time.Time         `json:"checked_at"`
 	// Input is what the result stands for (checkjob.Input.Rows).
-	Input []storedInputRow `json:"input,omitempty"`
-}
-
-type storedInputRow struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-	Code  bool   `json:"code,omitempty"`
-}
-
-type storedFinding struct {
-	File     string `json:"file,omitempty"`
-	Line     int    `json:"line,omitempty"`
-	Column   int    `json:"column,omitempty"`
-	Rule     string `json:"rule,omitempty"`
-	Severity string `json:"severity,omitempty"`
-	Message  string `json:"message,omitempty"`
+	Input []web.InputRow `json:"input,omitempty"`
 }
 
 // newCommitResult keeps what the pages show of a report, bounded.
@@ -82,7 +68,7 @@ func newCommitResult(rep *report.Report, at time.Time) commitResult {
 			cr.More = len(rep.Findings) - i
 			break
 		}
-		cr.Findings = append(cr.Findings, storedFinding{File: clipText(f.File), Line: f.Line, Column: f.Column, Rule: clipText(f.Rule),
+		cr.Findings = append(cr.Findings, web.FindingView{File: clipText(f.File), Line: f.Line, Column: f.Column, Rule: clipText(f.Rule),
 			Severity: string(f.Severity), Message: clipText(f.Message)})
 	}
 	return cr

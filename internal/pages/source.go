@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,24 +186,12 @@ type ownRecords struct {
 
 func (o ownRecords) CheckRunHistory(ctx context.Context, owner, repo, sha, name string) ([]ghclient.CheckRun, error) {
 	runs, err := o.GitHub.CheckRunHistory(ctx, owner, repo, sha, name)
-	own := runs[:0:0]
-	for _, r := range runs {
-		if r.AppID == o.app {
-			own = append(own, r)
-		}
-	}
-	return own, err
+	return slices.DeleteFunc(slices.Clone(runs), func(r ghclient.CheckRun) bool { return r.AppID != o.app }), err
 }
 
 func (o ownRecords) StatusHistory(ctx context.Context, owner, repo, sha string, contexts ...string) ([]ghclient.Status, error) {
 	sts, err := o.GitHub.StatusHistory(ctx, owner, repo, sha, contexts...)
-	own := sts[:0:0]
-	for _, st := range sts {
-		if strings.EqualFold(st.Creator, o.identity) {
-			own = append(own, st)
-		}
-	}
-	return own, err
+	return slices.DeleteFunc(slices.Clone(sts), func(st ghclient.Status) bool { return !strings.EqualFold(st.Creator, o.identity) }), err
 }
 
 func (o ownRecords) LatestStatus(ctx context.Context, owner, repo, sha, context string) (ghclient.Status, bool, error) {
@@ -218,15 +207,12 @@ func (o ownRecords) LatestStatus(ctx context.Context, owner, repo, sha, context 
 func (p *Source) fillResult(page *web.CommitPage, cr commitResult) {
 	page.Checked, page.CheckedAt, page.Verdict = true, cr.CheckedAt, cr.Verdict
 	page.Reasons = append([]string(nil), cr.Reasons...)
-	for _, f := range cr.Findings {
-		page.Findings = append(page.Findings, web.FindingView{File: f.File, Line: f.Line, Column: f.Column, Rule: f.Rule,
-			Severity: f.Severity, Message: f.Message, URL: blobURL(p.cfg.WebURL, page.Owner, page.Repo, page.SHA, f.File, f.Line)})
+	page.Findings, page.Input = slices.Clone(cr.Findings), slices.Clone(cr.Input)
+	for i, f := range page.Findings {
+		page.Findings[i].URL = blobURL(p.cfg.WebURL, page.Owner, page.Repo, page.SHA, f.File, f.Line)
 	}
 	if cr.More > 0 {
 		page.Reasons = append(page.Reasons, fmt.Sprintf("%d more findings are not shown here (the first %d are); the check run lists them", cr.More, len(cr.Findings)))
-	}
-	for _, r := range cr.Input {
-		page.Input = append(page.Input, web.InputRow{Name: r.Name, Value: r.Value, Code: r.Code})
 	}
 }
 
@@ -303,7 +289,7 @@ func (p *Source) Record(ctx context.Context, owner, repo, sha string, sum checkj
 	cr := newCommitResult(sum.Report, p.cfg.Now())
 	if sum.Input != nil {
 		for _, r := range sum.Input.Rows() {
-			cr.Input = append(cr.Input, storedInputRow{Name: r.Name, Value: clipText(r.Value), Code: r.Code})
+			cr.Input = append(cr.Input, web.InputRow{Name: r.Name, Value: clipText(r.Value), Code: r.Code})
 		}
 	}
 	if err := p.results.put(ctx, resultKey(owner, repo, sha), cr); err != nil {

@@ -1,6 +1,7 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -24,10 +25,7 @@ type Blobs struct {
 // Blobs returns the store whose Redis keys are prefix+key (for example
 // "phasegate:result:"), each kept for ttl (DefaultBlobTTL when <= 0).
 func (s *Store) Blobs(prefix string, ttl time.Duration) *Blobs {
-	if ttl <= 0 {
-		ttl = DefaultBlobTTL
-	}
-	return &Blobs{rdb: s.rdb, prefix: prefix, ttl: ttl}
+	return &Blobs{rdb: s.rdb, prefix: prefix, ttl: cmp.Or(max(ttl, 0), DefaultBlobTTL)}
 }
 
 // Put stores value under key, replacing what was there. An error wraps

@@ -1,6 +1,7 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -52,12 +53,7 @@ type Locker struct {
 // lock is renewed every lease/3 while its holder lives; when the holder's
 // process dies, the lock frees itself within one lease.
 func (s *Store) Locker(prefix string, lease time.Duration) *Locker {
-	if lease <= 0 {
-		lease = DefaultLease
-	}
-	if lease < 3*time.Millisecond {
-		lease = 3 * time.Millisecond
-	}
+	lease = max(cmp.Or(max(lease, 0), DefaultLease), 3*time.Millisecond)
 	maxWait := min(lease/4, 100*time.Millisecond)
 	return &Locker{rdb: s.rdb, prefix: prefix, lease: lease, minWait: min(2*time.Millisecond, maxWait), maxWait: maxWait}
 }
@@ -90,7 +86,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*Lease, error) {
 			// The SET may have landed before the reply was lost: give it
 			// back (best effort, in the background so that the caller
 			// hears of the failure now) rather than wait out the lease.
-			go l.releaseQuietly(k, token)
+			go quietly(func(ctx context.Context) error { return releaseScript.Run(ctx, l.rdb, []string{k}, token).Err() })
 			return nil, unavailable(ctx, "taking the lock "+k, err)
 		}
 		if ok {
@@ -108,17 +104,19 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	}
 }
 
-func (l *Locker) releaseQuietly(k, token string) {
+// quietly runs f within releaseTimeout, ignoring its error: a release
+// that fails needs no handling, as the lease expires on its own.
+func quietly(f func(context.Context) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	_ = releaseScript.Run(ctx, l.rdb, []string{k}, token).Err()
+	_ = f(ctx)
 }
 
-// Lease is a held lock. Its renewal runs until Release.
+// Lease is a held lock (or a Semaphore's slot). Its renewal runs until
+// Release.
 type Lease struct {
-	l     *Locker
-	key   string
-	token string
+	token   string
+	release func(ctx context.Context) error
 
 	stop     chan struct{} // closed by Release: stop renewing
 	done     chan struct{} // closed when the renewal goroutine has returned
@@ -127,12 +125,23 @@ type Lease struct {
 	relErr   error
 }
 
-func (l *Locker) hold(k, token string) *Lease {
-	ls := &Lease{l: l, key: k, token: token, stop: make(chan struct{}), done: make(chan struct{})}
-	go renewEvery(l.lease, ls.stop, ls.done, func(ctx context.Context) (int64, error) {
-		return renewScript.Run(ctx, l.rdb, []string{k}, token, l.lease.Milliseconds()).Int64()
-	})
+// newLease renews a lease with renew (renewEvery) until Release, which
+// then gives it back with release.
+func newLease(lease time.Duration, token string, renew func(context.Context) (int64, error), release func(context.Context) error) *Lease {
+	ls := &Lease{token: token, release: release, stop: make(chan struct{}), done: make(chan struct{})}
+	go renewEvery(lease, ls.stop, ls.done, renew)
 	return ls
+}
+
+func (l *Locker) hold(k, token string) *Lease {
+	return newLease(l.lease, token, func(ctx context.Context) (int64, error) {
+		return renewScript.Run(ctx, l.rdb, []string{k}, token, l.lease.Milliseconds()).Int64()
+	}, func(ctx context.Context) error {
+		if err := releaseScript.Run(ctx, l.rdb, []string{k}, token).Err(); err != nil {
+			return unavailable(ctx, "releasing the lock "+k, err)
+		}
+		return nil
+	})
 }
 
 // renewEvery runs renew every lease/3 until stop, or until renew finds the
@@ -167,9 +176,7 @@ func (ls *Lease) Release() error {
 		ls.stopRenewal()
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		defer cancel()
-		if err := releaseScript.Run(ctx, ls.l.rdb, []string{ls.key}, ls.token).Err(); err != nil {
-			ls.relErr = unavailable(ctx, "releasing the lock "+ls.key, err)
-		}
+		ls.relErr = ls.release(ctx)
 	})
 	return ls.relErr
 }

@@ -93,27 +93,15 @@ type QueueOptions struct {
 
 func (o QueueOptions) withDefaults() QueueOptions {
 	o.Name = cmp.Or(o.Name, DefaultQueueName)
-	if o.Concurrency <= 0 {
-		o.Concurrency = 16
-	}
-	if o.MaxRetry <= 0 {
-		o.MaxRetry = DefaultQueueMaxRetry
-	}
-	if o.RetryBase <= 0 {
-		o.RetryBase = DefaultQueueRetryBase
-	}
+	o.Concurrency = cmp.Or(max(o.Concurrency, 0), 16)
+	o.MaxRetry = cmp.Or(max(o.MaxRetry, 0), DefaultQueueMaxRetry)
+	o.RetryBase = cmp.Or(max(o.RetryBase, 0), DefaultQueueRetryBase)
 	if o.RetryMax < o.RetryBase {
 		o.RetryMax = max(DefaultQueueRetryMax, o.RetryBase)
 	}
-	if o.TaskTimeout <= 0 {
-		o.TaskTimeout = DefaultQueueTaskTimeout
-	}
-	if o.Poll <= 0 {
-		o.Poll = DefaultQueuePoll
-	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = DefaultQueueShutdown
-	}
+	o.TaskTimeout = cmp.Or(max(o.TaskTimeout, 0), DefaultQueueTaskTimeout)
+	o.Poll = cmp.Or(max(o.Poll, 0), DefaultQueuePoll)
+	o.ShutdownTimeout = cmp.Or(max(o.ShutdownTimeout, 0), DefaultQueueShutdown)
 	o.Logger = cmp.Or(o.Logger, slog.Default())
 	return o
 }

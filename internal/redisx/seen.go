@@ -1,6 +1,7 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -25,10 +26,7 @@ type Seen struct {
 // example "phasegate:delivery:"), each kept for ttl (DefaultSeenTTL when
 // <= 0).
 func (s *Store) Seen(prefix string, ttl time.Duration) *Seen {
-	if ttl <= 0 {
-		ttl = DefaultSeenTTL
-	}
-	return &Seen{rdb: s.rdb, prefix: prefix, ttl: ttl}
+	return &Seen{rdb: s.rdb, prefix: prefix, ttl: cmp.Or(max(ttl, 0), DefaultSeenTTL)}
 }
 
 // SeenBefore records deliveryID and reports whether it was already

@@ -1,10 +1,10 @@
 package redisx
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,11 +51,7 @@ type Semaphore struct {
 // Semaphore returns the semaphore whose Redis keys are prefix+key (sorted
 // sets of holders), with the given lease (DefaultLease when <= 0).
 func (s *Store) Semaphore(prefix string, lease time.Duration) *Semaphore {
-	if lease <= 0 {
-		lease = DefaultLease
-	}
-	lease = max(lease, 30*time.Millisecond)
-	return &Semaphore{rdb: s.rdb, prefix: prefix, lease: lease}
+	return &Semaphore{rdb: s.rdb, prefix: prefix, lease: max(cmp.Or(max(lease, 0), DefaultLease), 30*time.Millisecond)}
 }
 
 // TryAcquire takes one of key's limit slots without waiting: ok is false
@@ -66,36 +62,22 @@ func (m *Semaphore) TryAcquire(ctx context.Context, key string, limit int) (rele
 	k := m.prefix + key
 	token := rand.Text()
 	n, err := acquireSlotScript.Run(ctx, m.rdb, []string{k}, max(limit, 1), m.lease.Milliseconds(), token).Int64()
+	giveBack := func(ctx context.Context) error { return m.rdb.ZRem(ctx, k, token).Err() }
 	if err != nil {
 		// The slot may have been taken before the reply was lost.
-		go m.releaseQuietly(k, token)
+		go quietly(giveBack)
 		return nil, false, unavailable(ctx, "taking a slot of "+k, err)
 	}
 	if n != 1 {
 		return nil, false, nil
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
 	// A renewal that finds the slot gone (expired: this process stalled)
 	// stops renewing; the holder goes on, as the semaphore only spreads
 	// the work, it guards nothing.
-	go renewEvery(m.lease, stop, done, func(ctx context.Context) (int64, error) {
+	ls := newLease(m.lease, token, func(ctx context.Context) (int64, error) {
 		return renewSlotScript.Run(ctx, m.rdb, []string{k}, token, m.lease.Milliseconds()).Int64()
-	})
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(stop)
-			<-done
-			m.releaseQuietly(k, token)
-		})
-	}, true, nil
-}
-
-func (m *Semaphore) releaseQuietly(k, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
-	_ = m.rdb.ZRem(ctx, k, token).Err()
+	}, giveBack)
+	return func() { _ = ls.Release() }, true, nil
 }
 
 // Holders counts key's live holders (for tests and diagnostics). An error

@@ -140,16 +140,12 @@ func (s *Server) checkRequest(j *job, sha string, pr *ghclient.PR) checkjob.Requ
 		req.Actors = []string{j.Sender, j.Pusher}
 	}
 	if pr != nil {
-		if req.SHA == "" {
-			req.SHA = strings.ToLower(pr.HeadSHA)
-		}
+		req.SHA = cmp.Or(req.SHA, strings.ToLower(pr.HeadSHA))
 		if strings.EqualFold(pr.HeadSHA, req.SHA) {
 			req.PR, req.Base, req.BaseRef, req.Ref, req.Fork = pr, strings.ToLower(pr.BaseSHA), pr.BaseRef, pr.HeadRef, forkOf(pr, j.Owner, j.Repo)
 		}
 	}
-	if req.HTMLURL == "" {
-		req.HTMLURL = strings.TrimSuffix(s.webURL(), "/") + "/" + j.Owner + "/" + j.Repo
-	}
+	req.HTMLURL = cmp.Or(req.HTMLURL, strings.TrimSuffix(s.webURL(), "/")+"/"+j.Owner+"/"+j.Repo)
 	return req
 }
 

@@ -71,7 +71,7 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 }
 
 // serveFlags are the values of serve's flags: a flag given wins; else its
-// variable (serveVars), when set; else the default.
+// variable (flagVar), when set; else the default.
 type serveFlags struct {
 	addr, secret, appID, keyFile, apiURL, redisURL, lockTTL, every *string
 	metricsAddr, maxInflight, installEvery, installConcurrency     *string
@@ -80,21 +80,10 @@ type serveFlags struct {
 	publicURL, oauthClientID, oauthSecretFile, sessionKeyFile, githubWebURL *string
 }
 
-// serveVars names each flag's environment variable.
-var serveVars = map[string]string{
-	"addr": "PHASEGATE_ADDR", "webhook-secret": "PHASEGATE_WEBHOOK_SECRET", "app-id": "PHASEGATE_APP_ID",
-	"private-key-file": "PHASEGATE_PRIVATE_KEY_FILE", "github-api-url": "PHASEGATE_GITHUB_API_URL",
-	"redis-url": "PHASEGATE_REDIS_URL", "lock-ttl": "PHASEGATE_LOCK_TTL", "reconcile-every": "PHASEGATE_RECONCILE_EVERY",
-	"metrics-addr": "PHASEGATE_METRICS_ADDR", "max-inflight-bytes": "PHASEGATE_MAX_INFLIGHT_BYTES",
-	"install-reconcile-interval": "PHASEGATE_INSTALL_RECONCILE_INTERVAL",
-	"installation-concurrency":   "PHASEGATE_INSTALLATION_CONCURRENCY",
-	"publish":                    "PHASEGATE_PUBLISH",
-	"reconcile-budget-share":     "PHASEGATE_RECONCILE_BUDGET_SHARE",
-	"public-url":                 "PHASEGATE_PUBLIC_URL",
-	"oauth-client-id":            "PHASEGATE_OAUTH_CLIENT_ID",
-	"oauth-client-secret-file":   "PHASEGATE_OAUTH_CLIENT_SECRET_FILE",
-	"session-key-file":           "PHASEGATE_SESSION_KEY_FILE",
-	"github-web-url":             "PHASEGATE_GITHUB_WEB_URL",
+// flagVar is the environment variable of the flag name: PHASEGATE_ and
+// the name in capitals, '-' as '_' (--lock-ttl: PHASEGATE_LOCK_TTL).
+func flagVar(name string) string {
+	return "PHASEGATE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 // parseServeFlags parses args, filling each flag not given from its
@@ -140,7 +129,7 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	fset.VisitAll(func(f *flag.Flag) {
-		if v := getenv(serveVars[f.Name]); !set[f.Name] && v != "" {
+		if v := getenv(flagVar(f.Name)); !set[f.Name] && v != "" {
 			_ = f.Value.Set(v) // string flags: never fails
 		}
 	})
@@ -173,24 +162,15 @@ func webhookSecrets(raw string, getenv func(string) string) ([][]byte, error) {
 }
 
 // privateKey is the App's private key, PEM: read from keyFile, or the
-// value of PHASEGATE_PRIVATE_KEY; exactly one of them must be set.
+// value of PHASEGATE_PRIVATE_KEY (for platforms that hand secrets over as
+// variables, a Kubernetes secretKeyRef; never a flag: ps shows flags);
+// exactly one of them must be set.
 func privateKey(keyFile string, getenv func(string) string) ([]byte, error) {
-	switch inline := getenv("PHASEGATE_PRIVATE_KEY"); {
-	case keyFile != "" && inline != "":
-		return nil, errors.New("both a private key file and PHASEGATE_PRIVATE_KEY are set: set one")
-	case inline != "":
-		// The PEM itself, for platforms that hand secrets over as
-		// variables (a Kubernetes secretKeyRef). Never a flag: ps shows flags.
-		return []byte(inline), nil
-	case keyFile == "":
-		return nil, errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
-	default:
-		pem, err := os.ReadFile(keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading the private key file: %w", err)
-		}
-		return pem, nil
+	pem, err := secretValue(keyFile, "PHASEGATE_PRIVATE_KEY", "the private key", getenv)
+	if err == nil && pem == "" {
+		err = errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
 	}
+	return []byte(pem), err
 }
 
 // settings checks the durations, sizes and addresses of the flags and sets

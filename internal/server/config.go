@@ -202,11 +202,8 @@ type Config struct {
 	statsCacheFor time.Duration
 }
 
-// String describes the configuration without its secrets.
-func (c Config) String() string {
-	return fmt.Sprintf("server.Config{Addr:%q MetricsAddr:%q AppID:%d APIURL:%q Identity:%q Secrets:%d PrivateKey:%s SigningKey:%s QueueSize:%d Workers:%d ReconcileEvery:%s}",
-		c.Addr, c.MetricsAddr, c.AppID, c.APIURL, c.Identity, len(c.Secrets), redacted(c.PrivateKeyPEM), redacted(c.SigningKey), c.QueueSize, c.Workers, c.ReconcileEvery)
-}
+// String describes the configuration without its secrets (LogValue's).
+func (c Config) String() string { return "server.Config" + c.LogValue().String() }
 
 // GoString is String: %#v must not print the secrets either.
 func (c Config) GoString() string { return c.String() }
@@ -272,22 +269,15 @@ func (c *Config) check() error {
 	if len(c.PrivateKeyPEM) == 0 {
 		return errors.New("no private key for the github app")
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"reconcile period", c.ReconcileEvery}, {"shutdown timeout", c.ShutdownTimeout}, {"job timeout", c.JobTimeout}} {
-		if d.v < 0 {
-			return fmt.Errorf("%s %s is negative", d.name, d.v)
-		}
-	}
 	if c.Publish != "" && !slices.Contains(decide.PublishModes, c.Publish) {
 		return fmt.Errorf("publish %q: want one of %s", c.Publish, strings.Join(decide.PublishModes, ", "))
 	}
 	if c.ReconcileBudgetShare < 0 || c.ReconcileBudgetShare > 1 {
 		return fmt.Errorf("reconcile budget share %g: want a fraction between 0 and 1", c.ReconcileBudgetShare)
 	}
-	if c.MaxBody < 0 || c.MaxInflightBytes < 0 || c.QueueSize < 0 || c.Workers < 0 || c.InstallReconcileInterval < 0 || c.InstallationConcurrency < 0 {
-		return errors.New("max body, max in-flight bytes, queue size, workers, the installation reconcile interval and the installation concurrency must not be negative")
+	if min(c.ReconcileEvery, c.ShutdownTimeout, c.JobTimeout, c.InstallReconcileInterval) < 0 ||
+		min(c.MaxBody, c.MaxInflightBytes) < 0 || min(c.QueueSize, c.Workers, c.InstallationConcurrency) < 0 {
+		return errors.New("the reconcile period, the shutdown and job timeouts, max body, max in-flight bytes, queue size, workers, the installation reconcile interval and the installation concurrency must not be negative")
 	}
 	return nil
 }

@@ -79,11 +79,11 @@ func (s *Server) handle(ctx context.Context, j *job) {
 // decider is the decision handler of one delivery (b nil) or one
 // reconcile pass (its budget).
 func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
-	return s.cfg.NewDecider(DeciderOptions{
-		Identity: s.Identity(), Key: s.cfg.SigningKey, Locker: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
-		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Validator: s.validator, Watermarks: s.watermarks,
+	return s.cfg.NewDecider(DeciderOptions{Validator: s.validator, Handler: &decide.Handler{
+		Identity: s.Identity(), Key: s.cfg.SigningKey, Locks: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
+		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Watermarks: s.watermarks,
 		Memo: s.memo, Budget: b, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
-	})
+	}})
 }
 
 func logResult(log *slog.Logger, msg string, r decide.Result) {
@@ -137,20 +137,6 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 			return fmt.Errorf("reconciling after tampering: %w", err)
 		}
 		logResult(log, "reconciled after tampering", res)
-	case kindPullRequest:
-		if err := d.SyncPullRequest(ctx, gh, j.Owner, j.Repo, j.PR); err != nil {
-			return fmt.Errorf("syncing %s on pull request #%d: %w", decide.ContextDecisions, j.PR, err)
-		}
-		log.Info("synced "+decide.ContextDecisions, "head", j.SHA)
-	case kindMergeGroup:
-		// A merge queue waits for the required statuses on the merge
-		// group's commit: phasegate/decisions of that commit, as of any
-		// other (phasegate/contracts comes from the action's run).
-		st, err := d.SyncCommit(ctx, gh, j.Owner, j.Repo, j.SHA, decide.CommitOptions{TargetURL: j.TargetURL})
-		if err != nil {
-			return fmt.Errorf("syncing %s on merge group %s: %w", decide.ContextDecisions, j.SHA, err)
-		}
-		log.Info("synced "+decide.ContextDecisions+" on a merge group", "head", j.SHA, "state", st.State)
 	case kindCheck:
 		return s.checkJob(ctx, gh, d, j, log)
 	case kindStatus:

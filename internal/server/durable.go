@@ -127,7 +127,7 @@ func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 	log := s.jobLogger(j).With("job", key)
 	switch {
 	case err != nil:
-		s.metrics.durable.enqueued.WithLabelValues(j.Kind, "error").Inc()
+		s.metrics.jobEnqueued.WithLabelValues(j.Kind, "error").Inc()
 		s.forgetDelivery(ctx, j.Delivery)
 		if j.ReplayKey != "" {
 			s.forgetDelivery(ctx, j.ReplayKey)
@@ -135,15 +135,15 @@ func (s *Server) enqueueDurable(rs *responder, r *http.Request, j *job) {
 		log.Error("webhook refused: the durable queue failed (GitHub may redeliver; reconcile recovers it)", "error", err)
 		rs.answer(http.StatusServiceUnavailable, resultUnavailable, "cannot queue the job now")
 	case res.Coalesced:
-		s.metrics.durable.enqueued.WithLabelValues(j.Kind, resultCoalesced).Inc()
+		s.metrics.jobEnqueued.WithLabelValues(j.Kind, resultCoalesced).Inc()
 		log.Info("webhook coalesced: a job of the same input is waiting to start", "state", res.State, "behind_running", res.Behind)
 		rs.answer(http.StatusAccepted, resultCoalesced, "accepted: coalesced with the waiting job "+clip(key))
 	case res.Behind:
-		s.metrics.durable.enqueued.WithLabelValues(j.Kind, "enqueued").Inc()
+		s.metrics.jobEnqueued.WithLabelValues(j.Kind, "enqueued").Inc()
 		log.Info("webhook queued behind the running job of the same input: it runs after it")
 		rs.answer(http.StatusAccepted, resultAccepted, "accepted: queued behind the running job "+clip(key))
 	default:
-		s.metrics.durable.enqueued.WithLabelValues(j.Kind, "enqueued").Inc()
+		s.metrics.jobEnqueued.WithLabelValues(j.Kind, "enqueued").Inc()
 		rs.answer(http.StatusAccepted, resultAccepted, "accepted")
 	}
 }
@@ -180,7 +180,7 @@ func (s *Server) startDurable() error {
 func (s *Server) runTask(ctx context.Context, a redisx.Attempt) error {
 	j, err := decodeJob(a.Payload)
 	if err != nil {
-		s.metrics.durable.failures.WithLabelValues(a.Kind, "true").Inc()
+		s.metrics.jobFailures.WithLabelValues(a.Kind, "true").Inc()
 		s.log.Error("a queued job cannot be read: archived", "job", a.Key, "error", err)
 		return redisx.Permanent(err)
 	}
@@ -191,16 +191,16 @@ func (s *Server) runTask(ctx context.Context, a redisx.Attempt) error {
 	release, ok, err := s.cfg.InstallSlots.TryAcquire(ctx, strconv.FormatInt(j.Installation, 10), s.cfg.InstallationConcurrency)
 	switch {
 	case err != nil:
-		s.metrics.durable.retries.WithLabelValues(j.Kind, "store_unavailable").Inc()
+		s.metrics.jobRetries.WithLabelValues(j.Kind, "store_unavailable").Inc()
 		log.Warn("job deferred: the installation's running jobs cannot be counted", "error", err)
 		return redisx.Defer(jitter(storeDelay), "store_unavailable", err)
 	case !ok:
-		s.metrics.durable.retries.WithLabelValues(j.Kind, "installation_busy").Inc()
+		s.metrics.jobRetries.WithLabelValues(j.Kind, "installation_busy").Inc()
 		log.Debug("job deferred: its installation runs as many jobs as it may", "limit", s.cfg.InstallationConcurrency)
 		return redisx.Defer(jitter(busyDelay), "installation_busy", nil)
 	}
 	defer release()
-	s.metrics.durable.wait.WithLabelValues(j.Kind).Observe(max(s.cfg.Now().Sub(j.Enqueued), 0).Seconds())
+	s.metrics.jobWait.WithLabelValues(j.Kind).Observe(max(s.cfg.Now().Sub(j.Enqueued), 0).Seconds())
 	if jobHook != nil {
 		jobHook("start", j, nil)
 	}
@@ -219,7 +219,7 @@ func (s *Server) runTask(ctx context.Context, a redisx.Attempt) error {
 func (s *Server) afterJob(j *job, a redisx.Attempt, err error, took time.Duration, log *slog.Logger) error {
 	var rl *ghclient.RateLimitError
 	outcome := "ok"
-	defer func() { s.metrics.durable.run.WithLabelValues(j.Kind, outcome).Observe(took.Seconds()) }()
+	defer func() { s.metrics.jobRun.WithLabelValues(j.Kind, outcome).Observe(took.Seconds()) }()
 	switch {
 	case err == nil:
 		return nil
@@ -229,22 +229,22 @@ func (s *Server) afterJob(j *job, a redisx.Attempt, err error, took time.Duratio
 		// more keeps the run after the reset; the jitter spreads the jobs
 		// that the same limit stopped.
 		wait := max(rl.Until.Sub(s.cfg.Now()), 0) + time.Second + jitter(time.Second)
-		s.metrics.durable.retries.WithLabelValues(j.Kind, "rate_limited").Inc()
+		s.metrics.jobRetries.WithLabelValues(j.Kind, "rate_limited").Inc()
 		log.Warn("job deferred: GitHub rate-limited it; it runs again once the limit resets", "retry_in", wait.String(), "secondary", rl.Secondary, "error", err)
 		return redisx.Defer(wait, "rate_limited", err)
 	case errors.Is(err, errPanicked):
 		outcome = "panic"
-		s.metrics.durable.failures.WithLabelValues(j.Kind, "true").Inc()
+		s.metrics.jobFailures.WithLabelValues(j.Kind, "true").Inc()
 		return redisx.Permanent(err)
 	}
 	outcome = "error"
 	final := a.Final()
-	s.metrics.durable.failures.WithLabelValues(j.Kind, strconv.FormatBool(final)).Inc()
+	s.metrics.jobFailures.WithLabelValues(j.Kind, strconv.FormatBool(final)).Inc()
 	if final {
 		log.Error("job failed for the last time: archived (reconcile recovers the work)", "failures", a.Failures+1, "error", err)
 		return err
 	}
-	s.metrics.durable.retries.WithLabelValues(j.Kind, "error").Inc()
+	s.metrics.jobRetries.WithLabelValues(j.Kind, "error").Inc()
 	log.Warn("job failed: it is retried with backoff", "failures", a.Failures+1, "max_retry", a.MaxRetry, "error", err)
 	return err
 }

@@ -48,7 +48,6 @@ type job struct {
 	State        string         `json:"state,omitempty"`
 	Description  string         `json:"description,omitempty"`
 	Repos        []repoRef      `json:"repos,omitempty"`
-	TargetURL    string         `json:"target_url,omitempty"`  // merge_group: the Details link of the status (the commit's page)
 	Base         string         `json:"base,omitempty"`        // check: the commit the change is measured from ("": none)
 	BaseRef      string         `json:"base_ref,omitempty"`    // check: the branch of base (the pull request's base branch, the pushed branch)
 	Ref          string         `json:"ref,omitempty"`         // check: the branch pushed (the pull request's head branch)
@@ -333,12 +332,10 @@ type ignored string
 // it, phasegate's own comments and statuses are ignored here; without it,
 // the worker checks.
 func classify(event, delivery string, body []byte, identity string) (*job, ignored, error) {
-	switch event {
-	case "issue_comment", "pull_request", "installation", "installation_repositories", "status", "merge_group",
-		"push", "check_suite", "check_run", "pull_request_review":
-	case "ping":
+	switch {
+	case event == "ping":
 		return nil, "ping", nil
-	default:
+	case !handledEvents[event]:
 		if !jsonObject(body) {
 			return nil, "", fmt.Errorf("%w: not a JSON object", errMalformed)
 		}
@@ -355,6 +352,11 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		return nil, "", err
 	}
 	j := newJob(event, delivery, p)
+	if !strings.HasPrefix(event, "installation") {
+		if err := j.needRepo(); err != nil {
+			return nil, "", err
+		}
+	}
 	var why ignored
 	switch event {
 	case "issue_comment":
@@ -424,9 +426,6 @@ func isSelf(identity, login string) bool {
 // (not phasegate's own), or an edit or deletion of phasegate's comment,
 // checked for tampering.
 func (j *job) fromComment(p *payload, identity string) (ignored, error) {
-	if err := j.needRepo(); err != nil {
-		return "", err
-	}
 	if p.Issue == nil || p.Issue.Number <= 0 || p.Comment == nil || p.Comment.ID <= 0 {
 		return "", fmt.Errorf("%w: issue_comment without an issue or a comment", errMalformed)
 	}
@@ -483,9 +482,6 @@ func commentReplayKey(repository string, id int64, action, updatedAt string) str
 // the same head is now compared with another base, so its checks stand for
 // an input it no longer has), and its head.
 func (j *job) fromPullRequest(p *payload, body []byte) (ignored, error) {
-	if err := j.needRepo(); err != nil {
-		return "", err
-	}
 	switch p.Action {
 	case "opened", "synchronize", "reopened", "ready_for_review":
 	case "edited":
@@ -528,9 +524,6 @@ func baseChanged(body []byte) bool {
 // fromStatus fills a status job: a phasegate/decisions status that
 // phasegate did not set itself.
 func (j *job) fromStatus(p *payload, identity string) (ignored, error) {
-	if err := j.needRepo(); err != nil {
-		return "", err
-	}
 	if p.Context != decide.ContextDecisions {
 		return ignored("status " + clip(p.Context) + " is not phasegate's"), nil
 	}
@@ -551,9 +544,6 @@ func (j *job) fromStatus(p *payload, identity string) (ignored, error) {
 // fromMergeGroup fills a merge_group job: checks requested for the merge
 // group's commit.
 func (j *job) fromMergeGroup(p *payload) (ignored, error) {
-	if err := j.needRepo(); err != nil {
-		return "", err
-	}
 	if p.Action != "checks_requested" {
 		return ignored("merge group " + clip(p.Action)), nil
 	}
@@ -561,12 +551,7 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 		return "", fmt.Errorf("%w: merge_group.head_sha is not a commit sha (%q)", errMalformed, clip(p.MergeGroup.HeadSHA))
 	}
 	j.SHA = strings.ToLower(p.MergeGroup.HeadSHA)
-	// The Details link: the merge group's commit, on the repository's
-	// page GitHub names (its html_url).
 	j.RepoURL = repoURL(p)
-	if j.RepoURL != "" {
-		j.TargetURL = j.RepoURL + "/commit/" + j.SHA
-	}
 	if hexSHA(p.MergeGroup.BaseSHA) {
 		j.Base, j.BaseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
 	}

@@ -58,9 +58,6 @@ func (j *job) checkFromPull(p *payload) {
 // fromPush fills a check job for a pushed branch's new head; a deleted
 // branch or a tag has nothing to check.
 func (j *job) fromPush(p *payload) (ignored, error) {
-	if err := j.needRepo(); err != nil {
-		return "", err
-	}
 	if p.Deleted || strings.Trim(p.After, "0") == "" {
 		return "push deleted a branch", nil
 	}
@@ -84,9 +81,6 @@ func (j *job) fromPush(p *payload) (ignored, error) {
 // fromCheckSuite fills a check job for a check suite requested (a push) or
 // re-requested, or a check run re-requested ("Re-run"): its head commit.
 func (j *job) fromCheckSuite(p *payload) (ignored, error) {
-	if err := j.needRepo(); err != nil {
-		return "", err
-	}
 	cs := p.CheckSuite
 	if j.Event == "check_run" {
 		if p.Action != "rerequested" {
@@ -117,9 +111,6 @@ func (j *job) fromCheckSuite(p *payload) (ignored, error) {
 // dismissed: an approval may let a change to the gate itself through
 // (checkjob.RuleGateChange), a dismissal takes it back.
 func (j *job) fromReview(p *payload) (ignored, error) {
-	if err := j.needRepo(); err != nil {
-		return "", err
-	}
 	switch p.Action {
 	case "submitted", "dismissed", "edited":
 	default:

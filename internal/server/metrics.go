@@ -29,7 +29,10 @@ type metrics struct {
 	threads        *prometheus.CounterVec
 	redeliveries   *prometheus.CounterVec
 	ready          prometheus.Gauge
-	durable        *durableMetrics
+	// The durable queue's (phasegate_queue_job_…, phasegate_queue_enqueued_total);
+	// they stay empty without Redis.
+	jobEnqueued, jobFailures, jobRetries *prometheus.CounterVec
+	jobWait, jobRun                      *prometheus.HistogramVec
 }
 
 // newMetrics creates the server's metrics and registers them in reg, with
@@ -39,9 +42,8 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 	cs := []prometheus.Collector{
 		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
 		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.cutShort, m.threads, m.redeliveries, m.ready,
+		m.jobEnqueued, m.jobWait, m.jobRun, m.jobFailures, m.jobRetries, newTasksCollector(s),
 	}
-	cs = append(cs, m.durable.collectors()...)
-	cs = append(cs, newTasksCollector(s))
 	for _, c := range append(cs, scrapeGauges(s)...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
@@ -54,11 +56,20 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 // registered yet.
 func defineMetrics() *metrics {
 	return &metrics{
-		durable: defineDurableMetrics(),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_webhook_deliveries_total",
-			Help: "Webhook deliveries by event and result (accepted, coalesced, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).",
-		}, []string{"event", "result"}),
+		jobEnqueued: counterVec("phasegate_queue_enqueued_total", "Jobs offered to the durable queue, by kind and result (enqueued, coalesced: a job of the same kind, repository and commit was waiting or running; error).", "kind", "result"),
+		jobWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "phasegate_queue_job_wait_seconds",
+			Help:    "Durable jobs: time from the delivery's enqueue to the start of the attempt that ran (retries and deferrals included), by kind.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 18),
+		}, []string{"kind"}),
+		jobRun: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "phasegate_queue_job_run_seconds",
+			Help:    "Durable jobs: time from the start of an attempt to its end, by kind and outcome (ok, error, rate_limited, panic).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}, []string{"kind", "outcome"}),
+		jobFailures: counterVec("phasegate_queue_job_failures_total", "Durable job attempts that failed, by kind and final (true: out of retries or not retryable, the job is archived).", "kind", "final"),
+		jobRetries:  counterVec("phasegate_queue_job_retries_total", "Durable jobs scheduled to run again, by kind and reason (error: backoff, counted as a failure; rate_limited, installation_busy, store_unavailable: deferred, not a failure).", "kind", "reason"),
+		deliveries:  counterVec("phasegate_webhook_deliveries_total", "Webhook deliveries by event and result (accepted, coalesced, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).", "event", "result"),
 		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "phasegate_webhook_ack_seconds",
 			Help:    "Time from receiving a delivery's headers to answering it.",
@@ -74,50 +85,17 @@ func defineMetrics() *metrics {
 			Help:    "Time a delivery waited in the queue for a worker.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
-		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_github_api_calls_total",
-			Help: "GitHub API requests (every attempt) by client operation and HTTP status (\"error\" when no answer arrived).",
-		}, []string{"op", "status"}),
-		tamper: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_tamper_reports_total",
-			Help: "phasegate comments edited or deleted by someone, by action.",
-		}, []string{"action"}),
-		statusResets: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_status_overwrites_total",
-			Help: "phasegate/decisions statuses set by someone other than phasegate (and reset).",
-		}),
-		panics: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_handler_panics_total",
-			Help: "Panics recovered while handling a delivery.",
-		}),
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_queue_dropped_total",
-			Help: "Queued deliveries dropped at shutdown (the reconcile loop recovers them).",
-		}),
-		reconcileRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_runs_total",
-			Help: "Reconcile passes by result (ok, error).",
-		}, []string{"result"}),
-		passSkips: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_skipped_passes_total",
-			Help: "Reconcile passes not run, by reason (other_replica: another replica ran this period's pass; store_unavailable: Redis could not be asked).",
-		}, []string{"reason"}),
-		cutShort: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_cut_short_total",
-			Help: "Repository passes of the reconcile loop stopped before every changed thread was read, by reason (budget: the installation's --reconcile-budget-share of its hourly rate limit is spent; rate_limit: little primary rate limit left; secondary_limit: a secondary rate limit holds requests back, or could not be waited out). The next pass takes what was skipped first.",
-		}, []string{"reason"}),
-		threads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_threads_total",
-			Help: "Threads the reconcile loop looked at, by result (unchanged: its listings showed the thread as last folded, not read; reread: read and folded again; deferred: left for the next pass by a pass cut short).",
-		}, []string{"result"}),
-		reconcileSkips: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phasegate_reconcile_skipped_installations_total",
-			Help: "Installations a reconcile pass skipped because little of their rate limit was left.",
-		}),
-		redeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_redeliveries_total",
-			Help: "Failed webhook deliveries asked to be redelivered, by result (ok, error).",
-		}, []string{"result"}),
+		apiCalls:       counterVec("phasegate_github_api_calls_total", "GitHub API requests (every attempt) by client operation and HTTP status (\"error\" when no answer arrived).", "op", "status"),
+		tamper:         counterVec("phasegate_tamper_reports_total", "phasegate comments edited or deleted by someone, by action.", "action"),
+		statusResets:   counter("phasegate_status_overwrites_total", "phasegate/decisions statuses set by someone other than phasegate (and reset)."),
+		panics:         counter("phasegate_handler_panics_total", "Panics recovered while handling a delivery."),
+		dropped:        counter("phasegate_queue_dropped_total", "Queued deliveries dropped at shutdown (the reconcile loop recovers them)."),
+		reconcileRuns:  counterVec("phasegate_reconcile_runs_total", "Reconcile passes by result (ok, error).", "result"),
+		passSkips:      counterVec("phasegate_reconcile_skipped_passes_total", "Reconcile passes not run, by reason (other_replica: another replica ran this period's pass; store_unavailable: Redis could not be asked).", "reason"),
+		cutShort:       counterVec("phasegate_reconcile_cut_short_total", "Repository passes of the reconcile loop stopped before every changed thread was read, by reason (budget: the installation's --reconcile-budget-share of its hourly rate limit is spent; rate_limit: little primary rate limit left; secondary_limit: a secondary rate limit holds requests back, or could not be waited out). The next pass takes what was skipped first.", "reason"),
+		threads:        counterVec("phasegate_reconcile_threads_total", "Threads the reconcile loop looked at, by result (unchanged: its listings showed the thread as last folded, not read; reread: read and folded again; deferred: left for the next pass by a pass cut short).", "result"),
+		reconcileSkips: counter("phasegate_reconcile_skipped_installations_total", "Installations a reconcile pass skipped because little of their rate limit was left."),
+		redeliveries:   counterVec("phasegate_redeliveries_total", "Failed webhook deliveries asked to be redelivered, by result (ok, error).", "result"),
 		ready: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "phasegate_ready",
 			Help: "1 once the App's key works and GitHub answered, 0 before and while shutting down.",
@@ -125,32 +103,38 @@ func defineMetrics() *metrics {
 	}
 }
 
+// counter and counterVec are the counter of name (with labels).
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
 // scrapeGauges are the metrics read from s when scraped: the queue, the
 // in-flight body budget and the GitHub rate limits left.
 func scrapeGauges(s *Server) []prometheus.Collector {
-	queueGauge := func(name, help string, f func() float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
-	}
 	return []prometheus.Collector{
-		queueGauge("phasegate_queue_depth", "Deliveries queued and not yet taken by a worker.", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_depth", Help: "Deliveries queued and not yet taken by a worker."}, func() float64 {
 			n, _, _ := s.queue.stats(s.cfg.Now())
 			return float64(n)
 		}),
-		queueGauge("phasegate_queue_inflight", "Deliveries being handled.", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_inflight", Help: "Deliveries being handled."}, func() float64 {
 			_, n, _ := s.queue.stats(s.cfg.Now())
 			return float64(n)
 		}),
-		queueGauge("phasegate_queue_oldest_age_seconds", "Age of the oldest queued delivery (0 when none).", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_oldest_age_seconds", Help: "Age of the oldest queued delivery (0 when none)."}, func() float64 {
 			_, _, age := s.queue.stats(s.cfg.Now())
 			return age.Seconds()
 		}),
-		queueGauge("phasegate_webhook_inflight_body_bytes", "Bytes of webhook bodies reserved in the in-flight budget (being read or checked).", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_webhook_inflight_body_bytes", Help: "Bytes of webhook bodies reserved in the in-flight budget (being read or checked)."}, func() float64 {
 			return float64(s.budget.inUse())
 		}),
-		queueGauge("phasegate_webhook_inflight_body_bytes_limit", "The in-flight body budget: beyond it a delivery is answered 503 unread.", func() float64 {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_webhook_inflight_body_bytes_limit", Help: "The in-flight body budget: beyond it a delivery is answered 503 unread."}, func() float64 {
 			return float64(s.cfg.MaxInflightBytes)
 		}),
-		queueGauge("phasegate_queue_capacity", "Size of the queue.", func() float64 { return float64(s.cfg.QueueSize) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "phasegate_queue_capacity", Help: "Size of the queue."}, func() float64 { return float64(s.cfg.QueueSize) }),
 		&rateCollector{s: s, desc: prometheus.NewDesc("phasegate_github_rate_limit_remaining",
 			"Primary rate-limit requests left, per installation (\"app\" for the App's own JWT client), as GitHub last reported.",
 			[]string{"installation"}, nil)},

@@ -45,24 +45,33 @@ type PagesOptions struct {
 // them). The pages log to cfg.Logger and read the time from cfg.Now, as
 // they are when WithPages is called (nil: the defaults).
 func WithPages(cfg *Config, o PagesOptions) error {
-	u, err := web.CheckPublicURL(o.PublicURL)
-	if err != nil {
+	if err := o.validate(); err != nil {
 		return fmt.Errorf("serve's pages: %w", err)
 	}
+	o.GitHubWebURL = cmp.Or(o.GitHubWebURL, "https://github.com")
+	cfg.Pages, cfg.PublicURL = o.handler(cfg.Logger, cfg.Now), o.PublicURL
+	return nil
+}
+
+// validate checks the public URL (and sets it as parsed), that there is an
+// OAuth client, and the session keys.
+func (o *PagesOptions) validate() error {
+	u, err := web.CheckPublicURL(o.PublicURL)
+	if err != nil {
+		return err
+	}
+	o.PublicURL = u.String()
 	switch {
 	case strings.TrimSpace(o.ClientID) == "" || strings.TrimSpace(o.ClientSecret) == "":
-		return errors.New("serve's pages: the OAuth client ID and secret are required")
+		return errors.New("the OAuth client ID and secret are required")
 	case len(o.SessionKeys) == 0:
-		return errors.New("serve's pages: a session key is required")
+		return errors.New("a session key is required")
 	}
 	for i, k := range o.SessionKeys {
 		if len(k) < web.MinSessionKey {
-			return fmt.Errorf("serve's pages: session key %d is %d bytes; each must be at least %d", i+1, len(k), web.MinSessionKey)
+			return fmt.Errorf("session key %d is %d bytes; each must be at least %d (generate one with: openssl rand -base64 48)", i+1, len(k), web.MinSessionKey)
 		}
 	}
-	o.PublicURL = u.String()
-	o.GitHubWebURL = cmp.Or(o.GitHubWebURL, "https://github.com")
-	cfg.Pages, cfg.PublicURL = o.handler(cfg.Logger, cfg.Now), o.PublicURL
 	return nil
 }
 
@@ -108,24 +117,16 @@ func parsePages(f *serveFlags, getenv func(string) string) (*PagesOptions, error
 
 // check validates the settings and sets the keys and GitHub's web URL.
 func (p *PagesOptions) check(keys, webURL, apiURL string) error {
-	u, err := web.CheckPublicURL(p.PublicURL)
-	if err != nil {
-		return fmt.Errorf("--public-url / PHASEGATE_PUBLIC_URL: %w", err)
-	}
-	p.PublicURL = u.String()
 	if strings.ContainsFunc(p.ClientID, func(r rune) bool { return r <= ' ' || r == '&' || r == '#' || r == '?' }) {
 		return errors.New("--oauth-client-id / PHASEGATE_OAUTH_CLIENT_ID must be the App's client ID, such as Iv23li…")
 	}
-	for i, k := range strings.FieldsFunc(keys, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
-		k = strings.TrimSpace(k)
-		if len(k) < web.MinSessionKey {
-			return fmt.Errorf("session key %d is %d bytes; each must be at least %d (generate one with: openssl rand -base64 48)", i+1, len(k), web.MinSessionKey)
-		}
-		p.SessionKeys = append(p.SessionKeys, []byte(k))
+	for _, k := range strings.FieldsFunc(keys, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		p.SessionKeys = append(p.SessionKeys, []byte(strings.TrimSpace(k)))
 	}
-	if len(p.SessionKeys) == 0 {
-		return errors.New("the session key is empty")
+	if err := p.validate(); err != nil {
+		return err
 	}
+	var err error
 	p.GitHubWebURL, err = githubWebURL(webURL, apiURL)
 	return err
 }
@@ -158,7 +159,7 @@ func secretValue(file, variable, what string, getenv func(string) string) (strin
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return "", fmt.Errorf("reading the file of %s: %w", what, err)
+		return "", fmt.Errorf("reading %s file: %w", what, err)
 	}
 	return strings.TrimSpace(string(data)), nil
 }

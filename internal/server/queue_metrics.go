@@ -10,47 +10,6 @@ import (
 	"github.com/phasegate/phasegate/internal/redisx"
 )
 
-// durableMetrics are the durable queue's metrics (phasegate_queue_job_…,
-// phasegate_queue_tasks…); they stay empty without Redis.
-type durableMetrics struct {
-	enqueued *prometheus.CounterVec
-	wait     *prometheus.HistogramVec
-	run      *prometheus.HistogramVec
-	failures *prometheus.CounterVec
-	retries  *prometheus.CounterVec
-}
-
-func defineDurableMetrics() *durableMetrics {
-	return &durableMetrics{
-		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_queue_enqueued_total",
-			Help: "Jobs offered to the durable queue, by kind and result (enqueued, coalesced: a job of the same kind, repository and commit was waiting or running; error).",
-		}, []string{"kind", "result"}),
-		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "phasegate_queue_job_wait_seconds",
-			Help:    "Durable jobs: time from the delivery's enqueue to the start of the attempt that ran (retries and deferrals included), by kind.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 18),
-		}, []string{"kind"}),
-		run: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "phasegate_queue_job_run_seconds",
-			Help:    "Durable jobs: time from the start of an attempt to its end, by kind and outcome (ok, error, rate_limited, panic).",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
-		}, []string{"kind", "outcome"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_queue_job_failures_total",
-			Help: "Durable job attempts that failed, by kind and final (true: out of retries or not retryable, the job is archived).",
-		}, []string{"kind", "final"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phasegate_queue_job_retries_total",
-			Help: "Durable jobs scheduled to run again, by kind and reason (error: backoff, counted as a failure; rate_limited, installation_busy, store_unavailable: deferred, not a failure).",
-		}, []string{"kind", "reason"}),
-	}
-}
-
-func (m *durableMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.enqueued, m.wait, m.run, m.failures, m.retries}
-}
-
 // statsCacheFor is how long a scrape reuses the durable queue's counts: a
 // scrape asks Redis at most this often (Config.statsCacheFor, which tests
 // shorten).

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -63,12 +64,7 @@ func (s *Server) configBlob(ctx context.Context, gh *ghclient.Client, owner, rep
 	return checkjob.ConfigBlob(ctx, gh, owner, repo, s.configPath(), "")
 }
 
-func (s *Server) configPath() string {
-	if s.cfg.ConfigPath != "" {
-		return s.cfg.ConfigPath
-	}
-	return config.DefaultPath
-}
+func (s *Server) configPath() string { return cmp.Or(s.cfg.ConfigPath, config.DefaultPath) }
 
 // configChanged says whether push job j changed the gate's configuration:
 // its blob at the pushed commit is not the one at the commit before (a new

@@ -144,9 +144,7 @@ func (s *Server) reconcileInstallation(ctx context.Context, in ghclient.Installa
 	budget := newPassBudget(gh, &s.spend, in.ID, s.cfg.ReconcileBudgetShare, s.cfg.MinRateRemaining, s.cfg.Now)
 	defer func() { s.spend.add(in.ID, started, budget.Spent()) }()
 	ok = true
-	s.cursorMu.Lock()
-	delete(s.cursor, in.ID) // set again if this pass is cut short
-	s.cursorMu.Unlock()
+	s.cursor.Delete(in.ID) // set again if this pass is cut short
 	for i, full := range names {
 		if ctx.Err() != nil || s.rateLow(gh, ilog, "in the middle of it") {
 			break
@@ -171,13 +169,11 @@ func (s *Server) reconcileInstallation(ctx context.Context, in ghclient.Installa
 // resumeOrder puts the repository a previous pass of the installation was
 // cut short in first, keeping the others' order after it.
 func (s *Server) resumeOrder(installation int64, names []string) []string {
-	s.cursorMu.Lock()
-	from, ok := s.cursor[installation]
-	s.cursorMu.Unlock()
+	from, ok := s.cursor.Load(installation)
 	if !ok {
 		return names
 	}
-	if i := slices.Index(names, from); i >= 0 {
+	if i := slices.Index(names, from.(string)); i >= 0 {
 		return append(slices.Clone(names[i:]), names[:i]...)
 	}
 	return names
@@ -187,9 +183,7 @@ func (s *Server) resumeOrder(installation int64, names []string) []string {
 // skipped: the changed threads of the repository it was in (cut.Deferred)
 // and the repositories it did not reach; the next pass starts with them.
 func (s *Server) cutShort(log *slog.Logger, installation int64, b *passBudget, cut *decide.CutShortError, left []string) {
-	s.cursorMu.Lock()
-	s.cursor[installation] = left[0]
-	s.cursorMu.Unlock()
+	s.cursor.Store(installation, left[0])
 	s.metrics.cutShort.WithLabelValues(cut.Reason).Inc()
 	s.metrics.threads.WithLabelValues("deferred").Add(float64(len(cut.Deferred)))
 	repos := left

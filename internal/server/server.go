@@ -90,13 +90,12 @@ type Server struct {
 	// spend: what the reconcile passes spent per installation, for an hour.
 	spend spendLog
 	// cursor: per installation, the repository a pass cut short was in.
-	cursorMu sync.Mutex
-	cursor   map[int64]string
-	log      *slog.Logger
-	queue    *queue
-	budget   *bodyBudget
-	metrics  *metrics
-	mux      *http.ServeMux
+	cursor  sync.Map // int64 → string
+	log     *slog.Logger
+	queue   *queue
+	budget  *bodyBudget
+	metrics *metrics
+	mux     *http.ServeMux
 	// metricsMux serves /metrics on Config.MetricsAddr, when set (then mux
 	// does not).
 	metricsMux  *http.ServeMux
@@ -146,7 +145,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.watermarks = &decide.Watermarks{}
 	s.memo = decide.NewFoldMemo(0)
-	s.cursor = map[int64]string{}
 	s.pages = pages.New(pages.Config{Handler: s.pagesHandler, Client: s.repoClient, User: s.userClient, AppID: cfg.AppID,
 		WebURL: s.webURL(), Now: cfg.Now, Logger: s.log, SharedResults: cfg.SharedResults, Forget: s.memo.Forget, May: cfg.pagesMay})
 	s.installs = newInstallIndex()

@@ -38,7 +38,7 @@ func (p *Pages) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var st oauthState
 	c, err := r.Cookie(p.stateCookie)
-	p.clearCookie(w, p.stateCookie, "/oauth")
+	p.setCookie(w, p.stateCookie, "", "/oauth", -1)
 	if err != nil || !p.states.open(c.Value, &st) || p.cfg.Now().Unix() >= st.Expires {
 		p.fail(w, r, nil, http.StatusBadRequest, "Sign-in expired",
 			"This sign-in was not started here, or took too long. Sign in again.")
@@ -100,7 +100,7 @@ func (p *Pages) logout(w http.ResponseWriter, r *http.Request) {
 		}
 		p.cfg.Logger.Info("web: signed out", "login", s.Login)
 	}
-	p.clearCookie(w, p.sessionCookie, "/")
+	p.setCookie(w, p.sessionCookie, "", "/", -1)
 	p.render(w, r, http.StatusOK, "signedout", view{Title: "Signed out"})
 }
 

@@ -50,11 +50,7 @@ func (p *Pages) inbox(w http.ResponseWriter, r *http.Request, s *session) {
 	iv := inboxView{Total: len(items), Filter: f}
 	iv.Repos, iv.Phases, iv.Types = choices(items)
 	sortPending(items)
-	for _, it := range items {
-		if f.keep(it) {
-			iv.Items = append(iv.Items, it)
-		}
-	}
+	iv.Items = slices.DeleteFunc(items, func(it PendingItem) bool { return !f.keep(it) })
 	v := p.base(s, "Inbox")
 	v.Live, v.Page = "inbox", iv
 	p.render(w, r, http.StatusOK, "inbox", v)

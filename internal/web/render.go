@@ -209,6 +209,6 @@ func (p *Pages) takeFlash(w http.ResponseWriter, r *http.Request, owner, repo st
 	if !p.flashes.open(c.Value, &f) || p.cfg.Now().Unix() >= f.Expires || f.Repo != owner+"/"+repo || f.Issue != n {
 		return nil
 	}
-	p.clearCookie(w, p.flashCookie, "/")
+	p.setCookie(w, p.flashCookie, "", "/", -1)
 	return &f
 }

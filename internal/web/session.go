@@ -141,15 +141,12 @@ func (p *Pages) setSession(w http.ResponseWriter, s *session) error {
 	return nil
 }
 
-// setCookie sets one of the pages' cookies: never readable by a script,
-// Secure behind TLS, and not sent with another site's POST.
+// setCookie sets one of the pages' cookies (maxAge -1 clears it): never
+// readable by a script, Secure behind TLS, and not sent with another
+// site's POST.
 func (p *Pages) setCookie(w http.ResponseWriter, name, value, path string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge,
 		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode})
-}
-
-func (p *Pages) clearCookie(w http.ResponseWriter, name, path string) {
-	p.setCookie(w, name, "", path, -1)
 }
 
 // Revocations are the sessions people signed out of, each kept until the

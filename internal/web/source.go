@@ -235,22 +235,25 @@ type CommitPage struct {
 }
 
 // InputRow is one line of a check's input; Code marks an identifier (a
-// commit, a branch), shown as code.
+// commit, a branch), shown as code. (The JSON is how internal/pages keeps
+// it, with FindingView's, for every replica.)
 type InputRow struct {
-	Name, Value string
-	Code        bool
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Code  bool   `json:"code,omitempty"`
 }
 
 // FindingView is one finding at file:line.
 type FindingView struct {
-	File     string
-	Line     int
-	Column   int
-	Rule     string
-	Severity string // error, warning, info
-	Message  string
-	// URL is the file at that commit on GitHub, at the line.
-	URL string
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Column   int    `json:"column,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Severity string `json:"severity,omitempty"` // error, warning, info
+	Message  string `json:"message,omitempty"`
+	// URL is the file at that commit on GitHub, at the line (set when
+	// shown, never kept).
+	URL string `json:"-"`
 }
 
 // IssueRef links an issue whose outcomes a commit carries.

@@ -149,18 +149,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.MaxStreams <= 0 {
-		c.MaxStreams = 256
-	}
-	if c.MaxStreamsPerPerson <= 0 {
-		c.MaxStreamsPerPerson = 4
-	}
-	if c.Heartbeat <= 0 {
-		c.Heartbeat = 25 * time.Second
-	}
-	if c.ReposTTL <= 0 {
-		c.ReposTTL = 2 * time.Minute
-	}
+	c.MaxStreams = cmp.Or(max(c.MaxStreams, 0), 256)
+	c.MaxStreamsPerPerson = cmp.Or(max(c.MaxStreamsPerPerson, 0), 4)
+	c.Heartbeat = cmp.Or(max(c.Heartbeat, 0), 25*time.Second)
+	c.ReposTTL = cmp.Or(max(c.ReposTTL, 0), 2*time.Minute)
 	if c.Revocations == nil {
 		c.Revocations = newMemRevocations(c.Now)
 	}
