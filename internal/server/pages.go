@@ -117,6 +117,9 @@ func parsePages(f *serveFlags, getenv func(string) string) (*PagesOptions, error
 
 // check validates the settings and sets the keys and GitHub's web URL.
 func (p *PagesOptions) check(keys, webURL, apiURL string) error {
+	if _, err := web.CheckPublicURL(p.PublicURL); err != nil {
+		return fmt.Errorf("--public-url / PHASEGATE_PUBLIC_URL: %w", err) // name what to fix
+	}
 	if strings.ContainsFunc(p.ClientID, func(r rune) bool { return r <= ' ' || r == '&' || r == '#' || r == '?' }) {
 		return errors.New("--oauth-client-id / PHASEGATE_OAUTH_CLIENT_ID must be the App's client ID, such as Iv23li…")
 	}

@@ -59,7 +59,7 @@ func TestParsePages(t *testing.T) {
 		{name: "only some", env: map[string]string{"PHASEGATE_PUBLIC_URL": "https://phasegate.example.com"}, wantErr: "missing --oauth-client-id"},
 		{name: "short key", env: with("PHASEGATE_SESSION_KEY", "short-Sekr1t"), wantErr: "at least 32"},
 		{name: "one short key of two", env: with("PHASEGATE_SESSION_KEY", key+",short-Sekr1t"), wantErr: "session key 2 is 12 bytes"},
-		{name: "http public URL", env: with("PHASEGATE_PUBLIC_URL", "http://phasegate.example.com"), wantErr: "must be https"},
+		{name: "http public URL", env: with("PHASEGATE_PUBLIC_URL", "http://phasegate.example.com"), wantErr: "--public-url / PHASEGATE_PUBLIC_URL: public URL \"http://phasegate.example.com\" must be https"},
 		{name: "public URL with a path", env: with("PHASEGATE_PUBLIC_URL", "https://phasegate.example.com/pg"), wantErr: "no path"},
 		{name: "http GitHub", env: with("PHASEGATE_GITHUB_WEB_URL", "http://ghe.corp.example"), wantErr: "github-web-url"},
 		{name: "secret twice", env: all, args: []string{"--oauth-client-secret-file", secretFile}, wantErr: "set one"},
