@@ -482,12 +482,16 @@ func trimVerbPunct(s string) string {
 // same characters, at most MaxToken, and no one-letter word is
 // phasegate's): it restates that check, so a change to it alone, or to the
 // length check before it in parseLine, changes no result.
-func isWord(s string) bool {
-	if s == "" || len(s) > MaxToken || !isASCIILetter(s[0]) {
+func isWord(s string) bool { return s != "" && isASCIILetter(s[0]) && word(s, "-_") }
+
+// word reports whether s is 1 to MaxToken bytes, an ASCII letter or digit
+// and then letters, digits and bytes of punct.
+func word(s, punct string) bool {
+	if s == "" || len(s) > MaxToken || !(isASCIILetter(s[0]) || isDigit(s[0])) {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && c != '-' && c != '_' {
+		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && strings.IndexByte(punct, c) < 0 {
 			return false
 		}
 	}
@@ -658,32 +662,12 @@ func IsID(s string) bool {
 // isName: an ASCII letter or digit, then letters, digits, '.', '_' and
 // '-'; at most MaxToken bytes. Options and phases are names; every option
 // for which the outcome comment shows a command (outcome.Token) is one.
-func isName(s string) bool {
-	if s == "" || len(s) > MaxToken || !(isASCIILetter(s[0]) || isDigit(s[0])) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && c != '.' && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
+func isName(s string) bool { return word(s, "._-") }
 
 // safeWord reports whether s can be quoted in a code span of a reply: 1 to
 // 64 ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or
 // digit. Such text cannot mention, reference, link, or end the code span.
-func safeWord(s string) bool {
-	if s == "" || len(s) > MaxToken || !(isASCIILetter(s[0]) || isDigit(s[0])) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && strings.IndexByte("._:-", c) < 0 {
-			return false
-		}
-	}
-	return true
-}
+func safeWord(s string) bool { return word(s, "._:-") }
 
 // quote is s in a code span when it is a safeWord, else fallback.
 func quote(s, fallback string) string {
