@@ -127,9 +127,7 @@ func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
 	var b strings.Builder
 	b.Grow(2*len(canonical) + 1024)
 	writeOutcomeHeader(&b, o, mk)
-	writeProduced(&b, o)
-	writeFindings(&b, o)
-	writeDecisions(&b, o)
+	writeSections(&b, o)
 
 	// The fence is longer than any run of backticks in the YAML, so no line
 	// of it can close the block (canonical YAML has no line that starts
@@ -176,49 +174,19 @@ func writeOutcomeHeader(b *strings.Builder, o *Outcome, mk Marker) {
 	}
 }
 
-// writeProduced writes the table of produced artifacts.
-func writeProduced(b *strings.Builder, o *Outcome) {
-	b.WriteString("#### Produced\n\n")
-	if len(o.Produced) == 0 {
-		b.WriteString("_Nothing listed._\n\n")
-		return
-	}
-	b.WriteString("| Artifact | Location |\n| --- | --- |\n")
+// writeSections writes the tables of produced artifacts, findings and
+// pending decisions, the last with the commands that resolve them.
+func writeSections(b *strings.Builder, o *Outcome) {
+	var produced, findings, decisions [][]string
 	for _, p := range o.Produced {
-		row(b, Inline(p.Artifact), Inline(p.Location))
+		produced = append(produced, []string{Inline(p.Artifact), Inline(p.Location)})
 	}
-	b.WriteString("\n")
-}
-
-// writeFindings writes the table of findings.
-func writeFindings(b *strings.Builder, o *Outcome) {
-	b.WriteString("#### Findings\n\n")
-	if len(o.Findings) == 0 {
-		b.WriteString("_No findings._\n\n")
-		return
-	}
-	b.WriteString("| Type | Title | Category | Reasoning |\n| --- | --- | --- | --- |\n")
+	table(b, "#### Produced", "_Nothing listed._", []string{"Artifact", "Location"}, produced)
 	for _, f := range o.Findings {
-		row(b, Inline(f.Type), Inline(f.Title), category(f), Inline(f.Reasoning))
+		findings = append(findings, []string{Inline(f.Type), Inline(f.Title), category(f), Inline(f.Reasoning)})
 	}
-	b.WriteString("\n")
-}
-
-// writeDecisions writes the table of pending decisions, with the commands
-// that resolve them.
-func writeDecisions(b *strings.Builder, o *Outcome) {
+	table(b, "#### Findings", "_No findings._", []string{"Type", "Title", "Category", "Reasoning"}, findings)
 	blocking := 0
-	for _, d := range o.Decisions {
-		if d.Blocking {
-			blocking++
-		}
-	}
-	fmt.Fprintf(b, "#### Pending decisions: %d (%d blocking)\n\n", len(o.Decisions), blocking)
-	if len(o.Decisions) == 0 {
-		b.WriteString("_No decisions to make._\n\n")
-		return
-	}
-	b.WriteString("| ID | Type | Question | Blocking | Options | Command to resolve |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, d := range o.Decisions {
 		question := Inline(d.Question)
 		if d.Reasoning != "" {
@@ -227,12 +195,32 @@ func writeDecisions(b *strings.Builder, o *Outcome) {
 		block := "no"
 		if d.Blocking {
 			block = "**yes**"
+			blocking++
 		}
-		row(b, Inline(d.ID), Inline(d.Type), question, block, options(d), commands(d))
+		decisions = append(decisions, []string{Inline(d.ID), Inline(d.Type), question, block, options(d), commands(d)})
+	}
+	table(b, fmt.Sprintf("#### Pending decisions: %d (%d blocking)", len(o.Decisions), blocking), "_No decisions to make._",
+		[]string{"ID", "Type", "Question", "Blocking", "Options", "Command to resolve"}, decisions)
+	if len(decisions) > 0 {
+		b.WriteString("To decide, comment a command on this issue, one per line; your reasons may follow the option. " +
+			"`/resolve <id> recommended` takes the recommended option. The first valid resolution of a decision is final.\n\n")
+	}
+}
+
+// table writes a section's heading, then empty when it has no rows, else
+// the table of its rows of already escaped cells.
+func table(b *strings.Builder, heading, empty string, columns []string, rows [][]string) {
+	b.WriteString(heading + "\n\n")
+	if len(rows) == 0 {
+		b.WriteString(empty + "\n\n")
+		return
+	}
+	row(b, columns...)
+	b.WriteString("|" + strings.Repeat(" --- |", len(columns)) + "\n")
+	for _, r := range rows {
+		row(b, r...)
 	}
 	b.WriteString("\n")
-	b.WriteString("To decide, comment a command on this issue, one per line; your reasons may follow the option. " +
-		"`/resolve <id> recommended` takes the recommended option. The first valid resolution of a decision is final.\n\n")
 }
 
 // row writes one table row of already escaped cells.
