@@ -91,22 +91,12 @@ type Marker struct {
 	Source string // the outcome file's path (decoded)
 	Commit string // the commit that added it
 	PR     int    // the pull request of the run; 0 for "-"
+	Actors string // the accounts GitHub attested for the change, comma-separated; "" when absent
 
-	// Resolution marker fields.
-	Outcome  string // the resolved outcome's ID
-	Decision string // e.g. D-001
-	Option   string // e.g. approve
-	By       string // the login of the person who resolved it
-	Command  int64  // the id of the comment holding the command
-	Captured int    // the issue a capture opened; 0 when absent
-	Auth     string // why By was allowed: a permission or "listed"; "" when absent
-	Head     string // the commit the resolution was given on; "" when absent
-
-	// Outcome marker: the accounts GitHub attested for the change.
-	Actors string // comma-separated logins; "" when absent
-
-	// Every kind: the previous phasegate comment on the thread; 0 when absent.
-	Prev int64
+	// Resolution marker fields (Captured, Auth and Head "" or 0 when
+	// absent); Command is also a reply marker's, and Prev every kind's (0
+	// when absent).
+	Resolution
 
 	// Sig is the hex HMAC-SHA256 of the marker; "" for "-".
 	Sig string

@@ -82,7 +82,7 @@ func Render(o *Outcome, canonical []byte, m Meta) (string, error) {
 		return "", errors.New("render outcome: pull request number is negative")
 	}
 	mk := Marker{Kind: KindOutcome, Version: Version, ID: ID(canonical), Source: m.Source, Commit: m.Commit, PR: m.PR,
-		Actors: strings.Join(m.Actors, ","), Prev: m.Prev}
+		Actors: strings.Join(m.Actors, ","), Resolution: Resolution{Prev: m.Prev}}
 	if err := mk.validate(); err != nil {
 		return "", fmt.Errorf("render outcome: %w", err)
 	}
@@ -342,11 +342,6 @@ type Resolution struct {
 	Prev int64
 }
 
-func (r Resolution) marker() Marker {
-	return Marker{Kind: KindResolution, Version: Version, Outcome: r.Outcome, Decision: r.Decision, Option: r.Option, By: r.By,
-		Command: r.Command, Captured: r.Captured, Auth: r.Auth, Head: r.Head, Prev: r.Prev}
-}
-
 // RenderResolution renders a resolution comment (docs/contracts/outcome.md):
 // the visible line "D-001 → approve, by @user" with a link to the command
 // comment, "Captured as #N." when a capture opened an issue, and the marker
@@ -356,7 +351,7 @@ func (r Resolution) marker() Marker {
 // Enterprise). Decision, option and login must be within the marker
 // grammar (Token, Login); key signs it when not empty.
 func RenderResolution(r Resolution, key []byte) (string, error) {
-	mk := r.marker()
+	mk := Marker{Kind: KindResolution, Version: Version, Resolution: r}
 	if r.Captured < 0 {
 		return "", errors.New("render resolution: captured issue number is negative")
 	}
@@ -399,7 +394,7 @@ type Reply struct {
 // RenderReply ends text (phasegate's own reply lines, already escaped) with
 // a reply marker, signed when key is set.
 func RenderReply(text string, r Reply, key []byte) (string, error) {
-	mk := Marker{Kind: KindReply, Version: Version, Command: r.Command, Prev: r.Prev}
+	mk := Marker{Kind: KindReply, Version: Version, Resolution: Resolution{Command: r.Command, Prev: r.Prev}}
 	if err := mk.validate(); err != nil {
 		return "", fmt.Errorf("render reply: %w", err)
 	}
