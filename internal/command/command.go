@@ -57,20 +57,13 @@ const (
 )
 
 func (k Kind) String() string {
-	switch k {
-	case Resolve:
-		return "resolve"
-	case Decisions:
-		return "decisions"
-	case Help:
-		return "help"
-	case Invalid:
-		return "invalid"
-	case Unknown:
-		return "unknown"
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return "none"
 }
+
+var kindNames = [...]string{"none", "resolve", "decisions", "help", "invalid", "unknown"}
 
 // Command is one command line of a comment.
 type Command struct {
@@ -326,18 +319,8 @@ func classify(text string) verdict {
 	if n > len("phasegate")+2 { // too far from all three
 		return slashOther
 	}
-	var fold [maxSuggestLen]rune
-	for i, c := range w {
-		fold[i] = rune(c)
-	}
-	limit := suggestLimit(n)
-	for _, v := range verbRunes {
-		if osaDistance(fold[:n], v, limit+1) <= limit {
-			if otherBots[string(w)] {
-				return slashOther
-			}
-			return slashOurs
-		}
+	if _, ok := Suggest(string(w), verbs); ok && !otherBots[string(w)] {
+		return slashOurs
 	}
 	return slashOther
 }
@@ -463,10 +446,7 @@ var otherBots = map[string]bool{
 	"reserve": true, "revolve": true,
 }
 
-var (
-	verbs     = []string{"resolve", "decisions", "phasegate"}
-	verbRunes = [][]rune{[]rune("resolve"), []rune("decisions"), []rune("phasegate")}
-)
+var verbs = []string{"resolve", "decisions", "phasegate"}
 
 // trimVerbPunct removes a ':' or ',' that ends a command word.
 func trimVerbPunct(s string) string {
