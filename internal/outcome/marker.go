@@ -293,15 +293,7 @@ const MaxActors = 20
 // separated by commas.
 func ActorList(v string) bool {
 	parts := strings.Split(v, ",")
-	if v == "" || len(parts) > MaxActors {
-		return false
-	}
-	for _, p := range parts {
-		if !Actor(p) {
-			return false
-		}
-	}
-	return true
+	return v != "" && len(parts) <= MaxActors && !slices.ContainsFunc(parts, func(p string) bool { return !Actor(p) })
 }
 
 // Actor reports whether s is a GitHub login or a bot's login ("name[bot]").
@@ -450,11 +442,8 @@ func checkSourcePath(p string) error {
 		return fmt.Errorf("source path is longer than 1024 bytes")
 	case !utf8.ValidString(p):
 		return fmt.Errorf("source path is not UTF-8")
-	}
-	for _, r := range p {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("source path has a control character")
-		}
+	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Errorf("source path has a control character")
 	}
 	return nil
 }
