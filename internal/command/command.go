@@ -232,13 +232,13 @@ func (p *parser) line(n int, ln string) bool {
 		}
 	case lineHTML:
 		p.endRationale()
-		if p.comments.open = skipComments(ln[info.text:], hidden); p.comments.open {
+		if _, p.comments.open = visibleText(ln[info.text:], hidden, false); p.comments.open {
 			p.comments.raw = true
 		}
 	case lineOther:
 		p.endRationale()
 		if hidden && p.comments.raw {
-			p.comments.open = skipComments(ln, true)
+			_, p.comments.open = visibleText(ln, true, false)
 		}
 	default:
 		p.endRationale()
@@ -256,12 +256,9 @@ func (p *parser) paragraphLine(n int, ln string, info lineInfo, hidden bool) boo
 		verdict = classify(text)
 	}
 	rationale := verdict == notSlash && p.collect >= 0 && info.para == p.collectPara && len(ln) <= MaxLineLen
+	// The text is kept only when it is read (vis is not read otherwise).
 	var vis string
-	if verdict == slashOurs && len(ln) <= MaxLineLen || rationale && !p.ratCut {
-		vis, p.comments.open = visibleText(text, hidden)
-	} else {
-		p.comments.open = skipComments(text, hidden)
-	}
+	vis, p.comments.open = visibleText(text, hidden, verdict == slashOurs && len(ln) <= MaxLineLen || rationale && !p.ratCut)
 
 	var cmd Command
 	if verdict == slashOurs && p.visible != nil && !p.visible[n] {
