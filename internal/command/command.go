@@ -323,8 +323,8 @@ func classify(text string) verdict {
 }
 
 // slashWord reads the slash word that starts text, lower-cased, into buf:
-// what parseLine reads as the command word (see nextToken, trimVerbPunct,
-// isWord), without allocating.
+// what parseLine reads as the command word (see nextToken and
+// trimVerbPunct), without allocating.
 func slashWord(text string, buf *[MaxToken]byte) (int, bool) {
 	if text == "" || text[0] != '/' {
 		return 0, false
@@ -453,14 +453,6 @@ func trimVerbPunct(s string) string {
 	return s
 }
 
-// isWord: an ASCII letter, then letters, digits, '-' and '_'; at most
-// MaxToken bytes. parseLine calls it only on the word of a line that
-// classify found to start with a phasegate slash word (slashWord reads the
-// same characters, at most MaxToken, and no one-letter word is
-// phasegate's): it restates that check, so a change to it alone, or to the
-// length check before it in parseLine, changes no result.
-func isWord(s string) bool { return s != "" && isASCIILetter(s[0]) && word(s, "-_") }
-
 // word reports whether s is 1 to MaxToken bytes, an ASCII letter or digit
 // and then letters, digits and bytes of punct.
 func word(s, punct string) bool {
@@ -480,7 +472,10 @@ func word(s, punct string) bool {
 func parseLine(s, line string) (Command, verdict) {
 	tok, rest := nextToken(s)
 	tok = trimVerbPunct(tok) // `/resolve: D-001 approve`
-	if len(tok) < 2 || tok[0] != '/' || !isWord(tok[1:]) {
+	// parseLine reads only a line that classify found to start with a
+	// phasegate slash word (slashWord checked its characters, at most
+	// MaxToken): this guard only keeps tok[1:] in range.
+	if len(tok) < 2 || tok[0] != '/' {
 		return Command{}, notSlash
 	}
 	word := strings.ToLower(tok[1:])
