@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/check"
@@ -231,13 +232,10 @@ func (j *Job) actors(ctx context.Context, gh GitHub, req Request) []string {
 		list = append(list, info.Author, info.Committer)
 	}
 	var out []string
-	seen := map[string]bool{}
 	for _, a := range list {
-		if a == "" || !outcome.Actor(a) || seen[strings.ToLower(a)] {
-			continue
+		if outcome.Actor(a) && !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, a) }) {
+			out = append(out, a)
 		}
-		seen[strings.ToLower(a)] = true
-		out = append(out, a)
 	}
 	return out
 }

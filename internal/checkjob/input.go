@@ -1,6 +1,7 @@
 package checkjob
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -126,10 +127,7 @@ type ConfigReader interface {
 func ConfigBlob(ctx context.Context, gh ConfigReader, owner, repo, path, ref string) (string, error) {
 	data, found, err := gh.FileContent(ctx, owner, repo, path, ref)
 	if err != nil {
-		if ref == "" {
-			ref = "the default branch"
-		}
-		return "", fmt.Errorf("reading %s from %s: %w", path, ref, err)
+		return "", fmt.Errorf("reading %s from %s: %w", path, cmp.Or(ref, "the default branch"), err)
 	}
 	if !found {
 		return "", nil

@@ -296,13 +296,8 @@ func writeText(w io.Writer, v IssueDecisions) {
 
 // clean returns s when it is printable and has no space, else s quoted.
 func clean(s string) string {
-	if s == "" {
-		return `""`
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) || unicode.IsSpace(r) || r == '"' {
-			return strconv.Quote(s)
-		}
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) || r == '"' }) {
+		return strconv.Quote(s)
 	}
 	return s
 }

@@ -160,18 +160,11 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 		}
 		opts := check.Options{Config: cfg, Prefix: prefix, Kind: artifact.KindByID(f.kind), RootName: p}
 		if f.base != "" {
-			if opts.Changed, err = changedSince(ctx, p, f.base); err != nil {
-				return rep, sarif, err
-			}
 			// A directory PATH inside a marker directory is checked
 			// relative to the directory holding the marker (see
 			// artifact.ContextRoot).
-			if ctxPrefix != "" {
-				moved := make(map[string]check.Change, len(opts.Changed))
-				for name, c := range opts.Changed {
-					moved[ctxPrefix+name] = c
-				}
-				opts.Changed = moved
+			if opts.Changed, err = changedSince(ctx, p, f.base, ctxPrefix); err != nil {
+				return rep, sarif, err
 			}
 		}
 		res, err := v.Run(ctx, p, opts)
@@ -273,9 +266,10 @@ func gitRoot(dir string) string {
 	}
 }
 
-// changedSince reads which files under PATH changed since base. For a file
-// PATH, the history of its directory is read and only that file kept.
-func changedSince(ctx context.Context, p, base string) (map[string]check.Change, error) {
+// changedSince reads which files under PATH changed since base, named
+// with prefix in front. For a file PATH, the history of its directory is
+// read and only that file kept.
+func changedSince(ctx context.Context, p, base, prefix string) (map[string]check.Change, error) {
 	dir, only := p, ""
 	if info, err := os.Stat(p); err == nil && !info.IsDir() {
 		dir, only = filepath.Dir(p), filepath.Base(p)
@@ -292,7 +286,7 @@ func changedSince(ctx context.Context, p, base string) (map[string]check.Change,
 			}
 			name = filepath.ToSlash(filepath.Clean(p))
 		}
-		out[name] = check.Change(c)
+		out[prefix+name] = check.Change(c)
 	}
 	return out, nil
 }

@@ -57,20 +57,13 @@ const (
 )
 
 func (k Kind) String() string {
-	switch k {
-	case Resolve:
-		return "resolve"
-	case Decisions:
-		return "decisions"
-	case Help:
-		return "help"
-	case Invalid:
-		return "invalid"
-	case Unknown:
-		return "unknown"
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return "none"
 }
+
+var kindNames = [...]string{"none", "resolve", "decisions", "help", "invalid", "unknown"}
 
 // Command is one command line of a comment.
 type Command struct {
@@ -239,13 +232,13 @@ func (p *parser) line(n int, ln string) bool {
 		}
 	case lineHTML:
 		p.endRationale()
-		if p.comments.open = skipComments(ln[info.text:], hidden); p.comments.open {
+		if _, p.comments.open = visibleText(ln[info.text:], hidden, false); p.comments.open {
 			p.comments.raw = true
 		}
 	case lineOther:
 		p.endRationale()
 		if hidden && p.comments.raw {
-			p.comments.open = skipComments(ln, true)
+			_, p.comments.open = visibleText(ln, true, false)
 		}
 	default:
 		p.endRationale()
@@ -263,12 +256,9 @@ func (p *parser) paragraphLine(n int, ln string, info lineInfo, hidden bool) boo
 		verdict = classify(text)
 	}
 	rationale := verdict == notSlash && p.collect >= 0 && info.para == p.collectPara && len(ln) <= MaxLineLen
+	// The text is kept only when it is read (vis is not read otherwise).
 	var vis string
-	if verdict == slashOurs && len(ln) <= MaxLineLen || rationale && !p.ratCut {
-		vis, p.comments.open = visibleText(text, hidden)
-	} else {
-		p.comments.open = skipComments(text, hidden)
-	}
+	vis, p.comments.open = visibleText(text, hidden, verdict == slashOurs && len(ln) <= MaxLineLen || rationale && !p.ratCut)
 
 	var cmd Command
 	if verdict == slashOurs && p.visible != nil && !p.visible[n] {
@@ -326,25 +316,15 @@ func classify(text string) verdict {
 	if n > len("phasegate")+2 { // too far from all three
 		return slashOther
 	}
-	var fold [maxSuggestLen]rune
-	for i, c := range w {
-		fold[i] = rune(c)
-	}
-	limit := suggestLimit(n)
-	for _, v := range verbRunes {
-		if osaDistance(fold[:n], v, limit+1) <= limit {
-			if otherBots[string(w)] {
-				return slashOther
-			}
-			return slashOurs
-		}
+	if _, ok := Suggest(string(w), verbs); ok && !otherBots[string(w)] {
+		return slashOurs
 	}
 	return slashOther
 }
 
 // slashWord reads the slash word that starts text, lower-cased, into buf:
-// what parseLine reads as the command word (see nextToken, trimVerbPunct,
-// isWord), without allocating.
+// what parseLine reads as the command word (see nextToken and
+// trimVerbPunct), without allocating.
 func slashWord(text string, buf *[MaxToken]byte) (int, bool) {
 	if text == "" || text[0] != '/' {
 		return 0, false
@@ -463,10 +443,7 @@ var otherBots = map[string]bool{
 	"reserve": true, "revolve": true,
 }
 
-var (
-	verbs     = []string{"resolve", "decisions", "phasegate"}
-	verbRunes = [][]rune{[]rune("resolve"), []rune("decisions"), []rune("phasegate")}
-)
+var verbs = []string{"resolve", "decisions", "phasegate"}
 
 // trimVerbPunct removes a ':' or ',' that ends a command word.
 func trimVerbPunct(s string) string {
@@ -476,18 +453,14 @@ func trimVerbPunct(s string) string {
 	return s
 }
 
-// isWord: an ASCII letter, then letters, digits, '-' and '_'; at most
-// MaxToken bytes. parseLine calls it only on the word of a line that
-// classify found to start with a phasegate slash word (slashWord reads the
-// same characters, at most MaxToken, and no one-letter word is
-// phasegate's): it restates that check, so a change to it alone, or to the
-// length check before it in parseLine, changes no result.
-func isWord(s string) bool {
-	if s == "" || len(s) > MaxToken || !isASCIILetter(s[0]) {
+// word reports whether s is 1 to MaxToken bytes, an ASCII letter or digit
+// and then letters, digits and bytes of punct.
+func word(s, punct string) bool {
+	if s == "" || len(s) > MaxToken || !(isASCIILetter(s[0]) || isDigit(s[0])) {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && c != '-' && c != '_' {
+		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && strings.IndexByte(punct, c) < 0 {
 			return false
 		}
 	}
@@ -499,7 +472,10 @@ func isWord(s string) bool {
 func parseLine(s, line string) (Command, verdict) {
 	tok, rest := nextToken(s)
 	tok = trimVerbPunct(tok) // `/resolve: D-001 approve`
-	if len(tok) < 2 || tok[0] != '/' || !isWord(tok[1:]) {
+	// parseLine reads only a line that classify found to start with a
+	// phasegate slash word (slashWord checked its characters, at most
+	// MaxToken): this guard only keeps tok[1:] in range.
+	if len(tok) < 2 || tok[0] != '/' {
 		return Command{}, notSlash
 	}
 	word := strings.ToLower(tok[1:])
@@ -658,32 +634,12 @@ func IsID(s string) bool {
 // isName: an ASCII letter or digit, then letters, digits, '.', '_' and
 // '-'; at most MaxToken bytes. Options and phases are names; every option
 // for which the outcome comment shows a command (outcome.Token) is one.
-func isName(s string) bool {
-	if s == "" || len(s) > MaxToken || !(isASCIILetter(s[0]) || isDigit(s[0])) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && c != '.' && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
+func isName(s string) bool { return word(s, "._-") }
 
 // safeWord reports whether s can be quoted in a code span of a reply: 1 to
 // 64 ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or
 // digit. Such text cannot mention, reference, link, or end the code span.
-func safeWord(s string) bool {
-	if s == "" || len(s) > MaxToken || !(isASCIILetter(s[0]) || isDigit(s[0])) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isASCIILetter(c) && !isDigit(c) && strings.IndexByte("._:-", c) < 0 {
-			return false
-		}
-	}
-	return true
-}
+func safeWord(s string) bool { return word(s, "._:-") }
 
 // quote is s in a code span when it is a safeWord, else fallback.
 func quote(s, fallback string) string {

@@ -32,8 +32,8 @@ func TestSkipComments(t *testing.T) {
 		{s: "a --> b", open: false, want: false},
 	}
 	for _, tc := range tests {
-		if got := skipComments(tc.s, tc.open); got != tc.want {
-			t.Errorf("skipComments(%q, %v) = %v, want %v", tc.s, tc.open, got, tc.want)
+		if _, got := visibleText(tc.s, tc.open, false); got != tc.want {
+			t.Errorf("visibleText(%q, %v, false) open = %v, want %v", tc.s, tc.open, got, tc.want)
 		}
 	}
 }
@@ -57,12 +57,12 @@ func TestVisibleText(t *testing.T) {
 		{s: "<!-->a", open: false, want: "a", wantOpen: false},
 	}
 	for _, tc := range tests {
-		got, open := visibleText(tc.s, tc.open)
+		got, open := visibleText(tc.s, tc.open, true)
 		if got != tc.want || open != tc.wantOpen {
 			t.Errorf("visibleText(%q, %v) = %q, %v; want %q, %v", tc.s, tc.open, got, open, tc.want, tc.wantOpen)
 		}
-		if skip := skipComments(tc.s, tc.open); skip != tc.wantOpen {
-			t.Errorf("skipComments(%q, %v) = %v, visibleText says %v", tc.s, tc.open, skip, tc.wantOpen)
+		if _, skip := visibleText(tc.s, tc.open, false); skip != tc.wantOpen {
+			t.Errorf("visibleText(%q, %v, false) open = %v, with the text %v", tc.s, tc.open, skip, tc.wantOpen)
 		}
 	}
 }

@@ -497,14 +497,7 @@ func runOf(s string, c byte) int {
 	return n
 }
 
-func onlySpaceTab(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isSpaceOrTab(s[i]) {
-			return false
-		}
-	}
-	return true
-}
+func onlySpaceTab(s string) bool { return strings.Trim(s, " \t") == "" }
 
 // atxHeading: 1–6 '#' followed by a space, a tab or the end of the line.
 func atxHeading(s string) bool {
@@ -676,18 +669,7 @@ func equalFoldAny(s string, names ...string) bool {
 // blockTagName reports whether name is one of the tag names of HTML block
 // start condition 6 (CommonMark 0.31).
 func blockTagName(name string) bool {
-	if len(name) > 10 {
-		return false
-	}
-	var buf [10]byte
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	switch string(buf[:len(name)]) {
+	switch strings.ToLower(name) {
 	case "address", "article", "aside", "base", "basefont", "blockquote", "body",
 		"caption", "center", "col", "colgroup", "dd", "details", "dialog", "dir",
 		"div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",

@@ -140,31 +140,13 @@ type htmlComments struct {
 	raw  bool // the open comment was opened in a raw HTML block
 }
 
-// skipComments returns whether a comment is open at the end of s, given
-// whether one was open at its start. "<!-->" and "<!--->" are comments
-// (CommonMark 0.31); a "<!--" inside a code span or escaped by a
-// backslash is treated as a comment too, which errs on the side of hiding.
-func skipComments(s string, open bool) bool {
-	for {
-		if open {
-			i := strings.Index(s, "-->")
-			if i < 0 {
-				return true
-			}
-			s, open = s[i+3:], false
-		} else {
-			i := strings.Index(s, "<!--")
-			if i < 0 {
-				return false
-			}
-			s, open = s[i+2:], true
-		}
-	}
-}
-
-// visibleText returns s without the parts inside HTML comments, and
-// whether a comment is open at its end.
-func visibleText(s string, open bool) (string, bool) {
+// visibleText returns whether a comment is open at the end of s, given
+// whether one was open at its start, and, when keep is set, s without the
+// parts inside HTML comments (without keep it allocates nothing). "<!-->"
+// and "<!--->" are comments (CommonMark 0.31); a "<!--" inside a code span
+// or escaped by a backslash is treated as a comment too, which errs on the
+// side of hiding.
+func visibleText(s string, open, keep bool) (string, bool) {
 	if !open && !strings.Contains(s, "<!--") {
 		return s, false
 	}
@@ -176,15 +158,19 @@ func visibleText(s string, open bool) (string, bool) {
 				return b.String(), true
 			}
 			s, open = s[i+3:], false
-		} else {
-			i := strings.Index(s, "<!--")
-			if i < 0 {
-				b.WriteString(s)
-				return b.String(), false
-			}
-			b.WriteString(s[:i])
-			s, open = s[i+2:], true
+			continue
 		}
+		i := strings.Index(s, "<!--")
+		if i < 0 {
+			i = len(s)
+		}
+		if keep {
+			b.WriteString(s[:i])
+		}
+		if i == len(s) {
+			return b.String(), false
+		}
+		s, open = s[i+2:], true
 	}
 }
 

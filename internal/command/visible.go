@@ -236,7 +236,6 @@ func seenMarkers(doc string, marked []int) map[int]bool {
 	z := html.NewTokenizer(strings.NewReader(doc))
 	open := map[string]int{}
 	hidden := 0
-	rawName := ""
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
@@ -246,12 +245,6 @@ func seenMarkers(doc string, marked []int) map[int]bool {
 			if hidingElements[string(name)] {
 				open[string(name)]++
 				hidden++
-				// rawName restates hidden: every raw-text element is a hiding
-				// element, and the tokenizer yields no tag inside raw text, so
-				// hidden > 0 whenever rawName is set.
-				if r := rawTextName(string(name)); r != "" {
-					rawName = r
-				}
 			}
 		case html.EndTagToken:
 			name, _ := z.TagName()
@@ -259,11 +252,8 @@ func seenMarkers(doc string, marked []int) map[int]bool {
 				open[string(name)]--
 				hidden--
 			}
-			if string(name) == rawName {
-				rawName = ""
-			}
 		case html.TextToken:
-			if hidden > 0 || rawName != "" {
+			if hidden > 0 {
 				continue
 			}
 			t := string(z.Text())
@@ -286,16 +276,6 @@ func seenMarkers(doc string, marked []int) map[int]bool {
 			}
 		}
 	}
-}
-
-// rawTextName is name when the tokenizer reads the content of a name
-// element as raw text, else "".
-func rawTextName(name string) string {
-	switch name {
-	case "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp":
-		return name
-	}
-	return ""
 }
 
 // forEachLine calls f with the number (from 1) and text of each line of

@@ -70,7 +70,7 @@ func Canonical(v any) ([]byte, error) {
 		e.b.WriteString("{}\n")
 		return e.b.Bytes(), nil
 	}
-	if err := e.mapping(m, topOrder, 0, false, 0, ctxTop); err != nil {
+	if err := e.mapping(m, topOrder, itemOrders, 0, false, 0); err != nil {
 		return nil, fmt.Errorf("canonical yaml: %w", err)
 	}
 	return e.b.Bytes(), nil
@@ -83,53 +83,16 @@ func ID(canonical []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ctx says which known key order applies to the mappings inside a value.
-type ctx int
-
-const (
-	ctxOther ctx = iota
-	ctxTop
-	ctxProduced
-	ctxFindings
-	ctxDecisions
-)
-
 var (
-	topOrder      = []string{"phase", "feature", "issue", "produced", "findings", "pending_decisions"}
-	producedOrder = []string{"artifact", "location"}
-	findingOrder  = []string{"type", "title", "reasoning", "proposed_category"}
-	decisionOrder = []string{"id", "type", "question", "options", "recommended", "blocking", "reasoning", "recommendation_reasoning"}
+	topOrder = []string{"phase", "feature", "issue", "produced", "findings", "pending_decisions"}
+	// itemOrders are the key orders of the mappings that are items of the
+	// top-level sequences.
+	itemOrders = map[string][]string{
+		"produced":          {"artifact", "location"},
+		"findings":          {"type", "title", "reasoning", "proposed_category"},
+		"pending_decisions": {"id", "type", "question", "options", "recommended", "blocking", "reasoning", "recommendation_reasoning"},
+	}
 )
-
-// itemOrder is the key order of a mapping that is an item of a sequence in
-// context c.
-func itemOrder(c ctx) []string {
-	switch c {
-	case ctxProduced:
-		return producedOrder
-	case ctxFindings:
-		return findingOrder
-	case ctxDecisions:
-		return decisionOrder
-	}
-	return nil
-}
-
-// childCtx is the context of the value at key k of a top-level mapping.
-func childCtx(c ctx, k string) ctx {
-	if c != ctxTop {
-		return ctxOther
-	}
-	switch k {
-	case "produced":
-		return ctxProduced
-	case "findings":
-		return ctxFindings
-	case "pending_decisions":
-		return ctxDecisions
-	}
-	return ctxOther
-}
 
 type emitter struct {
 	b bytes.Buffer
@@ -160,9 +123,11 @@ func orderedKeys(m map[string]any, known []string) []string {
 	return keys
 }
 
-// mapping writes a non-empty mapping at indentation n. When inline, the
-// first key follows what is already on the line ("- ").
-func (e *emitter) mapping(m map[string]any, known []string, n int, inline bool, depth int, c ctx) error {
+// mapping writes a non-empty mapping at indentation n, its keys in the
+// order known, the items of its sequences' mappings in the order items
+// has for their key. When inline, the first key follows what is already
+// on the line ("- ").
+func (e *emitter) mapping(m map[string]any, known []string, items map[string][]string, n int, inline bool, depth int) error {
 	if depth > maxCanonicalDepth {
 		return fmt.Errorf("nesting is deeper than %d levels", maxCanonicalDepth)
 	}
@@ -174,15 +139,16 @@ func (e *emitter) mapping(m map[string]any, known []string, n int, inline bool, 
 			return err
 		}
 		e.b.WriteByte(':')
-		if err := e.value(m[k], n, depth+1, childCtx(c, k)); err != nil {
+		if err := e.value(m[k], n, depth+1, items[k]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sequence writes a non-empty sequence at indentation n.
-func (e *emitter) sequence(s []any, n int, inline bool, depth int, c ctx) error {
+// sequence writes a non-empty sequence at indentation n, the keys of its
+// mappings in the order known.
+func (e *emitter) sequence(s []any, known []string, n int, inline bool, depth int) error {
 	if depth > maxCanonicalDepth {
 		return fmt.Errorf("nesting is deeper than %d levels", maxCanonicalDepth)
 	}
@@ -194,14 +160,14 @@ func (e *emitter) sequence(s []any, n int, inline bool, depth int, c ctx) error 
 		switch x := item.(type) {
 		case map[string]any:
 			if len(x) > 0 {
-				if err := e.mapping(x, itemOrder(c), n+2, true, depth+1, ctxOther); err != nil {
+				if err := e.mapping(x, known, nil, n+2, true, depth+1); err != nil {
 					return err
 				}
 				continue
 			}
 		case []any:
 			if len(x) > 0 {
-				if err := e.sequence(x, n+2, true, depth+1, ctxOther); err != nil {
+				if err := e.sequence(x, nil, n+2, true, depth+1); err != nil {
 					return err
 				}
 				continue
@@ -215,18 +181,19 @@ func (e *emitter) sequence(s []any, n int, inline bool, depth int, c ctx) error 
 	return nil
 }
 
-// value writes the value after "key:" of a mapping at indentation n.
-func (e *emitter) value(v any, n int, depth int, c ctx) error {
+// value writes the value after "key:" of a mapping at indentation n; the
+// keys of the mappings of a sequence in the order items.
+func (e *emitter) value(v any, n int, depth int, items []string) error {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) > 0 {
 			e.b.WriteByte('\n')
-			return e.mapping(x, nil, n+2, false, depth, ctxOther)
+			return e.mapping(x, nil, nil, n+2, false, depth)
 		}
 	case []any:
 		if len(x) > 0 {
 			e.b.WriteByte('\n')
-			return e.sequence(x, n+2, false, depth, c)
+			return e.sequence(x, items, n+2, false, depth)
 		}
 	}
 	e.b.WriteByte(' ')

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,22 +91,12 @@ type Marker struct {
 	Source string // the outcome file's path (decoded)
 	Commit string // the commit that added it
 	PR     int    // the pull request of the run; 0 for "-"
+	Actors string // the accounts GitHub attested for the change, comma-separated; "" when absent
 
-	// Resolution marker fields.
-	Outcome  string // the resolved outcome's ID
-	Decision string // e.g. D-001
-	Option   string // e.g. approve
-	By       string // the login of the person who resolved it
-	Command  int64  // the id of the comment holding the command
-	Captured int    // the issue a capture opened; 0 when absent
-	Auth     string // why By was allowed: a permission or "listed"; "" when absent
-	Head     string // the commit the resolution was given on; "" when absent
-
-	// Outcome marker: the accounts GitHub attested for the change.
-	Actors string // comma-separated logins; "" when absent
-
-	// Every kind: the previous phasegate comment on the thread; 0 when absent.
-	Prev int64
+	// Resolution marker fields (Captured, Auth and Head "" or 0 when
+	// absent); Command is also a reply marker's, and Prev every kind's (0
+	// when absent).
+	Resolution
 
 	// Sig is the hex HMAC-SHA256 of the marker; "" for "-".
 	Sig string
@@ -157,12 +149,11 @@ func ParseMarker(line string) (Marker, error) {
 	if len(parts) < 2 {
 		return m, fmt.Errorf("marker has no version")
 	}
-	switch Kind(parts[0]) {
-	case KindOutcome, KindResolution, KindReply:
-		m.Kind = Kind(parts[0])
-	default:
+	keys, ok := markerKeys[Kind(parts[0])]
+	if !ok {
 		return m, fmt.Errorf("unknown marker kind")
 	}
+	m.Kind = Kind(parts[0])
 	v := parts[1]
 	if len(v) < 2 || v[0] != 'v' || !isNum(v[1:]) {
 		return m, fmt.Errorf("marker version is not v<number>")
@@ -171,16 +162,8 @@ func ParseMarker(line string) (Marker, error) {
 		return m, fmt.Errorf("%w %s", ErrUnknownVersion, v)
 	}
 	m.Version = 1
-	keys := outcomeKeys
-	switch m.Kind {
-	case KindResolution:
-		keys = resolutionKeys
-	case KindReply:
-		keys = replyKeys
-	}
-	fields := parts[2:]
 	k := 0
-	for _, f := range fields {
+	for _, f := range parts[2:] {
 		key, val, ok := strings.Cut(f, "=")
 		if !ok || key == "" {
 			return m, fmt.Errorf("marker field is not key=value")
@@ -204,54 +187,100 @@ func ParseMarker(line string) (Marker, error) {
 	return m, nil
 }
 
+// markerKey is one key of a marker's grammar, for every kind: get spells
+// the field as the marker writes it ("" leaves an optional key out), set
+// reads it. ParseMarker, String and the signed message all go through it.
 type markerKey struct {
 	name     string
 	optional bool
+	get      func(m *Marker) string
 	set      func(m *Marker, val string) error
 }
 
-var outcomeKeys = []markerKey{
-	{name: "id", set: func(m *Marker, v string) error { return hex64(&m.ID, v) }},
-	{name: "source", set: func(m *Marker, v string) error {
-		i := strings.LastIndexByte(v, '@')
-		if i < 0 {
-			return fmt.Errorf("not path@commit")
-		}
-		p, err := unescapePath(v[:i])
-		if err != nil {
+// markerKeys are the keys of each kind, in marker order.
+var markerKeys = map[Kind][]markerKey{
+	KindOutcome: {
+		textKey("id", false, func(m *Marker) *string { return &m.ID }, isHex64, errHex64),
+		{name: "source", get: func(m *Marker) string { return escapePath(m.Source) + "@" + m.Commit }, set: setSource},
+		{name: "pr", get: func(m *Marker) string { return cmp.Or(positive(int64(m.PR)), "-") }, set: func(m *Marker, v string) error {
+			if v == "-" {
+				return nil
+			}
+			n, err := issueNumber(v)
+			m.PR = n
 			return err
-		}
-		if !isCommit(v[i+1:]) {
-			return fmt.Errorf("commit is not 7 to 64 lower-case hex digits")
-		}
-		m.Source, m.Commit = p, v[i+1:]
-		return nil
-	}},
-	{name: "pr", set: func(m *Marker, v string) error {
+		}},
+		textKey("actors", true, func(m *Marker) *string { return &m.Actors }, ActorList, "not a list of 1 to 20 GitHub logins"),
+		prevKey, sigKey,
+	},
+	KindResolution: {
+		textKey("outcome", false, func(m *Marker) *string { return &m.Outcome }, isHex64, errHex64),
+		textKey("decision", false, func(m *Marker) *string { return &m.Decision }, Token, "not a token"),
+		textKey("option", false, func(m *Marker) *string { return &m.Option }, Token, "not a token"),
+		textKey("by", false, func(m *Marker) *string { return &m.By }, Login, "not a GitHub login"),
+		commandKey,
+		{name: "captured", optional: true, get: func(m *Marker) string { return positive(int64(m.Captured)) }, set: func(m *Marker, v string) error {
+			n, err := issueNumber(v)
+			m.Captured = n
+			return err
+		}},
+		textKey("auth", true, func(m *Marker) *string { return &m.Auth }, func(v string) bool { return slices.Contains(Auths, v) }, `not a permission or "listed"`),
+		textKey("head", true, func(m *Marker) *string { return &m.Head }, isCommit, errCommit),
+		prevKey, sigKey,
+	},
+	KindReply: {commandKey, prevKey, sigKey},
+}
+
+var (
+	commandKey = markerKey{name: "command", get: func(m *Marker) string { return strconv.FormatInt(m.Command, 10) },
+		set: func(m *Marker, v string) error { return commentID(&m.Command, v) }}
+	prevKey = markerKey{name: "prev", optional: true, get: func(m *Marker) string { return positive(m.Prev) },
+		set: func(m *Marker, v string) error { return commentID(&m.Prev, v) }}
+	// sig is written by String and left out of the signed message (fields).
+	sigKey = markerKey{name: "sig", set: func(m *Marker, v string) error {
 		if v == "-" {
 			return nil
 		}
-		n, err := issueNumber(v)
-		m.PR = n
-		return err
-	}},
-	{name: "actors", optional: true, set: func(m *Marker, v string) error {
-		if !ActorList(v) {
-			return fmt.Errorf("not a list of 1 to 20 GitHub logins")
+		if !isHex64(v) {
+			return errors.New(errHex64)
 		}
-		m.Actors = v
+		m.Sig = v
 		return nil
-	}},
-	prevKey,
-	{name: "sig", set: setSig},
+	}}
+)
+
+const (
+	errHex64  = "not 64 lower-case hex digits"
+	errCommit = "commit is not 7 to 64 lower-case hex digits"
+)
+
+// textKey is a key whose value is the string field at, as written, when ok
+// accepts it; want says what it must be.
+func textKey(name string, optional bool, at func(*Marker) *string, ok func(string) bool, want string) markerKey {
+	return markerKey{name: name, optional: optional, get: func(m *Marker) string { return *at(m) },
+		set: func(m *Marker, v string) error {
+			if !ok(v) {
+				return errors.New(want)
+			}
+			*at(m) = v
+			return nil
+		}}
 }
 
-var prevKey = markerKey{name: "prev", optional: true, set: func(m *Marker, v string) error { return commentID(&m.Prev, v) }}
-
-var replyKeys = []markerKey{
-	{name: "command", set: func(m *Marker, v string) error { return commentID(&m.Command, v) }},
-	prevKey,
-	{name: "sig", set: setSig},
+func setSource(m *Marker, v string) error {
+	i := strings.LastIndexByte(v, '@')
+	if i < 0 {
+		return fmt.Errorf("not path@commit")
+	}
+	p, err := unescapePath(v[:i])
+	if err != nil {
+		return err
+	}
+	if !isCommit(v[i+1:]) {
+		return errors.New(errCommit)
+	}
+	m.Source, m.Commit = p, v[i+1:]
+	return nil
 }
 
 // Auths are the values of a resolution marker's auth field.
@@ -264,15 +293,7 @@ const MaxActors = 20
 // separated by commas.
 func ActorList(v string) bool {
 	parts := strings.Split(v, ",")
-	if v == "" || len(parts) > MaxActors {
-		return false
-	}
-	for _, p := range parts {
-		if !Actor(p) {
-			return false
-		}
-	}
-	return true
+	return v != "" && len(parts) <= MaxActors && !slices.ContainsFunc(parts, func(p string) bool { return !Actor(p) })
 }
 
 // Actor reports whether s is a GitHub login or a bot's login ("name[bot]").
@@ -300,66 +321,6 @@ func commentID(dst *int64, v string) error {
 	return nil
 }
 
-var resolutionKeys = []markerKey{
-	{name: "outcome", set: func(m *Marker, v string) error { return hex64(&m.Outcome, v) }},
-	{name: "decision", set: func(m *Marker, v string) error { return token(&m.Decision, v) }},
-	{name: "option", set: func(m *Marker, v string) error { return token(&m.Option, v) }},
-	{name: "by", set: func(m *Marker, v string) error {
-		if !Login(v) {
-			return fmt.Errorf("not a GitHub login")
-		}
-		m.By = v
-		return nil
-	}},
-	{name: "command", set: func(m *Marker, v string) error { return commentID(&m.Command, v) }},
-	{name: "captured", optional: true, set: func(m *Marker, v string) error {
-		n, err := issueNumber(v)
-		m.Captured = n
-		return err
-	}},
-	{name: "auth", optional: true, set: func(m *Marker, v string) error {
-		for _, a := range Auths {
-			if v == a {
-				m.Auth = v
-				return nil
-			}
-		}
-		return fmt.Errorf("not a permission or \"listed\"")
-	}},
-	{name: "head", optional: true, set: func(m *Marker, v string) error {
-		if !isCommit(v) {
-			return fmt.Errorf("commit is not 7 to 64 lower-case hex digits")
-		}
-		m.Head = v
-		return nil
-	}},
-	prevKey,
-	{name: "sig", set: setSig},
-}
-
-func setSig(m *Marker, v string) error {
-	if v == "-" {
-		return nil
-	}
-	return hex64(&m.Sig, v)
-}
-
-func hex64(dst *string, v string) error {
-	if len(v) != 64 || !isLowerHex(v) {
-		return fmt.Errorf("not 64 lower-case hex digits")
-	}
-	*dst = v
-	return nil
-}
-
-func token(dst *string, v string) error {
-	if !Token(v) {
-		return fmt.Errorf("not a token")
-	}
-	*dst = v
-	return nil
-}
-
 // issueNumber parses an issue or pull request number.
 func issueNumber(v string) (int, error) {
 	if !isNum(v) || v[0] == '0' || len(v) > 10 {
@@ -383,6 +344,8 @@ func isNum(s string) bool {
 	}
 	return true
 }
+
+func isHex64(s string) bool { return len(s) == 64 && isLowerHex(s) }
 
 func isLowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -479,11 +442,8 @@ func checkSourcePath(p string) error {
 		return fmt.Errorf("source path is longer than 1024 bytes")
 	case !utf8.ValidString(p):
 		return fmt.Errorf("source path is not UTF-8")
-	}
-	for _, r := range p {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("source path has a control character")
-		}
+	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Errorf("source path has a control character")
 	}
 	return nil
 }
@@ -497,56 +457,25 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// field is one key=value of a marker, in marker order.
-type field struct{ key, val string }
-
-// fields are the marker's fields other than sig, in marker order.
-func (m Marker) fields() []field {
-	switch m.Kind {
-	case KindOutcome:
-		f := []field{
-			{"id", m.ID},
-			{"source", escapePath(m.Source) + "@" + m.Commit},
-			{"pr", numOrDash(int64(m.PR))},
+// fields are the marker's fields other than sig, in marker order, spelled
+// as in the marker.
+func (m Marker) fields() iter.Seq2[string, string] {
+	return func(yield func(key, val string) bool) {
+		for _, k := range markerKeys[m.Kind] {
+			if k.name == "sig" {
+				continue
+			}
+			if v := k.get(&m); (v != "" || !k.optional) && !yield(k.name, v) {
+				return
+			}
 		}
-		if m.Actors != "" {
-			f = append(f, field{"actors", m.Actors})
-		}
-		return m.withPrev(f)
-	case KindResolution:
-		f := []field{
-			{"outcome", m.Outcome},
-			{"decision", m.Decision},
-			{"option", m.Option},
-			{"by", m.By},
-			{"command", strconv.FormatInt(m.Command, 10)},
-		}
-		if m.Captured > 0 {
-			f = append(f, field{"captured", strconv.Itoa(m.Captured)})
-		}
-		if m.Auth != "" {
-			f = append(f, field{"auth", m.Auth})
-		}
-		if m.Head != "" {
-			f = append(f, field{"head", m.Head})
-		}
-		return m.withPrev(f)
-	case KindReply:
-		return m.withPrev([]field{{"command", strconv.FormatInt(m.Command, 10)}})
 	}
-	return nil
 }
 
-func (m Marker) withPrev(f []field) []field {
-	if m.Prev > 0 {
-		f = append(f, field{"prev", strconv.FormatInt(m.Prev, 10)})
-	}
-	return f
-}
-
-func numOrDash(n int64) string {
+// positive spells n, or "" when it is not positive (an absent field).
+func positive(n int64) string {
 	if n <= 0 {
-		return "-"
+		return ""
 	}
 	return strconv.FormatInt(n, 10)
 }
@@ -559,8 +488,8 @@ func (m Marker) String() string {
 	b.WriteString(string(m.Kind))
 	b.WriteString(" v")
 	b.WriteString(strconv.Itoa(m.Version))
-	for _, f := range m.fields() {
-		b.WriteString(" " + f.key + "=" + f.val)
+	for key, val := range m.fields() {
+		b.WriteString(" " + key + "=" + val)
 	}
 	b.WriteString(" sig=" + cmp.Or(m.Sig, "-"))
 	b.WriteString(markerClose)

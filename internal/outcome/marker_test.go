@@ -31,12 +31,12 @@ func TestParseMarker(t *testing.T) {
 		{
 			name: "resolution",
 			line: "<!-- phasegate:resolution v1 outcome=" + hexA + " decision=D-001 option=approve by=octocat command=99 sig=- -->",
-			want: Marker{Kind: KindResolution, Version: 1, Outcome: hexA, Decision: "D-001", Option: "approve", By: "octocat", Command: 99},
+			want: Marker{Kind: KindResolution, Version: 1, Resolution: Resolution{Outcome: hexA, Decision: "D-001", Option: "approve", By: "octocat", Command: 99}},
 		},
 		{
 			name: "resolution with capture",
 			line: "<!-- phasegate:resolution v1 outcome=" + hexA + " decision=D-002 option=capture by=mona_lisa-acme command=9223372036854775807 captured=57 sig=" + hexB + " -->",
-			want: Marker{Kind: KindResolution, Version: 1, Outcome: hexA, Decision: "D-002", Option: "capture", By: "mona_lisa-acme", Command: 9223372036854775807, Captured: 57, Sig: hexB},
+			want: Marker{Kind: KindResolution, Version: 1, Resolution: Resolution{Outcome: hexA, Decision: "D-002", Option: "capture", By: "mona_lisa-acme", Command: 9223372036854775807, Captured: 57}, Sig: hexB},
 		},
 		{name: "not a marker", line: "<!-- hello -->", wantErr: "not a phasegate marker"},
 		{name: "no close", line: "<!-- phasegate:outcome v1 id=" + hexA, wantErr: "not a phasegate marker"},

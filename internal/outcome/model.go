@@ -71,15 +71,10 @@ type Decision struct {
 // RecommendedOption is the recommended option when it is one of the
 // decision's options.
 func (d Decision) RecommendedOption() (string, bool) {
-	if d.Recommended == "" {
+	if d.Recommended == "" || !slices.Contains(d.Options, d.Recommended) {
 		return "", false
 	}
-	for _, o := range d.Options {
-		if o == d.Recommended {
-			return o, true
-		}
-	}
-	return "", false
+	return d.Recommended, true
 }
 
 // Finding categories of the Phase Outcome contract (docs/contracts/outcome.md).

@@ -82,7 +82,7 @@ func Render(o *Outcome, canonical []byte, m Meta) (string, error) {
 		return "", errors.New("render outcome: pull request number is negative")
 	}
 	mk := Marker{Kind: KindOutcome, Version: Version, ID: ID(canonical), Source: m.Source, Commit: m.Commit, PR: m.PR,
-		Actors: strings.Join(m.Actors, ","), Prev: m.Prev}
+		Actors: strings.Join(m.Actors, ","), Resolution: Resolution{Prev: m.Prev}}
 	if err := mk.validate(); err != nil {
 		return "", fmt.Errorf("render outcome: %w", err)
 	}
@@ -127,9 +127,7 @@ func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
 	var b strings.Builder
 	b.Grow(2*len(canonical) + 1024)
 	writeOutcomeHeader(&b, o, mk)
-	writeProduced(&b, o)
-	writeFindings(&b, o)
-	writeDecisions(&b, o)
+	writeSections(&b, o)
 
 	// The fence is longer than any run of backticks in the YAML, so no line
 	// of it can close the block (canonical YAML has no line that starts
@@ -176,49 +174,19 @@ func writeOutcomeHeader(b *strings.Builder, o *Outcome, mk Marker) {
 	}
 }
 
-// writeProduced writes the table of produced artifacts.
-func writeProduced(b *strings.Builder, o *Outcome) {
-	b.WriteString("#### Produced\n\n")
-	if len(o.Produced) == 0 {
-		b.WriteString("_Nothing listed._\n\n")
-		return
-	}
-	b.WriteString("| Artifact | Location |\n| --- | --- |\n")
+// writeSections writes the tables of produced artifacts, findings and
+// pending decisions, the last with the commands that resolve them.
+func writeSections(b *strings.Builder, o *Outcome) {
+	var produced, findings, decisions [][]string
 	for _, p := range o.Produced {
-		row(b, Inline(p.Artifact), Inline(p.Location))
+		produced = append(produced, []string{Inline(p.Artifact), Inline(p.Location)})
 	}
-	b.WriteString("\n")
-}
-
-// writeFindings writes the table of findings.
-func writeFindings(b *strings.Builder, o *Outcome) {
-	b.WriteString("#### Findings\n\n")
-	if len(o.Findings) == 0 {
-		b.WriteString("_No findings._\n\n")
-		return
-	}
-	b.WriteString("| Type | Title | Category | Reasoning |\n| --- | --- | --- | --- |\n")
+	table(b, "#### Produced", "_Nothing listed._", []string{"Artifact", "Location"}, produced)
 	for _, f := range o.Findings {
-		row(b, Inline(f.Type), Inline(f.Title), category(f), Inline(f.Reasoning))
+		findings = append(findings, []string{Inline(f.Type), Inline(f.Title), category(f), Inline(f.Reasoning)})
 	}
-	b.WriteString("\n")
-}
-
-// writeDecisions writes the table of pending decisions, with the commands
-// that resolve them.
-func writeDecisions(b *strings.Builder, o *Outcome) {
+	table(b, "#### Findings", "_No findings._", []string{"Type", "Title", "Category", "Reasoning"}, findings)
 	blocking := 0
-	for _, d := range o.Decisions {
-		if d.Blocking {
-			blocking++
-		}
-	}
-	fmt.Fprintf(b, "#### Pending decisions: %d (%d blocking)\n\n", len(o.Decisions), blocking)
-	if len(o.Decisions) == 0 {
-		b.WriteString("_No decisions to make._\n\n")
-		return
-	}
-	b.WriteString("| ID | Type | Question | Blocking | Options | Command to resolve |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, d := range o.Decisions {
 		question := Inline(d.Question)
 		if d.Reasoning != "" {
@@ -227,12 +195,32 @@ func writeDecisions(b *strings.Builder, o *Outcome) {
 		block := "no"
 		if d.Blocking {
 			block = "**yes**"
+			blocking++
 		}
-		row(b, Inline(d.ID), Inline(d.Type), question, block, options(d), commands(d))
+		decisions = append(decisions, []string{Inline(d.ID), Inline(d.Type), question, block, options(d), commands(d)})
+	}
+	table(b, fmt.Sprintf("#### Pending decisions: %d (%d blocking)", len(o.Decisions), blocking), "_No decisions to make._",
+		[]string{"ID", "Type", "Question", "Blocking", "Options", "Command to resolve"}, decisions)
+	if len(decisions) > 0 {
+		b.WriteString("To decide, comment a command on this issue, one per line; your reasons may follow the option. " +
+			"`/resolve <id> recommended` takes the recommended option. The first valid resolution of a decision is final.\n\n")
+	}
+}
+
+// table writes a section's heading, then empty when it has no rows, else
+// the table of its rows of already escaped cells.
+func table(b *strings.Builder, heading, empty string, columns []string, rows [][]string) {
+	b.WriteString(heading + "\n\n")
+	if len(rows) == 0 {
+		b.WriteString(empty + "\n\n")
+		return
+	}
+	row(b, columns...)
+	b.WriteString("|" + strings.Repeat(" --- |", len(columns)) + "\n")
+	for _, r := range rows {
+		row(b, r...)
 	}
 	b.WriteString("\n")
-	b.WriteString("To decide, comment a command on this issue, one per line; your reasons may follow the option. " +
-		"`/resolve <id> recommended` takes the recommended option. The first valid resolution of a decision is final.\n\n")
 }
 
 // row writes one table row of already escaped cells.
@@ -354,11 +342,6 @@ type Resolution struct {
 	Prev int64
 }
 
-func (r Resolution) marker() Marker {
-	return Marker{Kind: KindResolution, Version: Version, Outcome: r.Outcome, Decision: r.Decision, Option: r.Option, By: r.By,
-		Command: r.Command, Captured: r.Captured, Auth: r.Auth, Head: r.Head, Prev: r.Prev}
-}
-
 // RenderResolution renders a resolution comment (docs/contracts/outcome.md):
 // the visible line "D-001 → approve, by @user" with a link to the command
 // comment, "Captured as #N." when a capture opened an issue, and the marker
@@ -368,7 +351,7 @@ func (r Resolution) marker() Marker {
 // Enterprise). Decision, option and login must be within the marker
 // grammar (Token, Login); key signs it when not empty.
 func RenderResolution(r Resolution, key []byte) (string, error) {
-	mk := r.marker()
+	mk := Marker{Kind: KindResolution, Version: Version, Resolution: r}
 	if r.Captured < 0 {
 		return "", errors.New("render resolution: captured issue number is negative")
 	}
@@ -411,7 +394,7 @@ type Reply struct {
 // RenderReply ends text (phasegate's own reply lines, already escaped) with
 // a reply marker, signed when key is set.
 func RenderReply(text string, r Reply, key []byte) (string, error) {
-	mk := Marker{Kind: KindReply, Version: Version, Command: r.Command, Prev: r.Prev}
+	mk := Marker{Kind: KindReply, Version: Version, Resolution: Resolution{Command: r.Command, Prev: r.Prev}}
 	if err := mk.validate(); err != nil {
 		return "", fmt.Errorf("render reply: %w", err)
 	}

@@ -28,15 +28,15 @@ import (
 // marker's sig is "-".
 
 // signedMessage is the message a marker's sig signs.
-func signedMessage(m Marker, above string) []byte {
+func signedMessage(m Marker, above string) string {
 	var b strings.Builder
 	b.WriteString("phasegate:" + string(m.Kind) + " v" + strconv.Itoa(m.Version) + "\n")
-	for _, f := range m.fields() {
-		b.WriteString(f.key + "=" + f.val + "\n")
+	for key, val := range m.fields() {
+		b.WriteString(key + "=" + val + "\n")
 	}
 	sum := sha256.Sum256([]byte(above))
 	b.WriteString("body=" + hex.EncodeToString(sum[:]) + "\n")
-	return []byte(b.String())
+	return b.String()
 }
 
 // sign is the hex HMAC-SHA256 of the marker and the body above it; "" when
@@ -45,21 +45,14 @@ func sign(key []byte, m Marker, above string) string {
 	if len(key) == 0 {
 		return ""
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write(signedMessage(m, above))
-	return hex.EncodeToString(mac.Sum(nil))
+	return SignText(key, signedMessage(m, above))
 }
 
 // sigValid reports, in constant time, whether m.Sig is the signature of m
-// and above under key.
+// and above under key (both lower-case hex: ParseMarker accepts no other
+// spelling of a sig).
 func sigValid(key []byte, m Marker, above string) bool {
-	got, err := hex.DecodeString(m.Sig)
-	if err != nil || len(got) != sha256.Size {
-		return false
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write(signedMessage(m, above))
-	return hmac.Equal(got, mac.Sum(nil))
+	return hmac.Equal([]byte(m.Sig), []byte(sign(key, m, above)))
 }
 
 // SignText is the hex HMAC-SHA256 of text under key, for phasegate's other

@@ -157,9 +157,7 @@ func VerifyResolutionComment(body string, key []byte) (*VerifiedResolution, erro
 	if err := checkSig(key, mk, above); err != nil {
 		return nil, &TamperError{Kind: KindResolution, ID: mk.Outcome, Reason: err.Error(), Unsigned: errors.Is(err, errNoSig)}
 	}
-	r := Resolution{Outcome: mk.Outcome, Decision: mk.Decision, Option: mk.Option, By: mk.By, Command: mk.Command, Captured: mk.Captured,
-		Auth: mk.Auth, Head: mk.Head, Prev: mk.Prev}
-	return &VerifiedResolution{Resolution: r, Signed: len(key) > 0}, nil
+	return &VerifiedResolution{Resolution: mk.Resolution, Signed: len(key) > 0}, nil
 }
 
 // VerifyReplyComment checks that body ends with a reply marker and, with a
