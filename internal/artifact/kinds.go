@@ -125,8 +125,7 @@ type Family struct {
 	// at (.pace, .pipeline, …); a root inside one is checked in its place
 	// (see ContextRoot).
 	Markers []string
-	// Kinds are the family's artifact kinds.
-	Kinds []*Kind
+	Kinds   []*Kind
 }
 
 // Families returns the families in the order they are listed.
