@@ -157,7 +157,6 @@ func stateIcon(s string) string {
 	return "•"
 }
 
-// serveStatic serves the embedded script and style sheet.
 func serveStatic(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	data, err := fs.ReadFile(staticFS, "static/"+name)
