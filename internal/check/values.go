@@ -33,7 +33,6 @@ func strOr(m map[string]any, k string) string {
 	return s
 }
 
-// blank reports whether s is empty or only white space.
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
 func filled(s string) bool { return !blank(s) }
