@@ -205,7 +205,6 @@ func underDir(dirs []string, marker string) (rest []string, ok bool) {
 	return nil, false
 }
 
-// lastIndex is the index of the last directory of dirs named marker, or -1.
 func lastIndex(dirs []string, marker string) int {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if dirs[i] == marker {
