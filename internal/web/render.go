@@ -121,7 +121,6 @@ func (p *Pages) ago(t time.Time) string {
 	return plural(int(d/(24*time.Hour)), "day") + " ago"
 }
 
-// short is a commit's abbreviated hash.
 func short(sha string) string { return sha[:min(len(sha), 7)] }
 
 func plural(n int, unit string) string {
