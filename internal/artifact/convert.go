@@ -313,7 +313,6 @@ func (c *converter) convertMapping(n *yaml.Node, depth int, aliased bool) any {
 	return m
 }
 
-// convertSequence converts a sequence item by item.
 func (c *converter) convertSequence(n *yaml.Node, depth int, aliased bool) any {
 	if c.tooDeep(n, depth) {
 		return nil

@@ -167,7 +167,7 @@ func yamlProblem(err error, lines *lineMap) Problem {
 	pos := Pos{Line: 1, Column: 1}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		if l, e := strconv.Atoi(m[1]); e == nil && l > 0 {
-			pos.Line = lines.line(l)
+			pos.Line = lines.pos(l, 1).Line
 		}
 	}
 	return Problem{Pos: pos, Rule: RuleSyntax, Message: "invalid YAML: " + yamlPrefix.ReplaceAllString(msg, "")}

@@ -125,8 +125,7 @@ type Family struct {
 	// at (.pace, .pipeline, …); a root inside one is checked in its place
 	// (see ContextRoot).
 	Markers []string
-	// Kinds are the family's artifact kinds.
-	Kinds []*Kind
+	Kinds   []*Kind
 }
 
 // Families returns the families in the order they are listed.
@@ -206,7 +205,6 @@ func underDir(dirs []string, marker string) (rest []string, ok bool) {
 	return nil, false
 }
 
-// lastIndex is the index of the last directory of dirs named marker, or -1.
 func lastIndex(dirs []string, marker string) int {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if dirs[i] == marker {

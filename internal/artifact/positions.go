@@ -98,11 +98,6 @@ func (m *lineMap) pos(line, col int) Pos {
 	return Pos{s.Line, s.Column + col - 1}
 }
 
-// line translates a parser line alone (from an error message).
-func (m *lineMap) line(line int) int {
-	return m.pos(line, 1).Line
-}
-
 // fix rewrites the position of every node in the tree. Aliases are not
 // followed: every node is in exactly one Content list.
 func (m *lineMap) fix(n *yaml.Node) {

@@ -19,7 +19,7 @@ func sameLineMap(t *testing.T, data []byte) {
 				t.Fatalf("%q: pos(%d, %d) = %v, the scan's %v", data, line, col, g, w)
 			}
 		}
-		if g, w := got.line(line), want.line(line); g != w {
+		if g, w := got.pos(line, 1).Line, want.pos(line, 1).Line; g != w {
 			t.Fatalf("%q: line(%d) = %d, the scan's %d", data, line, g, w)
 		}
 	}

@@ -167,7 +167,6 @@ func (b *autopilotBreaker) from(k string) string {
 	return fmt.Sprintf("`%s` %d (the default)", k, autopilotBreakerDefaults[k])
 }
 
-// autopilotGroup is a project's Autopilot artifacts.
 type autopilotGroup struct {
 	state       *artifact.Document
 	archives    []*artifact.Document

@@ -130,7 +130,6 @@ var jgWriters = map[string]string{
 // jgTiers orders the model tiers.
 var jgTiers = map[string]int{"fast": 0, "standard": 1, "high": 2}
 
-// jgIssue is one issue folder's artifacts.
 type jgIssue struct {
 	// key is the group key without the run's prefix: the folder's path.
 	key                        string
@@ -856,7 +855,6 @@ func jgUnit(key string) string {
 	return "JG " + key
 }
 
-// jgDecide adds a decision on d's field to st.
 func jgDecide(st *Status, d *artifact.Document, field, effect, reason string) {
 	st.Decisions = append(st.Decisions, Decision{File: d.Path, Line: d.Locate(ptr(field)).Line, Effect: effect, Reason: reason})
 }

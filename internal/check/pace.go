@@ -131,7 +131,6 @@ func newPaceUnit(c *ruleCtx, plan *artifact.Document) *paceUnit {
 	return &paceUnit{c: c, plan: plan, themes: paceCheckPlan(c, plan)}
 }
 
-// checkDay applies the rules of one day directory.
 func (u *paceUnit) checkDay(day *paceDay) {
 	c := u.c
 	paceCheckStory(c, day, u.plan, u.themes)

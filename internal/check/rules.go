@@ -207,7 +207,6 @@ type ruleCtx struct {
 	changed map[string]Change
 }
 
-// severity is the configured severity of a rule.
 func (c *ruleCtx) severity(id string) Severity {
 	if s, ok := c.opts.Config.Rules[id]; ok {
 		return Severity(s)
@@ -237,5 +236,4 @@ func (c *ruleCtx) report(id string, doc *artifact.Document, ptr []string, format
 	c.findings = append(c.findings, Finding{File: doc.Path, Line: pos.Line, Column: pos.Column, Kind: doc.Kind.ID, Rule: id, Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
-// status records where a unit stands.
 func (c *ruleCtx) status(s Status) { c.statuses = append(c.statuses, s) }

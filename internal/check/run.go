@@ -61,33 +61,28 @@ const (
 
 // Result of a run.
 type Result struct {
-	// Artifacts is the number of artifacts checked.
 	Artifacts int
 	// Findings, sorted.
 	Findings []Finding
-	// Statuses say where each pipeline unit stands.
 	Statuses []Status
 	// Outcomes are the decoded Phase Outcome documents (to post them on
 	// their issues), sorted by path.
 	Outcomes []*artifact.Document
 }
 
-// Run is RunFS on the OS: it discovers the artifacts under root (a
-// directory or one file), decodes them, checks each against its schema, and
-// applies the rule layer to each unit of related artifacts (see
-// artifact.GroupKey).
-//
-// A directory is checked as RunFS checks os.DirFS of it, or, for a root
-// inside a marker directory (.pace, .pipeline, …), of the directory holding
-// the marker (artifact.ContextRoot), with Dir the rest: the root keeps its
-// place in the conventions. Discovery resolves symlinks inside that FS (see
+// Run is RunFS on the OS, for root a directory or one file. A directory is
+// checked as RunFS checks os.DirFS of it, or, for a root inside a marker
+// directory (.pace, .pipeline, …), of the directory holding the marker
+// (artifact.ContextRoot), with Dir the rest: the root keeps its place in the
+// conventions. Discovery resolves symlinks inside that FS (see
 // artifact.WalkFS); the rules read it through an os.Root of the same
 // directory, which the paths agents write in artifacts cannot leave, even
-// while the tree changes. Discovery and the artifact reads go through os.DirFS, not the
-// os.Root: it opens each path one directory at a time, which made a run
-// over 10,000 files markedly slower. A single file is checked
-// as named (its findings carry the path as given; --kind applies), through
-// the FS of the directory holding it, with no tree for the rules to read.
+// while the tree changes. Discovery and the artifact reads go through
+// os.DirFS, not the os.Root: it opens each path one directory at a time,
+// which made a run over 10,000 files markedly slower. A single file is
+// checked as named (its findings carry the path as given; --kind applies),
+// through the FS of the directory holding it, with no tree for the rules to
+// read.
 func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result, error) {
 	info, err := os.Stat(root)
 	if err != nil {

@@ -618,7 +618,6 @@ func sccCheckTask(c *ruleCtx, d *artifact.Document) {
 // sccPinKey compares pins textually, ignoring "./" and a trailing slash.
 func sccPinKey(p string) string { return strings.TrimSuffix(sccNorm(p), "/") }
 
-// sccCheckAgainstTask checks a submit against the task input of its folder.
 func sccCheckAgainstTask(c *ruleCtx, s *sccSubmit, task *artifact.Document) {
 	tobj := asObj(valueOf(task))
 	if tobj == nil || s.obj == nil {

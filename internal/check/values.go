@@ -27,13 +27,11 @@ func str(m map[string]any, k string) (string, bool) {
 	return s, ok
 }
 
-// strOr returns m[k] when it is a string, else "".
 func strOr(m map[string]any, k string) string {
 	s, _ := m[k].(string)
 	return s
 }
 
-// blank reports whether s is empty or only white space.
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
 func filled(s string) bool { return !blank(s) }
@@ -62,7 +60,6 @@ func stringList(m map[string]any, k string) ([]string, bool) {
 	return out, true
 }
 
-// toFloat returns v as a float64 when it is a number.
 func toFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -92,7 +89,6 @@ func toInt(v any) (int64, bool) {
 	return 0, false
 }
 
-// boolean returns m[k] when it is true or false.
 func boolean(m map[string]any, k string) (bool, bool) {
 	b, ok := m[k].(bool)
 	return b, ok

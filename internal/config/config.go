@@ -35,22 +35,16 @@ type Config struct {
 	// Limits bound the work per file.
 	Limits Limits `yaml:"limits,omitempty"`
 	// Rules sets rule severities by rule ID: error, warning or off.
-	Rules map[string]string `yaml:"rules,omitempty"`
-	// Pace holds the settings of PACE rules.
-	Pace Pace `yaml:"pace,omitempty"`
-	// SCC holds the settings of SCC rules.
-	SCC SCC `yaml:"scc,omitempty"`
-	// Autopilot holds the settings of Autopilot rules.
-	Autopilot Autopilot `yaml:"autopilot,omitempty"`
-	// Outcome holds the settings of Phase Outcome rules.
-	Outcome Outcome `yaml:"outcome,omitempty"`
+	Rules     map[string]string `yaml:"rules,omitempty"`
+	Pace      Pace              `yaml:"pace,omitempty"`
+	SCC       SCC               `yaml:"scc,omitempty"`
+	Autopilot Autopilot         `yaml:"autopilot,omitempty"`
+	Outcome   Outcome           `yaml:"outcome,omitempty"`
 	// Identity is the login phasegate posts as: only its comments count as
 	// outcomes and resolutions (default github-actions[bot], the identity
 	// of a workflow's GITHUB_TOKEN; the App's is <app-slug>[bot]).
-	Identity string `yaml:"identity,omitempty"`
-	// Decisions configures how decisions are resolved.
+	Identity  string    `yaml:"identity,omitempty"`
 	Decisions Decisions `yaml:"decisions,omitempty"`
-	// Resolvers says who may resolve decisions.
 	Resolvers Resolvers `yaml:"resolvers,omitempty"`
 	// Phases is the pipeline's phase sequence, for the phase:<name> labels.
 	Phases Phases `yaml:"phases,omitempty"`

@@ -100,7 +100,6 @@ func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	return out
 }
 
-// describe words one violation.
 func (c *compiled) describe(doc *artifact.Document, e *jsonschema.ValidationError) []Problem {
 	loc := e.InstanceLocation
 	at := func(tokens []string, msg string) Problem {
@@ -311,7 +310,6 @@ func rangeMessage(name string, got *big.Rat, node map[string]any) string {
 	return fmt.Sprintf("%s: %s is over the most phasegate allows, %v", name, g, hi)
 }
 
-// stringsOf is a JSON array of strings as a slice.
 func stringsOf(v any) []string {
 	list, _ := v.([]any)
 	out := make([]string, 0, len(list))

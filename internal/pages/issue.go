@@ -81,7 +81,6 @@ func (p *Source) Issue(ctx context.Context, owner, repo string, issue int, viewe
 	return page, nil
 }
 
-// outcomeView is one outcome of the thread.
 func outcomeView(in *decide.Inspection, o *ledger.Outcome, latest bool) web.OutcomeView {
 	ov := web.OutcomeView{ID: o.ID, Phase: o.Outcome.Phase, Commit: o.Commit}
 	if c, ok := in.Comment(o.CommentID); ok {

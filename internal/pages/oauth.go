@@ -14,8 +14,6 @@ func (p *Source) OAuth(o *ghclient.OAuth) web.OAuth {
 	return pagesOAuth{OAuth: o, users: p.cfg.User}
 }
 
-// pagesOAuth is the App's OAuth web flow (ghclient.OAuth) as the pages
-// consume it (web.OAuth).
 type pagesOAuth struct {
 	*ghclient.OAuth // AuthCodeURL
 	users           func(token string) (*ghclient.Client, error)

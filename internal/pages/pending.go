@@ -39,7 +39,6 @@ type pendingDecision struct {
 	commentURL                     string
 }
 
-// issueEntry is the pending decisions of one issue.
 type issueEntry struct {
 	owner, repo string
 	issue       int

@@ -85,7 +85,6 @@ func New(cfg Config) *Source {
 	return &Source{cfg: cfg, pending: newPendingIndex(0, cfg.Forget), results: newResultStore(0, cfg.SharedResults), changes: newBus(), may: cfg.May, mayMemo: mayCache{m: map[string]mayAnswer{}}}
 }
 
-// handler is the decision handler the pages read with.
 func (p *Source) handler() (*decide.Handler, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

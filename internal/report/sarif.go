@@ -144,7 +144,6 @@ type sarifRegion struct {
 // survives the finding moving to another line. The output is deterministic.
 func SARIF(w io.Writer, r Report) error { return writeSARIF(w, r, sarifLimit) }
 
-// writeSARIF writes the log with at most limit results.
 func writeSARIF(w io.Writer, r Report, limit int) error {
 	// GitHub code scanning rejects the whole log when one result has no
 	// location, so a finding about the run rather than a file (no file)

@@ -35,7 +35,6 @@ func (l *streamLimit) release(id int64) {
 	}
 }
 
-// changeEvent is the data of one "change" event.
 type changeEvent struct {
 	Repo  string `json:"repo"`
 	Issue int    `json:"issue,omitempty"`

@@ -9,7 +9,6 @@ import (
 	"time"
 )
 
-// inboxView is the inbox page.
 type inboxView struct {
 	Items  []PendingItem
 	Total  int

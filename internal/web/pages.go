@@ -28,14 +28,12 @@ type view struct {
 	Page    any
 }
 
-// issueView is the details page of an issue.
 type issueView struct {
 	*IssuePage
 	// Tokens are the per-action CSRF token of the resolve form.
 	Token string
 }
 
-// commitView is the details page of a commit.
 type commitView struct{ *CommitPage }
 
 var (

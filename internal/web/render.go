@@ -121,7 +121,6 @@ func (p *Pages) ago(t time.Time) string {
 	return plural(int(d/(24*time.Hour)), "day") + " ago"
 }
 
-// short is a commit's abbreviated hash.
 func short(sha string) string { return sha[:min(len(sha), 7)] }
 
 func plural(n int, unit string) string {
@@ -157,7 +156,6 @@ func stateIcon(s string) string {
 	return "•"
 }
 
-// serveStatic serves the embedded script and style sheet.
 func serveStatic(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	data, err := fs.ReadFile(staticFS, "static/"+name)

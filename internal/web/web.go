@@ -217,7 +217,6 @@ func (p *Pages) routes() (http.Handler, error) {
 	return p.headers(cop.Handler(mux)), nil
 }
 
-// headers sets the security headers on every response of the pages.
 func (p *Pages) headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
