@@ -549,7 +549,7 @@ func jgCheckTest(c *ruleCtx, d *artifact.Document) {
 	}
 }
 
-// jgShow displays a field's value, or "absent".
+// jgShow displays a field's value, or "absent or null" when it has none.
 func jgShow(v any, present bool) string {
 	if !present && v == nil {
 		return "absent or null"
