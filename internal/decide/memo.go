@@ -75,10 +75,9 @@ type threadMemo struct {
 
 // listed is what a pass's listings say of one thread.
 type listed struct {
-	pending bool   // in the pending-issue listing
-	count   int    // its comments, from that listing
-	labels  string // labelKey of its labels, from that listing
-	// labelList are those labels as listed.
+	pending   bool   // in the pending-issue listing
+	count     int    // its comments, from that listing
+	labels    string // labelKey of its labels, from that listing
 	labelList []string
 	recent    []ghclient.Comment // its comments in the recent-comment listing
 	title     string             // its title, from the pending listing
