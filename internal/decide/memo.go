@@ -112,9 +112,8 @@ func (m *FoldMemo) unchanged(owner, repo string, issue int, in listed, cfg strin
 		return false
 	}
 	tm := el.Value.(*threadMemo)
-	maxAge := cmp.Or(max(m.MaxAge, 0), DefaultMemoMaxAge)
 	switch {
-	case tm.config != cfg, now.Sub(tm.readAt) >= maxAge,
+	case tm.config != cfg, now.Sub(tm.readAt) >= cmp.Or(max(m.MaxAge, 0), DefaultMemoMaxAge),
 		in.pending && in.count != tm.count,
 		in.pending && tm.labelsKnown && in.labels != tm.labels:
 		return false
