@@ -167,7 +167,6 @@ type event struct {
 	Repository struct {
 		DefaultBranch string `json:"default_branch"`
 	} `json:"repository"`
-	// WorkflowRun is a workflow_run event's run.
 	WorkflowRun *struct {
 		HeadSHA        string   `json:"head_sha"`
 		HTMLURL        string   `json:"html_url"`

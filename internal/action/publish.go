@@ -159,9 +159,6 @@ func (r *run) setStatuses(ctx context.Context, cr *commitRun, rep report.Report,
 	}
 }
 
-// commitOptions is what the run knows of its head commit for
-// decide.SyncCommit: the default branch, and the pull request whose head
-// it is.
 func (r *run) commitOptions(cr *commitRun) decide.CommitOptions {
 	return decide.CommitOptions{DefaultBranch: cr.ev.Repository.DefaultBranch, TargetURL: r.runURL(), PR: cr.PR}
 }

@@ -131,8 +131,7 @@ func (r *run) publishResults(ctx context.Context, in inputs, ev event) int {
 		r.a.Errorf("%s", "phasegate: on workflow_run, the input results-file names the results file the pull request's run saved (download it with actions/download-artifact first)")
 		return exitCouldNot
 	}
-	repository := r.owner + "/" + r.repo
-	headline, code := r.publishFile(ctx, in, ev, repository, cmp.Or(wr.HTMLURL, r.runURL()))
+	headline, code := r.publishFile(ctx, in, ev, r.owner+"/"+r.repo, cmp.Or(wr.HTMLURL, r.runURL()))
 	if p := r.getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		rs := r.runSummary(wr.HeadSHA)
 		var b strings.Builder

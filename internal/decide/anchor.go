@@ -38,7 +38,6 @@ const ContextLedger = "phasegate/ledger"
 // Handler.PagesURL): both end alike.
 var anchorRE = regexp.MustCompile(`/(?:issues|pull)/([0-9]{1,10})#issuecomment-([0-9]{1,19})$`)
 
-// anchorOf is the issue and comment a status's target URL names.
 func anchorOf(targetURL string) (issue int, comment int64, ok bool) {
 	m := anchorRE.FindStringSubmatch(targetURL)
 	if m == nil {

@@ -21,8 +21,7 @@ type Contracts struct {
 	Title string
 	// Summary and Text are the check run's Markdown output.
 	Summary, Text string
-	// DetailsURL is where Details leads.
-	DetailsURL string
+	DetailsURL    string
 	// Annotations are one per finding, at its file and line.
 	Annotations []ghclient.Annotation
 	// Input is the digest of the input checked (checkjob.Input) and PR

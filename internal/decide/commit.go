@@ -65,7 +65,6 @@ func (h *Handler) SyncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 // the lock, and a caller's thread cannot change while its issue is locked
 // (only phasegate writes a ledger, under that lock), so the last status
 // written is computed from ledgers no older than any status before it.
-// The lock order is always issue, then commit.
 func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions, threads map[int]*thread) (ghclient.Status, error) {
 	unlock, err := h.locks().Lock(ctx, commitLockKey(owner, repo, sha))
 	if err != nil {

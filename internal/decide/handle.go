@@ -103,7 +103,6 @@ type step struct {
 	denied string
 }
 
-// answer decides one command of comment c from the thread and its facts.
 func answer(t *thread, c Comment, cmd command.Command) (step, *need, error) {
 	switch cmd.Kind {
 	case command.Help:

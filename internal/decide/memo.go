@@ -75,10 +75,9 @@ type threadMemo struct {
 
 // listed is what a pass's listings say of one thread.
 type listed struct {
-	pending bool   // in the pending-issue listing
-	count   int    // its comments, from that listing
-	labels  string // labelKey of its labels, from that listing
-	// labelList are those labels as listed.
+	pending   bool   // in the pending-issue listing
+	count     int    // its comments, from that listing
+	labels    string // labelKey of its labels, from that listing
 	labelList []string
 	recent    []ghclient.Comment // its comments in the recent-comment listing
 	title     string             // its title, from the pending listing
@@ -113,9 +112,8 @@ func (m *FoldMemo) unchanged(owner, repo string, issue int, in listed, cfg strin
 		return false
 	}
 	tm := el.Value.(*threadMemo)
-	maxAge := cmp.Or(max(m.MaxAge, 0), DefaultMemoMaxAge)
 	switch {
-	case tm.config != cfg, now.Sub(tm.readAt) >= maxAge,
+	case tm.config != cfg, now.Sub(tm.readAt) >= cmp.Or(max(m.MaxAge, 0), DefaultMemoMaxAge),
 		in.pending && in.count != tm.count,
 		in.pending && tm.labelsKnown && in.labels != tm.labels:
 		return false

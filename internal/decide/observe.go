@@ -26,8 +26,7 @@ type Folded struct {
 	// State is the fold; Comments what it was folded from.
 	State    *ledger.State
 	Comments []ghclient.Comment
-	// ReadAt is when the comments were read.
-	ReadAt time.Time
+	ReadAt   time.Time
 }
 
 func (h *Handler) observe(t *thread) {

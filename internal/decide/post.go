@@ -15,8 +15,7 @@ type NewOutcome struct {
 	// Outcome and Canonical are the decoded outcome and its canonical YAML.
 	Outcome   *outcome.Outcome
 	Canonical []byte
-	// Issue is where it is posted.
-	Issue int
+	Issue     int
 }
 
 // PostedOutcome is an outcome comment PostAndSync posted.
@@ -41,7 +40,6 @@ type PostMeta struct {
 
 // PostResult is what PostAndSync did.
 type PostResult struct {
-	// Posted are the outcome comments posted.
 	Posted []PostedOutcome
 	// Synced is set when phasegate/decisions of the commit was computed:
 	// Decisions is the status, and an error returned with it is the sync's.

@@ -154,8 +154,7 @@ func (h *Handler) reconcileWork(ctx context.Context, gh GitHub, owner, repo stri
 	if err != nil {
 		return work{}, fmt.Errorf("listing the pending issues of %s/%s: %w", owner, repo, err)
 	}
-	window := cmp.Or(max(h.ReconcileWindow, 0), 24*time.Hour)
-	recent, err := gh.ListRepoComments(ctx, owner, repo, h.Watermarks.since(owner, repo, start, window))
+	recent, err := gh.ListRepoComments(ctx, owner, repo, h.Watermarks.since(owner, repo, start, cmp.Or(max(h.ReconcileWindow, 0), 24*time.Hour)))
 	if err != nil {
 		return work{}, fmt.Errorf("listing the recent comments of %s/%s: %w", owner, repo, err)
 	}

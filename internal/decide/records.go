@@ -157,7 +157,6 @@ func (h *Handler) recordHistory(ctx context.Context, gh GitHub, owner, repo, sha
 	return out, nil
 }
 
-// latestRecord is the newest record of context on sha.
 func (h *Handler) latestRecord(ctx context.Context, gh GitHub, owner, repo, sha, context string) (ghclient.Status, bool, error) {
 	if !h.useChecks() {
 		return gh.LatestStatus(ctx, owner, repo, sha, context)

@@ -85,7 +85,6 @@ func optionList(options []string) string {
 	return strings.Join(q, ", ")
 }
 
-// pendingSummary says what can be resolved on the issue.
 func pendingSummary(st *ledger.State) string {
 	var ids []string
 	for _, o := range st.LatestPerPhase() {

@@ -148,8 +148,7 @@ type Decision struct {
 	outcome.Decision
 	// Resolution is the resolution in effect: the newest entry of History;
 	// nil while unresolved.
-	Resolution *outcome.Resolution
-	// ResolutionComment is the id of its resolution comment.
+	Resolution        *outcome.Resolution
 	ResolutionComment int64
 	// History is every resolution that counts, oldest first: the first,
 	// then each one given on a later head after a push made the one before

@@ -31,7 +31,6 @@ func (b *bodyBudget) acquire(n int64) bool {
 	return true
 }
 
-// release gives back n bytes acquired before.
 func (b *bodyBudget) release(n int64) {
 	b.mu.Lock()
 	b.used -= n

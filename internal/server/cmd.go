@@ -262,8 +262,7 @@ func runServe(s serveSettings, stderr io.Writer, version string) error {
 			return fmt.Errorf("connecting to Redis: %w", err)
 		}
 		defer store.Close()
-		q := useRedis(&s, store, logger)
-		defer q.Close()
+		defer useRedis(&s, store, logger).Close()
 	}
 	if s.pages != nil {
 		if err := WithPages(&s.cfg, *s.pages); err != nil {

@@ -90,7 +90,6 @@ func logResult(log *slog.Logger, msg string, r decide.Result) {
 	log.Info(msg, "resolutions", r.Resolutions, "replies", r.Replies, "captured", r.Captured, "skipped", r.Skipped, "tampered", r.Tampered)
 }
 
-// dispatch hands a job to the decision handler.
 func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 	if j.Kind == kindUninstall {
 		return s.uninstalled(j, log)

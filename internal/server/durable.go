@@ -100,7 +100,6 @@ const (
 // package's tests set it in the replica processes they run).
 var jobHook func(phase string, j *job, err error)
 
-// isDurable reports whether j goes through the durable queue.
 func (s *Server) isDurable(j *job) bool { return s.cfg.Tasks != nil && durableKinds[j.Kind] }
 
 // enqueueDurable enqueues a verified delivery's job in the durable queue

@@ -226,7 +226,6 @@ func decodePayload(body []byte) (*payload, error) {
 	return p, nil
 }
 
-// jsonObject reports whether body is one valid JSON object.
 func jsonObject(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)

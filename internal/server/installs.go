@@ -31,7 +31,6 @@ type installIndex struct {
 
 func newInstallIndex() *installIndex { return &installIndex{repos: map[string]int64{}} }
 
-// learn records that installation holds owner/repo.
 func (x *installIndex) learn(owner, repo string, installation int64) {
 	if owner == "" || repo == "" || installation <= 0 {
 		return
@@ -84,7 +83,6 @@ func (s *Server) installationOf(ctx context.Context, owner, repo string) (int64,
 	return 0, web.ErrNotFound
 }
 
-// listInstalls learns every repository of every installation.
 func (s *Server) listInstalls(ctx context.Context) error {
 	installs, err := s.appGH.ListInstallations(ctx)
 	if err != nil {

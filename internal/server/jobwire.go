@@ -23,7 +23,6 @@ type versioned struct {
 	*job
 }
 
-// encodeJob is j's JSON for the durable queue.
 func encodeJob(j *job) ([]byte, error) {
 	b, err := json.Marshal(versioned{jobVersion, j})
 	if err != nil {
@@ -32,7 +31,6 @@ func encodeJob(j *job) ([]byte, error) {
 	return b, nil
 }
 
-// decodeJob is the job encodeJob encoded.
 func decodeJob(b []byte) (*job, error) {
 	w := versioned{job: new(job)}
 	if err := json.Unmarshal(b, &w); err != nil {

@@ -103,7 +103,6 @@ func defineMetrics() *metrics {
 	}
 }
 
-// counter and counterVec are the counter of name (with labels).
 func counter(name, help string) prometheus.Counter {
 	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 }

@@ -75,7 +75,6 @@ func (o *PagesOptions) validate() error {
 	return nil
 }
 
-// pageFlags defines the pages' flags on fset.
 func pageFlags(fset *flag.FlagSet, f *serveFlags) {
 	f.publicURL = fset.String("public-url", "", "serve the details pages and the decision inbox at this https URL (with --oauth-client-id, the client secret and the session key; all or none) ($PHASEGATE_PUBLIC_URL)")
 	f.oauthClientID = fset.String("oauth-client-id", "", "the GitHub App's client ID, for signing in to the pages ($PHASEGATE_OAUTH_CLIENT_ID)")
@@ -196,8 +195,6 @@ type sharedSignOuts struct{ blobs *redisx.Blobs }
 // signOutTTL is how long Redis keeps a sign-out: longer than any session.
 const signOutTTL = web.MaxSessionTTL + 5*time.Minute
 
-// newSharedSignOuts keeps the sign-outs in store under
-// "phasegate:signed-out:".
 func newSharedSignOuts(store *redisx.Store) sharedSignOuts {
 	return sharedSignOuts{blobs: store.Blobs("phasegate:signed-out:", signOutTTL)}
 }

@@ -41,7 +41,6 @@ const (
 	slotClosed
 )
 
-// reserve takes a slot.
 func (q *queue) reserve() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -84,7 +83,6 @@ func (q *queue) popped(j *job) {
 	q.inflight++
 }
 
-// done records that a worker finished a job.
 func (q *queue) done() {
 	q.mu.Lock()
 	q.inflight--

@@ -32,7 +32,7 @@ func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installa
 	if len(prs) == 0 {
 		return 0, nil
 	}
-	blob, err := s.configBlob(ctx, gh, owner, repo)
+	blob, err := checkjob.ConfigBlob(ctx, gh, owner, repo, s.configPath(), "")
 	if err != nil {
 		return 0, err
 	}
@@ -58,12 +58,6 @@ func (s *Server) recheckHeads(ctx context.Context, gh *ghclient.Client, installa
 	return checked, nil
 }
 
-// configBlob is the blob of the gate's configuration on the default branch
-// of owner/repo now ("": none).
-func (s *Server) configBlob(ctx context.Context, gh *ghclient.Client, owner, repo string) (string, error) {
-	return checkjob.ConfigBlob(ctx, gh, owner, repo, s.configPath(), "")
-}
-
 func (s *Server) configPath() string { return cmp.Or(s.cfg.ConfigPath, config.DefaultPath) }
 
 // configChanged says whether push job j changed the gate's configuration:
@@ -84,7 +78,7 @@ func (s *Server) configChanged(ctx context.Context, gh *ghclient.Client, j *job)
 // contractsDone says whether the App's phasegate/contracts on req's commit
 // stands for req's input with the configuration the default branch has now.
 func (s *Server) contractsDone(ctx context.Context, gh *ghclient.Client, req checkjob.Request) (bool, error) {
-	blob, err := s.configBlob(ctx, gh, req.Owner, req.Repo)
+	blob, err := checkjob.ConfigBlob(ctx, gh, req.Owner, req.Repo, s.configPath(), "")
 	if err != nil {
 		return false, err
 	}

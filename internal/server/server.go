@@ -456,7 +456,6 @@ func (s *Server) work(ctx context.Context) {
 	}
 }
 
-// ghOptions are the options of every GitHub client of the server.
 func (s *Server) ghOptions(transport http.RoundTripper) ghclient.Options {
 	o := ghclient.Options{Transport: transport, BaseURL: s.cfg.APIURL, Version: s.cfg.Version}
 	if s.cfg.GitHubOptions != nil {

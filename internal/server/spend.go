@@ -55,7 +55,6 @@ func (l *spendLog) lastHour(installation int64, now time.Time) int64 {
 	return total
 }
 
-// add records what a pass that started at at spent.
 func (l *spendLog) add(installation int64, at time.Time, n int64) {
 	if n <= 0 {
 		return
@@ -85,7 +84,6 @@ type passBudget struct {
 	minRemaining int
 }
 
-// newPassBudget is the budget of a pass over installation starting now.
 func newPassBudget(gh rateSource, log *spendLog, installation int64, share float64, minRemaining int, now func() time.Time) *passBudget {
 	limit := defaultHourlyLimit
 	if r, ok := gh.RateLimit(); ok && r.Limit > 0 {
