@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/cli"
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
 
 // serveEnv makes the test binary run `phasegate serve` instead of the

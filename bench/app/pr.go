@@ -8,7 +8,7 @@ import (
 
 	"github.com/phasegate/phasegate/bench/corpus"
 	"github.com/phasegate/phasegate/internal/ghfake"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 // prAuthor opens every pull request.

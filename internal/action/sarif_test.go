@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/phasegate/phasegate/internal/report"
-	"github.com/phasegate/phasegate/internal/report/sariftest"
+	"github.com/phasegate/phasegate/internal/testutil/sariftest"
 )
 
 // checkSARIF validates a log and returns its %SRCROOT% and the decoded

@@ -62,38 +62,38 @@ const (
 // roles assigns every package of the product a role. A new package must be
 // added here and to docs/architecture.md (TestEveryPackageHasARole).
 var roles = map[string]Role{
-	"schemas":                      Pure,
-	"internal/artifact":            Pure,
-	"internal/check":               Pure,
-	"internal/config":              Pure,
-	"internal/gate":                Pure,
-	"internal/outcome":             Pure,
-	"internal/ledger":              Pure,
-	"internal/command":             Pure,
-	"internal/report":              Pure,
-	"internal/notify":              Pure,
-	"internal/clock":               Pure,
-	"internal/retry":               Pure,
-	"internal/history":             Local,
-	"internal/ghclient":            GitHubClient,
-	"internal/decide":              Handler,
-	"internal/checkjob":            Handler,
-	"internal/action":              Adapter,
-	"internal/server":              Adapter,
-	"internal/pages":               Adapter,
-	"internal/web":                 Adapter,
-	"internal/cli":                 Adapter,
-	"internal/redisx":              Adapter,
-	"internal/notify/webhook":      Adapter,
-	"cmd/phasegate":                Main,
-	"internal/ghfake":              TestSupport,
-	"internal/ghfake/ghfaketest":   TestSupport,
-	"internal/outcome/outcometest": TestSupport,
-	"internal/redisx/redistest":    TestSupport,
-	"internal/report/sariftest":    TestSupport,
-	"internal/testutil":            TestSupport,
-	"internal/archtest":            TestSupport,
-	"internal/binaryaction":        TestSupport,
+	"schemas":                       Pure,
+	"internal/artifact":             Pure,
+	"internal/check":                Pure,
+	"internal/config":               Pure,
+	"internal/gate":                 Pure,
+	"internal/outcome":              Pure,
+	"internal/ledger":               Pure,
+	"internal/command":              Pure,
+	"internal/report":               Pure,
+	"internal/notify":               Pure,
+	"internal/clock":                Pure,
+	"internal/retry":                Pure,
+	"internal/history":              Local,
+	"internal/ghclient":             GitHubClient,
+	"internal/decide":               Handler,
+	"internal/checkjob":             Handler,
+	"internal/action":               Adapter,
+	"internal/server":               Adapter,
+	"internal/pages":                Adapter,
+	"internal/web":                  Adapter,
+	"internal/cli":                  Adapter,
+	"internal/redisx":               Adapter,
+	"internal/notify/webhook":       Adapter,
+	"cmd/phasegate":                 Main,
+	"internal/ghfake":               TestSupport,
+	"internal/ghfake/ghfaketest":    TestSupport,
+	"internal/testutil/outcometest": TestSupport,
+	"internal/testutil/redistest":   TestSupport,
+	"internal/testutil/sariftest":   TestSupport,
+	"internal/testutil":             TestSupport,
+	"internal/archtest":             TestSupport,
+	"internal/binaryaction":         TestSupport,
 }
 
 // toolingModules are the directories of the modules that are tooling, not
@@ -270,7 +270,7 @@ func Check(pkgs map[string]*Package) []Violation {
 				add("only-cli-runs-adapters", name, "imports %s", imp)
 			case role == Main && imp != "internal/cli" && imp != "os":
 				add("main-is-one-line", name, "imports %s (main only calls cli.Main)", imp)
-			case role != TestSupport && role != Tooling && (hasPrefixPath(imp, "internal/ghfake") || hasPrefixPath(imp, "internal/outcome/outcometest") || hasPrefixPath(imp, "internal/redisx/redistest") || hasPrefixPath(imp, "internal/report/sariftest") || hasPrefixPath(imp, "internal/testutil") || imp == "testing"):
+			case role != TestSupport && role != Tooling && (hasPrefixPath(imp, "internal/ghfake") || hasPrefixPath(imp, "internal/testutil/outcometest") || hasPrefixPath(imp, "internal/testutil/redistest") || hasPrefixPath(imp, "internal/testutil/sariftest") || hasPrefixPath(imp, "internal/testutil") || imp == "testing"):
 				add("test-support-stays-in-tests", name, "imports %s outside its tests", imp)
 			}
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 // outcomeSeed is the Phase Outcome skill's own example: every outcome rule is silent on it.

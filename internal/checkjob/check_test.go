@@ -12,7 +12,7 @@ import (
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 // TestCheckAsTheActionRunsIt: the options the action's run sets on the one

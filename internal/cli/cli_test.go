@@ -14,8 +14,8 @@ import (
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/report"
-	"github.com/phasegate/phasegate/internal/report/sariftest"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/sariftest"
 )
 
 // validGateReport is a PACE gate report that satisfies its schema and its

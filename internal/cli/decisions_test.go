@@ -15,8 +15,8 @@ import (
 
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 const (

@@ -12,9 +12,9 @@ import (
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 	"github.com/phasegate/phasegate/internal/report"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 // wfcmdTree holds artifacts whose paths and quoted text try to issue

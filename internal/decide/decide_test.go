@@ -15,7 +15,7 @@ import (
 	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 const (

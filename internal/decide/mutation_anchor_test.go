@@ -8,7 +8,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 // Tests of the thread's anchors and of what a refused command gets, from

@@ -11,7 +11,7 @@ import (
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 // The attacks of these tests break a defence that bench/mutation (issue 18)

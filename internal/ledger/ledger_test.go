@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 const bot = "github-actions[bot]"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 const (

@@ -10,8 +10,8 @@ import (
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/redisx"
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
 	"github.com/phasegate/phasegate/internal/report"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 	"github.com/phasegate/phasegate/internal/web"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
 
 // parallel is how many of the package's parallel tests run at once unless

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
 
 // quietOnce keeps go-redis's dial errors (expected here) out of the output.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/gate"
-	"github.com/phasegate/phasegate/internal/report/sariftest"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/sariftest"
 )
 
 // validateSARIF validates a log against the official schema.

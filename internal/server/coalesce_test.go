@@ -11,7 +11,7 @@ import (
 	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
 
 // gateEditFake sets up attack 4 of issue 30 on h's fake: the branch

@@ -55,8 +55,8 @@ import (
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
 	"github.com/phasegate/phasegate/internal/redisx"
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
 	"github.com/phasegate/phasegate/internal/server"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
 
 const (

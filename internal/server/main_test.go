@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
 	"github.com/phasegate/phasegate/internal/testutil"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
 
 // childEnv makes the test binary run `phasegate serve` (Main, configured by

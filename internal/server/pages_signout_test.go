@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/redisx"
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 	"github.com/phasegate/phasegate/internal/web"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/outcome"
-	"github.com/phasegate/phasegate/internal/outcome/outcometest"
+	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 )
 
 // Issue 18's attacks through serve's entry points (webhooks, the real

@@ -26,7 +26,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
-	"github.com/phasegate/phasegate/internal/redisx/redistest"
+	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
 
 // replica is one `phasegate serve` process.

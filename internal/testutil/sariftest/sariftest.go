@@ -27,7 +27,7 @@ var schema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	if !ok {
 		return nil, fmt.Errorf("locating the sarif schema: no caller information")
 	}
-	file := filepath.Join(filepath.Dir(here), "..", "testdata", "sarif-schema-2.1.0.json")
+	file := filepath.Join(filepath.Dir(here), "..", "..", "report", "testdata", "sarif-schema-2.1.0.json")
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading the sarif schema: %w", err)
