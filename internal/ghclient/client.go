@@ -53,6 +53,8 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
+
+	"github.com/phasegate/phasegate/internal/retry"
 )
 
 // Defaults of Options.
@@ -182,9 +184,10 @@ type Client struct {
 	sleep func(context.Context, time.Duration) error
 	// afterFunc is Options.AfterFunc, or time.AfterFunc.
 	afterFunc func(*http.Request, time.Duration, func()) func() bool
-	pol       policy
-	gate      *rateGate
-	ctr       *counters
+	// opts are the Options New was given, defaults filled in.
+	opts Options
+	gate *rateGate
+	ctr  *counters
 	// perPage is the page size of every listing (maxPerPage but in tests).
 	perPage int
 
@@ -196,21 +199,18 @@ type counters struct {
 	charged, secondary                                                  atomic.Int64
 }
 
-type policy struct {
-	maxAttempts    int
-	backoffBase    time.Duration
-	backoffMax     time.Duration
-	maxRetryWait   time.Duration
-	maxRateWait    time.Duration
-	attemptTimeout time.Duration
-	maxBody        int64
-}
-
 func New(opts Options) (*Client, error) {
 	base, err := apiBaseURL(opts.BaseURL)
 	if err != nil {
 		return nil, err
 	}
+	opts.MaxAttempts = cmp.Or(opts.MaxAttempts, DefaultMaxAttempts)
+	opts.BackoffBase = cmp.Or(opts.BackoffBase, DefaultBackoffBase)
+	opts.BackoffMax = cmp.Or(opts.BackoffMax, DefaultBackoffMax)
+	opts.MaxRetryWait = cmp.Or(opts.MaxRetryWait, DefaultMaxRetryWait)
+	opts.MaxRateLimitWait = cmp.Or(opts.MaxRateLimitWait, DefaultMaxRateLimitWait)
+	opts.AttemptTimeout = cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout)
+	opts.MaxResponseBytes = cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	c := &Client{
 		now:       opts.Now,
 		sleep:     opts.Sleep,
@@ -218,21 +218,13 @@ func New(opts Options) (*Client, error) {
 		gate:      &rateGate{},
 		ctr:       &counters{},
 		perPage:   cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage),
-		pol: policy{
-			maxAttempts:    cmp.Or(opts.MaxAttempts, DefaultMaxAttempts),
-			backoffBase:    cmp.Or(opts.BackoffBase, DefaultBackoffBase),
-			backoffMax:     cmp.Or(opts.BackoffMax, DefaultBackoffMax),
-			maxRetryWait:   cmp.Or(opts.MaxRetryWait, DefaultMaxRetryWait),
-			maxRateWait:    cmp.Or(opts.MaxRateLimitWait, DefaultMaxRateLimitWait),
-			attemptTimeout: cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout),
-			maxBody:        cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes),
-		},
+		opts:      opts,
 	}
 	if c.now == nil {
 		c.now = time.Now
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = retry.Sleep
 	}
 	if c.afterFunc == nil {
 		c.afterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
@@ -399,20 +391,6 @@ func StatusCode(err error) int {
 
 // IsNotFound reports whether err is GitHub's 404.
 func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 func defaultTransport() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()

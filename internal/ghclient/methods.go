@@ -481,7 +481,7 @@ func (c *Client) createOnce(ctx context.Context, create func(context.Context) er
 			c.ctr.guardHits.Add(1)
 			return nil
 		}
-		if attempt >= c.pol.maxAttempts {
+		if attempt >= c.opts.MaxAttempts {
 			return err
 		}
 		if serr := c.sleep(ctx, c.backoff(attempt)); serr != nil {

@@ -291,8 +291,8 @@ func (r *retryRun) waitForGate() error {
 		return nil
 	}
 	d := until.Sub(c.now())
-	if r.rateWaited+d > c.pol.maxRateWait {
-		return &RateLimitError{Secondary: secondary, Until: until, MaxWait: c.pol.maxRateWait}
+	if r.rateWaited+d > c.opts.MaxRateLimitWait {
+		return &RateLimitError{Secondary: secondary, Until: until, MaxWait: c.opts.MaxRateLimitWait}
 	}
 	c.ctr.rateWaits.Add(1)
 	c.ctr.rateWaitNanos.Add(int64(d))
@@ -310,11 +310,11 @@ func (r *retryRun) afterError(err error, attempt int) error {
 	if r.ctx.Err() != nil {
 		return r.ctx.Err()
 	}
-	if !retryableErr(err) || (!r.repeat && !notSent(err)) || attempt >= c.pol.maxAttempts {
+	if !retryableErr(err) || (!r.repeat && !notSent(err)) || attempt >= c.opts.MaxAttempts {
 		return err
 	}
 	d := c.backoff(attempt)
-	if r.backoffWaited+d > c.pol.maxRetryWait {
+	if r.backoffWaited+d > c.opts.MaxRetryWait {
 		return err
 	}
 	if err := c.sleep(r.ctx, d); err != nil {
@@ -328,7 +328,7 @@ func (r *retryRun) afterError(err error, attempt int) error {
 // makes the next attempt wait) or after backing off from a server error
 // that may be retried; otherwise the response (or error) to return.
 func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) (out *http.Response, again bool, err error) {
-	c, p := r.t.c, r.t.c.pol
+	c, p := r.t.c, r.t.c.opts
 	now := c.now()
 	c.gate.observe(resp.Header, now)
 	switch kind, wait, secondary := classify(resp, body, now, r.secondaryStreak); kind {
@@ -339,18 +339,18 @@ func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) 
 		}
 		until := now.Add(wait)
 		c.gate.block(until, secondary)
-		if attempt >= p.maxAttempts || r.rateWaited+wait > p.maxRateWait {
+		if attempt >= p.MaxAttempts || r.rateWaited+wait > p.MaxRateLimitWait {
 			msg, _ := apiError(body)
 			return nil, false, &RateLimitError{Secondary: secondary, Status: resp.StatusCode, Until: until,
-				MaxWait: p.maxRateWait, Message: msg}
+				MaxWait: p.MaxRateLimitWait, Message: msg}
 		}
 		return nil, true, nil
 	case serverError:
-		if !r.repeat || attempt >= p.maxAttempts {
+		if !r.repeat || attempt >= p.MaxAttempts {
 			return r.t.deliver(resp), false, nil
 		}
 		d := max(c.backoff(attempt), retry.RetryAfter(resp.Header.Get("Retry-After"), now))
-		if r.backoffWaited+d > p.maxRetryWait {
+		if r.backoffWaited+d > p.MaxRetryWait {
 			return r.t.deliver(resp), false, nil
 		}
 		if err := c.sleep(r.ctx, d); err != nil {
@@ -384,7 +384,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	var timedOut atomic.Bool
 	r := req.Clone(actx)
 	timer := attemptTimer{after: t.c.afterFunc, req: r, f: func() { timedOut.Store(true); cancel() }}
-	timer.Reset(t.c.pol.attemptTimeout)
+	timer.Reset(t.c.opts.AttemptTimeout)
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
@@ -399,14 +399,14 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	var body []byte
 	switch {
 	case err == nil && isStreaming(ctx) && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		timer.Reset(t.c.pol.attemptTimeout)
-		resp.Body = &idleBody{rc: resp.Body, timer: &timer, idle: t.c.pol.attemptTimeout, cancel: cancel}
+		timer.Reset(t.c.opts.AttemptTimeout)
+		resp.Body = &idleBody{rc: resp.Body, timer: &timer, idle: t.c.opts.AttemptTimeout, cancel: cancel}
 		cancel = nil // the body's Close ends the attempt
 	case err == nil:
-		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.pol.maxBody+1))
+		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.opts.MaxResponseBytes+1))
 		resp.Body.Close()
-		if err == nil && int64(len(body)) > t.c.pol.maxBody {
-			err = fmt.Errorf("%w: over %d bytes", errBodyTooLarge, t.c.pol.maxBody)
+		if err == nil && int64(len(body)) > t.c.opts.MaxResponseBytes {
+			err = fmt.Errorf("%w: over %d bytes", errBodyTooLarge, t.c.opts.MaxResponseBytes)
 		}
 		if err != nil {
 			resp = nil
@@ -420,7 +420,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		cancel()
 	}
 	if err != nil && ctx.Err() == nil && timedOut.Load() {
-		err = &timeoutError{after: t.c.pol.attemptTimeout}
+		err = &timeoutError{after: t.c.opts.AttemptTimeout}
 	}
 	t.c.ctr.requests.Add(1)
 	if resp != nil && resp.StatusCode != http.StatusNotModified {
@@ -538,7 +538,7 @@ func apiError(body []byte) (message, docURL string) {
 // backoff is the wait before retry number attempt: exponential from
 // BackoffBase, capped at BackoffMax, with equal jitter (retry.Policy).
 func (c *Client) backoff(attempt int) time.Duration {
-	return retry.Policy{Base: c.pol.backoffBase, Max: c.pol.backoffMax}.Backoff(attempt, rand.Int64N)
+	return retry.Policy{Base: c.opts.BackoffBase, Max: c.opts.BackoffMax}.Backoff(attempt, rand.Int64N)
 }
 
 // retryableErr reports whether a transport error may go away on retry: the

@@ -1,16 +1,18 @@
 // Package retry is the one retry and backoff policy of phasegate's outbound
 // HTTP clients: internal/ghclient (GitHub) and internal/notify/webhook (the
-// operator's URL). It decides, and never waits or sends: how long to back
-// off before the next attempt (Policy.Backoff), how long a server asked to
-// be left alone (RetryAfter), and whether an answer (Retryable) or a
-// transport error (RetryableErr) may go away on retry. The clients keep
-// their own loops, clocks and bounds.
+// operator's URL). It decides, and never sends: how long to back off
+// before the next attempt (Policy.Backoff), how long a server asked to be
+// left alone (RetryAfter), and whether an answer (Retryable) or a transport
+// error (RetryableErr) may go away on retry. The clients keep their own
+// loops, clocks and bounds; Sleep is the one context-aware wait that they
+// and `phasegate decisions --wait` use when no test replaces their clock.
 //
 // It is pure and imports no phasegate package, so that ghclient, which
 // knows GitHub and not phasegate, may use it.
 package retry
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"strconv"
@@ -148,4 +150,20 @@ func RetryableErr(err error) bool {
 		return false
 	}
 	return true
+}
+
+// Sleep waits for d or until ctx ends, whichever comes first, and returns
+// ctx's error in the second case. A d of zero or less returns at once.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -40,7 +40,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/phasegate/phasegate/internal/clock"
 	"github.com/phasegate/phasegate/internal/notify"
 	"github.com/phasegate/phasegate/internal/retry"
 )
@@ -151,7 +150,7 @@ func New(opts Options) (*Sender, error) {
 	opts.BackoffMax = positive(opts.BackoffMax, DefaultBackoffMax)
 	opts.AttemptTimeout = positive(opts.AttemptTimeout, DefaultAttemptTimeout)
 	if opts.Sleep == nil {
-		opts.Sleep = clock.Sleep
+		opts.Sleep = retry.Sleep
 	}
 	dialer := &net.Dialer{Timeout: opts.AttemptTimeout, KeepAlive: 30 * time.Second, Control: control(opts.AllowPrivate)}
 	tr := &http.Transport{
