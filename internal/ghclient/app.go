@@ -92,7 +92,7 @@ func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) 
 	if err != nil {
 		return nil, fmt.Errorf("list the app's installations: %w", err)
 	}
-	return installationsOf(list), nil
+	return convert(list, toInstallation), nil
 }
 
 // InstallationRepos returns every repository the installation can access
@@ -121,9 +121,7 @@ func listRepos(ctx context.Context, perPage int, what string, list func(*github.
 		if lr == nil {
 			return out, nil
 		}
-		for _, r := range lr.Repositories {
-			out = append(out, toRepository(r))
-		}
+		out = append(out, convert(lr.Repositories, toRepository)...)
 		switch {
 		case resp != nil && resp.NextPage > opts.Page:
 			opts.Page = resp.NextPage
@@ -195,16 +193,12 @@ func (c *Client) RedeliverHookDelivery(ctx context.Context, deliveryID int64) er
 	return nil
 }
 
-func installationsOf(list []*github.Installation) []Installation {
-	out := make([]Installation, 0, len(list))
-	for _, in := range list {
-		out = append(out, Installation{
-			ID:                  in.GetID(),
-			Account:             in.GetAccount().GetLogin(),
-			AccountType:         in.GetAccount().GetType(),
-			RepositorySelection: in.GetRepositorySelection(),
-			Suspended:           in.SuspendedAt != nil,
-		})
+func toInstallation(in *github.Installation) Installation {
+	return Installation{
+		ID:                  in.GetID(),
+		Account:             in.GetAccount().GetLogin(),
+		AccountType:         in.GetAccount().GetType(),
+		RepositorySelection: in.GetRepositorySelection(),
+		Suspended:           in.SuspendedAt != nil,
 	}
-	return out
 }

@@ -109,6 +109,15 @@ type Issue struct {
 
 func repoName(owner, repo string) string { return owner + "/" + repo }
 
+// convert maps every item of a GitHub listing to phasegate's shape.
+func convert[S, T any](list []S, f func(S) T) []T {
+	out := make([]T, 0, len(list))
+	for _, s := range list {
+		out = append(out, f(s))
+	}
+	return out
+}
+
 // errMorePages is paginate's error (wrapped) for a list longer than the
 // pages it may read; it returns the pages it read.
 var errMorePages = errors.New("more pages")
@@ -159,16 +168,8 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 	if sha == "" {
 		return fmt.Errorf("set status %q on %s: no commit sha", s.Context, repoName(owner, repo))
 	}
-	st := &github.RepoStatus{State: github.String(s.State)}
-	if s.Context != "" {
-		st.Context = github.String(s.Context)
-	}
-	if d := StatusDescription(s.Description); d != "" {
-		st.Description = github.String(d)
-	}
-	if s.TargetURL != "" {
-		st.TargetURL = github.String(s.TargetURL)
-	}
+	st := &github.RepoStatus{State: github.String(s.State), Context: optString(s.Context),
+		Description: optString(StatusDescription(s.Description)), TargetURL: optString(s.TargetURL)}
 	if _, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st); err != nil {
 		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), sha, err)
 	}
@@ -179,17 +180,11 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 // there is one: the head of StatusHistory for that context. A repeated read
 // of an unchanged commit costs a 304.
 func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
-	list, err := c.Statuses(ctx, owner, repo, sha, context)
+	list, err := c.statusHistory(withOp(ctx, "LatestStatus"), owner, repo, sha, []string{context})
 	if err != nil || len(list) == 0 {
 		return Status{}, false, err
 	}
 	return list[0], true, nil
-}
-
-// Statuses returns the statuses of context on sha, newest first: the
-// StatusHistory of one context.
-func (c *Client) Statuses(ctx context.Context, owner, repo, sha, context string) ([]Status, error) {
-	return c.statusHistory(withOp(ctx, "Statuses"), owner, repo, sha, []string{context})
 }
 
 // StatusDescription is a status description as GitHub stores it after
@@ -380,11 +375,7 @@ func (c *Client) comments(ctx context.Context, owner, repo string, number int, s
 	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
 		return c.listComments(ctx, owner, repo, number, since, lo)
 	})
-	out := make([]Comment, 0, len(list))
-	for _, ic := range list {
-		out = append(out, toComment(ic))
-	}
-	return out, err
+	return convert(list, toComment), err
 }
 
 // reactionCounts maps GitHub's reactions rollup to counts by content.
@@ -541,11 +532,7 @@ func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int)
 	if err != nil {
 		return nil, fmt.Errorf("list labels of %s#%d: %w", repoName(owner, repo), number, err)
 	}
-	out := make([]string, 0, len(list))
-	for _, l := range list {
-		out = append(out, l.GetName())
-	}
-	return out, nil
+	return convert(list, (*github.Label).GetName), nil
 }
 
 // CreateIssue opens an issue and returns its number and web URL. Like
@@ -609,11 +596,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels 
 	if err != nil {
 		return nil, fmt.Errorf("list open issues of %s labelled %q: %w", repoName(owner, repo), labels, err)
 	}
-	out := make([]Issue, 0, len(list))
-	for _, is := range list {
-		out = append(out, toIssue(is))
-	}
-	return out, nil
+	return convert(list, toIssue), nil
 }
 
 var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true,
@@ -813,15 +796,7 @@ func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) (
 	if err != nil {
 		return nil, fmt.Errorf("list open pull requests of %s: %w", repoName(owner, repo), err)
 	}
-	return toPRs(list), nil
-}
-
-func toPRs(list []*github.PullRequest) []PR {
-	out := make([]PR, 0, len(list))
-	for _, p := range list {
-		out = append(out, toPR(p))
-	}
-	return out
+	return convert(list, toPR), nil
 }
 
 // PullRequestsForCommit returns the pull requests that contain sha (open
@@ -834,7 +809,7 @@ func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha str
 	if err != nil {
 		return nil, fmt.Errorf("list pull requests of %s@%s: %w", repoName(owner, repo), sha, err)
 	}
-	return toPRs(list), nil
+	return convert(list, toPR), nil
 }
 
 // maxCompareFiles is GitHub's cap on the files of a comparison.

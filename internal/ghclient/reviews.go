@@ -29,9 +29,7 @@ func (c *Client) PullRequestReviews(ctx context.Context, owner, repo string, num
 	if err != nil {
 		return nil, fmt.Errorf("list reviews of %s#%d: %w", repoName(owner, repo), number, err)
 	}
-	out := make([]Review, 0, len(list))
-	for _, r := range list {
-		out = append(out, Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), SubmittedAt: r.GetSubmittedAt().Time})
-	}
-	return out, nil
+	return convert(list, func(r *github.PullRequestReview) Review {
+		return Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), SubmittedAt: r.GetSubmittedAt().Time}
+	}), nil
 }

@@ -59,7 +59,7 @@ func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) 
 	if err != nil {
 		return nil, fmt.Errorf("list the installations the user can access: %w", err)
 	}
-	return installationsOf(list), nil
+	return convert(list, toInstallation), nil
 }
 
 // UserInstallationRepos returns the repositories of one installation that
