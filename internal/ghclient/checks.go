@@ -193,7 +193,7 @@ func (c *Client) CreateCheckRun(ctx context.Context, owner, repo string, cr Chec
 	opts := github.CreateCheckRunOptions{Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: optString(cr.DetailsURL),
 		ExternalID: optString(cr.ExternalID), Status: optString(cr.Status), Conclusion: optString(cr.Conclusion),
 		StartedAt: optTime(cr.StartedAt), CompletedAt: optTime(cr.CompletedAt), Output: cr.output(first)}
-	since := c.now().Add(-guardWindow)
+	since := c.opts.Now().Add(-guardWindow)
 	var created CheckRun
 	err := c.createOnce(ctx, func(ctx context.Context) error {
 		got, _, err := c.gh.Checks.CreateCheckRun(ctx, owner, repo, opts)

@@ -179,12 +179,9 @@ type Rate struct {
 // Client is a GitHub API client for one identity. It is safe for
 // concurrent use.
 type Client struct {
-	gh    *github.Client
-	now   func() time.Time
-	sleep func(context.Context, time.Duration) error
-	// afterFunc is Options.AfterFunc, or time.AfterFunc.
-	afterFunc func(*http.Request, time.Duration, func()) func() bool
-	// opts are the Options New was given, defaults filled in.
+	gh *github.Client
+	// opts are the Options New was given, defaults filled in (Now,
+	// Sleep and AfterFunc too).
 	opts Options
 	gate *rateGate
 	ctr  *counters
@@ -211,23 +208,20 @@ func New(opts Options) (*Client, error) {
 	opts.MaxRateLimitWait = cmp.Or(opts.MaxRateLimitWait, DefaultMaxRateLimitWait)
 	opts.AttemptTimeout = cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout)
 	opts.MaxResponseBytes = cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = retry.Sleep
+	}
+	if opts.AfterFunc == nil {
+		opts.AfterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
 	c := &Client{
-		now:       opts.Now,
-		sleep:     opts.Sleep,
-		afterFunc: opts.AfterFunc,
-		gate:      &rateGate{},
-		ctr:       &counters{},
-		perPage:   cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage),
-		opts:      opts,
-	}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.sleep == nil {
-		c.sleep = retry.Sleep
-	}
-	if c.afterFunc == nil {
-		c.afterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+		gate:    &rateGate{},
+		ctr:     &counters{},
+		perPage: cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage),
+		opts:    opts,
 	}
 
 	baseRT := opts.Transport
@@ -343,7 +337,7 @@ func (c *Client) RateLimit() (r Rate, ok bool) {
 // GitHub rate-limited one (until when, and whether a secondary limit did).
 func (c *Client) Blocked() (until time.Time, secondary bool, blocked bool) {
 	until, secondary = c.gate.blockedUntil()
-	if !until.After(c.now()) {
+	if !until.After(c.opts.Now()) {
 		return time.Time{}, false, false
 	}
 	return until, secondary, true

@@ -419,7 +419,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 		return Comment{}, fmt.Errorf("comment on %s#%d: body has %d characters, github allows %d",
 			repoName(owner, repo), number, n, MaxBodyChars)
 	}
-	since := c.now().Add(-guardWindow)
+	since := c.opts.Now().Add(-guardWindow)
 	var out Comment
 	err := c.createOnce(ctx, func(ctx context.Context) error {
 		ic, err := c.createComment(ctx, owner, repo, number, body)
@@ -475,7 +475,7 @@ func (c *Client) createOnce(ctx context.Context, create func(context.Context) er
 		if attempt >= c.opts.MaxAttempts {
 			return err
 		}
-		if serr := c.sleep(ctx, c.backoff(attempt)); serr != nil {
+		if serr := c.opts.Sleep(ctx, c.backoff(attempt)); serr != nil {
 			return serr
 		}
 	}
@@ -547,7 +547,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 		return 0, "", fmt.Errorf("create issue %q in %s: body has %d characters, github allows %d",
 			title, repoName(owner, repo), n, MaxBodyChars)
 	}
-	since := c.now().Add(-guardWindow)
+	since := c.opts.Now().Add(-guardWindow)
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
 	if len(labels) > 0 {
 		req.Labels = &labels

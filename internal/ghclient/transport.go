@@ -287,16 +287,16 @@ type retryRun struct {
 func (r *retryRun) waitForGate() error {
 	c := r.t.c
 	until, secondary := c.gate.blockedUntil()
-	if !until.After(c.now()) {
+	if !until.After(c.opts.Now()) {
 		return nil
 	}
-	d := until.Sub(c.now())
+	d := until.Sub(c.opts.Now())
 	if r.rateWaited+d > c.opts.MaxRateLimitWait {
 		return &RateLimitError{Secondary: secondary, Until: until, MaxWait: c.opts.MaxRateLimitWait}
 	}
 	c.ctr.rateWaits.Add(1)
 	c.ctr.rateWaitNanos.Add(int64(d))
-	if err := c.sleep(r.ctx, d); err != nil {
+	if err := c.opts.Sleep(r.ctx, d); err != nil {
 		return err
 	}
 	r.rateWaited += d
@@ -317,7 +317,7 @@ func (r *retryRun) afterError(err error, attempt int) error {
 	if r.backoffWaited+d > c.opts.MaxRetryWait {
 		return err
 	}
-	if err := c.sleep(r.ctx, d); err != nil {
+	if err := c.opts.Sleep(r.ctx, d); err != nil {
 		return err
 	}
 	r.backoffWaited += d
@@ -329,7 +329,7 @@ func (r *retryRun) afterError(err error, attempt int) error {
 // that may be retried; otherwise the response (or error) to return.
 func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) (out *http.Response, again bool, err error) {
 	c, p := r.t.c, r.t.c.opts
-	now := c.now()
+	now := c.opts.Now()
 	c.gate.observe(resp.Header, now)
 	switch kind, wait, secondary := classify(resp, body, now, r.secondaryStreak); kind {
 	case rateLimited:
@@ -353,7 +353,7 @@ func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) 
 		if r.backoffWaited+d > p.MaxRetryWait {
 			return r.t.deliver(resp), false, nil
 		}
-		if err := c.sleep(r.ctx, d); err != nil {
+		if err := c.opts.Sleep(r.ctx, d); err != nil {
 			return nil, false, err
 		}
 		r.backoffWaited += d
@@ -383,7 +383,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	actx, cancel := context.WithCancel(ctx)
 	var timedOut atomic.Bool
 	r := req.Clone(actx)
-	timer := attemptTimer{after: t.c.afterFunc, req: r, f: func() { timedOut.Store(true); cancel() }}
+	timer := attemptTimer{after: t.c.opts.AfterFunc, req: r, f: func() { timedOut.Store(true); cancel() }}
 	timer.Reset(t.c.opts.AttemptTimeout)
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
