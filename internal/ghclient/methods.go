@@ -729,11 +729,9 @@ func (c *Client) DefaultBranch(ctx context.Context, owner, repo string) (string,
 func (c *Client) FileContent(ctx context.Context, owner, repo, path, ref string) ([]byte, bool, error) {
 	ctx = withOp(ctx, "FileContent")
 	where := fmt.Sprintf("%s:%s", repoName(owner, repo), path)
-	if ref != "" {
-		where += "@" + ref
-	}
 	var opts *github.RepositoryContentGetOptions
 	if ref != "" {
+		where += "@" + ref
 		opts = &github.RepositoryContentGetOptions{Ref: ref}
 	}
 	fc, dir, _, err := c.gh.Repositories.GetContents(ctx, owner, repo, path, opts)
