@@ -77,7 +77,7 @@ func RetryAfter(value string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if isDigits(v) {
+	if strings.Trim(v, "0123456789") == "" { // v is not empty: all digits
 		secs, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || secs > maxSeconds {
 			return Forever // all digits: only "out of range" is possible
@@ -89,15 +89,6 @@ func RetryAfter(value string, now time.Time) time.Duration {
 		return 0
 	}
 	return min(t.Sub(now), Forever)
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // HTTP-date formats (net/http.ParseTime's, without importing net/http: the
