@@ -70,10 +70,6 @@ func repeatable(r *http.Request) bool {
 	return v
 }
 
-func isRead(method string) bool {
-	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
-}
-
 // ---- auth ----
 
 // authTransport sends the token to the API's host only: not to a host a
@@ -132,7 +128,8 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotModified && cached:
-		drain(resp.Body)
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
 		t.c.ctr.notModified.Add(1)
 		out, err := ent.response(req, resp.Header)
 		if err != nil {
@@ -164,14 +161,17 @@ type serialTransport struct {
 }
 
 func (t *serialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if isRead(req.Method) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return t.next.RoundTrip(req)
 	}
 	ctx := req.Context()
 	select {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():
-		closeBody(req)
+		if req.Body != nil {
+			req.Body.Close()
+		}
 		return nil, ctx.Err()
 	}
 	defer func() { <-t.sem }()
@@ -568,15 +568,4 @@ func notSent(err error) bool {
 	}
 	var ie *ghinstallation.HTTPError
 	return errors.As(err, &ie) // the installation token could not be minted
-}
-
-func drain(rc io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 1<<16))
-	rc.Close()
-}
-
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
-	}
 }
