@@ -86,7 +86,7 @@ func (c *Client) App(ctx context.Context) (App, error) {
 // /app/installations).
 func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "ListInstallations")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListInstallations(ctx, &lo)
 	})
 	if err != nil {
@@ -100,7 +100,7 @@ func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) 
 // or by total_count when a server sends no Link header.
 func (c *Client) InstallationRepos(ctx context.Context) ([]Repository, error) {
 	ctx = withOp(ctx, "InstallationRepos")
-	return listRepos(ctx, c.perPage, "the installation's repositories", func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
+	return listRepos(ctx, c.opts.perPage, "the installation's repositories", func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
 		return c.gh.Apps.ListRepos(ctx, opts)
 	})
 }
@@ -143,7 +143,7 @@ const maxDeliveryPages = 100
 func (c *Client) ListHookDeliveries(ctx context.Context, since time.Time) ([]HookDelivery, error) {
 	ctx = withOp(ctx, "ListHookDeliveries")
 	var out []HookDelivery
-	opts := &github.ListCursorOptions{PerPage: c.perPage}
+	opts := &github.ListCursorOptions{PerPage: c.opts.perPage}
 	page := 1
 	for pages := 0; pages < maxDeliveryPages; pages++ {
 		list, resp, err := c.gh.Apps.ListHookDeliveries(ctx, opts)

@@ -307,7 +307,7 @@ func (c *Client) CheckRunHistory(ctx context.Context, owner, repo, ref, name str
 }
 
 func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter string) ([]CheckRun, error) {
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
 			&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
 		if err != nil {

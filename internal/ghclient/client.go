@@ -180,13 +180,11 @@ type Rate struct {
 // concurrent use.
 type Client struct {
 	gh *github.Client
-	// opts are the Options New was given, defaults filled in (Now,
-	// Sleep and AfterFunc too).
+	// opts are the Options New was given, defaults filled in (the clock
+	// and perPage too).
 	opts Options
 	gate *rateGate
 	ctr  *counters
-	// perPage is the page size of every listing (maxPerPage but in tests).
-	perPage int
 
 	actor atomic.Pointer[string] // login of this identity, learnt from created comments
 }
@@ -217,11 +215,11 @@ func New(opts Options) (*Client, error) {
 	if opts.AfterFunc == nil {
 		opts.AfterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
+	opts.perPage = cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage)
 	c := &Client{
-		gate:    &rateGate{},
-		ctr:     &counters{},
-		perPage: cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage),
-		opts:    opts,
+		gate: &rateGate{},
+		ctr:  &counters{},
+		opts: opts,
 	}
 
 	baseRT := opts.Transport

@@ -372,7 +372,7 @@ func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since
 // comments lists every comment on issue number (0: on every issue of the
 // repository) updated since since (nil: all), oldest first.
 func (c *Client) comments(ctx context.Context, owner, repo string, number int, since *time.Time) ([]Comment, error) {
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
 		return c.listComments(ctx, owner, repo, number, since, lo)
 	})
 	return convert(list, toComment), err
@@ -526,7 +526,7 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 // ListLabels returns the names of an issue's labels.
 func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
 	ctx = withOp(ctx, "ListLabels")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
 		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
 	})
 	if err != nil {
@@ -563,7 +563,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 		ctx = withOp(ctx, "CreateIssue.guard")
 		list, _, err := c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "all", Sort: "created", Direction: "desc", Since: since,
-			ListOptions: github.ListOptions{PerPage: c.perPage},
+			ListOptions: github.ListOptions{PerPage: c.opts.perPage},
 		})
 		if err != nil {
 			return false, err
@@ -588,7 +588,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // (for reconcile: every open issue labelled phasegate:pending).
 func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
 	ctx = withOp(ctx, "ListOpenIssues")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
 		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
 		})
@@ -625,7 +625,7 @@ func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commen
 		return nil, fmt.Errorf("list reactions to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
 	}
 	ctx = withOp(ctx, "CommentReactors")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
 		return c.gh.Reactions.ListIssueCommentReactions(ctx, owner, repo, commentID, &lo)
 	})
 	if err != nil {
@@ -788,7 +788,7 @@ func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int
 // ListOpenPullRequests returns every open pull request, newest first.
 func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
 	ctx = withOp(ctx, "ListOpenPullRequests")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
 	})
 	if err != nil {
@@ -801,7 +801,7 @@ func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) (
 // ones, or the merged one that brought it to the default branch).
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
 	ctx = withOp(ctx, "PullRequestsForCommit")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ type Review struct {
 // PullRequestReviews lists the reviews of a pull request, oldest first.
 func (c *Client) PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]Review, error) {
 	ctx = withOp(ctx, "PullRequestReviews")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, o github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, o github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
 		return c.gh.PullRequests.ListReviews(ctx, owner, repo, number, &o)
 	})
 	if err != nil {
