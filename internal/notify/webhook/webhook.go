@@ -145,10 +145,10 @@ func New(opts Options) (*Sender, error) {
 			return nil, fmt.Errorf("notify url %s: %s is an internal address (set %s=true to allow it)", where, ip, EnvAllowPrivate)
 		}
 	}
-	opts.MaxAttempts = positive(opts.MaxAttempts, DefaultMaxAttempts)
-	opts.BackoffBase = positive(opts.BackoffBase, DefaultBackoffBase)
-	opts.BackoffMax = positive(opts.BackoffMax, DefaultBackoffMax)
-	opts.AttemptTimeout = positive(opts.AttemptTimeout, DefaultAttemptTimeout)
+	opts.MaxAttempts = cmp.Or(max(opts.MaxAttempts, 0), DefaultMaxAttempts)
+	opts.BackoffBase = cmp.Or(max(opts.BackoffBase, 0), DefaultBackoffBase)
+	opts.BackoffMax = cmp.Or(max(opts.BackoffMax, 0), DefaultBackoffMax)
+	opts.AttemptTimeout = cmp.Or(max(opts.AttemptTimeout, 0), DefaultAttemptTimeout)
 	if opts.Sleep == nil {
 		opts.Sleep = retry.Sleep
 	}
@@ -169,13 +169,6 @@ func New(opts Options) (*Sender, error) {
 		},
 	}
 	return &Sender{url: u.String(), where: where, secret: append([]byte(nil), opts.Secret...), ua: "phasegate/" + cmp.Or(opts.Version, "dev"), opts: opts, client: client}, nil
-}
-
-func positive[T int | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // BlockedAddressError is the refusal to connect to an internal address.
