@@ -20,7 +20,7 @@ import (
 	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/report"
 
-	waits "github.com/phasegate/phasegate/internal/clock"
+	"github.com/phasegate/phasegate/internal/retry"
 )
 
 // ExitStillPending is the exit code of `decisions --wait` when the decision
@@ -41,7 +41,7 @@ type clock struct {
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-var realClock = clock{now: time.Now, sleep: waits.Sleep}
+var realClock = clock{now: time.Now, sleep: retry.Sleep}
 
 // decisions prints the folded decisions of an issue, or of every open issue
 // waiting for one, and with --wait blocks until a decision is resolved.

@@ -87,7 +87,7 @@ func (c *Client) RefPushes(ctx context.Context, owner, repo, ref string) ([]Push
 // cursor (empty: the first page), and returns the next page's cursor
 // (empty: none).
 func (c *Client) activityPage(ctx context.Context, owner, repo, ref, after string) ([]activity, string, error) {
-	q := url.Values{"ref": {ref}, "per_page": {strconv.Itoa(c.perPage)}}
+	q := url.Values{"ref": {ref}, "per_page": {strconv.Itoa(c.opts.perPage)}}
 	if after != "" {
 		q.Set("after", after)
 	}
@@ -149,7 +149,7 @@ func (c *Client) StatusHistory(ctx context.Context, owner, repo, sha string, con
 }
 
 func (c *Client) statusHistory(ctx context.Context, owner, repo, sha string, contexts []string) ([]Status, error) {
-	list, err := paginate(ctx, c.perPage, 3, func(ctx context.Context, lo github.ListOptions) ([]*github.RepoStatus, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, 3, func(ctx context.Context, lo github.ListOptions) ([]*github.RepoStatus, *github.Response, error) {
 		return c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil && !errors.Is(err, errMorePages) {
@@ -178,7 +178,7 @@ type LabelEvent struct {
 // ErrTruncated, with what was read.
 func (c *Client) LabelEvents(ctx context.Context, owner, repo string, number int) ([]LabelEvent, error) {
 	ctx = withOp(ctx, "LabelEvents")
-	list, err := paginate(ctx, c.perPage, 10, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueEvent, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, 10, func(ctx context.Context, lo github.ListOptions) ([]*github.IssueEvent, *github.Response, error) {
 		return c.gh.Issues.ListIssueEvents(ctx, owner, repo, number, &lo)
 	})
 	if err != nil && !errors.Is(err, errMorePages) {

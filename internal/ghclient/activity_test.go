@@ -303,8 +303,8 @@ func TestStatusHistory(t *testing.T) {
 			}
 		})
 	}
-	t.Run("Statuses is the history of one context", func(t *testing.T) {
-		got, err := e.c.Statuses(ctx, owner, repo, "c1", "phasegate/contracts")
+	t.Run("the history of one context", func(t *testing.T) {
+		got, err := e.c.StatusHistory(ctx, owner, repo, "c1", "phasegate/contracts")
 		if err != nil || descs(got) != "phasegate/contracts:failure:6 phasegate/contracts:success:2" {
 			t.Fatalf("got %q, %v", descs(got), err)
 		}

@@ -86,13 +86,13 @@ func (c *Client) App(ctx context.Context) (App, error) {
 // /app/installations).
 func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "ListInstallations")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListInstallations(ctx, &lo)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list the app's installations: %w", err)
 	}
-	return installationsOf(list), nil
+	return convert(list, toInstallation), nil
 }
 
 // InstallationRepos returns every repository the installation can access
@@ -100,7 +100,7 @@ func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) 
 // or by total_count when a server sends no Link header.
 func (c *Client) InstallationRepos(ctx context.Context) ([]Repository, error) {
 	ctx = withOp(ctx, "InstallationRepos")
-	return listRepos(ctx, c.perPage, "the installation's repositories", func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
+	return listRepos(ctx, c.opts.perPage, "the installation's repositories", func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
 		return c.gh.Apps.ListRepos(ctx, opts)
 	})
 }
@@ -121,9 +121,7 @@ func listRepos(ctx context.Context, perPage int, what string, list func(*github.
 		if lr == nil {
 			return out, nil
 		}
-		for _, r := range lr.Repositories {
-			out = append(out, toRepository(r))
-		}
+		out = append(out, convert(lr.Repositories, toRepository)...)
 		switch {
 		case resp != nil && resp.NextPage > opts.Page:
 			opts.Page = resp.NextPage
@@ -145,7 +143,7 @@ const maxDeliveryPages = 100
 func (c *Client) ListHookDeliveries(ctx context.Context, since time.Time) ([]HookDelivery, error) {
 	ctx = withOp(ctx, "ListHookDeliveries")
 	var out []HookDelivery
-	opts := &github.ListCursorOptions{PerPage: c.perPage}
+	opts := &github.ListCursorOptions{PerPage: c.opts.perPage}
 	page := 1
 	for pages := 0; pages < maxDeliveryPages; pages++ {
 		list, resp, err := c.gh.Apps.ListHookDeliveries(ctx, opts)
@@ -195,16 +193,12 @@ func (c *Client) RedeliverHookDelivery(ctx context.Context, deliveryID int64) er
 	return nil
 }
 
-func installationsOf(list []*github.Installation) []Installation {
-	out := make([]Installation, 0, len(list))
-	for _, in := range list {
-		out = append(out, Installation{
-			ID:                  in.GetID(),
-			Account:             in.GetAccount().GetLogin(),
-			AccountType:         in.GetAccount().GetType(),
-			RepositorySelection: in.GetRepositorySelection(),
-			Suspended:           in.SuspendedAt != nil,
-		})
+func toInstallation(in *github.Installation) Installation {
+	return Installation{
+		ID:                  in.GetID(),
+		Account:             in.GetAccount().GetLogin(),
+		AccountType:         in.GetAccount().GetType(),
+		RepositorySelection: in.GetRepositorySelection(),
+		Suspended:           in.SuspendedAt != nil,
 	}
-	return out
 }

@@ -140,24 +140,16 @@ func (cr *CheckRun) output(batch []Annotation) *github.CheckRunOutput {
 	if !cr.hasOutput() {
 		return nil
 	}
-	o := &github.CheckRunOutput{Title: github.String(cr.Title), Summary: github.String(cr.Summary)}
-	if cr.Text != "" {
-		o.Text = github.String(cr.Text)
-	}
+	o := &github.CheckRunOutput{Title: github.String(cr.Title), Summary: github.String(cr.Summary), Text: optString(cr.Text)}
 	for _, a := range batch {
 		ga := &github.CheckRunAnnotation{Path: github.String(a.Path), StartLine: github.Int(a.StartLine),
-			EndLine: github.Int(a.EndLine), AnnotationLevel: github.String(a.Level), Message: github.String(a.Message)}
+			EndLine: github.Int(a.EndLine), AnnotationLevel: github.String(a.Level), Message: github.String(a.Message),
+			Title: optString(a.Title), RawDetails: optString(a.RawDetails)}
 		if a.StartColumn > 0 {
 			ga.StartColumn = github.Int(a.StartColumn)
 			if a.EndColumn > 0 {
 				ga.EndColumn = github.Int(a.EndColumn)
 			}
-		}
-		if a.Title != "" {
-			ga.Title = github.String(a.Title)
-		}
-		if a.RawDetails != "" {
-			ga.RawDetails = github.String(a.RawDetails)
 		}
 		o.Annotations = append(o.Annotations, ga)
 	}
@@ -201,7 +193,7 @@ func (c *Client) CreateCheckRun(ctx context.Context, owner, repo string, cr Chec
 	opts := github.CreateCheckRunOptions{Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: optString(cr.DetailsURL),
 		ExternalID: optString(cr.ExternalID), Status: optString(cr.Status), Conclusion: optString(cr.Conclusion),
 		StartedAt: optTime(cr.StartedAt), CompletedAt: optTime(cr.CompletedAt), Output: cr.output(first)}
-	since := c.now().Add(-guardWindow)
+	since := c.opts.Now().Add(-guardWindow)
 	var created CheckRun
 	err := c.createOnce(ctx, func(ctx context.Context) error {
 		got, _, err := c.gh.Checks.CreateCheckRun(ctx, owner, repo, opts)
@@ -315,7 +307,7 @@ func (c *Client) CheckRunHistory(ctx context.Context, owner, repo, ref, name str
 }
 
 func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter string) ([]CheckRun, error) {
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
 			&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
 		if err != nil {
@@ -326,11 +318,7 @@ func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter s
 	if err != nil {
 		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), ref, err)
 	}
-	out := make([]CheckRun, 0, len(list))
-	for _, r := range list {
-		out = append(out, toCheckRun(r))
-	}
-	return out, nil
+	return convert(list, toCheckRun), nil
 }
 
 func toCheckRun(r *github.CheckRun) CheckRun {

@@ -53,6 +53,8 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
+
+	"github.com/phasegate/phasegate/internal/retry"
 )
 
 // Defaults of Options.
@@ -177,16 +179,12 @@ type Rate struct {
 // Client is a GitHub API client for one identity. It is safe for
 // concurrent use.
 type Client struct {
-	gh    *github.Client
-	now   func() time.Time
-	sleep func(context.Context, time.Duration) error
-	// afterFunc is Options.AfterFunc, or time.AfterFunc.
-	afterFunc func(*http.Request, time.Duration, func()) func() bool
-	pol       policy
-	gate      *rateGate
-	ctr       *counters
-	// perPage is the page size of every listing (maxPerPage but in tests).
-	perPage int
+	gh *github.Client
+	// opts are the Options New was given, defaults filled in (the clock
+	// and perPage too).
+	opts Options
+	gate *rateGate
+	ctr  *counters
 
 	actor atomic.Pointer[string] // login of this identity, learnt from created comments
 }
@@ -196,46 +194,32 @@ type counters struct {
 	charged, secondary                                                  atomic.Int64
 }
 
-type policy struct {
-	maxAttempts    int
-	backoffBase    time.Duration
-	backoffMax     time.Duration
-	maxRetryWait   time.Duration
-	maxRateWait    time.Duration
-	attemptTimeout time.Duration
-	maxBody        int64
-}
-
 func New(opts Options) (*Client, error) {
 	base, err := apiBaseURL(opts.BaseURL)
 	if err != nil {
 		return nil, err
 	}
+	opts.MaxAttempts = cmp.Or(opts.MaxAttempts, DefaultMaxAttempts)
+	opts.BackoffBase = cmp.Or(opts.BackoffBase, DefaultBackoffBase)
+	opts.BackoffMax = cmp.Or(opts.BackoffMax, DefaultBackoffMax)
+	opts.MaxRetryWait = cmp.Or(opts.MaxRetryWait, DefaultMaxRetryWait)
+	opts.MaxRateLimitWait = cmp.Or(opts.MaxRateLimitWait, DefaultMaxRateLimitWait)
+	opts.AttemptTimeout = cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout)
+	opts.MaxResponseBytes = cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = retry.Sleep
+	}
+	if opts.AfterFunc == nil {
+		opts.AfterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	opts.perPage = cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage)
 	c := &Client{
-		now:       opts.Now,
-		sleep:     opts.Sleep,
-		afterFunc: opts.AfterFunc,
-		gate:      &rateGate{},
-		ctr:       &counters{},
-		perPage:   cmp.Or(min(max(opts.perPage, 0), maxPerPage), maxPerPage),
-		pol: policy{
-			maxAttempts:    cmp.Or(opts.MaxAttempts, DefaultMaxAttempts),
-			backoffBase:    cmp.Or(opts.BackoffBase, DefaultBackoffBase),
-			backoffMax:     cmp.Or(opts.BackoffMax, DefaultBackoffMax),
-			maxRetryWait:   cmp.Or(opts.MaxRetryWait, DefaultMaxRetryWait),
-			maxRateWait:    cmp.Or(opts.MaxRateLimitWait, DefaultMaxRateLimitWait),
-			attemptTimeout: cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout),
-			maxBody:        cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes),
-		},
-	}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.sleep == nil {
-		c.sleep = sleepCtx
-	}
-	if c.afterFunc == nil {
-		c.afterFunc = func(_ *http.Request, d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+		gate: &rateGate{},
+		ctr:  &counters{},
+		opts: opts,
 	}
 
 	baseRT := opts.Transport
@@ -351,7 +335,7 @@ func (c *Client) RateLimit() (r Rate, ok bool) {
 // GitHub rate-limited one (until when, and whether a secondary limit did).
 func (c *Client) Blocked() (until time.Time, secondary bool, blocked bool) {
 	until, secondary = c.gate.blockedUntil()
-	if !until.After(c.now()) {
+	if !until.After(c.opts.Now()) {
 		return time.Time{}, false, false
 	}
 	return until, secondary, true
@@ -399,20 +383,6 @@ func StatusCode(err error) int {
 
 // IsNotFound reports whether err is GitHub's 404.
 func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 func defaultTransport() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()

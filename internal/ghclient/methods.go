@@ -109,6 +109,15 @@ type Issue struct {
 
 func repoName(owner, repo string) string { return owner + "/" + repo }
 
+// convert maps every item of a GitHub listing to phasegate's shape.
+func convert[S, T any](list []S, f func(S) T) []T {
+	out := make([]T, 0, len(list))
+	for _, s := range list {
+		out = append(out, f(s))
+	}
+	return out
+}
+
 // errMorePages is paginate's error (wrapped) for a list longer than the
 // pages it may read; it returns the pages it read.
 var errMorePages = errors.New("more pages")
@@ -159,16 +168,8 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 	if sha == "" {
 		return fmt.Errorf("set status %q on %s: no commit sha", s.Context, repoName(owner, repo))
 	}
-	st := &github.RepoStatus{State: github.String(s.State)}
-	if s.Context != "" {
-		st.Context = github.String(s.Context)
-	}
-	if d := StatusDescription(s.Description); d != "" {
-		st.Description = github.String(d)
-	}
-	if s.TargetURL != "" {
-		st.TargetURL = github.String(s.TargetURL)
-	}
+	st := &github.RepoStatus{State: github.String(s.State), Context: optString(s.Context),
+		Description: optString(StatusDescription(s.Description)), TargetURL: optString(s.TargetURL)}
 	if _, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st); err != nil {
 		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), sha, err)
 	}
@@ -179,17 +180,11 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 // there is one: the head of StatusHistory for that context. A repeated read
 // of an unchanged commit costs a 304.
 func (c *Client) LatestStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
-	list, err := c.Statuses(ctx, owner, repo, sha, context)
+	list, err := c.statusHistory(withOp(ctx, "LatestStatus"), owner, repo, sha, []string{context})
 	if err != nil || len(list) == 0 {
 		return Status{}, false, err
 	}
 	return list[0], true, nil
-}
-
-// Statuses returns the statuses of context on sha, newest first: the
-// StatusHistory of one context.
-func (c *Client) Statuses(ctx context.Context, owner, repo, sha, context string) ([]Status, error) {
-	return c.statusHistory(withOp(ctx, "Statuses"), owner, repo, sha, []string{context})
 }
 
 // StatusDescription is a status description as GitHub stores it after
@@ -377,14 +372,10 @@ func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since
 // comments lists every comment on issue number (0: on every issue of the
 // repository) updated since since (nil: all), oldest first.
 func (c *Client) comments(ctx context.Context, owner, repo string, number int, since *time.Time) ([]Comment, error) {
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
 		return c.listComments(ctx, owner, repo, number, since, lo)
 	})
-	out := make([]Comment, 0, len(list))
-	for _, ic := range list {
-		out = append(out, toComment(ic))
-	}
-	return out, err
+	return convert(list, toComment), err
 }
 
 // reactionCounts maps GitHub's reactions rollup to counts by content.
@@ -428,7 +419,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 		return Comment{}, fmt.Errorf("comment on %s#%d: body has %d characters, github allows %d",
 			repoName(owner, repo), number, n, MaxBodyChars)
 	}
-	since := c.now().Add(-guardWindow)
+	since := c.opts.Now().Add(-guardWindow)
 	var out Comment
 	err := c.createOnce(ctx, func(ctx context.Context) error {
 		ic, err := c.createComment(ctx, owner, repo, number, body)
@@ -481,10 +472,10 @@ func (c *Client) createOnce(ctx context.Context, create func(context.Context) er
 			c.ctr.guardHits.Add(1)
 			return nil
 		}
-		if attempt >= c.pol.maxAttempts {
+		if attempt >= c.opts.MaxAttempts {
 			return err
 		}
-		if serr := c.sleep(ctx, c.backoff(attempt)); serr != nil {
+		if serr := c.opts.Sleep(ctx, c.backoff(attempt)); serr != nil {
 			return serr
 		}
 	}
@@ -535,17 +526,13 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 // ListLabels returns the names of an issue's labels.
 func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
 	ctx = withOp(ctx, "ListLabels")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
 		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list labels of %s#%d: %w", repoName(owner, repo), number, err)
 	}
-	out := make([]string, 0, len(list))
-	for _, l := range list {
-		out = append(out, l.GetName())
-	}
-	return out, nil
+	return convert(list, (*github.Label).GetName), nil
 }
 
 // CreateIssue opens an issue and returns its number and web URL. Like
@@ -560,7 +547,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 		return 0, "", fmt.Errorf("create issue %q in %s: body has %d characters, github allows %d",
 			title, repoName(owner, repo), n, MaxBodyChars)
 	}
-	since := c.now().Add(-guardWindow)
+	since := c.opts.Now().Add(-guardWindow)
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
 	if len(labels) > 0 {
 		req.Labels = &labels
@@ -576,7 +563,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 		ctx = withOp(ctx, "CreateIssue.guard")
 		list, _, err := c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "all", Sort: "created", Direction: "desc", Since: since,
-			ListOptions: github.ListOptions{PerPage: c.perPage},
+			ListOptions: github.ListOptions{PerPage: c.opts.perPage},
 		})
 		if err != nil {
 			return false, err
@@ -601,7 +588,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // (for reconcile: every open issue labelled phasegate:pending).
 func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
 	ctx = withOp(ctx, "ListOpenIssues")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
 		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
 			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
 		})
@@ -609,11 +596,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels 
 	if err != nil {
 		return nil, fmt.Errorf("list open issues of %s labelled %q: %w", repoName(owner, repo), labels, err)
 	}
-	out := make([]Issue, 0, len(list))
-	for _, is := range list {
-		out = append(out, toIssue(is))
-	}
-	return out, nil
+	return convert(list, toIssue), nil
 }
 
 var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true,
@@ -642,7 +625,7 @@ func (c *Client) CommentReactors(ctx context.Context, owner, repo string, commen
 		return nil, fmt.Errorf("list reactions to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
 	}
 	ctx = withOp(ctx, "CommentReactors")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Reaction, *github.Response, error) {
 		return c.gh.Reactions.ListIssueCommentReactions(ctx, owner, repo, commentID, &lo)
 	})
 	if err != nil {
@@ -746,11 +729,9 @@ func (c *Client) DefaultBranch(ctx context.Context, owner, repo string) (string,
 func (c *Client) FileContent(ctx context.Context, owner, repo, path, ref string) ([]byte, bool, error) {
 	ctx = withOp(ctx, "FileContent")
 	where := fmt.Sprintf("%s:%s", repoName(owner, repo), path)
-	if ref != "" {
-		where += "@" + ref
-	}
 	var opts *github.RepositoryContentGetOptions
 	if ref != "" {
+		where += "@" + ref
 		opts = &github.RepositoryContentGetOptions{Ref: ref}
 	}
 	fc, dir, _, err := c.gh.Repositories.GetContents(ctx, owner, repo, path, opts)
@@ -807,34 +788,26 @@ func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int
 // ListOpenPullRequests returns every open pull request, newest first.
 func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
 	ctx = withOp(ctx, "ListOpenPullRequests")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list open pull requests of %s: %w", repoName(owner, repo), err)
 	}
-	return toPRs(list), nil
-}
-
-func toPRs(list []*github.PullRequest) []PR {
-	out := make([]PR, 0, len(list))
-	for _, p := range list {
-		out = append(out, toPR(p))
-	}
-	return out
+	return convert(list, toPR), nil
 }
 
 // PullRequestsForCommit returns the pull requests that contain sha (open
 // ones, or the merged one that brought it to the default branch).
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
 	ctx = withOp(ctx, "PullRequestsForCommit")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list pull requests of %s@%s: %w", repoName(owner, repo), sha, err)
 	}
-	return toPRs(list), nil
+	return convert(list, toPR), nil
 }
 
 // maxCompareFiles is GitHub's cap on the files of a comparison.

@@ -755,7 +755,7 @@ func TestListingsAskForGitHubsMaximum(t *testing.T) {
 	}
 	for _, lowered := range []int{0, -1, 500} {
 		c, err := New(Options{perPage: lowered})
-		if err != nil || c.perPage != maxPerPage {
+		if err != nil || c.opts.perPage != maxPerPage {
 			t.Fatalf("perPage %d: %v, or a page size other than %d", lowered, err, maxPerPage)
 		}
 	}

@@ -1,6 +1,7 @@
 package ghclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -61,10 +62,7 @@ type UserToken struct {
 
 // NewOAuth returns the App's OAuth web flow.
 func NewOAuth(cfg OAuthConfig) *OAuth {
-	web := strings.TrimRight(cfg.WebURL, "/")
-	if web == "" {
-		web = "https://github.com"
-	}
+	web := cmp.Or(strings.TrimRight(cfg.WebURL, "/"), "https://github.com")
 	return &OAuth{api: cfg.API, cfg: oauth2.Config{
 		ClientID:     cfg.ClientID,
 		ClientSecret: cfg.ClientSecret,

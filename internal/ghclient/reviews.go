@@ -23,15 +23,13 @@ type Review struct {
 // PullRequestReviews lists the reviews of a pull request, oldest first.
 func (c *Client) PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]Review, error) {
 	ctx = withOp(ctx, "PullRequestReviews")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, o github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, o github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
 		return c.gh.PullRequests.ListReviews(ctx, owner, repo, number, &o)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list reviews of %s#%d: %w", repoName(owner, repo), number, err)
 	}
-	out := make([]Review, 0, len(list))
-	for _, r := range list {
-		out = append(out, Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), SubmittedAt: r.GetSubmittedAt().Time})
-	}
-	return out, nil
+	return convert(list, func(r *github.PullRequestReview) Review {
+		return Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), SubmittedAt: r.GetSubmittedAt().Time}
+	}), nil
 }

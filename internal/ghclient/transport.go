@@ -70,10 +70,6 @@ func repeatable(r *http.Request) bool {
 	return v
 }
 
-func isRead(method string) bool {
-	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
-}
-
 // ---- auth ----
 
 // authTransport sends the token to the API's host only: not to a host a
@@ -132,7 +128,8 @@ func (t *cacheTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotModified && cached:
-		drain(resp.Body)
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
 		t.c.ctr.notModified.Add(1)
 		out, err := ent.response(req, resp.Header)
 		if err != nil {
@@ -164,14 +161,17 @@ type serialTransport struct {
 }
 
 func (t *serialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if isRead(req.Method) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return t.next.RoundTrip(req)
 	}
 	ctx := req.Context()
 	select {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():
-		closeBody(req)
+		if req.Body != nil {
+			req.Body.Close()
+		}
 		return nil, ctx.Err()
 	}
 	defer func() { <-t.sem }()
@@ -287,16 +287,16 @@ type retryRun struct {
 func (r *retryRun) waitForGate() error {
 	c := r.t.c
 	until, secondary := c.gate.blockedUntil()
-	if !until.After(c.now()) {
+	if !until.After(c.opts.Now()) {
 		return nil
 	}
-	d := until.Sub(c.now())
-	if r.rateWaited+d > c.pol.maxRateWait {
-		return &RateLimitError{Secondary: secondary, Until: until, MaxWait: c.pol.maxRateWait}
+	d := until.Sub(c.opts.Now())
+	if r.rateWaited+d > c.opts.MaxRateLimitWait {
+		return &RateLimitError{Secondary: secondary, Until: until, MaxWait: c.opts.MaxRateLimitWait}
 	}
 	c.ctr.rateWaits.Add(1)
 	c.ctr.rateWaitNanos.Add(int64(d))
-	if err := c.sleep(r.ctx, d); err != nil {
+	if err := c.opts.Sleep(r.ctx, d); err != nil {
 		return err
 	}
 	r.rateWaited += d
@@ -310,14 +310,14 @@ func (r *retryRun) afterError(err error, attempt int) error {
 	if r.ctx.Err() != nil {
 		return r.ctx.Err()
 	}
-	if !retryableErr(err) || (!r.repeat && !notSent(err)) || attempt >= c.pol.maxAttempts {
+	if !retryableErr(err) || (!r.repeat && !notSent(err)) || attempt >= c.opts.MaxAttempts {
 		return err
 	}
 	d := c.backoff(attempt)
-	if r.backoffWaited+d > c.pol.maxRetryWait {
+	if r.backoffWaited+d > c.opts.MaxRetryWait {
 		return err
 	}
-	if err := c.sleep(r.ctx, d); err != nil {
+	if err := c.opts.Sleep(r.ctx, d); err != nil {
 		return err
 	}
 	r.backoffWaited += d
@@ -328,8 +328,8 @@ func (r *retryRun) afterError(err error, attempt int) error {
 // makes the next attempt wait) or after backing off from a server error
 // that may be retried; otherwise the response (or error) to return.
 func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) (out *http.Response, again bool, err error) {
-	c, p := r.t.c, r.t.c.pol
-	now := c.now()
+	c, p := r.t.c, r.t.c.opts
+	now := c.opts.Now()
 	c.gate.observe(resp.Header, now)
 	switch kind, wait, secondary := classify(resp, body, now, r.secondaryStreak); kind {
 	case rateLimited:
@@ -339,21 +339,21 @@ func (r *retryRun) afterResponse(resp *http.Response, body []byte, attempt int) 
 		}
 		until := now.Add(wait)
 		c.gate.block(until, secondary)
-		if attempt >= p.maxAttempts || r.rateWaited+wait > p.maxRateWait {
+		if attempt >= p.MaxAttempts || r.rateWaited+wait > p.MaxRateLimitWait {
 			msg, _ := apiError(body)
 			return nil, false, &RateLimitError{Secondary: secondary, Status: resp.StatusCode, Until: until,
-				MaxWait: p.maxRateWait, Message: msg}
+				MaxWait: p.MaxRateLimitWait, Message: msg}
 		}
 		return nil, true, nil
 	case serverError:
-		if !r.repeat || attempt >= p.maxAttempts {
+		if !r.repeat || attempt >= p.MaxAttempts {
 			return r.t.deliver(resp), false, nil
 		}
 		d := max(c.backoff(attempt), retry.RetryAfter(resp.Header.Get("Retry-After"), now))
-		if r.backoffWaited+d > p.maxRetryWait {
+		if r.backoffWaited+d > p.MaxRetryWait {
 			return r.t.deliver(resp), false, nil
 		}
-		if err := c.sleep(r.ctx, d); err != nil {
+		if err := c.opts.Sleep(r.ctx, d); err != nil {
 			return nil, false, err
 		}
 		r.backoffWaited += d
@@ -383,8 +383,8 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	actx, cancel := context.WithCancel(ctx)
 	var timedOut atomic.Bool
 	r := req.Clone(actx)
-	timer := attemptTimer{after: t.c.afterFunc, req: r, f: func() { timedOut.Store(true); cancel() }}
-	timer.Reset(t.c.pol.attemptTimeout)
+	timer := attemptTimer{after: t.c.opts.AfterFunc, req: r, f: func() { timedOut.Store(true); cancel() }}
+	timer.Reset(t.c.opts.AttemptTimeout)
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
@@ -399,14 +399,14 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	var body []byte
 	switch {
 	case err == nil && isStreaming(ctx) && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		timer.Reset(t.c.pol.attemptTimeout)
-		resp.Body = &idleBody{rc: resp.Body, timer: &timer, idle: t.c.pol.attemptTimeout, cancel: cancel}
+		timer.Reset(t.c.opts.AttemptTimeout)
+		resp.Body = &idleBody{rc: resp.Body, timer: &timer, idle: t.c.opts.AttemptTimeout, cancel: cancel}
 		cancel = nil // the body's Close ends the attempt
 	case err == nil:
-		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.pol.maxBody+1))
+		body, err = io.ReadAll(io.LimitReader(resp.Body, t.c.opts.MaxResponseBytes+1))
 		resp.Body.Close()
-		if err == nil && int64(len(body)) > t.c.pol.maxBody {
-			err = fmt.Errorf("%w: over %d bytes", errBodyTooLarge, t.c.pol.maxBody)
+		if err == nil && int64(len(body)) > t.c.opts.MaxResponseBytes {
+			err = fmt.Errorf("%w: over %d bytes", errBodyTooLarge, t.c.opts.MaxResponseBytes)
 		}
 		if err != nil {
 			resp = nil
@@ -420,7 +420,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		cancel()
 	}
 	if err != nil && ctx.Err() == nil && timedOut.Load() {
-		err = &timeoutError{after: t.c.pol.attemptTimeout}
+		err = &timeoutError{after: t.c.opts.AttemptTimeout}
 	}
 	t.c.ctr.requests.Add(1)
 	if resp != nil && resp.StatusCode != http.StatusNotModified {
@@ -538,7 +538,7 @@ func apiError(body []byte) (message, docURL string) {
 // backoff is the wait before retry number attempt: exponential from
 // BackoffBase, capped at BackoffMax, with equal jitter (retry.Policy).
 func (c *Client) backoff(attempt int) time.Duration {
-	return retry.Policy{Base: c.pol.backoffBase, Max: c.pol.backoffMax}.Backoff(attempt, rand.Int64N)
+	return retry.Policy{Base: c.opts.BackoffBase, Max: c.opts.BackoffMax}.Backoff(attempt, rand.Int64N)
 }
 
 // retryableErr reports whether a transport error may go away on retry: the
@@ -568,15 +568,4 @@ func notSent(err error) bool {
 	}
 	var ie *ghinstallation.HTTPError
 	return errors.As(err, &ie) // the installation token could not be minted
-}
-
-func drain(rc io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 1<<16))
-	rc.Close()
-}
-
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
-	}
 }

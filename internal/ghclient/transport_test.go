@@ -852,7 +852,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestBackoffIsBoundedAndJittered(t *testing.T) {
-	c := &Client{pol: policy{backoffBase: 500 * time.Millisecond, backoffMax: 8 * time.Second}}
+	c := &Client{opts: Options{BackoffBase: 500 * time.Millisecond, BackoffMax: 8 * time.Second}}
 	for attempt := 1; attempt <= 30; attempt++ {
 		seen := map[time.Duration]bool{}
 		for i := 0; i < 50; i++ {

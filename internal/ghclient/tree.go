@@ -58,12 +58,10 @@ func (c *Client) Tree(ctx context.Context, owner, repo, sha string) (Tree, error
 	if err != nil {
 		return Tree{}, fmt.Errorf("list the tree of %s@%s: %w", repoName(owner, repo), sha, err)
 	}
-	out := Tree{SHA: t.GetSHA(), Truncated: t.GetTruncated(), Entries: make([]TreeEntry, 0, len(t.Entries))}
-	for _, e := range t.Entries {
-		out.Entries = append(out.Entries, TreeEntry{Path: e.GetPath(), Mode: e.GetMode(), Type: e.GetType(),
-			SHA: e.GetSHA(), Size: int64(e.GetSize())})
-	}
-	return out, nil
+	entries := convert(t.Entries, func(e *github.TreeEntry) TreeEntry {
+		return TreeEntry{Path: e.GetPath(), Mode: e.GetMode(), Type: e.GetType(), SHA: e.GetSHA(), Size: int64(e.GetSize())}
+	})
+	return Tree{SHA: t.GetSHA(), Truncated: t.GetTruncated(), Entries: entries}, nil
 }
 
 // Archive opens the gzip-compressed tarball of a commit: GET

@@ -53,13 +53,13 @@ func (c *Client) CurrentUser(ctx context.Context) (User, error) {
 // issued), every page.
 func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) {
 	ctx = withOp(ctx, "UserInstallations")
-	list, err := paginate(ctx, c.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
 		return c.gh.Apps.ListUserInstallations(ctx, &lo)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list the installations the user can access: %w", err)
 	}
-	return installationsOf(list), nil
+	return convert(list, toInstallation), nil
 }
 
 // UserInstallationRepos returns the repositories of one installation that
@@ -69,7 +69,7 @@ func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) 
 func (c *Client) UserInstallationRepos(ctx context.Context, installationID int64) ([]Repository, error) {
 	ctx = withOp(ctx, "UserInstallationRepos")
 	what := fmt.Sprintf("the repositories of installation %d the user can access", installationID)
-	return listRepos(ctx, c.perPage, what, func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
+	return listRepos(ctx, c.opts.perPage, what, func(opts *github.ListOptions) (*github.ListRepositories, *github.Response, error) {
 		return c.gh.Apps.ListUserRepos(ctx, installationID, opts)
 	})
 }

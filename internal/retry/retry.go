@@ -1,16 +1,18 @@
 // Package retry is the one retry and backoff policy of phasegate's outbound
 // HTTP clients: internal/ghclient (GitHub) and internal/notify/webhook (the
-// operator's URL). It decides, and never waits or sends: how long to back
-// off before the next attempt (Policy.Backoff), how long a server asked to
-// be left alone (RetryAfter), and whether an answer (Retryable) or a
-// transport error (RetryableErr) may go away on retry. The clients keep
-// their own loops, clocks and bounds.
+// operator's URL). It decides, and never sends: how long to back off
+// before the next attempt (Policy.Backoff), how long a server asked to be
+// left alone (RetryAfter), and whether an answer (Retryable) or a transport
+// error (RetryableErr) may go away on retry. The clients keep their own
+// loops, clocks and bounds; Sleep is the one context-aware wait that they
+// and `phasegate decisions --wait` use when no test replaces their clock.
 //
 // It is pure and imports no phasegate package, so that ghclient, which
 // knows GitHub and not phasegate, may use it.
 package retry
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"strconv"
@@ -75,7 +77,7 @@ func RetryAfter(value string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if isDigits(v) {
+	if strings.Trim(v, "0123456789") == "" { // v is not empty: all digits
 		secs, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || secs > maxSeconds {
 			return Forever // all digits: only "out of range" is possible
@@ -87,15 +89,6 @@ func RetryAfter(value string, now time.Time) time.Duration {
 		return 0
 	}
 	return min(t.Sub(now), Forever)
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // HTTP-date formats (net/http.ParseTime's, without importing net/http: the
@@ -148,4 +141,20 @@ func RetryableErr(err error) bool {
 		return false
 	}
 	return true
+}
+
+// Sleep waits for d or until ctx ends, whichever comes first, and returns
+// ctx's error in the second case. A d of zero or less returns at once.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -40,7 +40,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/phasegate/phasegate/internal/clock"
 	"github.com/phasegate/phasegate/internal/notify"
 	"github.com/phasegate/phasegate/internal/retry"
 )
@@ -146,12 +145,12 @@ func New(opts Options) (*Sender, error) {
 			return nil, fmt.Errorf("notify url %s: %s is an internal address (set %s=true to allow it)", where, ip, EnvAllowPrivate)
 		}
 	}
-	opts.MaxAttempts = positive(opts.MaxAttempts, DefaultMaxAttempts)
-	opts.BackoffBase = positive(opts.BackoffBase, DefaultBackoffBase)
-	opts.BackoffMax = positive(opts.BackoffMax, DefaultBackoffMax)
-	opts.AttemptTimeout = positive(opts.AttemptTimeout, DefaultAttemptTimeout)
+	opts.MaxAttempts = cmp.Or(max(opts.MaxAttempts, 0), DefaultMaxAttempts)
+	opts.BackoffBase = cmp.Or(max(opts.BackoffBase, 0), DefaultBackoffBase)
+	opts.BackoffMax = cmp.Or(max(opts.BackoffMax, 0), DefaultBackoffMax)
+	opts.AttemptTimeout = cmp.Or(max(opts.AttemptTimeout, 0), DefaultAttemptTimeout)
 	if opts.Sleep == nil {
-		opts.Sleep = clock.Sleep
+		opts.Sleep = retry.Sleep
 	}
 	dialer := &net.Dialer{Timeout: opts.AttemptTimeout, KeepAlive: 30 * time.Second, Control: control(opts.AllowPrivate)}
 	tr := &http.Transport{
@@ -170,13 +169,6 @@ func New(opts Options) (*Sender, error) {
 		},
 	}
 	return &Sender{url: u.String(), where: where, secret: append([]byte(nil), opts.Secret...), ua: "phasegate/" + cmp.Or(opts.Version, "dev"), opts: opts, client: client}, nil
-}
-
-func positive[T int | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // BlockedAddressError is the refusal to connect to an internal address.

@@ -1,9 +1,0 @@
-package clock
-
-import (
-	"testing"
-
-	"github.com/phasegate/phasegate/internal/testutil"
-)
-
-func TestMain(m *testing.M) { testutil.Exit(m.Run()) }
