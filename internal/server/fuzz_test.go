@@ -160,7 +160,7 @@ func FuzzParseSignature(f *testing.F) {
 	})
 }
 
-// FuzzDecodePayload holds the acknowledgement's decoder (goccy/go-json,
+// FuzzDecodePayload holds the acknowledgement's decoder (go-json-experiment's v1,
 // chosen for speed: bench/serve/README.md) to encoding/json, the
 // reference: on any body, both refuse it or both read the same payload.
 func FuzzDecodePayload(f *testing.F) {
