@@ -27,11 +27,7 @@ func (p *Source) Issue(ctx context.Context, owner, repo string, issue int, viewe
 	if issue <= 0 {
 		return nil, web.ErrNotFound
 	}
-	gh, err := p.cfg.Client(ctx, owner, repo, 0)
-	if err != nil {
-		return nil, err
-	}
-	h, err := p.handler()
+	gh, h, err := p.open(ctx, owner, repo)
 	if err != nil {
 		return nil, err
 	}

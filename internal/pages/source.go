@@ -85,6 +85,17 @@ func New(cfg Config) *Source {
 	return &Source{cfg: cfg, pending: newPendingIndex(0, cfg.Forget), results: newResultStore(0, cfg.SharedResults), changes: newBus(), may: cfg.May, mayMemo: mayCache{m: map[string]mayAnswer{}}}
 }
 
+// open is the installation client of owner/repo and the decision handler,
+// which every page that reads a thread needs.
+func (p *Source) open(ctx context.Context, owner, repo string) (*ghclient.Client, *decide.Handler, error) {
+	gh, err := p.cfg.Client(ctx, owner, repo, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := p.handler()
+	return gh, h, err
+}
+
 func (p *Source) handler() (*decide.Handler, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -136,11 +147,7 @@ func (p *Source) Commit(ctx context.Context, owner, repo, sha, viewer string) (*
 	if !shaRE.MatchString(sha) {
 		return nil, web.ErrNotFound
 	}
-	gh, err := p.cfg.Client(ctx, owner, repo, 0)
-	if err != nil {
-		return nil, err
-	}
-	h, err := p.handler()
+	gh, h, err := p.open(ctx, owner, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +247,7 @@ func (p *Source) Subscribe() (<-chan web.Change, func()) { return p.changes.subs
 // with their token), after decide re-folded the thread with the
 // repository's installation client; the webhook path applies it.
 func (p *Source) Resolve(ctx context.Context, token web.Token, r web.ResolveRequest) (string, error) {
-	gh, err := p.cfg.Client(ctx, r.Owner, r.Repo, 0)
-	if err != nil {
-		return "", err
-	}
-	h, err := p.handler()
+	gh, h, err := p.open(ctx, r.Owner, r.Repo)
 	if err != nil {
 		return "", err
 	}
