@@ -17,11 +17,18 @@ import (
 const serveEnv = "APPBENCH_TEST_SERVE"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == validateArg {
+		os.Exit(cli.Main(append([]string{"validate"}, os.Args[2:]...), os.Getenv, os.Stdout, os.Stderr))
+	}
 	if os.Getenv(serveEnv) != "" {
 		os.Exit(cli.Main([]string{"serve"}, os.Getenv, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
+
+// validateArg as the first argument makes the test binary run `phasegate
+// validate` with the arguments after it.
+const validateArg = "appbench-validate"
 
 // serveCmd runs this test binary as serve.
 func serveCmd(t *testing.T) []string {
@@ -95,4 +102,30 @@ func TestBurstSmoke(t *testing.T) {
 			t.Logf("%+v", res.PerReplica)
 		})
 	}
+}
+
+// TestGrowSmoke measures a 1-file pull request on a 60-artifact
+// repository, cold and warm. It asserts what happened, never how long it
+// took.
+func TestGrowSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs serve processes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runs, err := Grow(ctx, GrowOptions{Serve: serveCmd(t), Validate: []string{os.Args[0], validateArg}, Sizes: []int{60}, Seed: 1,
+		Dir: t.TempDir(), Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	if r.Artifacts != 60 || r.Validate <= 0 || r.ValidateExit > 1 || r.PeakRSS <= 0 {
+		t.Fatalf("run %+v", r)
+	}
+	for _, s := range []GrowStep{r.First, r.Change} {
+		if s.Conclusion == "" || CallsTo(s.Routes, "/git/trees/") == 0 {
+			t.Fatalf("step %+v", s)
+		}
+	}
+	t.Logf("first %d calls, change %d calls, %s", Totals(r.First.Routes).Calls, Totals(r.Change.Routes).Calls, r.Change.Title)
 }

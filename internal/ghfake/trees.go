@@ -78,9 +78,10 @@ func (s *Server) SetTree(owner, name, sha string, files []TreeFile) string {
 	for _, f := range files {
 		e := leafOf(f)
 		if e.typ == "blob" {
-			r.blobs[e.sha] = append([]byte(nil), f.Content...)
+			blob := bytes.Clone(f.Content)
+			r.blobs[e.sha] = blob
 			if e.mode != ModeSymlink {
-				contents[f.Path] = append([]byte(nil), f.Content...)
+				contents[f.Path] = blob // never written to: one copy serves both
 			}
 		}
 		root.insert(f.Path, e)

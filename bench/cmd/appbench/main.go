@@ -9,6 +9,7 @@
 //	go -C bench run ./cmd/appbench                       # builds ./cmd/phasegate, runs both
 //	go -C bench run ./cmd/appbench -burst=false -runs 5  # the big pull request only
 //	go -C bench run ./cmd/appbench -big=false            # the bursts only
+//	go -C bench run ./cmd/appbench -big=false -burst=false -grow 10000,50000  # a 1-file change by repository size
 //
 // Linux only (peak RSS from /proc). Everything listens on loopback, and
 // every process it starts is stopped before it exits.
@@ -25,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +36,7 @@ import (
 type flags struct {
 	bin                            string
 	big, burst, memory, warmup     bool
+	grow                           string
 	artifacts, runs                int
 	seed                           int64
 	repos, prs, prArtifacts        int
@@ -50,6 +53,7 @@ func main() {
 	flag.Int64Var(&f.seed, "seed", 1, "corpus seed")
 	flag.IntVar(&f.runs, "runs", 3, "repetitions of the big pull request (the median is reported)")
 	flag.BoolVar(&f.burst, "burst", true, "measure the burst")
+	flag.StringVar(&f.grow, "grow", "", "measure a 1-file pull request on repositories of these artifact counts (comma-separated, e.g. 1000,10000,50000,100000), cold and warm, beside validate of the checkout")
 	flag.IntVar(&f.repos, "repos", 20, "burst: repositories")
 	flag.IntVar(&f.prs, "prs", 5, "burst: pull requests per repository")
 	flag.IntVar(&f.prArtifacts, "pr-artifacts", 50, "burst: corpus artifacts per pull request (plus one Phase Outcome)")
@@ -81,6 +85,11 @@ func run(ctx context.Context, f flags) error {
 	serve := []string{bin, "serve"}
 	if f.big {
 		if err := big(ctx, f, serve); err != nil {
+			return err
+		}
+	}
+	if f.grow != "" {
+		if err := grow(ctx, f, bin); err != nil {
 			return err
 		}
 	}
@@ -141,6 +150,36 @@ func big(ctx context.Context, f flags, serve []string) error {
 	fmt.Println("API calls of run 1 by route:")
 	fmt.Println()
 	routes(r.Routes)
+	return nil
+}
+
+func grow(ctx context.Context, f flags, bin string) error {
+	var sizes []int
+	for _, s := range strings.Split(f.grow, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-grow: %q is not a count of artifacts", s)
+		}
+		sizes = append(sizes, n)
+	}
+	runs, err := app.Grow(ctx, app.GrowOptions{Serve: []string{bin, "serve"}, Validate: []string{bin, "validate"}, Sizes: sizes,
+		Seed: f.seed, Warmup: f.warmup, Timeout: f.timeout, Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n## A pull request changing 1 file, by repository size (the App cold, then warm), beside `phasegate validate` of the checkout\n\n")
+	fmt.Println("| artifacts | files | validate (exit) | first check → contracts | requests | MB down | 1-file change → contracts | ÷ validate | requests | MB down | contracts | peak RSS of serve |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+	for _, r := range runs {
+		a, b := app.Totals(r.First.Routes), app.Totals(r.Change.Routes)
+		fmt.Printf("| %d | %d | %s (%d) | %s | %d | %.2f | %s | %.2fx | %d | %.2f | %s: %s | %.1f MiB |\n", r.Artifacts, r.Files, ms(r.Validate), r.ValidateExit,
+			ms(r.First.ToContracts), a.Calls, float64(a.Down)/1e6, ms(r.Change.ToContracts), r.Change.ToContracts.Seconds()/r.Validate.Seconds(),
+			b.Calls, float64(b.Down)/1e6, r.Change.Conclusion, r.Change.Title, app.MiB(r.PeakRSS))
+	}
+	for _, r := range runs {
+		fmt.Printf("\nAPI calls of the 1-file change at %d artifacts, by route:\n\n", r.Artifacts)
+		routes(r.Change.Routes)
+	}
 	return nil
 }
 
