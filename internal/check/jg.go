@@ -736,9 +736,14 @@ func jgCheckScope(c *ruleCtx, is *jgIssue) {
 	if parent != "" {
 		pipelineDir = parent + "/.pipeline/"
 	}
+	// Only a diff that touches the issue's folder is checked: a result
+	// depends on the rest of the diff only then.
+	if !c.touches(pipelineDir + issue + "/") {
+		return
+	}
 	touched, others := false, false
 	var code []string
-	for p := range c.changed {
+	for p := range c.allChanged() {
 		if rest, ok := strings.CutPrefix(p, pipelineDir); ok {
 			if folder, _, isDir := strings.Cut(rest, "/"); isDir && folder != "completed" {
 				if folder == issue {

@@ -205,6 +205,31 @@ type ruleCtx struct {
 	// root, without the run's Prefix) to how; nil when no base was given, and
 	// commit-aware rules are then skipped.
 	changed map[string]Change
+	// deps gets each question the rules ask about the change, with its
+	// answer (see Dep): a cached result holds only while they read the
+	// same.
+	deps map[string]string
+}
+
+// changeOf is how the file rel changed (recorded in deps).
+func (c *ruleCtx) changeOf(rel string) Change {
+	ch := c.changed[rel]
+	c.deps[depChangeOf+rel] = string(ch)
+	return ch
+}
+
+// touches says whether the change touches a file under prefix (recorded).
+func (c *ruleCtx) touches(prefix string) bool {
+	t := touches(c.changed, prefix)
+	c.deps[depTouches+prefix] = fmt.Sprint(t)
+	return t
+}
+
+// allChanged is the whole change (recorded: a result that read it holds
+// only for the same change).
+func (c *ruleCtx) allChanged() map[string]Change {
+	c.deps[depChanges] = changeHash(c.changed)
+	return c.changed
 }
 
 func (c *ruleCtx) severity(id string) Severity {

@@ -26,9 +26,9 @@ type Options struct {
 	// Prefix is prepended to every finding's file (used when several roots
 	// are checked at once, so that paths stay unambiguous).
 	Prefix string
-	// KeepOutcomes keeps the decoded Phase Outcomes in Result.Outcomes (the
-	// action posts them); off, nothing but findings and statuses outlives
-	// the unit being checked.
+	// KeepOutcomes keeps the decoded Phase Outcomes that Changed has as
+	// added or modified in Result.Outcomes (the jobs post them); off,
+	// nothing but findings and statuses outlives the unit being checked.
 	KeepOutcomes bool
 	// Workers is the number of units checked in parallel; 0 means GOMAXPROCS.
 	Workers int
@@ -48,6 +48,14 @@ type Options struct {
 	// the FS, not to Dir, so a Dir inside a marker directory (.pace, …)
 	// keeps its place in the conventions. Run sets it.
 	Dir string
+	// Cache, when set and the FS knows its object ids (IDFS), keeps each
+	// unit's result keyed by its inputs: a unit whose files, and the
+	// other paths and questions about the change its rules read, are the
+	// same as in an earlier run is not read nor checked again.
+	// CacheScope must then name everything else the result depends on
+	// that Options does not hold: the repository and phasegate's version.
+	Cache      Cache
+	CacheScope string
 }
 
 // Change is how a file changed since the base revision.
@@ -65,8 +73,9 @@ type Result struct {
 	// Findings, sorted.
 	Findings []Finding
 	Statuses []Status
-	// Outcomes are the decoded Phase Outcome documents (to post them on
-	// their issues), sorted by path.
+	// Outcomes are the decoded Phase Outcome documents the change adds or
+	// modifies (Options.KeepOutcomes: to post them on their issues),
+	// sorted by path.
 	Outcomes []*artifact.Document
 }
 
@@ -142,7 +151,7 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place r
 		return Result{}, fmt.Errorf("reading %s: %w", name, err)
 	}
 	isDir := info.IsDir()
-	r := &runner{v: v, fsys: fsys, opts: &opts}
+	r := &runner{v: v, fsys: fsys, opts: &opts, cache: newUnitCache(fsys, &opts)}
 	switch {
 	case !isDir: // a single file has no tree for the rules to read
 	case place.root != nil:
@@ -173,11 +182,12 @@ func (v *Validator) runFS(ctx context.Context, fsys fs.FS, opts Options, place r
 // rules read (the same FS, or an os.Root's of it; nil for a single file) and
 // the options.
 type runner struct {
-	v    *Validator
-	fsys fs.FS
-	tree fs.FS
-	root *os.Root // when set, tree is its FS (Group.root)
-	opts *Options
+	v     *Validator
+	fsys  fs.FS
+	tree  fs.FS
+	root  *os.Root // when set, tree is its FS (Group.root)
+	opts  *Options
+	cache *unitCache // nil: every unit is checked
 }
 
 // run streams the units of the walk to workers that check them, and
@@ -330,12 +340,38 @@ type groupResult struct {
 // the family's rules to the decoded artifacts. A PACE project is checked one
 // day at a time (checkPACEUnit).
 func (r *runner) checkGroup(fg fileGroup) groupResult {
+	if r.cache == nil {
+		return r.checkUnit(fg, r.tree, map[string]string{})
+	}
+	key, ok := r.cache.key(fg, r.opts)
+	if !ok {
+		return r.checkUnit(fg, r.tree, map[string]string{})
+	}
+	if res, hit := r.cache.lookup(key, r.opts); hit {
+		return res
+	}
+	var rec *depFS
+	tree := r.tree
+	if tree != nil {
+		rec = &depFS{FS: tree}
+		tree = rec
+	}
+	deps := map[string]string{}
+	res := r.checkUnit(fg, tree, deps)
+	r.cache.store(key, res, rec, deps, r.opts)
+	return res
+}
+
+// checkUnit is checkGroup without the cache: tree is what the rules read,
+// and deps gets the questions about the change they asked, with the
+// answers.
+func (r *runner) checkUnit(fg fileGroup, tree fs.FS, deps map[string]string) groupResult {
 	opts := r.opts
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
-	g := &Group{Key: opts.Prefix + fg.key, files: r.tree, root: r.root, limit: limits.MaxFileSize}
+	g := &Group{Key: opts.Prefix + fg.key, files: tree, root: r.root, limit: limits.MaxFileSize}
 	if k := fg.files[0].Kind; k != nil && k.Family == "pace" {
-		r.checkPACEUnit(fg, g, limits, &res)
+		r.checkPACEUnit(fg, g, limits, &res, deps)
 		return res
 	}
 	for _, f := range fg.files {
@@ -350,7 +386,7 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	if fam == nil {
 		return res
 	}
-	c := &ruleCtx{opts: opts, changed: opts.Changed}
+	c := &ruleCtx{opts: opts, changed: opts.Changed, deps: deps}
 	fam.check(c, g)
 	res.findings = append(res.findings, c.findings...)
 	res.statuses = append(res.statuses, c.statuses...)
@@ -377,7 +413,7 @@ func (r *runner) checkOne(f artifact.File, limits artifact.Limits, res *groupRes
 	if checkedHook != nil {
 		checkedHook(doc)
 	}
-	if opts.KeepOutcomes && doc.Kind.ID == "outcome.phase-outcome" {
+	if ch := opts.Changed[f.Rel]; opts.KeepOutcomes && doc.Kind.ID == "outcome.phase-outcome" && (ch == Added || ch == Modified) {
 		res.outcomes = append(res.outcomes, doc.WithoutPositions())
 	}
 	return doc
@@ -393,9 +429,9 @@ var checkedHook func(*artifact.Document)
 // plan, the advisory backlog) first, then each day's files in day order,
 // applies the day's rules and drops them; only the plan and the latest day
 // (for the unit's status) are held across days.
-func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, res *groupResult) {
+func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, res *groupResult, deps map[string]string) {
 	opts := r.opts
-	c := &ruleCtx{opts: opts, changed: opts.Changed}
+	c := &ruleCtx{opts: opts, changed: opts.Changed, deps: deps}
 	days := map[int][]artifact.File{}
 	var plan, backlog *artifact.Document
 	for _, f := range fg.files {
