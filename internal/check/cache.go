@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -19,10 +20,10 @@ import (
 // units whose inputs changed.
 type IDFS interface {
 	fs.FS
-	// ObjectID is the id of the entry at name, its last element not
-	// followed if it is a symlink: "blob <id>", "tree <id>" or
+	// ObjectID is the id of the entry at name — with follow, of what a
+	// final symlink leads to — as "blob <id>", "tree <id>" or
 	// "link <id>". An absent entry is an error wrapping fs.ErrNotExist.
-	ObjectID(name string) (string, error)
+	ObjectID(name string, follow bool) (string, error)
 }
 
 // Cache keeps the result of each unit checked, keyed by the unit's inputs
@@ -43,13 +44,26 @@ type Unit struct {
 	Statuses  []Status  `json:"statuses,omitempty"`
 }
 
-// Dep is one more input the unit's rules read: a path of the tree and
-// its object id ("-": absent), or a question about the change (Path
-// starting with depChange) and its answer.
+// Dep is one more input the unit's rules read: a path of the tree as one
+// of the FS's operations saw it (Path starting with depOpen, depStat or
+// depLstat) and what it saw ("-": absent), or a question about the
+// change (Path starting with depChange) and its answer.
 type Dep struct {
 	Path string `json:"path"`
 	ID   string `json:"id"`
 }
+
+// What an operation of the FS sees of a path, as Dep paths: Open and
+// ReadDir see the content (the object id, following a final symlink);
+// Stat sees a file's content (its size) but of a directory only that it
+// is one; Lstat and ReadLink see the same without following a final
+// symlink. A directory's listing is known by its tree id, which also
+// changes with anything below it: a conservative answer.
+const (
+	depOpen  = "o:"
+	depStat  = "s:"
+	depLstat = "l:"
+)
 
 // Questions about the change, as Dep paths: how one file changed, whether
 // any file under a prefix changed, the whole change.
@@ -106,7 +120,7 @@ func (uc *unitCache) key(fg fileGroup, opts *Options) (key [32]byte, ok bool) {
 	h.Write(uc.salt[:])
 	fmt.Fprintf(h, "%d\x00%s\x00", len(fg.key), fg.key)
 	for _, f := range fg.files {
-		id, err := uc.ids.ObjectID(f.Path)
+		id, err := uc.ids.ObjectID(f.Path, true)
 		if err != nil {
 			return key, false
 		}
@@ -139,7 +153,7 @@ func (uc *unitCache) lookup(key [32]byte, opts *Options) (groupResult, bool) {
 			return groupResult{}, false
 		}
 	}
-	return groupResult{artifacts: u.Artifacts, findings: slices.Clone(u.Findings), statuses: slices.Clone(u.Statuses)}, true
+	return groupResult{artifacts: u.Artifacts, reused: true, findings: slices.Clone(u.Findings), statuses: slices.Clone(u.Statuses)}, true
 }
 
 // read answers a Dep's question in this run; "" when it cannot.
@@ -150,14 +164,20 @@ func (uc *unitCache) read(p string, opts *Options) string {
 	case len(p) > len(depTouches) && p[:len(depTouches)] == depTouches:
 		return fmt.Sprint(touches(opts.Changed, p[len(depTouches):]))
 	case len(p) > len(depChangeOf) && p[:len(depChangeOf)] == depChangeOf:
-		return string(opts.Changed[p[len(depChangeOf):]])
+		return "=" + string(opts.Changed[p[len(depChangeOf):]])
 	}
-	id, err := uc.ids.ObjectID(p)
+	if len(p) < 2 {
+		return ""
+	}
+	op, name := p[:2], p[2:]
+	id, err := uc.ids.ObjectID(name, op != depLstat)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "-"
 	case err != nil:
 		return ""
+	case op != depOpen && strings.HasPrefix(id, "tree "):
+		return "tree"
 	}
 	return id
 }
@@ -212,13 +232,13 @@ type depFS struct {
 	bad  bool
 }
 
-func (d *depFS) note(name string, err error) {
+func (d *depFS) note(op, name string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.seen == nil {
 		d.seen = map[string]bool{}
 	}
-	d.seen[name] = true
+	d.seen[op+name] = true
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.bad = true
 	}
@@ -238,30 +258,30 @@ func (d *depFS) names() []string {
 
 func (d *depFS) Open(name string) (fs.File, error) {
 	f, err := d.FS.Open(name)
-	d.note(name, err)
+	d.note(depOpen, name, err)
 	return f, err
 }
 
 func (d *depFS) Stat(name string) (fs.FileInfo, error) {
 	fi, err := fs.Stat(d.FS, name)
-	d.note(name, err)
+	d.note(depStat, name, err)
 	return fi, err
 }
 
 func (d *depFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	es, err := fs.ReadDir(d.FS, name)
-	d.note(name, err)
+	d.note(depOpen, name, err)
 	return es, err
 }
 
 func (d *depFS) ReadLink(name string) (string, error) {
 	t, err := fs.ReadLink(d.FS, name)
-	d.note(name, err)
+	d.note(depLstat, name, err)
 	return t, err
 }
 
 func (d *depFS) Lstat(name string) (fs.FileInfo, error) {
 	fi, err := fs.Lstat(d.FS, name)
-	d.note(name, err)
+	d.note(depLstat, name, err)
 	return fi, err
 }

@@ -214,7 +214,7 @@ type ruleCtx struct {
 // changeOf is how the file rel changed (recorded in deps).
 func (c *ruleCtx) changeOf(rel string) Change {
 	ch := c.changed[rel]
-	c.deps[depChangeOf+rel] = string(ch)
+	c.deps[depChangeOf+rel] = "=" + string(ch) // "" is no answer
 	return ch
 }
 

@@ -70,6 +70,8 @@ const (
 // Result of a run.
 type Result struct {
 	Artifacts int
+	// Reused counts the units whose results came from Options.Cache.
+	Reused int
 	// Findings, sorted.
 	Findings []Finding
 	Statuses []Status
@@ -211,6 +213,9 @@ func (r *runner) run(ctx context.Context, disc artifact.DiscoverOptions, name st
 				gr := r.checkGroup(*g)
 				mu.Lock()
 				res.Artifacts += gr.artifacts
+				if gr.reused {
+					res.Reused++
+				}
 				res.Findings = append(res.Findings, gr.findings...)
 				res.Statuses = append(res.Statuses, gr.statuses...)
 				res.Outcomes = append(res.Outcomes, gr.outcomes...)
@@ -331,6 +336,7 @@ func streamGroups(fsys fs.FS, disc artifact.DiscoverOptions, name string, emit f
 
 type groupResult struct {
 	artifacts int
+	reused    bool // from Options.Cache
 	findings  []Finding
 	statuses  []Status
 	outcomes  []*artifact.Document

@@ -33,6 +33,8 @@ type Checked struct {
 	Config  config.Config
 	Blob    string
 	Skipped []string
+	// Reused counts the units whose results came from Job.Cache.
+	Reused int
 }
 
 // RuleConfig is the rule of a finding on the configuration file itself
@@ -78,7 +80,7 @@ func (j *Job) Check(ctx context.Context, gh GitHub, req Request) (out Checked, e
 		out.Report.Pipeline = []check.Status{}
 	}
 	out.Report.Verdict = gate.Compute(findings, res.Statuses)
-	out.Carried = carried
+	out.Carried, out.Reused = carried, res.Reused
 	return out, nil
 }
 
@@ -87,7 +89,8 @@ func (j *Job) Check(ctx context.Context, gh GitHub, req Request) (out Checked, e
 // commit's tree req.Open gives, every read error of which fails the check.
 // It returns the FS the guard reads the head's files from.
 func (j *Job) run(ctx context.Context, req Request, cfg config.Config, changed map[string]check.Change) (check.Result, fs.FS, error) {
-	opts := check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: req.RootName}
+	opts := check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: req.RootName,
+		Cache: j.Cache, CacheScope: strings.Join([]string{req.Owner, req.Repo, req.Version, req.Prefix}, "\x00")}
 	if req.Root != "" {
 		res, err := j.Validator.Run(ctx, req.Root, opts)
 		return res, os.DirFS(req.Root), err
@@ -257,6 +260,17 @@ func (r *recordingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 func (r *recordingFS) Stat(name string) (fs.FileInfo, error) {
 	fi, err := fs.Stat(r.FS, name)
 	return fi, r.note(err)
+}
+
+// ObjectID is the commit's object id of name (check.IDFS), when the FS
+// has them.
+func (r *recordingFS) ObjectID(name string, follow bool) (string, error) {
+	ids, ok := r.FS.(check.IDFS)
+	if !ok {
+		return "", errors.ErrUnsupported
+	}
+	id, err := ids.ObjectID(name, follow)
+	return id, r.note(err)
 }
 
 func (r *recordingFS) ReadLink(name string) (string, error) {

@@ -96,12 +96,18 @@ type Job struct {
 	// ({public}/{owner}/{repo}/commit/{sha}), and so is
 	// phasegate/decisions' when no phasegate comment decides it.
 	PagesURL string
+	// Cache, when set, keeps the units' results between the jobs: a unit
+	// of a commit read through the API (CommitFS) whose inputs have the
+	// ids they had in an earlier job is not read nor checked again.
+	Cache check.Cache
 }
 
 // Summary is what one job did.
 type Summary struct {
 	Verdict   gate.Verdict
 	Artifacts int
+	// Reused counts the units whose results came from Job.Cache.
+	Reused    int
 	Findings  int
 	Posted    int
 	Decisions ghclient.Status
@@ -162,7 +168,7 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			Reasons: []string{"HOLD: phasegate could not check this commit: " + report.Terminal(err.Error())}}}
 	default:
 		rep := out.Report
-		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Findings: len(rep.Findings), ConfigBlob: out.Blob, Report: &rep}
+		sum = Summary{Verdict: rep.Verdict.Verdict, Artifacts: rep.Artifacts, Reused: out.Reused, Findings: len(rep.Findings), ConfigBlob: out.Blob, Report: &rep}
 		if j.poster(out.Config) && req.Fork == "" && req.Base != "" {
 			res, err := j.Post(ctx, gh, req, out.Carried, opts)
 			sum.Posted, synced, sum.Decisions = len(res.Posted), res.Synced, res.Decisions

@@ -54,12 +54,21 @@ type TreeLimits struct {
 	MaxListingBytes int64
 	// Wanted says which files the caller will read; with ArchiveOver, more
 	// than ArchiveOver wanted files make the FS read the commit's archive
-	// (two requests) instead of one request per blob; only the wanted
-	// files of the archive are kept, each verified against the listing.
+	// (two requests) instead of one request per blob — with Trees, only
+	// once more than ArchiveOver/4 blobs had to be fetched; only the
+	// wanted files of the archive are kept, each verified against the
+	// listing.
 	// What the archive does not give (within its limits, verified) is
 	// fetched blob by blob. Zero or nil: blobs only.
 	Wanted      func(path string) bool
 	ArchiveOver int
+	// Trees, when set, keeps the tree listings between CommitFSes: a
+	// commit's listing reads only the trees it does not hold, so a
+	// commit that changes one file of a large repository costs a
+	// request per directory above that file, and a repository of any
+	// size is read (subtree by subtree where GitHub truncates a
+	// recursive listing) within MaxEntries and MaxListingBytes.
+	Trees *TreeCache
 }
 
 func (l TreeLimits) withDefaults() TreeLimits {
@@ -116,7 +125,16 @@ type CommitFS struct {
 	fetched  int64 // bytes reserved against MaxTotalBytes
 
 	requests, blobs, bytes, archiveBytes atomic.Int64
-	fromArchive                          bool
+	fromArchive                          atomic.Bool
+
+	// archive: the caller wants more files than ArchiveOver; the archive
+	// is read (once) at once, or, with a TreeCache (the caller keeps
+	// results between commits: check.Cache), when more than
+	// ArchiveOver/4 blobs were needed, so that a check reusing most
+	// results reads few blobs and no archive.
+	archive     bool
+	misses      atomic.Int64
+	archiveOnce sync.Once
 }
 
 type nodeKind uint8
@@ -148,12 +166,37 @@ type node struct {
 func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim TreeLimits) (*CommitFS, error) {
 	f := &CommitFS{c: c, ctx: ctx, owner: owner, repo: repo, sha: sha, lim: lim.withDefaults(),
 		root: newDir(".")}
-	f.requests.Add(1)
-	t, err := c.Tree(ctx, owner, repo, sha)
+	where := fmt.Sprintf("the tree of %s@%s", repoName(owner, repo), sha)
+	t, err := f.listing(ctx, where)
 	if err != nil {
 		return nil, err
 	}
-	where := fmt.Sprintf("the tree of %s@%s", repoName(owner, repo), sha)
+	f.root.sha = t.SHA
+	if len(t.Entries) > f.lim.MaxEntries {
+		return nil, fmt.Errorf("%s: %d entries, the limit is %d: %w", where, len(t.Entries), f.lim.MaxEntries, ErrTreeTooLarge)
+	}
+	if err := f.build(t.Entries); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if f.archive = f.preferArchive(t); f.archive && f.lim.Trees == nil {
+		f.archiveOnce.Do(func() { _ = f.loadArchive() })
+	}
+	return f, nil
+}
+
+// listing lists the commit's tree whole: through the TreeCache when
+// there is one, else with one recursive listing, read level by level
+// when GitHub truncates it.
+func (f *CommitFS) listing(ctx context.Context, where string) (Tree, error) {
+	c, owner, repo, sha := f.c, f.owner, f.repo, f.sha
+	if f.lim.Trees != nil {
+		return f.lim.Trees.cachedListing(ctx, c, owner, repo, sha, f.lim, &f.requests, where)
+	}
+	f.requests.Add(1)
+	t, err := c.Tree(ctx, owner, repo, sha)
+	if err != nil {
+		return Tree{}, err
+	}
 	if t.Truncated {
 		// The tree the listing names (not sha again: a branch may move).
 		w := c.newTreeWalk(ctx, owner, repo, where+", read level by level as github truncated its listing", f.lim)
@@ -161,21 +204,10 @@ func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim Tree
 		err := w.all(t.SHA, "", &t.Entries)
 		f.requests.Add(w.requests)
 		if err != nil {
-			return nil, err
+			return Tree{}, err
 		}
 	}
-	if len(t.Entries) > f.lim.MaxEntries {
-		return nil, fmt.Errorf("%s: %d entries, the limit is %d: %w", where, len(t.Entries), f.lim.MaxEntries, ErrTreeTooLarge)
-	}
-	if err := f.build(t.Entries); err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	if f.preferArchive(t) {
-		// Only a shortcut: what it could not fill (within its limits,
-		// verified) is fetched blob by blob, as listed.
-		_ = f.loadArchive()
-	}
-	return f, nil
+	return t, nil
 }
 
 // build makes the FS's nodes from the tree's entries (submodules left out).
@@ -265,7 +297,7 @@ func (n *node) sortAll() {
 
 func (f *CommitFS) Stats() FSStats {
 	return FSStats{Requests: f.requests.Load(), Blobs: f.blobs.Load(), Bytes: f.bytes.Load(),
-		ArchiveBytes: f.archiveBytes.Load(), FromArchive: f.fromArchive}
+		ArchiveBytes: f.archiveBytes.Load(), FromArchive: f.fromArchive.Load()}
 }
 
 func (f *CommitFS) reserve(n int64) error {
@@ -287,6 +319,18 @@ func (f *CommitFS) release(n int64) {
 // load returns a file's head (at most MaxFileBytes) or a symlink's target,
 // fetching its blob the first time.
 func (f *CommitFS) load(n *node) ([]byte, error) {
+	n.mu.Lock()
+	if n.loaded {
+		defer n.mu.Unlock()
+		return n.data, nil
+	}
+	n.mu.Unlock()
+	if f.archive && f.misses.Add(1) > int64(f.lim.ArchiveOver/4) {
+		// Only a shortcut: what it could not fill (within its limits,
+		// verified) is fetched blob by blob, as listed. No node's lock
+		// is held here: the archive takes each node's as it fills it.
+		f.archiveOnce.Do(func() { _ = f.loadArchive() })
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.loaded {
@@ -405,6 +449,18 @@ func (f *CommitFS) ReadLink(name string) (string, error) {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
 	}
 	return string(target), nil
+}
+
+// ObjectID is the git object id of the entry at name (with follow, of
+// what a final symlink leads to): "blob <sha>", "tree <sha>" or
+// "link <sha>", from the tree listing (nothing is fetched but the
+// targets of symlinks in the way). It makes CommitFS a check.IDFS.
+func (f *CommitFS) ObjectID(name string, follow bool) (string, error) {
+	n, err := f.resolve("objectid", name, follow)
+	if err != nil {
+		return "", err
+	}
+	return [...]string{kindDir: "tree ", kindFile: "blob ", kindSymlink: "link "}[n.kind] + n.sha, nil
 }
 
 // ReadDir lists a directory, sorted by name, following symlinks.

@@ -30,7 +30,7 @@ func (f *CommitFS) loadArchive() error {
 	if err := f.readTarGz(&countingReader{r: rc, n: &f.archiveBytes}); err != nil {
 		return err
 	}
-	f.fromArchive = true
+	f.fromArchive.Store(true)
 	return nil
 }
 
@@ -72,10 +72,10 @@ func (f *CommitFS) readTar(r io.Reader) error {
 			return fmt.Errorf("the archive has over %d entries: %w", f.lim.MaxEntries, ErrTreeTooLarge)
 		}
 		n := f.listed(rel)
-		if n == nil || n.loaded || (n.kind == kindFile && f.lim.Wanted != nil && !f.lim.Wanted(rel)) {
+		if n == nil || (n.kind == kindFile && f.lim.Wanted != nil && !f.lim.Wanted(rel)) {
 			continue // not in the listing (or not wanted): ignored
 		}
-		if err := f.fill(n, tr, h); err != nil {
+		if err := f.fillLocked(n, tr, h); err != nil {
 			return fmt.Errorf("archive entry %q: %w", h.Name, err)
 		}
 	}
@@ -97,6 +97,16 @@ func (f *CommitFS) listed(p string) *node {
 		return nil
 	}
 	return n
+}
+
+// fillLocked is fill under n's lock, for a node not loaded yet.
+func (f *CommitFS) fillLocked(n *node, tr *tar.Reader, h *tar.Header) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.loaded {
+		return nil
+	}
+	return f.fill(n, tr, h)
 }
 
 // fill keeps the content of archive entry h for listed node n when the

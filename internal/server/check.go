@@ -95,7 +95,7 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 	}
 	sum, err := d.CheckCommit(ctx, gh, req)
 	s.pages.Record(ctx, j.Owner, j.Repo, sha, sum, log)
-	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "findings", sum.Findings,
+	log.Info("checked a commit", "head", sha, "verdict", sum.Verdict, "artifacts", sum.Artifacts, "reused_units", sum.Reused, "findings", sum.Findings,
 		"posted", sum.Posted, "decisions", sum.Decisions.State)
 	if err != nil {
 		return fmt.Errorf("checking %s of %s/%s: %w", outcome.ShortSHA(sha), j.Owner, j.Repo, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/pages"
@@ -33,6 +34,12 @@ const (
 	DefaultReadyRetry           = 5 * time.Second
 	DefaultSeenTTL              = time.Hour
 	DefaultSeenMax              = 200_000
+	// DefaultCacheUnits bounds the units' results kept between jobs: a
+	// 100,000-artifact repository is about 80,000 units.
+	DefaultCacheUnits = 250_000
+	// DefaultCacheTrees bounds the tree listings (one directory each)
+	// kept between jobs.
+	DefaultCacheTrees = 250_000
 	// DefaultMaxInflightBytes bounds the webhook bodies held at once
 	// before their signatures are checked: two of GitHub's largest
 	// deliveries, or thousands of ordinary ones.
@@ -129,6 +136,10 @@ type Config struct {
 	// InstallationConcurrency is how many durable jobs of one installation
 	// run at once (default 4).
 	InstallationConcurrency int
+	// Units keeps the checked units' results between jobs, keyed by
+	// their inputs' object ids (check.Cache; default an in-memory LRU of
+	// DefaultCacheUnits units).
+	Units check.Cache
 	// NewDecider builds the decision handler for one delivery or one
 	// reconcile pass (default: a *decide.Handler, see DefaultDecider). It is
 	// called often and must be cheap.
@@ -306,6 +317,10 @@ func (c *Config) fillDefaults() {
 	c.Seen = cmp.Or[Seen](c.Seen, NewMemSeen(DefaultSeenTTL, DefaultSeenMax))
 	c.Locker = cmp.Or[decide.Locker](c.Locker, decide.NewMemLocker())
 	c.InstallSlots = cmp.Or[Slots](c.InstallSlots, NewMemSlots())
+	c.Units = cmp.Or[check.Cache](c.Units, check.NewLRU(DefaultCacheUnits))
+	if c.TreeLimits.Trees == nil {
+		c.TreeLimits.Trees = ghclient.NewTreeCache(DefaultCacheTrees)
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -28,12 +28,13 @@ type Decider interface {
 type DeciderOptions struct {
 	*decide.Handler
 	Validator *check.Validator
+	Cache     check.Cache
 }
 
 // DefaultDecider is the options' *decide.Handler with the checking job on
 // top: the App's identity overrides each repository's configured one.
 func DefaultDecider(o DeciderOptions) Decider {
-	return appDecider{o.Handler, &checkjob.Job{Handler: o.Handler, Validator: o.Validator, ConfigPath: o.ConfigPath, PagesURL: o.PagesURL}}
+	return appDecider{o.Handler, &checkjob.Job{Handler: o.Handler, Validator: o.Validator, ConfigPath: o.ConfigPath, PagesURL: o.PagesURL, Cache: o.Cache}}
 }
 
 // appDecider is the decision handler with the checking job on top.

@@ -79,7 +79,7 @@ func (s *Server) handle(ctx context.Context, j *job) {
 // decider is the decision handler of one delivery (b nil) or one
 // reconcile pass (its budget).
 func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
-	return s.cfg.NewDecider(DeciderOptions{Validator: s.validator, Handler: &decide.Handler{
+	return s.cfg.NewDecider(DeciderOptions{Validator: s.validator, Cache: s.cfg.Units, Handler: &decide.Handler{
 		Identity: s.Identity(), Key: s.cfg.SigningKey, Locks: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Watermarks: s.watermarks,
 		Memo: s.memo, Budget: b, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,

@@ -1,0 +1,243 @@
+package ghclient
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"sync/atomic"
+
+	"github.com/google/go-github/v60/github"
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// TreeCache keeps tree listings, one level each, by repository and tree
+// id. A tree's id names its content, so a listing read once serves every
+// later commit holding the same tree: a CommitFS with a TreeCache reads
+// only the trees that changed (TreeLimits.Trees). Safe for concurrent
+// use.
+type TreeCache struct {
+	levels *lru.Cache[treeKey, []TreeEntry]
+}
+
+type treeKey struct{ repo, sha string }
+
+// NewTreeCache keeps at most n levels (n > 0).
+func NewTreeCache(n int) *TreeCache {
+	c, _ := lru.New[treeKey, []TreeEntry](max(n, 1)) // errs only on n <= 0
+	return &TreeCache{levels: c}
+}
+
+// knownRepo is the key that says a repository has levels in the cache.
+func knownRepo(repo string) treeKey { return treeKey{repo: repo} }
+
+// treeRead is one commit's listing read level by level through a
+// TreeCache: entries are bounded by MaxEntries, their paths' bytes by
+// MaxListingBytes, and requests are counted.
+type treeRead struct {
+	c           *Client
+	ctx         context.Context
+	owner, repo string
+	key         string // owner/repo
+	cache       *TreeCache
+	lim         TreeLimits
+	requests    *atomic.Int64
+	where       string
+	entries     int
+	pathBytes   int64
+	out         []TreeEntry
+	// read holds the levels this read fetched, whatever the cache
+	// evicts meanwhile.
+	read map[string][]TreeEntry
+}
+
+// get is the level of tree sha, from this read or the cache.
+func (r *treeRead) get(sha string) ([]TreeEntry, bool) {
+	if level, ok := r.read[sha]; ok {
+		return level, true
+	}
+	return r.cache.levels.Get(treeKey{r.key, sha})
+}
+
+// put keeps the level of tree sha.
+func (r *treeRead) put(sha string, level []TreeEntry) {
+	r.read[sha] = level
+	r.cache.levels.Add(treeKey{r.key, sha}, level)
+}
+
+// cachedListing lists the tree of commit sha as a recursive listing does
+// (parents before children), from the cache where it can: a repository
+// the cache knows nothing of is listed recursively (one request; subtree
+// by subtree when GitHub truncates it); else the commit's root tree is
+// read, and below it only the trees the cache does not hold — one level
+// at a time while their children are known, one recursive listing for a
+// tree none of whose subtrees is known (new ground).
+func (tc *TreeCache) cachedListing(ctx context.Context, c *Client, owner, repo, sha string, lim TreeLimits, requests *atomic.Int64, where string) (Tree, error) {
+	r := &treeRead{c: c, ctx: ctx, owner: owner, repo: repo, key: repoName(owner, repo), cache: tc, lim: lim, requests: requests, where: where,
+		read: map[string][]TreeEntry{}}
+	var root string
+	var level []TreeEntry
+	if _, known := tc.levels.Get(knownRepo(r.key)); known {
+		var err error
+		if root, level, err = r.fetch(sha, false); err != nil {
+			return Tree{}, err
+		}
+		r.put(root, level)
+	} else {
+		var err error
+		if root, err = r.subtree(sha); err != nil {
+			return Tree{}, err
+		}
+		level, _ = r.get(root)
+	}
+	if err := r.grow(level, ""); err != nil {
+		return Tree{}, err
+	}
+	tc.levels.Add(knownRepo(r.key), nil)
+	return Tree{SHA: root, Entries: r.out}, nil
+}
+
+// fetch reads one tree (sha: a tree, or a commit for its root tree):
+// its id and its entries, named by their base names; recursive lists
+// everything below it, named by their paths under it.
+func (r *treeRead) fetch(sha string, recursive bool) (string, []TreeEntry, error) {
+	r.requests.Add(1)
+	t, _, err := r.c.gh.Git.GetTree(withOp(r.ctx, "Tree"), r.owner, r.repo, sha, recursive)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: read tree %s: %w", r.where, sha, err)
+	}
+	if t.GetTruncated() && !recursive {
+		return "", nil, fmt.Errorf("%s: github truncated the listing of tree %s (%d entries): %w", r.where, sha, len(t.Entries), ErrTreeTooLarge)
+	}
+	if t.GetTruncated() {
+		return t.GetSHA(), nil, nil // the caller reads it subtree by subtree
+	}
+	entries := convert(t.Entries, func(e *github.TreeEntry) TreeEntry {
+		return TreeEntry{Path: e.GetPath(), Mode: e.GetMode(), Type: e.GetType(), SHA: e.GetSHA(), Size: int64(e.GetSize())}
+	})
+	for _, e := range entries {
+		name := e.Path
+		if e.SHA == "" {
+			return "", nil, fmt.Errorf("%s: tree %s has an entry %q without an id", r.where, sha, name)
+		}
+		if !recursive {
+			if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+				return "", nil, fmt.Errorf("%s: tree %s has an entry named %q", r.where, sha, name)
+			}
+		}
+	}
+	return t.GetSHA(), entries, nil
+}
+
+// subtree puts every level below tree sha (or a commit's root tree) in
+// the cache with one recursive listing, or, when GitHub truncates it, its
+// own level and then each subtree the same way. It returns the tree's id.
+func (r *treeRead) subtree(sha string) (string, error) {
+	id, all, err := r.fetch(sha, true)
+	if err != nil {
+		return "", err
+	}
+	if all == nil { // truncated
+		id, level, err := r.fetch(sha, false)
+		if err != nil {
+			return "", err
+		}
+		r.put(id, level)
+		for _, e := range level {
+			if _, ok := r.get(e.SHA); e.Type == "tree" && !ok {
+				if _, err := r.subtree(e.SHA); err != nil {
+					return "", err
+				}
+			}
+		}
+		return id, nil
+	}
+	// Split the listing into levels: a directory's id is in its entry.
+	ids := map[string]string{"": id}
+	levels := map[string][]TreeEntry{}
+	for _, e := range all {
+		if !validListed(e.Path) {
+			return "", fmt.Errorf("%s: tree %s lists an entry at %q", r.where, id, e.Path)
+		}
+		dir, name := path.Split(e.Path)
+		dir = strings.TrimSuffix(dir, "/")
+		if e.Type == "tree" {
+			ids[e.Path] = e.SHA
+		}
+		e.Path = name
+		levels[dir] = append(levels[dir], e)
+	}
+	for dir, level := range levels {
+		dirID, ok := ids[dir]
+		if !ok {
+			return "", fmt.Errorf("%s: tree %s lists %q under no directory it lists", r.where, id, dir)
+		}
+		r.put(dirID, level)
+	}
+	for dir, dirID := range ids {
+		if _, ok := levels[dir]; !ok {
+			r.put(dirID, []TreeEntry{}) // an empty tree
+		}
+	}
+	return id, nil
+}
+
+func validListed(p string) bool {
+	for _, el := range strings.Split(p, "/") {
+		if el == "" || el == "." || el == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// grow appends the entries of one level (at prefix) and everything below
+// them, reading the trees the cache does not hold.
+func (r *treeRead) grow(level []TreeEntry, prefix string) error {
+	var trees, missing int
+	for _, e := range level {
+		if e.Type == "tree" {
+			trees++
+			if _, ok := r.get(e.SHA); !ok {
+				missing++
+			}
+		}
+	}
+	newGround := missing >= 2 && missing == trees
+	for _, e := range level {
+		p := prefix + e.Path
+		if r.entries++; r.entries > r.lim.MaxEntries {
+			return fmt.Errorf("%s: over %d entries, the limit is %d: %w", r.where, r.lim.MaxEntries, r.lim.MaxEntries, ErrTreeTooLarge)
+		}
+		if r.pathBytes += int64(len(p)); r.pathBytes > r.lim.MaxListingBytes {
+			return fmt.Errorf("%s: over %d bytes of paths, the limit is MaxListingBytes %d: %w", r.where,
+				r.lim.MaxListingBytes, r.lim.MaxListingBytes, ErrTreeTooLarge)
+		}
+		e.Path = p
+		r.out = append(r.out, e)
+		if e.Type != "tree" {
+			continue
+		}
+		below, ok := r.get(e.SHA)
+		if !ok {
+			var err error
+			if newGround {
+				_, err = r.subtree(e.SHA)
+				below, ok = r.get(e.SHA)
+				if err == nil && !ok {
+					err = fmt.Errorf("%s: tree %s of %q was read but not listed", r.where, e.SHA, p)
+				}
+			} else {
+				_, below, err = r.fetch(e.SHA, false)
+				r.put(e.SHA, below)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if err := r.grow(below, p+"/"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package ghclient
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/fstest"
+
+	"github.com/phasegate/phasegate/internal/ghfake"
+)
+
+// bigTree is n files in a tree of services, each with a few directories.
+func bigTree(n int) []ghfake.TreeFile {
+	var out []ghfake.TreeFile
+	for i := range n {
+		out = append(out, ghfake.TreeFile{Path: fmt.Sprintf("services/s%03d/.pipeline/issue-%d/f%d.yaml", i%40, i%7, i),
+			Content: fmt.Appendf(nil, "n: %d\n", i)})
+	}
+	return append(out, ghfake.TreeFile{Path: "README.md", Content: []byte("# r\n")})
+}
+
+// listingOf is every path of an FS with what it is: for comparing the FS
+// a TreeCache builds with the one a recursive listing builds.
+func listingOf(t *testing.T, fsys fs.FS) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		id, err := fsys.(*CommitFS).ObjectID(p, false)
+		out[p] = id
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestTreeCacheReadsWhatChanged: a cold read is one recursive listing; a
+// commit that changes one file reads the root and the trees above that
+// file only; a new directory of several subtrees is one recursive
+// listing of each; and every FS lists what a recursive listing without
+// the cache lists.
+func TestTreeCacheReadsWhatChanged(t *testing.T) {
+	e := newEnv(t, Options{})
+	base := bigTree(400)
+	e.fake.SetTree(owner, repo, "c1", base)
+	one := slices.Clone(base)
+	one[123].Content = []byte("edited\n")
+	e.fake.SetTree(owner, repo, "c2", one)
+	grown := slices.Clone(one)
+	for i := range 6 {
+		grown = append(grown, ghfake.TreeFile{Path: fmt.Sprintf("new/d%d/x/f.yaml", i), Content: fmt.Appendf(nil, "x: %d\n", i)})
+	}
+	e.fake.SetTree(owner, repo, "c3", grown)
+	cache := NewTreeCache(10000)
+	for _, step := range []struct {
+		sha  string
+		want int64 // requests
+	}{
+		{"c1", 1},
+		{"c2", 5}, // the root, services, services/s003, .pipeline, issue-4
+		{"c2", 1}, // the root only: everything below it is held
+		{"c3", 2 + 6},
+	} {
+		fsys, err := e.c.CommitFS(ctxT(t), owner, repo, step.sha, TreeLimits{Trees: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fsys.Stats().Requests; got != step.want {
+			t.Errorf("%s: %d requests, want %d", step.sha, got, step.want)
+		}
+		plain, err := e.c.CommitFS(ctxT(t), owner, repo, step.sha, TreeLimits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := listingOf(t, fsys), listingOf(t, plain); !maps.Equal(got, want) {
+			t.Fatalf("%s: the cached listing differs: %d paths, want %d", step.sha, len(got), len(want))
+		}
+	}
+}
+
+// TestTreeCacheBeyondTruncation: a tree whose recursive listing GitHub
+// truncates is read subtree by subtree, whole, without the 100,000-entry
+// cap of one listing; MaxEntries still bounds it and fails closed.
+func TestTreeCacheBeyondTruncation(t *testing.T) {
+	e := newEnv(t, Options{})
+	files := bigTree(300)
+	e.fake.SetTree(owner, repo, "c1", files)
+	e.fake.SetTreeTruncation(50, 0) // every listing over 50 entries is cut
+	fsys, err := e.c.CommitFS(ctxT(t), owner, repo, "c1", TreeLimits{Trees: NewTreeCache(10000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range files {
+		want = append(want, f.Path)
+	}
+	if err := fstest.TestFS(fsys, want...); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.CommitFS(ctxT(t), owner, repo, "c1", TreeLimits{Trees: NewTreeCache(10000), MaxEntries: 200})
+	if !errors.Is(err, ErrTreeTooLarge) {
+		t.Fatalf("over MaxEntries: %v, want ErrTreeTooLarge", err)
+	}
+}
+
+// TestTreeCacheRandomHistory: over random histories (files edited, added,
+// removed, moved) read through one small cache that must evict, each
+// commit's FS lists exactly what a recursive listing lists.
+func TestTreeCacheRandomHistory(t *testing.T) {
+	e := newEnv(t, Options{})
+	for _, size := range []int{8, 100000} {
+		cache := NewTreeCache(size)
+		rng := rand.New(rand.NewPCG(uint64(size), 7))
+		files := map[string]string{}
+		for i := range 60 {
+			files[fmt.Sprintf("d%d/e%d/f%d", i%5, i%3, i)] = fmt.Sprint(i)
+		}
+		for step := range 40 {
+			names := slices.Sorted(maps.Keys(files))
+			switch p := names[rng.IntN(len(names))]; rng.IntN(4) {
+			case 0:
+				files[p] += "!"
+			case 1:
+				delete(files, p)
+			case 2:
+				files[fmt.Sprintf("n%d/m/f", step)] = "new"
+			default:
+				files["moved/"+p] = files[p]
+				delete(files, p)
+			}
+			sha := fmt.Sprintf("s%d-%d", size, step)
+			e.fake.SetTreeFiles(owner, repo, sha, files)
+			fsys, err := e.c.CommitFS(ctxT(t), owner, repo, sha, TreeLimits{Trees: cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := e.c.CommitFS(ctxT(t), owner, repo, sha, TreeLimits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := listingOf(t, fsys), listingOf(t, plain); !maps.Equal(got, want) {
+				t.Fatalf("cache of %d, step %d: the cached listing differs", size, step)
+			}
+		}
+	}
+}
+
+// TestTreeCacheArchiveOnDemand: with a TreeCache (the caller reuses
+// results), a commit whose files are mostly not read downloads no
+// archive; one whose reads pass ArchiveOver/4 blobs reads it, and every
+// file still reads as the tree has it.
+func TestTreeCacheArchiveOnDemand(t *testing.T) {
+	files := map[string]string{}
+	for i := range 80 {
+		files[fmt.Sprintf("a/%02d.yaml", i)] = fmt.Sprintf("n: %d\n", i)
+	}
+	for _, tc := range []struct {
+		reads       int
+		wantArchive bool
+	}{{reads: 3}, {reads: 80, wantArchive: true}} {
+		e := newEnv(t, Options{})
+		e.fake.SetTreeFiles(owner, repo, headSHA, files)
+		fsys, err := e.c.CommitFS(ctxT(t), owner, repo, headSHA, TreeLimits{Trees: NewTreeCache(100), Wanted: everything, ArchiveOver: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tc.reads {
+			p := fmt.Sprintf("a/%02d.yaml", i)
+			if got, err := fs.ReadFile(fsys, p); err != nil || string(got) != files[p] {
+				t.Fatalf("%s: %q, %v", p, got, err)
+			}
+		}
+		st := fsys.Stats()
+		if st.FromArchive != tc.wantArchive || !tc.wantArchive && st.Blobs != int64(tc.reads) || tc.wantArchive && st.Blobs > 11 {
+			t.Errorf("%d reads: stats %+v, want the archive %v", tc.reads, st, tc.wantArchive)
+		}
+	}
+}
