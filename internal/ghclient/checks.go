@@ -307,18 +307,15 @@ func (c *Client) CheckRunHistory(ctx context.Context, owner, repo, ref, name str
 }
 
 func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter string) ([]CheckRun, error) {
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
-		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
-			&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
-		if err != nil {
-			return nil, resp, err
-		}
-		return res.CheckRuns, resp, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), ref, err)
-	}
-	return convert(list, toCheckRun), nil
+	return listAll(ctx, c, fmt.Sprintf("list check runs %q of %s@%s", name, repoName(owner, repo), ref), toCheckRun,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
+			res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
+				&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
+			if err != nil {
+				return nil, resp, err
+			}
+			return res.CheckRuns, resp, nil
+		})
 }
 
 func toCheckRun(r *github.CheckRun) CheckRun {

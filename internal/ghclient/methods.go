@@ -118,6 +118,17 @@ func convert[S, T any](list []S, f func(S) T) []T {
 	return out
 }
 
+// listAll reads every page of a listing (at most maxPages) and maps its
+// items to phasegate's shape; after a failure it returns no items and the
+// error, wrapped with what.
+func listAll[S, T any](ctx context.Context, c *Client, what string, f func(S) T, fetch func(context.Context, github.ListOptions) ([]S, *github.Response, error)) ([]T, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, fetch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return convert(list, f), nil
+}
+
 // errMorePages is paginate's error (wrapped) for a list longer than the
 // pages it may read; it returns the pages it read.
 var errMorePages = errors.New("more pages")
@@ -217,39 +228,6 @@ type issueComment struct {
 // reactions rollup); the raw requests below send it too, so that their
 // cache entries and answers are the ones go-github's calls had.
 const reactionsPreview = "application/vnd.github.squirrel-girl-preview"
-
-// listComments is go-github's IssuesService.ListComments (number 0: the
-// whole repository's), decoding performed_via_github_app too.
-func (c *Client) listComments(ctx context.Context, owner, repo string, number int, since *time.Time, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-	u := fmt.Sprintf("repos/%v/%v/issues/comments", owner, repo)
-	if number != 0 {
-		u = fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
-	}
-	q := url.Values{}
-	if lo.Page != 0 {
-		q.Set("page", strconv.Itoa(lo.Page))
-	}
-	if lo.PerPage != 0 {
-		q.Set("per_page", strconv.Itoa(lo.PerPage))
-	}
-	if since != nil {
-		q.Set("since", since.Format(time.RFC3339))
-	}
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := c.gh.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Accept", reactionsPreview)
-	var list []*issueComment
-	resp, err := c.gh.Do(ctx, req, &list)
-	if err != nil {
-		return nil, resp, err
-	}
-	return list, resp, nil
-}
 
 // createComment is go-github's IssuesService.CreateComment, decoding
 // performed_via_github_app too.
@@ -356,26 +334,33 @@ func (c *Client) graphqlURL() string {
 // the repository updated at or after since (zero: all), oldest first: one
 // paginated read finds the threads that changed since a reconcile pass.
 func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]Comment, error) {
-	ctx = withOp(ctx, "ListRepoComments")
-	var opts *time.Time
-	if !since.IsZero() {
-		s := since.UTC()
-		opts = &s
-	}
-	list, err := c.comments(ctx, owner, repo, 0, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list the comments of %s since %s: %w", repoName(owner, repo), since.UTC().Format(time.RFC3339), err)
-	}
-	return list, nil
+	return c.comments(withOp(ctx, "ListRepoComments"), owner, repo, 0, since,
+		fmt.Sprintf("list the comments of %s since %s", repoName(owner, repo), since.UTC().Format(time.RFC3339)))
 }
 
 // comments lists every comment on issue number (0: on every issue of the
-// repository) updated since since (nil: all), oldest first.
-func (c *Client) comments(ctx context.Context, owner, repo string, number int, since *time.Time) ([]Comment, error) {
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-		return c.listComments(ctx, owner, repo, number, since, lo)
+// repository) updated since since (zero: all), oldest first, as go-github's
+// IssuesService.ListComments does but decoding performed_via_github_app
+// too; what names the listing in an error.
+func (c *Client) comments(ctx context.Context, owner, repo string, number int, since time.Time, what string) ([]Comment, error) {
+	u := fmt.Sprintf("repos/%v/%v/issues/comments", owner, repo)
+	if number != 0 {
+		u = fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
+	}
+	return listAll(ctx, c, what, toComment, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+		q := url.Values{"page": {strconv.Itoa(lo.Page)}, "per_page": {strconv.Itoa(lo.PerPage)}}
+		if !since.IsZero() {
+			q.Set("since", since.UTC().Format(time.RFC3339))
+		}
+		req, err := c.gh.NewRequest(http.MethodGet, u+"?"+q.Encode(), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header.Set("Accept", reactionsPreview)
+		var list []*issueComment
+		resp, err := c.gh.Do(ctx, req, &list)
+		return list, resp, err
 	})
-	return convert(list, toComment), err
 }
 
 // reactionCounts maps GitHub's reactions rollup to counts by content.
@@ -399,11 +384,7 @@ func reactionCounts(r *github.Reactions) map[string]int {
 // ListIssueComments returns every comment on an issue or pull request, oldest
 // first. Repeated listings of an unchanged issue cost only 304s.
 func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
-	list, err := c.comments(withOp(ctx, "ListIssueComments"), owner, repo, number, nil)
-	if err != nil {
-		return nil, fmt.Errorf("list comments on %s#%d: %w", repoName(owner, repo), number, err)
-	}
-	return list, nil
+	return c.comments(withOp(ctx, "ListIssueComments"), owner, repo, number, time.Time{}, fmt.Sprintf("list comments on %s#%d", repoName(owner, repo), number))
 }
 
 // CreateIssueComment posts a new comment on an issue or pull request. After
@@ -432,7 +413,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 		}
 		return nil
 	}, func(ctx context.Context) (bool, error) {
-		list, err := c.comments(withOp(ctx, "CreateIssueComment.guard"), owner, repo, number, &since)
+		list, err := c.comments(withOp(ctx, "CreateIssueComment.guard"), owner, repo, number, since, "list the recent comments")
 		if err != nil {
 			return false, err
 		}
@@ -525,14 +506,10 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 
 // ListLabels returns the names of an issue's labels.
 func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
-	ctx = withOp(ctx, "ListLabels")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
-		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list labels of %s#%d: %w", repoName(owner, repo), number, err)
-	}
-	return convert(list, (*github.Label).GetName), nil
+	return listAll(withOp(ctx, "ListLabels"), c, fmt.Sprintf("list labels of %s#%d", repoName(owner, repo), number), (*github.Label).GetName,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+			return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
+		})
 }
 
 // CreateIssue opens an issue and returns its number and web URL. Like
@@ -587,16 +564,12 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // ListOpenIssues lists open issues and pull requests carrying all of labels
 // (for reconcile: every open issue labelled phasegate:pending).
 func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
-	ctx = withOp(ctx, "ListOpenIssues")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
-		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
-			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
+	return listAll(withOp(ctx, "ListOpenIssues"), c, fmt.Sprintf("list open issues of %s labelled %q", repoName(owner, repo), labels), toIssue,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+			return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
+				State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
+			})
 		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list open issues of %s labelled %q: %w", repoName(owner, repo), labels, err)
-	}
-	return convert(list, toIssue), nil
 }
 
 var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true,
@@ -787,27 +760,19 @@ func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int
 
 // ListOpenPullRequests returns every open pull request, newest first.
 func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
-	ctx = withOp(ctx, "ListOpenPullRequests")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
-		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list open pull requests of %s: %w", repoName(owner, repo), err)
-	}
-	return convert(list, toPR), nil
+	return listAll(withOp(ctx, "ListOpenPullRequests"), c, "list open pull requests of "+repoName(owner, repo), toPR,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+			return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
+		})
 }
 
 // PullRequestsForCommit returns the pull requests that contain sha (open
 // ones, or the merged one that brought it to the default branch).
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
-	ctx = withOp(ctx, "PullRequestsForCommit")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
-		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list pull requests of %s@%s: %w", repoName(owner, repo), sha, err)
-	}
-	return convert(list, toPR), nil
+	return listAll(withOp(ctx, "PullRequestsForCommit"), c, fmt.Sprintf("list pull requests of %s@%s", repoName(owner, repo), sha), toPR,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+			return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
+		})
 }
 
 // maxCompareFiles is GitHub's cap on the files of a comparison.
