@@ -109,6 +109,14 @@ type Issue struct {
 
 func repoName(owner, repo string) string { return owner + "/" + repo }
 
+// wrapf is nil when err is, else err wrapped: "<format, args>: <err>".
+func wrapf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
 // convert maps every item of a GitHub listing to phasegate's shape.
 func convert[S, T any](list []S, f func(S) T) []T {
 	out := make([]T, 0, len(list))
@@ -181,10 +189,8 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 	}
 	st := &github.RepoStatus{State: github.String(s.State), Context: optString(s.Context),
 		Description: optString(StatusDescription(s.Description)), TargetURL: optString(s.TargetURL)}
-	if _, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st); err != nil {
-		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), sha, err)
-	}
-	return nil
+	_, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st)
+	return wrapf(err, "set status %q on %s@%s", s.Context, repoName(owner, repo), sha)
 }
 
 // LatestStatus returns the newest status of context on sha, and whether
@@ -486,10 +492,8 @@ func (c *Client) AddLabels(ctx context.Context, owner, repo string, number int, 
 		return nil
 	}
 	ctx = idempotent(withOp(ctx, "AddLabels"))
-	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, owner, repo, number, labels); err != nil {
-		return fmt.Errorf("add labels %q to %s#%d: %w", labels, repoName(owner, repo), number, err)
-	}
-	return nil
+	_, _, err := c.gh.Issues.AddLabelsToIssue(ctx, owner, repo, number, labels)
+	return wrapf(err, "add labels %q to %s#%d", labels, repoName(owner, repo), number)
 }
 
 // RemoveLabel removes a label from an issue. A label the issue does not
@@ -583,10 +587,8 @@ func (c *Client) CreateCommentReaction(ctx context.Context, owner, repo string, 
 		return fmt.Errorf("react to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
 	}
 	ctx = idempotent(withOp(ctx, "CreateCommentReaction"))
-	if _, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, commentID, content); err != nil {
-		return fmt.Errorf("react %q to comment %d in %s: %w", content, commentID, repoName(owner, repo), err)
-	}
-	return nil
+	_, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, commentID, content)
+	return wrapf(err, "react %q to comment %d in %s", content, commentID, repoName(owner, repo))
 }
 
 // CommentReactors returns the logins that reacted content to an issue
