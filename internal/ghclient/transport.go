@@ -54,11 +54,6 @@ func idempotent(ctx context.Context) context.Context {
 	return context.WithValue(ctx, idempotentKey, true)
 }
 
-func opOf(ctx context.Context) string {
-	op, _ := ctx.Value(opKey).(string)
-	return op
-}
-
 // repeatable reports whether a request may be sent again after an ambiguous
 // failure.
 func repeatable(r *http.Request) bool {
@@ -427,7 +422,8 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		t.c.ctr.charged.Add(1)
 	}
 	if t.onCall != nil {
-		call := Call{Op: opOf(ctx), Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
+		op, _ := ctx.Value(opKey).(string)
+		call := Call{Op: op, Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
 		if resp != nil {
 			call.Status = resp.StatusCode
 		}
