@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -235,21 +236,6 @@ type issueComment struct {
 // cache entries and answers are the ones go-github's calls had.
 const reactionsPreview = "application/vnd.github.squirrel-girl-preview"
 
-// createComment is go-github's IssuesService.CreateComment, decoding
-// performed_via_github_app too.
-func (c *Client) createComment(ctx context.Context, owner, repo string, number int, body string) (*issueComment, error) {
-	u := fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
-	req, err := c.gh.NewRequest(http.MethodPost, u, &github.IssueComment{Body: github.String(body)})
-	if err != nil {
-		return nil, err
-	}
-	ic := new(issueComment)
-	if _, err := c.gh.Do(ctx, req, ic); err != nil {
-		return nil, err
-	}
-	return ic, nil
-}
-
 func toComment(raw *issueComment) Comment {
 	ic := &raw.IssueComment
 	via := ""
@@ -274,11 +260,8 @@ func toComment(raw *issueComment) Comment {
 // issueNumberOf is the number at the end of an issue_url, 0 if none.
 func issueNumberOf(u string) int {
 	i := strings.LastIndexByte(u, '/')
-	if i < 0 {
-		return 0
-	}
 	n, err := strconv.Atoi(u[i+1:])
-	if err != nil || n < 0 {
+	if i < 0 || err != nil || n < 0 {
 		return 0
 	}
 	return n
@@ -374,15 +357,11 @@ func reactionCounts(r *github.Reactions) map[string]int {
 	if r == nil {
 		return nil
 	}
-	var out map[string]int
-	for content, n := range map[string]int{"+1": r.GetPlusOne(), "-1": r.GetMinusOne(), "laugh": r.GetLaugh(),
-		"confused": r.GetConfused(), "heart": r.GetHeart(), "hooray": r.GetHooray(), "rocket": r.GetRocket(), "eyes": r.GetEyes()} {
-		if n > 0 {
-			if out == nil {
-				out = map[string]int{}
-			}
-			out[content] = n
-		}
+	out := map[string]int{"+1": r.GetPlusOne(), "-1": r.GetMinusOne(), "laugh": r.GetLaugh(),
+		"confused": r.GetConfused(), "heart": r.GetHeart(), "hooray": r.GetHooray(), "rocket": r.GetRocket(), "eyes": r.GetEyes()}
+	maps.DeleteFunc(out, func(_ string, n int) bool { return n <= 0 })
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -409,8 +388,14 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 	since := c.opts.Now().Add(-guardWindow)
 	var out Comment
 	err := c.createOnce(ctx, func(ctx context.Context) error {
-		ic, err := c.createComment(ctx, owner, repo, number, body)
+		// go-github's IssuesService.CreateComment, decoding performed_via_github_app too.
+		req, err := c.gh.NewRequest(http.MethodPost, fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number),
+			&github.IssueComment{Body: github.String(body)})
 		if err != nil {
+			return err
+		}
+		ic := new(issueComment)
+		if _, err := c.gh.Do(ctx, req, ic); err != nil {
 			return err
 		}
 		out = toComment(ic)

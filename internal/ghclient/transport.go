@@ -223,9 +223,8 @@ func (g *rateGate) observe(h http.Header, now time.Time) {
 }
 
 type retryTransport struct {
-	next   http.RoundTripper
-	c      *Client
-	onCall func(Call)
+	next http.RoundTripper
+	c    *Client
 }
 
 // errBodyTooLarge ends a request whose response exceeds MaxResponseBytes.
@@ -421,13 +420,13 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	if resp != nil && resp.StatusCode != http.StatusNotModified {
 		t.c.ctr.charged.Add(1)
 	}
-	if t.onCall != nil {
+	if t.c.opts.OnCall != nil {
 		op, _ := ctx.Value(opKey).(string)
 		call := Call{Op: op, Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
 		if resp != nil {
 			call.Status = resp.StatusCode
 		}
-		t.onCall(call)
+		t.c.opts.OnCall(call)
 	}
 	return resp, body, err
 }
