@@ -382,7 +382,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
-			timer.Stop()
+			timer.stop()
 			cancel()
 			return nil, nil, err
 		}
@@ -410,7 +410,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		}
 	}
 	if cancel != nil {
-		timer.Stop()
+		timer.stop()
 		cancel()
 	}
 	if err != nil && ctx.Err() == nil && timedOut.Load() {
@@ -449,8 +449,6 @@ func (a *attemptTimer) Reset(d time.Duration) {
 	a.stop = a.after(a.req, d, a.f)
 }
 
-func (a *attemptTimer) Stop() { a.stop() }
-
 // idleBody is a streamed response body: each Read must make progress within
 // the idle timeout (else the attempt's context ends and Read fails), and
 // Close ends the attempt.
@@ -473,7 +471,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 func (b *idleBody) Close() error {
 	err := b.rc.Close()
 	b.once.Do(func() {
-		b.timer.Stop()
+		b.timer.stop()
 		b.cancel()
 	})
 	return err
