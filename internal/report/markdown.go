@@ -136,10 +136,7 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 			b.WriteString(row)
 		}
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("writing job summary: %w", err)
-	}
-	return nil
+	return flush(w, b.String(), "job summary")
 }
 
 // bySeverity lists errors before warnings, each in the usual order.
@@ -263,10 +260,7 @@ func RunMarkdown(w io.Writer, headline string, run RunSummary) error {
 	}
 	fmt.Fprintf(&b, "## %s phasegate: %s\n\n", icon, outcome.Inline(headline))
 	writeRun(&b, run)
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("writing job summary: %w", err)
-	}
-	return nil
+	return flush(w, b.String(), "job summary")
 }
 
 // Bound on each list of what a run did (a run posts at most

@@ -85,10 +85,7 @@ func JSON(w io.Writer, r Report) error {
 	if err != nil {
 		return fmt.Errorf("encoding json report: %w", err)
 	}
-	if _, err := w.Write(data); err != nil {
-		return fmt.Errorf("writing json report: %w", err)
-	}
-	return nil
+	return flush(w, string(data), "json report")
 }
 
 // Text writes `file:line:col: severity rule: message`, one line per finding,
@@ -125,9 +122,13 @@ func Text(w io.Writer, r Report) error {
 	}
 	errs, warns := check.Count(r.Findings)
 	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), c.word(string(r.Verdict.Verdict)))
-	_, err := io.WriteString(w, b.String())
-	if err != nil {
-		return fmt.Errorf("writing text report: %w", err)
+	return flush(w, b.String(), "text report")
+}
+
+// flush writes a rendered report to w; what names it in the error.
+func flush(w io.Writer, s, what string) error {
+	if _, err := io.WriteString(w, s); err != nil {
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	return nil
 }
