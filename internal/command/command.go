@@ -446,12 +446,7 @@ var otherBots = map[string]bool{
 var verbs = []string{"resolve", "decisions", "phasegate"}
 
 // trimVerbPunct removes a ':' or ',' that ends a command word.
-func trimVerbPunct(s string) string {
-	for s != "" && (s[len(s)-1] == ':' || s[len(s)-1] == ',') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
+func trimVerbPunct(s string) string { return strings.TrimRight(s, ":,") }
 
 // word reports whether s is 1 to MaxToken bytes, an ASCII letter or digit
 // and then letters, digits and bytes of punct.
