@@ -71,12 +71,9 @@ type jsonReport struct {
 // Bidirectional controls and C1 controls in strings are written as \u
 // escapes (the decoded values are unchanged), so the JSON is safe to print.
 func JSON(w io.Writer, r Report) error {
-	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings}
+	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: append([]string{}, r.Verdict.Reasons...), Artifacts: r.Artifacts, Findings: r.Findings}
 	if r.Pipeline != nil {
 		out.Pipeline = &r.Pipeline
-	}
-	if out.Reasons == nil {
-		out.Reasons = []string{}
 	}
 	if out.Findings == nil {
 		out.Findings = []check.Finding{}
