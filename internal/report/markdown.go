@@ -126,7 +126,8 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("### Findings\n\n| | file | rule | message |\n| --- | --- | --- | --- |\n")
-		ordered := bySeverity(r.Findings)
+		ordered := slices.Clone(r.Findings) // errors before warnings, each in the usual order
+		slices.SortStableFunc(ordered, func(a, b check.Finding) int { return cmp.Compare(a.Severity, b.Severity) })
 		for i, f := range ordered {
 			row := fmt.Sprintf("| %s | %s | `%s` | %s |\n", cmp.Or(map[check.Severity]string{check.SeverityError: "❌ error"}[f.Severity], "⚠️ warning"), fileLink(f, links), codeSafe(f.Rule), outcome.Inline(f.Message))
 			if b.Len()+len(row) > summaryLimit {
@@ -137,15 +138,6 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 		}
 	}
 	return flush(w, b.String(), "job summary")
-}
-
-// bySeverity lists errors before warnings, each in the usual order.
-func bySeverity(fs []check.Finding) []check.Finding {
-	out := slices.Clone(fs)
-	slices.SortStableFunc(out, func(a, b check.Finding) int {
-		return cmp.Compare(a.Severity, b.Severity) // "error" before "warning"
-	})
-	return out
 }
 
 // worstEffect is the most severe decision of a unit: HOLD, ADVISORY, SHIP or "".
