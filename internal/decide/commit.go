@@ -66,7 +66,7 @@ func (h *Handler) SyncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 // (only phasegate writes a ledger, under that lock), so the last status
 // written is computed from ledgers no older than any status before it.
 func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions, threads map[int]*thread) (ghclient.Status, error) {
-	unlock, err := h.locks().Lock(ctx, commitLockKey(owner, repo, sha))
+	unlock, err := h.locks().Lock(ctx, "commit:"+strings.ToLower(owner+"/"+repo+"@"+sha))
 	if err != nil {
 		return ghclient.Status{}, fmt.Errorf("locking commit %s of %s/%s: %w", outcome.ShortSHA(sha), owner, repo, err)
 	}

@@ -97,7 +97,7 @@ func (h *Handler) resumeOne(ctx context.Context, gh GitHub, t *thread, o *ledger
 		})
 		switch {
 		case ghclient.IsPermissionDenied(err):
-			h.deny(t)
+			h.noDispatch.Store(strings.ToLower(t.owner+"/"+t.repo), h.now())
 			t.dispatchDenied = true
 			log.Warn("repository_dispatch skipped: the token may not dispatch (it needs contents: write); the pipeline is not told", "error", err)
 		case err != nil:
@@ -182,8 +182,4 @@ func sentKey(t *thread, comment int64, content string) string {
 func (h *Handler) denied(t *thread) bool {
 	at, ok := h.noDispatch.Load(strings.ToLower(t.owner + "/" + t.repo))
 	return ok && h.now().Sub(at.(time.Time)) < deniedFor
-}
-
-func (h *Handler) deny(t *thread) {
-	h.noDispatch.Store(strings.ToLower(t.owner+"/"+t.repo), h.now())
 }

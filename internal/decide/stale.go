@@ -39,11 +39,7 @@ type staleness struct {
 func staleOf(cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha string, fs facts) (*staleness, *need, error) {
 	r := d.Resolution
 	mode := cfg.Decisions.InvalidateOnPushOrDefault()
-	negative := cfg.Decisions.NegativeOptions
-	if negative == nil {
-		negative = ledger.DefaultNegative
-	}
-	if r == nil || mode == config.InvalidateNone || r.Head == "" || strings.EqualFold(r.Head, sha) || containsFold(negative, r.Option) {
+	if r == nil || mode == config.InvalidateNone || r.Head == "" || strings.EqualFold(r.Head, sha) || ledger.IsNegative(r.Option, cfg.Decisions.NegativeOptions) {
 		return nil, nil, nil
 	}
 	st := &staleness{decision: d.ID, option: r.Option, given: r.Head}

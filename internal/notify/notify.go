@@ -169,10 +169,6 @@ func build(typ string, s Source, previous string) (Event, error) {
 	case s.Decision.ResolutionComment <= 0:
 		return Event{}, fmt.Errorf("%s: decision %s has no resolution comment", where, s.Decision.ID)
 	}
-	negative := s.Negative
-	if negative == nil {
-		negative = ledger.DefaultNegative
-	}
 	r := s.Decision.Resolution
 	return Event{
 		Version:    Version,
@@ -182,7 +178,7 @@ func build(typ string, s Source, previous string) (Event, error) {
 		Issue:      Issue{Number: s.Issue, URL: s.IssueURL},
 		Decision: Decision{
 			ID: s.Decision.ID, Phase: s.Outcome.Outcome.Phase, Outcome: s.Outcome.ID, Type: s.Decision.Type,
-			Blocking: s.Decision.Blocking, Option: r.Option, Negative: IsNegative(r.Option, negative), By: r.By,
+			Blocking: s.Decision.Blocking, Option: r.Option, Negative: ledger.IsNegative(r.Option, s.Negative), By: r.By,
 			CommentURL: s.CommentURL,
 		},
 		State: State{Phase: s.State.Phase, PreviousPhase: previous, Pending: s.State.Pending(), BlockingOpen: BlockingOpen(s.State)},
@@ -215,16 +211,6 @@ func BlockingOpen(st *ledger.State) []OpenDecision {
 		}
 	}
 	return out
-}
-
-// IsNegative reports whether option is one of negative (case-insensitive).
-func IsNegative(option string, negative []string) bool {
-	for _, n := range negative {
-		if n != "" && strings.EqualFold(n, option) {
-			return true
-		}
-	}
-	return false
 }
 
 // Sign returns the X-Phasegate-Signature-256 value of body: "sha256=" and
