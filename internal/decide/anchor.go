@@ -95,10 +95,9 @@ type anchorCommit struct {
 // anchorTargets are the pull requests carrying the thread's outcomes and
 // the commits the outcomes name (from the markers, tampered ones too).
 func anchorTargets(t *thread) (prs []int, commits []anchorCommit) {
-	seenPR, seenCommit := map[int]bool{}, map[string]int{}
+	seenCommit := map[string]int{}
 	add := func(pr int, commit string) {
-		if pr > 0 && !seenPR[pr] {
-			seenPR[pr] = true
+		if pr > 0 {
 			prs = append(prs, pr)
 		}
 		if commit == "" {
@@ -124,9 +123,9 @@ func anchorTargets(t *thread) (prs []int, commits []anchorCommit) {
 	for _, sha := range t.extraAnchors {
 		add(-1, sha)
 	}
-	sort.Ints(prs)
+	slices.Sort(prs)
 	sort.Slice(commits, func(i, j int) bool { return commits[i].sha < commits[j].sha })
-	return prs, commits
+	return slices.Compact(prs), commits
 }
 
 // readAnchors reads the phasegate statuses of sha and records every

@@ -232,21 +232,11 @@ func escapeReason(s string) string {
 	if utf8.RuneCountInString(s) > MaxReason {
 		s = strings.TrimSpace(string([]rune(s)[:MaxReason-1])) + "…"
 	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '&':
-			b.WriteString("&amp;")
-		case r == '<':
-			b.WriteString("&lt;") // a backslash-escaped "<!--" still reads as a comment to command.Parse
-		case r == '>':
-			b.WriteString("&gt;")
-		case strings.ContainsRune("\\`*_~[]|", r):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return reasonMarkup.Replace(s)
 }
+
+// reasonMarkup escapes what Markdown or HTML could read as markup: & < >
+// as entities (a backslash-escaped "<!--" still reads as a comment to
+// command.Parse), the rest with a backslash.
+var reasonMarkup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "~", `\~`,
+	"[", `\[`, "]", `\]`, "|", `\|`)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -137,9 +138,8 @@ func unstale(cfg config.Config, outcomes []*ledger.Outcome, sha string, fs facts
 	first := ""
 	for _, o := range outcomes {
 		cp := *o
-		cp.Decisions = make([]*ledger.Decision, len(o.Decisions))
+		cp.Decisions = slices.Clone(o.Decisions)
 		for i, d := range o.Decisions {
-			cp.Decisions[i] = d
 			if d.Resolution == nil || !d.Blocking {
 				continue
 			}
