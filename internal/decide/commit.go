@@ -206,7 +206,8 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 		if !ok {
 			continue
 		}
-		hs = contextHistory(hs, ContextDecisions)
+		// Never nil: a history read with no such status says there is none.
+		hs = slices.DeleteFunc(append([]ghclient.Status{}, hs...), func(s ghclient.Status) bool { return s.Context != ContextDecisions })
 		if before[n] != nil && len(hs) > 0 && sameStatus(hs[0], s, identity) {
 			continue
 		}

@@ -220,13 +220,6 @@ func New(opts Options) *Ledger {
 	return l
 }
 
-// refresh recomputes what derives from the fold so far.
-func (st *State) refresh() {
-	st.Unanswered = slices.DeleteFunc(append(st.Unanswered[:0], st.pending...), func(p CommandComment) bool { return st.answered[p.ID] })
-	st.Superseded = slices.DeleteFunc(append(st.Superseded[:0], st.lost...), func(s Superseded) bool { return st.replied[s.Command] })
-	st.Phase = st.phase()
-}
-
 // LatestPerPhase are the newest trusted outcomes of each phase, newest
 // first: an older outcome of a phase is history once the skill ran again.
 func (st *State) LatestPerPhase() []*Outcome {
@@ -279,8 +272,11 @@ func (st *State) phase() string {
 // State is the state so far. It shares memory with the ledger: call State
 // again after adding more comments.
 func (l *Ledger) State() *State {
-	l.st.refresh()
-	return &l.st
+	st := &l.st
+	st.Unanswered = slices.DeleteFunc(append(st.Unanswered[:0], st.pending...), func(p CommandComment) bool { return st.answered[p.ID] })
+	st.Superseded = slices.DeleteFunc(append(st.Superseded[:0], st.lost...), func(s Superseded) bool { return st.replied[s.Command] })
+	st.Phase = st.phase()
+	return st
 }
 
 // Add folds the next comment of the thread.
@@ -289,23 +285,17 @@ func (l *Ledger) Add(c Comment) {
 		return
 	}
 	l.seen[c.ID] = true
-	if l.opts.Identity == "" || !strings.EqualFold(c.Author, l.opts.Identity) {
-		l.addPerson(c)
+	if l.opts.Identity != "" && strings.EqualFold(c.Author, l.opts.Identity) {
+		l.addOurs(c)
 		return
 	}
-	l.addOurs(c)
-}
-
-// addPerson records a person's comment holding commands. Anyone else's
-// marker is not phasegate's; their commands are what phasegate answers.
-func (l *Ledger) addPerson(c Comment) {
-	cmds := command.Parse(c.Body)
-	if len(cmds) == 0 {
-		return
+	// Anyone else's marker is not phasegate's; their commands are what
+	// phasegate answers.
+	if cmds := command.Parse(c.Body); len(cmds) > 0 {
+		cc := CommandComment{Comment: c, Commands: cmds}
+		l.people[c.ID] = cc
+		l.st.pending = append(l.st.pending, cc)
 	}
-	cc := CommandComment{Comment: c, Commands: cmds}
-	l.people[c.ID] = cc
-	l.st.pending = append(l.st.pending, cc)
 }
 
 // addOurs folds a comment by phasegate's identity. A comment that is not
