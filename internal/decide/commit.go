@@ -75,11 +75,10 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	// may have set the commit's status since.
 	before := maps.Clone(threads)
 	rc, err := h.repoConfig(ctx, gh, owner, repo)
-	cfg, invalid := rc.cfg, rc.invalid
 	if err != nil {
 		return ghclient.Status{}, err
 	}
-	identity := cmp.Or(h.Identity, cfg.IdentityOrDefault())
+	identity := cmp.Or(h.Identity, rc.cfg.IdentityOrDefault())
 	s := ghclient.Status{Context: ContextDecisions, TargetURL: opts.TargetURL}
 	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, opts)
 	if s.TargetURL == "" && pr != nil {
@@ -102,7 +101,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	}
 	fs, current, stale := facts{}, outcomes, ""
 	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
-		current, stale, n, err = unstale(cfg, outcomes, sha, fs)
+		current, stale, n, err = unstale(rc.cfg, outcomes, sha, fs)
 		return n, err
 	})
 	if err != nil {
@@ -110,7 +109,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		_, err2 := h.setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
 		return s, errors.Join(err, err2)
 	}
-	v := verdict(len(carried), current, cfg, invalid, frozen, stale)
+	v := verdict(len(carried), current, rc.cfg, rc.invalid, frozen, stale)
 	s.State, s.Description = v.State, v.Description
 	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads, before)
 }

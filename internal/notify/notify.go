@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/ledger"
@@ -196,12 +197,9 @@ func EventID(typ, repository string, issue int, resolutionComment int64) string 
 // phase (what keeps phasegate:pending on), in thread order. Never nil.
 func BlockingOpen(st *ledger.State) []OpenDecision {
 	out := []OpenDecision{}
-	latest := map[*ledger.Outcome]bool{}
-	for _, o := range st.LatestPerPhase() {
-		latest[o] = true
-	}
+	latest := st.LatestPerPhase()
 	for _, o := range st.Outcomes {
-		if !latest[o] {
+		if !slices.Contains(latest, o) {
 			continue
 		}
 		for _, d := range o.Decisions {
