@@ -128,7 +128,7 @@ func New(cfg Config, oauth OAuth, src Source) (*Pages, error) {
 	if p.tmpl, err = parseTemplates(p.funcs()); err != nil {
 		return nil, fmt.Errorf("web pages: %w", err)
 	}
-	p.repos = newRepoCache(cfg.ReposTTL, cfg.Now)
+	p.repos = &repoCache{ttl: cfg.ReposTTL, now: cfg.Now, m: map[int64]repoEntry{}}
 	p.streams = &streamLimit{max: cfg.MaxStreams, perPerson: cfg.MaxStreamsPerPerson, open: map[int64]int{}}
 	p.handler, err = p.routes()
 	if err != nil {
