@@ -116,8 +116,14 @@ func New(cfg Config, oauth OAuth, src Source) (*Pages, error) {
 		(p.github.Scheme != "https" && (p.github.Scheme != "http" || !isLoopbackName(p.github.Hostname()))) {
 		return nil, fmt.Errorf("web pages: GitHub URL %q must be https://HOST (http only for localhost)", cfg.GitHubURL)
 	}
+	// Behind TLS the session cookie has the __Host- prefix (the browser
+	// then insists on Secure, Path=/ and no Domain), the state cookie the
+	// __Secure- prefix (its path is /oauth).
 	p.secure = p.public.Scheme == "https"
-	p.cookieNames()
+	p.sessionCookie, p.stateCookie, p.flashCookie = "phasegate_session", "phasegate_oauth", "phasegate_flash"
+	if p.secure {
+		p.sessionCookie, p.stateCookie, p.flashCookie = "__Host-phasegate_session", "__Secure-phasegate_oauth", "__Host-phasegate_flash"
+	}
 	if p.sessions, err = newSealer(cfg.SessionKeys, "session"); err != nil {
 		return nil, fmt.Errorf("web pages: %w", err)
 	}
@@ -157,16 +163,6 @@ func (c Config) withDefaults() (Config, error) {
 		c.Revocations = newMemRevocations(c.Now)
 	}
 	return c, nil
-}
-
-// cookieNames: behind TLS the session cookie has the __Host- prefix (the
-// browser then insists on Secure, Path=/ and no Domain), the state cookie
-// the __Secure- prefix (its path is /oauth).
-func (p *Pages) cookieNames() {
-	p.sessionCookie, p.stateCookie, p.flashCookie = "phasegate_session", "phasegate_oauth", "phasegate_flash"
-	if p.secure {
-		p.sessionCookie, p.stateCookie, p.flashCookie = "__Host-phasegate_session", "__Secure-phasegate_oauth", "__Host-phasegate_flash"
-	}
 }
 
 // contentSecurityPolicy allows our own script, style and fetches, GitHub's
