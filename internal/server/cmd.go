@@ -51,7 +51,14 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 		return s, fmt.Errorf("--app-id / PHASEGATE_APP_ID must be the App's numeric id (got %q)", *f.appID)
 	}
 	s.cfg.AppID = id
-	if s.cfg.PrivateKeyPEM, err = privateKey(*f.keyFile, getenv); err != nil {
+	// The App's private key, PEM: read from the file, or the value of
+	// PHASEGATE_PRIVATE_KEY (for platforms that hand secrets over as
+	// variables, a Kubernetes secretKeyRef; never a flag: ps shows flags).
+	pem, err := secretValue(*f.keyFile, "PHASEGATE_PRIVATE_KEY", "the private key", getenv)
+	if err == nil && pem == "" {
+		err = errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
+	}
+	if s.cfg.PrivateKeyPEM = []byte(pem); err != nil {
 		return s, err
 	}
 	if err := f.settings(&s); err != nil {
@@ -159,18 +166,6 @@ func webhookSecrets(raw string, getenv func(string) string) ([][]byte, error) {
 		return nil, errors.New("no webhook secret: set PHASEGATE_WEBHOOK_SECRET or PHASEGATE_WEBHOOK_SECRET_FILE (GitHub signs every delivery with it; serve refuses to run without one)")
 	}
 	return secrets, nil
-}
-
-// privateKey is the App's private key, PEM: read from keyFile, or the
-// value of PHASEGATE_PRIVATE_KEY (for platforms that hand secrets over as
-// variables, a Kubernetes secretKeyRef; never a flag: ps shows flags);
-// exactly one of them must be set.
-func privateKey(keyFile string, getenv func(string) string) ([]byte, error) {
-	pem, err := secretValue(keyFile, "PHASEGATE_PRIVATE_KEY", "the private key", getenv)
-	if err == nil && pem == "" {
-		err = errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
-	}
-	return []byte(pem), err
 }
 
 // settings checks the durations, sizes and addresses of

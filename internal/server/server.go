@@ -141,8 +141,7 @@ func New(cfg Config) (*Server, error) {
 		redelivered: map[string]time.Time{},
 	}
 	if cfg.Identity != "" {
-		id := cfg.Identity
-		s.ident.Store(&id)
+		s.ident.Store(&cfg.Identity)
 	}
 	s.watermarks = &decide.Watermarks{}
 	s.memo = decide.NewFoldMemo(0)

@@ -131,8 +131,12 @@ func New(cfg Config, oauth OAuth, src Source) (*Pages, error) {
 	p.states, _ = newSealer(cfg.SessionKeys, "oauth state")
 	p.flashes, _ = newSealer(cfg.SessionKeys, "flash")
 	p.csp = contentSecurityPolicy(p.github)
-	if p.tmpl, err = parseTemplates(p.funcs()); err != nil {
-		return nil, fmt.Errorf("web pages: %w", err)
+	// Every page is its template rendered inside templates/layout.html.
+	p.tmpl = map[string]*template.Template{}
+	for _, name := range []string{"inbox", "issue", "commit", "error", "signedout"} {
+		if p.tmpl[name], err = template.New("layout.html").Funcs(p.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"); err != nil {
+			return nil, fmt.Errorf("web pages: parsing template %s: %w", name, err)
+		}
 	}
 	p.repos = &repoCache{ttl: cfg.ReposTTL, now: cfg.Now, m: map[int64]repoEntry{}}
 	p.streams = &streamLimit{max: cfg.MaxStreams, perPerson: cfg.MaxStreamsPerPerson, open: map[int64]int{}}
@@ -159,9 +163,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.MaxStreamsPerPerson = cmp.Or(max(c.MaxStreamsPerPerson, 0), 4)
 	c.Heartbeat = cmp.Or(max(c.Heartbeat, 0), 25*time.Second)
 	c.ReposTTL = cmp.Or(max(c.ReposTTL, 0), 2*time.Minute)
-	if c.Revocations == nil {
-		c.Revocations = newMemRevocations(c.Now)
-	}
+	c.Revocations = cmp.Or[Revocations](c.Revocations, newMemRevocations(c.Now))
 	return c, nil
 }
 
