@@ -723,7 +723,7 @@ func jgCheckState(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 // the directory holding .pipeline (a monorepo's project); changes under any
 // .pipeline directory are ignored, as check.py does.
 func jgCheckScope(c *ruleCtx, is *jgIssue) {
-	if c.changed == nil || is.completed || is.plan == nil || is.affected == nil {
+	if c.opts.Changed == nil || is.completed || is.plan == nil || is.affected == nil {
 		return
 	}
 	segs := strings.Split(is.key, "/")
@@ -738,7 +738,7 @@ func jgCheckScope(c *ruleCtx, is *jgIssue) {
 	}
 	touched, others := false, false
 	var code []string
-	for p := range c.changed {
+	for p := range c.opts.Changed {
 		if rest, ok := strings.CutPrefix(p, pipelineDir); ok {
 			if folder, _, isDir := strings.Cut(rest, "/"); isDir && folder != "completed" {
 				if folder == issue {

@@ -129,11 +129,11 @@ func checkOutcomeDoc(c *ruleCtx, doc *artifact.Document) {
 
 // outcomeCheckImmutable: a committed outcome file is never modified.
 func outcomeCheckImmutable(c *ruleCtx, doc *artifact.Document) {
-	if c.changed == nil {
+	if c.opts.Changed == nil {
 		return
 	}
 	rel := strings.TrimPrefix(doc.Path, c.opts.Prefix)
-	if c.changed[rel] == Modified {
+	if c.opts.Changed[rel] == Modified {
 		c.report("outcome.immutable", doc, nil, "this Phase Outcome was modified after it was committed: outcomes are immutable (resolutions on the issue reference its decision IDs); restore the committed version and write a new Phase Outcome instead")
 	}
 }

@@ -51,9 +51,9 @@ type family struct {
 	check func(c *ruleCtx, g *Group)
 }
 
-// families is filled by the family files (pace.go, jg.go, …) through
-// registerFamily, called from package-level var initialisers.
-var families []*family
+// families, by name, is filled by the family files (pace.go, jg.go, …)
+// through registerFamily, called from package-level var initialisers.
+var families = map[string]*family{}
 
 var ruleIndex = map[string]*Rule{}
 
@@ -71,7 +71,7 @@ func registerFamily(f *family) *family {
 		}
 		ruleIndex[r.ID] = r
 	}
-	families = append(families, f)
+	families[f.name] = f
 	return f
 }
 
@@ -201,10 +201,6 @@ type ruleCtx struct {
 	opts     *Options
 	findings []Finding
 	statuses []Status
-	// changed maps files changed since the base revision (relative to the
-	// root, without the run's Prefix) to how; nil when no base was given, and
-	// commit-aware rules are then skipped.
-	changed map[string]Change
 }
 
 func (c *ruleCtx) severity(id string) Severity {

@@ -716,7 +716,7 @@ func sccCheckVerdict(c *ruleCtx, d *artifact.Document, s *sccSubmit) {
 			switch {
 			case v1 && verdict != "ESCALATE":
 				c.report("scc.verdict.need-input-escalates", d, ptr("verdict"), "%s needs input (NEED_INPUT) but the verdict is %s: the judge escalates NEED_INPUT with a needs_input action", s.doc.Path, verdict)
-			case v1 && !sccHasAction(obj, "needs_input"):
+			case v1 && !slices.ContainsFunc(asList(obj["actions"]), func(e any) bool { return strings.TrimSpace(strOr(asObj(e), "type")) == "needs_input" }):
 				c.report("scc.verdict.need-input-escalates", d, ptr("actions"), "%s needs input (NEED_INPUT) but no action has type needs_input: add {\"type\": \"needs_input\"} with the questions in notes", s.doc.Path)
 			case !v1 && verdict != "ESCALATE" && verdict != "REJECT":
 				c.report("scc.verdict.need-input-escalates", d, ptr("verdict"), "%s needs input (NEED_INPUT) but the verdict is %s: a blocked task escalates to a person (ESCALATE, next_action human)", s.doc.Path, verdict)
@@ -726,10 +726,6 @@ func sccCheckVerdict(c *ruleCtx, d *artifact.Document, s *sccSubmit) {
 	if !v1 {
 		sccCheckSeedVerdict(c, d, obj, verdict, s)
 	}
-}
-
-func sccHasAction(obj map[string]any, typ string) bool {
-	return slices.ContainsFunc(asList(obj["actions"]), func(e any) bool { return strings.TrimSpace(strOr(asObj(e), "type")) == typ })
 }
 
 var sccCheckNames = []string{"schema_valid", "scope_clean", "tests_passed", "artifacts_complete", "changed_files_match"}
