@@ -26,7 +26,7 @@ import (
 //
 // Evidence files that are not artifacts (report.md, selftest.log,
 // patch.diff, evidence/) are read through the group's tree accessor
-// (sccTree: Group.ReadFile and Group.Exists). Without one — when a single
+// (Group.ReadFile and Group.Exists). Without one — when a single
 // file is checked, or the tree cannot see the submit itself — the rules that
 // need those files are skipped silently.
 //
@@ -106,21 +106,10 @@ var _ = registerFamily(&family{
 	},
 })
 
-// sccTree reads files of the checked tree that are not artifacts, by
-// root-relative path, confined to the root and the size limit. *Group
-// provides it (Group.ReadFile, Group.Exists); it is asserted dynamically so
-// that this family compiles and degrades (skips the evidence rules) with a
-// Group that has no such accessor.
-type sccTree interface {
-	ReadFile(rel string) ([]byte, error)
-	Exists(rel string) bool
-}
-
-// sccTreeOf returns the group's tree accessor, or nil.
-var sccTreeOf = func(g *Group) sccTree {
-	t, _ := any(g).(sccTree)
-	return t
-}
+// sccTreeOf is the group whose tree the evidence rules read (Group.ReadFile,
+// Group.Exists), or nil to skip them; a variable so that a test can take
+// the tree away.
+var sccTreeOf = func(g *Group) *Group { return g }
 
 var (
 	sccUUID      = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -380,7 +369,7 @@ var sccArtifactKeys = []string{"report_md", "selftest_log", "evidence_dir", "pat
 
 // sccCheckArtifacts checks the artifacts.* paths and, with a tree, the
 // evidence files they name.
-func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
+func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree *Group) {
 	d := s.doc
 	arts := asObj(s.obj["artifacts"])
 	if arts == nil {

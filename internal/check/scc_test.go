@@ -390,7 +390,7 @@ func TestSCCWrongTypes(t *testing.T) {
 // the rules that read evidence files stay silent and nothing breaks.
 func TestSCCWithoutTree(t *testing.T) {
 	saved := sccTreeOf
-	sccTreeOf = func(*Group) sccTree { return nil }
+	sccTreeOf = func(*Group) *Group { return nil }
 	defer func() { sccTreeOf = saved }()
 	res := runTree(t, sccWith(sccEdit{File: sccFReport, New: sccDelete}, sccEdit{File: sccFLog, New: "no exit line\n"}, sccEdit{File: sccFPatch, New: "not a diff\n"}), nil, nil)
 	for _, f := range res.Findings {
