@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -238,6 +239,8 @@ func describeValue(v any) string {
 	return "a number"
 }
 
+var typeWords = map[string]string{"integer": "an integer", "number": "a number", "boolean": "true or false", "string": "a string", "object": "a mapping"}
+
 // wantType words the types a schema wants (null, which only means "the
 // default", left out).
 func wantType(want []string, node map[string]any) string {
@@ -245,20 +248,10 @@ func wantType(want []string, node map[string]any) string {
 	for _, w := range want {
 		switch w {
 		case "null":
-		case "integer":
-			words = append(words, "an integer")
-		case "number":
-			words = append(words, "a number")
-		case "boolean":
-			words = append(words, "true or false")
-		case "string":
-			words = append(words, "a string")
-		case "object":
-			words = append(words, "a mapping")
 		case "array":
 			words = append(words, "a list"+itemsWord(node))
 		default:
-			words = append(words, w)
+			words = append(words, cmp.Or(typeWords[w], w))
 		}
 	}
 	return strings.Join(words, " or ")
@@ -275,12 +268,7 @@ func itemsWord(node map[string]any) string {
 // enumMessage words a value outside its enumeration, with the nearest
 // allowed value when one is close.
 func enumMessage(name string, got any, want []any) string {
-	var allowed []string
-	for _, w := range want {
-		if s, ok := w.(string); ok {
-			allowed = append(allowed, s)
-		}
-	}
+	allowed := stringsOf(want)
 	list := strings.Join(allowed[:max(len(allowed)-1, 0)], ", ") + " or " + allowed[len(allowed)-1]
 	if len(allowed) == 1 {
 		list = allowed[0]
