@@ -768,17 +768,9 @@ func sccCheckSeedVerdict(c *ruleCtx, d *artifact.Document, obj map[string]any, v
 	}
 }
 
-// sccDocOf is a submit's document, or nil.
-func sccDocOf(s *sccSubmit) *artifact.Document {
-	if s == nil {
-		return nil
-	}
-	return s.doc
-}
-
 // sccStatus records where the task stands (see the top of this file).
 func sccStatus(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc *artifact.Document, task *artifact.Document) {
-	st := Status{Family: "scc", Unit: "SCC " + sccUnit(c, g, s, verdictDoc, task)}
+	st := Status{Family: "scc", Unit: "SCC " + sccUnit(c, g, verdictDoc, task)}
 	var parts []string
 	if s != nil && s.status != "" {
 		parts = append(parts, "submit "+s.status)
@@ -818,11 +810,11 @@ func sccStatus(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc *artifact.Document
 // sccUnit names the task in the status: the task folder (its name is the
 // task_id); a submit or verdict found by content elsewhere is named by its
 // task_id, else by the group key.
-func sccUnit(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc, task *artifact.Document) string {
+func sccUnit(c *ruleCtx, g *Group, verdictDoc, task *artifact.Document) string {
 	if _, dir, ok := sccTaskDir(strings.TrimPrefix(g.Key, c.opts.Prefix) + "/x"); ok {
 		return dir
 	}
-	for _, d := range []*artifact.Document{sccDocOf(s), verdictDoc, task} {
+	for _, d := range []*artifact.Document{g.One("scc.submit"), verdictDoc, task} {
 		if id := strOr(asObj(valueOf(d)), "task_id"); !blank(id) {
 			return strings.TrimSpace(id)
 		}
