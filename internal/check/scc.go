@@ -510,13 +510,7 @@ func sccCheckPatch(c *ruleCtx, s *sccSubmit, name, diff string) {
 			c.report("scc.submit.files-in-patch", d, p.at(), "%s is listed but %s does not change it: list only files the patch changes, or regenerate the patch", display(p.raw), display(name))
 		}
 	}
-	var extra []string
-	for _, f := range slices.Sorted(maps.Keys(files)) {
-		if !listed[f] {
-			extra = append(extra, f)
-		}
-	}
-	if len(extra) > 0 {
+	if extra := slices.DeleteFunc(slices.Sorted(maps.Keys(files)), func(f string) bool { return listed[f] }); len(extra) > 0 {
 		at := ptr("changed_files")
 		if _, has := s.obj["changed_files"]; !has {
 			at = nil
