@@ -154,13 +154,7 @@ func (g *Group) treePath(rel string) (string, error) {
 
 // Of returns the group's documents of a kind.
 func (g *Group) Of(kindID string) []*artifact.Document {
-	var out []*artifact.Document
-	for _, d := range g.Docs {
-		if d.Kind.ID == kindID {
-			out = append(out, d)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(g.Docs), func(d *artifact.Document) bool { return d.Kind.ID != kindID })
 }
 
 // One returns the group's first document of a kind, or nil.
