@@ -51,9 +51,9 @@ type family struct {
 	check func(c *ruleCtx, g *Group)
 }
 
-// families is filled by the family files (pace.go, jg.go, …) through
-// registerFamily, called from package-level var initialisers.
-var families []*family
+// families, by name, is filled by the family files (pace.go, jg.go, …)
+// through registerFamily, called from package-level var initialisers.
+var families = map[string]*family{}
 
 var ruleIndex = map[string]*Rule{}
 
@@ -71,7 +71,7 @@ func registerFamily(f *family) *family {
 		}
 		ruleIndex[r.ID] = r
 	}
-	families = append(families, f)
+	families[f.name] = f
 	return f
 }
 
@@ -154,13 +154,7 @@ func (g *Group) treePath(rel string) (string, error) {
 
 // Of returns the group's documents of a kind.
 func (g *Group) Of(kindID string) []*artifact.Document {
-	var out []*artifact.Document
-	for _, d := range g.Docs {
-		if d.Kind.ID == kindID {
-			out = append(out, d)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(g.Docs), func(d *artifact.Document) bool { return d.Kind.ID != kindID })
 }
 
 // One returns the group's first document of a kind, or nil.
@@ -201,10 +195,6 @@ type ruleCtx struct {
 	opts     *Options
 	findings []Finding
 	statuses []Status
-	// changed maps files changed since the base revision (relative to the
-	// root, without the run's Prefix) to how; nil when no base was given, and
-	// commit-aware rules are then skipped.
-	changed map[string]Change
 }
 
 func (c *ruleCtx) severity(id string) Severity {

@@ -334,24 +334,19 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
 	g := &Group{Key: opts.Prefix + fg.key, files: r.tree, root: r.root, limit: limits.MaxFileSize}
+	c := &ruleCtx{opts: opts}
 	if k := fg.files[0].Kind; k != nil && k.Family == "pace" {
-		r.checkPACEUnit(fg, g, limits, &res)
-		return res
-	}
-	for _, f := range fg.files {
-		if doc := r.checkOne(f, limits, &res); doc != nil {
-			g.Docs = append(g.Docs, doc)
+		r.checkPACEUnit(c, fg, g, limits, &res)
+	} else {
+		for _, f := range fg.files {
+			if doc := r.checkOne(f, limits, &res); doc != nil {
+				g.Docs = append(g.Docs, doc)
+			}
+		}
+		if len(g.Docs) > 0 && families[g.Docs[0].Kind.Family] != nil {
+			families[g.Docs[0].Kind.Family].check(c, g)
 		}
 	}
-	if len(g.Docs) == 0 {
-		return res
-	}
-	fam := familyOf(g.Docs[0].Kind.Family)
-	if fam == nil {
-		return res
-	}
-	c := &ruleCtx{opts: opts, changed: opts.Changed}
-	fam.check(c, g)
 	res.findings = append(res.findings, c.findings...)
 	res.statuses = append(res.statuses, c.statuses...)
 	return res
@@ -393,9 +388,8 @@ var checkedHook func(*artifact.Document)
 // plan, the advisory backlog) first, then each day's files in day order,
 // applies the day's rules and drops them; only the plan and the latest day
 // (for the unit's status) are held across days.
-func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, res *groupResult) {
+func (r *runner) checkPACEUnit(c *ruleCtx, fg fileGroup, g *Group, limits artifact.Limits, res *groupResult) {
 	opts := r.opts
-	c := &ruleCtx{opts: opts, changed: opts.Changed}
 	days := map[int][]artifact.File{}
 	var plan, backlog *artifact.Document
 	for _, f := range fg.files {
@@ -433,17 +427,6 @@ func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, r
 		}
 	}
 	u.finish(g, backlog)
-	res.findings = append(res.findings, c.findings...)
-	res.statuses = append(res.statuses, c.statuses...)
-}
-
-func familyOf(name string) *family {
-	for _, f := range families {
-		if f.name == name {
-			return f
-		}
-	}
-	return nil
 }
 
 // sniffSize is how much of an unclassified file is read to classify it.
