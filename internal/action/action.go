@@ -327,7 +327,15 @@ func (r *run) checkCommit(ctx context.Context, eventName string, in inputs, ev e
 	if cr == nil {
 		return code
 	}
-	r.connect(cr.in)
+	// Without a token the run reports its findings but reads and
+	// publishes nothing, and exits 2.
+	if cr.in.token == "" {
+		r.sum.Failed = true
+		r.sum.Failures = append(r.sum.Failures, "no GitHub token (input token): nothing was read from or published to GitHub")
+		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
+	} else {
+		r.newClient(cr.in.token)
+	}
 	out, err := r.check(ctx, cr)
 	if err != nil {
 		return r.fail(err)
@@ -426,18 +434,6 @@ func (cr *commitRun) setRange() {
 			cr.Base = ev.Before
 		}
 	}
-}
-
-// connect creates the GitHub client from the token input. Without a token
-// the run reports its findings but reads and publishes nothing, and exits 2.
-func (r *run) connect(in inputs) {
-	if in.token == "" {
-		r.sum.Failed = true
-		r.sum.Failures = append(r.sum.Failures, "no GitHub token (input token): nothing was read from or published to GitHub")
-		r.a.Errorf("%s", "phasegate has no GitHub token (input token): the findings are reported below, but no commit status, comment or label was published")
-		return
-	}
-	r.newClient(in.token)
 }
 
 // newClient makes the run's GitHub client; false when it could not.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -315,12 +316,7 @@ func classify(rel, p string, opts DiscoverOptions) File {
 }
 
 func matchesAny(rel string, globs []string) bool {
-	for _, g := range globs {
-		if ok, _ := doublestar.Match(g, rel); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(globs, func(g string) bool { ok, _ := doublestar.Match(g, rel); return ok })
 }
 
 // inside reports whether the FS path p is dir or below it.

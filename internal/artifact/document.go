@@ -73,11 +73,7 @@ func (d *Document) Locate(tokens []string) Pos {
 	if d == nil {
 		return Pos{Line: 1, Column: 1}
 	}
-	return locate(d.root, tokens)
-}
-
-func locate(root *yaml.Node, tokens []string) Pos {
-	n := deref(root)
+	n := deref(d.root)
 	if n == nil {
 		return Pos{Line: 1, Column: 1}
 	}

@@ -102,16 +102,18 @@ var families = []*Family{
 	}},
 }
 
-// kinds is every kind, in the table's order.
-var kinds = func() []*Kind {
+// kinds is every kind, in the table's order, and byID the same by ID.
+var kinds, byID = func() ([]*Kind, map[string]*Kind) {
 	var out []*Kind
+	m := map[string]*Kind{}
 	for _, f := range families {
 		for _, k := range f.Kinds {
-			k.Family = f.ID
+			k.Family, k.ID = f.ID, f.ID+"."+k.Name
 			out = append(out, k)
+			m[k.ID] = k
 		}
 	}
-	return out
+	return out, m
 }()
 
 // Family is one pipeline family of the table.
@@ -130,15 +132,6 @@ type Family struct {
 
 // Families returns the families in the order they are listed.
 func Families() []*Family { return append([]*Family(nil), families...) }
-
-var byID = func() map[string]*Kind {
-	m := make(map[string]*Kind, len(kinds))
-	for _, k := range kinds {
-		k.ID = k.Family + "." + k.Name
-		m[k.ID] = k
-	}
-	return m
-}()
 
 // Kinds returns every known kind, sorted by ID.
 func Kinds() []*Kind {

@@ -75,10 +75,7 @@ func fenceMarker(line string) string {
 	if !ok || len(rest) < 3 || (rest[0] != '`' && rest[0] != '~') {
 		return ""
 	}
-	n := 0
-	for n < len(rest) && rest[n] == rest[0] {
-		n++
-	}
+	n := len(rest) - len(strings.TrimLeft(rest, rest[:1]))
 	if n < 3 {
 		return ""
 	}
@@ -92,10 +89,7 @@ func atxHeading(line string) bool {
 	if !ok {
 		return false
 	}
-	n := 0
-	for n < len(rest) && rest[n] == '#' {
-		n++
-	}
+	n := len(rest) - len(strings.TrimLeft(rest, "#"))
 	return n >= 1 && n <= 6 && (n == len(rest) || rest[n] == ' ' || rest[n] == '\t')
 }
 

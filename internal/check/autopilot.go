@@ -951,9 +951,7 @@ func autopilotStatus(c *ruleCtx, g *Group, ag *autopilotGroup) {
 		runID = "run"
 	}
 	state, at := autopilotRunState(meta, strOr(cb, "state"))
-	st := Status{Family: "autopilot", Unit: unit(runID), State: state}
-	st.Decisions = autopilotRunDecisions(d, meta, cb, runID, at)
-	c.status(st)
+	c.status(Status{Family: "autopilot", Unit: unit(runID), State: state, Decisions: autopilotRunDecisions(d, meta, cb, runID, at)})
 }
 
 // autopilotIdleState is the status of a project without an active run: how
@@ -980,12 +978,7 @@ func autopilotRunState(meta map[string]any, cbState string) (state, at string) {
 	status := strOr(meta, "status")
 	phase, _ := str(meta, "current_phase")
 	step, _ := str(meta, "current_step")
-	var parts []string
-	if status != "" {
-		parts = append(parts, status)
-	} else {
-		parts = append(parts, "status unknown")
-	}
+	parts := []string{cmp.Or(status, "status unknown")}
 	if phase != "" {
 		at = "phase " + phase
 		if step != "" {

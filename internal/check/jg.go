@@ -723,7 +723,7 @@ func jgCheckState(c *ruleCtx, is *jgIssue, d *artifact.Document) {
 // the directory holding .pipeline (a monorepo's project); changes under any
 // .pipeline directory are ignored, as check.py does.
 func jgCheckScope(c *ruleCtx, is *jgIssue) {
-	if c.changed == nil || is.completed || is.plan == nil || is.affected == nil {
+	if c.opts.Changed == nil || is.completed || is.plan == nil || is.affected == nil {
 		return
 	}
 	segs := strings.Split(is.key, "/")
@@ -867,11 +867,8 @@ func jgDecide(st *Status, d *artifact.Document, field, effect, reason string) {
 // jgWorkerDecision decides on the current worker result (blocked holds,
 // escalate is advisory) and returns its status.
 func jgWorkerDecision(st *Status, is *jgIssue) string {
-	w := asObj(valueOf(is.worker))
-	if w == nil {
-		return ""
-	}
-	workerStatus, _ := str(w, "status")
+	w := asObj(valueOf(is.worker)) // nil without one: no status, no decision
+	workerStatus := strOr(w, "status")
 	blockers, _ := stringList(w, "blockers")
 	why := ""
 	if len(blockers) > 0 {
@@ -894,11 +891,8 @@ func jgWorkerDecision(st *Status, is *jgIssue) string {
 // failed checks and the debugger's diagnosis; PASS ships; SKIP is advisory)
 // and returns its verdict.
 func jgTestDecision(st *Status, is *jgIssue) string {
-	t := asObj(valueOf(is.test))
-	if t == nil {
-		return ""
-	}
-	testVerdict, _ := str(t, "verdict")
+	t := asObj(valueOf(is.test)) // nil without one: no verdict, no decision
+	testVerdict := strOr(t, "verdict")
 	switch testVerdict {
 	case "FAIL":
 		failed := jgFailed(asObj(t["phase_1"]))
@@ -930,11 +924,8 @@ func jgTestDecision(st *Status, is *jgIssue) string {
 // jgReviewDecision decides on the current review result (FAIL holds, PASS
 // ships, SKIP is advisory) and returns its verdict.
 func jgReviewDecision(st *Status, is *jgIssue) string {
-	r := asObj(valueOf(is.review))
-	if r == nil {
-		return ""
-	}
-	reviewVerdict, _ := str(r, "verdict")
+	r := asObj(valueOf(is.review)) // nil without one: no verdict, no decision
+	reviewVerdict := strOr(r, "verdict")
 	blockers, concerns := len(asList(r["blockers"])), len(asList(r["concerns"]))
 	switch reviewVerdict {
 	case "FAIL":
@@ -961,11 +952,8 @@ func jgReviewDecision(st *Status, is *jgIssue) string {
 // jgStateDecision decides on state.yaml (failed holds) and returns its
 // status.
 func jgStateDecision(st *Status, is *jgIssue) string {
-	s := asObj(valueOf(is.state))
-	if s == nil {
-		return ""
-	}
-	stateStatus, _ := str(s, "status")
+	s := asObj(valueOf(is.state)) // nil without one: no status, no decision
+	stateStatus := strOr(s, "status")
 	if stateStatus == "failed" {
 		jgDecide(st, is.state, "status", "HOLD", because("planner state failed", strOr(s, "running_summary")))
 	}

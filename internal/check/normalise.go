@@ -15,20 +15,14 @@ import (
 // the same way.
 var paceFills = map[string]struct {
 	agent    string
-	defaults map[string]func() any
+	defaults map[string]any // never written: validation only reads
 }{
-	"pace.gate-report": {"GATE", map[string]func() any{
-		"blockers": emptyList, "deferred": emptyList, "hold_reason": emptyString}},
-	"pace.sentinel-report": {"SENTINEL", map[string]func() any{
-		"advisories": emptyList, "blockers": emptyList, "hold_reason": emptyString}},
-	"pace.conduit-report": {"CONDUIT", map[string]func() any{
-		"advisories": emptyList, "blockers": emptyList, "hold_reason": emptyString}},
-	"pace.story-card": {"PRIME", nil},
-	"pace.handoff":    {"FORGE", nil},
+	"pace.gate-report":     {"GATE", map[string]any{"blockers": []any{}, "deferred": []any{}, "hold_reason": ""}},
+	"pace.sentinel-report": {"SENTINEL", map[string]any{"advisories": []any{}, "blockers": []any{}, "hold_reason": ""}},
+	"pace.conduit-report":  {"CONDUIT", map[string]any{"advisories": []any{}, "blockers": []any{}, "hold_reason": ""}},
+	"pace.story-card":      {"PRIME", nil},
+	"pace.handoff":         {"FORGE", nil},
 }
-
-func emptyList() any   { return []any{} }
-func emptyString() any { return "" }
 
 // normalised is the value the schema layer validates: the document with
 // what upstream fills in before it validates (see paceFills), only where the
@@ -45,22 +39,12 @@ func normalised(doc *artifact.Document) any {
 	if !ok {
 		return doc.Value
 	}
-	obj := make(map[string]any, len(orig)+len(fill.defaults)+2)
+	// Filled first, so that what the file carries overwrites them.
+	obj := map[string]any{"agent": fill.agent}
+	if n, ok := paceDayOf(doc.Path); ok {
+		obj["day"] = json.Number(strconv.Itoa(n))
+	}
+	maps.Copy(obj, fill.defaults)
 	maps.Copy(obj, orig)
-	if _, has := obj["agent"]; !has {
-		obj["agent"] = fill.agent
-	}
-	if _, has := obj["day"]; !has {
-		if m := paceDayRE.FindStringSubmatch(doc.Path); m != nil {
-			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-				obj["day"] = json.Number(strconv.FormatInt(n, 10))
-			}
-		}
-	}
-	for k, def := range fill.defaults {
-		if _, has := obj[k]; !has {
-			obj[k] = def()
-		}
-	}
 	return obj
 }

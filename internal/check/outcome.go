@@ -129,7 +129,7 @@ func checkOutcomeDoc(c *ruleCtx, doc *artifact.Document) {
 
 // outcomeCheckImmutable: a committed outcome file is never modified.
 func outcomeCheckImmutable(c *ruleCtx, doc *artifact.Document) {
-	if c.changed == nil {
+	if c.opts.Changed == nil {
 		return
 	}
 	rel := strings.TrimPrefix(doc.Path, c.opts.Prefix)
@@ -370,20 +370,14 @@ func outcomeCheckFindings(c *ruleCtx, doc *artifact.Document, obj map[string]any
 		if byDefault {
 			why = "counts as in-scope-blocking"
 		}
-		var nonBlocking []string
-		found := false
-		for _, d := range decisions {
-			if !looselyMatches(d.question, title) {
-				continue
-			}
-			if d.blocking {
-				found = true
-				break
-			}
-			nonBlocking = append(nonBlocking, outcomeLabel(d))
-		}
-		if found {
+		if slices.ContainsFunc(decisions, func(d outcomeDecision) bool { return d.blocking && looselyMatches(d.question, title) }) {
 			continue
+		}
+		var nonBlocking []string // every decision that names it is then non-blocking
+		for _, d := range decisions {
+			if looselyMatches(d.question, title) {
+				nonBlocking = append(nonBlocking, outcomeLabel(d))
+			}
 		}
 		if len(nonBlocking) > 0 {
 			c.report("outcome.blocking-finding-has-decision", doc, ptr("findings", i, "title"), "%s %s, but %s about it is not blocking: make that decision blocking, or re-categorise the finding with its reasoning", name, why, strings.Join(nonBlocking, " and "))

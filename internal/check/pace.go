@@ -92,21 +92,10 @@ func paceDayOf(p string) (n int, ok bool) {
 
 // add files a document of the day directory under its role.
 func (day *paceDay) add(c *ruleCtx, d *artifact.Document) {
-	switch d.Kind.ID {
-	case "pace.story-card":
-		day.story = d
-	case "pace.handoff":
-		day.handoff = d
-	case "pace.gate-report":
-		day.gate = d
-	case "pace.sentinel-report":
-		day.sentinel = d
-	case "pace.conduit-report":
-		day.conduit = d
-	case "pace.cycle":
-		day.cycle = d
-	case "pace.attempts":
-		day.attempts = d
+	if role := map[string]**artifact.Document{"pace.story-card": &day.story, "pace.handoff": &day.handoff,
+		"pace.gate-report": &day.gate, "pace.sentinel-report": &day.sentinel, "pace.conduit-report": &day.conduit,
+		"pace.cycle": &day.cycle, "pace.attempts": &day.attempts}[d.Kind.ID]; role != nil {
+		*role = d
 	}
 	if obj := asObj(d.Value); obj != nil {
 		if got, ok := toInt(obj["day"]); ok && got != int64(day.n) {

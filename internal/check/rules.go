@@ -51,9 +51,9 @@ type family struct {
 	check func(c *ruleCtx, g *Group)
 }
 
-// families is filled by the family files (pace.go, jg.go, …) through
-// registerFamily, called from package-level var initialisers.
-var families []*family
+// families, by name, is filled by the family files (pace.go, jg.go, …)
+// through registerFamily, called from package-level var initialisers.
+var families = map[string]*family{}
 
 var ruleIndex = map[string]*Rule{}
 
@@ -71,7 +71,7 @@ func registerFamily(f *family) *family {
 		}
 		ruleIndex[r.ID] = r
 	}
-	families = append(families, f)
+	families[f.name] = f
 	return f
 }
 
@@ -154,13 +154,7 @@ func (g *Group) treePath(rel string) (string, error) {
 
 // Of returns the group's documents of a kind.
 func (g *Group) Of(kindID string) []*artifact.Document {
-	var out []*artifact.Document
-	for _, d := range g.Docs {
-		if d.Kind.ID == kindID {
-			out = append(out, d)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(g.Docs), func(d *artifact.Document) bool { return d.Kind.ID != kindID })
 }
 
 // One returns the group's first document of a kind, or nil.
@@ -201,10 +195,6 @@ type ruleCtx struct {
 	opts     *Options
 	findings []Finding
 	statuses []Status
-	// changed maps files changed since the base revision (relative to the
-	// root, without the run's Prefix) to how; nil when no base was given, and
-	// commit-aware rules are then skipped.
-	changed map[string]Change
 	// deps gets each question the rules ask about the change, with its
 	// answer (see Dep): a cached result holds only while they read the
 	// same.
@@ -213,14 +203,14 @@ type ruleCtx struct {
 
 // changeOf is how the file rel changed (recorded in deps).
 func (c *ruleCtx) changeOf(rel string) Change {
-	ch := c.changed[rel]
+	ch := c.opts.Changed[rel]
 	c.deps[depChangeOf+rel] = "=" + string(ch) // "" is no answer
 	return ch
 }
 
 // touches says whether the change touches a file under prefix (recorded).
 func (c *ruleCtx) touches(prefix string) bool {
-	t := touches(c.changed, prefix)
+	t := touches(c.opts.Changed, prefix)
 	c.deps[depTouches+prefix] = fmt.Sprint(t)
 	return t
 }
@@ -228,8 +218,8 @@ func (c *ruleCtx) touches(prefix string) bool {
 // allChanged is the whole change (recorded: a result that read it holds
 // only for the same change).
 func (c *ruleCtx) allChanged() map[string]Change {
-	c.deps[depChanges] = changeHash(c.changed)
-	return c.changed
+	c.deps[depChanges] = changeHash(c.opts.Changed)
+	return c.opts.Changed
 }
 
 func (c *ruleCtx) severity(id string) Severity {

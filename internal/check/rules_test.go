@@ -154,7 +154,7 @@ func TestEveryRuleHasCases(t *testing.T) {
 func TestRuleCatalogue(t *testing.T) {
 	for _, r := range Rules() {
 		fam, _, ok := strings.Cut(r.ID, ".")
-		if !ok || familyOf(fam) == nil {
+		if !ok || families[fam] == nil {
 			t.Errorf("rule %s: ID must start with a family name", r.ID)
 		}
 		if r.Severity != SeverityError && r.Severity != SeverityWarning && r.Severity != SeverityOff {

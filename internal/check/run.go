@@ -376,24 +376,19 @@ func (r *runner) checkUnit(fg fileGroup, tree fs.FS, deps map[string]string) gro
 	limits := opts.Config.Limits.ArtifactLimits()
 	var res groupResult
 	g := &Group{Key: opts.Prefix + fg.key, files: tree, root: r.root, limit: limits.MaxFileSize}
+	c := &ruleCtx{opts: opts, deps: deps}
 	if k := fg.files[0].Kind; k != nil && k.Family == "pace" {
-		r.checkPACEUnit(fg, g, limits, &res, deps)
-		return res
-	}
-	for _, f := range fg.files {
-		if doc := r.checkOne(f, limits, &res); doc != nil {
-			g.Docs = append(g.Docs, doc)
+		r.checkPACEUnit(c, fg, g, limits, &res)
+	} else {
+		for _, f := range fg.files {
+			if doc := r.checkOne(f, limits, &res); doc != nil {
+				g.Docs = append(g.Docs, doc)
+			}
+		}
+		if len(g.Docs) > 0 && families[g.Docs[0].Kind.Family] != nil {
+			families[g.Docs[0].Kind.Family].check(c, g)
 		}
 	}
-	if len(g.Docs) == 0 {
-		return res
-	}
-	fam := familyOf(g.Docs[0].Kind.Family)
-	if fam == nil {
-		return res
-	}
-	c := &ruleCtx{opts: opts, changed: opts.Changed, deps: deps}
-	fam.check(c, g)
 	res.findings = append(res.findings, c.findings...)
 	res.statuses = append(res.statuses, c.statuses...)
 	return res
@@ -435,9 +430,8 @@ var checkedHook func(*artifact.Document)
 // plan, the advisory backlog) first, then each day's files in day order,
 // applies the day's rules and drops them; only the plan and the latest day
 // (for the unit's status) are held across days.
-func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, res *groupResult, deps map[string]string) {
+func (r *runner) checkPACEUnit(c *ruleCtx, fg fileGroup, g *Group, limits artifact.Limits, res *groupResult) {
 	opts := r.opts
-	c := &ruleCtx{opts: opts, changed: opts.Changed, deps: deps}
 	days := map[int][]artifact.File{}
 	var plan, backlog *artifact.Document
 	for _, f := range fg.files {
@@ -475,17 +469,6 @@ func (r *runner) checkPACEUnit(fg fileGroup, g *Group, limits artifact.Limits, r
 		}
 	}
 	u.finish(g, backlog)
-	res.findings = append(res.findings, c.findings...)
-	res.statuses = append(res.statuses, c.statuses...)
-}
-
-func familyOf(name string) *family {
-	for _, f := range families {
-		if f.name == name {
-			return f
-		}
-	}
-	return nil
 }
 
 // sniffSize is how much of an unclassified file is read to classify it.

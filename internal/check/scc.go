@@ -26,7 +26,7 @@ import (
 //
 // Evidence files that are not artifacts (report.md, selftest.log,
 // patch.diff, evidence/) are read through the group's tree accessor
-// (sccTree: Group.ReadFile and Group.Exists). Without one — when a single
+// (Group.ReadFile and Group.Exists). Without one — when a single
 // file is checked, or the tree cannot see the submit itself — the rules that
 // need those files are skipped silently.
 //
@@ -106,21 +106,10 @@ var _ = registerFamily(&family{
 	},
 })
 
-// sccTree reads files of the checked tree that are not artifacts, by
-// root-relative path, confined to the root and the size limit. *Group
-// provides it (Group.ReadFile, Group.Exists); it is asserted dynamically so
-// that this family compiles and degrades (skips the evidence rules) with a
-// Group that has no such accessor.
-type sccTree interface {
-	ReadFile(rel string) ([]byte, error)
-	Exists(rel string) bool
-}
-
-// sccTreeOf returns the group's tree accessor, or nil.
-var sccTreeOf = func(g *Group) sccTree {
-	t, _ := any(g).(sccTree)
-	return t
-}
+// sccTreeOf is the group whose tree the evidence rules read (Group.ReadFile,
+// Group.Exists), or nil to skip them; a variable so that a test can take
+// the tree away.
+var sccTreeOf = func(g *Group) *Group { return g }
 
 var (
 	sccUUID      = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -380,7 +369,7 @@ var sccArtifactKeys = []string{"report_md", "selftest_log", "evidence_dir", "pat
 
 // sccCheckArtifacts checks the artifacts.* paths and, with a tree, the
 // evidence files they name.
-func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree sccTree) {
+func sccCheckArtifacts(c *ruleCtx, s *sccSubmit, tree *Group) {
 	d := s.doc
 	arts := asObj(s.obj["artifacts"])
 	if arts == nil {
@@ -521,13 +510,7 @@ func sccCheckPatch(c *ruleCtx, s *sccSubmit, name, diff string) {
 			c.report("scc.submit.files-in-patch", d, p.at(), "%s is listed but %s does not change it: list only files the patch changes, or regenerate the patch", display(p.raw), display(name))
 		}
 	}
-	var extra []string
-	for _, f := range slices.Sorted(maps.Keys(files)) {
-		if !listed[f] {
-			extra = append(extra, f)
-		}
-	}
-	if len(extra) > 0 {
+	if extra := slices.DeleteFunc(slices.Sorted(maps.Keys(files)), func(f string) bool { return listed[f] }); len(extra) > 0 {
 		at := ptr("changed_files")
 		if _, has := s.obj["changed_files"]; !has {
 			at = nil
@@ -716,7 +699,7 @@ func sccCheckVerdict(c *ruleCtx, d *artifact.Document, s *sccSubmit) {
 			switch {
 			case v1 && verdict != "ESCALATE":
 				c.report("scc.verdict.need-input-escalates", d, ptr("verdict"), "%s needs input (NEED_INPUT) but the verdict is %s: the judge escalates NEED_INPUT with a needs_input action", s.doc.Path, verdict)
-			case v1 && !sccHasAction(obj, "needs_input"):
+			case v1 && !slices.ContainsFunc(asList(obj["actions"]), func(e any) bool { return strings.TrimSpace(strOr(asObj(e), "type")) == "needs_input" }):
 				c.report("scc.verdict.need-input-escalates", d, ptr("actions"), "%s needs input (NEED_INPUT) but no action has type needs_input: add {\"type\": \"needs_input\"} with the questions in notes", s.doc.Path)
 			case !v1 && verdict != "ESCALATE" && verdict != "REJECT":
 				c.report("scc.verdict.need-input-escalates", d, ptr("verdict"), "%s needs input (NEED_INPUT) but the verdict is %s: a blocked task escalates to a person (ESCALATE, next_action human)", s.doc.Path, verdict)
@@ -726,10 +709,6 @@ func sccCheckVerdict(c *ruleCtx, d *artifact.Document, s *sccSubmit) {
 	if !v1 {
 		sccCheckSeedVerdict(c, d, obj, verdict, s)
 	}
-}
-
-func sccHasAction(obj map[string]any, typ string) bool {
-	return slices.ContainsFunc(asList(obj["actions"]), func(e any) bool { return strings.TrimSpace(strOr(asObj(e), "type")) == typ })
 }
 
 var sccCheckNames = []string{"schema_valid", "scope_clean", "tests_passed", "artifacts_complete", "changed_files_match"}
@@ -783,17 +762,9 @@ func sccCheckSeedVerdict(c *ruleCtx, d *artifact.Document, obj map[string]any, v
 	}
 }
 
-// sccDocOf is a submit's document, or nil.
-func sccDocOf(s *sccSubmit) *artifact.Document {
-	if s == nil {
-		return nil
-	}
-	return s.doc
-}
-
 // sccStatus records where the task stands (see the top of this file).
 func sccStatus(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc *artifact.Document, task *artifact.Document) {
-	st := Status{Family: "scc", Unit: "SCC " + sccUnit(c, g, s, verdictDoc, task)}
+	st := Status{Family: "scc", Unit: "SCC " + sccUnit(c, g, verdictDoc, task)}
 	var parts []string
 	if s != nil && s.status != "" {
 		parts = append(parts, "submit "+s.status)
@@ -833,11 +804,11 @@ func sccStatus(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc *artifact.Document
 // sccUnit names the task in the status: the task folder (its name is the
 // task_id); a submit or verdict found by content elsewhere is named by its
 // task_id, else by the group key.
-func sccUnit(c *ruleCtx, g *Group, s *sccSubmit, verdictDoc, task *artifact.Document) string {
+func sccUnit(c *ruleCtx, g *Group, verdictDoc, task *artifact.Document) string {
 	if _, dir, ok := sccTaskDir(strings.TrimPrefix(g.Key, c.opts.Prefix) + "/x"); ok {
 		return dir
 	}
-	for _, d := range []*artifact.Document{sccDocOf(s), verdictDoc, task} {
+	for _, d := range []*artifact.Document{g.One("scc.submit"), verdictDoc, task} {
 		if id := strOr(asObj(valueOf(d)), "task_id"); !blank(id) {
 			return strings.TrimSpace(id)
 		}

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -390,11 +392,28 @@ func TestSCCWrongTypes(t *testing.T) {
 // the rules that read evidence files stay silent and nothing breaks.
 func TestSCCWithoutTree(t *testing.T) {
 	saved := sccTreeOf
-	sccTreeOf = func(*Group) sccTree { return nil }
+	sccTreeOf = func(*Group) *Group { return nil }
 	defer func() { sccTreeOf = saved }()
 	res := runTree(t, sccWith(sccEdit{File: sccFReport, New: sccDelete}, sccEdit{File: sccFLog, New: "no exit line\n"}, sccEdit{File: sccFPatch, New: "not a diff\n"}), nil, nil)
 	for _, f := range res.Findings {
 		t.Errorf("unexpected finding without a tree: %s", formatFinding(f))
+	}
+}
+
+// TestSCCSingleFileSkipsEvidence: a submit.json checked on its own (the
+// file named, no tree around it) is not judged on evidence files it cannot
+// see: none is reported missing, empty or unreadable.
+func TestSCCSingleFileSkipsEvidence(t *testing.T) {
+	root := testutil.WriteTree(t, t.TempDir(), sccWith())
+	res, err := sharedValidator.Run(context.Background(), filepath.Join(root, filepath.FromSlash(sccFile(sccFSubmit))), Options{Config: config.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Artifacts != 1 {
+		t.Fatalf("checked %d artifacts, want the one submit", res.Artifacts)
+	}
+	for _, f := range res.Findings {
+		t.Errorf("unexpected finding on a submit checked alone: %s", formatFinding(f))
 	}
 }
 

@@ -115,7 +115,7 @@ func normalize(s string) string {
 	space := false
 	for _, r := range strings.ToLower(s) {
 		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r > 0x7f && !isDash(r):
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r > 0x7f && r != '—' && r != '–':
 			if space && b.Len() > 0 {
 				b.WriteByte(' ')
 			}
@@ -127,8 +127,6 @@ func normalize(s string) string {
 	}
 	return b.String()
 }
-
-func isDash(r rune) bool { return r == '—' || r == '–' }
 
 // looselyMatches is the fuzzy "maps to" of docs/contracts/README.md: exact text rarely
 // survives an agent's paraphrase ("CI pipeline green" ↔ "CI pipeline — not

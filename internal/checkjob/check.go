@@ -75,10 +75,7 @@ func (j *Job) Check(ctx context.Context, gh GitHub, req Request) (out Checked, e
 	}
 	findings = append(findings, vetted...)
 	check.Sort(findings)
-	out.Report = report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: res.Statuses, Version: req.Version}
-	if out.Report.Pipeline == nil {
-		out.Report.Pipeline = []check.Status{}
-	}
+	out.Report = report.Report{Artifacts: res.Artifacts, Findings: findings, Pipeline: append([]check.Status{}, res.Statuses...), Version: req.Version}
 	out.Report.Verdict = gate.Compute(findings, res.Statuses)
 	out.Carried, out.Reused = carried, res.Reused
 	return out, nil

@@ -152,7 +152,6 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 	sum := Summary{}
 	synced := false // phasegate/decisions set by the posting
 	out, err := j.Check(ctx, gh, req)
-	var in *Input // recorded only with a result: one that could not be computed stands for no input
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return Summary{}, err
@@ -175,12 +174,11 @@ func (j *Job) CheckCommit(ctx context.Context, gh GitHub, req Request) (Summary,
 			errs = append(errs, err)
 		}
 		c := j.contracts(rep, req, details)
-		in = j.input(ctx, gh, req, out.Blob)
-		in.record(&c)
+		// An input is recorded only with a result: one that could not be
+		// computed stands for no input.
+		sum.Input = j.input(ctx, gh, req, out.Blob)
+		sum.Input.record(&c)
 		errs = append(errs, h.PublishContracts(ctx, gh, req.Owner, req.Repo, req.SHA, id, c))
-	}
-	if sum.Report != nil {
-		sum.Input = in
 	}
 	if !synced {
 		st, err := h.SyncCommit(ctx, gh, req.Owner, req.Repo, req.SHA, opts)

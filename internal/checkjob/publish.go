@@ -1,6 +1,7 @@
 package checkjob
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -37,10 +38,7 @@ func (j *Job) contracts(rep report.Report, req Request, details string) decide.C
 		b.Reset()
 		b.WriteString("phasegate could not render the summary: " + report.Terminal(err.Error()))
 	}
-	limit := j.MaxAnnotations
-	if limit <= 0 {
-		limit = defaultMaxAnnotations
-	}
+	limit := cmp.Or(max(j.MaxAnnotations, 0), defaultMaxAnnotations)
 	c.Annotations, c.Summary = annotations(rep.Findings, limit), b.String()
 	if n := len(annotations(rep.Findings, math.MaxInt)); n > len(c.Annotations) {
 		c.Summary = fmt.Sprintf("> **%d of %d findings are annotated** (at most %d per check run); every finding is listed below.\n\n", len(c.Annotations), n, limit) + c.Summary

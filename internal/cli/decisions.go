@@ -403,9 +403,5 @@ func isNegative(option string, negative []string) bool {
 // permanent reports whether an error will not go away by reading again: no
 // such repository or issue, a bad token, a missing permission.
 func permanent(err error) bool {
-	switch ghclient.StatusCode(err) {
-	case 401, 404:
-		return true
-	}
-	return ghclient.IsPermissionDenied(err)
+	return slices.Contains([]int{401, 404}, ghclient.StatusCode(err)) || ghclient.IsPermissionDenied(err)
 }

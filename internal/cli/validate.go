@@ -100,9 +100,7 @@ func (e *environment) check(name string, args []string) int {
 	}
 	if name == "gate" {
 		rep.Verdict = gate.Compute(rep.Findings, rep.Pipeline)
-		if rep.Pipeline == nil {
-			rep.Pipeline = []check.Status{}
-		}
+		rep.Pipeline = append([]check.Status{}, rep.Pipeline...)
 	} else {
 		rep.Verdict = gate.FromFindings(rep.Findings)
 		rep.Pipeline = nil

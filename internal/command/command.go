@@ -446,12 +446,7 @@ var otherBots = map[string]bool{
 var verbs = []string{"resolve", "decisions", "phasegate"}
 
 // trimVerbPunct removes a ':' or ',' that ends a command word.
-func trimVerbPunct(s string) string {
-	for s != "" && (s[len(s)-1] == ':' || s[len(s)-1] == ',') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
+func trimVerbPunct(s string) string { return strings.TrimRight(s, ":,") }
 
 // word reports whether s is 1 to MaxToken bytes, an ASCII letter or digit
 // and then letters, digits and bytes of punct.
@@ -599,8 +594,12 @@ func parseTarget(t1, t2 string) (phase, id, why string) {
 
 func notAnID(tok, next string) string {
 	if n := strings.TrimRight(next, ",;:"); IsID(n) {
+		opt := strings.TrimRight(tok, ".,;:!?")
+		if !isName(opt) {
+			opt = "approve"
+		}
 		return quote(tok, "the first word") + " is not a decision ID: the ID comes first, e.g. `/resolve " +
-			strings.ToUpper(n) + " " + safeOr(strings.TrimRight(tok, ".,;:!?"), "approve") + "`"
+			strings.ToUpper(n) + " " + opt + "`"
 	}
 	return quote(tok, "the first word after `/resolve`") + " is not a decision ID: decision IDs look like `D-001`, e.g. `/resolve D-001 approve`"
 }
@@ -645,13 +644,6 @@ func safeWord(s string) bool { return word(s, "._:-") }
 func quote(s, fallback string) string {
 	if safeWord(s) {
 		return "`" + s + "`"
-	}
-	return fallback
-}
-
-func safeOr(s, fallback string) string {
-	if isName(s) {
-		return s
 	}
 	return fallback
 }

@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file is the Markdown half of the parser: a line-at-a-time scanner of
 // CommonMark block structure. It does not build a tree or keep any text; for
@@ -489,13 +492,7 @@ func maybeSpecial(c byte) bool {
 	return isDigit(c)
 }
 
-func runOf(s string, c byte) int {
-	n := 0
-	for n < len(s) && s[n] == c {
-		n++
-	}
-	return n
-}
+func runOf(s string, c byte) int { return len(s) - len(strings.TrimLeft(s, string(c))) }
 
 func onlySpaceTab(s string) bool { return strings.Trim(s, " \t") == "" }
 
@@ -551,7 +548,7 @@ func htmlBlockStart(s string) int {
 	if name == "" {
 		return 0
 	}
-	if !closing && (equalFoldAny(name, "script", "pre", "style", "textarea")) && (rest == "" || rest[0] == '>' || isCMSpace(rest[0])) {
+	if !closing && rawTag(name) && (rest == "" || rest[0] == '>' || isCMSpace(rest[0])) {
 		return 1
 	}
 	if blockTagName(name) && (rest == "" || rest[0] == '>' || isCMSpace(rest[0]) || strings.HasPrefix(rest, "/>")) {
@@ -647,23 +644,16 @@ func openTagEnd(s string) int {
 
 // closeTagEnd matches spacechar* '>' at the start of s.
 func closeTagEnd(s string) int {
-	i := 0
-	for i < len(s) && isCMSpace(s[i]) {
-		i++
-	}
-	if i < len(s) && s[i] == '>' {
-		return i + 1
+	if rest := strings.TrimLeft(s, " \t\v\f"); strings.HasPrefix(rest, ">") {
+		return len(s) - len(rest) + 1
 	}
 	return -1
 }
 
-func equalFoldAny(s string, names ...string) bool {
-	for _, n := range names {
-		if strings.EqualFold(s, n) {
-			return true
-		}
-	}
-	return false
+// rawTag reports whether the tag name (ASCII) is one of HTML block start
+// condition 1's.
+func rawTag(name string) bool {
+	return slices.Contains([]string{"script", "pre", "style", "textarea"}, strings.ToLower(name))
 }
 
 // blockTagName reports whether name is one of the tag names of HTML block
@@ -692,7 +682,7 @@ func htmlBlockEnds(t int, s string) bool {
 			rest := s[i:]
 			if len(rest) > 2 && rest[1] == '/' {
 				name, after, _ := tagName(rest[2:])
-				if after != "" && after[0] == '>' && equalFoldAny(name, "script", "pre", "style", "textarea") {
+				if after != "" && after[0] == '>' && rawTag(name) {
 					return true
 				}
 			}

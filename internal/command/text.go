@@ -26,13 +26,11 @@ func isInvisible(r rune) bool {
 	if r < 0xad {
 		return false
 	}
-	switch {
-	case r == 0x034f, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x3164, r == 0xffa0:
-		return true
-	case isVariationSelector(r):
+	switch r {
+	case 0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x3164, 0xffa0:
 		return true
 	}
-	return unicode.Is(unicode.Cf, r)
+	return isVariationSelector(r) || unicode.Is(unicode.Cf, r)
 }
 
 // isControl reports whether r is a control character other than TAB (C0,

@@ -40,13 +40,7 @@ const maxMarkdownWork = 1 << 28
 
 // markdownPunct reports whether c can open or close inline Markdown or raw
 // HTML.
-func markdownPunct(c byte) bool {
-	switch c {
-	case '[', ']', '(', ')', '!', '*', '_', '~', '`', '<', '>', '\\', '&', '"', '\'':
-		return true
-	}
-	return false
-}
+func markdownPunct(c byte) bool { return strings.IndexByte("[]()!*_~`<>\\&\"'", c) >= 0 }
 
 // Markers stand for a command line's first character in the HTML that
 // visibleLines builds; they are removed from raw HTML so that a comment

@@ -309,17 +309,12 @@ func Parse(data []byte) (cfg Config, probs []Problem) {
 	}
 	probs = append(probs, validate(cfg, doc)...)
 	if len(probs) > 0 {
-		return Default(), capProblems(sortProblems(probs))
+		slices.SortStableFunc(probs, func(a, b Problem) int { // by position, repeats dropped
+			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		return Default(), capProblems(slices.Compact(probs))
 	}
 	return cfg, nil
-}
-
-// sortProblems orders problems by position and drops repeats.
-func sortProblems(probs []Problem) []Problem {
-	slices.SortStableFunc(probs, func(a, b Problem) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-	})
-	return slices.Compact(probs)
 }
 
 // checkKeys reports duplicate keys (once each, in linear time) and

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -106,7 +107,9 @@ func (c *compiled) describe(doc *artifact.Document, e *jsonschema.ValidationErro
 		p := doc.Locate(tokens)
 		return Problem{p.Line, p.Column, msg}
 	}
-	node := c.schemaAt(e.SchemaURL)
+	// The schema object the SchemaURL names ("…#/properties/limits/properties/max_depth").
+	_, frag, _ := strings.Cut(e.SchemaURL, "#")
+	node, _ := artifact.ValueAt(c.raw, artifact.SplitPointer(frag)).(map[string]any)
 	got := artifact.ValueAt(doc.Value, loc)
 	name := dotted(doc.Value, loc)
 	switch k := e.ErrorKind.(type) {
@@ -140,7 +143,8 @@ func (c *compiled) describe(doc *artifact.Document, e *jsonschema.ValidationErro
 // artifacts, a rule under rules, a key elsewhere, each with the nearest
 // known name when one is close.
 func (c *compiled) unknownKey(loc []string, name, key string, node map[string]any) string {
-	known := keysOf(node)
+	props, _ := node["properties"].(map[string]any)
+	known := slices.Sorted(maps.Keys(props))
 	switch {
 	case len(loc) == 1 && loc[0] == "artifacts":
 		return fmt.Sprintf("artifacts: unknown kind %q%s (`phasegate schema` lists the kinds)", key, didYouMean(key, known))
@@ -176,20 +180,6 @@ func didYouMean(word string, candidates []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", prefixed[0])
 	}
 	return ""
-}
-
-// schemaAt is the schema object a violation's SchemaURL names
-// ("…#/properties/limits/properties/max_depth").
-func (c *compiled) schemaAt(schemaURL string) map[string]any {
-	_, frag, _ := strings.Cut(schemaURL, "#")
-	n, _ := artifact.ValueAt(c.raw, artifact.SplitPointer(frag)).(map[string]any)
-	return n
-}
-
-// keysOf lists a schema object's properties, sorted.
-func keysOf(node map[string]any) []string {
-	props, _ := node["properties"].(map[string]any)
-	return slices.Sorted(maps.Keys(props))
 }
 
 // dotted names a place in the config as a person writes it:
@@ -238,6 +228,8 @@ func describeValue(v any) string {
 	return "a number"
 }
 
+var typeWords = map[string]string{"integer": "an integer", "number": "a number", "boolean": "true or false", "string": "a string", "object": "a mapping"}
+
 // wantType words the types a schema wants (null, which only means "the
 // default", left out).
 func wantType(want []string, node map[string]any) string {
@@ -245,42 +237,23 @@ func wantType(want []string, node map[string]any) string {
 	for _, w := range want {
 		switch w {
 		case "null":
-		case "integer":
-			words = append(words, "an integer")
-		case "number":
-			words = append(words, "a number")
-		case "boolean":
-			words = append(words, "true or false")
-		case "string":
-			words = append(words, "a string")
-		case "object":
-			words = append(words, "a mapping")
 		case "array":
-			words = append(words, "a list"+itemsWord(node))
+			list := "a list"
+			if items, _ := node["items"].(map[string]any); items["type"] == "string" {
+				list += " of strings"
+			}
+			words = append(words, list)
 		default:
-			words = append(words, w)
+			words = append(words, cmp.Or(typeWords[w], w))
 		}
 	}
 	return strings.Join(words, " or ")
 }
 
-// itemsWord is " of strings" for a list of strings.
-func itemsWord(node map[string]any) string {
-	if items, ok := node["items"].(map[string]any); ok && items["type"] == "string" {
-		return " of strings"
-	}
-	return ""
-}
-
 // enumMessage words a value outside its enumeration, with the nearest
 // allowed value when one is close.
 func enumMessage(name string, got any, want []any) string {
-	var allowed []string
-	for _, w := range want {
-		if s, ok := w.(string); ok {
-			allowed = append(allowed, s)
-		}
-	}
+	allowed := stringsOf(want)
 	list := strings.Join(allowed[:max(len(allowed)-1, 0)], ", ") + " or " + allowed[len(allowed)-1]
 	if len(allowed) == 1 {
 		list = allowed[0]

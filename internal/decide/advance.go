@@ -146,15 +146,12 @@ func (h *Handler) syncStatuses(ctx context.Context, gh GitHub, t *thread) error 
 // read the newest. When the read fails, it writes. It reports whether it
 // wrote.
 func (h *Handler) setStatus(ctx context.Context, gh GitHub, owner, repo, sha, identity string, s ghclient.Status, history []ghclient.Status) (bool, error) {
-	cur, ok := ghclient.Status{}, false
-	if len(history) > 0 {
-		cur, ok = history[0], true
-	} else if history != nil {
-		ok = false
-	} else if c, found, err := h.latestRecord(ctx, gh, owner, repo, sha, s.Context); err == nil {
-		cur, ok = c, found
+	if history == nil {
+		if cur, found, err := h.latestRecord(ctx, gh, owner, repo, sha, s.Context); err == nil && found {
+			history = []ghclient.Status{cur}
+		}
 	}
-	if ok && sameStatus(cur, s, identity) {
+	if len(history) > 0 && sameStatus(history[0], s, identity) {
 		return false, nil
 	}
 	err := h.writeRecord(ctx, gh, owner, repo, sha, s)

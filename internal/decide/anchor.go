@@ -95,10 +95,9 @@ type anchorCommit struct {
 // anchorTargets are the pull requests carrying the thread's outcomes and
 // the commits the outcomes name (from the markers, tampered ones too).
 func anchorTargets(t *thread) (prs []int, commits []anchorCommit) {
-	seenPR, seenCommit := map[int]bool{}, map[string]int{}
+	seenCommit := map[string]int{}
 	add := func(pr int, commit string) {
-		if pr > 0 && !seenPR[pr] {
-			seenPR[pr] = true
+		if pr > 0 {
 			prs = append(prs, pr)
 		}
 		if commit == "" {
@@ -124,9 +123,9 @@ func anchorTargets(t *thread) (prs []int, commits []anchorCommit) {
 	for _, sha := range t.extraAnchors {
 		add(-1, sha)
 	}
-	sort.Ints(prs)
+	slices.Sort(prs)
 	sort.Slice(commits, func(i, j int) bool { return commits[i].sha < commits[j].sha })
-	return prs, commits
+	return slices.Compact(prs), commits
 }
 
 // readAnchors reads the phasegate statuses of sha and records every
@@ -148,17 +147,6 @@ func (h *Handler) readAnchors(ctx context.Context, gh GitHub, t *thread, sha str
 		}
 	}
 	return nil
-}
-
-// contextHistory is the statuses of one context in a history, newest first.
-func contextHistory(history []ghclient.Status, context string) []ghclient.Status {
-	out := []ghclient.Status{}
-	for _, s := range history {
-		if s.Context == context {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func (t *thread) wrote(sha string, s ghclient.Status) {
@@ -244,7 +232,11 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 	if err != nil {
 		return Result{}, fmt.Errorf("locking %s/%s#%d: %w", d.Owner, d.Repo, d.Issue, err)
 	}
-	t, err := h.load(ctx, gh, d.Owner, d.Repo, d.Issue, markerCommits(d.Comment.Body), nil)
+	var extra []string // the commit the deleted comment's outcome marker names
+	if marks := outcome.ParseMarkers(d.Comment.Body); len(marks) > 0 && marks[0].Kind == outcome.KindOutcome {
+		extra = []string{marks[0].Commit}
+	}
+	t, err := h.load(ctx, gh, d.Owner, d.Repo, d.Issue, extra, nil)
 	if err != nil {
 		unlock()
 		return Result{}, err
@@ -266,14 +258,6 @@ func (h *Handler) RecordDeletion(ctx context.Context, gh GitHub, d Deletion) (Re
 	}
 	unlock()
 	return h.ReconcileIssue(ctx, gh, d.Owner, d.Repo, d.Issue)
-}
-
-// markerCommits is the commit an outcome marker in body names, if any.
-func markerCommits(body string) []string {
-	if marks := outcome.ParseMarkers(body); len(marks) > 0 && marks[0].Kind == outcome.KindOutcome {
-		return []string{marks[0].Commit}
-	}
-	return nil
 }
 
 // ErrWiped is the error of posting on an issue whose phasegate comments

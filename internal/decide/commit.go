@@ -66,7 +66,7 @@ func (h *Handler) SyncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 // (only phasegate writes a ledger, under that lock), so the last status
 // written is computed from ledgers no older than any status before it.
 func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha string, opts CommitOptions, threads map[int]*thread) (ghclient.Status, error) {
-	unlock, err := h.locks().Lock(ctx, commitLockKey(owner, repo, sha))
+	unlock, err := h.locks().Lock(ctx, "commit:"+strings.ToLower(owner+"/"+repo+"@"+sha))
 	if err != nil {
 		return ghclient.Status{}, fmt.Errorf("locking commit %s of %s/%s: %w", outcome.ShortSHA(sha), owner, repo, err)
 	}
@@ -75,11 +75,10 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	// may have set the commit's status since.
 	before := maps.Clone(threads)
 	rc, err := h.repoConfig(ctx, gh, owner, repo)
-	cfg, invalid := rc.cfg, rc.invalid
 	if err != nil {
 		return ghclient.Status{}, err
 	}
-	identity := cmp.Or(h.Identity, cfg.IdentityOrDefault())
+	identity := cmp.Or(h.Identity, rc.cfg.IdentityOrDefault())
 	s := ghclient.Status{Context: ContextDecisions, TargetURL: opts.TargetURL}
 	carried, pr, err := h.carried(ctx, gh, owner, repo, sha, opts)
 	if s.TargetURL == "" && pr != nil {
@@ -102,7 +101,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	}
 	fs, current, stale := facts{}, outcomes, ""
 	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
-		current, stale, n, err = unstale(cfg, outcomes, sha, fs)
+		current, stale, n, err = unstale(rc.cfg, outcomes, sha, fs)
 		return n, err
 	})
 	if err != nil {
@@ -110,7 +109,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 		_, err2 := h.setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
 		return s, errors.Join(err, err2)
 	}
-	v := verdict(len(carried), current, cfg, invalid, frozen, stale)
+	v := verdict(len(carried), current, rc.cfg, rc.invalid, frozen, stale)
 	s.State, s.Description = v.State, v.Description
 	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads, before)
 }
@@ -206,7 +205,8 @@ func (h *Handler) publish(ctx context.Context, gh GitHub, owner, repo, sha, iden
 		if !ok {
 			continue
 		}
-		hs = contextHistory(hs, ContextDecisions)
+		// Never nil: a history read with no such status says there is none.
+		hs = slices.DeleteFunc(append([]ghclient.Status{}, hs...), func(s ghclient.Status) bool { return s.Context != ContextDecisions })
 		if before[n] != nil && len(hs) > 0 && sameStatus(hs[0], s, identity) {
 			continue
 		}

@@ -30,10 +30,6 @@ func lockKey(owner, repo string, issue int) string {
 	return strings.ToLower(owner+"/"+repo) + "#" + strconv.Itoa(issue)
 }
 
-func commitLockKey(owner, repo, sha string) string {
-	return "commit:" + strings.ToLower(owner+"/"+repo) + "@" + strings.ToLower(sha)
-}
-
 // MemLocker is an in-memory per-key lock, for one process.
 type MemLocker struct {
 	mu    sync.Mutex

@@ -85,9 +85,7 @@ type listed struct {
 
 func commentDigest(c ghclient.Comment) [16]byte {
 	sum := sha256.Sum256([]byte(c.UpdatedAt.UTC().Format(time.RFC3339Nano) + "\n" + c.Body))
-	var d [16]byte
-	copy(d[:], sum[:16])
-	return d
+	return [16]byte(sum[:16])
 }
 
 func labelKey(labels []string) string {

@@ -132,8 +132,15 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 	if err != nil {
 		return ghclient.Comment{}, err
 	}
-	if c, ok := unansweredResolve(t, r.Login, r.Decision); ok {
-		return c, nil
+	// login's /resolve of the decision with no answer yet (its webhook is
+	// on its way) is the comment asked for.
+	for _, u := range t.st.Unanswered {
+		resolves := slices.ContainsFunc(u.Commands, func(c command.Command) bool {
+			return c.Kind == command.Resolve && strings.EqualFold(c.ID, r.Decision)
+		})
+		if c, ok := t.comment(u.ID); ok && resolves && strings.EqualFold(u.Author, r.Login) {
+			return c, nil
+		}
 	}
 	target, why, err := h.mayResolve(ctx, app, t, r.Decision, r.Login)
 	switch {
@@ -158,20 +165,6 @@ func (h *Handler) ResolveAsUser(ctx context.Context, app GitHub, user CommentPos
 	h.logger().Info("posted a resolution from a page", "repository", r.Owner+"/"+r.Repo, "issue", r.Issue, "decision", d.ID,
 		"option", option, "user", r.Login, "comment", posted.ID)
 	return posted, nil
-}
-
-// unansweredResolve is login's /resolve of decision on the thread that has
-// no answer yet (its webhook is on its way), if any.
-func unansweredResolve(t *thread, login, decision string) (ghclient.Comment, bool) {
-	for _, u := range t.st.Unanswered {
-		resolves := slices.ContainsFunc(u.Commands, func(c command.Command) bool {
-			return c.Kind == command.Resolve && strings.EqualFold(c.ID, decision)
-		})
-		if c, ok := t.comment(u.ID); ok && resolves && strings.EqualFold(u.Author, login) {
-			return c, true
-		}
-	}
-	return ghclient.Comment{}, false
 }
 
 // ComposeResolve is the body of a resolution posted from a page:
@@ -232,21 +225,11 @@ func escapeReason(s string) string {
 	if utf8.RuneCountInString(s) > MaxReason {
 		s = strings.TrimSpace(string([]rune(s)[:MaxReason-1])) + "…"
 	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '&':
-			b.WriteString("&amp;")
-		case r == '<':
-			b.WriteString("&lt;") // a backslash-escaped "<!--" still reads as a comment to command.Parse
-		case r == '>':
-			b.WriteString("&gt;")
-		case strings.ContainsRune("\\`*_~[]|", r):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return reasonMarkup.Replace(s)
 }
+
+// reasonMarkup escapes what Markdown or HTML could read as markup: & < >
+// as entities (a backslash-escaped "<!--" still reads as a comment to
+// command.Parse), the rest with a backslash.
+var reasonMarkup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "~", `\~`,
+	"[", `\[`, "]", `\]`, "|", `\|`)

@@ -3,7 +3,7 @@ package decide
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ledger"
@@ -33,16 +33,14 @@ func (h *Handler) CommitIssues(ctx context.Context, gh GitHub, owner, repo, sha 
 	if err != nil {
 		return nil, fmt.Errorf("reading the Phase Outcomes of %s in %s/%s: %w", outcome.ShortSHA(sha), owner, repo, err)
 	}
-	seen := map[int]bool{}
 	var out []int
 	for _, c := range carried {
-		if n := c.issue; n > 0 && !seen[n] {
-			seen[n] = true
-			out = append(out, n)
+		if c.issue > 0 {
+			out = append(out, c.issue)
 		}
 	}
-	sort.Ints(out)
-	return out, nil
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // ChangedSinceApproval says what pushes after d's resolution changed that

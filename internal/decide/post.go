@@ -92,8 +92,10 @@ func (h *Handler) postOutcomes(ctx context.Context, gh GitHub, owner, repo strin
 	return res, nil
 }
 
-// postOn posts outs on issue, adding them to res.Posted; with sync, it
-// then syncs meta.Commit with the thread, still under the issue's lock.
+// postOn posts on issue each outcome of outs not on its thread yet (by
+// content hash), adding them to res.Posted, and advances the thread when it
+// posted; with sync, it then syncs meta.Commit with the thread, still under
+// the issue's lock.
 func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, issue int, outs []NewOutcome, meta PostMeta, sync *CommitOptions, res *PostResult) error {
 	unlock, err := h.locks().Lock(ctx, lockKey(owner, repo, issue))
 	if err != nil {
@@ -108,10 +110,38 @@ func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, iss
 	if err := h.checkWiped(ctx, gh, t); err != nil {
 		return err
 	}
-	posted, err := h.postThread(ctx, gh, t, outs, meta)
-	res.Posted = append(res.Posted, posted...)
-	if err != nil || sync == nil {
-		return err
+	before := len(res.Posted)
+	for _, o := range outs {
+		if t.st.Outcome(outcome.ID(o.Canonical)) != nil {
+			continue // posted before: idempotent by content hash
+		}
+		body, err := outcome.Render(o.Outcome, o.Canonical, outcome.Meta{Source: o.Source, Commit: meta.Commit, PR: meta.PR, Key: h.Key,
+			Actors: meta.Actors, Prev: t.st.Tip})
+		if err != nil {
+			return fmt.Errorf("rendering the outcome %s: %w", o.Source, err)
+		}
+		c, err := gh.CreateIssueComment(ctx, owner, repo, issue, body)
+		if err != nil {
+			return fmt.Errorf("posting the outcome %s on %s/%s#%d: %w", o.Source, owner, repo, issue, err)
+		}
+		res.Posted = append(res.Posted, PostedOutcome{Source: o.Source, Issue: issue, Comment: c})
+		if t.sources != nil { // it is the file at that commit: the caller read it there
+			t.sources[meta.Commit+":"+o.Source] = outcome.ID(o.Canonical)
+		}
+		t.posted(c, h.Key)
+	}
+	if len(res.Posted) > before {
+		if _, read := t.history[meta.Commit]; t.prs == nil || (meta.PR > 0 && !isHead(t.prs[meta.PR])) || !read {
+			if err := h.checkAnchors(ctx, gh, t); err != nil {
+				return err
+			}
+		}
+		if err := h.advance(ctx, gh, t); err != nil {
+			return err
+		}
+	}
+	if sync == nil {
+		return nil
 	}
 	res.Synced = true
 	if st, ok := t.synced[meta.Commit]; ok {
@@ -122,39 +152,4 @@ func (h *Handler) postOn(ctx context.Context, gh GitHub, owner, repo string, iss
 	}
 	res.Decisions, err = h.syncCommit(ctx, gh, owner, repo, meta.Commit, *sync, map[int]*thread{issue: t})
 	return err
-}
-
-// postThread posts on the thread t (folded under its issue's lock) each
-// outcome of outs not on it yet, and advances the thread when it posted.
-func (h *Handler) postThread(ctx context.Context, gh GitHub, t *thread, outs []NewOutcome, meta PostMeta) ([]PostedOutcome, error) {
-	owner, repo, issue := t.owner, t.repo, t.issue
-	var posted []PostedOutcome
-	for _, o := range outs {
-		if t.st.Outcome(outcome.ID(o.Canonical)) != nil {
-			continue // posted before: idempotent by content hash
-		}
-		body, err := outcome.Render(o.Outcome, o.Canonical, outcome.Meta{Source: o.Source, Commit: meta.Commit, PR: meta.PR, Key: h.Key,
-			Actors: meta.Actors, Prev: t.st.Tip})
-		if err != nil {
-			return posted, fmt.Errorf("rendering the outcome %s: %w", o.Source, err)
-		}
-		c, err := gh.CreateIssueComment(ctx, owner, repo, issue, body)
-		if err != nil {
-			return posted, fmt.Errorf("posting the outcome %s on %s/%s#%d: %w", o.Source, owner, repo, issue, err)
-		}
-		posted = append(posted, PostedOutcome{Source: o.Source, Issue: issue, Comment: c})
-		if t.sources != nil { // it is the file at that commit: the caller read it there
-			t.sources[meta.Commit+":"+o.Source] = outcome.ID(o.Canonical)
-		}
-		t.posted(c, h.Key)
-	}
-	if len(posted) == 0 {
-		return nil, nil
-	}
-	if _, read := t.history[meta.Commit]; t.prs == nil || (meta.PR > 0 && !isHead(t.prs[meta.PR])) || !read {
-		if err := h.checkAnchors(ctx, gh, t); err != nil {
-			return posted, err
-		}
-	}
-	return posted, h.advance(ctx, gh, t)
 }

@@ -88,10 +88,6 @@ func (h *Handler) useChecks() bool {
 	return h.Publish == PublishChecks || h.Publish == PublishBoth
 }
 
-func (h *Handler) useStatuses() bool {
-	return h.Publish == "" || h.Publish == PublishStatuses || h.Publish == PublishBoth
-}
-
 // writeRecord sets s on sha: a commit status, a check run of the App, or
 // both (Handler.Publish).
 func (h *Handler) writeRecord(ctx context.Context, gh GitHub, owner, repo, sha string, s ghclient.Status) error {
@@ -103,7 +99,7 @@ func (h *Handler) writeRecord(ctx context.Context, gh GitHub, owner, repo, sha s
 // run cr when checks are (completing check run id, or a new one when id is
 // 0, whose id it returns).
 func (h *Handler) publishRecord(ctx context.Context, gh GitHub, owner, repo, sha string, s ghclient.Status, id int64, cr ghclient.CheckRun) (int64, error) {
-	if h.useStatuses() {
+	if h.Publish == "" || h.Publish == PublishStatuses || h.Publish == PublishBoth {
 		if err := gh.CreateStatus(ctx, owner, repo, sha, s); err != nil {
 			return 0, fmt.Errorf("setting %s on %s: %w", s.Context, outcome.ShortSHA(sha), err)
 		}

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -62,13 +63,7 @@ func safeToken(s string) string {
 		}
 		return -1
 	}, s)
-	if len(out) > 64 {
-		out = out[:64]
-	}
-	if out == "" {
-		return "?"
-	}
-	return out
+	return cmp.Or(out[:min(len(out), 64)], "?")
 }
 
 // tokenRune reports whether r may stand in an ID or option: an ASCII

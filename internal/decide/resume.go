@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phasegate/phasegate/internal/ghclient"
@@ -68,26 +69,23 @@ func (h *Handler) resume(ctx context.Context, gh GitHub, t *thread) error {
 
 func (h *Handler) resumeOne(ctx context.Context, gh GitHub, t *thread, o *ledger.Outcome, d *ledger.Decision, c ghclient.Comment, dispatch bool) error {
 	log := h.logger().With("repository", t.owner+"/"+t.repo, "issue", t.issue, "decision", d.ID)
-	var events []notify.Event
-	build := func() ([]notify.Event, error) {
-		if events != nil {
-			return events, nil
-		}
+	build := sync.OnceValues(func() ([]notify.Event, error) {
 		src := notify.Source{Repository: t.owner + "/" + t.repo, Issue: t.issue, State: t.st, Outcome: o, Decision: d,
 			CommentURL: c.HTMLURL, Negative: t.cfg.Decisions.NegativeOptions}
 		ev, err := notify.Resolved(src)
 		if err != nil {
 			return nil, err
 		}
-		events = append(events, ev)
+		events := []notify.Event{ev}
 		if prev, ok := advancedFrom(t, o, d); ok {
 			if adv, err := notify.PhaseAdvanced(src, prev); err == nil {
 				events = append(events, adv)
 			}
 		}
 		return events, nil
-	}
-	if dispatch && !h.denied(t) {
+	})
+	at, denied := h.noDispatch.Load(strings.ToLower(t.owner + "/" + t.repo))
+	if dispatch && !(denied && h.now().Sub(at.(time.Time)) < deniedFor) {
 		err := h.sendOnce(ctx, gh, t, c, reactDispatched, build, func(ev notify.Event) error {
 			err := gh.RepositoryDispatch(ctx, t.owner, t.repo, ev.Event, ev)
 			if err == nil {
@@ -97,7 +95,7 @@ func (h *Handler) resumeOne(ctx context.Context, gh GitHub, t *thread, o *ledger
 		})
 		switch {
 		case ghclient.IsPermissionDenied(err):
-			h.deny(t)
+			h.noDispatch.Store(strings.ToLower(t.owner+"/"+t.repo), h.now())
 			t.dispatchDenied = true
 			log.Warn("repository_dispatch skipped: the token may not dispatch (it needs contents: write); the pipeline is not told", "error", err)
 		case err != nil:
@@ -177,13 +175,4 @@ func (h *Handler) reactedBy(ctx context.Context, gh GitHub, t *thread, c ghclien
 
 func sentKey(t *thread, comment int64, content string) string {
 	return fmt.Sprintf("%s/%s:%d:%s", strings.ToLower(t.owner), strings.ToLower(t.repo), comment, content)
-}
-
-func (h *Handler) denied(t *thread) bool {
-	at, ok := h.noDispatch.Load(strings.ToLower(t.owner + "/" + t.repo))
-	return ok && h.now().Sub(at.(time.Time)) < deniedFor
-}
-
-func (h *Handler) deny(t *thread) {
-	h.noDispatch.Store(strings.ToLower(t.owner+"/"+t.repo), h.now())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,11 +40,7 @@ type staleness struct {
 func staleOf(cfg config.Config, o *ledger.Outcome, d *ledger.Decision, sha string, fs facts) (*staleness, *need, error) {
 	r := d.Resolution
 	mode := cfg.Decisions.InvalidateOnPushOrDefault()
-	negative := cfg.Decisions.NegativeOptions
-	if negative == nil {
-		negative = ledger.DefaultNegative
-	}
-	if r == nil || mode == config.InvalidateNone || r.Head == "" || strings.EqualFold(r.Head, sha) || containsFold(negative, r.Option) {
+	if r == nil || mode == config.InvalidateNone || r.Head == "" || strings.EqualFold(r.Head, sha) || ledger.IsNegative(r.Option, cfg.Decisions.NegativeOptions) {
 		return nil, nil, nil
 	}
 	st := &staleness{decision: d.ID, option: r.Option, given: r.Head}
@@ -141,9 +138,8 @@ func unstale(cfg config.Config, outcomes []*ledger.Outcome, sha string, fs facts
 	first := ""
 	for _, o := range outcomes {
 		cp := *o
-		cp.Decisions = make([]*ledger.Decision, len(o.Decisions))
+		cp.Decisions = slices.Clone(o.Decisions)
 		for i, d := range o.Decisions {
-			cp.Decisions[i] = d
 			if d.Resolution == nil || !d.Blocking {
 				continue
 			}

@@ -5,7 +5,7 @@ package gate
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/phasegate/phasegate/internal/check"
 )
@@ -84,21 +84,16 @@ func Compute(fs []check.Finding, statuses []check.Status) Result {
 			advisories = append(advisories, fmt.Sprintf("ADVISORY: %s — %s, first at line %d: %s", name, count(pf.warnings, "warning"), pf.first.Line, pf.first.Message))
 		}
 	}
-	var decHolds, decAdvisories []string
+	decisions := map[string][]string{} // by effect, HOLD or ADVISORY
 	for _, st := range statuses {
 		for _, d := range st.Decisions {
-			switch d.Effect {
-			case "HOLD":
-				decHolds = append(decHolds, fmt.Sprintf("HOLD: %s — %s", d.File, d.Reason))
-			case "ADVISORY":
-				decAdvisories = append(decAdvisories, fmt.Sprintf("ADVISORY: %s — %s", d.File, d.Reason))
+			if d.Effect == "HOLD" || d.Effect == "ADVISORY" {
+				decisions[d.Effect] = append(decisions[d.Effect], fmt.Sprintf("%s: %s — %s", d.Effect, d.File, d.Reason))
 			}
 		}
 	}
-	sort.Strings(decHolds)
-	sort.Strings(decAdvisories)
-	holds = append(decHolds, holds...)
-	advisories = append(decAdvisories, advisories...)
+	holds = append(slices.Sorted(slices.Values(decisions["HOLD"])), holds...)
+	advisories = append(slices.Sorted(slices.Values(decisions["ADVISORY"])), advisories...)
 	switch {
 	case len(holds) > 0:
 		return Result{Verdict: Hold, Reasons: append(holds, advisories...)}

@@ -72,7 +72,11 @@ func (c *Client) RefPushes(ctx context.Context, owner, repo, ref string) ([]Push
 		}
 		for _, a := range page {
 			if pushTypes[a.ActivityType] && a.Ref == full {
-				out = append(out, toPush(a))
+				p := Push{Type: a.ActivityType, Ref: a.Ref, Before: a.Before, After: a.After, At: a.Timestamp}
+				if a.Actor != nil {
+					p.Actor = a.Actor.Login
+				}
+				out = append(out, p)
 			}
 		}
 		if next == "" {
@@ -105,14 +109,6 @@ func (c *Client) activityPage(ctx context.Context, owner, repo, ref, after strin
 		return page, "", errors.New("github repeated the cursor of the page it answered")
 	}
 	return page, resp.After, nil
-}
-
-func toPush(a activity) Push {
-	p := Push{Type: a.ActivityType, Ref: a.Ref, Before: a.Before, After: a.After, At: a.Timestamp}
-	if a.Actor != nil {
-		p.Actor = a.Actor.Login
-	}
-	return p
 }
 
 // Comparison is GET /repos/{owner}/{repo}/compare/{base}...{head}.

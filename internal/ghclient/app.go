@@ -85,14 +85,10 @@ func (c *Client) App(ctx context.Context) (App, error) {
 // ListInstallations returns every installation of the App (GET
 // /app/installations).
 func (c *Client) ListInstallations(ctx context.Context) ([]Installation, error) {
-	ctx = withOp(ctx, "ListInstallations")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
-		return c.gh.Apps.ListInstallations(ctx, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list the app's installations: %w", err)
-	}
-	return convert(list, toInstallation), nil
+	return listAll(withOp(ctx, "ListInstallations"), c, "list the app's installations", toInstallation,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+			return c.gh.Apps.ListInstallations(ctx, &lo)
+		})
 }
 
 // InstallationRepos returns every repository the installation can access

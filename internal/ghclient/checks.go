@@ -239,19 +239,14 @@ func (c *Client) UpdateCheckRun(ctx context.Context, owner, repo string, id int6
 		ExternalID: optString(cr.ExternalID), Status: optString(cr.Status), Conclusion: optString(cr.Conclusion),
 		CompletedAt: optTime(cr.CompletedAt), Output: cr.output(nil)}
 	if len(cr.Annotations) == 0 {
-		if _, _, err := c.gh.Checks.UpdateCheckRun(idempotent(ctx), owner, repo, id, opts); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		return nil
+		_, _, err := c.gh.Checks.UpdateCheckRun(idempotent(ctx), owner, repo, id, opts)
+		return wrapf(err, "%s", where)
 	}
 	cur, _, err := c.gh.Checks.GetCheckRun(ctx, owner, repo, id)
 	if err != nil {
 		return fmt.Errorf("%s: read it: %w", where, err)
 	}
-	if err := c.addAnnotations(ctx, owner, repo, id, cur.GetOutput().GetAnnotationsCount(), opts, cr, cr.Annotations); err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	return nil
+	return wrapf(c.addAnnotations(ctx, owner, repo, id, cur.GetOutput().GetAnnotationsCount(), opts, cr, cr.Annotations), "%s", where)
 }
 
 // addAnnotations sends anns to run id in updates of 50, the first with
@@ -307,18 +302,15 @@ func (c *Client) CheckRunHistory(ctx context.Context, owner, repo, ref, name str
 }
 
 func (c *Client) checkRuns(ctx context.Context, owner, repo, ref, name, filter string) ([]CheckRun, error) {
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
-		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
-			&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
-		if err != nil {
-			return nil, resp, err
-		}
-		return res.CheckRuns, resp, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list check runs %q of %s@%s: %w", name, repoName(owner, repo), ref, err)
-	}
-	return convert(list, toCheckRun), nil
+	return listAll(ctx, c, fmt.Sprintf("list check runs %q of %s@%s", name, repoName(owner, repo), ref), toCheckRun,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.CheckRun, *github.Response, error) {
+			res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref,
+				&github.ListCheckRunsOptions{CheckName: optString(name), Filter: github.String(filter), ListOptions: lo})
+			if err != nil {
+				return nil, resp, err
+			}
+			return res.CheckRuns, resp, nil
+		})
 }
 
 func toCheckRun(r *github.CheckRun) CheckRun {

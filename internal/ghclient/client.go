@@ -228,7 +228,7 @@ func New(opts Options) (*Client, error) {
 	}
 
 	identity := cacheIdentity(opts, baseRT)
-	var rt http.RoundTripper = &retryTransport{next: baseRT, c: c, onCall: opts.OnCall}
+	var rt http.RoundTripper = &retryTransport{next: baseRT, c: c}
 	rt = &serialTransport{next: rt, sem: make(chan struct{}, 1)}
 	if opts.CacheEntries >= 0 {
 		cache := newETagCache(cmp.Or(opts.CacheEntries, DefaultCacheEntries), cmp.Or(opts.CacheBytes, DefaultCacheBytes))

@@ -67,10 +67,8 @@ func (c *Client) RepositoryDispatch(ctx context.Context, owner, repo, eventType 
 	if len(raw) >= MaxDispatchPayloadBytes {
 		return fmt.Errorf("%s: the payload has %d bytes, github allows less than %d", where, len(raw), MaxDispatchPayloadBytes)
 	}
-	if _, _, err := c.gh.Repositories.Dispatch(ctx, owner, repo, github.DispatchRequestOptions{EventType: eventType, ClientPayload: &raw}); err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	return nil
+	_, _, err := c.gh.Repositories.Dispatch(ctx, owner, repo, github.DispatchRequestOptions{EventType: eventType, ClientPayload: &raw})
+	return wrapf(err, "%s", where)
 }
 
 // IsPermissionDenied reports whether err is GitHub's 403 refusal of a token

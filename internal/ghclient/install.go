@@ -25,25 +25,17 @@ func NewInstallationTransport(appID, installationID int64, privateKeyPEM []byte,
 	if installationID <= 0 {
 		return nil, fmt.Errorf("github app %d: installation id %d is not positive", appID, installationID)
 	}
-	atr, err := newAppsTransport(appID, privateKeyPEM, baseURL, base)
+	atr, err := NewAppTransport(appID, privateKeyPEM, baseURL, base)
 	if err != nil {
 		return nil, err
 	}
-	return ghinstallation.NewFromAppsTransport(atr, installationID), nil
+	return ghinstallation.NewFromAppsTransport(atr.(*ghinstallation.AppsTransport), installationID), nil
 }
 
 // NewAppTransport returns a RoundTripper that authenticates as the GitHub
 // App itself (a JWT per request), for the /app endpoints: installations,
-// hook deliveries.
+// hook deliveries. It is a *ghinstallation.AppsTransport.
 func NewAppTransport(appID int64, privateKeyPEM []byte, baseURL string, base http.RoundTripper) (http.RoundTripper, error) {
-	atr, err := newAppsTransport(appID, privateKeyPEM, baseURL, base)
-	if err != nil {
-		return nil, err
-	}
-	return atr, nil
-}
-
-func newAppsTransport(appID int64, privateKeyPEM []byte, baseURL string, base http.RoundTripper) (*ghinstallation.AppsTransport, error) {
 	if appID <= 0 {
 		return nil, fmt.Errorf("github app transport: app id %d is not positive", appID)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -109,6 +110,14 @@ type Issue struct {
 
 func repoName(owner, repo string) string { return owner + "/" + repo }
 
+// wrapf is nil when err is, else err wrapped: "<format, args>: <err>".
+func wrapf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
 // convert maps every item of a GitHub listing to phasegate's shape.
 func convert[S, T any](list []S, f func(S) T) []T {
 	out := make([]T, 0, len(list))
@@ -116,6 +125,17 @@ func convert[S, T any](list []S, f func(S) T) []T {
 		out = append(out, f(s))
 	}
 	return out
+}
+
+// listAll reads every page of a listing (at most maxPages) and maps its
+// items to phasegate's shape; after a failure it returns no items and the
+// error, wrapped with what.
+func listAll[S, T any](ctx context.Context, c *Client, what string, f func(S) T, fetch func(context.Context, github.ListOptions) ([]S, *github.Response, error)) ([]T, error) {
+	list, err := paginate(ctx, c.opts.perPage, maxPages, fetch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return convert(list, f), nil
 }
 
 // errMorePages is paginate's error (wrapped) for a list longer than the
@@ -170,10 +190,8 @@ func (c *Client) CreateStatus(ctx context.Context, owner, repo, sha string, s St
 	}
 	st := &github.RepoStatus{State: github.String(s.State), Context: optString(s.Context),
 		Description: optString(StatusDescription(s.Description)), TargetURL: optString(s.TargetURL)}
-	if _, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st); err != nil {
-		return fmt.Errorf("set status %q on %s@%s: %w", s.Context, repoName(owner, repo), sha, err)
-	}
-	return nil
+	_, _, err := c.gh.Repositories.CreateStatus(ctx, owner, repo, sha, st)
+	return wrapf(err, "set status %q on %s@%s", s.Context, repoName(owner, repo), sha)
 }
 
 // LatestStatus returns the newest status of context on sha, and whether
@@ -218,54 +236,6 @@ type issueComment struct {
 // cache entries and answers are the ones go-github's calls had.
 const reactionsPreview = "application/vnd.github.squirrel-girl-preview"
 
-// listComments is go-github's IssuesService.ListComments (number 0: the
-// whole repository's), decoding performed_via_github_app too.
-func (c *Client) listComments(ctx context.Context, owner, repo string, number int, since *time.Time, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-	u := fmt.Sprintf("repos/%v/%v/issues/comments", owner, repo)
-	if number != 0 {
-		u = fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
-	}
-	q := url.Values{}
-	if lo.Page != 0 {
-		q.Set("page", strconv.Itoa(lo.Page))
-	}
-	if lo.PerPage != 0 {
-		q.Set("per_page", strconv.Itoa(lo.PerPage))
-	}
-	if since != nil {
-		q.Set("since", since.Format(time.RFC3339))
-	}
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := c.gh.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Accept", reactionsPreview)
-	var list []*issueComment
-	resp, err := c.gh.Do(ctx, req, &list)
-	if err != nil {
-		return nil, resp, err
-	}
-	return list, resp, nil
-}
-
-// createComment is go-github's IssuesService.CreateComment, decoding
-// performed_via_github_app too.
-func (c *Client) createComment(ctx context.Context, owner, repo string, number int, body string) (*issueComment, error) {
-	u := fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
-	req, err := c.gh.NewRequest(http.MethodPost, u, &github.IssueComment{Body: github.String(body)})
-	if err != nil {
-		return nil, err
-	}
-	ic := new(issueComment)
-	if _, err := c.gh.Do(ctx, req, ic); err != nil {
-		return nil, err
-	}
-	return ic, nil
-}
-
 func toComment(raw *issueComment) Comment {
 	ic := &raw.IssueComment
 	via := ""
@@ -290,11 +260,8 @@ func toComment(raw *issueComment) Comment {
 // issueNumberOf is the number at the end of an issue_url, 0 if none.
 func issueNumberOf(u string) int {
 	i := strings.LastIndexByte(u, '/')
-	if i < 0 {
-		return 0
-	}
 	n, err := strconv.Atoi(u[i+1:])
-	if err != nil || n < 0 {
+	if i < 0 || err != nil || n < 0 {
 		return 0
 	}
 	return n
@@ -356,26 +323,33 @@ func (c *Client) graphqlURL() string {
 // the repository updated at or after since (zero: all), oldest first: one
 // paginated read finds the threads that changed since a reconcile pass.
 func (c *Client) ListRepoComments(ctx context.Context, owner, repo string, since time.Time) ([]Comment, error) {
-	ctx = withOp(ctx, "ListRepoComments")
-	var opts *time.Time
-	if !since.IsZero() {
-		s := since.UTC()
-		opts = &s
-	}
-	list, err := c.comments(ctx, owner, repo, 0, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list the comments of %s since %s: %w", repoName(owner, repo), since.UTC().Format(time.RFC3339), err)
-	}
-	return list, nil
+	return c.comments(withOp(ctx, "ListRepoComments"), owner, repo, 0, since,
+		fmt.Sprintf("list the comments of %s since %s", repoName(owner, repo), since.UTC().Format(time.RFC3339)))
 }
 
 // comments lists every comment on issue number (0: on every issue of the
-// repository) updated since since (nil: all), oldest first.
-func (c *Client) comments(ctx context.Context, owner, repo string, number int, since *time.Time) ([]Comment, error) {
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
-		return c.listComments(ctx, owner, repo, number, since, lo)
+// repository) updated since since (zero: all), oldest first, as go-github's
+// IssuesService.ListComments does but decoding performed_via_github_app
+// too; what names the listing in an error.
+func (c *Client) comments(ctx context.Context, owner, repo string, number int, since time.Time, what string) ([]Comment, error) {
+	u := fmt.Sprintf("repos/%v/%v/issues/comments", owner, repo)
+	if number != 0 {
+		u = fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number)
+	}
+	return listAll(ctx, c, what, toComment, func(ctx context.Context, lo github.ListOptions) ([]*issueComment, *github.Response, error) {
+		q := url.Values{"page": {strconv.Itoa(lo.Page)}, "per_page": {strconv.Itoa(lo.PerPage)}}
+		if !since.IsZero() {
+			q.Set("since", since.UTC().Format(time.RFC3339))
+		}
+		req, err := c.gh.NewRequest(http.MethodGet, u+"?"+q.Encode(), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header.Set("Accept", reactionsPreview)
+		var list []*issueComment
+		resp, err := c.gh.Do(ctx, req, &list)
+		return list, resp, err
 	})
-	return convert(list, toComment), err
 }
 
 // reactionCounts maps GitHub's reactions rollup to counts by content.
@@ -383,15 +357,11 @@ func reactionCounts(r *github.Reactions) map[string]int {
 	if r == nil {
 		return nil
 	}
-	var out map[string]int
-	for content, n := range map[string]int{"+1": r.GetPlusOne(), "-1": r.GetMinusOne(), "laugh": r.GetLaugh(),
-		"confused": r.GetConfused(), "heart": r.GetHeart(), "hooray": r.GetHooray(), "rocket": r.GetRocket(), "eyes": r.GetEyes()} {
-		if n > 0 {
-			if out == nil {
-				out = map[string]int{}
-			}
-			out[content] = n
-		}
+	out := map[string]int{"+1": r.GetPlusOne(), "-1": r.GetMinusOne(), "laugh": r.GetLaugh(),
+		"confused": r.GetConfused(), "heart": r.GetHeart(), "hooray": r.GetHooray(), "rocket": r.GetRocket(), "eyes": r.GetEyes()}
+	maps.DeleteFunc(out, func(_ string, n int) bool { return n <= 0 })
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -399,11 +369,7 @@ func reactionCounts(r *github.Reactions) map[string]int {
 // ListIssueComments returns every comment on an issue or pull request, oldest
 // first. Repeated listings of an unchanged issue cost only 304s.
 func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
-	list, err := c.comments(withOp(ctx, "ListIssueComments"), owner, repo, number, nil)
-	if err != nil {
-		return nil, fmt.Errorf("list comments on %s#%d: %w", repoName(owner, repo), number, err)
-	}
-	return list, nil
+	return c.comments(withOp(ctx, "ListIssueComments"), owner, repo, number, time.Time{}, fmt.Sprintf("list comments on %s#%d", repoName(owner, repo), number))
 }
 
 // CreateIssueComment posts a new comment on an issue or pull request. After
@@ -422,8 +388,14 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 	since := c.opts.Now().Add(-guardWindow)
 	var out Comment
 	err := c.createOnce(ctx, func(ctx context.Context) error {
-		ic, err := c.createComment(ctx, owner, repo, number, body)
+		// go-github's IssuesService.CreateComment, decoding performed_via_github_app too.
+		req, err := c.gh.NewRequest(http.MethodPost, fmt.Sprintf("repos/%v/%v/issues/%d/comments", owner, repo, number),
+			&github.IssueComment{Body: github.String(body)})
 		if err != nil {
+			return err
+		}
+		ic := new(issueComment)
+		if _, err := c.gh.Do(ctx, req, ic); err != nil {
 			return err
 		}
 		out = toComment(ic)
@@ -432,7 +404,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 		}
 		return nil
 	}, func(ctx context.Context) (bool, error) {
-		list, err := c.comments(withOp(ctx, "CreateIssueComment.guard"), owner, repo, number, &since)
+		list, err := c.comments(withOp(ctx, "CreateIssueComment.guard"), owner, repo, number, since, "list the recent comments")
 		if err != nil {
 			return false, err
 		}
@@ -505,10 +477,8 @@ func (c *Client) AddLabels(ctx context.Context, owner, repo string, number int, 
 		return nil
 	}
 	ctx = idempotent(withOp(ctx, "AddLabels"))
-	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, owner, repo, number, labels); err != nil {
-		return fmt.Errorf("add labels %q to %s#%d: %w", labels, repoName(owner, repo), number, err)
-	}
-	return nil
+	_, _, err := c.gh.Issues.AddLabelsToIssue(ctx, owner, repo, number, labels)
+	return wrapf(err, "add labels %q to %s#%d", labels, repoName(owner, repo), number)
 }
 
 // RemoveLabel removes a label from an issue. A label the issue does not
@@ -525,14 +495,10 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 
 // ListLabels returns the names of an issue's labels.
 func (c *Client) ListLabels(ctx context.Context, owner, repo string, number int) ([]string, error) {
-	ctx = withOp(ctx, "ListLabels")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
-		return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list labels of %s#%d: %w", repoName(owner, repo), number, err)
-	}
-	return convert(list, (*github.Label).GetName), nil
+	return listAll(withOp(ctx, "ListLabels"), c, fmt.Sprintf("list labels of %s#%d", repoName(owner, repo), number), (*github.Label).GetName,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.Label, *github.Response, error) {
+			return c.gh.Issues.ListLabelsByIssue(ctx, owner, repo, number, &lo)
+		})
 }
 
 // CreateIssue opens an issue and returns its number and web URL. Like
@@ -587,16 +553,12 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // ListOpenIssues lists open issues and pull requests carrying all of labels
 // (for reconcile: every open issue labelled phasegate:pending).
 func (c *Client) ListOpenIssues(ctx context.Context, owner, repo string, labels ...string) ([]Issue, error) {
-	ctx = withOp(ctx, "ListOpenIssues")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
-		return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
-			State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
+	return listAll(withOp(ctx, "ListOpenIssues"), c, fmt.Sprintf("list open issues of %s labelled %q", repoName(owner, repo), labels), toIssue,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+			return c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{
+				State: "open", Labels: labels, Sort: "created", Direction: "asc", ListOptions: lo,
+			})
 		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list open issues of %s labelled %q: %w", repoName(owner, repo), labels, err)
-	}
-	return convert(list, toIssue), nil
 }
 
 var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true,
@@ -610,10 +572,8 @@ func (c *Client) CreateCommentReaction(ctx context.Context, owner, repo string, 
 		return fmt.Errorf("react to comment %d in %s: %q is not a github reaction", commentID, repoName(owner, repo), content)
 	}
 	ctx = idempotent(withOp(ctx, "CreateCommentReaction"))
-	if _, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, commentID, content); err != nil {
-		return fmt.Errorf("react %q to comment %d in %s: %w", content, commentID, repoName(owner, repo), err)
-	}
-	return nil
+	_, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, commentID, content)
+	return wrapf(err, "react %q to comment %d in %s", content, commentID, repoName(owner, repo))
 }
 
 // CommentReactors returns the logins that reacted content to an issue
@@ -787,27 +747,19 @@ func (c *Client) PullRequest(ctx context.Context, owner, repo string, number int
 
 // ListOpenPullRequests returns every open pull request, newest first.
 func (c *Client) ListOpenPullRequests(ctx context.Context, owner, repo string) ([]PR, error) {
-	ctx = withOp(ctx, "ListOpenPullRequests")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
-		return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list open pull requests of %s: %w", repoName(owner, repo), err)
-	}
-	return convert(list, toPR), nil
+	return listAll(withOp(ctx, "ListOpenPullRequests"), c, "list open pull requests of "+repoName(owner, repo), toPR,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+			return c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{State: "open", ListOptions: lo})
+		})
 }
 
 // PullRequestsForCommit returns the pull requests that contain sha (open
 // ones, or the merged one that brought it to the default branch).
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PR, error) {
-	ctx = withOp(ctx, "PullRequestsForCommit")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
-		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list pull requests of %s@%s: %w", repoName(owner, repo), sha, err)
-	}
-	return convert(list, toPR), nil
+	return listAll(withOp(ctx, "PullRequestsForCommit"), c, fmt.Sprintf("list pull requests of %s@%s", repoName(owner, repo), sha), toPR,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
+			return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, owner, repo, sha, &lo)
+		})
 }
 
 // maxCompareFiles is GitHub's cap on the files of a comparison.

@@ -125,8 +125,6 @@ func (o *OAuth) RevokeToken(ctx context.Context, accessToken string) error {
 	if err != nil {
 		return fmt.Errorf("revoke a user token: %w", err)
 	}
-	if _, err := c.gh.Authorizations.Revoke(withOp(ctx, "RevokeToken"), o.cfg.ClientID, accessToken); err != nil {
-		return fmt.Errorf("revoke a user token of client %s: %w", o.cfg.ClientID, err)
-	}
-	return nil
+	_, err = c.gh.Authorizations.Revoke(withOp(ctx, "RevokeToken"), o.cfg.ClientID, accessToken)
+	return wrapf(err, "revoke a user token of client %s", o.cfg.ClientID)
 }

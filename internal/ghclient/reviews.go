@@ -22,14 +22,10 @@ type Review struct {
 
 // PullRequestReviews lists the reviews of a pull request, oldest first.
 func (c *Client) PullRequestReviews(ctx context.Context, owner, repo string, number int) ([]Review, error) {
-	ctx = withOp(ctx, "PullRequestReviews")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, o github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
-		return c.gh.PullRequests.ListReviews(ctx, owner, repo, number, &o)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list reviews of %s#%d: %w", repoName(owner, repo), number, err)
-	}
-	return convert(list, func(r *github.PullRequestReview) Review {
-		return Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), SubmittedAt: r.GetSubmittedAt().Time}
-	}), nil
+	return listAll(withOp(ctx, "PullRequestReviews"), c, fmt.Sprintf("list reviews of %s#%d", repoName(owner, repo), number),
+		func(r *github.PullRequestReview) Review {
+			return Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), SubmittedAt: r.GetSubmittedAt().Time}
+		}, func(ctx context.Context, o github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
+			return c.gh.PullRequests.ListReviews(ctx, owner, repo, number, &o)
+		})
 }

@@ -54,11 +54,6 @@ func idempotent(ctx context.Context) context.Context {
 	return context.WithValue(ctx, idempotentKey, true)
 }
 
-func opOf(ctx context.Context) string {
-	op, _ := ctx.Value(opKey).(string)
-	return op
-}
-
 // repeatable reports whether a request may be sent again after an ambiguous
 // failure.
 func repeatable(r *http.Request) bool {
@@ -228,9 +223,8 @@ func (g *rateGate) observe(h http.Header, now time.Time) {
 }
 
 type retryTransport struct {
-	next   http.RoundTripper
-	c      *Client
-	onCall func(Call)
+	next http.RoundTripper
+	c    *Client
 }
 
 // errBodyTooLarge ends a request whose response exceeds MaxResponseBytes.
@@ -388,7 +382,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
-			timer.Stop()
+			timer.stop()
 			cancel()
 			return nil, nil, err
 		}
@@ -416,7 +410,7 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 		}
 	}
 	if cancel != nil {
-		timer.Stop()
+		timer.stop()
 		cancel()
 	}
 	if err != nil && ctx.Err() == nil && timedOut.Load() {
@@ -426,12 +420,13 @@ func (t *retryTransport) attempt(req *http.Request, n int) (*http.Response, []by
 	if resp != nil && resp.StatusCode != http.StatusNotModified {
 		t.c.ctr.charged.Add(1)
 	}
-	if t.onCall != nil {
-		call := Call{Op: opOf(ctx), Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
+	if t.c.opts.OnCall != nil {
+		op, _ := ctx.Value(opKey).(string)
+		call := Call{Op: op, Method: req.Method, Attempt: n, Duration: time.Since(start), Err: err}
 		if resp != nil {
 			call.Status = resp.StatusCode
 		}
-		t.onCall(call)
+		t.c.opts.OnCall(call)
 	}
 	return resp, body, err
 }
@@ -453,8 +448,6 @@ func (a *attemptTimer) Reset(d time.Duration) {
 	}
 	a.stop = a.after(a.req, d, a.f)
 }
-
-func (a *attemptTimer) Stop() { a.stop() }
 
 // idleBody is a streamed response body: each Read must make progress within
 // the idle timeout (else the attempt's context ends and Read fails), and
@@ -478,7 +471,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 func (b *idleBody) Close() error {
 	err := b.rc.Close()
 	b.once.Do(func() {
-		b.timer.Stop()
+		b.timer.stop()
 		b.cancel()
 	})
 	return err

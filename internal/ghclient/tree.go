@@ -96,10 +96,7 @@ func (c *Client) blobHead(ctx context.Context, owner, repo, sha string, n int64)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, n))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	return data, nil
+	return data, wrapf(err, "%s", where)
 }
 
 // stream sends a GET whose successful body the caller reads and closes.

@@ -104,16 +104,13 @@ func (c *Client) TreeChange(ctx context.Context, owner, repo, base, head string,
 
 // diff compares the entries of two trees (of the same directory).
 func (w *treeWalk) diff(base, head []TreeEntry, out map[string]string) error {
-	byName := map[string][2]*TreeEntry{}
-	for i := range base {
-		pair := byName[base[i].Path]
-		pair[0] = &base[i]
-		byName[base[i].Path] = pair
-	}
-	for i := range head {
-		pair := byName[head[i].Path]
-		pair[1] = &head[i]
-		byName[head[i].Path] = pair
+	byName := map[string][2]*TreeEntry{} // base's entry, head's
+	for side, entries := range [][]TreeEntry{base, head} {
+		for i, e := range entries {
+			pair := byName[e.Path]
+			pair[side] = &entries[i]
+			byName[e.Path] = pair
+		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(byName)) {
 		if err := w.diffEntry(byName[p][0], byName[p][1], out); err != nil {

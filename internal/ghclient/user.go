@@ -52,14 +52,10 @@ func (c *Client) CurrentUser(ctx context.Context) (User, error) {
 // can access (GET /user/installations, with a token the App's OAuth flow
 // issued), every page.
 func (c *Client) UserInstallations(ctx context.Context) ([]Installation, error) {
-	ctx = withOp(ctx, "UserInstallations")
-	list, err := paginate(ctx, c.opts.perPage, maxPages, func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
-		return c.gh.Apps.ListUserInstallations(ctx, &lo)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list the installations the user can access: %w", err)
-	}
-	return convert(list, toInstallation), nil
+	return listAll(withOp(ctx, "UserInstallations"), c, "list the installations the user can access", toInstallation,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.Installation, *github.Response, error) {
+			return c.gh.Apps.ListUserInstallations(ctx, &lo)
+		})
 }
 
 // UserInstallationRepos returns the repositories of one installation that

@@ -220,23 +220,6 @@ func New(opts Options) *Ledger {
 	return l
 }
 
-// refresh recomputes what derives from the fold so far.
-func (st *State) refresh() {
-	st.Unanswered = st.Unanswered[:0]
-	for _, p := range st.pending {
-		if !st.answered[p.ID] {
-			st.Unanswered = append(st.Unanswered, p)
-		}
-	}
-	st.Superseded = st.Superseded[:0]
-	for _, s := range st.lost {
-		if !st.replied[s.Command] {
-			st.Superseded = append(st.Superseded, s)
-		}
-	}
-	st.Phase = st.phase()
-}
-
 // LatestPerPhase are the newest trusted outcomes of each phase, newest
 // first: an older outcome of a phase is history once the skill ran again.
 func (st *State) LatestPerPhase() []*Outcome {
@@ -289,8 +272,11 @@ func (st *State) phase() string {
 // State is the state so far. It shares memory with the ledger: call State
 // again after adding more comments.
 func (l *Ledger) State() *State {
-	l.st.refresh()
-	return &l.st
+	st := &l.st
+	st.Unanswered = slices.DeleteFunc(append(st.Unanswered[:0], st.pending...), func(p CommandComment) bool { return st.answered[p.ID] })
+	st.Superseded = slices.DeleteFunc(append(st.Superseded[:0], st.lost...), func(s Superseded) bool { return st.replied[s.Command] })
+	st.Phase = st.phase()
+	return st
 }
 
 // Add folds the next comment of the thread.
@@ -299,23 +285,17 @@ func (l *Ledger) Add(c Comment) {
 		return
 	}
 	l.seen[c.ID] = true
-	if l.opts.Identity == "" || !strings.EqualFold(c.Author, l.opts.Identity) {
-		l.addPerson(c)
+	if l.opts.Identity != "" && strings.EqualFold(c.Author, l.opts.Identity) {
+		l.addOurs(c)
 		return
 	}
-	l.addOurs(c)
-}
-
-// addPerson records a person's comment holding commands. Anyone else's
-// marker is not phasegate's; their commands are what phasegate answers.
-func (l *Ledger) addPerson(c Comment) {
-	cmds := command.Parse(c.Body)
-	if len(cmds) == 0 {
-		return
+	// Anyone else's marker is not phasegate's; their commands are what
+	// phasegate answers.
+	if cmds := command.Parse(c.Body); len(cmds) > 0 {
+		cc := CommandComment{Comment: c, Commands: cmds}
+		l.people[c.ID] = cc
+		l.st.pending = append(l.st.pending, cc)
 	}
-	cc := CommandComment{Comment: c, Commands: cmds}
-	l.people[c.ID] = cc
-	l.st.pending = append(l.st.pending, cc)
 }
 
 // addOurs folds a comment by phasegate's identity. A comment that is not
@@ -492,21 +472,16 @@ func (l *Ledger) record(id int64, r outcome.Resolution, d *Decision) {
 		st.lost = append(st.lost, Superseded{Command: r.Command, Resolution: id, Winner: d})
 		return
 	}
-	rr := r
-	negative := l.opts.Negative
-	if negative == nil {
-		negative = DefaultNegative
-	}
-	neg := containsFold(negative, r.Option)
+	neg := IsNegative(r.Option, l.opts.Negative)
 	if i >= 0 { // an earlier command's resolution arrived later: it wins its round
 		w := rs[i]
 		st.Ignored = append(st.Ignored, Ignored{w.comment, "the decision was resolved by an earlier command"})
 		st.lost = append(st.lost, Superseded{Command: w.command, Resolution: w.comment, Winner: d})
 		rs[i] = round{comment: id, command: r.Command, head: r.Head, negative: neg}
-		d.History[i] = Resolved{Resolution: rr, Comment: id}
+		d.History[i] = Resolved{Resolution: r, Comment: id}
 	} else {
 		rs = append(rs, round{comment: id, command: r.Command, head: r.Head, negative: neg})
-		d.History = append(d.History, Resolved{Resolution: rr, Comment: id})
+		d.History = append(d.History, Resolved{Resolution: r, Comment: id})
 	}
 	l.rounds[d] = rs
 	last := d.History[len(d.History)-1]
@@ -583,6 +558,15 @@ func (st *State) Outcome(id string) *Outcome {
 // DefaultNegative are the options that resolve a decision negatively.
 var DefaultNegative = []string{"reject", "request-changes"}
 
+// IsNegative reports whether option is one of negative (case-insensitive;
+// nil means DefaultNegative): a negative resolution is final.
+func IsNegative(option string, negative []string) bool {
+	if negative == nil {
+		negative = DefaultNegative
+	}
+	return containsFold(negative, option)
+}
+
 // Verdict of a set of outcomes' blocking decisions, for phasegate/decisions.
 type Verdict struct {
 	// State is "success", "pending" or "failure".
@@ -595,9 +579,6 @@ type Verdict struct {
 // of the given outcomes: failure when one was resolved negatively (an
 // option in negative), pending while one is unresolved, success otherwise.
 func Decisions(outcomes []*Outcome, negative []string) Verdict {
-	if negative == nil {
-		negative = DefaultNegative
-	}
 	var pending, rejected []string
 	for _, o := range outcomes {
 		for _, d := range o.Decisions {
@@ -607,7 +588,7 @@ func Decisions(outcomes []*Outcome, negative []string) Verdict {
 			switch {
 			case d.Resolution == nil:
 				pending = append(pending, d.ID)
-			case containsFold(negative, d.Resolution.Option):
+			case IsNegative(d.Resolution.Option, negative):
 				rejected = append(rejected, d.ID+" → "+d.Resolution.Option)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/ledger"
@@ -169,10 +170,6 @@ func build(typ string, s Source, previous string) (Event, error) {
 	case s.Decision.ResolutionComment <= 0:
 		return Event{}, fmt.Errorf("%s: decision %s has no resolution comment", where, s.Decision.ID)
 	}
-	negative := s.Negative
-	if negative == nil {
-		negative = ledger.DefaultNegative
-	}
 	r := s.Decision.Resolution
 	return Event{
 		Version:    Version,
@@ -182,7 +179,7 @@ func build(typ string, s Source, previous string) (Event, error) {
 		Issue:      Issue{Number: s.Issue, URL: s.IssueURL},
 		Decision: Decision{
 			ID: s.Decision.ID, Phase: s.Outcome.Outcome.Phase, Outcome: s.Outcome.ID, Type: s.Decision.Type,
-			Blocking: s.Decision.Blocking, Option: r.Option, Negative: IsNegative(r.Option, negative), By: r.By,
+			Blocking: s.Decision.Blocking, Option: r.Option, Negative: ledger.IsNegative(r.Option, s.Negative), By: r.By,
 			CommentURL: s.CommentURL,
 		},
 		State: State{Phase: s.State.Phase, PreviousPhase: previous, Pending: s.State.Pending(), BlockingOpen: BlockingOpen(s.State)},
@@ -200,12 +197,9 @@ func EventID(typ, repository string, issue int, resolutionComment int64) string 
 // phase (what keeps phasegate:pending on), in thread order. Never nil.
 func BlockingOpen(st *ledger.State) []OpenDecision {
 	out := []OpenDecision{}
-	latest := map[*ledger.Outcome]bool{}
-	for _, o := range st.LatestPerPhase() {
-		latest[o] = true
-	}
+	latest := st.LatestPerPhase()
 	for _, o := range st.Outcomes {
-		if !latest[o] {
+		if !slices.Contains(latest, o) {
 			continue
 		}
 		for _, d := range o.Decisions {
@@ -215,16 +209,6 @@ func BlockingOpen(st *ledger.State) []OpenDecision {
 		}
 	}
 	return out
-}
-
-// IsNegative reports whether option is one of negative (case-insensitive).
-func IsNegative(option string, negative []string) bool {
-	for _, n := range negative {
-		if n != "" && strings.EqualFold(n, option) {
-			return true
-		}
-	}
-	return false
 }
 
 // Sign returns the X-Phasegate-Signature-256 value of body: "sha256=" and

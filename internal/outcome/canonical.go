@@ -98,29 +98,12 @@ type emitter struct {
 	b bytes.Buffer
 }
 
-func (e *emitter) indent(n int) {
-	for i := 0; i < n; i++ {
-		e.b.WriteByte(' ')
-	}
-}
-
 // orderedKeys is m's keys: those of known that are present, in that order,
 // then the rest in byte order.
 func orderedKeys(m map[string]any, known []string) []string {
-	keys := make([]string, 0, len(m))
-	isKnown := make(map[string]bool, len(known))
-	for _, k := range known {
-		isKnown[k] = true
-		if _, ok := m[k]; ok {
-			keys = append(keys, k)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !isKnown[k] {
-			keys = append(keys, k)
-		}
-	}
-	return keys
+	keys := slices.DeleteFunc(slices.Clone(known), func(k string) bool { _, ok := m[k]; return !ok })
+	rest := slices.DeleteFunc(slices.Sorted(maps.Keys(m)), func(k string) bool { return slices.Contains(known, k) })
+	return append(keys, rest...)
 }
 
 // mapping writes a non-empty mapping at indentation n, its keys in the
@@ -133,7 +116,7 @@ func (e *emitter) mapping(m map[string]any, known []string, items map[string][]s
 	}
 	for i, k := range orderedKeys(m, known) {
 		if i > 0 || !inline {
-			e.indent(n)
+			e.b.WriteString(strings.Repeat(" ", n))
 		}
 		if err := e.str(k); err != nil {
 			return err
@@ -154,7 +137,7 @@ func (e *emitter) sequence(s []any, known []string, n int, inline bool, depth in
 	}
 	for i, item := range s {
 		if i > 0 || !inline {
-			e.indent(n)
+			e.b.WriteString(strings.Repeat(" ", n))
 		}
 		e.b.WriteString("- ")
 		switch x := item.(type) {
@@ -335,25 +318,17 @@ func (e *emitter) str(s string) error {
 // text around it: spoofing material in a review. The list is fixed (no
 // Unicode tables) so that canonical bytes never change with the Go version.
 func invisibleRune(r rune) bool {
-	switch {
-	case r == 0x00a0, r == 0x00ad, r == 0x034f, r == 0x061c, r == 0x115f, r == 0x1160,
-		r == 0x17b4, r == 0x17b5, r == 0x180e, r == 0x3000, r == 0x3164, r == 0xfeff,
-		r == 0xffa0:
-		return true
-	case r >= 0x2000 && r <= 0x200f: // spaces, zero-width characters, LRM/RLM
-		return true
-	case r >= 0x2028 && r <= 0x202f: // line/paragraph separators, bidi embeddings
-		return true
-	case r >= 0x205f && r <= 0x206f: // word joiner, invisible operators, bidi isolates
-		return true
-	case r >= 0xfe00 && r <= 0xfe0f: // variation selectors
-		return true
-	case r >= 0xfff9 && r <= 0xfffb: // interlinear annotations
-		return true
-	case r >= 0xe0000 && r <= 0xe0fff: // tags and variation selectors supplement
+	switch r {
+	case 0x00a0, 0x00ad, 0x034f, 0x061c, 0x115f, 0x1160,
+		0x17b4, 0x17b5, 0x180e, 0x3000, 0x3164, 0xfeff, 0xffa0:
 		return true
 	}
-	return false
+	return r >= 0x2000 && r <= 0x200f || // spaces, zero-width characters, LRM/RLM
+		r >= 0x2028 && r <= 0x202f || // line/paragraph separators, bidi embeddings
+		r >= 0x205f && r <= 0x206f || // word joiner, invisible operators, bidi isolates
+		r >= 0xfe00 && r <= 0xfe0f || // variation selectors
+		r >= 0xfff9 && r <= 0xfffb || // interlinear annotations
+		r >= 0xe0000 && r <= 0xe0fff // tags and variation selectors supplement
 }
 
 // truncateText shortens s for an error message.

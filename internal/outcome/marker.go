@@ -333,29 +333,11 @@ func issueNumber(v string) (int, error) {
 	return int(n), nil
 }
 
-func isNum(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
+func isNum(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 func isHex64(s string) bool { return len(s) == 64 && isLowerHex(s) }
 
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !isDigit(c) && !(c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isLowerHex(s string) bool { return strings.Trim(s, "0123456789abcdef") == "" }
 
 func isCommit(s string) bool { return len(s) >= 7 && len(s) <= 64 && isLowerHex(s) }
 

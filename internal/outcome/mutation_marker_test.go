@@ -152,3 +152,35 @@ func TestMutationMarkerSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestActorsNamedNotMentioned: the outcome comment names the accounts that
+// pushed or authored the change in code spans, so GitHub shows them and
+// notifies nobody (a bot's "[bot]" included).
+func TestActorsNamedNotMentioned(t *testing.T) {
+	_, o, canonical := loadOutcome(t, "seed.yaml")
+	tests := []struct {
+		name   string
+		actors []string
+		want   string
+	}{
+		{name: "none", actors: nil, want: ""},
+		{name: "one", actors: []string{"agent-bot"}, want: "**Pushed or authored by:** `agent-bot` (they cannot resolve its decisions)\n\n"},
+		{name: "several", actors: []string{"agent-bot", "release[bot]"}, want: "**Pushed or authored by:** `agent-bot`, `release[bot]` (they cannot resolve its decisions)\n\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := Render(o, canonical, Meta{Source: "outcomes/seed.yaml", Commit: testCommit, Actors: tc.actors})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(body, "Pushed or authored by"); got != (tc.want != "") || tc.want != "" && !strings.Contains(body, tc.want) {
+				t.Errorf("body does not name the actors as %q:\n%s", tc.want, body)
+			}
+			for _, a := range tc.actors {
+				if strings.Contains(body, "@"+a) {
+					t.Errorf("body mentions @%s", a)
+				}
+			}
+		})
+	}
+}

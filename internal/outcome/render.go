@@ -133,15 +133,8 @@ func renderOutcomeAbove(o *Outcome, canonical []byte, mk Marker) string {
 	// of it can close the block (canonical YAML has no line that starts
 	// with a backtick anyway: such strings are quoted).
 	fence := strings.Repeat("`", max(3, longestRun(canonical, '`')+1))
-	summary := trimLines(b.String())
-	var out strings.Builder
-	out.Grow(len(summary) + len(canonical) + 128)
-	out.WriteString(summary)
-	out.WriteString("<details>\n<summary>Phase Outcome YAML · id " + ShortSHA(mk.ID) + "</summary>\n\n")
-	out.WriteString(fence + "yaml\n")
-	out.Write(canonical)
-	out.WriteString(fence + "\n\n</details>\n\n")
-	return out.String()
+	return trimLines(b.String()) + "<details>\n<summary>Phase Outcome YAML · id " + ShortSHA(mk.ID) + "</summary>\n\n" +
+		fence + "yaml\n" + string(canonical) + fence + "\n\n</details>\n\n"
 }
 
 // writeOutcomeHeader writes the title (phase and feature), the source
@@ -163,14 +156,7 @@ func writeOutcomeHeader(b *strings.Builder, o *Outcome, mk Marker) {
 	b.WriteString("\n\n")
 	if mk.Actors != "" {
 		// Logins in code spans: named, not mentioned.
-		b.WriteString("**Pushed or authored by:** ")
-		for i, a := range mk.ActorLogins() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("`" + a + "`")
-		}
-		b.WriteString(" (they cannot resolve its decisions)\n\n")
+		b.WriteString("**Pushed or authored by:** `" + strings.Join(mk.ActorLogins(), "`, `") + "` (they cannot resolve its decisions)\n\n")
 	}
 }
 

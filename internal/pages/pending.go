@@ -30,15 +30,6 @@ import (
 // DefaultPendingIssues bounds the issues the index holds.
 const DefaultPendingIssues = 50_000
 
-// pendingDecision is one pending decision as the inbox lists it.
-type pendingDecision struct {
-	decision, typ, phase, question string
-	blocking                       bool
-	since                          time.Time
-	options                        []web.OptionView
-	commentURL                     string
-}
-
 type issueEntry struct {
 	owner, repo string
 	issue       int
@@ -47,7 +38,7 @@ type issueEntry struct {
 	// comment and its comments): the MayResolve cache's key.
 	state  string
 	frozen bool
-	items  []pendingDecision
+	items  []web.PendingItem // the decision's own fields: no repository, issue or viewer's
 }
 
 type pendingIndex struct {
@@ -73,8 +64,8 @@ func issueKey(owner, repo string, issue int) string {
 // pendingOf is the pending decisions of a fold: those of the newest
 // outcome of each phase that no resolution answers (an older outcome of a
 // phase is history, as the `/decisions` reply lists them).
-func pendingOf(f decide.Folded) []pendingDecision {
-	var out []pendingDecision
+func pendingOf(f decide.Folded) []web.PendingItem {
+	var out []web.PendingItem
 	for _, o := range f.State.LatestPerPhase() {
 		since, url := time.Time{}, ""
 		for _, c := range f.Comments {
@@ -86,8 +77,8 @@ func pendingOf(f decide.Folded) []pendingDecision {
 			if d.Resolution != nil {
 				continue
 			}
-			out = append(out, pendingDecision{decision: d.ID, typ: d.Type, phase: o.Outcome.Phase, question: d.Question,
-				blocking: d.Blocking, since: since, options: optionViews(d), commentURL: url})
+			out = append(out, web.PendingItem{Decision: d.ID, Type: d.Type, Phase: o.Outcome.Phase, Question: d.Question,
+				Blocking: d.Blocking, Since: since, Options: optionViews(d), CommentURL: url})
 		}
 	}
 	return out
@@ -186,7 +177,7 @@ func (p *pendingIndex) issue(owner, repo string, issue int) (issueEntry, bool) {
 type pendingRow struct {
 	repo  web.RepoRef
 	entry issueEntry
-	item  pendingDecision
+	item  web.PendingItem
 }
 
 // list is every pending decision of the repositories, blocking first,
@@ -212,16 +203,16 @@ func (p *pendingIndex) list(repos []web.RepoRef) []pendingRow {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		switch {
-		case a.item.blocking != b.item.blocking:
-			return a.item.blocking
-		case !a.item.since.Equal(b.item.since):
-			return a.item.since.After(b.item.since)
+		case a.item.Blocking != b.item.Blocking:
+			return a.item.Blocking
+		case !a.item.Since.Equal(b.item.Since):
+			return a.item.Since.After(b.item.Since)
 		case a.repo.FullName() != b.repo.FullName():
 			return a.repo.FullName() < b.repo.FullName()
 		case a.entry.issue != b.entry.issue:
 			return a.entry.issue < b.entry.issue
 		}
-		return a.item.decision < b.item.decision
+		return a.item.Decision < b.item.Decision
 	})
 	return rows
 }

@@ -111,7 +111,7 @@ func TestPendingIndexOrderAndBound(t *testing.T) {
 			}
 			var got []string
 			for _, r := range x.list([]web.RepoRef{{Owner: "A", Name: "r"}}) {
-				got = append(got, fmt.Sprintf("%d %s", r.entry.issue, r.item.decision))
+				got = append(got, fmt.Sprintf("%d %s", r.entry.issue, r.item.Decision))
 			}
 			if strings.Join(got, ",") != st.want {
 				t.Errorf("inbox %v, want %s", got, st.want)

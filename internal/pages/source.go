@@ -387,9 +387,8 @@ func (p *Source) Pending(ctx context.Context, repos []web.RepoRef, viewer string
 	out := make([]web.PendingItem, 0, len(rows))
 	asks, titles := maxMayChecksPerRequest, maxTitleReadsPerRequest
 	for _, r := range rows {
-		it := web.PendingItem{Repo: r.repo, Issue: r.entry.issue, IssueTitle: r.entry.title, Decision: r.item.decision, Type: r.item.typ,
-			Phase: r.item.phase, Question: r.item.question, Blocking: r.item.blocking, Since: r.item.since,
-			Options: append([]web.OptionView(nil), r.item.options...), CommentURL: r.item.commentURL}
+		it := r.item
+		it.Repo, it.Issue, it.IssueTitle, it.Options = r.repo, r.entry.issue, r.entry.title, append([]web.OptionView(nil), it.Options...)
 		if it.IssueTitle == "" && titles > 0 {
 			titles--
 			it.IssueTitle = p.title(ctx, r)
@@ -404,7 +403,7 @@ func (p *Source) Pending(ctx context.Context, repos []web.RepoRef, viewer string
 			if err != nil {
 				return nil, err
 			}
-			it.MayResolve, it.WhyNot = p.mayResolve(ctx, gh, r.repo.Owner, r.repo.Name, r.entry.issue, r.entry.state, r.item.decision, viewer, &asks)
+			it.MayResolve, it.WhyNot = p.mayResolve(ctx, gh, r.repo.Owner, r.repo.Name, r.entry.issue, r.entry.state, r.item.Decision, viewer, &asks)
 		}
 		out = append(out, it)
 	}

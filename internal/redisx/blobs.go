@@ -16,25 +16,18 @@ const DefaultBlobTTL = 7 * 24 * time.Hour
 // prefix+key for a TTL, where every replica reads them. It is a cache: a
 // value that expired or was evicted is simply not known. Safe for
 // concurrent use.
-type Blobs struct {
-	rdb    *redis.Client
-	prefix string
-	ttl    time.Duration
-}
+type Blobs struct{ keyspace }
 
 // Blobs returns the store whose Redis keys are prefix+key (for example
 // "phasegate:result:"), each kept for ttl (DefaultBlobTTL when <= 0).
 func (s *Store) Blobs(prefix string, ttl time.Duration) *Blobs {
-	return &Blobs{rdb: s.rdb, prefix: prefix, ttl: cmp.Or(max(ttl, 0), DefaultBlobTTL)}
+	return &Blobs{keyspace{s.rdb, prefix, cmp.Or(max(ttl, 0), DefaultBlobTTL)}}
 }
 
 // Put stores value under key, replacing what was there. An error wraps
 // ErrUnavailable or ctx.Err().
 func (b *Blobs) Put(ctx context.Context, key string, value []byte) error {
-	if err := b.rdb.Set(ctx, b.prefix+key, value, b.ttl).Err(); err != nil {
-		return unavailable(ctx, "storing "+key, err)
-	}
-	return nil
+	return unavailable(ctx, "storing "+key, b.rdb.Set(ctx, b.prefix+key, value, b.ttl).Err())
 }
 
 // Get is the value under key; false when there is none. An error wraps

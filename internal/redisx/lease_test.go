@@ -3,6 +3,7 @@ package redisx
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -197,4 +198,18 @@ func TestSemaphoreDeadHolder(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Holders counts key's live holders. An error wraps ErrUnavailable.
+func (m *Semaphore) Holders(ctx context.Context, key string) (int, error) {
+	k := m.prefix + key
+	t, err := m.rdb.Time(ctx).Result()
+	if err != nil {
+		return 0, unavailable(ctx, "reading the time of redis", err)
+	}
+	n, err := m.rdb.ZCount(ctx, k, "("+strconv.FormatInt(t.UnixMilli(), 10), "+inf").Result()
+	if err != nil {
+		return 0, unavailable(ctx, "counting the holders of "+k, err)
+	}
+	return int(n), nil
 }

@@ -40,9 +40,7 @@ return 0`)
 // Locker is a per-key lock shared by every process using the same Redis and
 // prefix. It implements decide.Locker. It is safe for concurrent use.
 type Locker struct {
-	rdb    *redis.Client
-	prefix string
-	lease  time.Duration
+	keyspace // ttl: the lease
 	// Backoff between attempts on a held lock: jittered, doubling from
 	// minWait to maxWait.
 	minWait, maxWait time.Duration
@@ -55,7 +53,7 @@ type Locker struct {
 func (s *Store) Locker(prefix string, lease time.Duration) *Locker {
 	lease = max(cmp.Or(max(lease, 0), DefaultLease), 3*time.Millisecond)
 	maxWait := min(lease/4, 100*time.Millisecond)
-	return &Locker{rdb: s.rdb, prefix: prefix, lease: lease, minWait: min(2*time.Millisecond, maxWait), maxWait: maxWait}
+	return &Locker{keyspace: keyspace{s.rdb, prefix, lease}, minWait: min(2*time.Millisecond, maxWait), maxWait: maxWait}
 }
 
 // Lock blocks until key is held or ctx ends, retrying a held lock with
@@ -81,7 +79,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	token := rand.Text()
 	wait := l.minWait
 	for {
-		ok, err := l.rdb.SetNX(ctx, k, token, l.lease).Result()
+		ok, err := l.rdb.SetNX(ctx, k, token, l.ttl).Result()
 		if err != nil {
 			// The SET may have landed before the reply was lost: give it
 			// back (best effort, in the background so that the caller
@@ -134,13 +132,10 @@ func newLease(lease time.Duration, token string, renew func(context.Context) (in
 }
 
 func (l *Locker) hold(k, token string) *Lease {
-	return newLease(l.lease, token, func(ctx context.Context) (int64, error) {
-		return renewScript.Run(ctx, l.rdb, []string{k}, token, l.lease.Milliseconds()).Int64()
+	return newLease(l.ttl, token, func(ctx context.Context) (int64, error) {
+		return renewScript.Run(ctx, l.rdb, []string{k}, token, l.ttl.Milliseconds()).Int64()
 	}, func(ctx context.Context) error {
-		if err := releaseScript.Run(ctx, l.rdb, []string{k}, token).Err(); err != nil {
-			return unavailable(ctx, "releasing the lock "+k, err)
-		}
-		return nil
+		return unavailable(ctx, "releasing the lock "+k, releaseScript.Run(ctx, l.rdb, []string{k}, token).Err())
 	})
 }
 

@@ -100,6 +100,14 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	return s, nil
 }
 
+// keyspace is the Redis keys prefix+key of one use of a Store, each kept
+// for ttl (a Locker's or a Semaphore's lease).
+type keyspace struct {
+	rdb    *redis.Client
+	prefix string
+	ttl    time.Duration
+}
+
 // redactURLError keeps a password in the URL out of the error text: a
 // *url.Error quotes the whole URL, so only its cause is kept.
 func redactURLError(err error) error {
@@ -113,10 +121,7 @@ func redactURLError(err error) error {
 // Ping checks that Redis answers, for /readyz. Its error wraps
 // ErrUnavailable unless ctx ended first.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return unavailable(ctx, "pinging redis", err)
-	}
-	return nil
+	return unavailable(ctx, "pinging redis", s.rdb.Ping(ctx).Err())
 }
 
 // Close closes the pool. Held leases stop being renewed (they expire in
@@ -129,8 +134,12 @@ func (s *Store) Close() error {
 }
 
 // unavailable turns a Redis error into ctx's error when ctx has ended (the
-// caller gave up; Redis may be fine) and into ErrUnavailable otherwise.
+// caller gave up; Redis may be fine) and into ErrUnavailable otherwise;
+// no error stays nil.
 func unavailable(ctx context.Context, what string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("%s: %w", what, ctxErr)
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // DefaultSeenTTL is how long a delivery ID is remembered when Seen is given
@@ -16,17 +14,13 @@ const DefaultSeenTTL = 72 * time.Hour
 
 // Seen is the set of recently seen webhook delivery IDs, shared by every
 // process using the same Redis and prefix. It is safe for concurrent use.
-type Seen struct {
-	rdb    *redis.Client
-	prefix string
-	ttl    time.Duration
-}
+type Seen struct{ keyspace }
 
 // Seen returns the delivery set whose Redis keys are prefix+deliveryID (for
 // example "phasegate:delivery:"), each kept for ttl (DefaultSeenTTL when
 // <= 0).
 func (s *Store) Seen(prefix string, ttl time.Duration) *Seen {
-	return &Seen{rdb: s.rdb, prefix: prefix, ttl: cmp.Or(max(ttl, 0), DefaultSeenTTL)}
+	return &Seen{keyspace{s.rdb, prefix, cmp.Or(max(ttl, 0), DefaultSeenTTL)}}
 }
 
 // SeenBefore records deliveryID and reports whether it was already
@@ -52,8 +46,5 @@ func (s *Seen) SeenBefore(ctx context.Context, deliveryID string) (bool, error) 
 // handled: call it when a recorded delivery was then refused (queue full,
 // 503) and not handled. An error wraps ErrUnavailable or ctx.Err().
 func (s *Seen) Forget(ctx context.Context, deliveryID string) error {
-	if err := s.rdb.Del(ctx, s.prefix+deliveryID).Err(); err != nil {
-		return unavailable(ctx, "forgetting the delivery "+deliveryID, err)
-	}
-	return nil
+	return unavailable(ctx, "forgetting the delivery "+deliveryID, s.rdb.Del(ctx, s.prefix+deliveryID).Err())
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,16 +41,12 @@ return 0`)
 // jobs of one installation at a time. A held slot is leased and renewed
 // while its holder lives; a dead holder's slot frees itself within one
 // lease. It is safe for concurrent use.
-type Semaphore struct {
-	rdb    *redis.Client
-	prefix string
-	lease  time.Duration
-}
+type Semaphore struct{ keyspace }
 
 // Semaphore returns the semaphore whose Redis keys are prefix+key (sorted
 // sets of holders), with the given lease (DefaultLease when <= 0).
 func (s *Store) Semaphore(prefix string, lease time.Duration) *Semaphore {
-	return &Semaphore{rdb: s.rdb, prefix: prefix, lease: max(cmp.Or(max(lease, 0), DefaultLease), 30*time.Millisecond)}
+	return &Semaphore{keyspace{s.rdb, prefix, max(cmp.Or(max(lease, 0), DefaultLease), 30*time.Millisecond)}}
 }
 
 // TryAcquire takes one of key's limit slots without waiting: ok is false
@@ -61,7 +56,7 @@ func (s *Store) Semaphore(prefix string, lease time.Duration) *Semaphore {
 func (m *Semaphore) TryAcquire(ctx context.Context, key string, limit int) (release func(), ok bool, err error) {
 	k := m.prefix + key
 	token := rand.Text()
-	n, err := acquireSlotScript.Run(ctx, m.rdb, []string{k}, max(limit, 1), m.lease.Milliseconds(), token).Int64()
+	n, err := acquireSlotScript.Run(ctx, m.rdb, []string{k}, max(limit, 1), m.ttl.Milliseconds(), token).Int64()
 	giveBack := func(ctx context.Context) error { return m.rdb.ZRem(ctx, k, token).Err() }
 	if err != nil {
 		// The slot may have been taken before the reply was lost.
@@ -74,23 +69,8 @@ func (m *Semaphore) TryAcquire(ctx context.Context, key string, limit int) (rele
 	// A renewal that finds the slot gone (expired: this process stalled)
 	// stops renewing; the holder goes on, as the semaphore only spreads
 	// the work, it guards nothing.
-	ls := newLease(m.lease, token, func(ctx context.Context) (int64, error) {
-		return renewSlotScript.Run(ctx, m.rdb, []string{k}, token, m.lease.Milliseconds()).Int64()
+	ls := newLease(m.ttl, token, func(ctx context.Context) (int64, error) {
+		return renewSlotScript.Run(ctx, m.rdb, []string{k}, token, m.ttl.Milliseconds()).Int64()
 	}, giveBack)
 	return func() { _ = ls.Release() }, true, nil
-}
-
-// Holders counts key's live holders (for tests and diagnostics). An error
-// wraps ErrUnavailable.
-func (m *Semaphore) Holders(ctx context.Context, key string) (int, error) {
-	k := m.prefix + key
-	t, err := m.rdb.Time(ctx).Result()
-	if err != nil {
-		return 0, unavailable(ctx, "reading the time of redis", err)
-	}
-	n, err := m.rdb.ZCount(ctx, k, "("+strconv.FormatInt(t.UnixMilli(), 10), "+inf").Result()
-	if err != nil {
-		return 0, unavailable(ctx, "counting the holders of "+k, err)
-	}
-	return int(n), nil
 }

@@ -39,17 +39,10 @@ func Terminal(s string) string {
 // unsafeRune reports whether r must not reach a terminal, a log or a review
 // UI as itself.
 func unsafeRune(r rune) bool {
-	switch {
-	case r < 0x20 || r == 0x7f: // C0 controls and DEL
-		return true
-	case r >= 0x80 && r <= 0x9f: // C1 controls
-		return true
-	case r == 0x2028 || r == 0x2029: // line and paragraph separators
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c: // bidi controls
-		return true
-	}
-	return false
+	return r < 0x20 || r == 0x7f || // C0 controls and DEL
+		r >= 0x80 && r <= 0x9f || // C1 controls
+		r == 0x2028 || r == 0x2029 || // line and paragraph separators
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c // bidi controls
 }
 
 // EncodeJSON is how phasegate writes JSON for people and tools (the json

@@ -35,10 +35,7 @@ func GitHub(w io.Writer, r Report) error {
 	}
 	errs, warns := check.Count(r.Findings)
 	fmt.Fprintf(&b, "::notice title=phasegate::%s\n", escapeData(Terminal(fmt.Sprintf("%s checked: %s, %s — %s", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), r.Verdict.Verdict))))
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("writing github annotations: %w", err)
-	}
-	return nil
+	return flush(w, b.String(), "github annotations")
 }
 
 // Annotation is the properties of f's workflow command, made
@@ -57,16 +54,9 @@ func Annotation(f check.Finding) map[string]string {
 	return fields
 }
 
-// escapeData escapes a workflow command's message.
-func escapeData(s string) string {
-	s = strings.ReplaceAll(s, "%", "%25")
-	s = strings.ReplaceAll(s, "\r", "%0D")
-	return strings.ReplaceAll(s, "\n", "%0A")
-}
-
-// escapeProperty escapes a workflow command's property value.
-func escapeProperty(s string) string {
-	s = escapeData(s)
-	s = strings.ReplaceAll(s, ":", "%3A")
-	return strings.ReplaceAll(s, ",", "%2C")
-}
+// escapeData escapes a workflow command's message; escapeProperty a
+// property value.
+var (
+	escapeData     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace
+	escapeProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace
+)

@@ -141,3 +141,28 @@ func TestGitHubOrderAndPositions(t *testing.T) {
 		t.Errorf("commands:\n%+v\nwant:\n%+v", got, want)
 	}
 }
+
+// TestWorkflowCommandEscapes pins the toolkit's escaping of a command's
+// message and property values on their own: GitHub's findings reach them
+// terminal-safe already (no CR or LF), so the line breaks are escaped here
+// as a second line of defence that no finding exercises.
+func TestWorkflowCommandEscapes(t *testing.T) {
+	tests := []struct {
+		name, in, data, prop string
+	}{
+		{name: "plain", in: "a.yaml", data: "a.yaml", prop: "a.yaml"},
+		{name: "percent first", in: "50%0A", data: "50%250A", prop: "50%250A"},
+		{name: "line breaks", in: "a\r\n::error::x", data: "a%0D%0A::error::x", prop: "a%0D%0A%3A%3Aerror%3A%3Ax"},
+		{name: "property separators", in: "a:b,c=d", data: "a:b,c=d", prop: "a%3Ab%2Cc=d"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := escapeData(tt.in); got != tt.data {
+				t.Errorf("escapeData(%q) = %q, want %q", tt.in, got, tt.data)
+			}
+			if got := escapeProperty(tt.in); got != tt.prop {
+				t.Errorf("escapeProperty(%q) = %q, want %q", tt.in, got, tt.prop)
+			}
+		})
+	}
+}

@@ -120,15 +120,16 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 				fmt.Fprintf(&b, "\n… and %d more pipeline units (see the log).\n", len(r.Pipeline)-i)
 				break
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", outcome.Inline(st.Unit), outcome.Inline(st.State), effectIcon(worstEffect(st)))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", outcome.Inline(st.Unit), outcome.Inline(st.State), cmp.Or(map[string]string{"HOLD": "⛔ HOLD", "ADVISORY": "⚠️ ADVISORY", "SHIP": "✅ SHIP"}[worstEffect(st)], "—"))
 		}
 		b.WriteByte('\n')
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("### Findings\n\n| | file | rule | message |\n| --- | --- | --- | --- |\n")
-		ordered := bySeverity(r.Findings)
+		ordered := slices.Clone(r.Findings) // errors before warnings, each in the usual order
+		slices.SortStableFunc(ordered, func(a, b check.Finding) int { return cmp.Compare(a.Severity, b.Severity) })
 		for i, f := range ordered {
-			row := fmt.Sprintf("| %s | %s | `%s` | %s |\n", severityIcon(f.Severity), fileLink(f, links), codeSafe(f.Rule), outcome.Inline(f.Message))
+			row := fmt.Sprintf("| %s | %s | `%s` | %s |\n", cmp.Or(map[check.Severity]string{check.SeverityError: "❌ error"}[f.Severity], "⚠️ warning"), fileLink(f, links), codeSafe(f.Rule), outcome.Inline(f.Message))
 			if b.Len()+len(row) > summaryLimit {
 				fmt.Fprintf(&b, "\n%d more findings are not listed here (GitHub limits a job summary to 1 MiB): see the step's log.\n", len(ordered)-i)
 				break
@@ -136,30 +137,7 @@ func Markdown(w io.Writer, r Report, links SummaryLinks) error {
 			b.WriteString(row)
 		}
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("writing job summary: %w", err)
-	}
-	return nil
-}
-
-// bySeverity lists errors before warnings, each in the usual order.
-func bySeverity(fs []check.Finding) []check.Finding {
-	out := slices.Clone(fs)
-	slices.SortStableFunc(out, func(a, b check.Finding) int {
-		return cmp.Compare(a.Severity, b.Severity) // "error" before "warning"
-	})
-	return out
-}
-
-func severityIcon(s check.Severity) string {
-	if s == check.SeverityError {
-		return "❌ error"
-	}
-	return "⚠️ warning"
-}
-
-func effectIcon(e string) string {
-	return cmp.Or(map[string]string{"HOLD": "⛔ HOLD", "ADVISORY": "⚠️ ADVISORY", "SHIP": "✅ SHIP"}[e], "—")
+	return flush(w, b.String(), "job summary")
 }
 
 // worstEffect is the most severe decision of a unit: HOLD, ADVISORY, SHIP or "".
@@ -263,10 +241,7 @@ func RunMarkdown(w io.Writer, headline string, run RunSummary) error {
 	}
 	fmt.Fprintf(&b, "## %s phasegate: %s\n\n", icon, outcome.Inline(headline))
 	writeRun(&b, run)
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("writing job summary: %w", err)
-	}
-	return nil
+	return flush(w, b.String(), "job summary")
 }
 
 // Bound on each list of what a run did (a run posts at most
@@ -290,7 +265,7 @@ func writeRun(b *strings.Builder, run RunSummary) {
 		}
 		fmt.Fprintf(b, "**Statuses set**%s:\n\n| status | state | description |\n| --- | --- | --- |\n", at)
 		for _, s := range run.Statuses {
-			fmt.Fprintf(b, "| %s | %s | %s |\n", link(outcome.Inline(s.Context), s.URL), stateIcon(s.State), outcome.Inline(s.Description))
+			fmt.Fprintf(b, "| %s | %s | %s |\n", link(outcome.Inline(s.Context), s.URL), cmp.Or(map[string]string{"success": "✅ success", "failure": "❌ failure", "error": "❌ error", "pending": "⏳ pending"}[s.State], outcome.Inline(s.State)), outcome.Inline(s.Description))
 		}
 		b.WriteByte('\n')
 	}
@@ -324,10 +299,6 @@ func writeRun(b *strings.Builder, run RunSummary) {
 	list("Skipped", run.Skipped)
 	list("Also", run.Notes)
 	list("GitHub failures", run.Failures)
-}
-
-func stateIcon(state string) string {
-	return cmp.Or(map[string]string{"success": "✅ success", "failure": "❌ failure", "error": "❌ error", "pending": "⏳ pending"}[state], outcome.Inline(state))
 }
 
 // link renders text as a link to u when u is an http(s) URL; the URL is

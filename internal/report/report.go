@@ -71,12 +71,9 @@ type jsonReport struct {
 // Bidirectional controls and C1 controls in strings are written as \u
 // escapes (the decoded values are unchanged), so the JSON is safe to print.
 func JSON(w io.Writer, r Report) error {
-	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: r.Verdict.Reasons, Artifacts: r.Artifacts, Findings: r.Findings}
+	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: append([]string{}, r.Verdict.Reasons...), Artifacts: r.Artifacts, Findings: r.Findings}
 	if r.Pipeline != nil {
 		out.Pipeline = &r.Pipeline
-	}
-	if out.Reasons == nil {
-		out.Reasons = []string{}
 	}
 	if out.Findings == nil {
 		out.Findings = []check.Finding{}
@@ -85,10 +82,7 @@ func JSON(w io.Writer, r Report) error {
 	if err != nil {
 		return fmt.Errorf("encoding json report: %w", err)
 	}
-	if _, err := w.Write(data); err != nil {
-		return fmt.Errorf("writing json report: %w", err)
-	}
-	return nil
+	return flush(w, string(data), "json report")
 }
 
 // Text writes `file:line:col: severity rule: message`, one line per finding,
@@ -125,9 +119,13 @@ func Text(w io.Writer, r Report) error {
 	}
 	errs, warns := check.Count(r.Findings)
 	fmt.Fprintf(&b, "%s checked: %s, %s — %s\n", plural(r.Artifacts, "artifact"), plural(errs, "error"), plural(warns, "warning"), c.word(string(r.Verdict.Verdict)))
-	_, err := io.WriteString(w, b.String())
-	if err != nil {
-		return fmt.Errorf("writing text report: %w", err)
+	return flush(w, b.String(), "text report")
+}
+
+// flush writes a rendered report to w; what names it in the error.
+func flush(w io.Writer, s, what string) error {
+	if _, err := io.WriteString(w, s); err != nil {
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	return nil
 }

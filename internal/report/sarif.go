@@ -175,10 +175,7 @@ func writeSARIF(w io.Writer, r Report, limit int) error {
 	if err != nil {
 		return fmt.Errorf("encoding sarif log: %w", err)
 	}
-	if _, err := w.Write(data); err != nil {
-		return fmt.Errorf("writing sarif log: %w", err)
-	}
-	return nil
+	return flush(w, string(data), "sarif log")
 }
 
 // sarifRules are the rule descriptors, one per distinct rule ID of the
@@ -359,12 +356,8 @@ func escapePath(p, also string) string {
 // message, and not by its line, so that the alert stays the same alert when
 // lines are added above it.
 func findingHash(f check.Finding) string {
-	h := sha256.New()
-	for _, part := range []string{f.Rule, f.File, f.Message} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256([]byte(f.Rule + "\x00" + f.File + "\x00" + f.Message + "\x00"))
+	return hex.EncodeToString(sum[:])
 }
 
 // capFindings keeps at most limit findings, errors first, in their original

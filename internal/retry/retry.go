@@ -84,11 +84,12 @@ func RetryAfter(value string, now time.Time) time.Duration {
 		}
 		return time.Duration(secs) * time.Second
 	}
-	t, err := parseHTTPDate(v)
-	if err != nil || !t.After(now) {
-		return 0
+	for _, layout := range dateLayouts {
+		if t, err := time.Parse(layout, v); err == nil {
+			return min(max(t.Sub(now), 0), Forever) // 0 for a date already past
+		}
 	}
-	return min(t.Sub(now), Forever)
+	return 0
 }
 
 // HTTP-date formats (net/http.ParseTime's, without importing net/http: the
@@ -97,17 +98,6 @@ var dateLayouts = []string{
 	"Mon, 02 Jan 2006 15:04:05 GMT",
 	"Monday, 02-Jan-06 15:04:05 MST",
 	"Mon Jan _2 15:04:05 2006",
-}
-
-func parseHTTPDate(v string) (time.Time, error) {
-	var err error
-	for _, layout := range dateLayouts {
-		var t time.Time
-		if t, err = time.Parse(layout, v); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, err
 }
 
 // Retryable reports whether an answer with this status may be followed by a
@@ -130,17 +120,10 @@ func Retryable(status int) bool {
 // Whether the request may be sent again at all (it may have reached the
 // server) is the caller's to decide.
 func RetryableErr(err error) bool {
-	if err == nil {
-		return false
-	}
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var certErr x509.CertificateInvalidError
-	switch {
-	case errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &certErr):
-		return false
-	}
-	return true
+	return err != nil && !errors.As(err, &unknownAuth) && !errors.As(err, &hostErr) && !errors.As(err, &certErr)
 }
 
 // Sleep waits for d or until ctx ends, whichever comes first, and returns

@@ -81,8 +81,8 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		}
 	}
 	limits := s.cfg.TreeLimits
-	if limits.Wanted == nil {
-		limits.Wanted = checkerReads
+	if limits.Wanted == nil { // what the checker reads: a kind's path, or a candidate whose content may make it one
+		limits.Wanted = func(p string) bool { return artifact.ClassifyPath(p) != nil || artifact.Sniffable(p) }
 	}
 	limits.ArchiveOver = cmp.Or(limits.ArchiveOver, DefaultArchiveOver)
 	req.Open = func(ctx context.Context, maxFileBytes int64) (fs.FS, error) {
@@ -166,12 +166,6 @@ func forkOf(pr *ghclient.PR, owner, repo string) string {
 // before the App downloads the commit's archive (two requests) rather than
 // one blob per file: an installation's rate limit is 5,000 requests an hour.
 const DefaultArchiveOver = 200
-
-// checkerReads says whether the checker reads a file of the tree: a kind's
-// path, or a candidate whose content may make it one.
-func checkerReads(p string) bool {
-	return artifact.ClassifyPath(p) != nil || artifact.Sniffable(p)
-}
 
 // pullFor is the pull request of a check job: the one the delivery carries
 // (a pull_request or pull_request_review payload, signed by GitHub: no read

@@ -51,7 +51,14 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 		return s, fmt.Errorf("--app-id / PHASEGATE_APP_ID must be the App's numeric id (got %q)", *f.appID)
 	}
 	s.cfg.AppID = id
-	if s.cfg.PrivateKeyPEM, err = privateKey(*f.keyFile, getenv); err != nil {
+	// The App's private key, PEM: read from the file, or the value of
+	// PHASEGATE_PRIVATE_KEY (for platforms that hand secrets over as
+	// variables, a Kubernetes secretKeyRef; never a flag: ps shows flags).
+	pem, err := secretValue(*f.keyFile, "PHASEGATE_PRIVATE_KEY", "the private key", getenv)
+	if err == nil && pem == "" {
+		err = errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
+	}
+	if s.cfg.PrivateKeyPEM = []byte(pem); err != nil {
 		return s, err
 	}
 	if err := f.settings(&s); err != nil {
@@ -161,57 +168,37 @@ func webhookSecrets(raw string, getenv func(string) string) ([][]byte, error) {
 	return secrets, nil
 }
 
-// privateKey is the App's private key, PEM: read from keyFile, or the
-// value of PHASEGATE_PRIVATE_KEY (for platforms that hand secrets over as
-// variables, a Kubernetes secretKeyRef; never a flag: ps shows flags);
-// exactly one of them must be set.
-func privateKey(keyFile string, getenv func(string) string) ([]byte, error) {
-	pem, err := secretValue(keyFile, "PHASEGATE_PRIVATE_KEY", "the private key", getenv)
-	if err == nil && pem == "" {
-		err = errors.New("no private key: set --private-key-file, PHASEGATE_PRIVATE_KEY_FILE or PHASEGATE_PRIVATE_KEY")
-	}
-	return []byte(pem), err
-}
-
-// settings checks the durations, sizes and addresses of the flags and sets
-// them in s.
+// settings checks the durations, sizes and addresses of
+// the flags and sets them in s. The first refused value is the error.
 func (f *serveFlags) settings(s *serveSettings) error {
-	d, err := time.ParseDuration(*f.every)
-	if err != nil || d < 0 {
-		return fmt.Errorf("--reconcile-every / PHASEGATE_RECONCILE_EVERY must be a duration such as 15m (got %q)", *f.every)
+	var err error
+	must := func(name, raw string, ok bool, want string) {
+		if !ok && err == nil {
+			err = fmt.Errorf("--%s / %s must be %s (got %q)", name, flagVar(name), want, raw)
+		}
 	}
-	ttl, err := time.ParseDuration(*f.lockTTL)
-	if err != nil || ttl < time.Second {
-		return fmt.Errorf("--lock-ttl / PHASEGATE_LOCK_TTL must be a duration of at least 1s such as 30s (got %q)", *f.lockTTL)
-	}
-	inflight, err := parseBytes(*f.maxInflight)
-	if err != nil || inflight < DefaultMaxBody {
-		return fmt.Errorf("--max-inflight-bytes / PHASEGATE_MAX_INFLIGHT_BYTES must be a size of at least 25MiB (GitHub's largest delivery), such as 64MiB (got %q)", *f.maxInflight)
-	}
-	ie, err := time.ParseDuration(*f.installEvery)
-	if err != nil || ie < time.Second {
-		return fmt.Errorf("--install-reconcile-interval / PHASEGATE_INSTALL_RECONCILE_INTERVAL must be a duration of at least 1s such as 5m (got %q)", *f.installEvery)
-	}
-	if !slices.Contains(decide.PublishModes, *f.publish) {
-		return fmt.Errorf("--publish / PHASEGATE_PUBLISH must be checks, statuses or both (got %q)", *f.publish)
-	}
-	ic, err := strconv.Atoi(strings.TrimSpace(*f.installConcurrency))
-	if err != nil || ic < 1 {
-		return fmt.Errorf("--installation-concurrency / PHASEGATE_INSTALLATION_CONCURRENCY must be a whole number of at least 1 such as 4 (got %q)", *f.installConcurrency)
-	}
-	share, err := strconv.ParseFloat(strings.TrimSpace(*f.budgetShare), 64)
-	if err != nil || !(share > 0 && share <= 1) {
-		return fmt.Errorf("--reconcile-budget-share / PHASEGATE_RECONCILE_BUDGET_SHARE must be a fraction above 0 and at most 1 such as 0.2 (got %q)", *f.budgetShare)
-	}
-	if *f.metricsAddr != "" && *f.metricsAddr == *f.addr {
-		return fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *f.addr)
+	d, e := time.ParseDuration(*f.every)
+	must("reconcile-every", *f.every, e == nil && d >= 0, "a duration such as 15m")
+	ttl, e := time.ParseDuration(*f.lockTTL)
+	must("lock-ttl", *f.lockTTL, e == nil && ttl >= time.Second, "a duration of at least 1s such as 30s")
+	inflight, e := parseBytes(*f.maxInflight)
+	must("max-inflight-bytes", *f.maxInflight, e == nil && inflight >= DefaultMaxBody, "a size of at least 25MiB (GitHub's largest delivery), such as 64MiB")
+	ie, e := time.ParseDuration(*f.installEvery)
+	must("install-reconcile-interval", *f.installEvery, e == nil && ie >= time.Second, "a duration of at least 1s such as 5m")
+	must("publish", *f.publish, slices.Contains(decide.PublishModes, *f.publish), "checks, statuses or both")
+	ic, e := strconv.Atoi(strings.TrimSpace(*f.installConcurrency))
+	must("installation-concurrency", *f.installConcurrency, e == nil && ic >= 1, "a whole number of at least 1 such as 4")
+	share, e := strconv.ParseFloat(strings.TrimSpace(*f.budgetShare), 64)
+	must("reconcile-budget-share", *f.budgetShare, e == nil && share > 0 && share <= 1, "a fraction above 0 and at most 1 such as 0.2")
+	if err == nil && *f.metricsAddr != "" && *f.metricsAddr == *f.addr {
+		err = fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *f.addr)
 	}
 	s.cfg.Addr, s.cfg.APIURL, s.cfg.ReconcileEvery, s.lockTTL = *f.addr, *f.apiURL, d, ttl
 	s.cfg.MetricsAddr, s.cfg.MaxInflightBytes, s.cfg.InstallReconcileInterval = *f.metricsAddr, inflight, ie
 	s.cfg.Publish = *f.publish
 	s.cfg.InstallationConcurrency = ic
 	s.cfg.ReconcileBudgetShare = share
-	return nil
+	return err
 }
 
 // setNotifier sets cfg.Notifier from PHASEGATE_NOTIFY_URL and its

@@ -170,6 +170,10 @@ func TestParseServeDoorFlags(t *testing.T) {
 		{name: "a budget that is no size", env: map[string]string{"PHASEGATE_MAX_INFLIGHT_BYTES": "64MB"}, wantErr: "at least 25MiB"},
 		{name: "no installation limit", env: map[string]string{"PHASEGATE_INSTALL_RECONCILE_INTERVAL": "0"}, wantErr: "at least 1s"},
 		{name: "metrics on the webhook's address", args: []string{"--addr", ":8080", "--metrics-addr", ":8080"}, wantErr: "must differ"},
+		{name: "two refused values: the first is named", env: map[string]string{"PHASEGATE_MAX_INFLIGHT_BYTES": "16MiB", "PHASEGATE_INSTALL_RECONCILE_INTERVAL": "0"},
+			wantErr: "--max-inflight-bytes / PHASEGATE_MAX_INFLIGHT_BYTES must be"},
+		{name: "a refused value before the addresses", env: map[string]string{"PHASEGATE_INSTALL_RECONCILE_INTERVAL": "0"}, args: []string{"--addr", ":8080", "--metrics-addr", ":8080"},
+			wantErr: "--install-reconcile-interval / PHASEGATE_INSTALL_RECONCILE_INTERVAL must be"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -236,15 +236,35 @@ func redacted(b []byte) string {
 	return "set"
 }
 
-// withDefaults checks c and fills in the defaults.
+// withDefaults checks c: the webhook secrets (copied; none, or an empty
+// one, is refused), the App's id and private key, and no negative
+// duration, size or count. Then it sets every limit, timeout and
+// dependency left zero (or, for the redeliver window, the ready retry and
+// the body's limits, negative) to its default.
 func (c Config) withDefaults() (Config, error) {
-	secrets, err := copySecrets(c.Secrets)
-	if err != nil {
-		return c, err
+	if len(c.Secrets) == 0 {
+		return c, errors.New("no webhook secret: refusing to accept unsigned deliveries")
+	}
+	secrets := make([][]byte, len(c.Secrets))
+	for i, s := range c.Secrets {
+		if len(s) == 0 {
+			return c, fmt.Errorf("webhook secret %d of %d is empty", i+1, len(c.Secrets))
+		}
+		secrets[i] = append([]byte(nil), s...)
 	}
 	c.Secrets = secrets
-	if err := c.check(); err != nil {
-		return c, err
+	switch {
+	case c.AppID <= 0:
+		return c, fmt.Errorf("app id %d is not positive", c.AppID)
+	case len(c.PrivateKeyPEM) == 0:
+		return c, errors.New("no private key for the github app")
+	case c.Publish != "" && !slices.Contains(decide.PublishModes, c.Publish):
+		return c, fmt.Errorf("publish %q: want one of %s", c.Publish, strings.Join(decide.PublishModes, ", "))
+	case c.ReconcileBudgetShare < 0 || c.ReconcileBudgetShare > 1:
+		return c, fmt.Errorf("reconcile budget share %g: want a fraction between 0 and 1", c.ReconcileBudgetShare)
+	case min(c.ReconcileEvery, c.ShutdownTimeout, c.JobTimeout, c.InstallReconcileInterval) < 0 ||
+		min(c.MaxBody, c.MaxInflightBytes) < 0 || min(c.QueueSize, c.Workers, c.InstallationConcurrency) < 0:
+		return c, errors.New("the reconcile period, the shutdown and job timeouts, max body, max in-flight bytes, queue size, workers, the installation reconcile interval and the installation concurrency must not be negative")
 	}
 	c.Addr = cmp.Or(c.Addr, DefaultAddr)
 	c.MaxBody = cmp.Or(c.MaxBody, DefaultMaxBody)
@@ -252,51 +272,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxInflightBytes < c.MaxBody {
 		return c, fmt.Errorf("max in-flight bytes %d is below the max body %d: the largest delivery could never be read", c.MaxInflightBytes, c.MaxBody)
 	}
-	c.fillDefaults()
-	return c, nil
-}
-
-// copySecrets copies the webhook secrets, refusing none or an empty one.
-func copySecrets(in [][]byte) ([][]byte, error) {
-	if len(in) == 0 {
-		return nil, errors.New("no webhook secret: refusing to accept unsigned deliveries")
-	}
-	secrets := make([][]byte, len(in))
-	for i, s := range in {
-		if len(s) == 0 {
-			return nil, fmt.Errorf("webhook secret %d of %d is empty", i+1, len(in))
-		}
-		secrets[i] = append([]byte(nil), s...)
-	}
-	return secrets, nil
-}
-
-// check refuses an App without an id or a private key, and negative
-// durations, sizes and counts.
-func (c *Config) check() error {
-	if c.AppID <= 0 {
-		return fmt.Errorf("app id %d is not positive", c.AppID)
-	}
-	if len(c.PrivateKeyPEM) == 0 {
-		return errors.New("no private key for the github app")
-	}
-	if c.Publish != "" && !slices.Contains(decide.PublishModes, c.Publish) {
-		return fmt.Errorf("publish %q: want one of %s", c.Publish, strings.Join(decide.PublishModes, ", "))
-	}
-	if c.ReconcileBudgetShare < 0 || c.ReconcileBudgetShare > 1 {
-		return fmt.Errorf("reconcile budget share %g: want a fraction between 0 and 1", c.ReconcileBudgetShare)
-	}
-	if min(c.ReconcileEvery, c.ShutdownTimeout, c.JobTimeout, c.InstallReconcileInterval) < 0 ||
-		min(c.MaxBody, c.MaxInflightBytes) < 0 || min(c.QueueSize, c.Workers, c.InstallationConcurrency) < 0 {
-		return errors.New("the reconcile period, the shutdown and job timeouts, max body, max in-flight bytes, queue size, workers, the installation reconcile interval and the installation concurrency must not be negative")
-	}
-	return nil
-}
-
-// fillDefaults sets every limit, timeout and dependency left zero (or,
-// for the redeliver window, the ready retry and the body's limits,
-// negative) to its default.
-func (c *Config) fillDefaults() {
 	c.InstallReconcileInterval = cmp.Or(c.InstallReconcileInterval, DefaultInstallReconcileInterval)
 	c.QueueSize = cmp.Or(c.QueueSize, DefaultQueueSize)
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
@@ -327,4 +302,5 @@ func (c *Config) fillDefaults() {
 	if c.NewDecider == nil {
 		c.NewDecider = DefaultDecider
 	}
+	return c, nil
 }

@@ -100,8 +100,6 @@ const (
 // package's tests set it in the replica processes they run).
 var jobHook func(phase string, j *job, err error)
 
-func (s *Server) isDurable(j *job) bool { return s.cfg.Tasks != nil && durableKinds[j.Kind] }
-
 // enqueueDurable enqueues a verified delivery's job in the durable queue
 // and answers: refused when the seen store or the queue fails (503; the
 // delivery is forgotten so that GitHub's redelivery is taken), dropped when
@@ -271,11 +269,10 @@ func (s *Server) runJob(ctx context.Context, j *job, log *slog.Logger) (err erro
 	}()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.JobTimeout)
 	defer cancel()
-	if err := s.dispatch(ctx, j, log); err != nil {
+	if err = s.dispatch(ctx, j, log); err != nil {
 		outcome = "error"
-		return err
 	}
-	return nil
+	return err
 }
 
 // jitter is d jittered uniformly between half and all of it.

@@ -29,8 +29,6 @@ type installIndex struct {
 	refreshed time.Time
 }
 
-func newInstallIndex() *installIndex { return &installIndex{repos: map[string]int64{}} }
-
 func (x *installIndex) learn(owner, repo string, installation int64) {
 	if owner == "" || repo == "" || installation <= 0 {
 		return

@@ -57,34 +57,17 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 func defineMetrics() *metrics {
 	return &metrics{
 		jobEnqueued: counterVec("phasegate_queue_enqueued_total", "Jobs offered to the durable queue, by kind and result (enqueued, coalesced: a job of the same kind, repository and commit was waiting or running; error).", "kind", "result"),
-		jobWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "phasegate_queue_job_wait_seconds",
-			Help:    "Durable jobs: time from the delivery's enqueue to the start of the attempt that ran (retries and deferrals included), by kind.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 18),
-		}, []string{"kind"}),
-		jobRun: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "phasegate_queue_job_run_seconds",
-			Help:    "Durable jobs: time from the start of an attempt to its end, by kind and outcome (ok, error, rate_limited, panic).",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
-		}, []string{"kind", "outcome"}),
+		jobWait: prometheus.NewHistogramVec(histogram("phasegate_queue_job_wait_seconds",
+			"Durable jobs: time from the delivery's enqueue to the start of the attempt that ran (retries and deferrals included), by kind.", 0.005, 18), []string{"kind"}),
+		jobRun: prometheus.NewHistogramVec(histogram("phasegate_queue_job_run_seconds",
+			"Durable jobs: time from the start of an attempt to its end, by kind and outcome (ok, error, rate_limited, panic).", 0.005, 16), []string{"kind", "outcome"}),
 		jobFailures: counterVec("phasegate_queue_job_failures_total", "Durable job attempts that failed, by kind and final (true: out of retries or not retryable, the job is archived).", "kind", "final"),
 		jobRetries:  counterVec("phasegate_queue_job_retries_total", "Durable jobs scheduled to run again, by kind and reason (error: backoff, counted as a failure; rate_limited, installation_busy, store_unavailable: deferred, not a failure).", "kind", "reason"),
 		deliveries:  counterVec("phasegate_webhook_deliveries_total", "Webhook deliveries by event and result (accepted, coalesced, ignored, duplicate, throttled, unauthorized, bad_request, too_large, method_not_allowed, queue_full, over_budget, unavailable).", "event", "result"),
-		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "phasegate_webhook_ack_seconds",
-			Help:    "Time from receiving a delivery's headers to answering it.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
-		}),
-		handler: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "phasegate_handler_duration_seconds",
-			Help:    "Time spent handling a queued delivery, by event and outcome (ok, error, panic).",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}, []string{"event", "outcome"}),
-		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "phasegate_queue_wait_seconds",
-			Help:    "Time a delivery waited in the queue for a worker.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
-		}),
+		ack:         prometheus.NewHistogram(histogram("phasegate_webhook_ack_seconds", "Time from receiving a delivery's headers to answering it.", 0.0001, 14)),
+		handler: prometheus.NewHistogramVec(histogram("phasegate_handler_duration_seconds",
+			"Time spent handling a queued delivery, by event and outcome (ok, error, panic).", 0.005, 14), []string{"event", "outcome"}),
+		queueWait:      prometheus.NewHistogram(histogram("phasegate_queue_wait_seconds", "Time a delivery waited in the queue for a worker.", 0.001, 16)),
 		apiCalls:       counterVec("phasegate_github_api_calls_total", "GitHub API requests (every attempt) by client operation and HTTP status (\"error\" when no answer arrived).", "op", "status"),
 		tamper:         counterVec("phasegate_tamper_reports_total", "phasegate comments edited or deleted by someone, by action.", "action"),
 		statusResets:   counter("phasegate_status_overwrites_total", "phasegate/decisions statuses set by someone other than phasegate (and reset)."),
@@ -109,6 +92,11 @@ func counter(name, help string) prometheus.Counter {
 
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// histogram is a histogram's options: n buckets doubling from start.
+func histogram(name, help string, start float64, n int) prometheus.HistogramOpts {
+	return prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(start, 2, n)}
 }
 
 // scrapeGauges are the metrics read from s when scraped: the queue, the

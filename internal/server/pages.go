@@ -234,8 +234,3 @@ func (s *Server) repoClient(ctx context.Context, owner, repo string, installatio
 	}
 	return s.client(installation)
 }
-
-// userClient is a client acting as the person whose token it is.
-func (s *Server) userClient(token string) (*ghclient.Client, error) {
-	return ghclient.NewUser(token, s.ghOptions(nil))
-}

@@ -56,6 +56,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -140,21 +141,18 @@ func New(cfg Config) (*Server, error) {
 		redelivered: map[string]time.Time{},
 	}
 	if cfg.Identity != "" {
-		id := cfg.Identity
-		s.ident.Store(&id)
+		s.ident.Store(&cfg.Identity)
 	}
 	s.watermarks = &decide.Watermarks{}
 	s.memo = decide.NewFoldMemo(0)
-	s.pages = pages.New(pages.Config{Handler: s.pagesHandler, Client: s.repoClient, User: s.userClient, AppID: cfg.AppID,
+	s.pages = pages.New(pages.Config{Handler: s.pagesHandler, Client: s.repoClient, AppID: cfg.AppID,
+		User:   func(token string) (*ghclient.Client, error) { return ghclient.NewUser(token, s.ghOptions(nil)) },
 		WebURL: s.webURL(), Now: cfg.Now, Logger: s.log, SharedResults: cfg.SharedResults, Forget: s.memo.Forget, May: cfg.pagesMay})
-	s.installs = newInstallIndex()
+	s.installs = &installIndex{repos: map[string]int64{}}
 	if s.validator, err = check.NewValidator(); err != nil {
 		return nil, fmt.Errorf("loading the schemas: %w", err)
 	}
-	reg := cfg.Registry
-	if reg == nil {
-		reg = newRegistry()
-	}
+	reg := cmp.Or(cfg.Registry, newRegistry())
 	if s.metrics, err = newMetrics(reg, s); err != nil {
 		return nil, err
 	}

@@ -190,7 +190,7 @@ func (s *Server) readVerified(rs *responder, r *http.Request, event, delivery st
 // delivery ID was seen before, throttled when its installation was
 // reconciled recently.
 func (s *Server) enqueue(rs *responder, r *http.Request, j *job) {
-	if s.isDurable(j) {
+	if s.cfg.Tasks != nil && durableKinds[j.Kind] {
 		s.enqueueDurable(rs, r, j)
 		return
 	}

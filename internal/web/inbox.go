@@ -23,13 +23,6 @@ type inboxFilter struct {
 	Mine              bool
 }
 
-func (f inboxFilter) keep(it PendingItem) bool {
-	return (f.Repo == "" || f.Repo == it.Repo.FullName()) &&
-		(f.Phase == "" || f.Phase == it.Phase) &&
-		(f.Type == "" || f.Type == it.Type) &&
-		(!f.Mine || it.MayResolve)
-}
-
 // Any reports whether the filter narrows anything.
 func (f inboxFilter) Any() bool { return f.Repo != "" || f.Phase != "" || f.Type != "" || f.Mine }
 
@@ -49,7 +42,10 @@ func (p *Pages) inbox(w http.ResponseWriter, r *http.Request, s *session) {
 	iv := inboxView{Total: len(items), Filter: f}
 	iv.Repos, iv.Phases, iv.Types = choices(items)
 	sortPending(items)
-	iv.Items = slices.DeleteFunc(items, func(it PendingItem) bool { return !f.keep(it) })
+	iv.Items = slices.DeleteFunc(items, func(it PendingItem) bool {
+		return f.Repo != "" && f.Repo != it.Repo.FullName() || f.Phase != "" && f.Phase != it.Phase ||
+			f.Type != "" && f.Type != it.Type || f.Mine && !it.MayResolve
+	})
 	v := p.base(s, "Inbox")
 	v.Live, v.Page = "inbox", iv
 	p.render(w, r, http.StatusOK, "inbox", v)
@@ -99,10 +95,6 @@ type repoEntry struct {
 
 // maxCached bounds the people whose repositories are kept.
 const maxCached = 4096
-
-func newRepoCache(ttl time.Duration, now func() time.Time) *repoCache {
-	return &repoCache{ttl: ttl, now: now, m: map[int64]repoEntry{}}
-}
 
 // get is person id's visible repositories, from memory when fresh.
 func (c *repoCache) get(ctx context.Context, id int64, api UserAPI) ([]RepoRef, error) {

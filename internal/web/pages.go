@@ -63,19 +63,22 @@ func issueParams(r *http.Request) (owner, repo string, n int, ok bool) {
 }
 
 // visible asks GitHub, with the person's own token, whether they can read
-// the repository. Not being able to is answered exactly as a repository
-// that does not exist; GitHub failing is a 502.
-func (p *Pages) visible(w http.ResponseWriter, r *http.Request, s *session, owner, repo string) bool {
-	ok, err := p.oauth.User(s.token()).CanSee(r.Context(), owner, repo)
-	switch {
-	case errors.Is(err, ErrNotFound) || (err == nil && !ok):
+// the repository, once the path named one (valid). Not being able to is
+// answered exactly as a repository that does not exist; GitHub failing is
+// a 502.
+func (p *Pages) visible(w http.ResponseWriter, r *http.Request, s *session, valid bool, owner, repo string) bool {
+	if !valid {
 		p.notFound(w, r, s)
 		return false
-	case err != nil:
-		p.upstream(w, r, s, "checking access to "+owner+"/"+repo, err)
-		return false
 	}
-	return true
+	ok, err := p.oauth.User(s.token()).CanSee(r.Context(), owner, repo)
+	if err == nil && !ok {
+		err = ErrNotFound
+	}
+	if err != nil {
+		p.sourceFailed(w, r, s, "checking access to "+owner+"/"+repo, err)
+	}
+	return err == nil
 }
 
 // sourceFailed answers a Source error: ErrNotFound is the 404, anything
@@ -90,11 +93,7 @@ func (p *Pages) sourceFailed(w http.ResponseWriter, r *http.Request, s *session,
 
 func (p *Pages) issue(w http.ResponseWriter, r *http.Request, s *session) {
 	owner, repo, n, ok := issueParams(r)
-	if !ok {
-		p.notFound(w, r, s)
-		return
-	}
-	if !p.visible(w, r, s, owner, repo) {
+	if !p.visible(w, r, s, ok, owner, repo) {
 		return
 	}
 	page, err := p.src.Issue(r.Context(), owner, repo, n, s.Login)
@@ -112,11 +111,7 @@ func (p *Pages) issue(w http.ResponseWriter, r *http.Request, s *session) {
 func (p *Pages) commit(w http.ResponseWriter, r *http.Request, s *session) {
 	owner, repo, ok := repoParams(r)
 	sha := r.PathValue("sha")
-	if !ok || !shaRE.MatchString(sha) {
-		p.notFound(w, r, s)
-		return
-	}
-	if !p.visible(w, r, s, owner, repo) {
+	if !p.visible(w, r, s, ok && shaRE.MatchString(sha), owner, repo) {
 		return
 	}
 	p.showCommit(w, r, s, owner, repo, sha, 0)
@@ -124,11 +119,7 @@ func (p *Pages) commit(w http.ResponseWriter, r *http.Request, s *session) {
 
 func (p *Pages) pull(w http.ResponseWriter, r *http.Request, s *session) {
 	owner, repo, n, ok := issueParams(r)
-	if !ok {
-		p.notFound(w, r, s)
-		return
-	}
-	if !p.visible(w, r, s, owner, repo) {
+	if !p.visible(w, r, s, ok, owner, repo) {
 		return
 	}
 	sha, err := p.src.PullHead(r.Context(), owner, repo, n)
@@ -182,7 +173,7 @@ func (p *Pages) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 		p.fail(w, r, s, http.StatusBadRequest, "Not resolved", problem)
 		return
 	}
-	if !p.visible(w, r, s, owner, repo) {
+	if !p.visible(w, r, s, true, owner, repo) {
 		return
 	}
 	commentURL, err := p.src.Resolve(r.Context(), s.token(), req)

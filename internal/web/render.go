@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"embed"
-	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -18,21 +17,6 @@ var templateFS embed.FS
 
 //go:embed static
 var staticFS embed.FS
-
-// pageNames are the templates, each rendered inside templates/layout.html.
-var pageNames = []string{"inbox", "issue", "commit", "error", "signedout"}
-
-func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
-	out := map[string]*template.Template{}
-	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
-		if err != nil {
-			return nil, fmt.Errorf("parsing template %s: %w", name, err)
-		}
-		out[name] = t
-	}
-	return out, nil
-}
 
 // render writes the page whole, or a bare 500 when a template fails (a
 // bug: nothing half-written).

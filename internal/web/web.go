@@ -116,8 +116,14 @@ func New(cfg Config, oauth OAuth, src Source) (*Pages, error) {
 		(p.github.Scheme != "https" && (p.github.Scheme != "http" || !isLoopbackName(p.github.Hostname()))) {
 		return nil, fmt.Errorf("web pages: GitHub URL %q must be https://HOST (http only for localhost)", cfg.GitHubURL)
 	}
+	// Behind TLS the session cookie has the __Host- prefix (the browser
+	// then insists on Secure, Path=/ and no Domain), the state cookie the
+	// __Secure- prefix (its path is /oauth).
 	p.secure = p.public.Scheme == "https"
-	p.cookieNames()
+	p.sessionCookie, p.stateCookie, p.flashCookie = "phasegate_session", "phasegate_oauth", "phasegate_flash"
+	if p.secure {
+		p.sessionCookie, p.stateCookie, p.flashCookie = "__Host-phasegate_session", "__Secure-phasegate_oauth", "__Host-phasegate_flash"
+	}
 	if p.sessions, err = newSealer(cfg.SessionKeys, "session"); err != nil {
 		return nil, fmt.Errorf("web pages: %w", err)
 	}
@@ -125,10 +131,14 @@ func New(cfg Config, oauth OAuth, src Source) (*Pages, error) {
 	p.states, _ = newSealer(cfg.SessionKeys, "oauth state")
 	p.flashes, _ = newSealer(cfg.SessionKeys, "flash")
 	p.csp = contentSecurityPolicy(p.github)
-	if p.tmpl, err = parseTemplates(p.funcs()); err != nil {
-		return nil, fmt.Errorf("web pages: %w", err)
+	// Every page is its template rendered inside templates/layout.html.
+	p.tmpl = map[string]*template.Template{}
+	for _, name := range []string{"inbox", "issue", "commit", "error", "signedout"} {
+		if p.tmpl[name], err = template.New("layout.html").Funcs(p.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"); err != nil {
+			return nil, fmt.Errorf("web pages: parsing template %s: %w", name, err)
+		}
 	}
-	p.repos = newRepoCache(cfg.ReposTTL, cfg.Now)
+	p.repos = &repoCache{ttl: cfg.ReposTTL, now: cfg.Now, m: map[int64]repoEntry{}}
 	p.streams = &streamLimit{max: cfg.MaxStreams, perPerson: cfg.MaxStreamsPerPerson, open: map[int64]int{}}
 	p.handler, err = p.routes()
 	if err != nil {
@@ -153,20 +163,8 @@ func (c Config) withDefaults() (Config, error) {
 	c.MaxStreamsPerPerson = cmp.Or(max(c.MaxStreamsPerPerson, 0), 4)
 	c.Heartbeat = cmp.Or(max(c.Heartbeat, 0), 25*time.Second)
 	c.ReposTTL = cmp.Or(max(c.ReposTTL, 0), 2*time.Minute)
-	if c.Revocations == nil {
-		c.Revocations = newMemRevocations(c.Now)
-	}
+	c.Revocations = cmp.Or[Revocations](c.Revocations, newMemRevocations(c.Now))
 	return c, nil
-}
-
-// cookieNames: behind TLS the session cookie has the __Host- prefix (the
-// browser then insists on Secure, Path=/ and no Domain), the state cookie
-// the __Secure- prefix (its path is /oauth).
-func (p *Pages) cookieNames() {
-	p.sessionCookie, p.stateCookie, p.flashCookie = "phasegate_session", "phasegate_oauth", "phasegate_flash"
-	if p.secure {
-		p.sessionCookie, p.stateCookie, p.flashCookie = "__Host-phasegate_session", "__Secure-phasegate_oauth", "__Host-phasegate_flash"
-	}
 }
 
 // contentSecurityPolicy allows our own script, style and fetches, GitHub's

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -538,5 +539,22 @@ func TestPagesGolden(t *testing.T) {
 			}
 			testutil.Golden(t, "testdata/golden/"+tt.name+".html", w.Body.Bytes())
 		})
+	}
+}
+
+// A path that names no repository, issue number or commit is the pages'
+// 404 before the person's token asks GitHub anything: with GitHub failing,
+// it is still the 404, never the 502 of a question asked.
+func TestBadPathAsksGitHubNothing(t *testing.T) {
+	f := newFixture(t)
+	c := f.cookie(t)
+	f.user.err = errors.New("GitHub is down")
+	for _, path := range []string{"/acme/app/issues/0", "/acme/app/pull/0", "/acme/app/commit/not-a-sha", "/acme/..%2f/issues/7", "/-acme/app/pull/8"} {
+		if w := f.do("GET", path, nil, nil, c); w.Code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404 without asking GitHub", path, w.Code)
+		}
+	}
+	if w := f.do("GET", "/acme/app/issues/7", nil, nil, c); w.Code != http.StatusBadGateway {
+		t.Errorf("GET a good path with GitHub down: %d, want 502 (the test's GitHub must fail)", w.Code)
 	}
 }

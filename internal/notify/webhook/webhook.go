@@ -254,43 +254,34 @@ func Blocked(ip netip.Addr) bool {
 	return false
 }
 
-// Notify sends ev, retrying as configured. It returns nil once the receiver
+// Notify sends ev (its JSON document) signed, with the event and delivery
+// headers, retrying as configured. It returns nil once the receiver
 // answered 2xx; otherwise the last failure.
 func (s *Sender) Notify(ctx context.Context, ev notify.Event) error {
+	where := fmt.Sprintf("notify %s of %s %s", s.where, ev.Event, ev.ID)
 	body, err := json.Marshal(ev)
 	if err != nil {
-		return fmt.Errorf("notify %s of %s %s: encode: %w", s.where, ev.Event, ev.ID, err)
+		return fmt.Errorf("%s: encode: %w", where, err)
 	}
-	if err := s.Send(ctx, ev.Event, ev.ID, body); err != nil {
-		return fmt.Errorf("notify %s of %s %s: %w", s.where, ev.Event, ev.ID, err)
-	}
-	return nil
-}
-
-// Send POSTs body (a JSON document) signed, with the event and delivery
-// headers, retrying as configured.
-func (s *Sender) Send(ctx context.Context, event, delivery string, body []byte) error {
 	sig := notify.Sign(s.secret, body)
 	policy := retry.Policy{Base: s.opts.BackoffBase, Max: s.opts.BackoffMax, Attempts: s.opts.MaxAttempts}
 	for attempt := 1; ; attempt++ {
-		wait, again, err := s.attempt(ctx, event, delivery, sig, body)
-		if err == nil {
+		wait, again, err := s.attempt(ctx, ev.Event, ev.ID, sig, body)
+		switch {
+		case err == nil:
 			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("attempt %d: %w", attempt, ctx.Err())
-		}
-		if !again {
-			return fmt.Errorf("attempt %d: %w", attempt, err)
-		}
-		if !policy.Again(attempt) {
-			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
+		case ctx.Err() != nil:
+			return fmt.Errorf("%s: attempt %d: %w", where, attempt, ctx.Err())
+		case !again:
+			return fmt.Errorf("%s: attempt %d: %w", where, attempt, err)
+		case !policy.Again(attempt):
+			return fmt.Errorf("%s: gave up after %d attempts: %w", where, attempt, err)
 		}
 		if wait <= 0 {
 			wait = policy.Backoff(attempt, rand.Int64N)
 		}
 		if serr := s.opts.Sleep(ctx, min(wait, s.opts.BackoffMax)); serr != nil {
-			return fmt.Errorf("attempt %d: %w (then: %w)", attempt, err, serr)
+			return fmt.Errorf("%s: attempt %d: %w (then: %w)", where, attempt, err, serr)
 		}
 	}
 }
