@@ -324,6 +324,14 @@ func (f *CommitFS) load(n *node) ([]byte, error) {
 		defer n.mu.Unlock()
 		return n.data, nil
 	}
+	if data, ok := f.cachedBlob(n); ok {
+		defer n.mu.Unlock()
+		if err := f.reserve(int64(len(data))); err != nil {
+			return nil, err
+		}
+		n.data, n.loaded = data, true
+		return data, nil
+	}
 	n.mu.Unlock()
 	if f.archive && f.misses.Add(1) > int64(f.lim.ArchiveOver/4) {
 		// Only a shortcut: what it could not fill (within its limits,
@@ -355,7 +363,23 @@ func (f *CommitFS) load(n *node) ([]byte, error) {
 	f.blobs.Add(1)
 	f.bytes.Add(want)
 	n.data, n.loaded = data, true
+	if want == n.size && f.lim.Trees != nil && n.kind == kindFile {
+		f.lim.Trees.keepBlob(repoName(f.owner, f.repo), n.sha, data)
+	}
 	return data, nil
+}
+
+// cachedBlob is a file's head (at most MaxFileBytes) from the TreeCache's
+// whole blobs, which the listing's id and size name exactly.
+func (f *CommitFS) cachedBlob(n *node) ([]byte, bool) {
+	if f.lim.Trees == nil || n.kind != kindFile {
+		return nil, false
+	}
+	data, ok := f.lim.Trees.blob(repoName(f.owner, f.repo), n.sha)
+	if !ok || int64(len(data)) != n.size {
+		return nil, false
+	}
+	return data[:min(n.size, f.lim.MaxFileBytes)], true
 }
 
 // resolve finds the node of name, following symlinks in every element but

@@ -144,6 +144,9 @@ func (f *CommitFS) fill(n *node, tr *tar.Reader, h *tar.Header) error {
 	}
 	f.bytes.Add(keep)
 	n.data, n.loaded = data, true
+	if keep == size && f.lim.Trees != nil && n.kind == kindFile {
+		f.lim.Trees.keepBlob(repoName(f.owner, f.repo), n.sha, data)
+	}
 	return nil
 }
 

@@ -59,7 +59,7 @@ func TestTreeCacheReadsWhatChanged(t *testing.T) {
 		grown = append(grown, ghfake.TreeFile{Path: fmt.Sprintf("new/d%d/x/f.yaml", i), Content: fmt.Appendf(nil, "x: %d\n", i)})
 	}
 	e.fake.SetTree(owner, repo, "c3", grown)
-	cache := NewTreeCache(10000)
+	cache := NewTreeCache(10000, 1<<20)
 	for _, step := range []struct {
 		sha  string
 		want int64 // requests
@@ -94,7 +94,7 @@ func TestTreeCacheBeyondTruncation(t *testing.T) {
 	files := bigTree(300)
 	e.fake.SetTree(owner, repo, "c1", files)
 	e.fake.SetTreeTruncation(50, 0) // every listing over 50 entries is cut
-	fsys, err := e.c.CommitFS(ctxT(t), owner, repo, "c1", TreeLimits{Trees: NewTreeCache(10000)})
+	fsys, err := e.c.CommitFS(ctxT(t), owner, repo, "c1", TreeLimits{Trees: NewTreeCache(10000, 1<<20)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestTreeCacheBeyondTruncation(t *testing.T) {
 	if err := fstest.TestFS(fsys, want...); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.c.CommitFS(ctxT(t), owner, repo, "c1", TreeLimits{Trees: NewTreeCache(10000), MaxEntries: 200})
+	_, err = e.c.CommitFS(ctxT(t), owner, repo, "c1", TreeLimits{Trees: NewTreeCache(10000, 1<<20), MaxEntries: 200})
 	if !errors.Is(err, ErrTreeTooLarge) {
 		t.Fatalf("over MaxEntries: %v, want ErrTreeTooLarge", err)
 	}
@@ -117,7 +117,7 @@ func TestTreeCacheBeyondTruncation(t *testing.T) {
 func TestTreeCacheRandomHistory(t *testing.T) {
 	e := newEnv(t, Options{})
 	for _, size := range []int{8, 100000} {
-		cache := NewTreeCache(size)
+		cache := NewTreeCache(size, 4096)
 		rng := rand.New(rand.NewPCG(uint64(size), 7))
 		files := map[string]string{}
 		for i := range 60 {
@@ -168,7 +168,7 @@ func TestTreeCacheArchiveOnDemand(t *testing.T) {
 	}{{reads: 3}, {reads: 80, wantArchive: true}} {
 		e := newEnv(t, Options{})
 		e.fake.SetTreeFiles(owner, repo, headSHA, files)
-		fsys, err := e.c.CommitFS(ctxT(t), owner, repo, headSHA, TreeLimits{Trees: NewTreeCache(100), Wanted: everything, ArchiveOver: 40})
+		fsys, err := e.c.CommitFS(ctxT(t), owner, repo, headSHA, TreeLimits{Trees: NewTreeCache(100, 1<<20), Wanted: everything, ArchiveOver: 40})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,5 +182,44 @@ func TestTreeCacheArchiveOnDemand(t *testing.T) {
 		if st.FromArchive != tc.wantArchive || !tc.wantArchive && st.Blobs != int64(tc.reads) || tc.wantArchive && st.Blobs > 11 {
 			t.Errorf("%d reads: stats %+v, want the archive %v", tc.reads, st, tc.wantArchive)
 		}
+	}
+}
+
+// TestTreeCacheKeepsBlobs: a later commit's files that an earlier one had
+// (the same blob id) are not fetched again; the blobs held stay within
+// the cache's byte budget.
+func TestTreeCacheKeepsBlobs(t *testing.T) {
+	e := newEnv(t, Options{})
+	files := map[string]string{"a.yaml": "a: 1\n", "b.yaml": "b: 2\n", "c.yaml": "c: 3\n"}
+	e.fake.SetTreeFiles(owner, repo, "c1", files)
+	files["b.yaml"] = "b: 20\n"
+	e.fake.SetTreeFiles(owner, repo, "c2", files)
+	cache := NewTreeCache(100, 1<<20)
+	for _, step := range []struct {
+		sha   string
+		blobs int64
+	}{{"c1", 3}, {"c2", 1}, {"c2", 0}} {
+		fsys, err := e.c.CommitFS(ctxT(t), owner, repo, step.sha, TreeLimits{Trees: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"a.yaml", "b.yaml", "c.yaml"} {
+			if _, err := fs.ReadFile(fsys, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := fs.ReadFile(fsys, "b.yaml"); step.sha == "c2" && string(got) != "b: 20\n" {
+			t.Fatalf("%s: b.yaml reads %q", step.sha, got)
+		}
+		if st := fsys.Stats(); st.Blobs != step.blobs {
+			t.Errorf("%s: %d blobs fetched, want %d", step.sha, st.Blobs, step.blobs)
+		}
+	}
+	small := NewTreeCache(10, 64)
+	for i := range 20 {
+		small.keepBlob("o/r", fmt.Sprint(i), []byte("12345678"))
+	}
+	if n := small.blobBytes.Load(); n > 64 || n < 56 {
+		t.Fatalf("%d bytes of blobs held, the budget is 64", n)
 	}
 }

@@ -40,6 +40,9 @@ const (
 	// DefaultCacheTrees bounds the tree listings (one directory each)
 	// kept between jobs.
 	DefaultCacheTrees = 250_000
+	// DefaultCacheBlobBytes bounds the files kept between jobs (whole,
+	// by blob id, each at most an eighth of it).
+	DefaultCacheBlobBytes = 64 << 20
 	// DefaultMaxInflightBytes bounds the webhook bodies held at once
 	// before their signatures are checked: two of GitHub's largest
 	// deliveries, or thousands of ordinary ones.
@@ -294,7 +297,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.InstallSlots = cmp.Or[Slots](c.InstallSlots, NewMemSlots())
 	c.Units = cmp.Or[check.Cache](c.Units, check.NewLRU(DefaultCacheUnits))
 	if c.TreeLimits.Trees == nil {
-		c.TreeLimits.Trees = ghclient.NewTreeCache(DefaultCacheTrees)
+		c.TreeLimits.Trees = ghclient.NewTreeCache(DefaultCacheTrees, DefaultCacheBlobBytes)
 	}
 	if c.Now == nil {
 		c.Now = time.Now
