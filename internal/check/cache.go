@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/phasegate/phasegate/internal/artifact"
 )
 
 // IDFS is an FS that knows the git object id of each of its entries
@@ -183,11 +185,17 @@ func (uc *unitCache) read(p string, opts *Options) string {
 }
 
 // store keeps a unit's result with the inputs its rules read (rec), unless
-// a read failed for a reason other than absence (the result may not
-// say what the files say) or the unit kept Phase Outcomes.
+// a read failed for a reason other than absence — a lookup of its rules,
+// or one of its own files (a RuleRead finding): the result may not say
+// what the files say — or the unit kept Phase Outcomes.
 func (uc *unitCache) store(key [32]byte, res groupResult, rec *depFS, deps map[string]string, opts *Options) {
 	if len(res.outcomes) > 0 || rec != nil && rec.failed() {
 		return
+	}
+	for _, f := range res.findings {
+		if f.Rule == artifact.RuleRead {
+			return // a file that could not be read may read next time
+		}
 	}
 	u := &Unit{Artifacts: res.artifacts, Findings: slices.Clone(res.findings), Statuses: slices.Clone(res.statuses)}
 	if rec != nil {

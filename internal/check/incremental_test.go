@@ -16,6 +16,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/config"
 )
 
@@ -259,4 +260,59 @@ func cloneConfig(c config.Config) config.Config {
 	}
 	c.Ignore = slices.Clone(c.Ignore)
 	return c
+}
+
+// flakyFS fails the first read of one file (a transient API error).
+type flakyFS struct {
+	idFS
+	name   string
+	failed *bool
+}
+
+func (f flakyFS) Open(name string) (fs.File, error) {
+	if name == f.name && !*f.failed {
+		*f.failed = true
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return f.idFS.Open(name)
+}
+
+// TestCacheKeepsNoUnreadableFile: a unit one of whose files could not be
+// read is not kept, so the next run reads it and gives what a full run
+// gives, not the read failure again.
+func TestCacheKeepsNoUnreadableFile(t *testing.T) {
+	tree := fstest.MapFS{}
+	for p, data := range unitFiles(t) {
+		if rest, ok := strings.CutPrefix(p, "jg/consistent/"); ok {
+			tree[rest] = &fstest.MapFile{Data: data, Mode: 0o644}
+		}
+	}
+	var victim string
+	for _, p := range slices.Sorted(maps.Keys(tree)) {
+		if strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".json") {
+			victim = p
+			break
+		}
+	}
+	cache := NewLRU(100)
+	failed := false
+	opts := Options{Config: config.Default(), Cache: cache, CacheScope: "v1"}
+	first, err := sharedValidator.RunFS(context.Background(), flakyFS{idFS{tree}, victim, &failed}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(first.Findings, func(f Finding) bool { return f.Rule == artifact.RuleRead }) {
+		t.Fatalf("the flaky read of %s gave no finding: %+v", victim, first.Findings)
+	}
+	again, err := sharedValidator.RunFS(context.Background(), idFS{tree}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := sharedValidator.RunFS(context.Background(), tree, Options{Config: config.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(comparable(again), comparable(full)) {
+		t.Fatalf("after a failed read, the cached run gives %+v, a full run %+v", again.Findings, full.Findings)
+	}
 }

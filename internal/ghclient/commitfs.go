@@ -18,7 +18,7 @@ import (
 
 // Defaults of TreeLimits.
 const (
-	DefaultMaxTreeEntries  = 100000
+	DefaultMaxTreeEntries  = 1000000
 	DefaultMaxFileBytes    = 1 << 20
 	DefaultMaxTotalBytes   = 64 << 20
 	DefaultMaxArchiveBytes = 256 << 20
@@ -35,7 +35,9 @@ const maxLinkHops = 40
 // TreeLimits bounds what a CommitFS reads. Zero fields take the defaults.
 type TreeLimits struct {
 	// MaxEntries bounds the tree's entries (files, directories, symlinks,
-	// submodules); more is ErrTreeTooLarge. Default 100,000.
+	// submodules); more is ErrTreeTooLarge. Default 1,000,000 (GitHub cuts one
+	// recursive listing at 100,000; a TreeCache reads past it subtree by
+	// subtree).
 	MaxEntries int
 	// MaxFileBytes bounds what is fetched of one file. A larger file's Stat
 	// shows its true size, and reading it gives its first MaxFileBytes
@@ -158,6 +160,7 @@ type node struct {
 	mu     sync.Mutex
 	loaded bool
 	data   []byte // at most MaxFileBytes of a file; a symlink's target
+	open   int    // a file's handles not closed
 }
 
 // CommitFS lists the tree of commit sha (one request; level by level when
@@ -300,11 +303,14 @@ func (f *CommitFS) Stats() FSStats {
 		ArchiveBytes: f.archiveBytes.Load(), FromArchive: f.fromArchive.Load()}
 }
 
-func (f *CommitFS) reserve(n int64) error {
+func (f *CommitFS) reserve(n int64) error { return f.reserveWithin(n, f.lim.MaxTotalBytes) }
+
+// reserveWithin counts n more bytes held, refused past limit.
+func (f *CommitFS) reserveWithin(n, limit int64) error {
 	f.budgetMu.Lock()
 	defer f.budgetMu.Unlock()
-	if f.fetched+n > f.lim.MaxTotalBytes {
-		return fmt.Errorf("fetching %d more bytes would pass the %d fetched in all: %w", n, f.lim.MaxTotalBytes, ErrTreeTooLarge)
+	if f.fetched+n > limit {
+		return fmt.Errorf("fetching %d more bytes would pass the %d fetched in all: %w", n, limit, ErrTreeTooLarge)
 	}
 	f.fetched += n
 	return nil
@@ -442,7 +448,24 @@ func (f *CommitFS) Open(name string) (fs.File, error) {
 	if n.kind == kindDir {
 		return &dirHandle{n: n, name: name}, nil
 	}
+	n.mu.Lock()
+	n.open++
+	n.mu.Unlock()
 	return &fileHandle{f: f, n: n, name: name}, nil
+}
+
+// closed is a file handle's end: with a TreeCache, a file no handle has
+// open any more gives its bytes back to MaxTotalBytes (the cache may
+// still hold it), so what a commit holds at once, not what it read in
+// all, is bounded.
+func (f *CommitFS) closed(n *node) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.open--; n.open > 0 || f.lim.Trees == nil || !n.loaded {
+		return
+	}
+	f.release(int64(len(n.data)))
+	n.data, n.loaded = nil, false
 }
 
 // Stat describes a file, following symlinks.
@@ -554,6 +577,7 @@ func (h *fileHandle) Close() error {
 		return &fs.PathError{Op: "close", Path: h.name, Err: fs.ErrClosed}
 	}
 	h.closed = true
+	h.f.closed(h.n)
 	return nil
 }
 

@@ -128,7 +128,13 @@ func (f *CommitFS) fill(n *node, tr *tar.Reader, h *tar.Header) error {
 		return nil
 	}
 	keep := min(size, f.lim.MaxFileBytes)
-	if err := f.reserve(keep); err != nil {
+	limit := f.lim.MaxTotalBytes
+	if f.lim.Trees != nil {
+		// Files are given back as they are read (closed): the archive
+		// fills at most half, and blobs read the rest within the other.
+		limit /= 2
+	}
+	if err := f.reserveWithin(keep, limit); err != nil {
 		return err
 	}
 	id := sha1.New()

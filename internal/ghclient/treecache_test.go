@@ -3,10 +3,12 @@ package ghclient
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -221,5 +223,53 @@ func TestTreeCacheKeepsBlobs(t *testing.T) {
 	}
 	if n := small.blobBytes.Load(); n > 64 || n < 56 {
 		t.Fatalf("%d bytes of blobs held, the budget is 64", n)
+	}
+}
+
+// TestTreeCacheBoundsWhatIsHeld: with a TreeCache, MaxTotalBytes bounds
+// the file bytes held at once, not read in all: files read and closed
+// one after another may pass it, a file open holds its share.
+func TestTreeCacheBoundsWhatIsHeld(t *testing.T) {
+	e := newEnv(t, Options{})
+	files := map[string]string{}
+	for i := range 6 {
+		files[fmt.Sprintf("f%d", i)] = strings.Repeat("x", 100)
+	}
+	e.fake.SetTreeFiles(owner, repo, headSHA, files)
+	for _, tc := range []struct {
+		name  string
+		trees *TreeCache
+		fails bool
+	}{{"with a tree cache", NewTreeCache(10, 0), false}, {"without", nil, true}} {
+		fsys, err := e.c.CommitFS(ctxT(t), owner, repo, headSHA, TreeLimits{Trees: tc.trees, MaxTotalBytes: 250})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed error
+		for i := range 6 {
+			if _, err := fs.ReadFile(fsys, fmt.Sprintf("f%d", i)); err != nil {
+				failed = err
+				break
+			}
+		}
+		if (failed != nil) != tc.fails || failed != nil && !errors.Is(failed, ErrTreeTooLarge) {
+			t.Errorf("%s: reading 600 bytes one file at a time under a 250-byte budget: %v", tc.name, failed)
+		}
+	}
+	fsys, err := e.c.CommitFS(ctxT(t), owner, repo, headSHA, TreeLimits{Trees: NewTreeCache(10, 0), MaxTotalBytes: 250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []fs.File
+	for i := range 3 {
+		f, err := fsys.Open(fmt.Sprintf("f%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(f)
+		if i < 2 && err != nil || i == 2 && !errors.Is(err, ErrTreeTooLarge) {
+			t.Fatalf("file %d held with %d open: %v", i, len(open), err)
+		}
+		open = append(open, f)
 	}
 }

@@ -266,12 +266,14 @@ func runServe(s serveSettings, stderr io.Writer, version string) error {
 
 // useRedis shares the replicas' state in store: delivery ids, per-issue
 // locks, the installation reconcile limit, the durable job queue, the
-// installations' job slots, and the pages' check results and sign-outs.
+// installations' job slots, the units' results, and the pages' check
+// results and sign-outs.
 // Close the queue it returns after the server.
 func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redisx.Queue {
 	s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
 	s.cfg.Locker = store.Locker("phasegate:lock:", s.lockTTL)
 	s.cfg.InstallThrottle = store.Seen("phasegate:install-reconcile:", s.cfg.InstallReconcileInterval)
+	s.cfg.Units = newSharedUnits(store, DefaultCacheUnits)
 	if s.pages != nil {
 		s.cfg.SharedResults = store.Blobs("phasegate:result:", 0)
 		s.pages.SignedOut = newSharedSignOuts(store)
@@ -284,7 +286,7 @@ func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redis
 	})
 	s.cfg.Tasks = q
 	s.cfg.InstallSlots = store.Semaphore("phasegate:installation-jobs:", s.lockTTL)
-	logger.Info("using Redis for locks, delivery ids, the installation reconcile limit, the pages' results and sign-outs and the durable job queue",
+	logger.Info("using Redis for locks, delivery ids, the installation reconcile limit, the units' results, the pages' results and sign-outs and the durable job queue",
 		"queue", q.Name(), "installation_concurrency", s.cfg.InstallationConcurrency)
 	return q
 }
