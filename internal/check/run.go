@@ -112,7 +112,11 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	}
 	defer tree.Close()
 	opts.Dir = strings.TrimSuffix(prefix, "/")
-	return v.runFS(ctx, os.DirFS(base), opts, runPlace{root: tree})
+	fsys := os.DirFS(base)
+	if opts.Cache != nil {
+		fsys = HashIDs(fsys)
+	}
+	return v.runFS(ctx, fsys, opts, runPlace{root: tree})
 }
 
 // RunFS discovers the artifacts under opts.Dir of fsys (the whole FS when

@@ -23,6 +23,7 @@ type validateFlags struct {
 	config string
 	base   string
 	kind   string
+	cache  string
 	paths  []string
 }
 
@@ -52,6 +53,7 @@ func (e *environment) parseValidateFlags(name string, args []string) (f validate
 	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", ")+" (text is coloured on a terminal unless NO_COLOR is set)")
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
 	fset.StringVar(&f.kind, "kind", "", "check each PATH, which must be a file, as this artifact kind (e.g. pace.gate-report; 'phasegate schema' lists them), whatever its path or content say")
+	fset.StringVar(&f.cache, "cache", "", "file of the units' results kept between runs: a unit whose files (by content), configuration and phasegate version are those of a result the file holds is not checked again; read when it exists, rewritten after the run")
 	fset.StringVar(&f.base, "base", "", "base revision (commit, branch or tag) for the commit-aware checks: outcomes modified since it, JG scope against the files changed since it")
 	for {
 		if code, done := fset.parse(args); done {
@@ -139,6 +141,16 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 	if err != nil {
 		return rep, sarif, err
 	}
+	var cache *unitFile
+	scope := ""
+	if f.cache != "" {
+		if cache, err = openUnitFile(f.cache); err != nil {
+			return rep, sarif, err
+		}
+		if scope, err = cacheScope(); err != nil {
+			return rep, sarif, err
+		}
+	}
 	rep.Findings = append(rep.Findings, cfgFindings...)
 	sarif.add(cfgBase, cfgFindings)
 	for _, p := range f.paths {
@@ -157,6 +169,9 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 			}
 		}
 		opts := check.Options{Config: cfg, Prefix: prefix, Kind: artifact.KindByID(f.kind), RootName: p}
+		if cache != nil {
+			opts.Cache, opts.CacheScope = cache, scope
+		}
 		if f.base != "" {
 			// A directory PATH inside a marker directory is checked
 			// relative to the directory holding the marker (see
@@ -180,6 +195,11 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 	}
 	check.Sort(rep.Findings)
 	check.SortStatuses(rep.Pipeline)
+	if cache != nil {
+		if err := cache.save(); err != nil {
+			return rep, sarif, err
+		}
+	}
 	return rep, sarif, nil
 }
 
