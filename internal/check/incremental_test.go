@@ -13,11 +13,13 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/config"
+	"github.com/phasegate/phasegate/internal/testutil"
 )
 
 // idFS is a MapFS with git-like object ids: a file's is the hash of its
@@ -81,10 +83,10 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	paths := slices.Sorted(maps.Keys(files))
 	cache := NewLRU(1 << 16)
 	n := incrementalSequences
-	if raceEnabled {
+	if testutil.Race {
 		n = 60
 	}
-	hits, misses := 0, 0
+	var hits, misses int64
 	for seq := range n {
 		rng := rand.New(rand.NewPCG(uint64(seq), 32))
 		tree := fstest.MapFS{}
@@ -123,7 +125,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hits, misses = hits+counter.hits, misses+counter.misses
+			hits, misses = hits+counter.hits.Load(), misses+counter.misses.Load()
 			if step == 5 {
 				// Nothing changed since: every unit comes from the cache.
 				again := &countingCache{Cache: cache}
@@ -131,8 +133,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				if _, err := sharedValidator.RunFS(context.Background(), ids, opts); err != nil {
 					t.Fatal(err)
 				}
-				if again.misses != 0 {
-					t.Fatalf("sequence %d: a run repeated unchanged checked %d units again", seq, again.misses)
+				if n := again.misses.Load(); n != 0 {
+					t.Fatalf("sequence %d: a run repeated unchanged checked %d units again", seq, n)
 				}
 			}
 			if !reflect.DeepEqual(comparable(full), comparable(inc)) {
@@ -161,15 +163,15 @@ func comparable(r Result) Result {
 
 type countingCache struct {
 	Cache
-	hits, misses int
+	hits, misses atomic.Int64
 }
 
 func (c *countingCache) Get(key [32]byte) (*Unit, bool) {
 	u, ok := c.Cache.Get(key)
 	if ok {
-		c.hits++
+		c.hits.Add(1)
 	} else {
-		c.misses++
+		c.misses.Add(1)
 	}
 	return u, ok
 }
@@ -270,12 +272,11 @@ func cloneConfig(c config.Config) config.Config {
 type flakyFS struct {
 	idFS
 	name   string
-	failed *bool
+	failed *atomic.Bool
 }
 
 func (f flakyFS) Open(name string) (fs.File, error) {
-	if name == f.name && !*f.failed {
-		*f.failed = true
+	if name == f.name && f.failed.CompareAndSwap(false, true) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
 	return f.idFS.Open(name)
@@ -299,7 +300,7 @@ func TestCacheKeepsNoUnreadableFile(t *testing.T) {
 		}
 	}
 	cache := NewLRU(100)
-	failed := false
+	var failed atomic.Bool
 	opts := Options{Config: config.Default(), Cache: cache, CacheScope: "v1"}
 	first, err := sharedValidator.RunFS(context.Background(), flakyFS{idFS{tree}, victim, &failed}, opts)
 	if err != nil {

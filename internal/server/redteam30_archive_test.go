@@ -25,7 +25,9 @@ func TestAppRedTeamArchiveObeysNoGitattributes(t *testing.T) {
 		hidden:           "verdict: HOLD\n", // no findings, no sentinel_decision: an error
 	}
 	for i := range DefaultArchiveOver + 1 {
-		head[fmt.Sprintf("notes/%03d.yaml", i)] = "note: plain\n" // files the checker reads (sniffed)
+		// Files the checker reads (sniffed), each its own blob: identical
+		// ones would be fetched once (the tree cache keeps blobs by id).
+		head[fmt.Sprintf("notes/%03d.yaml", i)] = fmt.Sprintf("note: %d\n", i)
 	}
 	f.SetTreeFiles(owner, repo, appBaseSHA, map[string]string{"README.md": "# shop\n"})
 	f.SetTreeFiles(owner, repo, appHead1, head)

@@ -123,3 +123,7 @@ func nth(s, old string, n int) int {
 	}
 	return at
 }
+
+// Race says the test binary was built with -race (a test sizes its work
+// by it: the detector makes code several times slower).
+const Race = raceEnabled

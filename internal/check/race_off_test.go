@@ -1,5 +1,0 @@
-//go:build !race
-
-package check
-
-const raceEnabled = false
