@@ -57,11 +57,11 @@ type TreeLimits struct {
 	// Wanted says which files the caller will read; with ArchiveOver, more
 	// than ArchiveOver wanted files make the FS read the commit's archive
 	// (two requests) instead of one request per blob — with Trees, only
-	// once more than ArchiveOver/4 blobs had to be fetched; only the
-	// wanted files of the archive are kept, each verified against the
-	// listing.
-	// What the archive does not give (within its limits, verified) is
-	// fetched blob by blob. Zero or nil: blobs only.
+	// once more than ArchiveOver/4 blobs (and a hundredth of the tree's
+	// entries) had to be fetched; only the wanted files of the archive
+	// are kept, each verified against the listing. What the archive does
+	// not give (within its limits, verified) is fetched blob by blob.
+	// Zero or nil: blobs only.
 	Wanted      func(path string) bool
 	ArchiveOver int
 	// Trees, when set, keeps the tree listings between CommitFSes: a
@@ -132,11 +132,13 @@ type CommitFS struct {
 	// archive: the caller wants more files than ArchiveOver; the archive
 	// is read (once) at once, or, with a TreeCache (the caller keeps
 	// results between commits: check.Cache), when more than
-	// ArchiveOver/4 blobs were needed, so that a check reusing most
-	// results reads few blobs and no archive.
-	archive     bool
-	misses      atomic.Int64
-	archiveOnce sync.Once
+	// ArchiveOver/4 blobs, and a hundredth of the tree's entries, were
+	// needed, so that a check reusing most results reads few blobs and no
+	// archive, however large the repository.
+	archive      bool
+	archiveAfter int64 // max(ArchiveOver/4, a hundredth of the entries)
+	misses       atomic.Int64
+	archiveOnce  sync.Once
 }
 
 type nodeKind uint8
@@ -181,6 +183,7 @@ func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim Tree
 	if err := f.build(t.Entries); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	f.archiveAfter = int64(max(f.lim.ArchiveOver/4, len(t.Entries)/100))
 	if f.archive = f.preferArchive(t); f.archive && f.lim.Trees == nil {
 		f.archiveOnce.Do(func() { _ = f.loadArchive() })
 	}
@@ -339,7 +342,7 @@ func (f *CommitFS) load(n *node) ([]byte, error) {
 		return data, nil
 	}
 	n.mu.Unlock()
-	if f.archive && f.misses.Add(1) > int64(f.lim.ArchiveOver/4) {
+	if f.archive && f.misses.Add(1) > f.archiveAfter {
 		// Only a shortcut: what it could not fill (within its limits,
 		// verified) is fetched blob by blob, as listed. No node's lock
 		// is held here: the archive takes each node's as it fills it.
