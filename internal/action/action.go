@@ -73,6 +73,9 @@ type inputs struct {
 	// resultsFile: where a read-only run saves its results, and what a
 	// workflow_run run publishes; "" for none.
 	resultsFile string
+	// cacheFile keeps the units' results between runs (checkjob.UnitFile),
+	// relative to the workspace; "" for none.
+	cacheFile string
 }
 
 func readInputs(a *githubactions.Action) (inputs, error) {
@@ -84,6 +87,7 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 		config:      cmp.Or(strings.TrimSpace(a.GetInput("config")), config.DefaultPath),
 		sarifFile:   a.GetInput("sarif-file"),
 		resultsFile: strings.TrimSpace(a.GetInput("results-file")),
+		cacheFile:   strings.TrimSpace(a.GetInput("cache-file")),
 	}
 	if !slices.Contains(report.Formats, in.format) {
 		return in, fmt.Errorf("input format: %q is not one of %s", in.format, strings.Join(report.Formats, ", "))
@@ -108,6 +112,9 @@ func readInputs(a *githubactions.Action) (inputs, error) {
 	// The action's container sees only the workspace of the job's files.
 	if in.resultsFile != "" && err == nil {
 		_, err = fileInput("results-file", in.resultsFile)
+	}
+	if in.cacheFile != "" && err == nil {
+		in.cacheFile, err = fileInput("cache-file", in.cacheFile)
 	}
 	return in, err
 }
@@ -512,7 +519,12 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	} else {
 		r.a.Warningf("%s", "phasegate: without a token the configuration cannot be read from the default branch; the defaults apply")
 	}
+	save, err := r.useCache(j, cr.in)
+	if err != nil {
+		return checkjob.Checked{}, err
+	}
 	out, err := j.Check(ctx, gh, cr.Request)
+	save(err == nil)
 	for _, why := range out.Skipped {
 		r.skip(why)
 	}
@@ -525,6 +537,43 @@ func (r *run) job(in inputs) (*checkjob.Job, error) {
 		return nil, fmt.Errorf("loading schemas: %w", err)
 	}
 	return &checkjob.Job{Handler: r.handler(in), Validator: v, ConfigPath: in.config, Workflow: true}, nil
+}
+
+// useCache gives the job the units' results of cache-file, if set, and
+// returns what writes them back after a check that ran (ok). The file is
+// read and written through an os.Root of the workspace (no link leads out
+// of it); one that cannot be written is a warning: the check stands
+// without it.
+func (r *run) useCache(j *checkjob.Job, in inputs) (save func(ok bool), err error) {
+	if in.cacheFile == "" {
+		return func(bool) {}, nil
+	}
+	root, err := os.OpenRoot(r.workspace())
+	if err != nil {
+		return nil, fmt.Errorf("input cache-file: %w", err)
+	}
+	if err := root.MkdirAll(path.Dir(filepath.ToSlash(in.cacheFile)), 0o755); err != nil {
+		root.Close()
+		return nil, fmt.Errorf("input cache-file: %w", err)
+	}
+	uf, err := checkjob.OpenUnitFile(root, in.cacheFile)
+	if err == nil {
+		j.CacheScope, err = checkjob.ProgramScope(r.opts.Version)
+	}
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("input cache-file: %w", err)
+	}
+	j.Cache = uf
+	return func(ok bool) {
+		defer root.Close()
+		if !ok {
+			return
+		}
+		if err := uf.Save(); err != nil {
+			r.a.Warningf("phasegate: %s", report.Terminal(err.Error()))
+		}
+	}, nil
 }
 
 // sarifReport is rep for SARIF: code scanning reads every path as relative

@@ -115,8 +115,9 @@ func newUnitCache(fsys fs.FS, opts *Options) *unitCache {
 
 // key is the unit's key: the salt, and each file as discovered with its
 // object id and how it changed. ok is false when the unit must be checked
-// afresh: an id could not be read, or (keep) a file the change adds or
-// modifies is in it, whose Phase Outcomes the run must hand out.
+// afresh: an id could not be read, or (KeepOutcomes) it holds a Phase
+// Outcome — or a file whose content may make it one — that the change adds
+// or modifies, which the run must hand out.
 func (uc *unitCache) key(fg fileGroup, opts *Options) (key [32]byte, ok bool) {
 	h := sha256.New()
 	h.Write(uc.salt[:])
@@ -127,7 +128,8 @@ func (uc *unitCache) key(fg fileGroup, opts *Options) (key [32]byte, ok bool) {
 			return key, false
 		}
 		ch := opts.Changed[f.Rel]
-		if opts.KeepOutcomes && (ch == Added || ch == Modified) {
+		maybeOutcome := f.Kind == nil || f.Kind.ID == "outcome.phase-outcome"
+		if opts.KeepOutcomes && maybeOutcome && (ch == Added || ch == Modified) {
 			return key, false
 		}
 		kind, problem := "", ""

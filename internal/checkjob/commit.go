@@ -100,6 +100,10 @@ type Job struct {
 	// of a commit read through the API (CommitFS) whose inputs have the
 	// ids they had in an earlier job is not read nor checked again.
 	Cache check.Cache
+	// CacheScope names, for Cache's keys, what else the results depend on
+	// beyond the repository and Request.Version (ProgramScope: the
+	// executable's digest, for a cache kept in a file).
+	CacheScope string
 }
 
 // Summary is what one job did.

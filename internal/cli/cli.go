@@ -189,6 +189,7 @@ Inputs (action.yml), as the runner passes them:
   INPUT_CONFIG         the configuration file, read from the default branch (default .github/phasegate.yml)
   INPUT_SARIF-FILE     also write the findings as SARIF 2.1.0 to this file in the workspace
   INPUT_RESULTS-FILE   save the results there (push, pull_request, merge_group), or publish them (workflow_run)
+  INPUT_CACHE-FILE     keep the units' results in this file of the workspace between runs (actions/cache)
 PHASEGATE_SIGNING_KEY signs outcome and resolution comments.
 Outside GitHub Actions, use 'phasegate validate' or 'phasegate gate'.
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
+	"github.com/phasegate/phasegate/internal/checkjob"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/gate"
 	"github.com/phasegate/phasegate/internal/history"
@@ -141,13 +142,18 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 	if err != nil {
 		return rep, sarif, err
 	}
-	var cache *unitFile
+	var cache *checkjob.UnitFile
 	scope := ""
 	if f.cache != "" {
-		if cache, err = openUnitFile(f.cache); err != nil {
+		dir, err := os.OpenRoot(filepath.Dir(f.cache))
+		if err != nil {
+			return rep, sarif, fmt.Errorf("reading the cache %s: %w", f.cache, err)
+		}
+		defer dir.Close()
+		if cache, err = checkjob.OpenUnitFile(dir, filepath.Base(f.cache)); err != nil {
 			return rep, sarif, err
 		}
-		if scope, err = cacheScope(); err != nil {
+		if scope, err = checkjob.ProgramScope(Version()); err != nil {
 			return rep, sarif, err
 		}
 	}
@@ -196,7 +202,7 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 	check.Sort(rep.Findings)
 	check.SortStatuses(rep.Pipeline)
 	if cache != nil {
-		if err := cache.save(); err != nil {
+		if err := cache.Save(); err != nil {
 			return rep, sarif, err
 		}
 	}

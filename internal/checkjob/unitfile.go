@@ -1,4 +1,4 @@
-package cli
+package checkjob
 
 import (
 	"crypto/sha256"
@@ -9,19 +9,24 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/phasegate/phasegate/internal/check"
 )
 
-// unitFile is --cache: the units' results of an earlier run, read from
-// a file, and those this run used or made, written back after it (so
-// the file holds what the tree needs now, not every result it ever
-// held). A file that does not decode is an empty cache: a cache never
-// decides a finding, it only spares a unit whose files did not change.
-type unitFile struct {
-	path string
+// UnitFile is a check.Cache in a file (the CLI's --cache, the action's
+// cache-file): the units' results of an earlier run, read from the file,
+// and those this run used or made, written back by Save (so the file holds
+// what the tree needs now, not every result it ever held). A file that
+// does not decode is an empty cache: a cache never decides a finding, it
+// only spares a unit whose files did not change. The file is read and
+// written through an os.Root of its directory, so a symbolic link there
+// leads no write out of it.
+type UnitFile struct {
+	root *os.Root
+	name string
 	mu   sync.Mutex
 	old  map[string]*check.Unit
 	now  map[string]*check.Unit
@@ -38,20 +43,21 @@ type unitFileJSON struct {
 	Units  map[string]*check.Unit `json:"units"`
 }
 
-func openUnitFile(path string) (*unitFile, error) {
-	c := &unitFile{path: path, old: map[string]*check.Unit{}, now: map[string]*check.Unit{}}
-	info, err := os.Stat(path)
+// OpenUnitFile reads the cache at name inside root (absent: empty).
+func OpenUnitFile(root *os.Root, name string) (*UnitFile, error) {
+	c := &UnitFile{root: root, name: name, old: map[string]*check.Unit{}, now: map[string]*check.Unit{}}
+	info, err := root.Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return c, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading the cache %s: %w", path, err)
+		return nil, fmt.Errorf("reading the cache %s: %w", name, err)
 	case info.Size() > maxUnitFile:
 		return c, nil // too large to be ours: start afresh
 	}
-	data, err := os.ReadFile(path)
+	data, err := root.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("reading the cache %s: %w", path, err)
+		return nil, fmt.Errorf("reading the cache %s: %w", name, err)
 	}
 	var f unitFileJSON
 	if json.Unmarshal(data, &f) == nil && f.Format == unitFileFormat && f.Units != nil {
@@ -60,7 +66,7 @@ func openUnitFile(path string) (*unitFile, error) {
 	return c, nil
 }
 
-func (c *unitFile) Get(key [32]byte) (*check.Unit, bool) {
+func (c *UnitFile) Get(key [32]byte) (*check.Unit, bool) {
 	k := hex.EncodeToString(key[:])
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -73,43 +79,36 @@ func (c *unitFile) Get(key [32]byte) (*check.Unit, bool) {
 	return u, ok && u != nil
 }
 
-func (c *unitFile) Add(key [32]byte, u *check.Unit) {
+func (c *UnitFile) Add(key [32]byte, u *check.Unit) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now[hex.EncodeToString(key[:])] = u
 }
 
-// save writes the results this run used or made, replacing the file
+// Save writes the results this run used or made, replacing the file
 // whole (a new file renamed over it).
-func (c *unitFile) save() error {
+func (c *UnitFile) Save() error {
 	c.mu.Lock()
 	data, err := json.Marshal(unitFileJSON{Format: unitFileFormat, Units: c.now})
 	c.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("writing the cache %s: %w", c.path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".phasegate-cache-*")
-	if err != nil {
-		return fmt.Errorf("writing the cache %s: %w", c.path, err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), c.path)
+		tmp := c.name + ".phasegate-tmp-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		if err = c.root.WriteFile(tmp, data, 0o644); err == nil {
+			if err = c.root.Rename(tmp, c.name); err != nil {
+				_ = c.root.Remove(tmp)
+			}
+		}
 	}
 	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("writing the cache %s: %w", c.path, err)
+		return fmt.Errorf("writing the cache %s: %w", c.name, err)
 	}
 	return nil
 }
 
-// cacheScope names the running program for the cache's keys: its version
+// ProgramScope names the running program for a cache's keys: its version
 // and the digest of its executable, so that no result of another build —
 // a development build keeps its version — is ever reused.
-func cacheScope() (string, error) {
+func ProgramScope(version string) (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("naming this program for --cache: %w", err)
@@ -123,5 +122,5 @@ func cacheScope() (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("naming this program for --cache: %w", err)
 	}
-	return Version() + " " + hex.EncodeToString(h.Sum(nil)), nil
+	return version + " " + hex.EncodeToString(h.Sum(nil)), nil
 }
