@@ -30,7 +30,7 @@ set -euo pipefail
 
 # The inputs of action.yml that phasegate reads (internal/binaryaction
 # checks this list against binary/action.yml).
-inputs=(path token format post-outcomes fail-on config sarif-file results-file)
+inputs=(path token format post-outcomes fail-on config sarif-file results-file cache-file)
 default_release_url=https://github.com/phasegate/phasegate/releases/download
 
 # fail prints an error annotation and exits 1. The message is escaped as a
