@@ -191,7 +191,8 @@ func (uc *unitCache) read(p string, opts *Options) string {
 // or one of its own files (a RuleRead finding): the result may not say
 // what the files say — or the unit kept Phase Outcomes.
 func (uc *unitCache) store(key [32]byte, res groupResult, rec *depFS, deps map[string]string, opts *Options) {
-	if len(res.outcomes) > 0 || rec != nil && rec.failed() {
+	// The unit's rules ran in this goroutine: rec is read without its lock.
+	if len(res.outcomes) > 0 || rec != nil && rec.bad {
 		return
 	}
 	for _, f := range res.findings {
@@ -201,7 +202,7 @@ func (uc *unitCache) store(key [32]byte, res groupResult, rec *depFS, deps map[s
 	}
 	u := &Unit{Artifacts: res.artifacts, Findings: slices.Clone(res.findings), Statuses: slices.Clone(res.statuses)}
 	if rec != nil {
-		for _, p := range rec.names() {
+		for p := range rec.seen {
 			deps[p] = uc.read(p, opts)
 		}
 	}
@@ -252,18 +253,6 @@ func (d *depFS) note(op, name string, err error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.bad = true
 	}
-}
-
-func (d *depFS) failed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.bad
-}
-
-func (d *depFS) names() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Sorted(maps.Keys(d.seen))
 }
 
 func (d *depFS) Open(name string) (fs.File, error) {

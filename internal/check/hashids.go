@@ -4,7 +4,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"sync"
 )
@@ -35,61 +34,35 @@ func (h *hashIDs) ObjectID(name string, follow bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var id string
+	var data []byte
+	kind := "blob "
 	switch {
 	case info.IsDir():
-		id, err = h.listingID(name)
-	case info.Mode()&fs.ModeSymlink != 0:
-		var target string
-		if target, err = fs.ReadLink(h.FS, name); err == nil {
-			id = "link " + blobID([]byte(target))
+		kind = "tree "
+		var entries []fs.DirEntry
+		entries, err = fs.ReadDir(h.FS, name)
+		for _, e := range entries { // what a ReadDir shows: names and kinds
+			data = fmt.Appendf(data, "%q %v\n", e.Name(), e.Type())
 		}
+	case info.Mode()&fs.ModeSymlink != 0:
+		kind = "link "
+		var target string
+		target, err = fs.ReadLink(h.FS, name)
+		data = []byte(target)
 	default:
-		id, err = h.fileID(name)
+		data, err = fs.ReadFile(h.FS, name)
 	}
 	if err != nil {
 		return "", err
 	}
+	id := kind + BlobID(data)
 	h.ids.Store(key, id)
 	return id, nil
 }
 
-func (h *hashIDs) fileID(name string) (string, error) {
-	f, err := h.FS.Open(name)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	sum := sha1.New()
-	fmt.Fprintf(sum, "blob %d\x00", info.Size())
-	n, err := io.Copy(sum, f)
-	if err != nil {
-		return "", err
-	}
-	if n != info.Size() {
-		return "", fmt.Errorf("%s changed while it was read", name)
-	}
-	return "blob " + hex.EncodeToString(sum.Sum(nil)), nil
-}
-
-func (h *hashIDs) listingID(name string) (string, error) {
-	entries, err := fs.ReadDir(h.FS, name)
-	if err != nil {
-		return "", err
-	}
-	sum := sha1.New()
-	for _, e := range entries {
-		fmt.Fprintf(sum, "%q %v\n", e.Name(), e.Type())
-	}
-	return "tree " + hex.EncodeToString(sum.Sum(nil)), nil
-}
-
-// blobID is the git blob id of data.
-func blobID(data []byte) string {
+// BlobID is the git blob id of data: the SHA-1 of "blob <len>\x00" and
+// data, as `git hash-object` computes it.
+func BlobID(data []byte) string {
 	sum := sha1.New()
 	fmt.Fprintf(sum, "blob %d\x00", len(data))
 	sum.Write(data)

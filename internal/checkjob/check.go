@@ -3,8 +3,6 @@ package checkjob
 import (
 	"cmp"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -155,16 +153,7 @@ func (j *Job) config(ctx context.Context, gh GitHub, req Request) (cfg config.Co
 		findings = append(findings, check.Finding{File: path, Line: p.Line, Column: p.Column, Kind: "config", Rule: RuleConfig, Severity: check.SeverityError,
 			Message: p.Message + " (read from the default branch; until this is fixed phasegate checks with the defaults and accepts no resolution)"})
 	}
-	return cfg, blobID(data), findings, nil
-}
-
-// blobID is the git blob id of data: the SHA-1 of "blob <len>\x00" and data,
-// as `git hash-object` computes it.
-func blobID(data []byte) string {
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(data))
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
+	return cfg, check.BlobID(data), findings, nil
 }
 
 func (j *Job) configPath() string { return cmp.Or(j.ConfigPath, config.DefaultPath) }

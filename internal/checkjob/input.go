@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phasegate/phasegate/internal/check"
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/report"
@@ -132,7 +133,7 @@ func ConfigBlob(ctx context.Context, gh ConfigReader, owner, repo, path, ref str
 	if !found {
 		return "", nil
 	}
-	return blobID(data), nil
+	return check.BlobID(data), nil
 }
 
 // input is the input of req checked with the configuration whose blob id

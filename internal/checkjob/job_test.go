@@ -229,7 +229,7 @@ func TestCheckCommitConfigBlob(t *testing.T) {
 	}{
 		{name: "a configuration", main: map[string]string{cfgPath: "rules:\n  schema.convention: off\n"}, want: "1ec0c5543675d4ccf8db4c6ecfe4664f49a4799f"},
 		{name: "an empty configuration", main: map[string]string{cfgPath: ""}, want: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"},
-		{name: "an invalid configuration", main: map[string]string{cfgPath: "rules: [\n"}, want: blobID([]byte("rules: [\n"))},
+		{name: "an invalid configuration", main: map[string]string{cfgPath: "rules: [\n"}, want: check.BlobID([]byte("rules: [\n"))},
 		{name: "none"},
 	}
 	for _, tc := range tests {
@@ -304,7 +304,7 @@ func TestCheckCommitGuard(t *testing.T) {
 		{name: "the new workflow cannot be read",
 			change: change{main: map[string]string{cfgPath: "ignore: [\".github/**\"]\n"},
 				head: map[string]string{workflow: runsGate}, files: []ghfake.File{added(workflow)}},
-			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/git/blobs/"+blobID([]byte(runsGate))) },
+			setup:   func(e *env, _ Request) { e.f.FailNext(1, 502, "/git/blobs/"+check.BlobID([]byte(runsGate))) },
 			wantErr: "reading .github/workflows/gate.yml at a100000"},
 		// A workflow longer than phasegate reads could name it past the
 		// end of what was read: too long to tell, part of the gate.

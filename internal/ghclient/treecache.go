@@ -3,6 +3,7 @@ package ghclient
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 	"sync/atomic"
@@ -58,9 +59,6 @@ func (tc *TreeCache) keepBlob(repo, sha string, data []byte) {
 	}
 }
 
-// knownRepo is the key that says a repository has levels in the cache.
-func knownRepo(repo string) treeKey { return treeKey{repo: repo} }
-
 // treeRead is one commit's listing read level by level through a
 // TreeCache: entries are bounded by MaxEntries, their paths' bytes by
 // MaxListingBytes, and requests are counted.
@@ -105,25 +103,20 @@ func (r *treeRead) put(sha string, level []TreeEntry) {
 func (tc *TreeCache) cachedListing(ctx context.Context, c *Client, owner, repo, sha string, lim TreeLimits, requests *atomic.Int64, where string) (Tree, error) {
 	r := &treeRead{c: c, ctx: ctx, owner: owner, repo: repo, key: repoName(owner, repo), cache: tc, lim: lim, requests: requests, where: where,
 		read: map[string][]TreeEntry{}}
-	var root string
-	var level []TreeEntry
-	if _, known := tc.levels.Get(knownRepo(r.key)); known {
-		var err error
-		if root, level, err = r.fetch(sha, false); err != nil {
-			return Tree{}, err
-		}
-		r.put(root, level)
-	} else {
-		var err error
-		if root, err = r.subtree(sha); err != nil {
-			return Tree{}, err
-		}
-		level, _ = r.get(root)
+	// A repository the cache knows is read from its root level down.
+	read := r.subtree
+	if _, known := tc.levels.Get(treeKey{repo: r.key}); known {
+		read = r.level
 	}
-	if err := r.grow(level, ""); err != nil {
+	root, err := read(sha)
+	if err == nil {
+		level, _ := r.get(root)
+		err = r.grow(level, "")
+	}
+	if err != nil {
 		return Tree{}, err
 	}
-	tc.levels.Add(knownRepo(r.key), nil)
+	tc.levels.Add(treeKey{repo: r.key}, nil) // the repository is known
 	return Tree{SHA: root, Entries: r.out}, nil
 }
 
@@ -131,32 +124,29 @@ func (tc *TreeCache) cachedListing(ctx context.Context, c *Client, owner, repo, 
 // its id and its entries, named by their base names; recursive lists
 // everything below it, named by their paths under it.
 func (r *treeRead) fetch(sha string, recursive bool) (string, []TreeEntry, error) {
+	if !recursive {
+		w := r.c.newTreeWalk(r.ctx, r.owner, r.repo, r.where, r.lim)
+		defer func() { r.requests.Add(w.requests) }()
+		return w.level(sha, "")
+	}
 	r.requests.Add(1)
-	t, _, err := r.c.gh.Git.GetTree(withOp(r.ctx, "Tree"), r.owner, r.repo, sha, recursive)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: read tree %s: %w", r.where, sha, err)
+	t, _, err := r.c.gh.Git.GetTree(withOp(r.ctx, "Tree"), r.owner, r.repo, sha, true)
+	if err != nil || t.GetTruncated() { // truncated: the caller reads it subtree by subtree
+		return t.GetSHA(), nil, wrapf(err, "%s: read tree %s", r.where, sha)
 	}
-	if t.GetTruncated() && !recursive {
-		return "", nil, fmt.Errorf("%s: github truncated the listing of tree %s (%d entries): %w", r.where, sha, len(t.Entries), ErrTreeTooLarge)
-	}
-	if t.GetTruncated() {
-		return t.GetSHA(), nil, nil // the caller reads it subtree by subtree
-	}
-	entries := convert(t.Entries, func(e *github.TreeEntry) TreeEntry {
+	return t.GetSHA(), convert(t.Entries, func(e *github.TreeEntry) TreeEntry {
 		return TreeEntry{Path: e.GetPath(), Mode: e.GetMode(), Type: e.GetType(), SHA: e.GetSHA(), Size: int64(e.GetSize())}
-	})
-	for _, e := range entries {
-		name := e.Path
-		if e.SHA == "" {
-			return "", nil, fmt.Errorf("%s: tree %s has an entry %q without an id", r.where, sha, name)
-		}
-		if !recursive {
-			if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
-				return "", nil, fmt.Errorf("%s: tree %s has an entry named %q", r.where, sha, name)
-			}
-		}
+	}), nil
+}
+
+// level puts the level of tree sha (or a commit's root tree) in the
+// cache, and returns the tree's id.
+func (r *treeRead) level(sha string) (string, error) {
+	id, level, err := r.fetch(sha, false)
+	if err == nil {
+		r.put(id, level)
 	}
-	return t.GetSHA(), entries, nil
+	return id, err
 }
 
 // subtree puts every level below tree sha (or a commit's root tree) in
@@ -168,11 +158,11 @@ func (r *treeRead) subtree(sha string) (string, error) {
 		return "", err
 	}
 	if all == nil { // truncated
-		id, level, err := r.fetch(sha, false)
+		id, err := r.level(sha)
 		if err != nil {
 			return "", err
 		}
-		r.put(id, level)
+		level, _ := r.get(id)
 		for _, e := range level {
 			if _, ok := r.get(e.SHA); e.Type == "tree" && !ok {
 				if _, err := r.subtree(e.SHA); err != nil {
@@ -186,7 +176,7 @@ func (r *treeRead) subtree(sha string) (string, error) {
 	ids := map[string]string{"": id}
 	levels := map[string][]TreeEntry{}
 	for _, e := range all {
-		if !validListed(e.Path) {
+		if e.Path == "." || !fs.ValidPath(e.Path) {
 			return "", fmt.Errorf("%s: tree %s lists an entry at %q", r.where, id, e.Path)
 		}
 		dir, name := path.Split(e.Path)
@@ -212,15 +202,6 @@ func (r *treeRead) subtree(sha string) (string, error) {
 	return id, nil
 }
 
-func validListed(p string) bool {
-	for _, el := range strings.Split(p, "/") {
-		if el == "" || el == "." || el == ".." {
-			return false
-		}
-	}
-	return true
-}
-
 // grow appends the entries of one level (at prefix) and everything below
 // them, reading the trees the cache does not hold.
 func (r *treeRead) grow(level []TreeEntry, prefix string) error {
@@ -236,6 +217,9 @@ func (r *treeRead) grow(level []TreeEntry, prefix string) error {
 	newGround := missing >= 2 && missing == trees
 	for _, e := range level {
 		p := prefix + e.Path
+		if e.SHA == "" {
+			return fmt.Errorf("%s: %q is listed without an id", r.where, p)
+		}
 		if r.entries++; r.entries > r.lim.MaxEntries {
 			return fmt.Errorf("%s: over %d entries, the limit is %d: %w", r.where, r.lim.MaxEntries, r.lim.MaxEntries, ErrTreeTooLarge)
 		}
@@ -250,19 +234,15 @@ func (r *treeRead) grow(level []TreeEntry, prefix string) error {
 		}
 		below, ok := r.get(e.SHA)
 		if !ok {
-			var err error
+			read := r.level
 			if newGround {
-				_, err = r.subtree(e.SHA)
-				below, ok = r.get(e.SHA)
-				if err == nil && !ok {
-					err = fmt.Errorf("%s: tree %s of %q was read but not listed", r.where, e.SHA, p)
-				}
-			} else {
-				_, below, err = r.fetch(e.SHA, false)
-				r.put(e.SHA, below)
+				read = r.subtree
 			}
-			if err != nil {
+			if _, err := read(e.SHA); err != nil {
 				return err
+			}
+			if below, ok = r.get(e.SHA); !ok {
+				return fmt.Errorf("%s: tree %s of %q was read but not listed", r.where, e.SHA, p)
 			}
 		}
 		if err := r.grow(below, p+"/"); err != nil {
