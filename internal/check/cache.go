@@ -162,13 +162,8 @@ func (uc *unitCache) lookup(key [32]byte, opts *Options) (groupResult, bool) {
 
 // read answers a Dep's question in this run; "" when it cannot.
 func (uc *unitCache) read(p string, opts *Options) string {
-	switch {
-	case p == depChanges:
-		return changeHash(opts.Changed)
-	case len(p) > len(depTouches) && p[:len(depTouches)] == depTouches:
-		return fmt.Sprint(touches(opts.Changed, p[len(depTouches):]))
-	case len(p) > len(depChangeOf) && p[:len(depChangeOf)] == depChangeOf:
-		return "=" + string(opts.Changed[p[len(depChangeOf):]])
+	if answer, ok := changeAnswer(p, opts.Changed); ok {
+		return answer
 	}
 	if len(p) < 2 {
 		return ""
@@ -213,6 +208,22 @@ func (uc *unitCache) store(key [32]byte, res groupResult, rec *depFS, deps map[s
 		u.Deps = append(u.Deps, Dep{Path: p, ID: deps[p]})
 	}
 	uc.cache.Add(key, u)
+}
+
+// changeAnswer answers a question about the change (a Dep path starting
+// with depChange), as the rules' recording and a later run's check of it
+// both do; ok is false for any other path.
+func changeAnswer(q string, changed map[string]Change) (answer string, ok bool) {
+	if q == depChanges {
+		return changeHash(changed), true
+	}
+	if prefix, ok := strings.CutPrefix(q, depTouches); ok {
+		return fmt.Sprint(touches(changed, prefix)), true
+	}
+	if rel, ok := strings.CutPrefix(q, depChangeOf); ok {
+		return "=" + string(changed[rel]), true // "" is no answer
+	}
+	return "", false
 }
 
 // changeHash sums the whole change.

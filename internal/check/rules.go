@@ -197,28 +197,35 @@ type ruleCtx struct {
 	statuses []Status
 	// deps gets each question the rules ask about the change, with its
 	// answer (see Dep): a cached result holds only while they read the
-	// same.
+	// same. Nil when the run keeps no results: nothing is recorded.
 	deps map[string]string
 }
 
-// changeOf is how the file rel changed (recorded in deps).
+// ask records a question about the change (kind and its subject) and its
+// answer in deps, when the run keeps results.
+func (c *ruleCtx) ask(kind, subject string) {
+	if c.deps != nil {
+		q := kind + subject
+		c.deps[q], _ = changeAnswer(q, c.opts.Changed)
+	}
+}
+
+// changeOf is how the file rel changed (recorded).
 func (c *ruleCtx) changeOf(rel string) Change {
-	ch := c.opts.Changed[rel]
-	c.deps[depChangeOf+rel] = "=" + string(ch) // "" is no answer
-	return ch
+	c.ask(depChangeOf, rel)
+	return c.opts.Changed[rel]
 }
 
 // touches says whether the change touches a file under prefix (recorded).
 func (c *ruleCtx) touches(prefix string) bool {
-	t := touches(c.opts.Changed, prefix)
-	c.deps[depTouches+prefix] = fmt.Sprint(t)
-	return t
+	c.ask(depTouches, prefix)
+	return touches(c.opts.Changed, prefix)
 }
 
 // allChanged is the whole change (recorded: a result that read it holds
 // only for the same change).
 func (c *ruleCtx) allChanged() map[string]Change {
-	c.deps[depChanges] = changeHash(c.opts.Changed)
+	c.ask(depChanges, "")
 	return c.opts.Changed
 }
 

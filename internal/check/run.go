@@ -350,12 +350,13 @@ type groupResult struct {
 // the family's rules to the decoded artifacts. A PACE project is checked one
 // day at a time (checkPACEUnit).
 func (r *runner) checkGroup(fg fileGroup) groupResult {
-	if r.cache == nil {
-		return r.checkUnit(fg, r.tree, map[string]string{})
+	var key [32]byte
+	ok := false
+	if r.cache != nil {
+		key, ok = r.cache.key(fg, r.opts)
 	}
-	key, ok := r.cache.key(fg, r.opts)
 	if !ok {
-		return r.checkUnit(fg, r.tree, map[string]string{})
+		return r.checkUnit(fg, r.tree, nil) // nothing to keep: nothing recorded
 	}
 	if res, hit := r.cache.lookup(key, r.opts); hit {
 		return res
@@ -373,8 +374,8 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 }
 
 // checkUnit is checkGroup without the cache: tree is what the rules read,
-// and deps gets the questions about the change they asked, with the
-// answers.
+// and deps (nil: none) gets the questions about the change they asked,
+// with the answers.
 func (r *runner) checkUnit(fg fileGroup, tree fs.FS, deps map[string]string) groupResult {
 	opts := r.opts
 	limits := opts.Config.Limits.ArtifactLimits()
