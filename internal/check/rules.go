@@ -154,7 +154,13 @@ func (g *Group) treePath(rel string) (string, error) {
 
 // Of returns the group's documents of a kind.
 func (g *Group) Of(kindID string) []*artifact.Document {
-	return slices.DeleteFunc(slices.Clone(g.Docs), func(d *artifact.Document) bool { return d.Kind.ID != kindID })
+	var out []*artifact.Document // nil, not a copy, when none is of the kind
+	for _, d := range g.Docs {
+		if d.Kind.ID == kindID {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // One returns the group's first document of a kind, or nil.
