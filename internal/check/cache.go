@@ -187,13 +187,9 @@ func (uc *unitCache) read(p string, opts *Options) string {
 // what the files say — or the unit kept Phase Outcomes.
 func (uc *unitCache) store(key [32]byte, res groupResult, rec *depFS, deps map[string]string, opts *Options) {
 	// The unit's rules ran in this goroutine: rec is read without its lock.
-	if len(res.outcomes) > 0 || rec != nil && rec.bad {
+	unread := func(f Finding) bool { return f.Rule == artifact.RuleRead } // may read next time
+	if len(res.outcomes) > 0 || rec != nil && rec.bad || slices.ContainsFunc(res.findings, unread) {
 		return
-	}
-	for _, f := range res.findings {
-		if f.Rule == artifact.RuleRead {
-			return // a file that could not be read may read next time
-		}
 	}
 	u := &Unit{Artifacts: res.artifacts, Findings: slices.Clone(res.findings), Statuses: slices.Clone(res.statuses)}
 	if rec != nil {
@@ -254,44 +250,36 @@ type depFS struct {
 	bad  bool
 }
 
-func (d *depFS) note(op, name string, err error) {
+// note records a lookup and returns its error.
+func (d *depFS) note(op, name string, err error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.seen == nil {
-		d.seen = map[string]bool{}
-	}
 	d.seen[op+name] = true
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		d.bad = true
-	}
+	d.bad = d.bad || err != nil && !errors.Is(err, fs.ErrNotExist)
+	return err
 }
 
 func (d *depFS) Open(name string) (fs.File, error) {
 	f, err := d.FS.Open(name)
-	d.note(depOpen, name, err)
-	return f, err
+	return f, d.note(depOpen, name, err)
 }
 
 func (d *depFS) Stat(name string) (fs.FileInfo, error) {
 	fi, err := fs.Stat(d.FS, name)
-	d.note(depStat, name, err)
-	return fi, err
+	return fi, d.note(depStat, name, err)
 }
 
 func (d *depFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	es, err := fs.ReadDir(d.FS, name)
-	d.note(depOpen, name, err)
-	return es, err
+	return es, d.note(depOpen, name, err)
 }
 
 func (d *depFS) ReadLink(name string) (string, error) {
 	t, err := fs.ReadLink(d.FS, name)
-	d.note(depLstat, name, err)
-	return t, err
+	return t, d.note(depLstat, name, err)
 }
 
 func (d *depFS) Lstat(name string) (fs.FileInfo, error) {
 	fi, err := fs.Lstat(d.FS, name)
-	d.note(depLstat, name, err)
-	return fi, err
+	return fi, d.note(depLstat, name, err)
 }

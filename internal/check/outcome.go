@@ -133,7 +133,7 @@ func outcomeCheckImmutable(c *ruleCtx, doc *artifact.Document) {
 		return
 	}
 	rel := strings.TrimPrefix(doc.Path, c.opts.Prefix)
-	if c.changeOf(rel) == Modified {
+	if c.ask(depChangeOf, rel); c.opts.Changed[rel] == Modified {
 		c.report("outcome.immutable", doc, nil, "this Phase Outcome was modified after it was committed: outcomes are immutable (resolutions on the issue reference its decision IDs); restore the committed version and write a new Phase Outcome instead")
 	}
 }

@@ -216,12 +216,6 @@ func (c *ruleCtx) ask(kind, subject string) {
 	}
 }
 
-// changeOf is how the file rel changed (recorded).
-func (c *ruleCtx) changeOf(rel string) Change {
-	c.ask(depChangeOf, rel)
-	return c.opts.Changed[rel]
-}
-
 // touches says whether the change touches a file under prefix (recorded).
 func (c *ruleCtx) touches(prefix string) bool {
 	c.ask(depTouches, prefix)

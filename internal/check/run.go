@@ -364,7 +364,7 @@ func (r *runner) checkGroup(fg fileGroup) groupResult {
 	var rec *depFS
 	tree := r.tree
 	if tree != nil {
-		rec = &depFS{FS: tree}
+		rec = &depFS{FS: tree, seen: map[string]bool{}}
 		tree = rec
 	}
 	deps := map[string]string{}

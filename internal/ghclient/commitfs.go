@@ -384,7 +384,7 @@ func (f *CommitFS) cachedBlob(n *node) ([]byte, bool) {
 	if f.lim.Trees == nil || n.kind != kindFile {
 		return nil, false
 	}
-	data, ok := f.lim.Trees.blob(repoName(f.owner, f.repo), n.sha)
+	data, ok := f.lim.Trees.blobs.Get(treeKey{repoName(f.owner, f.repo), n.sha})
 	if !ok || int64(len(data)) != n.size {
 		return nil, false
 	}

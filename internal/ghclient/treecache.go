@@ -21,8 +21,9 @@ type TreeCache struct {
 	levels *lru.Cache[treeKey, []TreeEntry]
 	// blobs keeps whole files by blob id, within maxBlobBytes: the files
 	// of a changed unit that did not change are not fetched again.
-	blobs                   *lru.Cache[treeKey, []byte]
-	blobBytes, maxBlobBytes atomic.Int64
+	blobs        *lru.Cache[treeKey, []byte]
+	blobBytes    atomic.Int64
+	maxBlobBytes int64
 }
 
 type treeKey struct{ repo, sha string }
@@ -30,29 +31,23 @@ type treeKey struct{ repo, sha string }
 // NewTreeCache keeps at most n levels (n > 0), and blobs of blobBytes in
 // all (none when 0).
 func NewTreeCache(n int, blobBytes int64) *TreeCache {
-	tc := &TreeCache{}
+	tc := &TreeCache{maxBlobBytes: blobBytes}
 	tc.levels, _ = lru.New[treeKey, []TreeEntry](max(n, 1)) // errs only on n <= 0
 	tc.blobs, _ = lru.NewWithEvict(1<<20, func(_ treeKey, data []byte) { tc.blobBytes.Add(-int64(len(data))) })
-	tc.maxBlobBytes.Store(blobBytes)
 	return tc
-}
-
-// blob is the whole content of blob sha of repo, when held.
-func (tc *TreeCache) blob(repo, sha string) ([]byte, bool) {
-	return tc.blobs.Get(treeKey{repo, sha})
 }
 
 // keepBlob holds the whole content of blob sha of repo (never written to
 // after), evicting the blobs used least recently past the byte budget.
 func (tc *TreeCache) keepBlob(repo, sha string, data []byte) {
-	if int64(len(data)) > tc.maxBlobBytes.Load()/8 {
+	if int64(len(data)) > tc.maxBlobBytes/8 {
 		return
 	}
 	if held, _ := tc.blobs.ContainsOrAdd(treeKey{repo, sha}, data); held {
 		return
 	}
 	tc.blobBytes.Add(int64(len(data)))
-	for tc.blobBytes.Load() > tc.maxBlobBytes.Load() {
+	for tc.blobBytes.Load() > tc.maxBlobBytes {
 		if _, _, ok := tc.blobs.RemoveOldest(); !ok {
 			return
 		}
