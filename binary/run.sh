@@ -6,7 +6,7 @@
 #                      runs `run.sh action`); with no ARG, prints the path
 #                      of the installed binary
 #
-# The release is PHASEGATE_VERSION (v1.2.3 or 1.2.3), else
+# The release is PHASEGATE_VERSION (v0.1.2 or 0.1.2), else
 # PHASEGATE_ACTION_REF (github.action_ref) when it is a version tag. The
 # archive is the one .goreleaser.yaml names for RUNNER_OS (Linux, macOS,
 # Windows) and RUNNER_ARCH (X64, ARM64):
@@ -58,11 +58,11 @@ release_version() {
   version=${PHASEGATE_VERSION:-}
   if [ -z "$version" ]; then
     if [[ ! $ref =~ ^v ]] || [[ ! $ref =~ $semver ]]; then
-      fail "which release? The action is used at '${ref:-(no ref)}', not at a version tag (v1.2.3): set its input version"
+      fail "which release? The action is used at '${ref:-(no ref)}', not at a version tag (v0.1.2): set its input version"
     fi
     version=$ref
   fi
-  [[ $version =~ $semver ]] || fail "version '$version' is not a release version (v1.2.3, v1.2.3-rc.1)"
+  [[ $version =~ $semver ]] || fail "version '$version' is not a release version (v0.1.2, v0.1.2-rc.1)"
   version=${version#v}
 }
 

@@ -193,8 +193,8 @@ func TestVersionPinnedByTheRelease(t *testing.T) {
 // documents its two inputs of its own; the README names it and links there.
 func TestDocsDocumentIt(t *testing.T) {
 	want := map[string][]string{
-		"docs/action.md": {"\n## Every runner: the binary action\n", "uses: phasegate/phasegate/binary@v1"},
-		"README.md":      {"uses: phasegate/phasegate/binary@v1", "(docs/action.md#every-runner-the-binary-action)"},
+		"docs/action.md": {"\n## Every runner: the binary action\n", "uses: phasegate/phasegate/binary@v0"},
+		"README.md":      {"uses: phasegate/phasegate/binary@v0", "(docs/action.md#every-runner-the-binary-action)"},
 	}
 	for _, in := range extraInputs {
 		want["docs/action.md"] = append(want["docs/action.md"], "`"+in+"`")

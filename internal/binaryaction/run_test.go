@@ -95,7 +95,7 @@ func TestRunSh(t *testing.T) {
 		{name: "an unknown architecture is refused", env: map[string]string{"RUNNER_ARCH": "X86"}, args: []string{"version"}, gh: -1,
 			want: "phasegate is released for RUNNER_ARCH X64 and ARM64, not 'X86'"},
 		{name: "a branch ref without a version is refused", env: map[string]string{"PHASEGATE_VERSION": "", "PHASEGATE_ACTION_REF": "main"}, gh: -1,
-			want: "which release? The action is used at 'main', not at a version tag (v1.2.3): set its input version"},
+			want: "which release? The action is used at 'main', not at a version tag (v0.1.2): set its input version"},
 		{name: "a version that is not a release's is refused", env: map[string]string{"PHASEGATE_VERSION": "1.2"}, gh: -1,
 			want: "version '1.2' is not a release version"},
 		{name: "plain http over a network is refused", env: map[string]string{"PHASEGATE_RELEASE_URL": "http://example.invalid/releases"}, gh: -1,

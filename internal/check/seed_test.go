@@ -20,7 +20,7 @@ import (
 // while the story's second criterion has no result at all. The sentinel,
 // conduit, cycle and attempts are consistent, and so is the Phase Outcome.
 func TestSeedExamples(t *testing.T) {
-	dir := requireShared(t, "fixtures/seed-examples")
+	dir := filepath.Join("testdata", "seed-examples")
 	res, err := sharedValidator.Run(context.Background(), dir, Options{Config: config.Default()})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestSeedExamples(t *testing.T) {
 // (story/given/when/then/acceptance) is accepted as a story card. It sits
 // outside a day directory in the fixtures, so it is checked as that kind.
 func TestSeedCodeShapeStory(t *testing.T) {
-	dir := requireShared(t, "fixtures/seed-examples")
+	dir := filepath.Join("testdata", "seed-examples")
 	if got := checkFixture(t, artifact.KindByID("pace.story-card"), filepath.Join(dir, "code-shape", "story.md")); got != "" {
 		t.Errorf("code-shape story card has findings:\n%s", got)
 	}

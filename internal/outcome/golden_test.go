@@ -145,12 +145,12 @@ func TestResolutionGolden(t *testing.T) {
 	}
 }
 
-// TestSeedMatchesShared keeps the seed input in step with the shared
-// fixture it copies, when the shared tree is there.
-func TestSeedMatchesShared(t *testing.T) {
-	shared, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "seed-examples", "outcomes", "feature-042-requirements.yaml"))
+// TestSeedMatchesSeedExample keeps the seed input in step with the seed
+// example internal/check's tests read (the same file of seed 004).
+func TestSeedMatchesSeedExample(t *testing.T) {
+	shared, err := os.ReadFile(filepath.Join("..", "check", "testdata", "seed-examples", "outcomes", "feature-042-requirements.yaml"))
 	if err != nil {
-		t.Skipf("shared fixtures not available: %v", err)
+		t.Fatal(err)
 	}
 	local, err := os.ReadFile(filepath.Join("testdata", "outcomes", "seed.yaml"))
 	if err != nil {
