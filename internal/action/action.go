@@ -523,6 +523,10 @@ func (r *run) check(ctx context.Context, cr *commitRun) (checkjob.Checked, error
 	if err != nil {
 		return checkjob.Checked{}, err
 	}
+	if j.Cache != nil {
+		base, _ := artifact.ContextRoot(root) // the directory check.Validator.Run reads
+		j.Known = history.KnownIDs(base)
+	}
 	out, err := j.Check(ctx, gh, cr.Request)
 	save(err == nil)
 	for _, why := range out.Skipped {

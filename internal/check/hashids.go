@@ -13,15 +13,21 @@ import (
 // the FS's life: a file's is its git blob id (read whole), a symlink's
 // that of its target, a directory's a digest of its listing (names and
 // kinds: what a ReadDir shows). A run with Options.Cache over it reuses
-// the results of units whose files have the same content.
-func HashIDs(fsys fs.FS) IDFS { return &hashIDs{FS: fsys} }
+// the results of units whose files have the same content. known gives the
+// blob ids of regular files git already hashed (Options.Known): they are
+// taken as they are, without reading the file.
+func HashIDs(fsys fs.FS, known map[string]string) IDFS { return &hashIDs{FS: fsys, known: known} }
 
 type hashIDs struct {
 	fs.FS
-	ids sync.Map // op+name → id
+	known map[string]string
+	ids   sync.Map // op+name → id
 }
 
 func (h *hashIDs) ObjectID(name string, follow bool) (string, error) {
+	if id, ok := h.known[name]; ok {
+		return "blob " + id, nil
+	}
 	key := fmt.Sprint(follow, "\x00", name)
 	if id, ok := h.ids.Load(key); ok {
 		return id.(string), nil

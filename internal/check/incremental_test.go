@@ -119,7 +119,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			opts.Cache = counter
 			var ids IDFS = idFS{tree}
 			if seq%2 == 1 {
-				ids = HashIDs(tree) // as a checkout on disk is read
+				ids = HashIDs(tree, nil) // as a checkout on disk is read
 			}
 			inc, err := sharedValidator.RunFS(context.Background(), ids, opts)
 			if err != nil {

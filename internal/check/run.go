@@ -56,6 +56,11 @@ type Options struct {
 	// that Options does not hold: the repository and phasegate's version.
 	Cache      Cache
 	CacheScope string
+	// Known holds, for Run with Cache, the git blob ids of files whose
+	// content git already knows (history.KnownIDs: the index's entries
+	// whose stat data the file still matches), by path relative to the
+	// run's root; they are not read to be hashed. Every other file is.
+	Known map[string]string
 }
 
 // Change is how a file changed since the base revision.
@@ -114,7 +119,7 @@ func (v *Validator) Run(ctx context.Context, root string, opts Options) (Result,
 	opts.Dir = strings.TrimSuffix(prefix, "/")
 	fsys := os.DirFS(base)
 	if opts.Cache != nil {
-		fsys = HashIDs(fsys)
+		fsys = HashIDs(fsys, opts.Known)
 	}
 	return v.runFS(ctx, fsys, opts, runPlace{root: tree})
 }

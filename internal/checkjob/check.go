@@ -85,7 +85,7 @@ func (j *Job) Check(ctx context.Context, gh GitHub, req Request) (out Checked, e
 // It returns the FS the guard reads the head's files from.
 func (j *Job) run(ctx context.Context, req Request, cfg config.Config, changed map[string]check.Change) (check.Result, fs.FS, error) {
 	opts := check.Options{Config: cfg, Changed: changed, KeepOutcomes: true, RootName: req.RootName,
-		Cache: j.Cache, CacheScope: strings.Join([]string{req.Owner, req.Repo, req.Version, req.Prefix, j.CacheScope}, "\x00")}
+		Cache: j.Cache, CacheScope: strings.Join([]string{req.Owner, req.Repo, req.Version, req.Prefix, j.CacheScope}, "\x00"), Known: j.Known}
 	if req.Root != "" {
 		res, err := j.Validator.Run(ctx, req.Root, opts)
 		return res, os.DirFS(req.Root), err

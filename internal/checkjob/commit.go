@@ -104,6 +104,9 @@ type Job struct {
 	// beyond the repository and Request.Version (ProgramScope: the
 	// executable's digest, for a cache kept in a file).
 	CacheScope string
+	// Known is check.Options.Known for a checkout (Request.Root): the
+	// blob ids git already knows, so those files are not hashed.
+	Known map[string]string
 }
 
 // Summary is what one job did.

@@ -7,7 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/phasegate/phasegate/internal/history"
 	"github.com/phasegate/phasegate/internal/testutil"
 )
 
@@ -38,7 +43,51 @@ func demoCopy(t *testing.T) string {
 // reports for an unchanged unit (so the file must be trusted like the
 // binary: docs/cli.md).
 func TestValidateCache(t *testing.T) {
-	dir := demoCopy(t)
+	for _, inGit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a directory", true: "a git work tree"}[inGit], func(t *testing.T) {
+			dir := demoCopy(t)
+			if inGit {
+				commitAll(t, dir)
+			}
+			validateCache(t, dir)
+		})
+	}
+}
+
+// commitAll makes dir a git work tree whose index holds every file, an
+// hour old, so that --cache takes their ids from the index (history.KnownIDs).
+func commitAll(t *testing.T, dir string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Commit("demo", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: old}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(history.KnownIDs(dir)) == 0 {
+		t.Fatal("the index gives no file's id")
+	}
+}
+
+func validateCache(t *testing.T, dir string) {
 	cache := filepath.Join(t.TempDir(), "units.json")
 	same := func(step string, args ...string) {
 		t.Helper()

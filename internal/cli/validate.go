@@ -125,6 +125,26 @@ func (e *environment) check(name string, args []string) int {
 	return ExitOK
 }
 
+// openCache reads --cache's file (nil without --cache) and the scope of
+// its results. The directory stays open for the file's Save until the
+// command's process ends.
+func openCache(name string) (*checkjob.UnitFile, string, error) {
+	if name == "" {
+		return nil, "", nil
+	}
+	dir, err := os.OpenRoot(filepath.Dir(name))
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the cache %s: %w", name, err)
+	}
+	cache, err := checkjob.OpenUnitFile(dir, filepath.Base(name))
+	if err != nil {
+		dir.Close()
+		return nil, "", err
+	}
+	scope, err := checkjob.ProgramScope(Version())
+	return cache, scope, err
+}
+
 // runChecks loads the config and checks every PATH. With --format sarif it
 // also returns the findings rebased on the git repository that holds the
 // PATHs (see repoFindings).
@@ -142,20 +162,9 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 	if err != nil {
 		return rep, sarif, err
 	}
-	var cache *checkjob.UnitFile
-	scope := ""
-	if f.cache != "" {
-		dir, err := os.OpenRoot(filepath.Dir(f.cache))
-		if err != nil {
-			return rep, sarif, fmt.Errorf("reading the cache %s: %w", f.cache, err)
-		}
-		defer dir.Close()
-		if cache, err = checkjob.OpenUnitFile(dir, filepath.Base(f.cache)); err != nil {
-			return rep, sarif, err
-		}
-		if scope, err = checkjob.ProgramScope(Version()); err != nil {
-			return rep, sarif, err
-		}
+	cache, scope, err := openCache(f.cache)
+	if err != nil {
+		return rep, sarif, err
 	}
 	rep.Findings = append(rep.Findings, cfgFindings...)
 	sarif.add(cfgBase, cfgFindings)
@@ -177,6 +186,9 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 		opts := check.Options{Config: cfg, Prefix: prefix, Kind: artifact.KindByID(f.kind), RootName: p}
 		if cache != nil {
 			opts.Cache, opts.CacheScope = cache, scope
+			if filesBase != "" {
+				opts.Known = history.KnownIDs(filesBase)
+			}
 		}
 		if f.base != "" {
 			// A directory PATH inside a marker directory is checked

@@ -9,12 +9,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/utils/merkletrie"
 )
 
@@ -144,4 +149,73 @@ func openHead(dir string) (*git.Repository, *object.Commit, error) {
 		return nil, nil, fmt.Errorf("reading HEAD commit %s: %w", head.Hash(), err)
 	}
 	return repo, c, nil
+}
+
+// KnownIDs returns the git blob ids of the regular files under dir that git
+// has already hashed and that have not changed since, keyed by their path
+// relative to dir: the index's entries whose file still has the size,
+// modification time and inode the index recorded, as `git status` decides
+// without reading a file. An entry written in the same instant as the
+// index or later is left out (git's "racy" case: the file may have changed
+// after the index saw it), as are conflicts, sparse and intent-to-add
+// entries. It is nil when dir is in no work tree or its index cannot be
+// read, and when git may convert what it checks out (a .gitattributes file,
+// .git/info/attributes, or core.autocrlf or core.eol set): a file on disk
+// is then not the blob the index names. Whoever needs an id it does not
+// give hashes the file.
+func KnownIDs(dir string) map[string]string {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return nil
+	}
+	prefix, err := repoPrefix(repo, dir)
+	store, ok := repo.Storer.(*filesystem.Storage)
+	if err != nil || !ok {
+		return nil
+	}
+	written, err := os.Stat(filepath.Join(store.Filesystem().Root(), "index"))
+	if err != nil {
+		return nil
+	}
+	idx, err := repo.Storer.Index()
+	wt, _ := repo.Worktree() // repoPrefix opened it
+	if err != nil || converts(repo, store) {
+		return nil
+	}
+	out := make(map[string]string, len(idx.Entries))
+	for _, e := range idx.Entries {
+		if path.Base(e.Name) == ".gitattributes" {
+			return nil
+		}
+		// Stage 0 is a merged entry (go-git's index.Merged is 1, the
+		// common ancestor's stage in a conflict, as its Stage decodes).
+		name, ok := strings.CutPrefix(e.Name, prefix)
+		if !ok || e.Stage != 0 || e.SkipWorktree || e.IntentToAdd ||
+			(!e.Mode.IsRegular() && e.Mode != filemode.Executable) || !e.ModifiedAt.Before(written.ModTime()) {
+			continue
+		}
+		info, err := os.Lstat(filepath.Join(wt.Filesystem.Root(), filepath.FromSlash(e.Name)))
+		if err != nil || !info.Mode().IsRegular() || info.Size() != int64(e.Size) ||
+			!info.ModTime().Equal(e.ModifiedAt) || inode(info) != e.Inode {
+			continue
+		}
+		out[name] = e.Hash.String()
+	}
+	return out
+}
+
+// converts tells whether git may check a file out as other bytes than its
+// blob: attributes outside the tree, or line-ending conversion configured
+// in any scope.
+func converts(repo *git.Repository, store *filesystem.Storage) bool {
+	if _, err := store.Filesystem().Stat(filepath.Join("info", "attributes")); err == nil {
+		return true
+	}
+	cfg, err := repo.ConfigScoped(config.SystemScope)
+	if err != nil {
+		return true
+	}
+	core := cfg.Raw.Section("core")
+	crlf := strings.ToLower(core.Option("autocrlf"))
+	return (crlf != "" && crlf != "false") || core.Option("eol") != ""
 }
