@@ -39,7 +39,7 @@ type Kind struct {
 // Claims reports whether a file that the path conventions classified as k is
 // the family's by its content (head is the beginning of the file): always,
 // unless the kind's path is shared with other tools (Kind.Claim), and then
-// never for a JSON Schema (IsJSONSchema).
+// never for a JSON Schema (isJSONSchema).
 func Claims(k *Kind, head []byte) bool {
 	if k == nil || k.Claim == nil {
 		return true
@@ -413,26 +413,24 @@ func Sniff(rel string, head []byte) *Kind {
 // sniffJSON classifies a JSON file by its parsed top-level members: a
 // "schema_version" of scc.submit.v1 or scc.verdict.v1, or a
 // "circuit_breaker_config" key; never a JSON Schema (isJSONSchema), whatever
-// it describes. A literal the marker needs is looked for first, so that most
-// files (companion JSON, say) cost no parse.
+// it describes. Only a file holding one of the literals is parsed, so most
+// files (companion JSON, say) cost none.
 func sniffJSON(head []byte) *Kind {
-	var k *Kind
-	key, want := "schema_version", ""
-	switch {
-	case has(head, "scc.submit.v1"):
-		k, want = byID["scc.submit"], "scc.submit.v1"
-	case has(head, "scc.verdict.v1"):
-		k, want = byID["scc.verdict"], "scc.verdict.v1"
-	case has(head, `"circuit_breaker_config"`):
-		k, key = byID["autopilot.circuit-breaker-config"], "circuit_breaker_config"
-	default:
+	if !has(head, "scc.submit.v1") && !has(head, "scc.verdict.v1") && !has(head, `"circuit_breaker_config"`) {
 		return nil
 	}
 	m := topLevel(head)
-	if m[key] == nil || isJSONSchema(m) || want != "" && jsonString(m[key]) != want {
+	switch version := jsonString(m["schema_version"]); {
+	case isJSONSchema(m):
 		return nil
+	case version == "scc.submit.v1":
+		return byID["scc.submit"]
+	case version == "scc.verdict.v1":
+		return byID["scc.verdict"]
+	case m["circuit_breaker_config"] != nil:
+		return byID["autopilot.circuit-breaker-config"]
 	}
-	return k
+	return nil
 }
 
 func has(b []byte, lit string) bool { return bytes.Contains(b, []byte(lit)) }

@@ -309,6 +309,7 @@ func TestSniff(t *testing.T) {
 		{"circuit breaker key as a value", "c.json", `{"keys": ["circuit_breaker_config"]}`, ""},
 		{"circuit breaker in a JSON array", "c.json", `[{"circuit_breaker_config": {}}]`, ""},
 		{"submit version nested", "s.json", "{\n  \"meta\": {\n    \"schema_version\": \"scc.submit.v1\"\n  }\n}", ""},
+		{"circuit breaker that mentions a submit", "c.json", `{"note": "emits scc.submit.v1", "circuit_breaker_config": {}}`, "autopilot.circuit-breaker-config"},
 		{"submit version of another key", "s.json", `{"schema_version": "scc.verdict.v2", "note": "scc.submit.v1"}`, ""},
 		{"under schemas/", "schemas/autopilot/cb.json", `{"circuit_breaker_config": {}}`, ""},
 		{"outcome under a nested schemas/", "docs/schemas/o.yaml", "phase: develop\npending_decisions: []\n", ""},
