@@ -63,6 +63,7 @@ const (
 // added here and to docs/architecture.md (TestEveryPackageHasARole).
 var roles = map[string]Role{
 	"schemas":                       Pure,
+	"examples":                      Pure,
 	"internal/artifact":             Pure,
 	"internal/check":                Pure,
 	"internal/config":               Pure,
@@ -296,7 +297,7 @@ func moduleRoot(t *testing.T) string {
 }
 
 // Load parses every Go package under root's cmd/, internal/, schemas/,
-// bench/ and e2e/ into facts: imports (non-test and test apart), the
+// examples/, bench/ and e2e/ into facts: imports (non-test and test apart), the
 // qualified identifiers the non-test files use and the methods they call.
 // testdata, node_modules and dot directories are skipped, as the go tool
 // does (node_modules: e2e's npm packages).
@@ -308,7 +309,7 @@ func Load(root string) (map[string]*Package, error) {
 	pkgs := map[string]*Package{}
 	for _, pf := range tree {
 		top, _, _ := strings.Cut(pf.dir, "/")
-		if !slices.Contains(append([]string{"cmd", "internal", "schemas"}, toolingModules...), top) {
+		if !slices.Contains(append([]string{"cmd", "internal", "schemas", "examples"}, toolingModules...), top) {
 			continue
 		}
 		pkg := pkgs[pf.dir]

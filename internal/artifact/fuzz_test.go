@@ -438,3 +438,39 @@ func validPointer(s string) bool {
 	}
 	return true
 }
+
+// FuzzSniffJSON: the content claim never panics, and on a whole JSON object
+// it agrees with encoding/json's parse: a file is claimed only for a
+// top-level key, never when its "$schema" names json-schema.org.
+func FuzzSniffJSON(f *testing.F) {
+	for _, s := range append(jsonSeeds, cbSchema, `{"circuit_breaker_config": {}}`, `{"a": {"circuit_breaker_config": 1}}`,
+		`{"schema_version": "scc.submit.v1"}`, `{"$schema": "http://json-schema.org/draft-07/schema#", "_meta": {}}`) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, head []byte) {
+		k := Sniff("x.json", head)
+		claimed := map[string]bool{}
+		for _, id := range []string{"autopilot.circuit-breaker-config", "autopilot.state", "scc.submit"} {
+			claimed[id] = Claims(KindByID(id), head)
+		}
+		var m map[string]any
+		if json.Unmarshal(head, &m) != nil || m == nil {
+			return
+		}
+		schema, _ := m["$schema"].(string)
+		isSchema := strings.HasPrefix(schema, "https://json-schema.org/") || strings.HasPrefix(schema, "http://json-schema.org/")
+		if k != nil && (isSchema || k.ID == "autopilot.circuit-breaker-config" && !hasKey(m, "circuit_breaker_config")) {
+			t.Fatalf("Sniff claimed %s for %q (top-level keys %v)", k.ID, head, m)
+		}
+		for id, ok := range claimed {
+			if ok && isSchema {
+				t.Fatalf("Claims(%s) took the JSON Schema %q", id, head)
+			}
+		}
+		if claimed["autopilot.circuit-breaker-config"] && !hasKey(m, "circuit_breaker_config") {
+			t.Fatalf("Claims took %q without a top-level circuit_breaker_config", head)
+		}
+	})
+}
+
+func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }

@@ -3,6 +3,7 @@ package artifact
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"path"
 	"regexp"
 	"slices"
@@ -30,16 +31,73 @@ type Kind struct {
 	// …), so the path alone does not make the file the family's. It is
 	// matched against the head of the file.
 	Claim *regexp.Regexp
+	// ClaimKey, when set, is the key the parsed JSON document must have at
+	// its top level for the claim (Claim only spares the parse).
+	ClaimKey string
 }
 
 // Claims reports whether a file that the path conventions classified as k is
 // the family's by its content (head is the beginning of the file): always,
-// unless the kind's path is shared with other tools (Kind.Claim).
+// unless the kind's path is shared with other tools (Kind.Claim), and then
+// never for a JSON Schema (isJSONSchema).
 func Claims(k *Kind, head []byte) bool {
 	if k == nil || k.Claim == nil {
 		return true
 	}
-	return k.Claim.Match(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	if !k.Claim.Match(head) {
+		return false
+	}
+	if k.ClaimKey == "" && !has(head, `"$schema"`) {
+		return true // nothing left that a parse could say
+	}
+	m := topLevel(head)
+	return (k.ClaimKey == "" || m[k.ClaimKey] != nil) && !isJSONSchema(m)
+}
+
+// topLevel reads the members of the JSON object head begins with, as far as
+// head goes (a head cut short, or a syntax error, ends the scan): each
+// top-level key with its raw value. Not an object: nil.
+func topLevel(head []byte) map[string]json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	m := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		var raw json.RawMessage
+		if err != nil || !ok || dec.Decode(&raw) != nil {
+			break
+		}
+		m[key] = raw
+	}
+	return m
+}
+
+// jsonString is raw's value when raw is a JSON string, else "".
+func jsonString(raw json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(raw, &s) // not a string: ""
+	return s
+}
+
+// isJSONSchema reports whether a document's top-level members make it a JSON
+// Schema: a "$schema" naming a dialect of json-schema.org (any draft). It is
+// then a schema, never an artifact, whatever keys it describes; an artifact
+// whose "$schema" points at its own contract (another URL, a path) is not.
+func isJSONSchema(m map[string]json.RawMessage) bool {
+	s := jsonString(m["$schema"])
+	return strings.HasPrefix(s, "https://json-schema.org/") || strings.HasPrefix(s, "http://json-schema.org/")
+}
+
+// underSchemas reports whether rel lies under a directory named schemas, at
+// any depth: schemas and their fixtures live there, never a pipeline's
+// artifacts, so neither its path nor its content makes such a file one (a
+// config glob still can).
+func underSchemas(rel string) bool {
+	return strings.HasPrefix(rel, "schemas/") || strings.Contains(rel, "/schemas/")
 }
 
 // SchemaPath is the kind's schema file, relative to the schemas directory.
@@ -89,9 +147,9 @@ var families = []*Family{
 		// Other tools write .autopilot/state.json and .autopilot/config.json
 		// too: the file is Autopilot's only when its content says so.
 		{Name: "state", Title: "Autopilot run state", Paths: ".autopilot/state.json (with _meta), .autopilot/archive/run-*.json",
-			Claim: regexp.MustCompile(`"_meta"\s*:`)},
+			Claim: regexp.MustCompile(`"_meta"\s*:`), ClaimKey: "_meta"},
 		{Name: "circuit-breaker-config", Title: "Autopilot circuit-breaker config", Paths: ".autopilot/config.json (with circuit_breaker_config), or any JSON file with a top-level circuit_breaker_config",
-			Claim: regexp.MustCompile(`"circuit_breaker_config"\s*:`)},
+			Claim: regexp.MustCompile(`"circuit_breaker_config"\s*:`), ClaimKey: "circuit_breaker_config"},
 		{Name: "trace", Title: "Autopilot trace", Paths: ".planning/phases/<id>/TRACE.jsonl, .planning/phases/<id>/<step>-trace.jsonl", PerItem: true},
 		{Name: "postmortem", Title: "Autopilot post-mortem", Paths: ".autopilot/diagnostics/phase-N-postmortem.json"},
 		{Name: "learnings", Title: "Autopilot learnings", Paths: ".autopilot/learnings.md"},
@@ -178,8 +236,11 @@ var paceDayFiles = map[string]string{
 // ClassifyPath maps a slash-separated path (relative to the checked root) to a
 // kind by the families' path conventions. The conventions match at any depth,
 // so a monorepo's sub/project/.pace/day-1/gate.md is found too. It returns nil
-// when the path says nothing.
+// when the path says nothing, and for a path under a schemas/ directory.
 func ClassifyPath(rel string) *Kind {
+	if underSchemas(rel) {
+		return nil
+	}
 	segs := strings.Split(rel, "/")
 	name := segs[len(segs)-1]
 	dirs := segs[:len(segs)-1]
@@ -301,8 +362,12 @@ func classifyAutopilotPath(dirs []string, name string) *Kind {
 }
 
 // Sniffable reports whether a file that its path did not classify may still be
-// an artifact by content, so discovery reads its head.
+// an artifact by content, so discovery reads its head: never one under a
+// schemas/ directory.
 func Sniffable(rel string) bool {
+	if underSchemas(rel) {
+		return false
+	}
 	switch strings.ToLower(path.Ext(rel)) {
 	case ".json", ".yaml", ".yml":
 		return true
@@ -311,33 +376,59 @@ func Sniffable(rel string) bool {
 }
 
 var (
-	// A key at the start of a line, or first in a minified JSON object.
+	// A key at the start of a line, or first in a minified object (YAML).
 	sccSubmitMark = regexp.MustCompile(`(?m)^\{?\s*"?schema_version"?\s*:\s*["']?scc\.submit\.v1\b`)
 	sccVerdictMrk = regexp.MustCompile(`(?m)^\{?\s*"?schema_version"?\s*:\s*["']?scc\.verdict\.v1\b`)
-	cbConfigMark  = regexp.MustCompile(`(?m)^\{?\s{0,4}"circuit_breaker_config"\s*:`)
 	phaseKey      = regexp.MustCompile(`(?m)^phase:`)
 	pendingKey    = regexp.MustCompile(`(?m)^pending_decisions:`)
 )
 
 // Sniff classifies a file by content when its path says nothing. head is the
-// beginning of the file (discovery passes at most 64 KiB). The markers are
-// textual so that sniffing costs no parse: `schema_version: scc.submit.v1`
-// (YAML or JSON), a top-level "circuit_breaker_config" (JSON), or top-level
-// `phase:` and `pending_decisions:` keys (a Phase Outcome in YAML).
+// beginning of the file (discovery passes at most 64 KiB). A file under a
+// schemas/ directory is never an artifact. JSON is sniffJSON's. In YAML the
+// markers are textual, so that sniffing costs no parse: `schema_version:
+// scc.submit.v1` (or verdict), or top-level `phase:` and
+// `pending_decisions:` keys (a Phase Outcome).
 func Sniff(rel string, head []byte) *Kind {
-	ext := strings.ToLower(path.Ext(rel))
+	if underSchemas(rel) {
+		return nil
+	}
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	if strings.ToLower(path.Ext(rel)) == ".json" {
+		return sniffJSON(head)
+	}
 	// Each marker holds a literal the file must contain: looking for it
-	// first spares the expressions most files (companion JSON, say).
+	// first spares the expressions most files.
 	switch {
 	case has(head, "scc.submit.v1") && sccSubmitMark.Match(head):
 		return byID["scc.submit"]
 	case has(head, "scc.verdict.v1") && sccVerdictMrk.Match(head):
 		return byID["scc.verdict"]
-	case ext == ".json" && has(head, `"circuit_breaker_config"`) && cbConfigMark.Match(head):
-		return byID["autopilot.circuit-breaker-config"]
-	case ext != ".json" && has(head, "phase:") && has(head, "pending_decisions:") && phaseKey.Match(head) && pendingKey.Match(head):
+	case has(head, "phase:") && has(head, "pending_decisions:") && phaseKey.Match(head) && pendingKey.Match(head):
 		return byID["outcome.phase-outcome"]
+	}
+	return nil
+}
+
+// sniffJSON classifies a JSON file by its parsed top-level members: a
+// "schema_version" of scc.submit.v1 or scc.verdict.v1, or a
+// "circuit_breaker_config" key; never a JSON Schema (isJSONSchema), whatever
+// it describes. Only a file holding one of the literals is parsed, so most
+// files (companion JSON, say) cost none.
+func sniffJSON(head []byte) *Kind {
+	if !has(head, "scc.submit.v1") && !has(head, "scc.verdict.v1") && !has(head, `"circuit_breaker_config"`) {
+		return nil
+	}
+	m := topLevel(head)
+	switch version := jsonString(m["schema_version"]); {
+	case isJSONSchema(m):
+		return nil
+	case version == "scc.submit.v1":
+		return byID["scc.submit"]
+	case version == "scc.verdict.v1":
+		return byID["scc.verdict"]
+	case m["circuit_breaker_config"] != nil:
+		return byID["autopilot.circuit-breaker-config"]
 	}
 	return nil
 }

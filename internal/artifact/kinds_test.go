@@ -37,6 +37,11 @@ func TestClassifyPath(t *testing.T) {
 		{".pace/advisory_backlog.yaml", "pace.advisory-backlog"},
 		// At any depth.
 		{"services/api/.pace/day-7/gate.md", "pace.gate-report"},
+		// Never under a schemas/ directory, at any depth (only that segment).
+		{"schemas/.autopilot/config.json", ""},
+		{"api/schemas/.pace/day-1/gate.md", ""},
+		{"api/schemas/x.outcome.yaml", ""},
+		{"myschemas/x.outcome.yaml", "outcome.phase-outcome"},
 		{"a/b/c/pace/plan.yaml", "pace.plan"},
 		{"x/.pace/plan.yaml", "pace.plan"},
 		// PACE negatives.
@@ -251,6 +256,7 @@ func TestSniffable(t *testing.T) {
 	}{
 		{"a.json", true}, {"a.yaml", true}, {"a.yml", true}, {"dir/A.YML", true},
 		{"a.jsonl", false}, {"a.md", false}, {"a", false}, {"a.json.bak", false},
+		{"schemas/a.json", false}, {"x/schemas/y/a.yaml", false}, {"schemas.json", true}, {"x/schemas-v2/a.json", true},
 	}
 	for _, tc := range tests {
 		if got := Sniffable(tc.path); got != tc.want {
@@ -290,11 +296,67 @@ func TestSniff(t *testing.T) {
 		{"circuit breaker in YAML", "c.yaml", "\"circuit_breaker_config\": {}\n", ""},
 		{"circuit breaker nested deep", "c.json", "{\n  \"a\": {\n          \"circuit_breaker_config\": {}\n  }\n}", ""},
 		{"empty", "e.json", "", ""},
+
+		// The claim is the parsed document's: top-level keys, never a JSON Schema.
+		{"JSON Schema of the config, key near the top", "contracts/cb.schema.json", cbSchema, ""},
+		{"JSON Schema with the key at its top level", "cb.json", `{"$schema": "https://json-schema.org/draft/2020-12/schema", "circuit_breaker_config": {}}`, ""},
+		{"draft-07 JSON Schema of a submit", "s.json", `{"$schema": "http://json-schema.org/draft-07/schema#", "schema_version": "scc.submit.v1"}`, ""},
+		{"artifact naming its own $schema", "cb.json", `{"$schema": "./cb.schema.json", "circuit_breaker_config": {}}`, "autopilot.circuit-breaker-config"},
+		{"artifact with a $schema that is no string", "cb.json", `{"$schema": {"x": 1}, "circuit_breaker_config": {}}`, "autopilot.circuit-breaker-config"},
+		{"circuit breaker after other keys, minified", "c.json", `{"a":[1,{"b":2}],"circuit_breaker_config":{}}`, "autopilot.circuit-breaker-config"},
+		{"circuit breaker in a head cut short", "c.json", "{\"circuit_breaker_config\": {\"a\": 1}, \"b\": [1, 2,", "autopilot.circuit-breaker-config"},
+		{"circuit breaker nested, shallow", "c.json", "{\n  \"a\": {\n  \"circuit_breaker_config\": {}\n  }\n}", ""},
+		{"circuit breaker key as a value", "c.json", `{"keys": ["circuit_breaker_config"]}`, ""},
+		{"circuit breaker in a JSON array", "c.json", `[{"circuit_breaker_config": {}}]`, ""},
+		{"submit version nested", "s.json", "{\n  \"meta\": {\n    \"schema_version\": \"scc.submit.v1\"\n  }\n}", ""},
+		{"circuit breaker that mentions a submit", "c.json", `{"note": "emits scc.submit.v1", "circuit_breaker_config": {}}`, "autopilot.circuit-breaker-config"},
+		{"submit version of another key", "s.json", `{"schema_version": "scc.verdict.v2", "note": "scc.submit.v1"}`, ""},
+		{"under schemas/", "schemas/autopilot/cb.json", `{"circuit_breaker_config": {}}`, ""},
+		{"outcome under a nested schemas/", "docs/schemas/o.yaml", "phase: develop\npending_decisions: []\n", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := kindID(Sniff(tc.path, []byte(tc.head))); got != tc.want {
 				t.Errorf("Sniff(%q, %q) = %q, want %q", tc.path, tc.head, got, tc.want)
+			}
+		})
+	}
+}
+
+// cbSchema is the head of a JSON Schema describing the circuit-breaker
+// config, as schemas/autopilot/circuit-breaker-config.schema.json begins:
+// the key is four spaces in, where a line-based probe took it for the top.
+const cbSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "required": ["circuit_breaker_config"],
+  "properties": {
+    "circuit_breaker_config": {"type": "object"}
+  }
+}`
+
+func TestClaims(t *testing.T) {
+	tests := []struct {
+		name, kind, head string
+		want             bool
+	}{
+		{"config", "autopilot.circuit-breaker-config", `{"circuit_breaker_config": {"no_progress_threshold": 3}}`, true},
+		{"config, JSON Schema of it", "autopilot.circuit-breaker-config", cbSchema, false},
+		{"config, JSON Schema with the key on top", "autopilot.circuit-breaker-config", `{"$schema": "https://json-schema.org/schema", "circuit_breaker_config": {}}`, false},
+		{"config, key nested", "autopilot.circuit-breaker-config", `{"tools": {"circuit_breaker_config": {}}}`, false},
+		{"config, key nested in a head cut short", "autopilot.circuit-breaker-config", `{"tools": {"circuit_breaker_config": {`, false},
+		{"config with its own $schema", "autopilot.circuit-breaker-config", `{"$schema": "https://example.com/cb.json", "circuit_breaker_config": {}}`, true},
+		{"state", "autopilot.state", `{"phases": [], "_meta": {"version": "1.0"}}`, true},
+		{"state, key nested", "autopilot.state", `{"sessions": [{"_meta": {}}]}`, false},
+		{"SCC submit", "scc.submit", `{"schema_version": "scc.submit.v1"}`, true},
+		{"SCC submit, JSON Schema of it", "scc.submit", `{"$schema": "https://json-schema.org/draft/2020-12/schema", "properties": {"schema_version": {"const": "scc.submit.v1"}}}`, false},
+		{"SCC submit with BOM", "scc.submit", "\ufeff{\"schema_version\": \"scc.submit.v1\"}", true},
+		{"kind without a claim", "pace.gate-report", cbSchema, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Claims(KindByID(tc.kind), []byte(tc.head)); got != tc.want {
+				t.Errorf("Claims(%s, %q) = %v, want %v", tc.kind, tc.head, got, tc.want)
 			}
 		})
 	}

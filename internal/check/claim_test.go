@@ -95,3 +95,58 @@ func TestSharedPathsClaimedByContent(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemasNeverClaimed: a JSON Schema, or any file under a schemas/
+// directory, is not an artifact, whatever keys it describes (phasegate's own
+// checkout held 61 errors from such files); an artifact that names its own
+// $schema still is, and a config glob still names a file under schemas/.
+func TestSchemasNeverClaimed(t *testing.T) {
+	schema, err := os.ReadFile(filepath.Join("..", "..", "schemas", "autopilot", "circuit-breaker-config.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cbConfig := `{"circuit_breaker_config": {"no_progress_threshold": 3}}` + "\n"
+	tests := []struct {
+		name, path, content string
+		globs               []string // the kind's artifacts: globs
+		wantKind            string   // "" means: not claimed
+	}{
+		{name: "the schema under schemas/", path: "schemas/autopilot/circuit-breaker-config.schema.json", content: string(schema)},
+		{name: "the schema elsewhere", path: "contracts/circuit-breaker-config.schema.json", content: string(schema)},
+		{name: "the schema at Autopilot's config path", path: ".autopilot/config.json", content: string(schema)},
+		{name: "a config under a nested schemas/", path: "docs/schemas/example.json", content: cbConfig},
+		{name: "a config elsewhere", path: "settings/example.json", content: cbConfig, wantKind: "autopilot.circuit-breaker-config"},
+		{name: "a config naming its own $schema", path: ".autopilot/config.json",
+			content: `{"$schema": "../schemas/cb.json", "circuit_breaker_config": {}}`, wantKind: "autopilot.circuit-breaker-config"},
+		{name: "a config under schemas/ that config names", path: "schemas/example.json", content: cbConfig,
+			globs: []string{"schemas/example.json"}, wantKind: "autopilot.circuit-breaker-config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := testutil.WriteTree(t, t.TempDir(), map[string]string{tt.path: tt.content})
+			cfg := config.Default()
+			if tt.globs != nil {
+				cfg.Artifacts = map[string][]string{"autopilot.circuit-breaker-config": tt.globs}
+			}
+			res, err := sharedValidator.Run(context.Background(), root, Options{Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantKind == "" {
+				if res.Artifacts != 0 || len(res.Findings) != 1 || res.Findings[0].Rule != RuleNothingFound {
+					t.Errorf("claimed: %d artifacts, findings %v", res.Artifacts, res.Findings)
+				}
+				return
+			}
+			if res.Artifacts != 1 {
+				t.Fatalf("not claimed: %d artifacts, findings %v", res.Artifacts, res.Findings)
+			}
+			for _, f := range res.Findings {
+				if f.Kind != tt.wantKind {
+					t.Errorf("finding of kind %s, want %s: %s", f.Kind, tt.wantKind, formatFinding(f))
+				}
+			}
+		})
+	}
+}

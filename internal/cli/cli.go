@@ -48,6 +48,8 @@ func commands() []command {
 			run: func(e *environment, args []string) int { return e.check("validate", args) }},
 		{name: "gate", args: "[flags] [PATH...]", summary: "validate, then compute the verdict (SHIP, ADVISORY, HOLD)", batch: true,
 			run: func(e *environment, args []string) int { return e.check("gate", args) }},
+		{name: "demo", summary: "check and gate the example repository built into phasegate (no checkout needed)", batch: true,
+			run: (*environment).demo},
 		{name: "reconcile", args: "[flags]", summary: "apply /resolve commands that have no answer yet",
 			run: (*environment).reconcile},
 		{name: "decisions", args: "[flags]", summary: "print an issue's decisions; --wait blocks until one is resolved",
