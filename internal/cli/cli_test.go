@@ -236,10 +236,11 @@ func TestErrorsAreReportedOnce(t *testing.T) {
 
 // jsonReport is the public JSON shape (README, output formats) of --format json.
 type jsonReport struct {
-	Verdict   string        `json:"verdict"`
-	Reasons   []string      `json:"reasons"`
-	Artifacts int           `json:"artifacts"`
-	Findings  []jsonFinding `json:"findings"`
+	FormatVersion int           `json:"format_version"`
+	Verdict       string        `json:"verdict"`
+	Reasons       []string      `json:"reasons"`
+	Artifacts     int           `json:"artifacts"`
+	Findings      []jsonFinding `json:"findings"`
 }
 
 type jsonFinding struct {
@@ -324,6 +325,9 @@ func TestValidateJSON(t *testing.T) {
 			}
 			var rep jsonReport
 			decodeStrict(t, got.stdout, &rep)
+			if rep.FormatVersion != 1 {
+				t.Errorf("format_version = %d, want 1 (docs/cli.md)", rep.FormatVersion)
+			}
 			if rep.Verdict != tt.wantVerdict || rep.Artifacts != tt.wantArtifact {
 				t.Errorf("verdict, artifacts = %s, %d; want %s, %d", rep.Verdict, rep.Artifacts, tt.wantVerdict, tt.wantArtifact)
 			}
