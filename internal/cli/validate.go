@@ -103,6 +103,11 @@ func (e *environment) check(name string, args []string) int {
 	if done {
 		return code
 	}
+	for _, p := range f.paths {
+		if err := e.readablePath(p); err != nil {
+			return e.failf("%s", report.Terminal(err.Error()))
+		}
+	}
 	rep, sarif, err := e.runChecks(context.Background(), f)
 	if err != nil {
 		return e.failf("%s", report.Terminal(err.Error()))
@@ -143,11 +148,6 @@ func (e *environment) runChecks(ctx context.Context, f validateFlags) (report.Re
 	v, err := check.NewValidator()
 	if err != nil {
 		return rep, sarif, fmt.Errorf("loading schemas: %w", err)
-	}
-	for _, p := range f.paths {
-		if err := e.readablePath(p); err != nil {
-			return rep, sarif, err
-		}
 	}
 	cfg, cfgFindings, cfgBase, err := loadConfig(f)
 	if err != nil {
