@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -149,22 +148,22 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 
 // global parses the options before the command: --color and --no-color
 // (the default of every command that colours), -v and --version (the
-// version command), -h and --help (the general help). It returns the
+// version command), -h and --help (the help command). It returns the
 // command's name and arguments; done says phasegate ends there, with code.
 func (e *environment) global(args []string) (name string, rest []string, code int, done bool) {
 	fs := flag.NewFlagSet("phasegate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addColorFlags(fs, &e.color)
-	showVersion := fs.Bool("version", false, "")
+	showVersion, showHelp := fs.Bool("version", false, ""), fs.Bool("help", false, "")
 	fs.BoolVar(showVersion, "v", false, "")
+	fs.BoolVar(showHelp, "h", false, "")
 	switch err := fs.Parse(args); {
-	case errors.Is(err, flag.ErrHelp):
-		writeUsage(e.stdout)
-		return "", nil, ExitOK, true
 	case err != nil:
 		fmt.Fprintf(e.stderr, "phasegate: %s\n\n", flagError(fs, err))
 		writeUsage(e.stderr)
 		return "", nil, ExitUsage, true
+	case *showHelp:
+		return "help", fs.Args(), ExitOK, false
 	case *showVersion:
 		return "version", fs.Args(), ExitOK, false
 	case fs.NArg() == 0:

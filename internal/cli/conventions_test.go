@@ -14,7 +14,8 @@ import (
 )
 
 // TestVersionFlags: -v and --version print what `phasegate version`
-// prints, on stdout, and exit 0.
+// prints, on stdout, and exit 0; -h and --help before a command are
+// `phasegate help COMMAND`.
 func TestVersionFlags(t *testing.T) {
 	want := run(t, "version")
 	if want.code != ExitOK || want.stderr != "" || !strings.HasPrefix(want.stdout, "phasegate ") {
@@ -23,6 +24,11 @@ func TestVersionFlags(t *testing.T) {
 	for _, args := range [][]string{{"-v"}, {"--version"}, {"-version"}, {"--no-color", "-v"}} {
 		if got := run(t, args...); got != want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want what version prints", args, got.code, got.stdout, got.stderr)
+		}
+	}
+	for _, args := range [][]string{{"--help", "gate"}, {"-h", "gate"}, {"--color=never", "--help", "gate"}} {
+		if got, want := run(t, args...), run(t, "help", "gate"); got != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want what help gate prints", args, got.code, got.stdout, got.stderr)
 		}
 	}
 	if got := run(t, "-v", "extra"); got.code != ExitUsage || !strings.Contains(got.stderr, `version takes no arguments (got "extra")`) {

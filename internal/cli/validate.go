@@ -59,8 +59,8 @@ func (e *environment) parseValidateFlags(name string, args []string) (f validate
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
 	fset.StringVar(&f.kind, "kind", "", "check each PATH, which must be a file, as this artifact kind (e.g. pace.gate-report; 'phasegate schema' lists them), whatever its path or content say")
 	fset.StringVar(&f.cache, "cache", "", "file of the units' results kept between runs: a unit whose files (by content), configuration and phasegate version are those of a result the file holds is not checked again; read when it exists, rewritten after the run")
-	f.color = e.color
 	addColorFlags(fset.FlagSet, &f.color)
+	f.color = e.color // after: the usage's default stays auto
 	fset.StringVar(&f.base, "base", "", "base revision (commit, branch or tag) for the commit-aware checks: outcomes modified since it, JG scope against the files changed since it")
 	for {
 		if code, done := fset.parse(args); done {
