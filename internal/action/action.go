@@ -231,12 +231,13 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 	lw := &logWriter{w: stdout}
 	a := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(lw))
 	r := &run{a: a, getenv: getenv, log: lw, opts: opts}
+	if why := outsideRunner(getenv); why != "" {
+		a.Errorf("phasegate action runs inside a GitHub Actions workflow step, but %s (use `phasegate validate` or `phasegate gate` elsewhere)", why)
+		return exitCouldNot
+	}
 	name := getenv("GITHUB_EVENT_NAME")
 	switch name {
 	case "push", "pull_request", "pull_request_target", "merge_group", "issue_comment", "schedule", "workflow_dispatch", "workflow_run":
-	case "":
-		a.Errorf("%s", "phasegate action runs inside a GitHub Actions workflow: GITHUB_EVENT_NAME is not set (use `phasegate validate` elsewhere)")
-		return exitCouldNot
 	default:
 		a.Noticef("phasegate: nothing to do for the %s event", name)
 		return exitOK
@@ -259,6 +260,21 @@ func Main(ctx context.Context, getenv func(string) string, stdout io.Writer, opt
 		return r.publishResults(ctx, in, ev)
 	}
 	return r.checkCommit(ctx, name, in, ev)
+}
+
+// outsideRunner says why the environment is not a runner's step, "" when
+// it is one: outside a runner there is no event to read and no file for
+// the outputs, which go-githubactions panics writing.
+func outsideRunner(getenv func(string) string) string {
+	switch {
+	case getenv("GITHUB_ACTIONS") != "true":
+		return `GITHUB_ACTIONS is not "true"`
+	case getenv("GITHUB_EVENT_NAME") == "":
+		return "GITHUB_EVENT_NAME is not set"
+	case getenv("GITHUB_OUTPUT") == "":
+		return "GITHUB_OUTPUT (the step's outputs file) is not set"
+	}
+	return ""
 }
 
 type run struct {

@@ -158,6 +158,7 @@ func (f *repoFixture) env(eventName string, event any, extra map[string]string) 
 		}
 	}
 	env := map[string]string{
+		"GITHUB_ACTIONS":      "true",
 		"GITHUB_EVENT_NAME":   eventName,
 		"GITHUB_EVENT_PATH":   f.eventPath,
 		"GITHUB_REPOSITORY":   "acme/shop",

@@ -248,6 +248,7 @@ func TestReleasedBinaryReadsTheInputs(t *testing.T) {
 				"RUNNER_OS": goos, "RUNNER_ARCH": goarch, "RUNNER_TOOL_CACHE": cache,
 				"PHASEGATE_VERSION": rel.version, "PHASEGATE_RELEASE_URL": srv.URL,
 				"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": event, "GITHUB_REPOSITORY": "acme/widgets",
+				"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": filepath.Join(t.TempDir(), "output"),
 				"INPUT_FAIL_ON": tc.failOn, "INPUT_TOKEN": "",
 			}, "action")
 			got := r.annotations()

@@ -5,12 +5,15 @@ package cli
 import (
 	"context"
 	"crypto/rand"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
 	"github.com/phasegate/phasegate/internal/action"
+	slash "github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/report"
 	"github.com/phasegate/phasegate/internal/server"
 )
@@ -96,10 +99,14 @@ Usage:
 	}
 	b.WriteString(`
 Run 'phasegate help COMMAND' or 'phasegate COMMAND -h' for a command's usage.
+Before COMMAND: -v or --version (phasegate version), --color=auto|always|never
+or --no-color (the colour of text output, for every command; NO_COLOR and
+FORCE_COLOR are read under auto).
 
-Exit codes: 0 checked, no error findings; 1 error findings (verdict HOLD);
-2 usage error or could not run; decisions --wait: 0 resolved positively,
-1 negatively, 3 still pending at the timeout.
+Exit codes: 0 checked, verdict SHIP or ADVISORY; 1 verdict HOLD (validate: an
+error finding; gate: an error finding or a decision that holds); 2 usage error or
+could not run; decisions --wait: 0 resolved positively, 1 negatively, 3 still
+pending at the timeout. Each command's usage lists its own.
 `)
 	io.WriteString(w, b.String())
 }
@@ -124,21 +131,14 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 			code = ExitUsage
 		}
 	}()
-	if len(args) == 0 {
-		writeUsage(stderr)
-		return ExitUsage
-	}
-	env := &environment{getenv: getenv, stdout: stdout, stderr: stderr, color: useColor(stdout, getenv)}
-	name, rest := args[0], args[1:]
-	switch name {
-	case "-h", "--help":
-		name = "help"
-	case "--version":
-		name = "version"
+	env := &environment{getenv: getenv, stdout: stdout, stderr: stderr, open: os.Open}
+	name, rest, code, done := env.global(args)
+	if done {
+		return code
 	}
 	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(stderr, "phasegate: unknown command %q\n\n", strings.TrimSpace(name))
+		fmt.Fprintf(stderr, "phasegate: unknown command %q%s\n\n", name, didYouMean(name, commandNames()))
 		writeUsage(stderr)
 		return ExitUsage
 	}
@@ -148,9 +148,55 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) (
 	return c.run(env, rest)
 }
 
+// global parses the options before the command: --color and --no-color
+// (the default of every command that colours), -v and --version (the
+// version command), -h and --help (the help command). It returns the
+// command's name and arguments; done says phasegate ends there, with code.
+func (e *environment) global(args []string) (name string, rest []string, code int, done bool) {
+	fs := flag.NewFlagSet("phasegate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addColorFlags(fs, &e.color)
+	showVersion, showHelp := fs.Bool("version", false, ""), fs.Bool("help", false, "")
+	fs.BoolVar(showVersion, "v", false, "")
+	fs.BoolVar(showHelp, "h", false, "")
+	switch err := fs.Parse(args); {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "phasegate: %s\n\n", flagError(fs, err))
+		writeUsage(e.stderr)
+		return "", nil, ExitUsage, true
+	case *showHelp:
+		return "help", fs.Args(), ExitOK, false
+	case *showVersion:
+		return "version", fs.Args(), ExitOK, false
+	case fs.NArg() == 0:
+		writeUsage(e.stderr)
+		return "", nil, ExitUsage, true
+	}
+	return fs.Arg(0), fs.Args()[1:], ExitOK, false
+}
+
+// commandNames are the names of the command table.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// didYouMean is `; did you mean "x"?` for the candidate nearest to word
+// (command.Suggest, as config keys, /resolve options and schema names
+// use), or "" when none is close.
+func didYouMean(word string, candidates []string) string {
+	if s, ok := slash.Suggest(word, candidates); ok && s != word {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return ""
+}
+
 // help prints the general help, or runs COMMAND -h.
 func (e *environment) help(args []string) int {
-	fset := e.flags("help", "Without COMMAND, lists the commands; with COMMAND, prints that command's usage\n(the same as 'phasegate COMMAND -h').")
+	fset := e.flags("help", "Without COMMAND, lists the commands; with COMMAND, prints that command's usage\n(the same as 'phasegate COMMAND -h').\n\nExit codes: 0 printed; 2 unknown COMMAND, or usage error.")
 	if code, done := fset.parse(args); done {
 		return code
 	}
@@ -161,7 +207,7 @@ func (e *environment) help(args []string) int {
 	case 1:
 		c, ok := lookup(fset.Arg(0))
 		if !ok {
-			return e.failf("help: unknown command %q (run 'phasegate help' for the list)", fset.Arg(0))
+			return e.failf("help: unknown command %q%s (run 'phasegate help' for the list)", fset.Arg(0), didYouMean(fset.Arg(0), commandNames()))
 		}
 		return c.run(e, []string{"-h"})
 	}
@@ -195,7 +241,8 @@ Inputs (action.yml), as the runner passes them:
 PHASEGATE_SIGNING_KEY signs outcome and resolution comments.
 Outside GitHub Actions, use 'phasegate validate' or 'phasegate gate'.
 
-Exit codes: 0 or 1 by the fail-on input; 2 could not run (no token, GitHub API failures).`)
+Exit codes: 0 the run passes the fail-on input; 1 it does not; 2 could not run (not in a
+runner's step, no token, GitHub API failures) or usage error.`)
 	if code, done := fset.parse(args); done {
 		return code
 	}
@@ -237,9 +284,12 @@ const batchMemoryLimit = 32 << 20
 type environment struct {
 	getenv         func(string) string
 	stdout, stderr io.Writer
-	// color: stdout is a terminal and NO_COLOR is not set, so text output
-	// may use ANSI colours.
-	color bool
+	// color is --color (or --no-color) given before the command: the
+	// default of the commands that colour (see useColor).
+	color colorFlag
+	// open opens a PATH to tell whether it can be read (os.Open; tests
+	// refuse what root can read).
+	open func(string) (*os.File, error)
 }
 
 func (e *environment) failf(format string, args ...any) int {

@@ -122,7 +122,7 @@ func TestExitCodesAndStreams(t *testing.T) {
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: ExitUsage,
 			wantStderr: []string{`unknown command "frobnicate"`, "Usage:"}},
 		{name: "unknown flag", args: []string{"validate", "--bogus", clean}, wantCode: ExitUsage,
-			wantStderr: []string{"flag provided but not defined: -bogus", "Usage: phasegate validate"}},
+			wantStderr: []string{`unknown flag "--bogus"`, "Usage: phasegate validate"}},
 		{name: "flag without value", args: []string{"validate", clean, "--format"}, wantCode: ExitUsage,
 			wantStderr: []string{"flag needs an argument: -format"}},
 		{name: "bad format", args: []string{"validate", "--format", "xml", clean}, wantCode: ExitUsage,
@@ -168,7 +168,7 @@ func TestExitCodesAndStreams(t *testing.T) {
 		{name: "--help", args: []string{"--help"}, wantCode: ExitOK,
 			wantStdout: []string{"Usage:", "phasegate help [COMMAND]", "phasegate help COMMAND"}},
 		{name: "schema unknown flag", args: []string{"schema", "--bogus"}, wantCode: ExitUsage,
-			wantStderr: []string{"flag provided but not defined: -bogus", "Usage: phasegate schema [KIND | --conventions]"}},
+			wantStderr: []string{`unknown flag "--bogus"`, "Usage: phasegate schema [KIND | --conventions]"}},
 		{name: "serve -h", args: []string{"serve", "-h"}, wantCode: ExitOK,
 			wantStdout: []string{"Usage: phasegate serve", "-addr", "-webhook-secret", "-app-id", "-private-key-file", "-github-api-url", "-redis-url", "-reconcile-every", "-lock-ttl", "PHASEGATE_SIGNING_KEY"}},
 		{name: "serve refuses to start without a secret", args: []string{"serve"}, wantCode: ExitUsage,
@@ -221,7 +221,7 @@ func TestErrorsAreReportedOnce(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{name: "unknown flag", args: []string{"validate", "--bogus"}, msg: "flag provided but not defined"},
+		{name: "unknown flag", args: []string{"validate", "--bogus"}, msg: `unknown flag "--bogus"`},
 		{name: "bad format", args: []string{"validate", "--format=xml"}, msg: "unknown --format"},
 	}
 	for _, tt := range tests {
@@ -236,10 +236,11 @@ func TestErrorsAreReportedOnce(t *testing.T) {
 
 // jsonReport is the public JSON shape (README, output formats) of --format json.
 type jsonReport struct {
-	Verdict   string        `json:"verdict"`
-	Reasons   []string      `json:"reasons"`
-	Artifacts int           `json:"artifacts"`
-	Findings  []jsonFinding `json:"findings"`
+	FormatVersion int           `json:"format_version"`
+	Verdict       string        `json:"verdict"`
+	Reasons       []string      `json:"reasons"`
+	Artifacts     int           `json:"artifacts"`
+	Findings      []jsonFinding `json:"findings"`
 }
 
 type jsonFinding struct {
@@ -324,6 +325,9 @@ func TestValidateJSON(t *testing.T) {
 			}
 			var rep jsonReport
 			decodeStrict(t, got.stdout, &rep)
+			if rep.FormatVersion != 1 {
+				t.Errorf("format_version = %d, want 1 (docs/cli.md)", rep.FormatVersion)
+			}
 			if rep.Verdict != tt.wantVerdict || rep.Artifacts != tt.wantArtifact {
 				t.Errorf("verdict, artifacts = %s, %d; want %s, %d", rep.Verdict, rep.Artifacts, tt.wantVerdict, tt.wantArtifact)
 			}
@@ -513,7 +517,7 @@ func TestReconcileCommand(t *testing.T) {
 		{name: "repository with a path", env: map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": f.URL()}, args: []string{"--repo", "acme/shop/issues"}, wantCode: ExitUsage, want: "owner/name"},
 		{name: "nothing pending", env: map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": f.URL()}, args: []string{"--repo", "acme/shop"}, wantCode: ExitOK, want: "0 resolutions"},
 		{name: "help", args: []string{"-h"}, wantCode: ExitOK, want: "Usage: phasegate reconcile"},
-		{name: "unknown flag", args: []string{"--bogus"}, wantCode: ExitUsage, want: "flag provided but not defined: -bogus"},
+		{name: "unknown flag", args: []string{"--bogus"}, wantCode: ExitUsage, want: `unknown flag "--bogus"`},
 		{name: "arguments", env: map[string]string{"GITHUB_REPOSITORY": "acme/shop"}, args: []string{"now"}, wantCode: ExitUsage, want: "reconcile takes no arguments"},
 	}
 	for _, tc := range tests {

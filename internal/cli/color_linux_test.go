@@ -78,6 +78,14 @@ func TestColorOnATerminal(t *testing.T) {
 		{name: "dumb terminal", env: map[string]string{"TERM": "dumb"}, args: []string{"validate", root}},
 		{name: "json", env: map[string]string{"TERM": "xterm"}, args: []string{"validate", "--format", "json", root}},
 		{name: "github", env: map[string]string{"TERM": "xterm"}, args: []string{"validate", "--format", "github", root}},
+		{name: "--color=never", env: map[string]string{"TERM": "xterm"}, args: []string{"validate", "--color=never", root}},
+		{name: "--no-color", env: map[string]string{"TERM": "xterm"}, args: []string{"gate", root, "--no-color"}},
+		{name: "--no-color before the command", env: map[string]string{"TERM": "xterm"}, args: []string{"--no-color", "validate", root}},
+		{name: "--color=never beats FORCE_COLOR", env: map[string]string{"FORCE_COLOR": "1"}, args: []string{"validate", "--color", "never", root}},
+		{name: "--color=always beats NO_COLOR", env: map[string]string{"NO_COLOR": "1"}, args: []string{"validate", "--color=always", root}, wantColor: true},
+		{name: "--color=always beats a dumb terminal", env: map[string]string{"TERM": "dumb"}, args: []string{"validate", "--color=always", root}, wantColor: true},
+		{name: "--color=auto on a terminal", env: map[string]string{"TERM": "xterm"}, args: []string{"--color=never", "validate", "--color=auto", root}, wantColor: true},
+		{name: "json, whatever --color says", env: map[string]string{"TERM": "xterm"}, args: []string{"validate", "--color=always", "--format", "json", root}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

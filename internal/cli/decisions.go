@@ -54,11 +54,15 @@ const decisionsUsage = `Usage: phasegate decisions [--repo OWNER/NAME] [--issue 
 
 Prints the decisions of an issue as phasegate's ledger folds them (the newest
 Phase Outcome of each phase), or, without --issue, of every open issue with a
-pending blocking decision. With --wait, blocks until the decision is resolved:
-exit 0 when resolved with a positive option, 1 when with a negative one
-(decisions.negative_options), 3 when still pending at the timeout, 2 when it
-could not run. The token comes from $PHASEGATE_TOKEN or $GITHUB_TOKEN; the
-signing key from $PHASEGATE_SIGNING_KEY. Flags:
+pending blocking decision. With --wait, blocks until the decision is resolved.
+The token comes from $PHASEGATE_TOKEN or $GITHUB_TOKEN; the signing key from
+$PHASEGATE_SIGNING_KEY.
+
+Exit codes: 0 printed (with --wait: resolved with a positive option); 1 with --wait,
+resolved with a negative option (decisions.negative_options); 2 usage error or could
+not run; 3 with --wait, still pending at the timeout.
+
+Flags:
 `
 
 func (e *environment) runDecisions(ctx context.Context, args []string, clk clock) int {
@@ -81,7 +85,7 @@ func (e *environment) runDecisions(ctx context.Context, args []string, clk clock
 			usage(e.stdout)
 			return ExitOK
 		}
-		fmt.Fprintf(e.stderr, "phasegate: %v\n\n", err)
+		fmt.Fprintf(e.stderr, "phasegate: %s\n\n", flagError(fset, err))
 		usage(e.stderr)
 		return ExitUsage
 	}

@@ -19,7 +19,7 @@ checks a checkout, then lists the decisions its Phase Outcomes leave pending and
 or configuration: the files are written to a temporary directory, removed afterwards.
 
 Exit codes: 0 the demo ran (its verdict is HOLD by design, which 'phasegate gate' would
-exit 1 for); 2 could not run.`
+exit 1 for); 2 could not run, or an argument.`
 
 // demo runs gate on the embedded example repository, then prints the
 // pending decisions of its Phase Outcomes with a command resolving each.

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/phasegate/phasegate/internal/report"
 )
 
 // cmdFlags is a command's flag set together with its usage: the synopsis
@@ -51,8 +54,21 @@ func (f *cmdFlags) parse(args []string) (code int, done bool) {
 		f.usage(f.e.stdout)
 		return ExitOK, true
 	default:
-		fmt.Fprintf(f.e.stderr, "phasegate: %v\n\n", err)
+		fmt.Fprintf(f.e.stderr, "phasegate: %s\n\n", flagError(f.FlagSet, err))
 		f.usage(f.e.stderr)
 		return ExitUsage, true
 	}
+}
+
+// flagError is the message of fs's parse error, safe to print: an unknown
+// flag is quoted and gets the nearest of fs's flags; the flag package's
+// other errors, which may hold what was typed unquoted, are escaped.
+func flagError(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return report.Terminal(err.Error())
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+	return fmt.Sprintf("unknown flag %q%s", "--"+name, didYouMean("--"+name, names))
 }

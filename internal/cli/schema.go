@@ -7,14 +7,13 @@ import (
 
 	"github.com/phasegate/phasegate/internal/artifact"
 	"github.com/phasegate/phasegate/internal/check"
-	slash "github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/schemas"
 )
 
 // schema lists the kinds, or prints one kind's schema.
 func (e *environment) schema(args []string) int {
-	fset := e.flags("schema", "Without KIND, lists every artifact kind and where it is found; with KIND, prints its\nJSON Schema (draft 2020-12), whose x-tier/x-basis annotations mark the convention tier;\n`phasegate schema config` prints the schema of .github/phasegate.yml;\n--conventions lists every convention-tier field with its upstream basis.")
+	fset := e.flags("schema", "Without KIND, lists every artifact kind and where it is found; with KIND, prints its\nJSON Schema (draft 2020-12), whose x-tier/x-basis annotations mark the convention tier;\n`phasegate schema config` prints the schema of .github/phasegate.yml;\n--conventions lists every convention-tier field with its upstream basis.\n\nExit codes: 0 printed; 2 unknown KIND, or usage error.")
 	conventions := fset.Bool("conventions", false, "list the convention-tier fields (schema.convention warnings) and their upstream basis")
 	if code, done := fset.parse(args); done {
 		return code
@@ -62,15 +61,16 @@ func schemaPathOf(name string) (string, error) {
 	if k := artifact.KindByID(name); k != nil {
 		return k.SchemaPath(), nil
 	}
-	ids := []string{configSchemaName}
+	return "", fmt.Errorf("unknown kind %q%s (run 'phasegate schema' to list the kinds)", name, didYouMean(name, append(kindIDs(), configSchemaName)))
+}
+
+// kindIDs are the IDs of every artifact kind.
+func kindIDs() []string {
+	var ids []string
 	for _, k := range artifact.Kinds() {
 		ids = append(ids, k.ID)
 	}
-	hint := ""
-	if s, ok := slash.Suggest(name, ids); ok {
-		hint = fmt.Sprintf("did you mean %q? ", s)
-	}
-	return "", fmt.Errorf("unknown kind %q (%srun 'phasegate schema' to list the kinds)", name, hint)
+	return ids
 }
 
 func (e *environment) listConventions() int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ type validateFlags struct {
 	base   string
 	kind   string
 	cache  string
+	color  colorFlag
 	paths  []string
 }
 
@@ -34,14 +36,16 @@ var checkAbout = map[string]string{
 its kind's contract and prints the findings. Flags may come before or after the PATHs;
 -- ends the flags.
 
-Exit codes: 0 no error findings; 1 error findings (verdict HOLD); 2 usage error or
-could not run.`,
+Exit codes: 0 no error finding (verdict SHIP or ADVISORY); 1 an error finding (verdict
+HOLD); 2 usage error, or could not run (a PATH or --config that cannot be read).`,
 	"gate": `Checks every artifact under each PATH like validate, then computes the verdict (SHIP,
 ADVISORY or HOLD) from the findings and from the decisions the latest artifacts of each
 pipeline record, and prints where each pipeline stands and the verdict's reasons.
 Flags may come before or after the PATHs; -- ends the flags.
 
-Exit codes: 0 SHIP or ADVISORY; 1 HOLD; 2 usage error or could not run.`,
+Exit codes: 0 SHIP or ADVISORY; 1 HOLD (an error finding, or a pipeline whose latest
+decision holds, with no error finding at all); 2 usage error, or could not run (a PATH
+or --config that cannot be read).`,
 }
 
 // parseValidateFlags parses the flags and paths of validate and gate. Flags
@@ -51,10 +55,12 @@ Exit codes: 0 SHIP or ADVISORY; 1 HOLD; 2 usage error or could not run.`,
 // ends there, with code.
 func (e *environment) parseValidateFlags(name string, args []string) (f validateFlags, code int, done bool) {
 	fset := e.flags(name, checkAbout[name])
-	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", ")+" (text is coloured on a terminal unless NO_COLOR is set)")
+	fset.StringVar(&f.format, "format", "text", "output format: "+strings.Join(report.Formats, ", ")+" (only text is ever coloured: see --color)")
 	fset.StringVar(&f.config, "config", "", "config file (default: <PATH>/"+config.DefaultPath+" when it exists)")
 	fset.StringVar(&f.kind, "kind", "", "check each PATH, which must be a file, as this artifact kind (e.g. pace.gate-report; 'phasegate schema' lists them), whatever its path or content say")
 	fset.StringVar(&f.cache, "cache", "", "file of the units' results kept between runs: a unit whose files (by content), configuration and phasegate version are those of a result the file holds is not checked again; read when it exists, rewritten after the run")
+	addColorFlags(fset.FlagSet, &f.color)
+	f.color = e.color // after: the usage's default stays auto
 	fset.StringVar(&f.base, "base", "", "base revision (commit, branch or tag) for the commit-aware checks: outcomes modified since it, JG scope against the files changed since it")
 	for {
 		if code, done := fset.parse(args); done {
@@ -78,7 +84,7 @@ func (e *environment) parseValidateFlags(name string, args []string) (f validate
 	}
 	if f.kind != "" {
 		if artifact.KindByID(f.kind) == nil {
-			return f, e.failf("unknown --kind %q (run 'phasegate schema' to list the kinds)", f.kind), true
+			return f, e.failf("unknown --kind %q%s (run 'phasegate schema' to list the kinds)", f.kind, didYouMean(f.kind, kindIDs())), true
 		}
 		for _, p := range f.paths {
 			if isDir(p) {
@@ -97,9 +103,14 @@ func (e *environment) check(name string, args []string) int {
 	if done {
 		return code
 	}
+	for _, p := range f.paths {
+		if err := e.readablePath(p); err != nil {
+			return e.failf("%s", report.Terminal(err.Error()))
+		}
+	}
 	rep, sarif, err := e.runChecks(context.Background(), f)
 	if err != nil {
-		return e.failf("%v", err)
+		return e.failf("%s", report.Terminal(err.Error()))
 	}
 	if name == "gate" {
 		rep.Verdict = gate.Compute(rep.Findings, rep.Pipeline)
@@ -109,7 +120,7 @@ func (e *environment) check(name string, args []string) int {
 		rep.Pipeline = nil
 	}
 	out := rep
-	out.Color = e.color && f.format == "text"
+	out.Color = f.format == "text" && useColor(f.color, e.stdout, e.getenv)
 	if sarif.root != "" {
 		// Code scanning reads every path as relative to the repository
 		// root: SARIF alone gets the files rebased there.
@@ -279,6 +290,30 @@ func repoRootOf(paths []string) string {
 		root = r
 	}
 	return root
+}
+
+// readablePath is an error naming PATH when phasegate cannot read it: it
+// does not exist, a directory on its way is a file, or it is a directory
+// that cannot be listed or a file that cannot be opened (a socket). A pipe
+// or a terminal is left to the check, which reads it once: opened here, a
+// pipe would lose what it holds.
+func (e *environment) readablePath(p string) error {
+	info, err := os.Stat(p)
+	if err == nil && info.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) == 0 {
+		var f *os.File
+		if f, err = e.open(p); err == nil {
+			if info.IsDir() {
+				if _, err = f.ReadDir(1); errors.Is(err, io.EOF) {
+					err = nil
+				}
+			}
+			f.Close()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read PATH %s: %w", p, err)
+	}
+	return nil
 }
 
 // isDir reports whether p is a directory (false when it cannot be read).

@@ -97,7 +97,9 @@ Prints phasegate's version, the commit it was built from, the build date (the co
 date, so that release builds are reproducible) and the Go toolchain. Release binaries
 and images carry all three; 'go install …@VERSION' records the version (and, for a
 pseudo-version, the commit and its date); 'go build' in a git checkout records the
-commit and its date.`))
+commit and its date. 'phasegate -v' and 'phasegate --version' print the same.
+
+Exit codes: 0 printed; 2 usage error (an argument).`))
 	if code, done := fset.parse(args); done {
 		return code
 	}

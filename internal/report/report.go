@@ -56,11 +56,16 @@ func Write(w io.Writer, format string, r Report) error {
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
 
+// jsonFormatVersion is the JSON report's format_version: raised only when a
+// key changes meaning or goes away (docs/cli.md), never for an added key.
+const jsonFormatVersion = 1
+
 type jsonReport struct {
-	Verdict   gate.Verdict    `json:"verdict"`
-	Reasons   []string        `json:"reasons"`
-	Artifacts int             `json:"artifacts"`
-	Findings  []check.Finding `json:"findings"`
+	FormatVersion int             `json:"format_version"`
+	Verdict       gate.Verdict    `json:"verdict"`
+	Reasons       []string        `json:"reasons"`
+	Artifacts     int             `json:"artifacts"`
+	Findings      []check.Finding `json:"findings"`
 	// Pipeline is present for phasegate gate only, always a list (empty
 	// when no pipeline artifact was found); an addition to the four keys
 	// validate prints, which it leaves as they are.
@@ -71,7 +76,7 @@ type jsonReport struct {
 // Bidirectional controls and C1 controls in strings are written as \u
 // escapes (the decoded values are unchanged), so the JSON is safe to print.
 func JSON(w io.Writer, r Report) error {
-	out := jsonReport{Verdict: r.Verdict.Verdict, Reasons: append([]string{}, r.Verdict.Reasons...), Artifacts: r.Artifacts, Findings: r.Findings}
+	out := jsonReport{FormatVersion: jsonFormatVersion, Verdict: r.Verdict.Verdict, Reasons: append([]string{}, r.Verdict.Reasons...), Artifacts: r.Artifacts, Findings: r.Findings}
 	if r.Pipeline != nil {
 		out.Pipeline = &r.Pipeline
 	}

@@ -171,8 +171,11 @@ func TestJSONShape(t *testing.T) {
 			if err := json.Unmarshal(out, &top); err != nil {
 				t.Fatalf("output is not one JSON object: %v\n%s", err, out)
 			}
-			if got, want := sortedKeys(top), []string{"artifacts", "findings", "reasons", "verdict"}; !slices.Equal(got, want) {
+			if got, want := sortedKeys(top), []string{"artifacts", "findings", "format_version", "reasons", "verdict"}; !slices.Equal(got, want) {
 				t.Fatalf("top-level keys = %v, want %v", got, want)
+			}
+			if got := string(top["format_version"]); got != "1" {
+				t.Errorf("format_version = %s, want 1 (docs/cli.md)", got)
 			}
 			for _, key := range []string{"findings", "reasons"} {
 				if string(top[key]) == "null" {
