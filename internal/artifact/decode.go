@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -179,20 +180,23 @@ var yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
 // are problems (the format has none), and every bad line is reported.
 func parseJSONL(data []byte, maxDepth int, probs *problemList) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: 1, Column: 1}
+	text := string(data)
+	p := newJSONParser(maxDepth, nodeBound(text)+strings.Count(text, "\n"))
 	lineNo := 0
-	for line := range bytes.Lines(data) {
-		line = bytes.TrimSuffix(line, []byte("\n"))
+	for line := range strings.Lines(text) {
+		line = strings.TrimSuffix(line, "\n")
 		lineNo++
-		if len(bytes.TrimSpace(line)) == 0 {
+		if len(strings.TrimSpace(line)) == 0 {
 			probs.add(Problem{Pos: Pos{lineNo, 1}, Rule: RuleSyntax, Message: "blank line: every line of a JSONL file must be one JSON object"})
 			continue
 		}
-		n, p := parseJSON(line, maxDepth, lineNo-1)
-		if p != nil {
+		p.start(line, lineNo)
+		n, prob := p.document()
+		if prob != nil {
 			// Reported once here; the line is left out of the value so the
 			// schema does not report it again. Positions come from the nodes,
 			// so the other lines keep their own line numbers.
-			probs.add(*p)
+			probs.add(*prob)
 			continue
 		}
 		seq.Content = append(seq.Content, n)

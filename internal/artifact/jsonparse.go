@@ -15,8 +15,13 @@ import (
 // JSON and YAML artifacts share one converter and one pointer→position map.
 // encoding/json cannot report the position of every value, and its Decoder
 // token API is both slower and blind to duplicate keys.
+//
+// A document costs a few allocations, not several per value: the file is
+// one string whose substrings the keys and values are, the nodes come from
+// slabs that nodeBound sizes, and every Content list is cut at its exact
+// length from another slab.
 type jsonParser struct {
-	data     []byte
+	data     string
 	off      int
 	line     int
 	lineOff  int // offset of the first byte of the current line
@@ -24,12 +29,58 @@ type jsonParser struct {
 	colChars int // characters between lineOff and colOff
 	maxDepth int
 	err      *Problem
+	nodes    []yaml.Node  // the current slab's free nodes
+	content  []*yaml.Node // the current Content slab (its free part is past len)
+	left     int          // how many more nodes nodeBound allows
+	made     int          // nodes made
+	placed   int          // nodes in a Content list
+	open     []*yaml.Node // the members of the open objects and arrays
+}
+
+// newJSONParser is a parser of JSON values with at most bound nodes in all
+// (see nodeBound).
+func newJSONParser(maxDepth, bound int) *jsonParser {
+	return &jsonParser{maxDepth: maxDepth, left: bound}
+}
+
+// start makes p parse data, whose first line is line.
+func (p *jsonParser) start(data string, line int) {
+	p.data, p.off, p.line, p.lineOff, p.colOff, p.colChars, p.err = data, 0, line, 0, 0, 0, nil
+	clear(p.open)
+	p.open = p.open[:0]
+}
+
+// nodeBound is an upper bound on the nodes of the JSON values in data: a
+// value starts the text or follows '{', '[', ',' or ':' outside a string
+// (which no raw newline is in).
+func nodeBound(data string) int {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[', ',', ':':
+			n++
+		case '"':
+			for i++; i < len(data) && data[i] != '"' && data[i] != '\n'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // parseJSON parses one JSON document. lineBase is added to every line number
 // (for JSONL, where each line is its own document).
-func parseJSON(data []byte, maxDepth int, lineBase int) (*yaml.Node, *Problem) {
-	p := &jsonParser{data: data, line: 1 + lineBase, maxDepth: maxDepth}
+func parseJSON[T string | []byte](data T, maxDepth int, lineBase int) (*yaml.Node, *Problem) {
+	s := string(data)
+	p := newJSONParser(maxDepth, nodeBound(s))
+	p.start(s, 1+lineBase)
+	return p.document()
+}
+
+// document parses p.data, which is one JSON value.
+func (p *jsonParser) document() (*yaml.Node, *Problem) {
 	p.skipSpace()
 	n := p.value(0)
 	if p.err != nil {
@@ -49,8 +100,8 @@ func (p *jsonParser) pos() Pos {
 	if p.colOff < p.lineOff || p.colOff > p.off {
 		p.colOff, p.colChars = p.lineOff, 0
 	}
-	for _, b := range p.data[p.colOff:p.off] {
-		if b&0xC0 != 0x80 {
+	for i := p.colOff; i < p.off; i++ {
+		if p.data[i]&0xC0 != 0x80 {
 			p.colChars++
 		}
 	}
@@ -68,7 +119,7 @@ func (p *jsonParser) describe() string {
 	if p.off >= len(p.data) {
 		return "end of file"
 	}
-	r, _ := utf8.DecodeRune(p.data[p.off:])
+	r, _ := utf8.DecodeRuneInString(p.data[p.off:])
 	return strconv.QuoteRune(r)
 }
 
@@ -87,8 +138,38 @@ func (p *jsonParser) skipSpace() {
 	}
 }
 
+// node is a new node from the current slab. A new slab holds as many nodes
+// as were made before it (at least 256) but no more than nodeBound leaves,
+// so a valid file's nodes fill their slabs exactly, and a hostile one (a
+// file of commas) cannot have nodes allocated that it never reaches.
 func (p *jsonParser) node(kind yaml.Kind, tag string, pos Pos) *yaml.Node {
-	return &yaml.Node{Kind: kind, Tag: tag, Line: pos.Line, Column: pos.Column}
+	if len(p.nodes) == 0 {
+		size := max(1, min(p.left, max(256, p.made)))
+		p.nodes = make([]yaml.Node, size)
+	}
+	n := &p.nodes[0]
+	p.nodes = p.nodes[1:]
+	p.made++
+	p.left--
+	*n = yaml.Node{Kind: kind, Tag: tag, Line: pos.Line, Column: pos.Column}
+	return n
+}
+
+// close sets n's Content to the members opened after mark: a list cut from
+// the Content slab at its exact length and capacity (an append to it cannot
+// run into the next list). A slab is sized like the node slabs.
+func (p *jsonParser) close(n *yaml.Node, mark int) *yaml.Node {
+	members := p.open[mark:]
+	if len(members) > cap(p.content)-len(p.content) {
+		p.content = make([]*yaml.Node, 0, max(len(members), min(p.left+p.made-p.placed, max(256, p.placed))))
+	}
+	p.placed += len(members)
+	start := len(p.content)
+	p.content = append(p.content, members...)
+	n.Content = p.content[start:len(p.content):len(p.content)]
+	clear(members)
+	p.open = p.open[:mark]
+	return n
 }
 
 func (p *jsonParser) value(depth int) *yaml.Node {
@@ -129,7 +210,7 @@ func (p *jsonParser) value(depth int) *yaml.Node {
 }
 
 func (p *jsonParser) literal(word, tag string, start Pos) *yaml.Node {
-	if !strings.HasPrefix(string(p.data[p.off:min(len(p.data), p.off+len(word))]), word) {
+	if !strings.HasPrefix(p.data[p.off:], word) {
 		p.fail("unexpected %s, expected a value", p.describe())
 		return nil
 	}
@@ -140,8 +221,8 @@ func (p *jsonParser) literal(word, tag string, start Pos) *yaml.Node {
 }
 
 func (p *jsonParser) object(depth int, start Pos) *yaml.Node {
-	n := p.node(yaml.MappingNode, "!!map", start)
-	return p.members(n, '}', func() bool {
+	n, mark := p.node(yaml.MappingNode, "!!map", start), len(p.open)
+	return p.members(n, mark, '}', func() bool {
 		if p.off >= len(p.data) || p.data[p.off] != '"' {
 			p.fail("unexpected %s, expected a string key", p.describe())
 			return false
@@ -160,22 +241,26 @@ func (p *jsonParser) object(depth int, start Pos) *yaml.Node {
 		}
 		p.off++
 		p.skipSpace()
-		n.Content = append(n.Content, key, p.value(depth+1))
+		p.open = append(p.open, key)
+		v := p.value(depth + 1)
+		p.open = append(p.open, v)
 		return p.err == nil
 	})
 }
 
 func (p *jsonParser) array(depth int, start Pos) *yaml.Node {
-	n := p.node(yaml.SequenceNode, "!!seq", start)
-	return p.members(n, ']', func() bool {
-		n.Content = append(n.Content, p.value(depth+1))
+	n, mark := p.node(yaml.SequenceNode, "!!seq", start), len(p.open)
+	return p.members(n, mark, ']', func() bool {
+		v := p.value(depth + 1)
+		p.open = append(p.open, v)
 		return p.err == nil
 	})
 }
 
 // members parses the members of the object or array n opens at p.off, each
-// by member (false after a problem), separated by ',' up to end.
-func (p *jsonParser) members(n *yaml.Node, end byte, member func() bool) *yaml.Node {
+// by member (false after a problem) onto p.open after mark, separated by ','
+// up to end.
+func (p *jsonParser) members(n *yaml.Node, mark int, end byte, member func() bool) *yaml.Node {
 	n.Style = yaml.FlowStyle
 	p.off++ // { or [
 	p.skipSpace()
@@ -198,7 +283,7 @@ func (p *jsonParser) members(n *yaml.Node, end byte, member func() bool) *yaml.N
 			p.off++
 		case end:
 			p.off++
-			return n
+			return p.close(n, mark)
 		default:
 			p.fail("unexpected %s, expected ',' or '%c'", p.describe(), end)
 			return nil
@@ -213,7 +298,7 @@ func (p *jsonParser) number(start Pos) *yaml.Node {
 		return nil
 	}
 	n := p.node(yaml.ScalarNode, tag, start)
-	n.Value = string(p.data[s:p.off])
+	n.Value = p.data[s:p.off]
 	return n
 }
 
@@ -273,7 +358,7 @@ func (p *jsonParser) str() (string, bool) {
 		c := d[i]
 		if c == '"' {
 			p.off = i + 1
-			return string(d[start:i]), true
+			return d[start:i], true
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -334,7 +419,7 @@ func (p *jsonParser) escape(b *strings.Builder) bool {
 		b.WriteRune(r)
 	default:
 		p.off -= 2 // report at the backslash
-		if r, _ := utf8.DecodeRune(d[p.off+1:]); unicode.IsPrint(r) {
+		if r, _ := utf8.DecodeRuneInString(d[p.off+1:]); unicode.IsPrint(r) {
 			p.fail("invalid escape \\%c in string", r)
 		} else {
 			p.fail("invalid escape in string: a backslash before %U", r)
@@ -376,7 +461,7 @@ func (p *jsonParser) unicodeEscape() (rune, bool) {
 // hex4 reads the four hex digits after \u (p.off is at the first).
 func (p *jsonParser) hex4() (rune, bool) {
 	if p.off+4 <= len(p.data) {
-		if v, err := strconv.ParseUint(string(p.data[p.off:p.off+4]), 16, 32); err == nil {
+		if v, err := strconv.ParseUint(p.data[p.off:p.off+4], 16, 32); err == nil {
 			p.off += 4
 			return rune(v), true
 		}

@@ -2,8 +2,11 @@ package artifact
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // TestJSONAgreesWithEncodingJSON: for every document, our parser accepts
@@ -178,5 +181,74 @@ func TestJSONParserBoundsDepth(t *testing.T) {
 				t.Fatalf("parseJSON = %v, %+v; want no tree and a depth problem at %v", n, p, tc.want)
 			}
 		})
+	}
+}
+
+// TestJSONNodeBound: nodeBound is an upper bound on the nodes the parser
+// makes (so their slabs are never short), and a tight one for a valid
+// document (so they waste nothing): here every container is non-empty, and
+// the bound is exact.
+func TestJSONNodeBound(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{name: "scalar", data: `1`},
+		{name: "object", data: `{"a":1,"b":"x, y: [z]","c":[true,false,null]}`},
+		{name: "escaped quote", data: `{"a\"b:":["\\",{"c":"\"{["}]}`},
+		{name: "pretty", data: "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {\"c\": 1}\n}\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newJSONParser(64, nodeBound(tc.data))
+			p.start(tc.data, 1)
+			if _, prob := p.document(); prob != nil {
+				t.Fatal(prob)
+			}
+			if bound := nodeBound(tc.data); p.made != bound {
+				t.Errorf("made %d nodes, bound %d", p.made, bound)
+			}
+		})
+	}
+}
+
+// TestJSONSlabsBoundedByProgress is the red-team test of the node slabs: a
+// file whose separators promise a million nodes (commas, colons and
+// brackets a parser never reaches) must not have them allocated. The parser
+// stops at the first ','; it may allocate its first slab (256 nodes), not
+// the bound's 1,000,001 (about 150 MB).
+func TestJSONSlabsBoundedByProgress(t *testing.T) {
+	for _, data := range []string{
+		"[" + strings.Repeat(",", 1e6),
+		`{"a"` + strings.Repeat(":", 1e6),
+		`[1` + strings.Repeat(",[", 1e6/2),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		n, p := parseJSON(data, 64, 0)
+		runtime.ReadMemStats(&after)
+		if n != nil || p == nil {
+			t.Fatalf("parsed %.10q… without a problem", data)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+			t.Errorf("parsing %.10q… allocated %d bytes, want under 8 MiB", data, got)
+		}
+	}
+}
+
+// TestJSONContentListsDoNotAlias: Content lists share a slab, so each is cut
+// at its capacity: appending to one (the JSONL converter reuses its list)
+// must not write over the next.
+func TestJSONContentListsDoNotAlias(t *testing.T) {
+	t.Parallel()
+	n, p := parseJSON(`[[1,2],[3,4]]`, 64, 0)
+	if p != nil {
+		t.Fatal(p)
+	}
+	first, second := n.Content[0], n.Content[1]
+	first.Content = append(first.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "5"})
+	if got := second.Content[0].Value; got != "3" {
+		t.Fatalf("appending to the first list changed the second's first member to %q", got)
 	}
 }
