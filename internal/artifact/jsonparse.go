@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode"
@@ -35,12 +36,51 @@ type jsonParser struct {
 	made     int          // nodes made
 	placed   int          // nodes in a Content list
 	open     []*yaml.Node // the members of the open objects and arrays
+	keep     []yaml.Node  // the node slab a pooled parser keeps
+	keepList []*yaml.Node // the Content slab a pooled parser keeps
 }
 
-// newJSONParser is a parser of JSON values with at most bound nodes in all
-// (see nodeBound).
-func newJSONParser(maxDepth, bound int) *jsonParser {
-	return &jsonParser{maxDepth: maxDepth, left: bound}
+// jsonParsers holds parsers whose trees were dropped once converted, so
+// that a file's nodes reuse the slabs of an earlier file's. Unlike a
+// sync.Pool, which every garbage collection empties (a check collects every
+// few hundred files), it keeps them: at most one per CPU, each with slabs of
+// at most maxPooledNodes nodes (about 0.6 MB).
+var jsonParsers = make(chan *jsonParser, runtime.GOMAXPROCS(0))
+
+const maxPooledNodes = 1 << 12
+
+// pooledJSONParser is a parser from jsonParsers (or a new one), its kept
+// slabs free.
+func pooledJSONParser(maxDepth int) *jsonParser {
+	var p *jsonParser
+	select {
+	case p = <-jsonParsers:
+	default:
+		p = new(jsonParser)
+	}
+	p.maxDepth, p.nodes, p.content = maxDepth, p.keep, p.keepList[:0]
+	return p
+}
+
+// release returns p to jsonParsers. It clears what its slabs hold, so that
+// nothing of the file stays reachable from them, and keeps slabs as large
+// as the file needed, within maxPooledNodes.
+func (p *jsonParser) release() {
+	clear(p.keep[:min(p.made, len(p.keep))])
+	clear(p.keepList[:min(p.placed, cap(p.keepList))])
+	clear(p.open)
+	keep, keepList, open := p.keep, p.keepList, p.open[:0]
+	if p.made > len(keep) && p.made <= maxPooledNodes {
+		keep, keepList = make([]yaml.Node, p.made), make([]*yaml.Node, 0, p.made)
+	}
+	if cap(open) > maxPooledNodes {
+		open = nil
+	}
+	*p = jsonParser{keep: keep, keepList: keepList, open: open}
+	select {
+	case jsonParsers <- p:
+	default:
+	}
 }
 
 // start makes p parse data, whose first line is line.
@@ -48,6 +88,22 @@ func (p *jsonParser) start(data string, line int) {
 	p.data, p.off, p.line, p.lineOff, p.colOff, p.colChars, p.err = data, 0, line, 0, 0, 0, nil
 	clear(p.open)
 	p.open = p.open[:0]
+}
+
+// parse parses text, one JSON value or (FormatJSONL) one per line; nil
+// after a problem it lists.
+func (p *jsonParser) parse(text string, format Format, probs *problemList) *yaml.Node {
+	p.left = nodeBound(text)
+	if format == FormatJSONL {
+		p.left += strings.Count(text, "\n")
+		return p.parseJSONL(text, probs)
+	}
+	p.start(text, 1)
+	n, prob := p.document()
+	if prob != nil {
+		probs.add(*prob)
+	}
+	return n
 }
 
 // nodeBound is an upper bound on the nodes of the JSON values in data: a
@@ -74,7 +130,7 @@ func nodeBound(data string) int {
 // (for JSONL, where each line is its own document).
 func parseJSON[T string | []byte](data T, maxDepth int, lineBase int) (*yaml.Node, *Problem) {
 	s := string(data)
-	p := newJSONParser(maxDepth, nodeBound(s))
+	p := &jsonParser{maxDepth: maxDepth, left: nodeBound(s)}
 	p.start(s, 1+lineBase)
 	return p.document()
 }
