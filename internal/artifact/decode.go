@@ -108,8 +108,8 @@ func convertTree(doc *Document, format Format, root *yaml.Node, probs *problemLi
 }
 
 // lazyTree is the tree of a JSON document, built on first use by the same
-// parse and conversion as its value (the conversion leaves out the bad lines
-// of a JSONL file).
+// parse as its value (and, for JSONL, the same conversion, which leaves the
+// bad lines out).
 type lazyTree struct {
 	once   sync.Once
 	text   string
@@ -121,9 +121,10 @@ type lazyTree struct {
 func (t *lazyTree) get() *yaml.Node {
 	t.once.Do(func() {
 		p := &jsonParser{maxDepth: t.limits.MaxDepth}
-		d := &Document{}
-		convertTree(d, t.format, p.parse(t.text, t.format, &problemList{}), &problemList{}, t.limits)
-		t.root = d.root
+		t.root = p.parse(t.text, t.format, &problemList{})
+		if t.format == FormatJSONL {
+			(&converter{limits: t.limits, problems: &problemList{}}).convertLines(t.root)
+		}
 	})
 	return t.root
 }
