@@ -7,6 +7,8 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -35,7 +37,7 @@ func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document)
 	doc = &Document{Path: path, Kind: kind}
 	defer func() {
 		if r := recover(); r != nil {
-			doc.Decoded, doc.Value, doc.root = false, nil, nil
+			doc.Decoded, doc.Value, doc.root, doc.tree = false, nil, nil, nil
 			doc.Problems = append(doc.Problems, Problem{Pos: Pos{1, 1}, Rule: RuleSyntax, Message: fmt.Sprintf("the parser could not read this file: %v", r)})
 		}
 	}()
@@ -53,28 +55,34 @@ func Decode(path string, kind *Kind, data []byte, limits Limits) (doc *Document)
 
 // decodeTree is Decode through a node tree, which the document keeps for
 // Locate: every position of the value is its node's.
+//
+// A JSON tree is not kept but built again on the first Locate (see
+// lazyTree), which most documents, those without findings, never call. Its
+// nodes come from a pooled parser's slabs, which the next file reuses.
 func decodeTree(doc *Document, format Format, data []byte, limits Limits) {
 	probs := &problemList{}
 	defer func() { doc.Problems = append(doc.Problems, probs.result()...) }()
-	var root *yaml.Node
 	switch format {
-	case FormatJSON:
-		n, p := parseJSON(data, limits.MaxDepth, 0)
-		if p != nil {
-			probs.add(*p)
-		}
-		root = n
-	case FormatJSONL:
-		root = parseJSONL(data, limits.MaxDepth, probs)
+	case FormatJSON, FormatJSONL:
+		text := string(data)
+		p := pooledJSONParser(limits.MaxDepth)
+		convertTree(doc, format, p.parse(text, format, probs), probs, limits)
+		p.release()
+		doc.root, doc.tree = nil, &lazyTree{text: text, format: format, limits: limits}
 	case FormatLearnings:
-		root = parseLearnings(data)
+		convertTree(doc, format, parseLearnings(data), probs, limits)
 	default:
-		var ps []Problem
-		root, ps = parseYAML(data)
+		root, ps := parseYAML(data)
 		for _, p := range ps {
 			probs.add(p)
 		}
+		convertTree(doc, format, root, probs, limits)
 	}
+}
+
+// convertTree converts root (nil after a problem the parser listed in
+// probs) into doc's value, and sets doc's root.
+func convertTree(doc *Document, format Format, root *yaml.Node, probs *problemList, limits Limits) {
 	if root == nil {
 		if len(probs.list) == 0 {
 			probs.add(Problem{Pos: Pos{1, 1}, Rule: RuleSyntax, Message: "the parser could not read this file"})
@@ -97,6 +105,28 @@ func decodeTree(doc *Document, format Format, data []byte, limits Limits) {
 		return
 	}
 	doc.Value, doc.Decoded = v, true
+}
+
+// lazyTree is the tree of a JSON document, built on first use by the same
+// parse as its value (and, for JSONL, the same conversion, which leaves the
+// bad lines out).
+type lazyTree struct {
+	once   sync.Once
+	text   string
+	format Format
+	limits Limits
+	root   *yaml.Node
+}
+
+func (t *lazyTree) get() *yaml.Node {
+	t.once.Do(func() {
+		p := &jsonParser{maxDepth: t.limits.MaxDepth}
+		t.root = p.parse(t.text, t.format, &problemList{})
+		if t.format == FormatJSONL {
+			(&converter{limits: t.limits, problems: &problemList{}}).convertLines(t.root)
+		}
+	})
+	return t.root
 }
 
 // SizeProblem is the problem of a file larger than the limit.
@@ -175,24 +205,26 @@ func yamlProblem(err error, lines *lineMap) Problem {
 
 var yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
 
-// parseJSONL parses one JSON value per line into a sequence node. Blank lines
-// are problems (the format has none), and every bad line is reported.
-func parseJSONL(data []byte, maxDepth int, probs *problemList) *yaml.Node {
+// parseJSONL parses one JSON value per line of text into a sequence node.
+// Blank lines are problems (the format has none), and every bad line is
+// reported.
+func (p *jsonParser) parseJSONL(text string, probs *problemList) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: 1, Column: 1}
 	lineNo := 0
-	for line := range bytes.Lines(data) {
-		line = bytes.TrimSuffix(line, []byte("\n"))
+	for line := range strings.Lines(text) {
+		line = strings.TrimSuffix(line, "\n")
 		lineNo++
-		if len(bytes.TrimSpace(line)) == 0 {
+		if len(strings.TrimSpace(line)) == 0 {
 			probs.add(Problem{Pos: Pos{lineNo, 1}, Rule: RuleSyntax, Message: "blank line: every line of a JSONL file must be one JSON object"})
 			continue
 		}
-		n, p := parseJSON(line, maxDepth, lineNo-1)
-		if p != nil {
+		p.start(line, lineNo)
+		n, prob := p.document()
+		if prob != nil {
 			// Reported once here; the line is left out of the value so the
 			// schema does not report it again. Positions come from the nodes,
 			// so the other lines keep their own line numbers.
-			probs.add(*p)
+			probs.add(*prob)
 			continue
 		}
 		seq.Content = append(seq.Content, n)

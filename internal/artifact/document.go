@@ -52,6 +52,8 @@ type Document struct {
 	Problems []Problem
 
 	root *yaml.Node
+	// tree is root when it was not kept.
+	tree *lazyTree
 }
 
 // WithoutPositions is a copy of d that keeps its value but not the node tree
@@ -59,7 +61,7 @@ type Document struct {
 // on to a document after it was checked. Locate on it returns 1:1.
 func (d *Document) WithoutPositions() *Document {
 	c := *d
-	c.root, c.Problems = nil, nil
+	c.root, c.tree, c.Problems = nil, nil, nil
 	return &c
 }
 
@@ -73,7 +75,11 @@ func (d *Document) Locate(tokens []string) Pos {
 	if d == nil {
 		return Pos{Line: 1, Column: 1}
 	}
-	n := deref(d.root)
+	root := d.root
+	if d.tree != nil {
+		root = d.tree.get()
+	}
+	n := deref(root)
 	if n == nil {
 		return Pos{Line: 1, Column: 1}
 	}

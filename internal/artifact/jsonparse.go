@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode"
@@ -15,8 +16,13 @@ import (
 // JSON and YAML artifacts share one converter and one pointer→position map.
 // encoding/json cannot report the position of every value, and its Decoder
 // token API is both slower and blind to duplicate keys.
+//
+// A document costs a few allocations, not several per value: the file is
+// one string whose substrings the keys and values are, the nodes come from
+// slabs that nodeBound sizes, and every Content list is cut at its exact
+// length from another slab.
 type jsonParser struct {
-	data     []byte
+	data     string
 	off      int
 	line     int
 	lineOff  int // offset of the first byte of the current line
@@ -24,12 +30,113 @@ type jsonParser struct {
 	colChars int // characters between lineOff and colOff
 	maxDepth int
 	err      *Problem
+	nodes    []yaml.Node  // the current slab's free nodes
+	content  []*yaml.Node // the current Content slab (its free part is past len)
+	left     int          // how many more nodes nodeBound allows
+	made     int          // nodes made
+	placed   int          // nodes in a Content list
+	open     []*yaml.Node // the members of the open objects and arrays
+	keep     []yaml.Node  // the node slab a pooled parser keeps
+	keepList []*yaml.Node // the Content slab a pooled parser keeps
+}
+
+// jsonParsers holds parsers whose trees were dropped once converted, so
+// that a file's nodes reuse the slabs of an earlier file's. Unlike a
+// sync.Pool, which every garbage collection empties (a check collects every
+// few hundred files), it keeps them: at most one per CPU, each with slabs of
+// at most maxPooledNodes nodes (about 0.6 MB).
+var jsonParsers = make(chan *jsonParser, runtime.GOMAXPROCS(0))
+
+const maxPooledNodes = 1 << 12
+
+// pooledJSONParser is a parser from jsonParsers (or a new one), its kept
+// slabs free.
+func pooledJSONParser(maxDepth int) *jsonParser {
+	var p *jsonParser
+	select {
+	case p = <-jsonParsers:
+	default:
+		p = new(jsonParser)
+	}
+	p.maxDepth, p.nodes, p.content = maxDepth, p.keep, p.keepList[:0]
+	return p
+}
+
+// release returns p to jsonParsers. It clears what its slabs hold, so that
+// nothing of the file stays reachable from them, and keeps slabs as large
+// as the file needed, within maxPooledNodes.
+func (p *jsonParser) release() {
+	clear(p.keep[:min(p.made, len(p.keep))])
+	clear(p.keepList[:min(p.placed, cap(p.keepList))])
+	clear(p.open)
+	keep, keepList, open := p.keep, p.keepList, p.open[:0]
+	if p.made > len(keep) && p.made <= maxPooledNodes {
+		keep, keepList = make([]yaml.Node, p.made), make([]*yaml.Node, 0, p.made)
+	}
+	if cap(open) > maxPooledNodes {
+		open = nil
+	}
+	*p = jsonParser{keep: keep, keepList: keepList, open: open}
+	select {
+	case jsonParsers <- p:
+	default:
+	}
+}
+
+// start makes p parse data, whose first line is line.
+func (p *jsonParser) start(data string, line int) {
+	p.data, p.off, p.line, p.lineOff, p.colOff, p.colChars, p.err = data, 0, line, 0, 0, 0, nil
+	clear(p.open)
+	p.open = p.open[:0]
+}
+
+// parse parses text, one JSON value or (FormatJSONL) one per line; nil
+// after a problem it lists.
+func (p *jsonParser) parse(text string, format Format, probs *problemList) *yaml.Node {
+	p.left = nodeBound(text)
+	if format == FormatJSONL {
+		p.left += strings.Count(text, "\n")
+		return p.parseJSONL(text, probs)
+	}
+	p.start(text, 1)
+	n, prob := p.document()
+	if prob != nil {
+		probs.add(*prob)
+	}
+	return n
+}
+
+// nodeBound is an upper bound on the nodes of the JSON values in data: a
+// value starts the text or follows '{', '[', ',' or ':' outside a string
+// (which no raw newline is in).
+func nodeBound(data string) int {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[', ',', ':':
+			n++
+		case '"':
+			for i++; i < len(data) && data[i] != '"' && data[i] != '\n'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // parseJSON parses one JSON document. lineBase is added to every line number
 // (for JSONL, where each line is its own document).
-func parseJSON(data []byte, maxDepth int, lineBase int) (*yaml.Node, *Problem) {
-	p := &jsonParser{data: data, line: 1 + lineBase, maxDepth: maxDepth}
+func parseJSON[T string | []byte](data T, maxDepth int, lineBase int) (*yaml.Node, *Problem) {
+	s := string(data)
+	p := &jsonParser{maxDepth: maxDepth, left: nodeBound(s)}
+	p.start(s, 1+lineBase)
+	return p.document()
+}
+
+// document parses p.data, which is one JSON value.
+func (p *jsonParser) document() (*yaml.Node, *Problem) {
 	p.skipSpace()
 	n := p.value(0)
 	if p.err != nil {
@@ -49,8 +156,8 @@ func (p *jsonParser) pos() Pos {
 	if p.colOff < p.lineOff || p.colOff > p.off {
 		p.colOff, p.colChars = p.lineOff, 0
 	}
-	for _, b := range p.data[p.colOff:p.off] {
-		if b&0xC0 != 0x80 {
+	for i := p.colOff; i < p.off; i++ {
+		if p.data[i]&0xC0 != 0x80 {
 			p.colChars++
 		}
 	}
@@ -68,7 +175,7 @@ func (p *jsonParser) describe() string {
 	if p.off >= len(p.data) {
 		return "end of file"
 	}
-	r, _ := utf8.DecodeRune(p.data[p.off:])
+	r, _ := utf8.DecodeRuneInString(p.data[p.off:])
 	return strconv.QuoteRune(r)
 }
 
@@ -87,8 +194,38 @@ func (p *jsonParser) skipSpace() {
 	}
 }
 
+// node is a new node from the current slab. A new slab holds as many nodes
+// as were made before it (at least 256) but no more than nodeBound leaves,
+// so a valid file's nodes fill their slabs exactly, and a hostile one (a
+// file of commas) cannot have nodes allocated that it never reaches.
 func (p *jsonParser) node(kind yaml.Kind, tag string, pos Pos) *yaml.Node {
-	return &yaml.Node{Kind: kind, Tag: tag, Line: pos.Line, Column: pos.Column}
+	if len(p.nodes) == 0 {
+		size := max(1, min(p.left, max(256, p.made)))
+		p.nodes = make([]yaml.Node, size)
+	}
+	n := &p.nodes[0]
+	p.nodes = p.nodes[1:]
+	p.made++
+	p.left--
+	*n = yaml.Node{Kind: kind, Tag: tag, Line: pos.Line, Column: pos.Column}
+	return n
+}
+
+// close sets n's Content to the members opened after mark: a list cut from
+// the Content slab at its exact length and capacity (an append to it cannot
+// run into the next list). A slab is sized like the node slabs.
+func (p *jsonParser) close(n *yaml.Node, mark int) *yaml.Node {
+	members := p.open[mark:]
+	if len(members) > cap(p.content)-len(p.content) {
+		p.content = make([]*yaml.Node, 0, max(len(members), min(p.left+p.made-p.placed, max(256, p.placed))))
+	}
+	p.placed += len(members)
+	start := len(p.content)
+	p.content = append(p.content, members...)
+	n.Content = p.content[start:len(p.content):len(p.content)]
+	clear(members)
+	p.open = p.open[:mark]
+	return n
 }
 
 func (p *jsonParser) value(depth int) *yaml.Node {
@@ -129,7 +266,7 @@ func (p *jsonParser) value(depth int) *yaml.Node {
 }
 
 func (p *jsonParser) literal(word, tag string, start Pos) *yaml.Node {
-	if !strings.HasPrefix(string(p.data[p.off:min(len(p.data), p.off+len(word))]), word) {
+	if !strings.HasPrefix(p.data[p.off:], word) {
 		p.fail("unexpected %s, expected a value", p.describe())
 		return nil
 	}
@@ -140,8 +277,8 @@ func (p *jsonParser) literal(word, tag string, start Pos) *yaml.Node {
 }
 
 func (p *jsonParser) object(depth int, start Pos) *yaml.Node {
-	n := p.node(yaml.MappingNode, "!!map", start)
-	return p.members(n, '}', func() bool {
+	n, mark := p.node(yaml.MappingNode, "!!map", start), len(p.open)
+	return p.members(n, mark, '}', func() bool {
 		if p.off >= len(p.data) || p.data[p.off] != '"' {
 			p.fail("unexpected %s, expected a string key", p.describe())
 			return false
@@ -160,22 +297,26 @@ func (p *jsonParser) object(depth int, start Pos) *yaml.Node {
 		}
 		p.off++
 		p.skipSpace()
-		n.Content = append(n.Content, key, p.value(depth+1))
+		p.open = append(p.open, key)
+		v := p.value(depth + 1)
+		p.open = append(p.open, v)
 		return p.err == nil
 	})
 }
 
 func (p *jsonParser) array(depth int, start Pos) *yaml.Node {
-	n := p.node(yaml.SequenceNode, "!!seq", start)
-	return p.members(n, ']', func() bool {
-		n.Content = append(n.Content, p.value(depth+1))
+	n, mark := p.node(yaml.SequenceNode, "!!seq", start), len(p.open)
+	return p.members(n, mark, ']', func() bool {
+		v := p.value(depth + 1)
+		p.open = append(p.open, v)
 		return p.err == nil
 	})
 }
 
 // members parses the members of the object or array n opens at p.off, each
-// by member (false after a problem), separated by ',' up to end.
-func (p *jsonParser) members(n *yaml.Node, end byte, member func() bool) *yaml.Node {
+// by member (false after a problem) onto p.open after mark, separated by ','
+// up to end.
+func (p *jsonParser) members(n *yaml.Node, mark int, end byte, member func() bool) *yaml.Node {
 	n.Style = yaml.FlowStyle
 	p.off++ // { or [
 	p.skipSpace()
@@ -198,7 +339,7 @@ func (p *jsonParser) members(n *yaml.Node, end byte, member func() bool) *yaml.N
 			p.off++
 		case end:
 			p.off++
-			return n
+			return p.close(n, mark)
 		default:
 			p.fail("unexpected %s, expected ',' or '%c'", p.describe(), end)
 			return nil
@@ -213,7 +354,7 @@ func (p *jsonParser) number(start Pos) *yaml.Node {
 		return nil
 	}
 	n := p.node(yaml.ScalarNode, tag, start)
-	n.Value = string(p.data[s:p.off])
+	n.Value = p.data[s:p.off]
 	return n
 }
 
@@ -273,7 +414,7 @@ func (p *jsonParser) str() (string, bool) {
 		c := d[i]
 		if c == '"' {
 			p.off = i + 1
-			return string(d[start:i]), true
+			return d[start:i], true
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -334,7 +475,7 @@ func (p *jsonParser) escape(b *strings.Builder) bool {
 		b.WriteRune(r)
 	default:
 		p.off -= 2 // report at the backslash
-		if r, _ := utf8.DecodeRune(d[p.off+1:]); unicode.IsPrint(r) {
+		if r, _ := utf8.DecodeRuneInString(d[p.off+1:]); unicode.IsPrint(r) {
 			p.fail("invalid escape \\%c in string", r)
 		} else {
 			p.fail("invalid escape in string: a backslash before %U", r)
@@ -376,7 +517,7 @@ func (p *jsonParser) unicodeEscape() (rune, bool) {
 // hex4 reads the four hex digits after \u (p.off is at the first).
 func (p *jsonParser) hex4() (rune, bool) {
 	if p.off+4 <= len(p.data) {
-		if v, err := strconv.ParseUint(string(p.data[p.off:p.off+4]), 16, 32); err == nil {
+		if v, err := strconv.ParseUint(p.data[p.off:p.off+4], 16, 32); err == nil {
 			p.off += 4
 			return rune(v), true
 		}

@@ -2,8 +2,14 @@ package artifact
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // TestJSONAgreesWithEncodingJSON: for every document, our parser accepts
@@ -178,5 +184,149 @@ func TestJSONParserBoundsDepth(t *testing.T) {
 				t.Fatalf("parseJSON = %v, %+v; want no tree and a depth problem at %v", n, p, tc.want)
 			}
 		})
+	}
+}
+
+// TestJSONNodeBound: nodeBound is an upper bound on the nodes the parser
+// makes (so their slabs are never short), and a tight one for a valid
+// document (so they waste nothing): here every container is non-empty, and
+// the bound is exact.
+func TestJSONNodeBound(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{name: "scalar", data: `1`},
+		{name: "object", data: `{"a":1,"b":"x, y: [z]","c":[true,false,null]}`},
+		{name: "escaped quote", data: `{"a\"b:":["\\",{"c":"\"{["}]}`},
+		{name: "pretty", data: "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {\"c\": 1}\n}\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := &jsonParser{maxDepth: 64, left: nodeBound(tc.data)}
+			p.start(tc.data, 1)
+			if _, prob := p.document(); prob != nil {
+				t.Fatal(prob)
+			}
+			if bound := nodeBound(tc.data); p.made != bound {
+				t.Errorf("made %d nodes, bound %d", p.made, bound)
+			}
+		})
+	}
+}
+
+// TestJSONSlabsBoundedByProgress is the red-team test of the node slabs: a
+// file whose separators promise a million nodes (commas, colons and
+// brackets a parser never reaches) must not have them allocated. The parser
+// stops at the first ','; it may allocate its first slab (256 nodes), not
+// the bound's 1,000,001 (about 150 MB).
+func TestJSONSlabsBoundedByProgress(t *testing.T) {
+	for _, data := range []string{
+		"[" + strings.Repeat(",", 1e6),
+		`{"a"` + strings.Repeat(":", 1e6),
+		`[1` + strings.Repeat(",[", 1e6/2),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		n, p := parseJSON(data, 64, 0)
+		runtime.ReadMemStats(&after)
+		if n != nil || p == nil {
+			t.Fatalf("parsed %.10q… without a problem", data)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+			t.Errorf("parsing %.10q… allocated %d bytes, want under 8 MiB", data, got)
+		}
+	}
+}
+
+// TestJSONContentListsDoNotAlias: Content lists share a slab, so each is cut
+// at its capacity: appending to one (the JSONL converter reuses its list)
+// must not write over the next.
+func TestJSONContentListsDoNotAlias(t *testing.T) {
+	t.Parallel()
+	n, p := parseJSON(`[[1,2],[3,4]]`, 64, 0)
+	if p != nil {
+		t.Fatal(p)
+	}
+	first, second := n.Content[0], n.Content[1]
+	first.Content = append(first.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "5"})
+	if got := second.Content[0].Value; got != "3" {
+		t.Fatalf("appending to the first list changed the second's first member to %q", got)
+	}
+}
+
+// TestJSONTreeNotSharedWithThePool is the red-team test of the pooled
+// slabs: a JSON document's nodes are reused by the next file decoded, so
+// the document must not keep them. After other files of the same shape
+// were decoded (each reusing the slabs), the first document still locates
+// its own positions and keeps its own value.
+func TestJSONTreeNotSharedWithThePool(t *testing.T) {
+	for _, path := range []string{"a.json", "a.jsonl"} {
+		other := func() { Decode(path, nil, []byte(`{"x":"second","y":[3,4,5]}`+"\n"), DefaultLimits) }
+		other() // so that the pool holds slabs the first document's nodes come from
+		first := Decode(path, nil, []byte(`{"k": "first", "items": [1, 2]}`+"\n"), DefaultLimits)
+		for range 8 {
+			other()
+		}
+		tok := []string{"items", "1"}
+		if FormatOf(nil, path) == FormatJSONL {
+			tok = append([]string{"0"}, tok...)
+		}
+		if got, want := first.Locate(tok), (Pos{1, 29}); got != want {
+			t.Errorf("%s: /items/1 of the first document at %v after others were decoded, want %v", path, got, want)
+		}
+		if !strings.Contains(fmt.Sprint(first.Value), "first") {
+			t.Errorf("%s: the first document's value became %v", path, first.Value)
+		}
+	}
+}
+
+// TestJSONParserReleaseClearsSlabs: a released parser keeps its slabs for
+// the next file, cleared, so that the pool holds nothing of the file it
+// parsed (its text, through the nodes' strings).
+func TestJSONParserReleaseClearsSlabs(t *testing.T) {
+	for _, kept := range []int{0, 300} {
+		p := pooledJSONParser(64)
+		p.keep, p.keepList = make([]yaml.Node, kept), make([]*yaml.Node, 0, kept)
+		p.nodes, p.content = p.keep, p.keepList
+		if p.parse(`{"k": ["secret", {"a": 1}], "more": "text"}`, FormatJSON, &problemList{}) == nil {
+			t.Fatal("did not parse")
+		}
+		p.release()
+		if len(p.keep) == 0 || cap(p.keepList) == 0 {
+			t.Fatalf("kept %d: released parser keeps %d nodes and %d Content entries, want its slabs", kept, len(p.keep), cap(p.keepList))
+		}
+		for i, n := range p.keep {
+			if !reflect.DeepEqual(n, yaml.Node{}) {
+				t.Fatalf("kept %d: released parser keeps node %d: %+v", kept, i, n)
+			}
+		}
+		for i, n := range p.keepList[:cap(p.keepList)] {
+			if n != nil {
+				t.Fatalf("kept %d: released parser keeps Content entry %d: %+v", kept, i, n)
+			}
+		}
+		if p.data != "" || len(p.open) != 0 {
+			t.Fatalf("kept %d: released parser keeps its text %q or open members %v", kept, p.data, p.open)
+		}
+	}
+}
+
+// TestJSONLazyTreeConcurrentLocate: the tree built on the first Locate is
+// built once, whichever goroutines ask first (go test -race checks it).
+func TestJSONLazyTreeConcurrentLocate(t *testing.T) {
+	t.Parallel()
+	doc := Decode("a.json", nil, []byte("{\n  \"a\": [true, {\"b\": null}]\n}\n"), DefaultLimits)
+	var wg sync.WaitGroup
+	got := make([]Pos, 4)
+	for i := range got {
+		wg.Go(func() { got[i] = doc.Locate([]string{"a", "1", "b"}) })
+	}
+	wg.Wait()
+	for _, p := range got {
+		if p != (Pos{2, 16}) {
+			t.Fatalf("located /a/1/b at %v, want 2:16", got)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package check
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -114,7 +113,7 @@ func (g *Group) ReadFile(rel string) ([]byte, error) {
 	if info.Size() > g.limit {
 		return nil, fmt.Errorf("reading %s: %d bytes, over the %d-byte limit", rel, info.Size(), g.limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, g.limit))
+	data, err := readSized(f, info.Size(), g.limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}

@@ -567,24 +567,31 @@ func readLimited(fsys fs.FS, p string, limit int64) ([]byte, int64, error) {
 		}
 		return head[:n], info.Size(), nil
 	}
-	// One read of the size the file says it has (and one that sees its end),
-	// not io.ReadAll's doubling from 512 bytes: a syscall per doubling.
-	size := max(min(info.Size(), limit), 0)
-	buf := make([]byte, size+1)
-	n, err := io.ReadFull(f, buf)
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return buf[:n], int64(n), nil
-	case err != nil:
-		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
-	}
-	// The file grew since Stat (or said no size): read on, up to the limit.
-	rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+	data, err := readSized(f, info.Size(), limit+1)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", p, err)
 	}
-	data := append(buf, rest...)
 	return data, int64(len(data)), nil
+}
+
+// readSized reads at most most bytes of r, whose size Stat said: one read of
+// that size (and one that sees its end), not io.ReadAll's doubling from 512
+// bytes, an allocation and a system call per doubling.
+func readSized(r io.Reader, size, most int64) ([]byte, error) {
+	buf := make([]byte, min(max(size, 0)+1, most))
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	// The file grew since Stat (or said no size): read on, up to most.
+	rest, err := io.ReadAll(io.LimitReader(r, most-int64(n)))
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, rest...), nil
 }
 
 // conventionSeverity applies the configured severity of RuleConvention
