@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -21,6 +19,7 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/notify/webhook"
+	"github.com/phasegate/phasegate/internal/probe"
 	"github.com/phasegate/phasegate/internal/redisx"
 )
 
@@ -254,7 +253,11 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 		return 0
 	}
 	if err == nil && s.probe {
-		return probeReady(s.cfg.Addr, stderr)
+		if err := probe.Ready(s.cfg.Addr); err != nil {
+			fmt.Fprintf(stderr, "phasegate: --probe: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if err == nil {
 		err = runServe(s, stderr, version)
@@ -298,31 +301,6 @@ func runServe(s serveSettings, stderr io.Writer, version string) error {
 		return err
 	}
 	return srv.Run(ctx)
-}
-
-// probeReady asks the serve on addr for /readyz: 0 when it answers 200,
-// else 1 with the reason on stderr.
-func probeReady(addr string, stderr io.Writer) int {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "phasegate: --probe: --addr %q: %v\n", addr, err)
-		return 1
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get("http://" + net.JoinHostPort(host, port) + "/readyz")
-	if err != nil {
-		fmt.Fprintf(stderr, "phasegate: --probe: %v\n", err)
-		return 1
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "phasegate: --probe: /readyz answered %s\n", resp.Status)
-		return 1
-	}
-	return 0
 }
 
 // newLogger is serve's logger on w: records from level up, as JSON or, for
