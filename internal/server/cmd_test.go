@@ -406,3 +406,18 @@ func TestProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestReadinessLogsTheFirstFailure: the readiness probe's GET /app is
+// not retried by the client (the probe tries again itself), so a GitHub
+// that fails it is logged at its first answer: before, the client's
+// backoff hid an unreachable GitHub for about 20 s.
+func TestReadinessLogsTheFirstFailure(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.FailNext(1, http.StatusBadGateway, "/app")
+	h.start()
+	h.waitReady()
+	if n := len(h.logs.lines("not ready: GitHub did not answer GET /app")); n != 1 {
+		t.Errorf("%d not-ready lines before ready, want 1 (the first attempt's):\n%s", n, h.logs.String())
+	}
+}
