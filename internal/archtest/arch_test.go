@@ -85,6 +85,7 @@ var roles = map[string]Role{
 	"internal/cli":                  Adapter,
 	"internal/redisx":               Adapter,
 	"internal/notify/webhook":       Adapter,
+	"internal/probe":                Adapter,
 	"cmd/phasegate":                 Main,
 	"internal/ghfake":               TestSupport,
 	"internal/ghfake/ghfaketest":    TestSupport,
@@ -224,8 +225,8 @@ func Check(pkgs map[string]*Package) []Violation {
 					}
 				}
 			}
-			if hasPrefixPath(imp, "net/http") && !slices.Contains([]string{"internal/ghclient", "internal/ghfake", "internal/ghfake/ghfaketest", "internal/server", "internal/web", "internal/notify/webhook"}, name) && role != Tooling {
-				add("net-http-only-at-the-edges", name, "imports %s (only ghclient, ghfake and its ghfaketest, server and notify/webhook may)", imp)
+			if hasPrefixPath(imp, "net/http") && !slices.Contains([]string{"internal/ghclient", "internal/ghfake", "internal/ghfake/ghfaketest", "internal/server", "internal/web", "internal/notify/webhook", "internal/probe"}, name) && role != Tooling {
+				add("net-http-only-at-the-edges", name, "imports %s (only ghclient, ghfake and its ghfaketest, server, web, notify/webhook and probe may)", imp)
 			}
 		}
 		// The GitHub libraries: every file, tests included (tests use the
@@ -242,7 +243,7 @@ func Check(pkgs map[string]*Package) []Violation {
 			if strings.HasPrefix(name, "internal/") && slices.Contains(printing, use) {
 				add("no-printing", name, "uses %s (write to the io.Writer you are given)", use)
 			}
-			if slices.Contains(outboundHTTP, use) && name != "internal/ghclient" && name != "internal/notify/webhook" && role != Tooling {
+			if slices.Contains(outboundHTTP, use) && name != "internal/ghclient" && name != "internal/notify/webhook" && name != "internal/probe" && role != Tooling {
 				add("only-ghclient-calls-github", name, "makes its own HTTP requests (%s)", use)
 			}
 			if use == "os.Exit" && role != Main && role != Tooling && name != "internal/testutil" { // testutil.Exit ends test binaries

@@ -15,6 +15,7 @@ var pinnedTools = []struct{ pkg, module, version string }{
 	{pkg: "honnef.co/go/tools/cmd/staticcheck", module: "honnef.co/go/tools", version: "v0.7.0"},
 	{pkg: "github.com/rhysd/actionlint/cmd/actionlint", module: "github.com/rhysd/actionlint", version: "v1.7.12"},
 	{pkg: "github.com/goreleaser/goreleaser/v2", module: "github.com/goreleaser/goreleaser/v2", version: "v2.15.1"},
+	{pkg: "github.com/yannh/kubeconform/cmd/kubeconform", module: "github.com/yannh/kubeconform", version: "v0.7.0"},
 }
 
 // goModEntries reads the require (module → version) and tool (package)
@@ -89,12 +90,14 @@ go 1.26.1
 tool (
 	github.com/goreleaser/goreleaser/v2
 	github.com/rhysd/actionlint/cmd/actionlint
+	github.com/yannh/kubeconform/cmd/kubeconform
 	honnef.co/go/tools/cmd/staticcheck
 )
 
 require (
 	github.com/goreleaser/goreleaser/v2 v2.15.1 // indirect
 	github.com/rhysd/actionlint v1.7.12 // indirect
+	github.com/yannh/kubeconform v0.7.0 // indirect
 	honnef.co/go/tools v0.7.0 // indirect
 )
 `

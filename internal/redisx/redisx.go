@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -98,6 +99,19 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// LogTo sends go-redis's own log lines (a connection it failed to close, a
+// duration it truncated) to logger as warnings, instead of go-redis's
+// plain-text logger on stderr, which would break a JSON log. go-redis has
+// one logger per process: the last call wins.
+func LogTo(logger *slog.Logger) { redis.SetLogger(slogPrinter{logger}) }
+
+// slogPrinter is go-redis's Logging interface over a slog.Logger.
+type slogPrinter struct{ l *slog.Logger }
+
+func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	p.l.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
 
 // keyspace is the Redis keys prefix+key of one use of a Store, each kept

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/notify/webhook"
+	"github.com/phasegate/phasegate/internal/probe"
 	"github.com/phasegate/phasegate/internal/redisx"
 )
 
@@ -28,7 +31,16 @@ type serveSettings struct {
 	lockTTL  time.Duration
 	// pages are the settings of serve's own pages; nil when they are off.
 	pages *PagesOptions
+	// probe: only ask a running serve's /readyz (--probe).
+	probe bool
+	// logLevel and logFormat (json or text) shape serve's log; keySource
+	// names where the private key came from, for its error.
+	logLevel             slog.Level
+	logFormat, keySource string
 }
+
+// logLevels are --log-level's values.
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
 // DefaultLockTTL is how long an issue's Redis lock outlives a replica that
 // died holding it; a live holder renews it.
@@ -42,6 +54,10 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	f, err := parseServeFlags(args, getenv, stdout)
 	if err != nil {
 		return s, err
+	}
+	if *f.probe {
+		s.probe, s.cfg.Addr = true, *f.addr
+		return s, nil
 	}
 	if s.cfg.Secrets, err = webhookSecrets(*f.secret, getenv); err != nil {
 		return s, err
@@ -61,6 +77,7 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 	if s.cfg.PrivateKeyPEM = []byte(pem); err != nil {
 		return s, err
 	}
+	s.keySource = cmp.Or(*f.keyFile, "PHASEGATE_PRIVATE_KEY")
 	if err := f.settings(&s); err != nil {
 		return s, err
 	}
@@ -82,7 +99,8 @@ func parseServe(args []string, getenv func(string) string, stdout, stderr io.Wri
 type serveFlags struct {
 	addr, secret, appID, keyFile, apiURL, redisURL, lockTTL, every *string
 	metricsAddr, maxInflight, installEvery, installConcurrency     *string
-	publish, budgetShare                                           *string
+	publish, budgetShare, logLevel, logFormat                      *string
+	probe                                                          *bool
 	// serve's own pages (pages.go).
 	publicURL, oauthClientID, oauthSecretFile, sessionKeyFile, githubWebURL *string
 }
@@ -116,10 +134,14 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 			"with --redis-url: durable jobs of one installation running at once over every replica, at least 1 ($PHASEGATE_INSTALLATION_CONCURRENCY)"),
 		budgetShare: fset.String("reconcile-budget-share", strconv.FormatFloat(DefaultReconcileBudgetShare, 'g', -1, 64),
 			"share of each installation's hourly rate limit the reconcile loop may spend, above 0 and at most 1; a pass cut short says what it skipped and the next takes it first ($PHASEGATE_RECONCILE_BUDGET_SHARE)"),
-		publish: fset.String("publish", "checks", "where phasegate/contracts, phasegate/decisions and the ledger anchors go: checks (the App's check runs), statuses, or both ($PHASEGATE_PUBLISH)"),
+		publish:   fset.String("publish", "checks", "where phasegate/contracts, phasegate/decisions and the ledger anchors go: checks (the App's check runs), statuses, or both ($PHASEGATE_PUBLISH)"),
+		logLevel:  fset.String("log-level", "info", "the least severe log records written: debug, info, warn or error ($PHASEGATE_LOG_LEVEL)"),
+		logFormat: fset.String("log-format", "json", "the log's format on stderr: json (one object a line) or text (key=value) ($PHASEGATE_LOG_FORMAT)"),
 	}
+	f.probe = fset.Bool("probe", false, "ask the serve listening on --addr's port (on 127.0.0.1 when --addr names no host) for /readyz and exit 0 when it answers 200, else 1: a container health check, as the image has no curl ($PHASEGATE_PROBE)")
 	pageFlags(fset, f)
-	if err := fset.Parse(args); err != nil {
+	err := fset.Parse(args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, "Usage: phasegate serve [flags]\n\nRuns the GitHub App webhook server. Every flag has an environment variable. Flags:\n")
 			fset.SetOutput(stdout)
@@ -136,11 +158,11 @@ func parseServeFlags(args []string, getenv func(string) string, stdout io.Writer
 	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	fset.VisitAll(func(f *flag.Flag) {
-		if v := getenv(flagVar(f.Name)); !set[f.Name] && v != "" {
-			_ = f.Value.Set(v) // string flags: never fails
+		if v := getenv(flagVar(f.Name)); !set[f.Name] && v != "" && f.Value.Set(v) != nil && err == nil {
+			err = fmt.Errorf("%s must be true or false (got %q)", flagVar(f.Name), v) // --probe's: the only flag that is not a string
 		}
 	})
-	return f, nil
+	return f, err
 }
 
 // webhookSecrets are the comma-separated webhook secrets of the flag or
@@ -190,6 +212,9 @@ func (f *serveFlags) settings(s *serveSettings) error {
 	must("installation-concurrency", *f.installConcurrency, e == nil && ic >= 1, "a whole number of at least 1 such as 4")
 	share, e := strconv.ParseFloat(strings.TrimSpace(*f.budgetShare), 64)
 	must("reconcile-budget-share", *f.budgetShare, e == nil && share > 0 && share <= 1, "a fraction above 0 and at most 1 such as 0.2")
+	level, ok := logLevels[*f.logLevel]
+	must("log-level", *f.logLevel, ok, "debug, info, warn or error")
+	must("log-format", *f.logFormat, *f.logFormat == "json" || *f.logFormat == "text", "json or text")
 	if err == nil && *f.metricsAddr != "" && *f.metricsAddr == *f.addr {
 		err = fmt.Errorf("--metrics-addr must differ from --addr (both %q)", *f.addr)
 	}
@@ -198,6 +223,7 @@ func (f *serveFlags) settings(s *serveSettings) error {
 	s.cfg.Publish = *f.publish
 	s.cfg.InstallationConcurrency = ic
 	s.cfg.ReconcileBudgetShare = share
+	s.logLevel, s.logFormat = level, *f.logFormat
 	return err
 }
 
@@ -226,6 +252,13 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	if err == nil && s.probe {
+		if err := probe.Ready(s.cfg.Addr); err != nil {
+			fmt.Fprintf(stderr, "phasegate: --probe: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err == nil {
 		err = runServe(s, stderr, version)
 	}
@@ -236,14 +269,20 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer, v
 	return 0
 }
 
-// runServe runs the server of s, logging JSON to stderr, until SIGINT or
-// SIGTERM.
+// runServe runs the server of s, logging to stderr in s's format, until
+// SIGINT or SIGTERM.
 func runServe(s serveSettings, stderr io.Writer, version string) error {
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	// The key is parsed first, before any network call (Redis, GitHub),
+	// by the parser GitHub's client uses: a bad one is named at once.
+	if _, err := ghclient.NewAppTransport(s.cfg.AppID, s.cfg.PrivateKeyPEM, "", nil); err != nil {
+		return fmt.Errorf("the App's private key (%s): %w", s.keySource, err)
+	}
+	logger := newLogger(stderr, s.logLevel, s.logFormat)
 	s.cfg.Logger, s.cfg.Version = logger, version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if s.redisURL != "" {
+		redisx.LogTo(logger)
 		store, err := redisx.Open(ctx, s.redisURL)
 		if err != nil {
 			return fmt.Errorf("connecting to Redis: %w", err)
@@ -262,6 +301,16 @@ func runServe(s serveSettings, stderr io.Writer, version string) error {
 		return err
 	}
 	return srv.Run(ctx)
+}
+
+// newLogger is serve's logger on w: records from level up, as JSON or, for
+// format "text", as key=value lines.
+func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
 // useRedis shares the replicas' state in store: delivery ids, per-issue

@@ -2,9 +2,20 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -197,5 +208,216 @@ func TestParseServeDoorFlags(t *testing.T) {
 					tc.wantMetrics, tc.wantInflight, tc.wantInterval)
 			}
 		})
+	}
+}
+
+// TestMainChecksTheKeyBeforeTheNetwork: a key file that is missing or is
+// not an RSA key in PEM stops serve with exit 2 and the file's name, before
+// it dials Redis or asks GitHub anything (the listeners see no one).
+func TestMainChecksTheKeyBeforeTheNetwork(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pem")
+	ecKey := filepath.Join(dir, "ec.pem")
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string][]byte{garbage: []byte("not a key\n"), ecKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, keyFile, want string
+	}{
+		{name: "missing", keyFile: filepath.Join(dir, "missing.pem"), want: "missing.pem"},
+		{name: "not PEM", keyFile: garbage, want: "private key (" + garbage + ")"},
+		{name: "not RSA", keyFile: ecKey, want: "private key (" + ecKey + ")"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var dials atomic.Int64
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					dials.Add(1)
+					c.Close()
+				}
+			}()
+			env := map[string]string{"PHASEGATE_APP_ID": "42", "PHASEGATE_WEBHOOK_SECRET": "s1", "PHASEGATE_PRIVATE_KEY_FILE": tc.keyFile,
+				"PHASEGATE_ADDR": "127.0.0.1:0", "PHASEGATE_REDIS_URL": "redis://" + ln.Addr().String() + "/0", "PHASEGATE_GITHUB_API_URL": "http://" + ln.Addr().String() + "/"}
+			var stdout, stderr bytes.Buffer
+			code := Main(nil, func(k string) string { return env[k] }, &stdout, &stderr, "test")
+			if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tc.want)
+			}
+			if n := dials.Load(); n != 0 {
+				t.Errorf("serve connected %d times to Redis or GitHub before refusing the key", n)
+			}
+		})
+	}
+}
+
+// TestParseServeLogFlags: --log-level and --log-format (and their
+// variables) take only their documented values; a bad one names the flag.
+func TestParseServeLogFlags(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"PHASEGATE_APP_ID": "42", "PHASEGATE_PRIVATE_KEY": "pem", "PHASEGATE_WEBHOOK_SECRET": "s1"}
+	tests := []struct {
+		name       string
+		env        map[string]string
+		args       []string
+		wantLevel  slog.Level
+		wantFormat string
+		wantErr    string
+	}{
+		{name: "defaults", wantLevel: slog.LevelInfo, wantFormat: "json"},
+		{name: "flags", args: []string{"--log-level=debug", "--log-format=text"}, wantLevel: slog.LevelDebug, wantFormat: "text"},
+		{name: "variables", env: map[string]string{"PHASEGATE_LOG_LEVEL": "error", "PHASEGATE_LOG_FORMAT": "text"}, wantLevel: slog.LevelError, wantFormat: "text"},
+		{name: "flag wins", env: map[string]string{"PHASEGATE_LOG_LEVEL": "error"}, args: []string{"--log-level", "warn"}, wantLevel: slog.LevelWarn, wantFormat: "json"},
+		{name: "unknown level", args: []string{"--log-level=verbose"}, wantErr: `--log-level / PHASEGATE_LOG_LEVEL must be debug, info, warn or error (got "verbose")`},
+		{name: "slog's offsets are not levels", env: map[string]string{"PHASEGATE_LOG_LEVEL": "info+2"}, wantErr: "--log-level"},
+		{name: "capitals", args: []string{"--log-level=INFO"}, wantErr: "--log-level"},
+		{name: "unknown format", env: map[string]string{"PHASEGATE_LOG_FORMAT": "logfmt"}, wantErr: `--log-format / PHASEGATE_LOG_FORMAT must be json or text (got "logfmt")`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			getenv := func(k string) string {
+				if v, ok := tc.env[k]; ok {
+					return v
+				}
+				return base[k]
+			}
+			var out, errb bytes.Buffer
+			s, err := parseServe(tc.args, getenv, &out, &errb)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				var stdout, stderr bytes.Buffer
+				if code := Main(tc.args, getenv, &stdout, &stderr, "test"); code != 2 || !strings.Contains(stderr.String(), tc.wantErr) {
+					t.Errorf("Main: exit %d, stderr %q; want 2 naming the flag", code, stderr.String())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.logLevel != tc.wantLevel || s.logFormat != tc.wantFormat {
+				t.Errorf("level %v, format %q; want %v, %q", s.logLevel, s.logFormat, tc.wantLevel, tc.wantFormat)
+			}
+		})
+	}
+}
+
+func TestNewLogger(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		level  slog.Level
+		format string
+		want   string // the whole output of one Debug and one Warn
+	}{
+		{name: "json at info", level: slog.LevelInfo, format: "json", want: `{"level":"WARN","msg":"w","n":1}` + "\n"},
+		{name: "text at info", level: slog.LevelInfo, format: "text", want: "level=WARN msg=w n=1\n"},
+		{name: "json at debug", level: slog.LevelDebug, format: "json", want: `{"level":"DEBUG","msg":"d","n":0}` + "\n" + `{"level":"WARN","msg":"w","n":1}` + "\n"},
+		{name: "text at error", level: slog.LevelError, format: "text", want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			l := newLogger(&out, tc.level, tc.format)
+			// Without the time, so that the output is exact.
+			l = slog.New(withoutTime{l.Handler()})
+			l.Debug("d", "n", 0)
+			l.Warn("w", "n", 1)
+			if out.String() != tc.want {
+				t.Errorf("log %q, want %q", out.String(), tc.want)
+			}
+		})
+	}
+}
+
+// withoutTime drops records' time, which handlers then leave out.
+type withoutTime struct{ slog.Handler }
+
+func (h withoutTime) Handle(ctx context.Context, r slog.Record) error {
+	r.Time = time.Time{}
+	return h.Handler.Handle(ctx, r)
+}
+
+// TestProbe: --probe (the image's health check) exits 0 only when the serve
+// on --addr's port answers /readyz 200; it needs none of serve's secrets.
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	var ready atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" && ready.Load() {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		ready bool
+		want  int
+	}{
+		{name: "ready", args: []string{"--probe", "--addr", srv.Listener.Addr().String()}, ready: true, want: 0},
+		{name: "every interface means loopback", args: []string{"--probe", "--addr", ":" + port}, ready: true, want: 0},
+		{name: "variables", env: map[string]string{"PHASEGATE_PROBE": "true", "PHASEGATE_ADDR": "0.0.0.0:" + port}, ready: true, want: 0},
+		{name: "not ready", args: []string{"--probe", "--addr", srv.Listener.Addr().String()}, want: 1},
+		{name: "nothing listening", args: []string{"--probe", "--addr", closedAddr}, ready: true, want: 1},
+		{name: "a bad variable", env: map[string]string{"PHASEGATE_PROBE": "yes please"}, want: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ready.Store(tc.ready)
+			var stdout, stderr bytes.Buffer
+			if code := Main(tc.args, func(k string) string { return tc.env[k] }, &stdout, &stderr, "test"); code != tc.want {
+				t.Errorf("exit %d, want %d; stderr %q", code, tc.want, stderr.String())
+			}
+		})
+	}
+}
+
+// TestReadinessLogsTheFirstFailure: the readiness probe's GET /app is
+// not retried by the client (the probe tries again itself), so a GitHub
+// that fails it is logged at its first answer: before, the client's
+// backoff hid an unreachable GitHub for about 20 s.
+func TestReadinessLogsTheFirstFailure(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.FailNext(1, http.StatusBadGateway, "/app")
+	h.start()
+	h.waitReady()
+	if n := len(h.logs.lines("not ready: GitHub did not answer GET /app")); n != 1 {
+		t.Errorf("%d not-ready lines before ready, want 1 (the first attempt's):\n%s", n, h.logs.String())
 	}
 }

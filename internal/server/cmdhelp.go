@@ -21,7 +21,8 @@ The pages (details pages and the decision inbox) are served only when --public-u
 the client secret and the session key are all set; setting only some of them is refused.
 
 Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT: stop accepting, drain the queue for up to %s),
-and for -h; 2 when it cannot start (no webhook secret, no private key, a bad flag or variable, Redis
-unreachable, only some of the pages' settings, a session key shorter than 32 bytes, a public URL
-that is not https) or the server fails.
+for -h, and for a --probe answered 200; 1 when --probe gets no 200 from /readyz; 2 when it cannot
+start (no webhook secret; a private key missing, unreadable or not an RSA key in PEM, checked before
+any network call; a bad flag or variable; Redis unreachable; only some of the pages' settings; a
+session key shorter than 32 bytes; a public URL that is not https) or the server fails.
 `, DefaultShutdownTimeout)

@@ -99,6 +99,7 @@ func TestServeHelpListsExitCodes(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	returned := map[string]int{
 		"0": Main([]string{"-h"}, func(string) string { return "" }, &stdout, &stderr, "test"),
+		"1": Main([]string{"--probe", "--addr", "127.0.0.1:1"}, func(string) string { return "" }, &stdout, &stderr, "test"),
 		"2": Main([]string{"--no-such-flag"}, func(string) string { return "" }, &stdout, &stderr, "test"),
 	}
 	for code, got := range returned {
@@ -106,7 +107,7 @@ func TestServeHelpListsExitCodes(t *testing.T) {
 			t.Errorf("Main returned %d where the help says %s", got, code)
 		}
 	}
-	if !slices.Equal(listed, []string{"0", "2"}) {
-		t.Errorf("serve -h lists the exit codes %v, want [0 2]:\n%s", listed, help[i:])
+	if !slices.Equal(listed, []string{"0", "1", "2"}) {
+		t.Errorf("serve -h lists the exit codes %v, want [0 1 2]:\n%s", listed, help[i:])
 	}
 }

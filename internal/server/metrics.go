@@ -160,8 +160,11 @@ func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(r.Remaining), label)
 		}
 	}
-	if c.s.appGH != nil {
-		emit("app", c.s.appGH)
+	if app := c.s.appGH; app != nil {
+		if _, ok := app.RateLimit(); !ok {
+			app = c.s.probeGH // the App's rate limit as the readiness probe last saw it
+		}
+		emit("app", app)
 	}
 	for id, gh := range c.s.cachedClients() {
 		emit(strconv.FormatInt(id, 10), gh)

@@ -103,6 +103,8 @@ type Server struct {
 	metricsAddr atomic.Pointer[string]
 	base        http.RoundTripper
 	appGH       *ghclient.Client
+	// probeGH is appGH's identity with one attempt a request, for probe.
+	probeGH *ghclient.Client
 
 	mu      sync.Mutex
 	clients map[int64]*ghclient.Client // per installation
@@ -169,6 +171,13 @@ func New(cfg Config) (*Server, error) {
 	o := s.ghOptions(atr)
 	o.CacheIdentity = "app-" + strconv.FormatInt(cfg.AppID, 10)
 	if s.appGH, err = ghclient.New(o); err != nil {
+		return nil, fmt.Errorf("github app client: %w", err)
+	}
+	// The readiness probe tries again itself every ReadyRetry: one
+	// attempt a try, so that an unreachable GitHub or a refused key is
+	// logged at once, not after the client's backoff (24 s, issue 33).
+	o.MaxAttempts = 1
+	if s.probeGH, err = ghclient.New(o); err != nil {
 		return nil, fmt.Errorf("github app client: %w", err)
 	}
 
@@ -397,7 +406,7 @@ func shutdownHTTP(hs, ms *http.Server) {
 // then the server is ready and the identity known.
 func (s *Server) probe(ctx context.Context) {
 	for {
-		app, err := s.appGH.App(ctx)
+		app, err := s.probeGH.App(ctx)
 		if err == nil {
 			if id := s.Identity(); id == "" {
 				login := app.BotLogin()

@@ -1,0 +1,9 @@
+package probe
+
+import (
+	"testing"
+
+	"github.com/phasegate/phasegate/internal/testutil"
+)
+
+func TestMain(m *testing.M) { testutil.Exit(m.Run()) }
