@@ -147,6 +147,7 @@ func exitCases(t *testing.T) []exitCase {
 		{cmd: "help", code: 0, name: "printed", run: cli("help", "gate"), want: "Usage: phasegate gate"},
 		{cmd: "help", code: 2, name: "an unknown COMMAND", run: cli("help", "gat"), want: `did you mean "gate"?`},
 		{cmd: "serve", code: 0, name: "-h", run: cli("serve", "-h"), want: "Usage: phasegate serve"},
+		{cmd: "serve", code: 1, name: "--probe, nothing listening", run: cli("serve", "--probe", "--addr", "127.0.0.1:1"), want: "readyz"},
 		{cmd: "serve", code: 2, name: "no webhook secret", run: cli("serve"), want: "no webhook secret"},
 	}
 	return append(append(cases, gitHubExitCases(t)...), actionExitCases(t)...)
