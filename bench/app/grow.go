@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/phasegate/phasegate/internal/decide"
@@ -56,7 +55,7 @@ type GrowRun struct {
 	First, Change    GrowStep
 	// Validate is the wall time of `phasegate validate` of the base
 	// commit's files on disk; ValidateExit its exit code; ValidateRSS its
-	// peak RSS (the child's ru_maxrss).
+	// peak RSS (VmHWM, polled every 5 ms while it runs).
 	Validate     time.Duration
 	ValidateExit int
 	ValidateRSS  int64
@@ -231,14 +230,32 @@ func validateCheckout(ctx context.Context, argv []string, c change, dir string) 
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "--format", "json", dir)...)
 	cmd.Stdout = io.Discard
 	start := time.Now()
-	err := cmd.Run()
-	took := time.Since(start)
-	var rss int64
-	if cmd.ProcessState != nil {
-		if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = u.Maxrss << 10 // kilobytes on Linux
-		}
+	if err := cmd.Start(); err != nil {
+		return 0, 0, 0, err
 	}
+	// Not the child's ru_maxrss: Go starts it with vfork, and Linux
+	// counts the parent's resident set (the corpus, here) in it. VmHWM
+	// is the child's own since its exec, and only grows.
+	var rss int64
+	done := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			if n, err := vmHWM(cmd.Process.Pid); err == nil {
+				rss = n
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	err := cmd.Wait()
+	took := time.Since(start)
+	close(done)
+	<-polled
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return took, exit.ExitCode(), rss, nil
