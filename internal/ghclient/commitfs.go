@@ -232,7 +232,7 @@ func (f *CommitFS) listing(ctx context.Context, where string) (Tree, error) {
 // build makes the FS's nodes from the tree's entries (submodules left out).
 func (f *CommitFS) build(entries []TreeEntry) error {
 	for _, e := range entries {
-		n := &node{name: path.Base(e.Path), sha: e.SHA, size: e.Size}
+		n := &node{name: strings.Clone(path.Base(e.Path)), sha: e.SHA, size: e.Size} // not the whole path's bytes
 		switch {
 		case e.Type == "commit":
 			continue // a submodule: its files are another repository's

@@ -100,6 +100,7 @@ func decodeTree(r io.Reader, max int) (Tree, error) {
 				if err := dec.Decode(&e); err != nil {
 					return err
 				}
+				e.Mode, e.Type = intern(e.Mode), intern(e.Type) // a few values, held once
 				t.Entries = append(t.Entries, TreeEntry(e))
 				return nil
 			})
@@ -108,6 +109,18 @@ func decodeTree(r io.Reader, max int) (Tree, error) {
 		return dec.Decode(&skip)
 	})
 	return t, err
+}
+
+// interned are the values of a tree entry's mode and type.
+var interned = map[string]string{ModeFile: ModeFile, ModeExecutable: ModeExecutable, ModeSymlink: ModeSymlink,
+	ModeDir: ModeDir, ModeSubmodule: ModeSubmodule, "blob": "blob", "tree": "tree", "commit": "commit"}
+
+// intern is s, shared when it is one of the interned values.
+func intern(s string) string {
+	if v, ok := interned[s]; ok {
+		return v
+	}
+	return s
 }
 
 // jsonObject reads a JSON object from dec, calling value for each key to

@@ -176,7 +176,7 @@ func (r *treeRead) subtree(sha string) (string, error) {
 		if e.Type == "tree" {
 			ids[e.Path] = e.SHA
 		}
-		e.Path = name
+		e.Path = strings.Clone(name) // not the whole path's bytes
 		levels[dir] = append(levels[dir], e)
 	}
 	for dir, level := range levels {
