@@ -60,10 +60,10 @@ type TreeLimits struct {
 	// than ArchiveOver wanted files make the FS read the commit's archive
 	// (two requests) instead of one request per blob — with Trees, only
 	// once more than ArchiveOver/4 blobs (and a hundredth of the tree's
-	// entries) had to be fetched; only the wanted files of the archive
-	// are kept, each verified against the listing, in a temporary file
-	// (the spool) rather than in memory. What the archive does not give
-	// (within its limits, verified) is fetched blob by blob.
+	// entries) had to be fetched; the archive's files are kept, each
+	// verified against the listing, in a temporary file (the spool)
+	// rather than in memory. What the archive does not give (within its
+	// limits, verified) is fetched blob by blob.
 	// Zero or nil: blobs only.
 	Wanted      func(path string) bool
 	ArchiveOver int

@@ -49,8 +49,9 @@ func (f *CommitFS) readTarGz(r io.Reader) error {
 // The archive is untrusted: a name that is not a clean relative path under
 // the top directory is an error; the uncompressed stream is bounded by
 // MaxArchiveBytes (and so is the spool), the entries by MaxEntries, and
-// the bytes kept by MaxFileBytes per file. With Wanted, only the files the
-// caller wants are kept.
+// the bytes kept by MaxFileBytes per file. Every listed file it verifies
+// is kept, wanted or not: the checker reads other files too (a unit's
+// companions), and disk, not memory, holds them.
 func (f *CommitFS) readTar(r io.Reader) error {
 	if err := f.openSpool(); err != nil {
 		return err
@@ -77,8 +78,8 @@ func (f *CommitFS) readTar(r io.Reader) error {
 			return fmt.Errorf("the archive has over %d entries: %w", f.lim.MaxEntries, ErrTreeTooLarge)
 		}
 		n := f.listed(rel)
-		if n == nil || (n.kind == kindFile && f.lim.Wanted != nil && !f.lim.Wanted(rel)) {
-			continue // not in the listing (or not wanted): ignored
+		if n == nil {
+			continue // not in the listing: ignored
 		}
 		if err := f.fillLocked(n, tr, h, buf); err != nil {
 			return fmt.Errorf("archive entry %q: %w", h.Name, err)
