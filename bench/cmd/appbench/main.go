@@ -178,6 +178,8 @@ func grow(ctx context.Context, f flags, bin string) error {
 			app.MiB(r.ValidateRSS), app.MiB(r.ColdRSS), float64(r.ColdRSS)/float64(max(r.ValidateRSS, 1)), app.MiB(r.PeakRSS))
 	}
 	for _, r := range runs {
+		fmt.Printf("\nAPI calls of the first check at %d artifacts, by route:\n\n", r.Artifacts)
+		routes(r.First.Routes)
 		fmt.Printf("\nAPI calls of the 1-file change at %d artifacts, by route:\n\n", r.Artifacts)
 		routes(r.Change.Routes)
 	}
