@@ -119,7 +119,7 @@ func TestGrowSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runs[0]
-	if r.Artifacts != 60 || r.Validate <= 0 || r.ValidateExit > 1 || r.PeakRSS <= 0 {
+	if r.Artifacts != 60 || r.Validate <= 0 || r.ValidateExit > 1 || r.PeakRSS <= 0 || r.ColdRSS <= 0 {
 		t.Fatalf("run %+v", r)
 	}
 	for _, s := range []GrowStep{r.First, r.Change} {

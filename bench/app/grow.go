@@ -54,11 +54,15 @@ type GrowRun struct {
 	Bytes            int64
 	First, Change    GrowStep
 	// Validate is the wall time of `phasegate validate` of the base
-	// commit's files on disk; ValidateExit its exit code.
+	// commit's files on disk; ValidateExit its exit code; ValidateRSS its
+	// peak RSS (VmHWM, polled every 5 ms while it runs).
 	Validate     time.Duration
 	ValidateExit int
-	// PeakRSS is the serve process's VmHWM after both pull requests.
-	PeakRSS int64
+	ValidateRSS  int64
+	// ColdRSS is the serve process's VmHWM after the first pull request
+	// (the cold check: with -warmup, after a small warmup check too);
+	// PeakRSS after both.
+	ColdRSS, PeakRSS int64
 }
 
 const growRepo = "growing"
@@ -130,6 +134,11 @@ func growRun(ctx context.Context, o GrowOptions, c change, dir string) (GrowRun,
 		if *step, err = growStep(ctx, w, p, c, base, edits[i], i+1, o.Timeout); err != nil {
 			return r, fmt.Errorf("pull request %d: %w; serve's log:\n%s", i+1, err, p.logTail())
 		}
+		if i == 0 {
+			if r.ColdRSS, err = p.peakRSS(); err != nil {
+				return r, err
+			}
+		}
 	}
 	if r.PeakRSS, err = p.peakRSS(); err != nil {
 		return r, err
@@ -137,7 +146,7 @@ func growRun(ctx context.Context, o GrowOptions, c change, dir string) (GrowRun,
 	if err := p.stop(); err != nil {
 		return r, err
 	}
-	r.Validate, r.ValidateExit, err = validateCheckout(ctx, o.Validate, c, filepath.Join(dir, "checkout"))
+	r.Validate, r.ValidateExit, r.ValidateRSS, err = validateCheckout(ctx, o.Validate, c, filepath.Join(dir, "checkout"))
 	return r, err
 }
 
@@ -206,25 +215,50 @@ func editable(tree []ghfake.TreeFile, n int) []string {
 }
 
 // validateCheckout writes the base commit's files under dir and times
-// `phasegate validate` of it.
-func validateCheckout(ctx context.Context, argv []string, c change, dir string) (time.Duration, int, error) {
+// `phasegate validate` of it; it returns the time, the exit code and the
+// process's peak RSS.
+func validateCheckout(ctx context.Context, argv []string, c change, dir string) (time.Duration, int, int64, error) {
 	for _, f := range c.tree {
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if err := os.WriteFile(p, f.Content, 0o644); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "--format", "json", dir)...)
 	cmd.Stdout = io.Discard
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, 0, err
+	}
+	// Not the child's ru_maxrss: Go starts it with vfork, and Linux
+	// counts the parent's resident set (the corpus, here) in it. VmHWM
+	// is the child's own since its exec, and only grows.
+	var rss int64
+	done := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			if n, err := vmHWM(cmd.Process.Pid); err == nil {
+				rss = n
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	err := cmd.Wait()
 	took := time.Since(start)
+	close(done)
+	<-polled
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return took, exit.ExitCode(), nil
+		return took, exit.ExitCode(), rss, nil
 	}
-	return took, 0, err
+	return took, 0, rss, err
 }

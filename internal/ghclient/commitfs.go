@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -44,12 +45,13 @@ type TreeLimits struct {
 	// bytes, then an error wrapping ErrTooLarge — never a silent io.EOF.
 	// Default 1 MiB.
 	MaxFileBytes int64
-	// MaxTotalBytes bounds the file bytes fetched in all (blobs, or what is
-	// kept of the archive); an Open past it fails with ErrTreeTooLarge.
-	// Default 64 MiB.
+	// MaxTotalBytes bounds the file bytes held in memory (blobs fetched,
+	// and files read from the archive's spool until they are closed); a
+	// read past it fails with ErrTreeTooLarge. Default 64 MiB.
 	MaxTotalBytes int64
 	// MaxArchiveBytes bounds the tarball read (ArchiveOver), compressed and
-	// uncompressed alike. Default 256 MiB.
+	// uncompressed alike, and so the spool its files wait in on disk (a
+	// temporary file, removed by Close). Default 256 MiB.
 	MaxArchiveBytes int64
 	// MaxListingBytes bounds the bytes of the paths a tree read level by
 	// level holds (a listing GitHub truncated, TreeChange). Default 32 MiB.
@@ -58,9 +60,10 @@ type TreeLimits struct {
 	// than ArchiveOver wanted files make the FS read the commit's archive
 	// (two requests) instead of one request per blob — with Trees, only
 	// once more than ArchiveOver/4 blobs (and a hundredth of the tree's
-	// entries) had to be fetched; only the wanted files of the archive
-	// are kept, each verified against the listing. What the archive does
-	// not give (within its limits, verified) is fetched blob by blob.
+	// entries) had to be fetched; the archive's files are kept, each
+	// verified against the listing, in a temporary file (the spool)
+	// rather than in memory. What the archive does not give (within its
+	// limits, verified) is fetched blob by blob.
 	// Zero or nil: blobs only.
 	Wanted      func(path string) bool
 	ArchiveOver int
@@ -91,7 +94,7 @@ type FSStats struct {
 	Requests int64
 	// Blobs counts the blobs fetched (files read, symlinks resolved).
 	Blobs int64
-	// Bytes counts the file bytes fetched (for the archive: kept).
+	// Bytes counts the file bytes fetched (for the archive: spooled).
 	Bytes int64
 	// ArchiveBytes counts the bytes of the compressed archive read.
 	ArchiveBytes int64
@@ -102,7 +105,8 @@ type FSStats struct {
 
 // CommitFS is the file tree of one commit, read through the API: one
 // recursive tree listing, and each file's blob fetched when the file is
-// first read (then kept for the FS's life). It implements fs.FS,
+// first read (then kept for the FS's life, or, with a TreeCache, until it
+// is closed), or the archive's files spooled to disk. It implements fs.FS,
 // fs.ReadDirFS, fs.StatFS and fs.ReadLinkFS (ReadLink and Lstat).
 //
 // Symlinks (mode 120000) are followed by Open, Stat and ReadDir, and by
@@ -116,6 +120,7 @@ type FSStats struct {
 //
 // A CommitFS fetches with the context it was made with: once that ends,
 // reads of files not yet fetched fail. It is safe for concurrent use.
+// Close it when done: it removes the spool.
 type CommitFS struct {
 	c                *Client
 	ctx              context.Context
@@ -139,6 +144,12 @@ type CommitFS struct {
 	archiveAfter int64 // max(ArchiveOver/4, a hundredth of the entries)
 	misses       atomic.Int64
 	archiveOnce  sync.Once
+	// spool holds the files the archive gave, verified, one after the
+	// other (a node's at its off), on disk rather than in memory; written
+	// under archiveOnce, removed by Close.
+	spool     *os.File
+	spoolName string // "" once removed
+	spoolEnd  int64
 }
 
 type nodeKind uint8
@@ -159,10 +170,12 @@ type node struct {
 	kids     map[string]*node // directories: by name
 	children []*node          // directories: sorted by name (sortAll)
 
-	mu     sync.Mutex
-	loaded bool
-	data   []byte // at most MaxFileBytes of a file; a symlink's target
-	open   int    // a file's handles not closed
+	mu      sync.Mutex
+	loaded  bool
+	data    []byte // at most MaxFileBytes of a file; a symlink's target
+	open    int    // a file's handles not closed
+	spooled bool   // data is in the spool, at off
+	off     int64
 }
 
 // CommitFS lists the tree of commit sha (one request; level by level when
@@ -199,7 +212,7 @@ func (f *CommitFS) listing(ctx context.Context, where string) (Tree, error) {
 		return f.lim.Trees.cachedListing(ctx, c, owner, repo, sha, f.lim, &f.requests, where)
 	}
 	f.requests.Add(1)
-	t, err := c.Tree(ctx, owner, repo, sha)
+	t, err := c.listTree(ctx, owner, repo, sha, true, f.lim.MaxEntries)
 	if err != nil {
 		return Tree{}, err
 	}
@@ -219,7 +232,7 @@ func (f *CommitFS) listing(ctx context.Context, where string) (Tree, error) {
 // build makes the FS's nodes from the tree's entries (submodules left out).
 func (f *CommitFS) build(entries []TreeEntry) error {
 	for _, e := range entries {
-		n := &node{name: path.Base(e.Path), sha: e.SHA, size: e.Size}
+		n := &node{name: strings.Clone(path.Base(e.Path)), sha: e.SHA, size: e.Size} // not the whole path's bytes
 		switch {
 		case e.Type == "commit":
 			continue // a submodule: its files are another repository's
@@ -306,10 +319,9 @@ func (f *CommitFS) Stats() FSStats {
 		ArchiveBytes: f.archiveBytes.Load(), FromArchive: f.fromArchive.Load()}
 }
 
-func (f *CommitFS) reserve(n int64) error { return f.reserveWithin(n, f.lim.MaxTotalBytes) }
-
-// reserveWithin counts n more bytes held, refused past limit.
-func (f *CommitFS) reserveWithin(n, limit int64) error {
+// reserve counts n more bytes held, refused past MaxTotalBytes.
+func (f *CommitFS) reserve(n int64) error {
+	limit := f.lim.MaxTotalBytes
 	f.budgetMu.Lock()
 	defer f.budgetMu.Unlock()
 	if f.fetched+n > limit {
@@ -326,12 +338,12 @@ func (f *CommitFS) release(n int64) {
 }
 
 // load returns a file's head (at most MaxFileBytes) or a symlink's target,
-// fetching its blob the first time.
+// from the spool or fetching its blob the first time.
 func (f *CommitFS) load(n *node) ([]byte, error) {
 	n.mu.Lock()
-	if n.loaded {
+	if n.loaded || n.spooled {
 		defer n.mu.Unlock()
-		return n.data, nil
+		return f.held(n)
 	}
 	if data, ok := f.cachedBlob(n); ok {
 		defer n.mu.Unlock()
@@ -350,8 +362,8 @@ func (f *CommitFS) load(n *node) ([]byte, error) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.loaded {
-		return n.data, nil
+	if n.loaded || n.spooled {
+		return f.held(n)
 	}
 	want := min(n.size, f.lim.MaxFileBytes)
 	if n.kind == kindSymlink && n.size > maxLinkTarget {
@@ -376,6 +388,14 @@ func (f *CommitFS) load(n *node) ([]byte, error) {
 		f.lim.Trees.keepBlob(repoName(f.owner, f.repo), n.sha, data)
 	}
 	return data, nil
+}
+
+// held is what n holds, read from the spool if need be; n's lock is held.
+func (f *CommitFS) held(n *node) ([]byte, error) {
+	if n.loaded {
+		return n.data, nil
+	}
+	return f.fromSpool(n)
 }
 
 // cachedBlob is a file's head (at most MaxFileBytes) from the TreeCache's
@@ -457,14 +477,14 @@ func (f *CommitFS) Open(name string) (fs.File, error) {
 	return &fileHandle{f: f, n: n, name: name}, nil
 }
 
-// closed is a file handle's end: with a TreeCache, a file no handle has
-// open any more gives its bytes back to MaxTotalBytes (the cache may
-// still hold it), so what a commit holds at once, not what it read in
-// all, is bounded.
+// closed is a file handle's end: with a TreeCache, or when the spool
+// holds it, a file no handle has open any more gives its bytes back to
+// MaxTotalBytes (the cache or the spool may still hold it), so what a
+// commit holds at once, not what it read in all, is bounded.
 func (f *CommitFS) closed(n *node) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.open--; n.open > 0 || f.lim.Trees == nil || !n.loaded {
+	if n.open--; n.open > 0 || (f.lim.Trees == nil && !n.spooled) || !n.loaded {
 		return
 	}
 	f.release(int64(len(n.data)))

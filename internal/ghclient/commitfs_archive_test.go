@@ -196,7 +196,8 @@ func TestRedTeamArchiveHidesNothing(t *testing.T) {
 
 // TestCommitFSWalkStopsAtItsBound: a truncated listing is read level by
 // level, and the walk stops at MaxEntries entries read, not after reading
-// the whole tree.
+// the whole tree; a listing holding more than MaxEntries entries before
+// its cut stops at once, while it is decoded.
 func TestCommitFSWalkStopsAtItsBound(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{}
@@ -210,7 +211,8 @@ func TestCommitFSWalkStopsAtItsBound(t *testing.T) {
 		wantTrees  int
 	}{
 		{name: "within the bound: the whole tree", maxEntries: 330, wantTrees: 1 + 31},
-		{name: "past it: stops there", maxEntries: 59, wantErr: ErrTreeTooLarge, wantTrees: 1 + 4},
+		{name: "past it: stops there", maxEntries: 150, wantErr: ErrTreeTooLarge, wantTrees: 1 + 1 + 13},
+		{name: "past it within the first listing: stops there", maxEntries: 59, wantErr: ErrTreeTooLarge, wantTrees: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"sync/atomic"
 )
@@ -18,8 +20,8 @@ import (
 // obeys the commit's own .gitattributes (export-ignore leaves files out,
 // export-subst rewrites them). Only an entry at a path the listing has as
 // a file or symlink, of that type, whose git blob id is the listed one is
-// kept; anything else is ignored, and what the archive did not fill is
-// fetched as a blob when it is read.
+// kept (in the spool); anything else is ignored, and what the archive did
+// not fill is fetched as a blob when it is read.
 func (f *CommitFS) loadArchive() error {
 	f.requests.Add(2) // the redirect and the download
 	rc, err := f.c.Archive(f.ctx, f.owner, f.repo, f.sha, f.lim.MaxArchiveBytes)
@@ -43,16 +45,20 @@ func (f *CommitFS) readTarGz(r io.Reader) error {
 }
 
 // readTar reads an archive in GitHub's layout — every entry under one top
-// directory — and fills the listed files and symlinks it verifies (fill).
+// directory — and spools the listed files and symlinks it verifies (fill).
 // The archive is untrusted: a name that is not a clean relative path under
 // the top directory is an error; the uncompressed stream is bounded by
-// MaxArchiveBytes, the entries by MaxEntries, and the bytes kept by
-// MaxFileBytes per file and MaxTotalBytes in all. With Wanted, only the
-// files the caller wants are kept.
+// MaxArchiveBytes (and so is the spool), the entries by MaxEntries, and
+// the bytes kept by MaxFileBytes per file. Every listed file it verifies
+// is kept, wanted or not: the checker reads other files too (a unit's
+// companions), and disk, not memory, holds them.
 func (f *CommitFS) readTar(r io.Reader) error {
+	if err := f.openSpool(); err != nil {
+		return err
+	}
 	tr := tar.NewReader(&capReader{rc: io.NopCloser(r), left: f.lim.MaxArchiveBytes, max: f.lim.MaxArchiveBytes,
 		what: "the uncompressed archive"})
-	top, entries := "", 0
+	top, entries, buf := "", 0, make([]byte, 32<<10)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -72,10 +78,10 @@ func (f *CommitFS) readTar(r io.Reader) error {
 			return fmt.Errorf("the archive has over %d entries: %w", f.lim.MaxEntries, ErrTreeTooLarge)
 		}
 		n := f.listed(rel)
-		if n == nil || (n.kind == kindFile && f.lim.Wanted != nil && !f.lim.Wanted(rel)) {
-			continue // not in the listing (or not wanted): ignored
+		if n == nil {
+			continue // not in the listing: ignored
 		}
-		if err := f.fillLocked(n, tr, h); err != nil {
+		if err := f.fillLocked(n, tr, h, buf); err != nil {
 			return fmt.Errorf("archive entry %q: %w", h.Name, err)
 		}
 	}
@@ -100,20 +106,21 @@ func (f *CommitFS) listed(p string) *node {
 }
 
 // fillLocked is fill under n's lock, for a node not loaded yet.
-func (f *CommitFS) fillLocked(n *node, tr *tar.Reader, h *tar.Header) error {
+func (f *CommitFS) fillLocked(n *node, tr *tar.Reader, h *tar.Header, buf []byte) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.loaded {
+	if n.loaded || n.spooled {
 		return nil
 	}
-	return f.fill(n, tr, h)
+	return f.fill(n, tr, h, buf)
 }
 
-// fill keeps the content of archive entry h for listed node n when the
+// fill spools the content of archive entry h for listed node n when the
 // entry is of n's type and size and its git blob id — the SHA-1 of
 // "blob <size>\x00" and the whole content, though only the first
-// MaxFileBytes are kept — is n's; otherwise n is left to its blob.
-func (f *CommitFS) fill(n *node, tr *tar.Reader, h *tar.Header) error {
+// MaxFileBytes are kept — is n's; otherwise n is left to its blob. What
+// is written before the id is known is overwritten by the next entry.
+func (f *CommitFS) fill(n *node, tr *tar.Reader, h *tar.Header, buf []byte) error {
 	var content io.Reader
 	size := h.Size
 	switch {
@@ -128,32 +135,67 @@ func (f *CommitFS) fill(n *node, tr *tar.Reader, h *tar.Header) error {
 		return nil
 	}
 	keep := min(size, f.lim.MaxFileBytes)
-	limit := f.lim.MaxTotalBytes
-	if f.lim.Trees != nil {
-		// Files are given back as they are read (closed): the archive
-		// fills at most half, and blobs read the rest within the other.
-		limit /= 2
-	}
-	if err := f.reserveWithin(keep, limit); err != nil {
-		return err
-	}
 	id := sha1.New()
 	fmt.Fprintf(id, "blob %d\x00", size)
-	data := make([]byte, keep)
-	_, err := io.ReadFull(io.TeeReader(content, id), data)
+	// One buffer for every entry: io.Copy would make one per call.
+	_, err := io.CopyBuffer(io.MultiWriter(id, io.NewOffsetWriter(f.spool, f.spoolEnd)), io.LimitReader(content, keep), buf)
 	if err == nil {
-		_, err = io.Copy(id, content)
+		_, err = io.CopyBuffer(id, content, buf)
 	}
 	if err != nil || hex.EncodeToString(id.Sum(nil)) != n.sha {
-		f.release(keep)
 		return err
 	}
 	f.bytes.Add(keep)
-	n.data, n.loaded = data, true
-	if keep == size && f.lim.Trees != nil && n.kind == kindFile {
-		f.lim.Trees.keepBlob(repoName(f.owner, f.repo), n.sha, data)
+	n.off, n.spooled = f.spoolEnd, true
+	f.spoolEnd += keep
+	return nil
+}
+
+// openSpool makes the spool: a temporary file, removed at once where the
+// system allows (it lives while it is open), else by Close.
+func (f *CommitFS) openSpool() error {
+	if f.spool != nil {
+		return nil
+	}
+	sp, err := os.CreateTemp("", "phasegate-archive-*")
+	if err != nil {
+		return fmt.Errorf("spool the archive: %w", err)
+	}
+	f.spool = sp
+	if os.Remove(sp.Name()) != nil {
+		f.spoolName = sp.Name()
 	}
 	return nil
+}
+
+// fromSpool reads a spooled node's kept bytes, counted against
+// MaxTotalBytes until the node is given back.
+func (f *CommitFS) fromSpool(n *node) ([]byte, error) {
+	want := min(n.size, f.lim.MaxFileBytes)
+	if err := f.reserve(want); err != nil {
+		return nil, err
+	}
+	data := make([]byte, want)
+	if _, err := f.spool.ReadAt(data, n.off); err != nil {
+		f.release(want)
+		return nil, fmt.Errorf("read %s from the spooled archive: %w", n.sha, err)
+	}
+	n.data, n.loaded = data, true
+	return data, nil
+}
+
+// Close ends the FS: the archive is not read any more, and its spool is
+// closed and removed. Reads of files not held fail after it.
+func (f *CommitFS) Close() error {
+	f.archiveOnce.Do(func() {}) // no archive read after, and none under way
+	if f.spool == nil {
+		return nil
+	}
+	err := f.spool.Close()
+	if f.spoolName != "" {
+		err = errors.Join(err, os.Remove(f.spoolName))
+	}
+	return err
 }
 
 // archivePath maps an archive name to a path of the tree: it must lie

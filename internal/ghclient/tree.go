@@ -2,6 +2,7 @@ package ghclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,15 +54,112 @@ type Tree struct {
 // GET /repos/{o}/{r}/git/trees/{sha}?recursive=1. A listing GitHub cut says
 // Truncated.
 func (c *Client) Tree(ctx context.Context, owner, repo, sha string) (Tree, error) {
-	ctx = withOp(ctx, "Tree")
-	t, _, err := c.gh.Git.GetTree(ctx, owner, repo, sha, true)
-	if err != nil {
-		return Tree{}, fmt.Errorf("list the tree of %s@%s: %w", repoName(owner, repo), sha, err)
+	return c.listTree(ctx, owner, repo, sha, true, DefaultMaxTreeEntries)
+}
+
+// listTree reads GET git/trees/{sha} (recursive: ?recursive=1), decoding
+// its entries one at a time as they arrive, never the whole response nor
+// a copy of it in GitHub's shape (a recursive listing of 100,000 entries
+// is tens of megabytes of JSON); over max entries is an error wrapping
+// ErrTreeTooLarge.
+func (c *Client) listTree(ctx context.Context, owner, repo, sha string, recursive bool, max int) (Tree, error) {
+	where := fmt.Sprintf("list the tree of %s@%s", repoName(owner, repo), sha)
+	u := fmt.Sprintf("repos/%s/%s/git/trees/%s", url.PathEscape(owner), url.PathEscape(repo), url.PathEscape(sha))
+	if recursive {
+		u += "?recursive=1"
 	}
-	entries := convert(t.Entries, func(e *github.TreeEntry) TreeEntry {
-		return TreeEntry{Path: e.GetPath(), Mode: e.GetMode(), Type: e.GetType(), SHA: e.GetSHA(), Size: int64(e.GetSize())}
+	resp, err := c.stream(withOp(ctx, "Tree"), u, "")
+	if err != nil {
+		return Tree{}, fmt.Errorf("%s: %w", where, err)
+	}
+	defer resp.Body.Close()
+	t, err := decodeTree(resp.Body, max)
+	return t, wrapf(err, "%s", where)
+}
+
+// decodeTree decodes a tree listing (GitHub's JSON) an entry at a time,
+// at most max entries.
+func decodeTree(r io.Reader, max int) (Tree, error) {
+	var t Tree
+	dec := json.NewDecoder(r)
+	err := jsonObject(dec, func(key string) error {
+		switch key {
+		case "sha":
+			return dec.Decode(&t.SHA)
+		case "truncated":
+			return dec.Decode(&t.Truncated)
+		case "tree":
+			return jsonArray(dec, func() error {
+				var e struct {
+					Path, Mode, Type, SHA string
+					Size                  int64
+				}
+				if len(t.Entries) >= max {
+					return fmt.Errorf("over %d entries, the limit is MaxEntries %d: %w", max, max, ErrTreeTooLarge)
+				}
+				if err := dec.Decode(&e); err != nil {
+					return err
+				}
+				e.Mode, e.Type = intern(e.Mode), intern(e.Type) // a few values, held once
+				t.Entries = append(t.Entries, TreeEntry(e))
+				return nil
+			})
+		}
+		var skip json.RawMessage
+		return dec.Decode(&skip)
 	})
-	return Tree{SHA: t.GetSHA(), Truncated: t.GetTruncated(), Entries: entries}, nil
+	return t, err
+}
+
+// interned are the values of a tree entry's mode and type.
+var interned = map[string]string{ModeFile: ModeFile, ModeExecutable: ModeExecutable, ModeSymlink: ModeSymlink,
+	ModeDir: ModeDir, ModeSubmodule: ModeSubmodule, "blob": "blob", "tree": "tree", "commit": "commit"}
+
+// intern is s, shared when it is one of the interned values.
+func intern(s string) string {
+	if v, ok := interned[s]; ok {
+		return v
+	}
+	return s
+}
+
+// jsonObject reads a JSON object from dec, calling value for each key to
+// decode what follows it.
+func jsonObject(dec *json.Decoder, value func(key string) error) error {
+	if err := jsonDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if err := value(tok.(string)); err != nil { // a key: the decoder checks the syntax
+			return err
+		}
+	}
+	return jsonDelim(dec, '}')
+}
+
+// jsonArray reads a JSON array from dec, calling item to decode each.
+func jsonArray(dec *json.Decoder, item func() error) error {
+	if err := jsonDelim(dec, '['); err != nil {
+		return err
+	}
+	for dec.More() {
+		if err := item(); err != nil {
+			return err
+		}
+	}
+	return jsonDelim(dec, ']')
+}
+
+func jsonDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err == nil && tok != want {
+		err = fmt.Errorf("%v where %v was expected", tok, want)
+	}
+	return err
 }
 
 // Archive opens the gzip-compressed tarball of a commit: GET

@@ -2,6 +2,7 @@ package ghclient
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -188,4 +189,52 @@ func TestTokenOnlyToTheAPIHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDecodeTree(t *testing.T) {
+	t.Parallel()
+	entry := `{"path":"a/b.yaml","mode":"100644","type":"blob","sha":"` + strings.Repeat("a", 40) + `","size":7,"url":"https://x"}`
+	tests := []struct {
+		name, body  string
+		max         int
+		wantEntries int
+		wantErr     error
+		wantAnyErr  bool
+	}{
+		{name: "github's shape", body: `{"sha":"t","url":"u","tree":[` + entry + `,` + entry + `],"truncated":true}`, max: 2, wantEntries: 2},
+		{name: "over max entries", body: `{"tree":[` + entry + `,` + entry + `,` + entry + `]}`, max: 2, wantErr: ErrTreeTooLarge},
+		{name: "not an object", body: `[1]`, max: 2, wantAnyErr: true},
+		{name: "an entry of the wrong shape", body: `{"tree":[{"path":7}]}`, max: 2, wantAnyErr: true},
+		{name: "cut short", body: `{"tree":[` + entry, max: 2, wantAnyErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr, err := decodeTree(strings.NewReader(tt.body), tt.max)
+			if tt.wantErr != nil || tt.wantAnyErr {
+				if err == nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			want := TreeEntry{Path: "a/b.yaml", Mode: ModeFile, Type: "blob", SHA: strings.Repeat("a", 40), Size: 7}
+			if err != nil || len(tr.Entries) != tt.wantEntries || tr.Entries[0] != want || tr.SHA != "t" || !tr.Truncated {
+				t.Fatalf("%+v, %v", tr, err)
+			}
+		})
+	}
+}
+
+// FuzzDecodeTree feeds untrusted listings to the streaming decoder: it
+// never panics and never keeps more than max entries.
+func FuzzDecodeTree(f *testing.F) {
+	f.Add([]byte(`{"sha":"t","tree":[{"path":"a","mode":"100644","type":"blob","sha":"s","size":1}],"truncated":false}`))
+	f.Add([]byte(`{"tree":[{},{},{},{}]}`))
+	f.Add([]byte(`{"tree":{"a":1}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, _ := decodeTree(bytes.NewReader(data), 3)
+		if len(tr.Entries) > 3 {
+			t.Fatalf("%d entries kept, the limit is 3", len(tr.Entries))
+		}
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/google/go-github/v60/github"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
@@ -125,13 +124,11 @@ func (r *treeRead) fetch(sha string, recursive bool) (string, []TreeEntry, error
 		return w.level(sha, "")
 	}
 	r.requests.Add(1)
-	t, _, err := r.c.gh.Git.GetTree(withOp(r.ctx, "Tree"), r.owner, r.repo, sha, true)
-	if err != nil || t.GetTruncated() { // truncated: the caller reads it subtree by subtree
-		return t.GetSHA(), nil, wrapf(err, "%s: read tree %s", r.where, sha)
+	t, err := r.c.listTree(r.ctx, r.owner, r.repo, sha, true, r.lim.MaxEntries)
+	if err != nil || t.Truncated { // truncated: the caller reads it subtree by subtree
+		return t.SHA, nil, wrapf(err, "%s: read tree %s", r.where, sha)
 	}
-	return t.GetSHA(), convert(t.Entries, func(e *github.TreeEntry) TreeEntry {
-		return TreeEntry{Path: e.GetPath(), Mode: e.GetMode(), Type: e.GetType(), SHA: e.GetSHA(), Size: int64(e.GetSize())}
-	}), nil
+	return t.SHA, t.Entries, nil
 }
 
 // level puts the level of tree sha (or a commit's root tree) in the
@@ -179,7 +176,7 @@ func (r *treeRead) subtree(sha string) (string, error) {
 		if e.Type == "tree" {
 			ids[e.Path] = e.SHA
 		}
-		e.Path = name
+		e.Path = strings.Clone(name) // not the whole path's bytes
 		levels[dir] = append(levels[dir], e)
 	}
 	for dir, level := range levels {

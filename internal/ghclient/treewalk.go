@@ -33,11 +33,11 @@ func (c *Client) newTreeWalk(ctx context.Context, owner, repo, where string, lim
 // path element, or a read past the limits is an error.
 func (w *treeWalk) level(sha, prefix string) (string, []TreeEntry, error) {
 	w.requests++
-	t, _, err := w.c.gh.Git.GetTree(withOp(w.ctx, "Tree"), w.owner, w.repo, sha, false)
+	t, err := w.c.listTree(w.ctx, w.owner, w.repo, sha, false, w.lim.MaxEntries)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: read tree %s: %w", w.where, sha, err)
 	}
-	if t.GetTruncated() {
+	if t.Truncated {
 		return "", nil, fmt.Errorf("%s: github truncated the listing of tree %s (%d entries): %w", w.where, sha,
 			len(t.Entries), ErrTreeTooLarge)
 	}
@@ -45,9 +45,9 @@ func (w *treeWalk) level(sha, prefix string) (string, []TreeEntry, error) {
 		return "", nil, fmt.Errorf("%s: over %d tree entries read, the limit is MaxEntries %d: %w", w.where,
 			w.lim.MaxEntries, w.lim.MaxEntries, ErrTreeTooLarge)
 	}
-	out := make([]TreeEntry, 0, len(t.Entries))
+	out := t.Entries[:0]
 	for _, e := range t.Entries {
-		name := e.GetPath()
+		name := e.Path
 		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
 			return "", nil, fmt.Errorf("%s: tree %s has an entry named %q", w.where, sha, name)
 		}
@@ -56,9 +56,10 @@ func (w *treeWalk) level(sha, prefix string) (string, []TreeEntry, error) {
 			return "", nil, fmt.Errorf("%s: over %d bytes of paths read, the limit is MaxListingBytes %d: %w", w.where,
 				w.lim.MaxListingBytes, w.lim.MaxListingBytes, ErrTreeTooLarge)
 		}
-		out = append(out, TreeEntry{Path: p, Mode: e.GetMode(), Type: e.GetType(), SHA: e.GetSHA(), Size: int64(e.GetSize())})
+		e.Path = p
+		out = append(out, e)
 	}
-	return t.GetSHA(), out, nil
+	return t.SHA, out, nil
 }
 
 // all lists the whole tree under sha, as a recursive listing does (parents

@@ -85,13 +85,26 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 		limits.Wanted = func(p string) bool { return artifact.ClassifyPath(p) != nil || artifact.Sniffable(p) }
 	}
 	limits.ArchiveOver = cmp.Or(limits.ArchiveOver, DefaultArchiveOver)
+	var opened []*ghclient.CommitFS // closed (their spools removed) when the job ends
+	defer func() {
+		for _, f := range opened {
+			if err := f.Close(); err != nil {
+				log.Warn("could not remove the spooled archive", "err", err)
+			}
+		}
+	}()
 	req.Open = func(ctx context.Context, maxFileBytes int64) (fs.FS, error) {
 		// The configuration may raise the size of a file it checks above
 		// serve's: up to what serve reads of a commit in all.
 		if maxFileBytes > cmp.Or(limits.MaxFileBytes, ghclient.DefaultMaxFileBytes) {
 			limits.MaxFileBytes = min(maxFileBytes, cmp.Or(limits.MaxTotalBytes, ghclient.DefaultMaxTotalBytes))
 		}
-		return gh.CommitFS(ctx, j.Owner, j.Repo, sha, limits)
+		f, err := gh.CommitFS(ctx, j.Owner, j.Repo, sha, limits)
+		if err != nil {
+			return nil, err
+		}
+		opened = append(opened, f)
+		return f, nil
 	}
 	sum, err := d.CheckCommit(ctx, gh, req)
 	s.pages.Record(ctx, j.Owner, j.Repo, sha, sum, log)

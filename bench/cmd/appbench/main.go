@@ -168,15 +168,18 @@ func grow(ctx context.Context, f flags, bin string) error {
 		return err
 	}
 	fmt.Printf("\n## A pull request changing 1 file, by repository size (the App cold, then warm), beside `phasegate validate` of the checkout\n\n")
-	fmt.Println("| artifacts | files | validate (exit) | first check → contracts | requests | MB down | 1-file change → contracts | ÷ validate | requests | MB down | contracts | peak RSS of serve |")
-	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+	fmt.Println("| artifacts | files | validate (exit) | first check → contracts | requests | MB down | 1-file change → contracts | ÷ validate | requests | MB down | contracts | peak RSS: validate | serve, cold (÷ validate) | serve, after both |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
 	for _, r := range runs {
 		a, b := app.Totals(r.First.Routes), app.Totals(r.Change.Routes)
-		fmt.Printf("| %d | %d | %s (%d) | %s | %d | %.2f | %s | %.2fx | %d | %.2f | %s: %s | %.1f MiB |\n", r.Artifacts, r.Files, ms(r.Validate), r.ValidateExit,
-			ms(r.First.ToContracts), a.Calls, float64(a.Down)/1e6, ms(r.Change.ToContracts), r.Change.ToContracts.Seconds()/r.Validate.Seconds(),
-			b.Calls, float64(b.Down)/1e6, r.Change.Conclusion, r.Change.Title, app.MiB(r.PeakRSS))
+		fmt.Printf("| %d | %d | %s (%d) | %s | %d | %.2f | %s | %.2fx | %d | %.2f | %s: %s | %.1f MiB | %.1f MiB (%.2fx) | %.1f MiB |\n", r.Artifacts, r.Files,
+			ms(r.Validate), r.ValidateExit, ms(r.First.ToContracts), a.Calls, float64(a.Down)/1e6, ms(r.Change.ToContracts),
+			r.Change.ToContracts.Seconds()/r.Validate.Seconds(), b.Calls, float64(b.Down)/1e6, r.Change.Conclusion, r.Change.Title,
+			app.MiB(r.ValidateRSS), app.MiB(r.ColdRSS), float64(r.ColdRSS)/float64(max(r.ValidateRSS, 1)), app.MiB(r.PeakRSS))
 	}
 	for _, r := range runs {
+		fmt.Printf("\nAPI calls of the first check at %d artifacts, by route:\n\n", r.Artifacts)
+		routes(r.First.Routes)
 		fmt.Printf("\nAPI calls of the 1-file change at %d artifacts, by route:\n\n", r.Artifacts)
 		routes(r.Change.Routes)
 	}
