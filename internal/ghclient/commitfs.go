@@ -150,6 +150,9 @@ type CommitFS struct {
 	spool     *os.File
 	spoolName string // "" once removed
 	spoolEnd  int64
+	// kept is the spool of the repository's last archive read, which its
+	// TreeCache kept: whole files by blob id, read before any is fetched.
+	kept *keptSpool
 }
 
 type nodeKind uint8
@@ -197,6 +200,9 @@ func (c *Client) CommitFS(ctx context.Context, owner, repo, sha string, lim Tree
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	f.archiveAfter = int64(max(f.lim.ArchiveOver/4, len(t.Entries)/100))
+	if f.lim.Trees != nil {
+		f.kept = f.lim.Trees.spoolOf(repoName(owner, repo))
+	}
 	if f.archive = f.preferArchive(t); f.archive && f.lim.Trees == nil {
 		f.archiveOnce.Do(func() { _ = f.loadArchive() })
 	}
@@ -352,6 +358,14 @@ func (f *CommitFS) load(n *node) ([]byte, error) {
 		}
 		n.data, n.loaded = data, true
 		return data, nil
+	}
+	if f.kept != nil {
+		data, ok, err := f.fromKept(n)
+		if ok || err != nil {
+			defer n.mu.Unlock()
+			n.data, n.loaded = data, ok
+			return data, err
+		}
 	}
 	n.mu.Unlock()
 	if f.archive && f.misses.Add(1) > f.archiveAfter {

@@ -185,13 +185,23 @@ func (f *CommitFS) fromSpool(n *node) ([]byte, error) {
 }
 
 // Close ends the FS: the archive is not read any more, and its spool is
-// closed and removed. Reads of files not held fail after it.
+// closed and removed, or, with a TreeCache, kept there for the
+// repository's later commits. Reads of files not held fail after it.
 func (f *CommitFS) Close() error {
 	f.archiveOnce.Do(func() {}) // no archive read after, and none under way
-	if f.spool == nil {
-		return nil
+	var err error
+	if f.kept != nil {
+		err, f.kept = f.lim.Trees.releaseSpool(f.kept), nil
 	}
-	err := f.spool.Close()
+	if f.spool == nil {
+		return err
+	}
+	if f.lim.Trees != nil {
+		f.handOver()
+		f.spool = nil
+		return err
+	}
+	err = errors.Join(err, f.spool.Close())
 	if f.spoolName != "" {
 		err = errors.Join(err, os.Remove(f.spoolName))
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -23,6 +24,10 @@ type TreeCache struct {
 	blobs        *lru.Cache[treeKey, []byte]
 	blobBytes    atomic.Int64
 	maxBlobBytes int64
+	// spools keeps each repository's latest archive spool on disk
+	// (keptSpool), at most maxKeptSpools of them.
+	spools  *lru.Cache[string, *keptSpool]
+	spoolMu sync.Mutex
 }
 
 type treeKey struct{ repo, sha string }
@@ -33,6 +38,7 @@ func NewTreeCache(n int, blobBytes int64) *TreeCache {
 	tc := &TreeCache{maxBlobBytes: blobBytes}
 	tc.levels, _ = lru.New[treeKey, []TreeEntry](max(n, 1)) // errs only on n <= 0
 	tc.blobs, _ = lru.NewWithEvict(1<<20, func(_ treeKey, data []byte) { tc.blobBytes.Add(-int64(len(data))) })
+	tc.spools, _ = lru.NewWithEvict(maxKeptSpools, func(_ string, ks *keptSpool) { tc.dropSpool(ks) })
 	return tc
 }
 
