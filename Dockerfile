@@ -2,7 +2,9 @@
 # git, ~2 MB base). The GitHub Action runs the prebuilt image, so a workflow run
 # never compiles Go. Docker actions run as root, so there is no USER line.
 
-FROM golang:1.25-bookworm AS build
+# The builder's Go is go.mod's toolchain line (a patched standard library;
+# internal/archtest checks that they agree). The image sets GOTOOLCHAIN=local.
+FROM golang:1.27.3-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

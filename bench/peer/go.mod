@@ -2,6 +2,8 @@ module github.com/phasegate/phasegate/bench/peer
 
 go 1.25.0
 
+toolchain go1.27.3
+
 require github.com/palantir/go-githubapp v0.30.0
 
 require (

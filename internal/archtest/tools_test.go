@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -12,10 +13,14 @@ import (
 // pinnedTools are the tools tools/go.mod pins: the package its `tool`
 // directive names, the module and the exact version it requires.
 var pinnedTools = []struct{ pkg, module, version string }{
-	{pkg: "honnef.co/go/tools/cmd/staticcheck", module: "honnef.co/go/tools", version: "v0.7.0"},
+	{pkg: "honnef.co/go/tools/cmd/staticcheck", module: "honnef.co/go/tools", version: "v0.8.2"},
 	{pkg: "github.com/rhysd/actionlint/cmd/actionlint", module: "github.com/rhysd/actionlint", version: "v1.7.12"},
 	{pkg: "github.com/goreleaser/goreleaser/v2", module: "github.com/goreleaser/goreleaser/v2", version: "v2.15.1"},
 	{pkg: "github.com/yannh/kubeconform/cmd/kubeconform", module: "github.com/yannh/kubeconform", version: "v0.7.0"},
+	{pkg: "golang.org/x/vuln/cmd/govulncheck", module: "golang.org/x/vuln", version: "v1.9.0"},
+	// indexdb writes govulncheck's database from the module's data/osv: the
+	// pin is the database's version (CONTRIBUTING.md).
+	{pkg: "golang.org/x/vulndb/cmd/indexdb", module: "golang.org/x/vulndb", version: "v0.0.0-20261105234957-e22db6528018"},
 }
 
 // goModEntries reads the require (module → version) and tool (package)
@@ -92,13 +97,17 @@ tool (
 	github.com/rhysd/actionlint/cmd/actionlint
 	github.com/yannh/kubeconform/cmd/kubeconform
 	honnef.co/go/tools/cmd/staticcheck
+	golang.org/x/vuln/cmd/govulncheck
+	golang.org/x/vulndb/cmd/indexdb
 )
 
 require (
 	github.com/goreleaser/goreleaser/v2 v2.15.1 // indirect
 	github.com/rhysd/actionlint v1.7.12 // indirect
 	github.com/yannh/kubeconform v0.7.0 // indirect
-	honnef.co/go/tools v0.7.0 // indirect
+	golang.org/x/vuln v1.9.0 // indirect
+	golang.org/x/vulndb v0.0.0-20261105234957-e22db6528018 // indirect
+	honnef.co/go/tools v0.8.2 // indirect
 )
 `
 	product := "module github.com/phasegate/phasegate\n\ngo 1.25.0\n\nrequire go.yaml.in/yaml/v3 v3.0.4\n"
@@ -112,7 +121,7 @@ require (
 		{name: "another module", tools: strings.Replace(good, "phasegate/tools\n", "phasegate\n", 1),
 			product: product, want: "is not module github.com/phasegate/phasegate/tools"},
 		{name: "the product requires a tool", tools: good,
-			product: product + "require honnef.co/go/tools v0.7.0 // indirect\n", want: "the product module must not depend on the tools"},
+			product: product + "require honnef.co/go/tools v0.8.2 // indirect\n", want: "the product module must not depend on the tools"},
 		{name: "the product has a tool directive", tools: good,
 			product: product + "tool golang.org/x/tools/cmd/stringer\n", want: "they belong in tools/go.mod"},
 	}
@@ -122,6 +131,82 @@ require (
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			probs := checkToolsModule(tt.tools, tt.product)
+			if len(probs) != 1 || !strings.Contains(probs[0], tt.want) {
+				t.Fatalf("problems %q, want one saying %q", probs, tt.want)
+			}
+		})
+	}
+}
+
+// goModules are the repository's Go modules: each names the toolchain the
+// product is built with, so that a go command in any of them (under the
+// default GOTOOLCHAIN=auto) builds with the patched standard library.
+var goModules = []string{"go.mod", "bench/go.mod", "bench/peer/go.mod", "e2e/go.mod", "tools/go.mod"}
+
+// checkToolchain says where the Go that builds phasegate is not the one the
+// product's go.mod names in its toolchain line: another module's toolchain
+// line, or the Dockerfile's builder image (the container action's binary).
+// .ci/run sets GOTOOLCHAIN from the same line.
+func checkToolchain(goMods map[string]string, dockerfile string) []string {
+	line := regexp.MustCompile(`(?m)^toolchain go(\d+\.\d+\.\d+)$`)
+	m := line.FindStringSubmatch(goMods["go.mod"])
+	if m == nil {
+		return []string{"go.mod has no toolchain line naming a release (toolchain goX.Y.Z)"}
+	}
+	var probs []string
+	for _, name := range goModules {
+		if got := line.FindStringSubmatch(goMods[name]); got == nil || got[1] != m[1] {
+			probs = append(probs, name+" does not say toolchain go"+m[1]+" as go.mod does")
+		}
+	}
+	if !strings.Contains(dockerfile, "\nFROM golang:"+m[1]+"-") {
+		probs = append(probs, "Dockerfile's builder is not golang:"+m[1]+"-…, go.mod's toolchain")
+	}
+	return probs
+}
+
+func TestToolchainAgrees(t *testing.T) {
+	mods := map[string]string{}
+	for _, name := range goModules {
+		mods[name] = readRoot(t, name)
+	}
+	for _, p := range checkToolchain(mods, readRoot(t, "Dockerfile")) {
+		t.Error(p)
+	}
+}
+
+func TestCheckToolchainCatches(t *testing.T) {
+	mod := "module m\n\ngo 1.26.0\n\ntoolchain go1.27.3\n"
+	good := map[string]string{}
+	for _, name := range goModules {
+		good[name] = mod
+	}
+	docker := "# builder\nFROM golang:1.27.3-bookworm AS build\n"
+	with := func(name, text string) map[string]string {
+		mods := map[string]string{}
+		for k, v := range good {
+			mods[k] = v
+		}
+		mods[name] = text
+		return mods
+	}
+	tests := []struct {
+		name       string
+		mods       map[string]string
+		dockerfile string
+		want       string
+	}{
+		{name: "no toolchain line", mods: with("go.mod", "module m\n\ngo 1.26.0\n"), dockerfile: docker, want: "go.mod has no toolchain line"},
+		{name: "another module's toolchain", mods: with("e2e/go.mod", strings.Replace(mod, "1.27.3", "1.27.2", 1)), dockerfile: docker, want: "e2e/go.mod does not say toolchain go1.27.3"},
+		{name: "a module without one", mods: with("tools/go.mod", "module m\n\ngo 1.26.1\n"), dockerfile: docker, want: "tools/go.mod does not say"},
+		{name: "the builder image", mods: good, dockerfile: "FROM golang:1.25-bookworm AS build\n", want: "Dockerfile's builder is not golang:1.27.3-"},
+	}
+	if p := checkToolchain(good, docker); len(p) != 0 {
+		t.Fatalf("the good files: %v", p)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			probs := checkToolchain(tt.mods, tt.dockerfile)
 			if len(probs) != 1 || !strings.Contains(probs[0], tt.want) {
 				t.Fatalf("problems %q, want one saying %q", probs, tt.want)
 			}

@@ -89,9 +89,16 @@ func appendArray[E any](dst []byte, list []E) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// invalidUTF8 is what json.Marshal writes for a byte of invalid UTF-8: the
+// escape \ufffd up to go1.26, the character U+FFFD itself from go1.27.
+var invalidUTF8 = func() []byte {
+	b, _ := json.Marshal("\xff")
+	return b[1 : len(b)-1]
+}()
+
 // appendString is encoding/json's string encoding with HTML escaping, as
 // json.Marshal does it: <, > and & as \u003c, \u003e and \u0026, other
-// control characters as \u00XX, invalid UTF-8 as \ufffd, and U+2028 and
+// control characters as \u00XX, invalid UTF-8 as invalidUTF8, and U+2028 and
 // U+2029 escaped.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
@@ -126,7 +133,7 @@ func appendString(dst []byte, s string) []byte {
 		c, size := utf8.DecodeRuneInString(s[i:])
 		if c == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			dst = append(dst, invalidUTF8...)
 			i += size
 			start = i
 			continue
