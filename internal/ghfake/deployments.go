@@ -105,7 +105,9 @@ type DeploymentRequest struct {
 	// PullRequests are numbers of the fake's pull requests the run is for.
 	PullRequests   []int
 	InstallationID int64
-	Sender         string
+	// Sender started the run (the deployment's creator); "": the
+	// repository's owner.
+	Sender string
 	// CallbackURL is the payload's deployment_callback_url; empty: the
 	// fake's own endpoint for RunID.
 	CallbackURL string
@@ -127,6 +129,9 @@ func (s *Server) DeploymentRequestPayload(d DeploymentRequest) ([]byte, error) {
 	}
 	if d.Event == "" {
 		d.Event = "push"
+	}
+	if d.Sender == "" {
+		d.Sender = rp.owner
 	}
 	pulls := []any{}
 	for _, n := range d.PullRequests {

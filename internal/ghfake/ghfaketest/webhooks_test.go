@@ -44,7 +44,7 @@ func TestDeploymentRequestMatchesDescription(t *testing.T) {
 			callback: s.URL() + "repos/acme/widgets/actions/runs/7/deployment_protection_rule"},
 		{name: "pull request", req: ghfake.DeploymentRequest{RunID: 8, Environment: "staging", SHA: strings.Repeat("a", 40), Ref: "refs/heads/feature", Event: "pull_request", PullRequests: []int{pr}, Sender: "dev", InstallationID: 3},
 			callback: s.URL() + "repos/acme/widgets/actions/runs/8/deployment_protection_rule"},
-		{name: "callback elsewhere", req: ghfake.DeploymentRequest{RunID: 9, Environment: "production", SHA: strings.Repeat("c", 40), Ref: "refs/heads/main", Sender: "dev", InstallationID: 3, CallbackURL: "https://attacker.example/hook"},
+		{name: "callback elsewhere, no sender", req: ghfake.DeploymentRequest{RunID: 9, Environment: "production", SHA: strings.Repeat("c", 40), Ref: "refs/heads/main", InstallationID: 3, CallbackURL: "https://attacker.example/hook"},
 			callback: "https://attacker.example/hook"},
 	}
 	for _, tc := range tests {
