@@ -48,6 +48,31 @@ type Config struct {
 	Resolvers Resolvers `yaml:"resolvers,omitempty"`
 	// Phases is the pipeline's phase sequence, for the phase:<name> labels.
 	Phases Phases `yaml:"phases,omitempty"`
+	// Deployments maps a GitHub environment's name to what a deployment
+	// to it requires (phasegate as a custom deployment protection rule).
+	Deployments map[string]Deployment `yaml:"deployments,omitempty"`
+}
+
+// Deployment is what a deployment to an environment requires, besides a
+// contracts verdict that is not HOLD for the commit.
+type Deployment struct {
+	// Require lists phases (of the sequence, or aliases) whose blocking
+	// decisions must be resolved positively; empty: every blocking
+	// decision of the commit's outcomes.
+	Require []string `yaml:"require,omitempty"`
+}
+
+// DeploymentRequires is the phases a deployment to environment requires
+// (deployments.<environment>.require, the name matched ignoring case as
+// GitHub does); nil means every blocking decision of the commit: the rule
+// of an environment the config does not name, or names without require.
+func (c Config) DeploymentRequires(environment string) []string {
+	for name, d := range c.Deployments {
+		if strings.EqualFold(name, environment) {
+			return d.Require
+		}
+	}
+	return nil
 }
 
 // Resolvers: who may resolve a decision (docs/security.md). A commenter qualifies
@@ -425,5 +450,29 @@ func validate(cfg Config, doc *artifact.Document) []Problem {
 			add(fmt.Sprintf("phases.aliases: %q maps to %q, which is not in %s", alias, target, which), "phases", "aliases", alias)
 		}
 	}
+	validateDeployments(cfg, add)
 	return probs
+}
+
+// validateDeployments: every environment has a name, no two differ only
+// in case (GitHub's environment names do not), and every phase one
+// requires is a phase of the sequence in effect.
+func validateDeployments(cfg Config, add func(msg string, tokens ...string)) {
+	phases := cfg.PhasesOrDefault()
+	seen := map[string]string{}
+	for _, env := range slices.Sorted(maps.Keys(cfg.Deployments)) {
+		if strings.TrimSpace(env) == "" {
+			add("deployments: an environment name is empty", "deployments", env)
+		}
+		if first, dup := seen[strings.ToLower(env)]; dup {
+			add(fmt.Sprintf("deployments: %q and %q name the same environment (GitHub ignores case)", first, env), "deployments", env)
+		}
+		seen[strings.ToLower(env)] = env
+		for i, phase := range cfg.Deployments[env].Require {
+			if phases.Index(phase) < 0 {
+				add(fmt.Sprintf("deployments: %q requires %q, which is not a phase of the sequence (%s)%s", env, phase,
+					strings.Join(phases.Sequence, ", "), didYouMean(strings.ToLower(phase), phases.Sequence)), "deployments", env, "require", strconv.Itoa(i))
+			}
+		}
+	}
 }

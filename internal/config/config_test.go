@@ -124,6 +124,18 @@ func TestParseValid(t *testing.T) {
 			wantLimits: artifact.DefaultLimits,
 		},
 		{
+			name:       "deployments",
+			data:       "deployments: {production: {require: [uat, Closeout]}, staging: {}, preview: ~}\n",
+			want:       Config{Deployments: map[string]Deployment{"production": {Require: []string{"uat", "Closeout"}}, "staging": {}, "preview": {}}},
+			wantLimits: artifact.DefaultLimits,
+		},
+		{
+			name:       "deployments require a phase of the configured sequence",
+			data:       "phases: {sequence: [build, ship]}\ndeployments:\n  prod:\n    require: [ship]\n",
+			want:       Config{Phases: Phases{Sequence: []string{"build", "ship"}}, Deployments: map[string]Deployment{"prod": {Require: []string{"ship"}}}},
+			wantLimits: artifact.DefaultLimits,
+		},
+		{
 			name:       "BOM",
 			data:       "\ufeffignore: [a]\n",
 			want:       Config{Ignore: []string{"a"}},
@@ -171,6 +183,36 @@ func TestParseProblems(t *testing.T) {
 				"2:1: wrong type: got a string `x`, want a list of strings",
 				"4:3: wrong type: got a string `deep`, want an integer",
 			},
+		},
+		{
+			name: "deployments: a phase not in the default sequence",
+			data: "deployments:\n  production:\n    require: [uat, uatt]\n",
+			want: []string{`3:20: deployments: "production" requires "uatt", which is not a phase of the sequence (requirements, planning, developing, qa, integrating, uat, deployed) (did you mean "uat"?)`},
+		},
+		{
+			name: "deployments: a default phase once the sequence is configured",
+			data: "phases: {sequence: [build, ship]}\ndeployments:\n  production: {require: [uat]}\n",
+			want: []string{`3:26: deployments: "production" requires "uat", which is not a phase of the sequence (build, ship)`},
+		},
+		{
+			name: "deployments: an unknown key of an environment",
+			data: "deployments:\n  production:\n    requires: [uat]\n",
+			want: []string{`3:5: deployments.production: unknown key "requires" (did you mean "require"?)`},
+		},
+		{
+			name: "deployments: one environment twice in different case",
+			data: "deployments:\n  Production: {}\n  production: {require: [uat]}\n",
+			want: []string{`3:3: deployments: "Production" and "production" name the same environment`},
+		},
+		{
+			name: "deployments: require is a list",
+			data: "deployments:\n  production: {require: uat}\n",
+			want: []string{"2:16: deployments.production.require: wrong type: got a string `uat`, want a list of strings"},
+		},
+		{
+			name: "deployments: an empty environment name",
+			data: "deployments:\n  \"\": {}\n",
+			want: []string{`2:3: deployments: an environment name is empty`},
 		},
 		{
 			name: "decisions.invalidate_on_push outside unit, all, none",
@@ -638,6 +680,28 @@ func TestParseOnePass(t *testing.T) {
 
 // TestAliasesWithoutSequence: aliases given without a sequence add to the
 // default sequence's aliases (they were silently ignored before).
+func TestDeploymentRequires(t *testing.T) {
+	cfg, probs := Parse([]byte("deployments: {Production: {require: [uat]}, staging: {}}\n"))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	tests := []struct {
+		environment string
+		want        []string
+	}{
+		{environment: "Production", want: []string{"uat"}},
+		{environment: "production", want: []string{"uat"}}, // GitHub's environment names ignore case
+		{environment: "staging", want: nil},                // named without require: every blocking decision
+		{environment: "preview", want: nil},                // not named: every blocking decision
+		{environment: "", want: nil},
+	}
+	for _, tc := range tests {
+		if got := cfg.DeploymentRequires(tc.environment); !slices.Equal(got, tc.want) {
+			t.Errorf("DeploymentRequires(%q) = %q, want %q", tc.environment, got, tc.want)
+		}
+	}
+}
+
 func TestAliasesWithoutSequence(t *testing.T) {
 	cfg, probs := Parse([]byte("phases:\n  aliases:\n    build: developing\n"))
 	if len(probs) > 0 {

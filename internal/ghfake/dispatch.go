@@ -54,7 +54,9 @@ func (s *Server) Dispatches(owner, name string) []Dispatch {
 // {"contents": "read", "issues": "write"}. nil restores the default: every
 // permission granted. Only the endpoints that check it say so; today
 // POST /repos/{o}/{r}/dispatches, which needs contents: write and answers
-// 403 "Resource not accessible by integration" without it, and the team
+// 403 "Resource not accessible by integration" without it, POST
+// /repos/{o}/{r}/actions/runs/{id}/deployment_protection_rule, which needs
+// deployments: write and answers the same 403, and the team
 // endpoints, which need members: read (organisation members; a workflow's
 // GITHUB_TOKEN never has it) and answer 404 without it. An installation
 // token minted for login reports these permissions.

@@ -256,6 +256,7 @@ type repo struct {
 	perms         map[string]perm       // by lower-cased login
 	prFiles       map[int][]File
 	dispatches    []Dispatch
+	deployReviews []DeploymentReview  // in the order posted
 	activity      []Activity          // in the order recorded
 	trees         map[string]*gitTree // by tree sha
 	commitTrees   map[string]string   // commit sha → root tree sha (SetTree)

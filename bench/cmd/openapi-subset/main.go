@@ -77,8 +77,9 @@ var operations = []string{
 	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",   // CheckRunAnnotations
 	"GET /user",               // CurrentUser (a person's token)
 	"GET /user/installations", // UserInstallations
-	"GET /user/installations/{installation_id}/repositories", // UserInstallationRepos
-	"DELETE /applications/{client_id}/token",                 // OAuth.RevokeToken (sign-out)
+	"GET /user/installations/{installation_id}/repositories",                      // UserInstallationRepos
+	"DELETE /applications/{client_id}/token",                                      // OAuth.RevokeToken (sign-out)
+	"POST /repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule", // ReviewDeployment
 	// served by internal/ghfake for its own tests and for what a test does
 	// as a person would; phasegate does not call them
 	"GET /rate_limit",
@@ -94,6 +95,11 @@ var events = []string{
 	"check_run", "check_suite", "installation", "installation_repositories", "issue_comment",
 	"merge_group", "pull_request", "pull_request_review", "push", "status",
 }
+
+// webhookSchemas are the components kept for the payloads of events
+// serve handles that @octokit/webhooks-examples has no example of: the
+// fake builds those payloads, and ghfaketest validates them against these.
+var webhookSchemas = []string{"webhook-deployment-protection-rule-requested"}
 
 func main() {
 	openapi := flag.String("openapi", "", "GitHub's description: @octokit/openapi's generated/api.github.com.json")
@@ -179,7 +185,11 @@ func subset(full map[string]any, ops []string) (map[string]any, error) {
 		kept[strings.ToLower(method)] = o
 	}
 	components, _ := full["components"].(map[string]any)
-	outComponents, err := reachable(outPaths, components)
+	refs := []any{outPaths}
+	for _, name := range webhookSchemas {
+		refs = append(refs, map[string]any{"$ref": "#/components/schemas/" + name})
+	}
+	outComponents, err := reachable(refs, components)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,7 @@ func TestSubsetHasEveryOperation(t *testing.T) {
 		"GET /repos/{owner}/{repo}/check-runs/{check_run_id}",
 		"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 		"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",
+		"POST /repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule",
 	} {
 		if !slices.Contains(ops, want) {
 			t.Errorf("the subset lacks %s", want)
