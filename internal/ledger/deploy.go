@@ -60,11 +60,11 @@ type DeployAnswer struct {
 
 // Waiting is a blocking decision a deployment waits for.
 type Waiting struct {
-	Decision string
-	Issue    int
-	Link     string
+	Decision string `json:"decision"`
+	Issue    int    `json:"issue"`
+	Link     string `json:"link,omitempty"`
 	// Stale: it was resolved, and a push since made it stale.
-	Stale bool
+	Stale bool `json:"stale,omitempty"`
 }
 
 // DeploymentAnswer answers a deployment of st.SHA to an environment that
