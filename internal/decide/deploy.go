@@ -1,11 +1,15 @@
 package decide
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/phasegate/phasegate/internal/config"
 	"github.com/phasegate/phasegate/internal/ledger"
+	"github.com/phasegate/phasegate/internal/outcome"
 )
 
 // DeploymentWindow is how long GitHub keeps a deployment protection rule
@@ -56,4 +60,61 @@ func (d Deployment) WaitsOn(owner, repo string, issue int) bool {
 		}
 	}
 	return false
+}
+
+// DeploymentRead is what the decisions say about deploying a commit, read
+// fresh for it (DeploymentDecisions).
+type DeploymentRead struct {
+	// State has SHA, Read, Outcomes and Frozen; Checked and Contracts are
+	// the caller's to fill (the App's own record of the commit's checks).
+	State ledger.DeployState
+	// Config is the repository's configuration on the default branch;
+	// Invalid says why it is invalid ("" when it is not).
+	Config  config.Config
+	Invalid string
+}
+
+// DeploymentDecisions reads the Phase Outcomes commit sha's change carries
+// (the change SyncCommit reads) and folds their issues' threads again,
+// with every resolution a push made stale undone: nothing is taken from a
+// cache but a file at a commit, which never changes. It writes nothing.
+func (h *Handler) DeploymentDecisions(ctx context.Context, gh GitHub, owner, repo, sha string) (DeploymentRead, error) {
+	rc, err := h.repoConfig(ctx, gh, owner, repo)
+	if err != nil {
+		return DeploymentRead{}, err
+	}
+	read := DeploymentRead{State: ledger.DeployState{SHA: sha}, Config: rc.cfg, Invalid: rc.invalid}
+	carried, _, err := h.carried(ctx, gh, owner, repo, sha, CommitOptions{})
+	if err != nil {
+		return read, fmt.Errorf("reading the Phase Outcomes of %s in %s/%s: %w", outcome.ShortSHA(sha), owner, repo, err)
+	}
+	threads := map[int]*thread{}
+	outcomes, frozen, _, err := h.threadsOf(ctx, gh, owner, repo, carried, threads)
+	if err != nil {
+		return read, err
+	}
+	fs, current := facts{}, outcomes
+	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
+		current, _, n, err = unstale(rc.cfg, outcomes, sha, fs)
+		return n, err
+	})
+	if err != nil {
+		return read, fmt.Errorf("telling whether a push made a resolution stale on %s: %w", outcome.ShortSHA(sha), err)
+	}
+	for i, o := range current {
+		do := ledger.DeployOutcome{Outcome: o, Issue: carried[i].issue}
+		if t := threads[do.Issue]; t != nil {
+			if c, ok := t.comment(o.CommentID); ok {
+				do.Link = h.commentLink(owner, repo, do.Issue, c)
+			}
+		}
+		for j, d := range o.Decisions {
+			if d.Resolution == nil && outcomes[i].Decisions[j].Resolution != nil {
+				do.Stale = append(do.Stale, d.ID)
+			}
+		}
+		read.State.Outcomes = append(read.State.Outcomes, do)
+	}
+	read.State.Read, read.State.Frozen = sha, frozen
+	return read, nil
 }

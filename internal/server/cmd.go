@@ -315,8 +315,8 @@ func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 
 // useRedis shares the replicas' state in store: delivery ids, per-issue
 // locks, the installation reconcile limit, the durable job queue, the
-// installations' job slots, the units' results, and the pages' check
-// results and sign-outs.
+// installations' job slots, the units' results, the waiting deployment
+// requests, and the pages' check results and sign-outs.
 // Close the queue it returns after the server.
 func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redisx.Queue {
 	s.cfg.Seen = store.Seen("phasegate:seen:", 72*time.Hour)
@@ -335,7 +335,8 @@ func useRedis(s *serveSettings, store *redisx.Store, logger *slog.Logger) *redis
 	})
 	s.cfg.Tasks = q
 	s.cfg.InstallSlots = store.Semaphore("phasegate:installation-jobs:", s.lockTTL)
-	logger.Info("using Redis for locks, delivery ids, the installation reconcile limit, the units' results, the pages' results and sign-outs and the durable job queue",
+	s.cfg.Deployments = sharedDeployments{store.Table("phasegate:deployments", MaxWaitingDeployments)}
+	logger.Info("using Redis for locks, delivery ids, the installation reconcile limit, the units' results, the waiting deployments, the pages' results and sign-outs and the durable job queue",
 		"queue", q.Name(), "installation_concurrency", s.cfg.InstallationConcurrency)
 	return q
 }

@@ -143,6 +143,10 @@ type Config struct {
 	// their inputs' object ids (check.Cache; default an in-memory LRU of
 	// DefaultCacheUnits units).
 	Units check.Cache
+	// Deployments keeps the deployment protection rule requests waiting
+	// for an answer (default in memory: NewMemDeployments; Redis keeps
+	// them over restarts and shares them between replicas).
+	Deployments DeploymentStore
 	// NewDecider builds the decision handler for one delivery or one
 	// reconcile pass (default: a *decide.Handler, see DefaultDecider). It is
 	// called often and must be cheap.
@@ -296,6 +300,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.Locker = cmp.Or[decide.Locker](c.Locker, decide.NewMemLocker())
 	c.InstallSlots = cmp.Or[Slots](c.InstallSlots, NewMemSlots())
 	c.Units = cmp.Or[check.Cache](c.Units, check.NewLRU(DefaultCacheUnits))
+	c.Deployments = cmp.Or[DeploymentStore](c.Deployments, NewMemDeployments())
 	if c.TreeLimits.Trees == nil {
 		c.TreeLimits.Trees = ghclient.NewTreeCache(DefaultCacheTrees, DefaultCacheBlobBytes)
 	}

@@ -18,6 +18,7 @@ type Decider interface {
 	SyncPullRequest(ctx context.Context, gh decide.GitHub, owner, repo string, number int) error
 	RecordDeletion(ctx context.Context, gh decide.GitHub, d decide.Deletion) (decide.Result, error)
 	CheckCommit(ctx context.Context, gh checkjob.GitHub, req checkjob.Request) (checkjob.Summary, error)
+	DeploymentDecisions(ctx context.Context, gh decide.GitHub, owner, repo, sha string) (decide.DeploymentRead, error)
 }
 
 // DeciderOptions are the decision handler of one delivery or one

@@ -82,7 +82,7 @@ func (s *Server) decider(log *slog.Logger, b decide.Budget) Decider {
 	return s.cfg.NewDecider(DeciderOptions{Validator: s.validator, Cache: s.cfg.Units, Handler: &decide.Handler{
 		Identity: s.Identity(), Key: s.cfg.SigningKey, Locks: s.cfg.Locker, ConfigPath: s.cfg.ConfigPath, Logger: log,
 		Notifier: s.cfg.Notifier, Publish: s.cfg.Publish, Watermarks: s.watermarks,
-		Memo: s.memo, Budget: b, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
+		Memo: s.memo, Budget: b, Observe: s.observe, PagesURL: s.cfg.PublicURL, TreeLimits: s.cfg.TreeLimits,
 	}})
 }
 
@@ -145,6 +145,8 @@ func (s *Server) dispatch(ctx context.Context, j *job, log *slog.Logger) error {
 		return s.resetStatus(ctx, gh, d, j, log)
 	case kindInstallRepos:
 		return s.installed(ctx, gh, d, j, log)
+	case kindDeploy:
+		return s.deploymentJob(ctx, gh, d, j, log)
 	default:
 		return fmt.Errorf("unknown job kind %q", j.Kind)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/decide"
+	"github.com/phasegate/phasegate/internal/ghclient"
 )
 
 // Kinds of work.
@@ -24,6 +25,7 @@ const (
 	kindStatus       = "status"        // phasegate/decisions set by someone else
 	kindMergeGroup   = "merge_group"   // merge_group checks_requested: phasegate/decisions on its head
 	kindCheck        = "check"         // a commit to check: pull_request, push, merge_group, check_suite, check_run, pull_request_review
+	kindDeploy       = "deployment"    // deployment_protection_rule requested, or the waiting requests of an issue to answer again
 )
 
 // job is one accepted delivery, queued for a worker. The durable queue
@@ -55,6 +57,8 @@ type job struct {
 	RepoURL      string         `json:"repo_url,omitempty"`    // check: the repository's html_url
 	Pusher       string         `json:"pusher,omitempty"`      // check: push's pusher, pull request's author
 	CommentURL   string         `json:"comment_url,omitempty"` // issue_comment: the comment's html_url
+	Environment  string         `json:"environment,omitempty"` // deployment: the environment deployed to
+	RunID        int64          `json:"run_id,omitempty"`      // deployment: the workflow run waiting
 	// ReplayKey names what the signed body is about (issue_comment: the
 	// comment, the action, an edit's updated_at), recorded in the Seen
 	// store next to the delivery ID: the X-GitHub-Delivery header is not
@@ -167,6 +171,12 @@ type payload struct {
 	Context     string  `json:"context"`
 	State       string  `json:"state"`
 	Description *string `json:"description"`
+	// deployment_protection_rule
+	Environment           string `json:"environment"`
+	DeploymentCallbackURL string `json:"deployment_callback_url"`
+	Deployment            *struct {
+		ID int64 `json:"id"`
+	} `json:"deployment"`
 	// installation, installation_repositories
 	Repositories        []repoRef `json:"repositories"`
 	RepositoriesAdded   []repoRef `json:"repositories_added"`
@@ -256,6 +266,8 @@ func jsonObject(body []byte) bool {
 //     head_sha, no comment, issue or pull request at the top.
 //   - pull_request_review: a repository, a pull request and a review, no
 //     comment or issue.
+//   - deployment_protection_rule: a repository, a sha, an environment and a
+//     deployment_callback_url, no comment, issue or pull request at the top.
 func (p *payload) matches(event string) error {
 	var missing, foreign []string
 	need := func(name string, present bool) {
@@ -301,6 +313,14 @@ func (p *payload) matches(event string) error {
 		need("review", p.Review != nil)
 		refuse("comment", p.Comment != nil)
 		refuse("issue", p.Issue != nil)
+	case "deployment_protection_rule":
+		need("repository", p.Repository != nil)
+		need("sha", p.SHA != "")
+		need("environment", p.Environment != "")
+		need("deployment_callback_url", p.DeploymentCallbackURL != "")
+		refuse("comment", p.Comment != nil)
+		refuse("issue", p.Issue != nil)
+		refuse("pull_request", p.PullRequest != nil)
 	case "status", "merge_group", "push", "check_suite", "check_run":
 		need("repository", p.Repository != nil)
 		p.needCommit(event, need)
@@ -373,6 +393,8 @@ func classify(event, delivery string, body []byte, identity string) (*job, ignor
 		why, err = j.fromCheckSuite(p)
 	case "pull_request_review":
 		why, err = j.fromReview(p)
+	case "deployment_protection_rule":
+		why, err = j.fromDeployment(p)
 	case "installation":
 		why = j.fromInstallation(p)
 	case "installation_repositories":
@@ -556,6 +578,39 @@ func (j *job) fromMergeGroup(p *payload) (ignored, error) {
 		j.Base, j.BaseRef = strings.ToLower(p.MergeGroup.BaseSHA), p.MergeGroup.BaseRef
 	}
 	j.Kind = kindCheck
+	return "", nil
+}
+
+// maxEnvironment bounds an environment's name (GitHub's limit is 255).
+const maxEnvironment = 255
+
+// fromDeployment fills a deployment job: a workflow run waits for
+// phasegate's answer before deploying the commit to the environment. The
+// run is read from the callback URL's path, which must name the event's
+// repository; its host is never used (ghclient.DeploymentRunID).
+func (j *job) fromDeployment(p *payload) (ignored, error) {
+	if p.Action != "requested" {
+		return ignored("deployment protection rule " + clip(p.Action)), nil
+	}
+	if !hexSHA(p.SHA) {
+		return "", fmt.Errorf("%w: deployment_protection_rule.sha is not a commit sha (%q)", errMalformed, clip(p.SHA))
+	}
+	if len(p.Environment) > maxEnvironment || strings.ContainsFunc(p.Environment, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", fmt.Errorf("%w: deployment_protection_rule.environment is not an environment's name (%q)", errMalformed, clip(p.Environment))
+	}
+	run, err := ghclient.DeploymentRunID(p.DeploymentCallbackURL, j.Owner, j.Repo)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	j.Kind, j.SHA, j.Ref, j.Environment, j.RunID = kindDeploy, strings.ToLower(p.SHA), p.Ref, p.Environment, run
+	j.RepoURL = repoURL(p)
+	// A run asks again for each attempt, with a new deployment: the same
+	// body re-sent under a fresh delivery ID is a replay.
+	var deployment int64
+	if p.Deployment != nil {
+		deployment = p.Deployment.ID
+	}
+	j.ReplayKey = fmt.Sprintf("deployment %s %d %s %d", strings.ToLower(j.repository()), run, strings.ToLower(j.Environment), deployment)
 	return "", nil
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
 	"github.com/phasegate/phasegate/internal/ghfake/ghfaketest"
+	"github.com/phasegate/phasegate/internal/ledger"
 )
 
 const (
@@ -169,6 +170,11 @@ func (f *fakeDecider) RecordDeletion(ctx context.Context, gh decide.GitHub, d de
 
 func (f *fakeDecider) CheckCommit(ctx context.Context, gh checkjob.GitHub, req checkjob.Request) (checkjob.Summary, error) {
 	return checkjob.Summary{}, f.record(ctx, call{method: "CheckCommit", owner: req.Owner, repo: req.Repo, sha: req.SHA, number: reqPR(req)})
+}
+
+func (f *fakeDecider) DeploymentDecisions(ctx context.Context, gh decide.GitHub, owner, repo, sha string) (decide.DeploymentRead, error) {
+	err := f.record(ctx, call{method: "DeploymentDecisions", owner: owner, repo: repo, sha: sha})
+	return decide.DeploymentRead{State: ledger.DeployState{SHA: sha, Read: sha}}, err
 }
 
 func (f *fakeDecider) Calls() []call {

@@ -43,6 +43,10 @@ func TestAppManifest(t *testing.T) {
 		"contents": "write", "metadata": "read", "members": "read",
 		// merge_group deliveries need read access to merge queues.
 		"merge_queues": "read",
+		// A custom deployment protection rule answers its requests
+		// (deployments: write) and finds the ones still waiting after a
+		// restart (actions: read: the waiting runs).
+		"deployments": "write", "actions": "read",
 	}
 	if len(m.Permissions) != len(want) {
 		t.Errorf("permissions %v, want exactly %v", m.Permissions, want)

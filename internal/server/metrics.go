@@ -19,6 +19,7 @@ type metrics struct {
 	queueWait      prometheus.Histogram
 	apiCalls       *prometheus.CounterVec
 	tamper         *prometheus.CounterVec
+	deployments    *prometheus.CounterVec
 	statusResets   prometheus.Counter
 	panics         prometheus.Counter
 	dropped        prometheus.Counter
@@ -40,7 +41,7 @@ type metrics struct {
 func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 	m := defineMetrics()
 	cs := []prometheus.Collector{
-		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.statusResets, m.panics, m.dropped,
+		m.deliveries, m.ack, m.handler, m.queueWait, m.apiCalls, m.tamper, m.deployments, m.statusResets, m.panics, m.dropped,
 		m.reconcileRuns, m.reconcileSkips, m.passSkips, m.cutShort, m.threads, m.redeliveries, m.ready,
 		m.jobEnqueued, m.jobWait, m.jobRun, m.jobFailures, m.jobRetries, newTasksCollector(s),
 	}
@@ -70,6 +71,7 @@ func defineMetrics() *metrics {
 		queueWait:      prometheus.NewHistogram(histogram("phasegate_queue_wait_seconds", "Time a delivery waited in the queue for a worker.", 0.001, 16)),
 		apiCalls:       counterVec("phasegate_github_api_calls_total", "GitHub API requests (every attempt) by client operation and HTTP status (\"error\" when no answer arrived).", "op", "status"),
 		tamper:         counterVec("phasegate_tamper_reports_total", "phasegate comments edited or deleted by someone, by action.", "action"),
+		deployments:    counterVec("phasegate_deployments_answered_total", "Deployment protection rule requests answered, by state.", "state"),
 		statusResets:   counter("phasegate_status_overwrites_total", "phasegate/decisions statuses set by someone other than phasegate (and reset)."),
 		panics:         counter("phasegate_handler_panics_total", "Panics recovered while handling a delivery."),
 		dropped:        counter("phasegate_queue_dropped_total", "Queued deliveries dropped at shutdown (the reconcile loop recovers them)."),

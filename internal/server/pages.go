@@ -216,7 +216,7 @@ func (s *Server) pagesHandler() (*decide.Handler, error) {
 		return nil, errors.New("the App's identity is not known yet (the server is not ready)")
 	}
 	return &decide.Handler{Key: s.cfg.SigningKey, ConfigPath: s.cfg.ConfigPath, Identity: id, Locks: s.cfg.Locker,
-		Logger: s.log, Publish: s.cfg.Publish, Memo: s.memo, Observe: s.pages.Observe, PagesURL: s.cfg.PublicURL}, nil
+		Logger: s.log, Publish: s.cfg.Publish, Memo: s.memo, Observe: s.observe, PagesURL: s.cfg.PublicURL}, nil
 }
 
 // repoClient is the installation client of owner/repo: installation's,

@@ -124,6 +124,15 @@ type Server struct {
 	// each repository.
 	pages    *pages.Source
 	installs *installIndex
+	// wakes: what each issue last woke the waiting deployments with.
+	wakes wakeMemo
+}
+
+// observe is the decision handler's fold observer: the pages' index, and
+// the deployments waiting on the issue.
+func (s *Server) observe(f decide.Folded) {
+	s.pages.Observe(f)
+	s.deployWake(f)
 }
 
 // New checks cfg, loads the App's private key and builds the server. It

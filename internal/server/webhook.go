@@ -335,6 +335,7 @@ var handledEvents = map[string]bool{
 	"issue_comment": true, "pull_request": true, "installation": true, "installation_repositories": true,
 	"status": true, "merge_group": true, "ping": true,
 	"push": true, "check_suite": true, "check_run": true, "pull_request_review": true,
+	"deployment_protection_rule": true,
 }
 
 // eventLabel bounds the event label: the header is read before the
