@@ -67,7 +67,13 @@ func (g deployGate) request(run int64, env, sha string) {
 	if err != nil || code != http.StatusAccepted {
 		g.t.Fatalf("deployment request: %d %v", code, err)
 	}
-	g.until("the request is answered or commented on", func() bool { return len(g.answers(run)) > 0 })
+	deadline := time.Now().Add(guard)
+	for len(g.answers(run)) == 0 {
+		if time.Now().After(deadline) {
+			g.t.Fatalf("run %d was never answered nor commented on; logs:\n%s", run, tail(g.logs.String(), 30))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // resolve has alice comment command on the issue.
