@@ -793,6 +793,7 @@ func TestListingsAskForGitHubsMaximum(t *testing.T) {
 		{"StatusHistory", e.fake, func() error { _, err := e.c.StatusHistory(ctx, owner, repo, "c1"); return err }},
 		{"LabelEvents", e.fake, func() error { _, err := e.c.LabelEvents(ctx, owner, repo, n); return err }},
 		{"RefPushes", e.fake, func() error { _, err := e.c.RefPushes(ctx, owner, repo, "main"); return err }},
+		{"WaitingRuns", e.fake, func() error { _, err := e.c.WaitingRuns(ctx, owner, repo, epoch); return err }},
 	}
 	for _, l := range listings {
 		t.Run(l.name, func(t *testing.T) {

@@ -257,6 +257,7 @@ type repo struct {
 	prFiles       map[int][]File
 	dispatches    []Dispatch
 	deployReviews []DeploymentReview  // in the order posted
+	runs          []*workflowRun      // waiting on deployment protection rules, in the order requested
 	activity      []Activity          // in the order recorded
 	trees         map[string]*gitTree // by tree sha
 	commitTrees   map[string]string   // commit sha → root tree sha (SetTree)

@@ -80,6 +80,8 @@ var operations = []string{
 	"GET /user/installations/{installation_id}/repositories",                      // UserInstallationRepos
 	"DELETE /applications/{client_id}/token",                                      // OAuth.RevokeToken (sign-out)
 	"POST /repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule", // ReviewDeployment
+	"GET /repos/{owner}/{repo}/actions/runs",                                      // WaitingRuns
+	"GET /repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",         // PendingDeployments
 	// served by internal/ghfake for its own tests and for what a test does
 	// as a person would; phasegate does not call them
 	"GET /rate_limit",

@@ -113,6 +113,12 @@ type exception struct {
 
 var exceptions = []exception{
 	{
+		name: "created takes search syntax", op: `GET /repos/\{owner\}/\{repo\}/actions/runs`,
+		side: "request", pointer: `/`, reason: `doesn't match the format "date-time"`,
+		why: "the created parameter takes a range in GitHub's search syntax (>=2024-05-01T12:00:00Z, A..B), " +
+			"as the parameter's own description says; its schema says a bare date-time",
+	},
+	{
 		name: "add-labels takes an array", op: `POST /repos/\{owner\}/\{repo\}/issues/\{issue_number\}/labels`,
 		side: "request", pointer: `/`, reason: "value must be an object",
 		why: "GitHub takes a bare JSON array of label names as well as {\"labels\": [...]}; " +

@@ -49,6 +49,8 @@ func TestSubsetHasEveryOperation(t *testing.T) {
 		"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 		"GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",
 		"POST /repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule",
+		"GET /repos/{owner}/{repo}/actions/runs",
+		"GET /repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
 	} {
 		if !slices.Contains(ops, want) {
 			t.Errorf("the subset lacks %s", want)
@@ -129,6 +131,14 @@ func TestCheckCatches(t *testing.T) {
 			body: "\x1f\x8b not JSON"},
 		{name: "another path under the fake's codeload", method: "GET", target: "/_codeload/o/r/legacy.zip/" + sha, status: 200,
 			body: "PK", want: "phasegate uses an operation not in testdata"},
+		{name: "created in search syntax (exception)", method: "GET", target: "/repos/o/r/actions/runs?status=waiting&created=%3E%3D2024-05-01T12%3A00%3A00Z",
+			status: 200, body: `{"total_count":0,"workflow_runs":[]}`},
+		{name: "a status GitHub does not know", method: "GET", target: "/repos/o/r/actions/runs?status=paused",
+			status: 200, body: `{"total_count":0,"workflow_runs":[]}`, want: "request parameter status in query"},
+		{name: "a run without its repository", method: "GET", target: "/repos/o/r/actions/runs",
+			status: 200, body: `{"total_count":1,"workflow_runs":[{"id":1}]}`, want: `/workflow_runs/0/repository: property "repository" is missing`},
+		{name: "a pending deployment without its environment", method: "GET", target: "/repos/o/r/actions/runs/1/pending_deployments",
+			status: 200, body: `[{"wait_timer":0,"wait_timer_started_at":null,"current_user_can_approve":false,"reviewers":[]}]`, want: `/0/environment: property "environment" is missing`},
 		{name: "add-labels with an array (exception)", method: "POST", target: "/repos/o/r/issues/1/labels",
 			reqHeader: []string{"Content-Type", "application/json"}, reqBody: `["bug"]`, status: 200, body: "[]"},
 	}
