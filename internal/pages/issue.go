@@ -47,6 +47,7 @@ func (p *Source) Issue(ctx context.Context, owner, repo string, issue int, viewe
 	page.History = history(in)
 	state := foldState(decide.Folded{State: in.State, Comments: in.Comments})
 	asks, changedReads := maxMayChecksPerRequest, maxChangedReads
+	waiting := p.waitingOn(ctx, owner, repo, issue)
 	latest := map[*ledger.Outcome]bool{}
 	for _, o := range in.State.LatestPerPhase() {
 		latest[o] = true
@@ -69,6 +70,9 @@ func (p *Source) Issue(ctx context.Context, owner, repo string, issue int, viewe
 					p.cfg.Logger.Warn("pages: what changed since an approval could not be read", "repository", owner+"/"+repo, "issue", issue, "error", err)
 				}
 				dv.ChangedSinceApproval = lines
+			}
+			if dv.Pending && latest[o] {
+				dv.Deployments = waiting[strings.ToUpper(d.ID)]
 			}
 			ov.Decisions = append(ov.Decisions, dv)
 		}

@@ -56,6 +56,10 @@ type Config struct {
 	Forget func(owner, repo string, issue int)
 	// May, when set, answers MayResolve instead of the handler (tests).
 	May MayResolver
+	// Deployments lists the deployment requests waiting for an answer
+	// (nil: the pages show none). TODO(lead): serve sets it to its
+	// store's List where it builds this Config (internal/server).
+	Deployments func(ctx context.Context) ([]decide.Deployment, error)
 }
 
 // Source is the web.Source of serve's pages. Build it with New; it is

@@ -10,9 +10,10 @@ import (
 )
 
 type inboxView struct {
-	Items  []PendingItem
-	Total  int
-	Filter inboxFilter
+	Items       []PendingItem
+	Deployments []Deployment
+	Total       int
+	Filter      inboxFilter
 	// Repos, Phases and Types are the choices of the filter's selects.
 	Repos, Phases, Types []string
 }
@@ -37,9 +38,15 @@ func (p *Pages) inbox(w http.ResponseWriter, r *http.Request, s *session) {
 		p.upstream(w, r, s, "listing the pending decisions of "+s.Login, err)
 		return
 	}
+	deps, err := p.src.Deployments(r.Context(), repos)
+	if err != nil {
+		p.upstream(w, r, s, "listing the deployments waiting in the repositories of "+s.Login, err)
+		return
+	}
 	q := r.URL.Query()
 	f := inboxFilter{Repo: q.Get("repo"), Phase: q.Get("phase"), Type: q.Get("type"), Mine: q.Get("mine") == "1"}
 	iv := inboxView{Total: len(items), Filter: f}
+	iv.Deployments = slices.DeleteFunc(deps, func(d Deployment) bool { return f.Repo != "" && f.Repo != d.Repo.FullName() })
 	iv.Repos, iv.Phases, iv.Types = choices(items)
 	sortPending(items)
 	iv.Items = slices.DeleteFunc(items, func(it PendingItem) bool {

@@ -47,6 +47,8 @@ func (p *Pages) funcs() template.FuncMap {
 		"iso":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"ago":         p.ago,
 		"short":       short,
+		"pagePath":    pagePath,
+		"runURL":      p.runURL,
 		"verdictIcon": verdictIcon,
 		"stateIcon":   stateIcon,
 		"lower":       strings.ToLower,
@@ -103,6 +105,28 @@ func (p *Pages) ago(t time.Time) string {
 		return plural(int(d/time.Hour), "hour") + " ago"
 	}
 	return plural(int(d/(24*time.Hour)), "day") + " ago"
+}
+
+// pagePath is the path of one of these pages, each segment escaped; ""
+// when a segment is empty or a dot segment (no link is shown then).
+func pagePath(segs ...string) string {
+	esc := make([]string, len(segs))
+	for i, s := range segs {
+		if s == "" || s == "." || s == ".." {
+			return ""
+		}
+		esc[i] = url.PathEscape(s)
+	}
+	return "/" + strings.Join(esc, "/")
+}
+
+// runURL is a workflow run on GitHub: {web}/{owner}/{repo}/actions/runs/{id}.
+func (p *Pages) runURL(owner, repo string, id int64) string {
+	path := pagePath(owner, repo, "actions", "runs", strconv.FormatInt(id, 10))
+	if path == "" || id <= 0 {
+		return ""
+	}
+	return p.github.String() + path
 }
 
 func short(sha string) string { return sha[:min(len(sha), 7)] }

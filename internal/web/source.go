@@ -96,6 +96,9 @@ type Source interface {
 	// Pending is every pending decision in those repositories, newest and
 	// blocking first, with MayResolve filled for viewer.
 	Pending(ctx context.Context, repos []RepoRef, viewer string) ([]PendingItem, error)
+	// Deployments is every deployment waiting for an answer in those
+	// repositories, the longest waiting first.
+	Deployments(ctx context.Context, repos []RepoRef) ([]Deployment, error)
 	// Resolve posts the person's own `/resolve <decision> <option> <reason>`
 	// comment with their token, after re-folding the thread and checking
 	// that they may and that the composed body parses to exactly that
@@ -187,6 +190,8 @@ type DecisionView struct {
 	// ChangedSinceApproval lists what pushes after its approval changed
 	// (commits and files), when any.
 	ChangedSinceApproval []string
+	// Deployments are the deployments waiting on it, when it is pending.
+	Deployments []Deployment
 }
 
 // OptionView is one option of a decision.
@@ -278,4 +283,25 @@ type PendingItem struct {
 	WhyNot     string
 	Options    []OptionView
 	CommentURL string // the outcome comment on GitHub
+}
+
+// Deployment is a deployment waiting for phasegate's answer: a job of
+// workflow run RunID deploying commit SHA (Ref) to Environment. The
+// environment and the ref are the repository's workflows' words.
+type Deployment struct {
+	Repo        RepoRef
+	Environment string
+	SHA, Ref    string
+	RunID       int64
+	Since       time.Time // when phasegate was first asked
+	Reason      string    // why it waits, as last answered
+	Waits       []Wait
+}
+
+// Wait is a blocking decision a deployment waits for, on its issue.
+type Wait struct {
+	Decision string
+	Issue    int
+	// Stale: it was resolved, and a push since made it stale.
+	Stale bool
 }

@@ -93,6 +93,7 @@ type stubSource struct {
 	commits  map[string]*CommitPage
 	heads    map[string]string
 	pending  []PendingItem
+	deploys  []Deployment
 	resolved []ResolveRequest
 	tokens   []Token
 	refuse   *RefusedError
@@ -128,6 +129,16 @@ func (s *stubSource) Pending(ctx context.Context, repos []RepoRef, viewer string
 	for _, it := range s.pending {
 		if sees(repos, it.Repo.Owner, it.Repo.Name) {
 			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+func (s *stubSource) Deployments(ctx context.Context, repos []RepoRef) ([]Deployment, error) {
+	var out []Deployment
+	for _, d := range s.deploys {
+		if sees(repos, d.Repo.Owner, d.Repo.Name) {
+			out = append(out, d)
 		}
 	}
 	return out, nil
@@ -245,6 +256,9 @@ var sameOrigin = map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "h
 
 func sampleSource() *stubSource {
 	at := testNow.Add(-3 * time.Hour)
+	production := Deployment{Repo: RepoRef{Owner: "acme", Name: "app"}, Environment: "production", SHA: "0123456789abcdef0123456789abcdef01234567",
+		Ref: "refs/heads/main", RunID: 9001, Since: at.Add(2 * time.Hour), Reason: "waiting for 2 blocking decision(s)",
+		Waits: []Wait{{Decision: "D-001", Issue: 7}, {Decision: "D-004", Issue: 9, Stale: true}}}
 	issue := &IssuePage{
 		Owner: "acme", Repo: "app", Issue: 7, Title: "Add the billing export",
 		URL: "https://github.com/acme/app/issues/7",
@@ -257,7 +271,7 @@ func sampleSource() *stubSource {
 					ID: "D-001", Type: "approval", Question: "Ship the plan?", Blocking: true, Pending: true,
 					Options:        []OptionView{{Key: "approve", Label: "Approve", Recommended: true}, {Key: "reject", Label: "Reject"}},
 					Recommendation: "approve: the split keeps each job under the time limit",
-					Resolvers:      "members of @acme/leads", MayResolve: true,
+					Resolvers:      "members of @acme/leads", MayResolve: true, Deployments: []Deployment{production},
 				},
 				{
 					ID: "D-002", Type: "capture-out-of-scope", Question: "Capture the CSV rework?", Pending: true,
@@ -308,6 +322,11 @@ func sampleSource() *stubSource {
 			{Repo: RepoRef{Owner: "other", Name: "secret"}, Issue: 1, Decision: "D-001", Type: "approval", Phase: "plan",
 				Question: "Hidden?", Since: at},
 		},
+		deploys: []Deployment{production,
+			{Repo: RepoRef{Owner: "acme", Name: "tools"}, Environment: "staging", SHA: "89abcdef0123456789abcdef0123456789abcdef", RunID: 77,
+				Since: at, Reason: "phasegate has not checked commit 89abcde"},
+			{Repo: RepoRef{Owner: "other", Name: "secret"}, Environment: "hidden-env", SHA: "fedcba9876543210fedcba9876543210fedcba98", RunID: 5,
+				Since: at, Waits: []Wait{{Decision: "D-001", Issue: 1}}}},
 		changes: make(chan Change, 16),
 	}
 }
