@@ -31,6 +31,9 @@ type Deployment struct {
 	Ref string `json:"ref,omitempty"`
 	// Requested is when phasegate was first asked.
 	Requested time.Time `json:"requested"`
+	// Refound: the reconcile pass found it waiting through the API, not
+	// through GitHub's request (its environment may not list phasegate).
+	Refound bool `json:"refound,omitempty"`
 	// Read says Reason and Waits are what the last answer read; until
 	// then the request may wait on any decision of its repository.
 	Read   bool             `json:"read,omitempty"`

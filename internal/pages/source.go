@@ -57,8 +57,7 @@ type Config struct {
 	// May, when set, answers MayResolve instead of the handler (tests).
 	May MayResolver
 	// Deployments lists the deployment requests waiting for an answer
-	// (nil: the pages show none). TODO(lead): serve sets it to its
-	// store's List where it builds this Config (internal/server).
+	// (nil: the pages show none): serve's DeploymentStore's List.
 	Deployments func(ctx context.Context) ([]decide.Deployment, error)
 }
 

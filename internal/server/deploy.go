@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,6 +130,7 @@ func (s *Server) answerDeployment(ctx context.Context, gh *ghclient.Client, d De
 		return err
 	}
 	log = log.With("run", dep.RunID, "environment", clip(dep.Environment), "sha", dep.SHA)
+	defer s.pages.Changed(dep.Owner, dep.Repo, 0, "") // the inbox and the repository's issue pages show it
 	a, err := s.deploymentAnswer(ctx, gh, d, dep, log)
 	if err != nil {
 		return err
@@ -145,6 +147,9 @@ func (s *Server) answerDeployment(ctx context.Context, gh *ghclient.Client, d De
 		state = ghclient.DeploymentRejected
 	}
 	if err := gh.ReviewDeployment(ctx, dep.Owner, dep.Repo, dep.RunID, dep.Environment, state, deploymentComment(dep, a, s.cfg.PublicURL)); err != nil {
+		if s.notOurs(dep, err, log) {
+			return nil
+		}
 		if perr := s.cfg.Deployments.Put(ctx, dep); perr != nil {
 			log.Error("could not put back a deployment request GitHub did not take the answer of", "error", perr)
 		}
@@ -266,6 +271,10 @@ func (s *Server) keepWaiting(ctx context.Context, gh *ghclient.Client, dep decid
 		return fmt.Errorf("recording what the deployment of run %d waits for: %w", dep.RunID, err)
 	}
 	if err := gh.ReviewDeployment(ctx, dep.Owner, dep.Repo, dep.RunID, dep.Environment, "", deploymentComment(dep, a, s.cfg.PublicURL)); err != nil {
+		if s.notOurs(dep, err, log) {
+			_, err := s.cfg.Deployments.Take(ctx, dep.Key())
+			return err
+		}
 		return fmt.Errorf("commenting on the deployment of run %d to %q: %w", dep.RunID, clip(dep.Environment), err)
 	}
 	log.Info("a deployment waits", "reason", report.Terminal(a.Reason), "decisions", len(a.Waiting))
@@ -391,8 +400,10 @@ func (w *wakeMemo) forget(key string) {
 }
 
 // reanswerRepo answers again, in a reconcile pass, every recorded request
-// of a repository; a request older than GitHub's window is dropped.
-func (s *Server) reanswerRepo(ctx context.Context, gh *ghclient.Client, d Decider, owner, repo string, log *slog.Logger) error {
+// of a repository, with those it finds waiting on GitHub that were not
+// recorded (refind); a request older than GitHub's window is dropped.
+func (s *Server) reanswerRepo(ctx context.Context, gh *ghclient.Client, d Decider, installation int64, owner, repo string, log *slog.Logger) error {
+	s.refind(ctx, gh, installation, owner, repo, log)
 	all, err := s.cfg.Deployments.List(ctx)
 	errs := []error{listErr(err)}
 	for _, dep := range all {
@@ -447,4 +458,65 @@ func (s sharedDeployments) List(ctx context.Context) ([]decide.Deployment, error
 
 func (s sharedDeployments) Take(ctx context.Context, key string) (bool, error) {
 	return s.t.Take(ctx, key)
+}
+
+// notOurs reports whether GitHub refused an answer to a request the
+// reconcile pass found (not one GitHub sent): a run waits on an
+// environment for other rules too (reviewers, a timer, another App), and
+// one that does not list phasegate refuses its answers. The caller drops
+// it; this process does not look for it again (refind runs once).
+func (s *Server) notOurs(dep decide.Deployment, err error, log *slog.Logger) bool {
+	code := ghclient.StatusCode(err)
+	if !dep.Refound || code < 400 || code >= 500 || code == http.StatusTooManyRequests {
+		return false
+	}
+	log.Info("GitHub refused phasegate's answer to a deployment the reconcile pass found: its environment does not wait on phasegate", "status", code)
+	return true
+}
+
+// refind records the deployment requests of a repository still waiting
+// on GitHub and not in the store: once a process (a restart without Redis
+// forgot them), from the runs waiting within GitHub's window and their
+// pending environments. An installation without actions: read finds none.
+func (s *Server) refind(ctx context.Context, gh *ghclient.Client, installation int64, owner, repo string, log *slog.Logger) {
+	if _, done := s.refound.LoadOrStore(strings.ToLower(owner+"/"+repo), true); done {
+		return
+	}
+	now := s.cfg.Now()
+	runs, err := gh.WaitingRuns(ctx, owner, repo, now.Add(-decide.DeploymentWindow))
+	if err != nil {
+		log.Warn("reconcile: could not list the waiting workflow runs (the App needs actions: read)", "error", err)
+		if !errors.Is(err, ghclient.ErrTruncated) {
+			s.refound.Delete(strings.ToLower(owner + "/" + repo))
+			return
+		}
+	}
+	known, err := s.cfg.Deployments.List(ctx)
+	if err != nil && len(known) == 0 {
+		log.Warn("reconcile: could not list the recorded deployments", "error", err)
+		s.refound.Delete(strings.ToLower(owner + "/" + repo))
+		return
+	}
+	for _, run := range runs {
+		if !hexSHA(run.HeadSHA) {
+			continue
+		}
+		envs, err := gh.PendingDeployments(ctx, owner, repo, run.ID)
+		if err != nil {
+			log.Warn("reconcile: could not list a run's pending deployments", "run", run.ID, "error", err)
+			continue
+		}
+		for _, env := range envs {
+			dep := decide.Deployment{Installation: installation, Owner: owner, Repo: repo, RunID: run.ID, Environment: env,
+				SHA: strings.ToLower(run.HeadSHA), Ref: run.HeadBranch, Requested: run.CreatedAt, Refound: true}
+			if slices.ContainsFunc(known, func(k decide.Deployment) bool { return k.Key() == dep.Key() }) {
+				continue
+			}
+			if err := s.cfg.Deployments.Put(ctx, dep); err != nil {
+				log.Warn("reconcile: could not record a waiting deployment", "run", run.ID, "error", err)
+				continue
+			}
+			log.Info("reconcile: found a deployment waiting that was not recorded", "run", run.ID, "environment", clip(env), "sha", dep.SHA)
+		}
+	}
 }

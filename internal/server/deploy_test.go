@@ -12,7 +12,9 @@ import (
 
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/redisx"
+	"github.com/phasegate/phasegate/internal/testutil"
 	"github.com/phasegate/phasegate/internal/testutil/outcometest"
 	"github.com/phasegate/phasegate/internal/testutil/redistest"
 )
@@ -204,6 +206,48 @@ func TestDeploymentSurvivesARestart(t *testing.T) {
 	}
 }
 
+// TestDeploymentRefoundAfterARestart: without Redis, the restarted
+// process's first reconcile pass finds the request still waiting through
+// the API (the waiting runs and their pending environments) and answers
+// it when the decision is resolved; a run waiting on an environment that
+// refuses phasegate's answers is dropped at the first refusal.
+func TestDeploymentRefoundAfterARestart(t *testing.T) {
+	t.Parallel()
+	g := newDeployGate(t)
+	g.request(9251, "production", appHead2)
+	g.restart(NewMemDeployments())
+	g.srv.reconcileOnce(context.Background())
+	left, err := g.srv.cfg.Deployments.List(context.Background())
+	if err != nil || len(left) != 1 || left[0].RunID != 9251 || left[0].SHA != appHead2 || !left[0].Refound {
+		t.Fatalf("after the restart's reconcile pass, recorded: %+v %v", left, err)
+	}
+	g.resolve("/resolve D-001 approve")
+	if got := final(t, g.answered(9251)); got.State != "approved" {
+		t.Fatalf("answer after a restart: %+v", got)
+	}
+	// Once answered, GitHub no longer lists the run as waiting: a later
+	// pass of another process finds nothing.
+	g.restart(NewMemDeployments())
+	g.srv.reconcileOnce(context.Background())
+	if left, _ := g.srv.cfg.Deployments.List(context.Background()); len(left) != 0 {
+		t.Fatalf("an answered run was found again: %+v", left)
+	}
+	final(t, g.fake.DeploymentReviews(owner, repo, 9251))
+
+	// A run found waiting on an environment that refuses phasegate's
+	// answers (it does not list the App) is dropped at the refusal.
+	g.request(9252, "qa", appHead2)
+	g.restart(NewMemDeployments())
+	g.fake.FailNext(1, http.StatusUnprocessableEntity, "/actions/runs/9252/deployment_protection_rule")
+	g.srv.reconcileOnce(context.Background())
+	if left, _ := g.srv.cfg.Deployments.List(context.Background()); len(left) != 0 {
+		t.Fatalf("a request whose environment refused the answer is still recorded: %+v", left)
+	}
+	if strings.Contains(g.logs.String(), `"level":"ERROR"`) {
+		t.Fatalf("a refused answer to a found request is an error:\n%s", tail(g.logs.String(), 10))
+	}
+}
+
 // restart stops the server and serves the same configuration from a new
 // process: fresh memory (its seen deliveries, locks, and, unless store,
 // its deployments), the same Redis.
@@ -227,4 +271,45 @@ func (g deployGate) restart(store DeploymentStore) {
 	g.start()
 	g.waitReady()
 	g.fake.SetHookTarget(s.Handler(), testSecret)
+}
+
+// TestDeploymentComment: what phasegate says on a run, as a golden: the
+// answer, its reason, and while waiting each decision and where to
+// answer it, at most maxListedWaits of them; text from the repository (an
+// environment's name) reaches it as plain text, without controls or
+// bidi overrides.
+func TestDeploymentComment(t *testing.T) {
+	dep := decide.Deployment{Owner: owner, Repo: repo, RunID: 7, Environment: "production", SHA: appHead2}
+	var many []ledger.Waiting
+	for i := range maxListedWaits + 3 {
+		many = append(many, ledger.Waiting{Decision: fmt.Sprintf("D-%03d", i+1), Issue: 12})
+	}
+	hostile := dep
+	hostile.Environment = "prod\u202e\n- D-999 on #1: https://evil.example\x1b[2J"
+	tests := []struct {
+		name   string
+		dep    decide.Deployment
+		a      ledger.DeployAnswer
+		public string
+	}{
+		{"waiting", dep, ledger.DeployAnswer{Action: ledger.DeployWait, Reason: "waiting for 2 blocking decision(s)", Waiting: []ledger.Waiting{
+			{Decision: "D-001", Issue: 12, Link: "https://github.com/acme/shop/issues/12#issuecomment-5"},
+			{Decision: "D-002", Issue: 12, Link: "https://github.com/acme/shop/issues/12#issuecomment-5", Stale: true}}}, ""},
+		{"waiting with pages", dep, ledger.DeployAnswer{Action: ledger.DeployWait, Reason: "waiting for 1 blocking decision(s)",
+			Waiting: []ledger.Waiting{{Decision: "D-001", Issue: 12, Link: "https://github.com/acme/shop/issues/12#issuecomment-5"}}}, "https://phasegate.example.com/"},
+		{"waiting for many", dep, ledger.DeployAnswer{Action: ledger.DeployWait, Reason: "waiting for 23 blocking decision(s)", Waiting: many}, ""},
+		{"contracts hold", dep, ledger.DeployAnswer{Action: ledger.DeployWait, Reason: "the contracts of commit a20000000000 are HOLD"}, ""},
+		{"approved", dep, ledger.DeployAnswer{Action: ledger.DeployApprove, Reason: "contracts SHIP and every required blocking decision resolved for commit a20000000000"}, ""},
+		{"rejected", dep, ledger.DeployAnswer{Action: ledger.DeployReject, Reason: "resolved negatively: D-001 → reject (#12)"}, ""},
+		{"hostile environment", hostile, ledger.DeployAnswer{Action: ledger.DeployWait, Reason: "waiting for 1 blocking decision(s)",
+			Waiting: []ledger.Waiting{{Decision: "D-001", Issue: 12}}}, ""},
+	}
+	var b strings.Builder
+	for _, tt := range tests {
+		fmt.Fprintf(&b, "== %s\n%s\n\n", tt.name, deploymentComment(tt.dep, tt.a, tt.public))
+	}
+	testutil.Golden(t, "testdata/deployment-comments.golden", []byte(b.String()))
+	if got := deploymentComment(hostile, tests[len(tests)-1].a, ""); strings.ContainsAny(got, "\u202e\x1b") || strings.Count(got, "\n- ") != 1 {
+		t.Fatalf("the environment's name reached the comment as more than plain text:\n%q", got)
+	}
 }

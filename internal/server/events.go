@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/phasegate/phasegate/internal/command"
 	"github.com/phasegate/phasegate/internal/decide"
@@ -595,7 +596,7 @@ func (j *job) fromDeployment(p *payload) (ignored, error) {
 	if !hexSHA(p.SHA) {
 		return "", fmt.Errorf("%w: deployment_protection_rule.sha is not a commit sha (%q)", errMalformed, clip(p.SHA))
 	}
-	if len(p.Environment) > maxEnvironment || strings.ContainsFunc(p.Environment, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if len(p.Environment) > maxEnvironment || strings.ContainsFunc(p.Environment, unicode.IsControl) {
 		return "", fmt.Errorf("%w: deployment_protection_rule.environment is not an environment's name (%q)", errMalformed, clip(p.Environment))
 	}
 	run, err := ghclient.DeploymentRunID(p.DeploymentCallbackURL, j.Owner, j.Repo)

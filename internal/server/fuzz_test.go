@@ -29,6 +29,8 @@ func seedPayloads() map[string][]byte {
 		"check_suite":               checkSuiteEvent("rerequested", headSHA, "feature", addedSHA),
 		"check_run":                 checkRunEvent("rerequested", headSHA),
 		"pull_request_review":       reviewEvent("submitted", 100, headSHA),
+		"deployment_protection_rule": deploymentEvent(9001, "production", headSHA,
+			"https://api.github.com/repos/acme/shop/actions/runs/9001/deployment_protection_rule"),
 	}
 }
 
@@ -79,6 +81,13 @@ func FuzzClassify(f *testing.F) {
 				// request's) read from the API.
 				if j.Owner == "" || (j.SHA == "" && j.PR <= 0) || (j.SHA != "" && (!hexSHA(j.SHA) || j.SHA != strings.ToLower(j.SHA))) {
 					t.Fatalf("check job %+v", j)
+				}
+			case kindDeploy:
+				// The run and the environment go into the answer's API
+				// path and body; the commit into the check.
+				if j.Owner == "" || j.RunID <= 0 || j.Environment == "" || len(j.Environment) > maxEnvironment || !hexSHA(j.SHA) || j.SHA != strings.ToLower(j.SHA) ||
+					strings.ContainsFunc(j.Environment, unicode.IsControl) || j.ReplayKey == "" {
+					t.Fatalf("deployment job %+v", j)
 				}
 			case kindStatus:
 				if j.SHA == "" || j.Owner == "" {

@@ -234,7 +234,7 @@ func (s *Server) reconcileRepo(ctx context.Context, gh *ghclient.Client, b decid
 	} else if n > 0 {
 		rlog.Info("reconcile: checked heads whose phasegate/contracts did not stand for their input", "checked", n)
 	}
-	if err := s.reanswerRepo(ctx, gh, s.decider(rlog, nil), owner, name, rlog); err != nil {
+	if err := s.reanswerRepo(ctx, gh, s.decider(rlog, nil), installation, owner, name, rlog); err != nil {
 		rlog.Error("reconcile: a waiting deployment could not be answered", "error", err)
 		return res.Resolutions, false, nil
 	}

@@ -126,6 +126,9 @@ type Server struct {
 	installs *installIndex
 	// wakes: what each issue last woke the waiting deployments with.
 	wakes wakeMemo
+	// refound: the repositories whose waiting deployments this process
+	// looked for through the API.
+	refound sync.Map
 }
 
 // observe is the decision handler's fold observer: the pages' index, and
@@ -158,7 +161,8 @@ func New(cfg Config) (*Server, error) {
 	s.memo = decide.NewFoldMemo(0)
 	s.pages = pages.New(pages.Config{Handler: s.pagesHandler, Client: s.repoClient, AppID: cfg.AppID,
 		User:   func(token string) (*ghclient.Client, error) { return ghclient.NewUser(token, s.ghOptions(nil)) },
-		WebURL: s.webURL(), Now: cfg.Now, Logger: s.log, SharedResults: cfg.SharedResults, Forget: s.memo.Forget, May: cfg.pagesMay})
+		WebURL: s.webURL(), Now: cfg.Now, Logger: s.log, SharedResults: cfg.SharedResults, Forget: s.memo.Forget, May: cfg.pagesMay,
+		Deployments: cfg.Deployments.List})
 	s.installs = &installIndex{repos: map[string]int64{}}
 	if s.validator, err = check.NewValidator(); err != nil {
 		return nil, fmt.Errorf("loading the schemas: %w", err)
