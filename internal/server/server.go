@@ -39,7 +39,10 @@
 // are logged;
 // status phasegate/decisions set by anyone but phasegate → an audit log
 // line and Decider.SyncPullRequest for the open pull requests whose head it
-// is (policy-bot does the same).
+// is (policy-bot does the same);
+// deployment_protection_rule requested → the deployment's answer
+// (deploy.go: approved, rejected, or a comment while it waits, answered
+// again when a decision it waits on is resolved).
 //
 // With Redis (Config.Tasks), pull_request and merge_group jobs go through
 // a durable queue that every replica consumes, with retries, one job per
