@@ -26,6 +26,7 @@ import (
 	"github.com/phasegate/phasegate/internal/decide"
 	"github.com/phasegate/phasegate/internal/ghclient"
 	"github.com/phasegate/phasegate/internal/ghfake"
+	"github.com/phasegate/phasegate/internal/ledger"
 	"github.com/phasegate/phasegate/internal/server"
 )
 
@@ -91,6 +92,11 @@ func (NopDecider) CheckCommit(context.Context, checkjob.GitHub, checkjob.Request
 // RecordDeletion does nothing.
 func (NopDecider) RecordDeletion(context.Context, decide.GitHub, decide.Deletion) (decide.Result, error) {
 	return decide.Result{}, nil
+}
+
+// DeploymentDecisions reads nothing: no outcome is carried.
+func (NopDecider) DeploymentDecisions(_ context.Context, _ decide.GitHub, _, _, sha string) (decide.DeploymentRead, error) {
+	return decide.DeploymentRead{State: ledger.DeployState{SHA: sha, Read: sha}}, nil
 }
 
 // Start builds the fake GitHub and the server, serves on a loopback listener

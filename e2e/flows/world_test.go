@@ -233,7 +233,9 @@ func (w *world) seed() {
 	w.apiLimits = f.AddIssue(org, api, "Rate-limit headers", "", "dave")
 	w.vaultKeys = f.AddIssue(org, vault, "Rotate the signing keys", "", "erin")
 	w.cardsPR, w.cardsHead = w.pullRequest(shop, "cards", w.shopCards, "requirements", cardsOutcome)
-	w.clock.Advance(50 * time.Minute)
+	w.clock.Advance(10 * time.Minute)
+	w.deploy(shop, 4242, "production", w.cardsHead, "cards")
+	w.clock.Advance(40 * time.Minute)
 	w.pullRequest(api, "limits", w.apiLimits, "requirements", limitsOutcome)
 	w.pullRequest(vault, "keys", w.vaultKeys, "requirements", limitsOutcome)
 	w.clock.Advance(35 * time.Minute)
@@ -257,6 +259,19 @@ func (w *world) pullRequest(repo, branch string, issue int, phase, format string
 	w.deliver("pull_request", pullRequestEvent(repo, pr, head, base, branch))
 	w.waitJobs(1)
 	return pr, head
+}
+
+// deploy has a workflow run ask serve for its deployment of head to env
+// (the environment lists the App), and waits for serve's answer: a
+// decision of the head's outcome is pending, so the request waits.
+func (w *world) deploy(repo string, run int64, env, head, ref string) {
+	body, err := w.fake.DeploymentRequestPayload(ghfake.DeploymentRequest{Owner: org, Repo: repo, RunID: run, Environment: env,
+		SHA: head, Ref: ref, InstallationID: installation})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.deliver("deployment_protection_rule", body)
+	w.waitJobs(1)
 }
 
 // comment is a person's comment typed on GitHub, delivered to serve as
