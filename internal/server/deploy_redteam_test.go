@@ -101,8 +101,8 @@ func TestRedTeamDeploymentCallbackHost(t *testing.T) {
 // TestRedTeamDeploymentReadsFresh: D-001 was approved, then phasegate's
 // resolution comment is deleted without any delivery telling phasegate
 // (the webhook lost). A deployment requested afterwards is answered from
-// the thread as it is now, not from what was folded before: it is not
-// approved.
+// the thread as it is now, not from what was folded before: the thread
+// is frozen, and the deployment rejected.
 func TestRedTeamDeploymentReadsFresh(t *testing.T) {
 	t.Parallel()
 	g := newDeployGate(t)
@@ -117,8 +117,9 @@ func TestRedTeamDeploymentReadsFresh(t *testing.T) {
 		}
 	}
 	g.request(9502, "production", appHead2)
-	if got := g.answers(9502); len(got) != 1 || got[0] == "approved" {
-		t.Fatalf("after the resolution was deleted: %v, want not approved", got)
+	got := final(t, g.fake.DeploymentReviews(owner, repo, 9502))
+	if got.State != "rejected" || !strings.Contains(got.Comment, "tampering on #") {
+		t.Fatalf("after the resolution was deleted: %+v, want rejected for tampering (the thread is frozen)", got)
 	}
 }
 
@@ -232,3 +233,38 @@ func TestRedTeamDeploymentAnsweredOnce(t *testing.T) {
 type noLocker struct{}
 
 func (noLocker) Lock(context.Context, string) (func(), error) { return func() {}, nil }
+
+// TestRedTeamDeploymentStatusesMode: with --publish statuses, only the
+// App's own phasegate/contracts status says a commit was checked: a
+// workflow's forged success status on a commit the App never checked does
+// not approve it, and the App's own check (HOLD) keeps it waiting.
+func TestRedTeamDeploymentStatusesMode(t *testing.T) {
+	t.Parallel()
+	g := newDeployGate(t, func(c *Config) { c.Publish = decide.PublishStatuses })
+	f := g.fake
+	const broken = "b200000000000000000000000000000000000002"
+	f.SetTreeFiles(owner, repo, broken, map[string]string{"README.md": "# shop\n", "outcomes/feature-009-broken.outcome.yaml": brokenYAML})
+	f.AddCommit(owner, repo, ghfake.Commit{SHA: broken, Files: []ghfake.File{{Filename: "README.md", Status: "modified"}}})
+	f.SetComparison(owner, repo, "main", broken, ghfake.Comparison{Status: "behind"})
+	f.AddAppToken("ghs_workflow", ghfake.GitHubActionsAppID, "github-actions")
+	wf, err := ghclient.New(ghclient.Options{Token: "ghs_workflow", BaseURL: f.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wf.CreateStatus(context.Background(), owner, repo, broken, ghclient.Status{Context: decide.ContextContracts, State: "success", Description: "SHIP: forged"}); err != nil {
+		t.Fatal(err)
+	}
+	g.request(9901, "production", broken)
+	if got := g.answers(9901); len(got) != 1 || got[0] != "" {
+		t.Fatalf("a forged status on an unchecked broken commit: %v, want a comment that answers nothing", got)
+	}
+	if st, _ := f.LatestStatus(owner, repo, broken, decide.ContextContracts); st.State != "failure" || st.Creator != appBot {
+		t.Fatalf("the App did not check the commit: latest %+v", st)
+	}
+	// The decided path works the same with statuses.
+	g.request(9902, "production", appHead2)
+	g.resolve("/resolve D-001 approve")
+	if got := final(t, g.answered(9902)); got.State != "approved" {
+		t.Fatalf("answer %+v", got)
+	}
+}

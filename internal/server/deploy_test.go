@@ -24,7 +24,7 @@ import (
 // D-001 pending on issue, and the fake sends its deliveries to the server.
 type deployGate struct {
 	*harness
-	issue int
+	issue, pr int
 }
 
 func newDeployGate(t *testing.T, opts ...func(*Config)) deployGate {
@@ -41,9 +41,13 @@ func newDeployGate(t *testing.T, opts ...func(*Config)) deployGate {
 	h.start()
 	h.waitReady()
 	f.SetHookTarget(h.srv.Handler(), testSecret)
-	g := deployGate{harness: h, issue: issue}
+	g := deployGate{harness: h, issue: issue, pr: pr}
 	g.deliver("pull_request", prOpenEvent("opened", pr, appHead2, appBaseSHA, "feature", "agent-bot"))
-	if c := newest(t, f, appHead2, decide.ContextContracts); c.Conclusion != "success" {
+	if h.srv.cfg.Publish == decide.PublishStatuses {
+		if st, _ := f.LatestStatus(owner, repo, appHead2, decide.ContextContracts); st.State != "success" {
+			t.Fatalf("contracts of the head: %+v", st)
+		}
+	} else if c := newest(t, f, appHead2, decide.ContextContracts); c.Conclusion != "success" {
 		t.Fatalf("contracts of the head: %s", c.Conclusion)
 	}
 	return g
@@ -177,6 +181,57 @@ func TestDeploymentRejectedByANegativeResolution(t *testing.T) {
 	got := final(t, g.answered(9101))
 	if got.State != "rejected" || !strings.Contains(got.Comment, fmt.Sprintf("D-001 → reject (#%d)", g.issue)) {
 		t.Fatalf("answer %+v, want rejected naming the resolution", got)
+	}
+}
+
+// TestDeploymentWaitsForAStaleApproval: D-001 was approved on the head;
+// the agent then pushes a change to the outcome's directory. A deployment
+// of the new head waits for D-001 again, and says it is stale.
+func TestDeploymentWaitsForAStaleApproval(t *testing.T) {
+	t.Parallel()
+	g := newDeployGate(t)
+	g.resolve("/resolve D-001 approve")
+	f := g.fake
+	const appHead3 = "a300000000000000000000000000000000000003"
+	const goodPath = "outcomes/feature-001-requirements.outcome.yaml"
+	f.SetTreeFiles(owner, repo, appHead3, map[string]string{"README.md": "# shop\n", goodPath: outcometest.SeedFor(g.issue), "outcomes/notes.md": "changed after the approval\n"})
+	pr := g.pr
+	f.SetPullRequestHead(owner, repo, pr, appHead3)
+	f.SetPullRequestFiles(owner, repo, pr, []ghfake.File{{Filename: goodPath, Status: "added"}, {Filename: "outcomes/notes.md", Status: "added"}})
+	g.deliver("pull_request", prOpenEvent("synchronize", pr, appHead3, appBaseSHA, "feature", "agent-bot"))
+	g.request(9061, "production", appHead3)
+	reviews := f.DeploymentReviews(owner, repo, 9061)
+	if len(reviews) != 1 || reviews[0].State != "" || !strings.Contains(reviews[0].Comment, fmt.Sprintf("D-001 on #%d (its resolution is stale after a push: re-confirm it)", g.issue)) {
+		t.Fatalf("reviews %+v, want one comment naming D-001 stale", reviews)
+	}
+	g.resolve("/resolve D-001 approve")
+	if got := final(t, g.answered(9061)); got.State != "approved" {
+		t.Fatalf("after the re-confirmation: %+v", got)
+	}
+}
+
+// TestDeploymentRequiresPerEnvironment: the default branch's
+// deployments: says what each environment needs. production requires only
+// the uat phase's decisions, so the requirements phase's pending D-001
+// does not hold it (in any case of its name); staging ({}) and an
+// environment the file does not name need every blocking decision.
+func TestDeploymentRequiresPerEnvironment(t *testing.T) {
+	t.Parallel()
+	g := newDeployGate(t)
+	g.fake.SetFile(owner, repo, "", ".github/phasegate.yml", []byte("deployments:\n  production:\n    require: [uat]\n  staging: {}\n"))
+	for i, tt := range []struct {
+		env, want string
+	}{
+		{"production", "approved"},
+		{"Production", "approved"},
+		{"staging", ""},
+		{"qa", ""},
+	} {
+		run := int64(9151 + i)
+		g.request(run, tt.env, appHead2)
+		if got := g.answers(run); len(got) != 1 || got[0] != tt.want {
+			t.Errorf("a deployment to %s: %q, want %q", tt.env, got, tt.want)
+		}
 	}
 }
 
