@@ -71,12 +71,14 @@ func (s *Server) checkCommit(ctx context.Context, gh *ghclient.Client, d Decider
 			req = s.checkRequest(j, sha, pr)
 		}
 	}
-	if j.Event == "check_suite" && j.Action == "requested" {
+	if j.Event == "check_suite" && j.Action == "requested" || j.Event == "reconcile" {
 		// GitHub requests a suite for every push, which the push delivery
-		// already asked for: check only what was not checked with the
-		// input it has now.
+		// already asked for; a reconcile pass found the head unchecked
+		// before the lock, while another replica's check of it may have
+		// been running: check only what was not checked with the input it
+		// has now.
 		if done, err := s.contractsDone(ctx, gh, req); err == nil && done {
-			log.Info("check suite requested for a commit already checked with this input: nothing to do", "head", sha)
+			log.Info("the commit was already checked with this input: nothing to do", "head", sha, "event", j.Event)
 			return nil
 		}
 	}

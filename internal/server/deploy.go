@@ -147,7 +147,7 @@ func (s *Server) answerDeployment(ctx context.Context, gh *ghclient.Client, d De
 		state = ghclient.DeploymentRejected
 	}
 	if err := gh.ReviewDeployment(ctx, dep.Owner, dep.Repo, dep.RunID, dep.Environment, state, deploymentComment(dep, a, s.cfg.PublicURL)); err != nil {
-		if s.notOurs(dep, err, log) {
+		if s.settled(ctx, gh, dep, err, log) {
 			return nil
 		}
 		if perr := s.cfg.Deployments.Put(ctx, dep); perr != nil {
@@ -271,7 +271,7 @@ func (s *Server) keepWaiting(ctx context.Context, gh *ghclient.Client, dep decid
 		return fmt.Errorf("recording what the deployment of run %d waits for: %w", dep.RunID, err)
 	}
 	if err := gh.ReviewDeployment(ctx, dep.Owner, dep.Repo, dep.RunID, dep.Environment, "", deploymentComment(dep, a, s.cfg.PublicURL)); err != nil {
-		if s.notOurs(dep, err, log) {
+		if s.settled(ctx, gh, dep, err, log) {
 			_, err := s.cfg.Deployments.Take(ctx, dep.Key())
 			return err
 		}
@@ -460,17 +460,24 @@ func (s sharedDeployments) Take(ctx context.Context, key string) (bool, error) {
 	return s.t.Take(ctx, key)
 }
 
-// notOurs reports whether GitHub refused an answer to a request the
-// reconcile pass found (not one GitHub sent): a run waits on an
-// environment for other rules too (reviewers, a timer, another App), and
-// one that does not list phasegate refuses its answers. The caller drops
-// it; this process does not look for it again (refind runs once).
-func (s *Server) notOurs(dep decide.Deployment, err error, log *slog.Logger) bool {
+// settled reports whether GitHub's refusal of an answer means there is
+// nothing left to answer: the run no longer waits on the environment (an
+// earlier answer reached GitHub though its response was lost, or the run
+// was cancelled), or the request was found through the API and its
+// environment waits on other rules (reviewers, another App) and does not
+// list phasegate. The caller drops the request; any other refusal is an
+// error, and the request stays.
+func (s *Server) settled(ctx context.Context, gh *ghclient.Client, dep decide.Deployment, err error, log *slog.Logger) bool {
 	code := ghclient.StatusCode(err)
-	if !dep.Refound || code < 400 || code >= 500 || code == http.StatusTooManyRequests {
+	if code < 400 || code >= 500 || code == http.StatusTooManyRequests {
 		return false
 	}
-	log.Info("GitHub refused phasegate's answer to a deployment the reconcile pass found: its environment does not wait on phasegate", "status", code)
+	envs, perr := gh.PendingDeployments(ctx, dep.Owner, dep.Repo, dep.RunID)
+	pending := perr != nil || slices.ContainsFunc(envs, func(e string) bool { return strings.EqualFold(e, dep.Environment) })
+	if pending && !dep.Refound {
+		return false
+	}
+	log.Info("GitHub refused phasegate's answer and the run has nothing for phasegate to answer: dropped", "status", code, "still_pending", pending)
 	return true
 }
 

@@ -210,6 +210,32 @@ func TestDeploymentWaitsForAStaleApproval(t *testing.T) {
 	}
 }
 
+// TestDeploymentAnsweredElsewhere: the run no longer waits on the
+// environment when serve answers (an earlier answer reached GitHub but its
+// response was lost, say), and GitHub refuses the answer: the request is
+// dropped, not retried for 30 days.
+func TestDeploymentAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
+	g := newDeployGate(t)
+	g.request(9071, "production", appHead2)
+	gh, err := g.srv.client(installation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gh.ReviewDeployment(context.Background(), owner, repo, 9071, "production", "approved", "an answer whose response was lost"); err != nil {
+		t.Fatal(err)
+	}
+	g.fake.FailNext(1, http.StatusUnprocessableEntity, "/actions/runs/9071/deployment_protection_rule")
+	g.resolve("/resolve D-001 approve")
+	g.until("the request is dropped", func() bool {
+		left, _ := g.srv.cfg.Deployments.List(context.Background())
+		return len(left) == 0
+	})
+	if strings.Contains(g.logs.String(), `"level":"ERROR"`) {
+		t.Fatalf("a refused answer of a run that no longer waits is an error:\n%s", tail(g.logs.String(), 10))
+	}
+}
+
 // TestDeploymentRequiresPerEnvironment: the default branch's
 // deployments: says what each environment needs. production requires only
 // the uat phase's decisions, so the requirements phase's pending D-001
@@ -290,8 +316,12 @@ func TestDeploymentRefoundAfterARestart(t *testing.T) {
 	final(t, g.fake.DeploymentReviews(owner, repo, 9251))
 
 	// A run found waiting on an environment that refuses phasegate's
-	// answers (it does not list the App) is dropped at the refusal.
-	g.request(9252, "qa", appHead2)
+	// answers (it does not list the App: GitHub never sent serve the
+	// request) is dropped at the refusal.
+	if _, err := g.fake.DeploymentRequestPayload(ghfake.DeploymentRequest{Owner: owner, Repo: repo, RunID: 9252, Environment: "qa",
+		SHA: appHead2, Ref: "feature", InstallationID: installation}); err != nil {
+		t.Fatal(err)
+	}
 	g.restart(NewMemDeployments())
 	g.fake.FailNext(1, http.StatusUnprocessableEntity, "/actions/runs/9252/deployment_protection_rule")
 	g.srv.reconcileOnce(context.Background())
@@ -300,6 +330,9 @@ func TestDeploymentRefoundAfterARestart(t *testing.T) {
 	}
 	if strings.Contains(g.logs.String(), `"level":"ERROR"`) {
 		t.Fatalf("a refused answer to a found request is an error:\n%s", tail(g.logs.String(), 10))
+	}
+	if got := g.fake.DeploymentReviews(owner, repo, 9252); len(got) != 0 {
+		t.Fatalf("the refused answer was taken: %+v", got)
 	}
 }
 
