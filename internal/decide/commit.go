@@ -99,11 +99,7 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	if err != nil {
 		return s, err
 	}
-	fs, current, stale := facts{}, outcomes, ""
-	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
-		current, stale, n, err = unstale(rc.cfg, outcomes, sha, fs)
-		return n, err
-	})
+	current, stale, err := h.unstaled(ctx, gh, owner, repo, rc.cfg, outcomes, sha)
 	if err != nil {
 		s.State, s.Description = "error", "could not tell whether a push made a resolution stale: "+oneLine(err.Error())
 		_, err2 := h.setStatus(ctx, gh, owner, repo, sha, identity, s, nil)
@@ -112,6 +108,18 @@ func (h *Handler) syncCommit(ctx context.Context, gh GitHub, owner, repo, sha st
 	v := verdict(len(carried), current, rc.cfg, rc.invalid, frozen, stale)
 	s.State, s.Description = v.State, v.Description
 	return h.publish(ctx, gh, owner, repo, sha, identity, s, threads[firstIssue], threads, before)
+}
+
+// unstaled is unstale with the comparisons it needs read: outcomes with
+// each resolution a push made stale at sha undone, and the description of
+// the first stale one.
+func (h *Handler) unstaled(ctx context.Context, gh GitHub, owner, repo string, cfg config.Config, outcomes []*ledger.Outcome, sha string) ([]*ledger.Outcome, string, error) {
+	fs, current, stale := facts{}, outcomes, ""
+	err := h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
+		current, stale, n, err = unstale(cfg, outcomes, sha, fs)
+		return n, err
+	})
+	return current, stale, err
 }
 
 // verdict is phasegate/decisions of a commit from what was read for it:

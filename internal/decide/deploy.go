@@ -96,11 +96,7 @@ func (h *Handler) DeploymentDecisions(ctx context.Context, gh GitHub, owner, rep
 	if err != nil {
 		return read, err
 	}
-	fs, current := facts{}, outcomes
-	err = h.settle(ctx, gh, owner, repo, fs, func() (n *need, err error) {
-		current, _, n, err = unstale(rc.cfg, outcomes, sha, fs)
-		return n, err
-	})
+	current, _, err := h.unstaled(ctx, gh, owner, repo, rc.cfg, outcomes, sha)
 	if err != nil {
 		return read, fmt.Errorf("telling whether a push made a resolution stale on %s: %w", outcome.ShortSHA(sha), err)
 	}

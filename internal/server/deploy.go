@@ -227,13 +227,11 @@ func branchRef(ref string) string {
 // on sha (SHIP, ADVISORY or HOLD), whatever input it was checked with;
 // false when the App never completed one.
 func (s *Server) contractsOf(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (string, bool, error) {
-	self := s.Identity()
 	if s.cfg.Publish == decide.PublishStatuses {
-		st, ok, err := gh.LatestStatus(ctx, owner, repo, sha, decide.ContextContracts)
-		if err != nil || !ok || st.State == "pending" || self == "" || !strings.EqualFold(st.Creator, self) {
-			return "", false, err
-		}
+		st, ok, err := s.contractsStatus(ctx, gh, owner, repo, sha)
 		switch {
+		case !ok || err != nil:
+			return "", false, err
 		case st.State != "success":
 			return "HOLD", true, nil
 		case strings.HasPrefix(st.Description, "ADVISORY"):
@@ -241,23 +239,16 @@ func (s *Server) contractsOf(ctx context.Context, gh *ghclient.Client, owner, re
 		}
 		return "SHIP", true, nil
 	}
-	runs, err := gh.CheckRunsForRef(ctx, owner, repo, sha, decide.ContextContracts)
-	if err != nil {
+	r, ok, err := s.contractsRun(ctx, gh, owner, repo, sha)
+	switch {
+	case !ok || err != nil:
 		return "", false, err
+	case r.Conclusion == "success":
+		return "SHIP", true, nil
+	case r.Conclusion == "neutral":
+		return "ADVISORY", true, nil
 	}
-	for _, r := range runs {
-		if r.Status != "completed" || self == "" || !strings.EqualFold(r.AppSlug+"[bot]", self) {
-			continue
-		}
-		switch r.Conclusion {
-		case "success":
-			return "SHIP", true, nil
-		case "neutral":
-			return "ADVISORY", true, nil
-		}
-		return "HOLD", true, nil
-	}
-	return "", false, nil
+	return "HOLD", true, nil
 }
 
 // keepWaiting records what a waiting request waits for and, when that

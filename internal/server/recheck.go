@@ -90,8 +90,8 @@ func (s *Server) contractsDone(ctx context.Context, gh *ghclient.Client, req che
 // no input: with statuses alone, completed is all that can be asked.
 func (s *Server) checkedWith(ctx context.Context, gh *ghclient.Client, req checkjob.Request, blob string) (bool, error) {
 	if s.cfg.Publish == decide.PublishStatuses {
-		st, ok, err := gh.LatestStatus(ctx, req.Owner, req.Repo, req.SHA, decide.ContextContracts)
-		return ok && st.State != "pending" && strings.EqualFold(st.Creator, s.Identity()), err
+		_, ok, err := s.contractsStatus(ctx, gh, req.Owner, req.Repo, req.SHA)
+		return ok, err
 	}
 	rec, ok, err := s.lastContracts(ctx, gh, req.Owner, req.Repo, req.SHA)
 	return ok && rec.Input == checkjob.InputOf(req, blob).Digest(), err
@@ -100,18 +100,40 @@ func (s *Server) checkedWith(ctx context.Context, gh *ghclient.Client, req check
 // lastContracts is what the App's latest phasegate/contracts on sha
 // records, when it is completed.
 func (s *Server) lastContracts(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (decide.Record, bool, error) {
+	r, ok, err := s.contractsRun(ctx, gh, owner, repo, sha)
+	if !ok || err != nil {
+		return decide.Record{}, false, err
+	}
+	rec, ok := decide.RecordOf(r.ExternalID)
+	return rec, ok, nil
+}
+
+// contractsRun is the App's own latest phasegate/contracts check run on
+// sha, when it is completed: only the App can write it.
+func (s *Server) contractsRun(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (ghclient.CheckRun, bool, error) {
 	runs, err := gh.CheckRunsForRef(ctx, owner, repo, sha, decide.ContextContracts)
 	if err != nil {
-		return decide.Record{}, false, err
+		return ghclient.CheckRun{}, false, err
 	}
 	self := s.Identity()
 	for _, r := range runs { // the latest of each App
-		if r.Status == "completed" && strings.EqualFold(r.AppSlug+"[bot]", self) {
-			rec, ok := decide.RecordOf(r.ExternalID)
-			return rec, ok, nil
+		if r.Status == "completed" && self != "" && strings.EqualFold(r.AppSlug+"[bot]", self) {
+			return r, true, nil
 		}
 	}
-	return decide.Record{}, false, nil
+	return ghclient.CheckRun{}, false, nil
+}
+
+// contractsStatus is the latest phasegate/contracts status on sha when
+// the App set it and it is not pending (--publish statuses: a status
+// records no input).
+func (s *Server) contractsStatus(ctx context.Context, gh *ghclient.Client, owner, repo, sha string) (ghclient.Status, bool, error) {
+	st, ok, err := gh.LatestStatus(ctx, owner, repo, sha, decide.ContextContracts)
+	self := s.Identity()
+	if err != nil || !ok || st.State == "pending" || self == "" || !strings.EqualFold(st.Creator, self) {
+		return ghclient.Status{}, false, err
+	}
+	return st, true, nil
 }
 
 // recordedPull is the pull request the App's latest phasegate/contracts on
